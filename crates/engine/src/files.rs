@@ -1,0 +1,147 @@
+//! The table of files an engine works on, with what each needs (O_DIRECT alignment, device).
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use crate::sys::{self, dev::DevInfo};
+use crate::{EngineError, EngineKind, ErrorKind, FileId, Req};
+
+/// O_DIRECT alignment of a file: buffer address and file offset/length multiples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DioAlign {
+    pub mem: u32,
+    pub offset: u32,
+}
+
+/// One open file and what we know about it.
+#[derive(Debug)]
+pub(crate) struct FileEntry {
+    pub file: File,
+    pub path: PathBuf,
+    pub direct: bool,
+    pub block_device: bool,
+    pub align: DioAlign,
+    pub dev: Option<DevInfo>,
+}
+
+impl FileEntry {
+    /// Looks at `file`: flags, type, device and O_DIRECT alignment (statx STATX_DIOALIGN, else
+    /// the device's logical block size, else 512).
+    pub fn new(file: File, path: &Path, engine: EngineKind) -> Result<FileEntry, EngineError> {
+        let fd = file.as_raw_fd();
+        let err = |e: io::Error| EngineError::os("add_file", engine, e).path(path);
+        let flags = sys::open_flags(fd).map_err(err)?;
+        let meta = file.metadata().map_err(err)?;
+        let dev = DevInfo::of(&meta);
+        let lbs = dev.as_ref().map(|d| d.logical_block_size).unwrap_or(512);
+        let align = match sys::statx_dio_align(fd) {
+            Some((m, o)) if m != 0 && o != 0 => DioAlign { mem: m, offset: o },
+            _ => DioAlign {
+                mem: lbs,
+                offset: lbs,
+            },
+        };
+        Ok(FileEntry {
+            direct: flags & libc::O_DIRECT != 0,
+            block_device: meta.file_type().is_block_device(),
+            file,
+            path: path.to_path_buf(),
+            align,
+            dev,
+        })
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    /// Refuses a data request that O_DIRECT cannot do, saying what alignment is required.
+    /// Costs two remainders on the hot path; allocates only when it refuses.
+    pub fn check(&self, req: &Req) -> io::Result<()> {
+        if req.op.is_data() && req.len > req.buf.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "request of {} bytes does not fit its {}-byte buffer",
+                    req.len,
+                    req.buf.len()
+                ),
+            ));
+        }
+        if !self.direct || !req.op.is_data() {
+            return Ok(());
+        }
+        let (o, m) = (self.align.offset as u64, self.align.mem as usize);
+        let addr = req.buf.as_slice().as_ptr() as usize;
+        if req.offset % o != 0 || req.len as u64 % o != 0 || addr % m != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "O_DIRECT on {} needs offsets and lengths that are multiples of {} bytes and \
+                     buffers aligned to {} bytes; got offset {}, length {}",
+                    self.path.display(),
+                    o,
+                    m,
+                    req.offset,
+                    req.len
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Slots of open files; a FileId is a slot number, reused after removal.
+#[derive(Debug, Default)]
+pub(crate) struct Files {
+    slots: Vec<Option<FileEntry>>,
+}
+
+impl Files {
+    pub fn insert(&mut self, entry: FileEntry) -> FileId {
+        if let Some(i) = self.slots.iter().position(Option::is_none) {
+            self.slots[i] = Some(entry);
+            FileId(i as u32)
+        } else {
+            self.slots.push(Some(entry));
+            FileId(self.slots.len() as u32 - 1)
+        }
+    }
+
+    pub fn get(&self, id: FileId) -> Option<&FileEntry> {
+        self.slots.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    pub fn remove(&mut self, id: FileId, engine: EngineKind) -> Result<FileEntry, EngineError> {
+        self.slots
+            .get_mut(id.0 as usize)
+            .and_then(Option::take)
+            .ok_or_else(|| bad_file(id, engine, "remove_file"))
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &FileEntry)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|e| (FileId(i as u32), e)))
+    }
+}
+
+/// The error for a FileId that names no open file.
+pub(crate) fn bad_file(id: FileId, engine: EngineKind, op: &'static str) -> EngineError {
+    EngineError::new(ErrorKind::InvalidRequest, op, engine)
+        .source(io::Error::from_raw_os_error(libc::EBADF))
+        .hint(format!("file id {} is not open in this engine", id.0))
+}
+
+/// The io::Error for a request naming no open file.
+pub(crate) fn ebadf() -> io::Error {
+    io::Error::from_raw_os_error(libc::EBADF)
+}

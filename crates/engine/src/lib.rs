@@ -1,0 +1,510 @@
+//! One interface over the Linux I/O engines, under fio's names and vocabulary.
+//!
+//! An [`Engine`] takes owned requests ([`Req`]) and hands them back completed ([`Done`]):
+//! [`Engine::queue`] either completes a request at once (synchronous engines), queues it, or
+//! says the queue is full; [`Engine::commit`] hands what is queued to the kernel;
+//! [`Engine::reap`] collects completions. Buffers ([`Buf`]) are owned and page-aligned; they
+//! move into the engine and come back in [`Done`], so this interface is safe and every `unsafe`
+//! block lives inside this crate.
+//!
+//! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
+//! `posixaio`, `mmap`. Callers branch on [`Caps`], never on an engine's name.
+//!
+//! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
+//! of file completes with the bytes it got); `EINTR` and `EAGAIN` are retried (except `EAGAIN`
+//! under `nowait`, which is the answer the caller asked for); other errors come back in
+//! [`Done::result`]. Dropping an engine waits for or cancels what is in flight before any buffer
+//! is freed.
+
+mod buf;
+mod error;
+#[allow(dead_code)] // parts are used only by the asynchronous engines, which land next
+mod files;
+pub mod sys;
+
+mod libaio;
+mod mmap;
+mod null;
+mod posixaio;
+mod pvsync2;
+mod sync;
+mod uring;
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+pub use buf::{Buf, BUF_ALIGN};
+pub use error::{EngineError, ErrorKind};
+pub use files::DioAlign;
+pub use sys::dev::DevInfo;
+pub use sys::errno_name;
+
+/// The engines, under fio's `ioengine=` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// Completes every request at once without touching a file: the measure of our overhead.
+    Null,
+    /// `lseek` + `read`/`write`.
+    Sync,
+    /// `pread`/`pwrite`.
+    Psync,
+    /// `preadv2`/`pwritev2`, with `RWF_HIPRI` (hipri) and `RWF_NOWAIT` (nowait).
+    Pvsync2,
+    /// Linux native AIO through the raw syscalls (no libaio.so).
+    Libaio,
+    /// io_uring: plain, SQPOLL, IOPOLL, fixed buffers, registered files.
+    IoUring,
+    /// glibc POSIX AIO (`aio_read` and friends). glibc runs it on a pool of threads that do
+    /// ordinary blocking I/O: it is here because people compare against it.
+    PosixAio,
+    /// Copies to and from a shared mapping of the file; `msync` for fsync.
+    Mmap,
+}
+
+impl EngineKind {
+    /// Every engine, in the order reports list them.
+    pub const ALL: [EngineKind; 8] = [
+        EngineKind::Null,
+        EngineKind::Sync,
+        EngineKind::Psync,
+        EngineKind::Pvsync2,
+        EngineKind::Libaio,
+        EngineKind::IoUring,
+        EngineKind::PosixAio,
+        EngineKind::Mmap,
+    ];
+
+    /// fio's name for the engine.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Null => "null",
+            EngineKind::Sync => "sync",
+            EngineKind::Psync => "psync",
+            EngineKind::Pvsync2 => "pvsync2",
+            EngineKind::Libaio => "libaio",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::PosixAio => "posixaio",
+            EngineKind::Mmap => "mmap",
+        }
+    }
+
+    /// The engine with fio's name `name`.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        EngineKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a request does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    Read,
+    Write,
+    Fsync,
+    Fdatasync,
+    /// Discard: `BLKDISCARD` on block devices, `FALLOC_FL_PUNCH_HOLE` on files.
+    Trim,
+}
+
+impl Op {
+    /// fio's name for the direction, as used in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Fsync => "fsync",
+            Op::Fdatasync => "fdatasync",
+            Op::Trim => "trim",
+        }
+    }
+
+    /// Whether the request moves data through its buffer.
+    pub fn is_data(self) -> bool {
+        matches!(self, Op::Read | Op::Write)
+    }
+}
+
+/// A file registered with an engine by [`Engine::add_file`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub(crate) u32);
+
+impl FileId {
+    /// The slot number (registered-file index where the engine registers files).
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
+/// One I/O request. The buffer travels with it and comes back in [`Done`].
+#[derive(Debug)]
+pub struct Req {
+    pub op: Op,
+    pub file: FileId,
+    pub offset: u64,
+    /// Bytes to transfer (read/write: at most `buf.len()`) or to discard (trim).
+    pub len: usize,
+    pub buf: Buf,
+    /// The caller's own value, returned untouched.
+    pub tag: u64,
+    /// Bytes already transferred by earlier partial completions.
+    #[allow(dead_code)]
+    pub(crate) done: usize,
+}
+
+impl Req {
+    /// A read of `buf.len()` bytes at `offset`.
+    pub fn read(file: FileId, offset: u64, buf: Buf) -> Req {
+        let len = buf.len();
+        Req {
+            op: Op::Read,
+            file,
+            offset,
+            len,
+            buf,
+            tag: 0,
+            done: 0,
+        }
+    }
+
+    /// A write of `buf.len()` bytes at `offset`.
+    pub fn write(file: FileId, offset: u64, buf: Buf) -> Req {
+        let len = buf.len();
+        Req {
+            op: Op::Write,
+            file,
+            offset,
+            len,
+            buf,
+            tag: 0,
+            done: 0,
+        }
+    }
+
+    /// A data request of `len` bytes (at most `buf.len()`).
+    pub fn data(op: Op, file: FileId, offset: u64, len: usize, buf: Buf) -> Req {
+        Req {
+            op,
+            file,
+            offset,
+            len,
+            buf,
+            tag: 0,
+            done: 0,
+        }
+    }
+
+    /// `fsync` (or `fdatasync` when `data_only`) of the whole file.
+    pub fn sync(file: FileId, data_only: bool) -> Req {
+        let op = if data_only { Op::Fdatasync } else { Op::Fsync };
+        Req {
+            op,
+            file,
+            offset: 0,
+            len: 0,
+            buf: Buf::empty(),
+            tag: 0,
+            done: 0,
+        }
+    }
+
+    /// Discard `len` bytes at `offset`.
+    pub fn trim(file: FileId, offset: u64, len: usize) -> Req {
+        Req {
+            op: Op::Trim,
+            file,
+            offset,
+            len,
+            buf: Buf::empty(),
+            tag: 0,
+            done: 0,
+        }
+    }
+
+    /// The same request with the caller's `tag`.
+    pub fn with_tag(mut self, tag: u64) -> Req {
+        self.tag = tag;
+        self
+    }
+
+    /// The part of the transfer that is still to do: (file offset, buffer start, length).
+    #[allow(dead_code)] // used by the asynchronous engines
+    pub(crate) fn remaining(&self) -> (u64, usize, usize) {
+        (
+            self.offset + self.done as u64,
+            self.done,
+            self.len - self.done,
+        )
+    }
+
+    /// Applies one kernel completion of the remaining part. Returns the request's final
+    /// outcome, or `None` when the rest must be submitted again: after a short transfer, or an
+    /// EINTR/EAGAIN (EAGAIN is final under `nowait`). A read that returns 0 has reached end of
+    /// file and completes with what it got; a write that returns 0 is ENOSPC.
+    #[allow(dead_code)] // used by the asynchronous engines
+    pub(crate) fn complete_part(
+        &mut self,
+        res: io::Result<usize>,
+        nowait: bool,
+    ) -> Option<io::Result<usize>> {
+        match res {
+            Err(e) if sys::is_retry(&e, nowait) => None,
+            Err(e) => Some(Err(e)),
+            Ok(n) if !self.op.is_data() => Some(Ok(n)),
+            Ok(0) if self.op == Op::Read || self.len == 0 => Some(Ok(self.done)),
+            Ok(0) => Some(Err(io::Error::from_raw_os_error(libc::ENOSPC))),
+            Ok(n) => {
+                self.done += n;
+                if self.done >= self.len {
+                    Some(Ok(self.done))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// A completed request: the request (with its buffer) and its outcome. `Ok(n)` is the number of
+/// bytes transferred: `len` unless a read reached end of file.
+#[derive(Debug)]
+pub struct Done {
+    pub req: Req,
+    pub result: io::Result<usize>,
+}
+
+impl Done {
+    /// A one-line description of a failed request: operation, offset, length, errno name.
+    pub fn error_message(&self, engine: &str) -> Option<String> {
+        let err = self.result.as_ref().err()?;
+        let name = err.raw_os_error().map(errno_name).unwrap_or("error");
+        Some(format!(
+            "{engine}: {} of {} bytes at offset {} failed: {name}: {err}",
+            self.req.op.name(),
+            self.req.len,
+            self.req.offset
+        ))
+    }
+}
+
+/// The outcome of [`Engine::queue`].
+#[derive(Debug)]
+pub enum Queued {
+    /// Completed during the call (synchronous engines, or an error found before submission).
+    Done(Done),
+    /// Accepted; it goes to the kernel at the next [`Engine::commit`].
+    Queued,
+    /// The queue is full: commit and reap, then queue this request again.
+    Busy(Req),
+}
+
+/// System calls an engine made, counted by the engine itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SysCalls {
+    /// Calls that hand I/O to the kernel: io_submit, io_uring_enter for submission, aio_read...
+    pub submit: u64,
+    /// Calls that collect completions: io_getevents, io_uring_enter for waiting, aio_suspend...
+    pub reap: u64,
+    /// Calls that do the I/O themselves (synchronous engines): pread, pwrite, lseek, fsync...
+    pub io: u64,
+}
+
+impl SysCalls {
+    pub fn total(&self) -> u64 {
+        self.submit + self.reap + self.io
+    }
+}
+
+impl std::ops::AddAssign for SysCalls {
+    fn add_assign(&mut self, o: SysCalls) {
+        self.submit += o.submit;
+        self.reap += o.reap;
+        self.io += o.io;
+    }
+}
+
+/// What an engine can do, as named fields. Callers branch on these, never on names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// Every request completes inside `queue` (depth beyond 1 needs more threads).
+    pub sync_only: bool,
+    /// Most requests in flight at once.
+    pub max_depth: u32,
+    /// Uses vectored requests (`preadv`-style) for data.
+    pub vectored: bool,
+    /// Data goes through buffers registered with the kernel (io_uring fixedbufs).
+    pub fixed_buffers: bool,
+    /// Files are registered with the kernel (io_uring registerfiles).
+    pub registered_files: bool,
+    /// Completions are polled (io_uring IOPOLL, pvsync2 RWF_HIPRI).
+    pub polling: bool,
+    /// A kernel thread submits (io_uring SQPOLL).
+    pub sq_thread: bool,
+    /// Completions are read from a shared ring without a system call (libaio userspace_reap).
+    pub userspace_reap: bool,
+    /// fsync and fdatasync go through the engine asynchronously.
+    pub async_sync: bool,
+    /// Trim goes through the engine asynchronously (else it completes inside `queue`).
+    pub async_trim: bool,
+    /// The I/O is asynchronous only in appearance: it is done by helper threads (posixaio).
+    pub threaded: bool,
+}
+
+/// How to open an engine. Field names follow fio's engine options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineOpts {
+    pub kind: EngineKind,
+    /// Most requests in flight (fio's iodepth).
+    pub depth: u32,
+    /// pvsync2: RWF_HIPRI; io_uring: IOPOLL.
+    pub hipri: bool,
+    /// pvsync2: RWF_NOWAIT (io_uring: `RWF_NOWAIT` on each request).
+    pub nowait: bool,
+    /// io_uring: a kernel thread polls the submission queue (fio's sqthread_poll).
+    pub sqpoll: bool,
+    /// io_uring: the CPU for the SQPOLL thread (fio's sqthread_poll_cpu).
+    pub sqpoll_cpu: Option<u32>,
+    /// io_uring: idle time before the SQPOLL thread sleeps, in milliseconds.
+    pub sqpoll_idle_ms: u32,
+    /// io_uring: registered buffers with READ_FIXED/WRITE_FIXED (fio's fixedbufs).
+    pub fixedbufs: bool,
+    /// io_uring: registered files (fio's registerfiles).
+    pub registerfiles: bool,
+    /// io_uring and libaio: `Some(true)` non-vectored commands, `Some(false)` vectored,
+    /// `None` the engine's choice (fio's -1: non-vectored where the kernel has it).
+    pub nonvectored: Option<bool>,
+    /// libaio: read completions from the shared ring without io_getevents.
+    pub userspace_reap: bool,
+    /// Size of the registered file table (io_uring registerfiles).
+    pub max_files: u32,
+}
+
+impl EngineOpts {
+    /// Options for `kind` at `depth`, everything else as fio's defaults.
+    pub fn new(kind: EngineKind, depth: u32) -> EngineOpts {
+        EngineOpts {
+            kind,
+            depth: depth.max(1),
+            hipri: false,
+            nowait: false,
+            sqpoll: false,
+            sqpoll_cpu: None,
+            sqpoll_idle_ms: 1000,
+            fixedbufs: false,
+            registerfiles: false,
+            nonvectored: None,
+            userspace_reap: false,
+            max_files: 64,
+        }
+    }
+}
+
+/// One I/O engine. Engines are used by one thread at a time; create them in the thread that
+/// uses them where the engine says so (io_uring enables its ring on first use by that thread).
+pub trait Engine: Send {
+    /// Which engine this is.
+    fn kind(&self) -> EngineKind;
+
+    /// What this engine, as opened, can do.
+    fn caps(&self) -> &Caps;
+
+    /// A description of the mode actually in use, e.g. `io_uring (sqpoll, fixedbufs)`.
+    fn describe(&self) -> String {
+        self.kind().name().to_string()
+    }
+
+    /// Takes ownership of an open file (opened with whatever flags the caller chose, e.g.
+    /// `O_DIRECT`) and makes it available to requests. `path` is kept for messages.
+    fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError>;
+
+    /// Gives a file back. No request on it may be in flight.
+    fn remove_file(&mut self, id: FileId) -> Result<File, EngineError>;
+
+    /// A page-aligned buffer of `len` bytes, registered with the kernel where the engine uses
+    /// registered buffers.
+    fn alloc_buf(&mut self, len: usize) -> Result<Buf, EngineError> {
+        Buf::new(len)
+            .map_err(|e| EngineError::new(ErrorKind::Limit, "alloc_buf", self.kind()).source(e))
+    }
+
+    /// Accepts a request: completed now, queued for the next commit, or busy.
+    fn queue(&mut self, req: Req) -> Queued;
+
+    /// Hands queued requests to the kernel; returns how many were submitted.
+    fn commit(&mut self) -> io::Result<usize>;
+
+    /// Waits until at least `min` requests have completed (fewer if fewer are in flight, or
+    /// when `timeout` passes) and appends at most `max` of them to `out`. Returns the number
+    /// appended. `min == 0` never blocks.
+    fn reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        timeout: Option<Duration>,
+        out: &mut Vec<Done>,
+    ) -> io::Result<usize>;
+
+    /// Requests queued or submitted and not yet reaped.
+    fn in_flight(&self) -> usize;
+
+    /// System calls made so far.
+    fn syscalls(&self) -> SysCalls;
+}
+
+/// Opens the engine that `opts` names, probing the kernel for what it needs; a mode the
+/// kernel or device cannot do is a clear error, never a silent fallback.
+pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    match opts.kind {
+        EngineKind::Null => Ok(Box::new(null::NullEngine::new(opts))),
+        EngineKind::Sync => Ok(Box::new(sync::SyncEngine::new(opts, false))),
+        EngineKind::Psync => Ok(Box::new(sync::SyncEngine::new(opts, true))),
+        EngineKind::Pvsync2 => pvsync2::open(opts),
+        EngineKind::Libaio => libaio::open(opts),
+        EngineKind::IoUring => uring::open(opts),
+        EngineKind::PosixAio => posixaio::open(opts),
+        EngineKind::Mmap => mmap::open(opts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_transfers_resubmit_and_eof_completes() {
+        let mut r = Req::read(FileId(0), 0, Buf::new(8192).unwrap());
+        assert!(r.complete_part(Ok(4096), false).is_none());
+        assert_eq!(r.remaining(), (4096, 4096, 4096));
+        assert!(r
+            .complete_part(Err(io::Error::from_raw_os_error(libc::EINTR)), false)
+            .is_none());
+        assert_eq!(r.complete_part(Ok(0), false).unwrap().unwrap(), 4096);
+    }
+
+    #[test]
+    fn zero_byte_write_is_enospc_and_errors_are_final() {
+        let mut w = Req::write(FileId(0), 0, Buf::new(512).unwrap());
+        let e = w.complete_part(Ok(0), false).unwrap().unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        let mut w = Req::write(FileId(0), 0, Buf::new(512).unwrap());
+        let again = w.complete_part(Err(io::Error::from_raw_os_error(libc::EAGAIN)), true);
+        assert_eq!(
+            again.unwrap().unwrap_err().raw_os_error(),
+            Some(libc::EAGAIN)
+        );
+    }
+
+    #[test]
+    fn engine_names_round_trip() {
+        for k in EngineKind::ALL {
+            assert_eq!(EngineKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(EngineKind::from_name("windowsaio"), None);
+    }
+}

@@ -1,0 +1,94 @@
+//! `null`: completes every request at once and touches nothing. What it measures is the cost
+//! of everything around the engine (request generation, queueing, recording).
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::files::{FileEntry, Files};
+use crate::{
+    Caps, Done, Engine, EngineError, EngineKind, EngineOpts, FileId, Queued, Req, SysCalls,
+};
+
+pub(crate) struct NullEngine {
+    caps: Caps,
+    files: Files,
+    queued: VecDeque<Req>,
+    done: VecDeque<Req>,
+}
+
+impl NullEngine {
+    pub fn new(opts: &EngineOpts) -> NullEngine {
+        let depth = opts.depth.max(1) as usize;
+        NullEngine {
+            caps: Caps {
+                max_depth: opts.depth.max(1),
+                async_sync: true,
+                async_trim: true,
+                ..Caps::default()
+            },
+            files: Files::default(),
+            queued: VecDeque::with_capacity(depth),
+            done: VecDeque::with_capacity(depth),
+        }
+    }
+}
+
+impl Engine for NullEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Null
+    }
+
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
+        Ok(self
+            .files
+            .insert(FileEntry::new(file, path, EngineKind::Null)?))
+    }
+
+    fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {
+        Ok(self.files.remove(id, EngineKind::Null)?.file)
+    }
+
+    fn queue(&mut self, req: Req) -> Queued {
+        if self.queued.len() + self.done.len() >= self.caps.max_depth as usize {
+            return Queued::Busy(req);
+        }
+        self.queued.push_back(req);
+        Queued::Queued
+    }
+
+    fn commit(&mut self) -> io::Result<usize> {
+        let n = self.queued.len();
+        self.done.extend(self.queued.drain(..));
+        Ok(n)
+    }
+
+    fn reap(
+        &mut self,
+        _min: usize,
+        max: usize,
+        _timeout: Option<Duration>,
+        out: &mut Vec<Done>,
+    ) -> io::Result<usize> {
+        let n = max.min(self.done.len());
+        for req in self.done.drain(..n) {
+            let result = Ok(if req.op.is_data() { req.len } else { 0 });
+            out.push(Done { req, result });
+        }
+        Ok(n)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.queued.len() + self.done.len()
+    }
+
+    fn syscalls(&self) -> SysCalls {
+        SysCalls::default()
+    }
+}

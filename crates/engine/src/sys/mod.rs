@@ -1,0 +1,272 @@
+//! Raw system calls and their conventions, in one place.
+//!
+//! Two return conventions meet here: libc wrappers return -1 and set `errno` ([`cvt`]); the
+//! kernel's own interfaces (AIO events, io_uring CQEs, raw syscalls) return `-errno` ([`kres`]).
+//! `kres` is the only place where a kernel `-errno` becomes an [`io::Error`].
+
+pub mod dev;
+
+use std::io;
+use std::os::fd::RawFd;
+
+/// Converts a libc-style return (-1 and `errno`) into a result.
+pub fn cvt(ret: isize) -> io::Result<usize> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+/// Converts a kernel-style return (`-errno` on failure) into a result. The one place where a
+/// negative errno becomes an `io::Error`.
+pub fn kres(res: i64) -> io::Result<usize> {
+    if res < 0 {
+        Err(io::Error::from_raw_os_error((-res) as i32))
+    } else {
+        Ok(res as usize)
+    }
+}
+
+/// Whether an error says "try again" (EINTR always; EAGAIN unless the caller asked for it).
+pub fn is_retry(err: &io::Error, nowait: bool) -> bool {
+    match err.raw_os_error() {
+        Some(libc::EINTR) => true,
+        Some(libc::EAGAIN) => !nowait,
+        _ => false,
+    }
+}
+
+/// The symbolic name of an errno (`EIO`, `ENOSPC`, ...), for messages.
+pub fn errno_name(code: i32) -> &'static str {
+    match code {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::E2BIG => "E2BIG",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::EXDEV => "EXDEV",
+        libc::ENODEV => "ENODEV",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::ENFILE => "ENFILE",
+        libc::EMFILE => "EMFILE",
+        libc::ENOTTY => "ENOTTY",
+        libc::EFBIG => "EFBIG",
+        libc::ENOSPC => "ENOSPC",
+        libc::ESPIPE => "ESPIPE",
+        libc::EROFS => "EROFS",
+        libc::EPIPE => "EPIPE",
+        libc::ERANGE => "ERANGE",
+        libc::ENOSYS => "ENOSYS",
+        libc::ENOTSUP => "EOPNOTSUPP",
+        libc::ECANCELED => "ECANCELED",
+        libc::ETIME => "ETIME",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::EDQUOT => "EDQUOT",
+        libc::ENODATA => "ENODATA",
+        libc::EILSEQ => "EILSEQ",
+        libc::ECONNRESET => "ECONNRESET",
+        libc::ENOTCONN => "ENOTCONN",
+        libc::EREMOTEIO => "EREMOTEIO",
+        _ => "E?",
+    }
+}
+
+/// `pread`/`pwrite` (positional) or `read`/`write` after `lseek`, until `len` bytes are done,
+/// end of file is reached (reads), or a real error occurs. Counts every call in `calls`.
+///
+/// # Safety
+/// `buf` must be valid for reads and writes of `len` bytes for the duration of the call.
+pub unsafe fn rw_full(
+    write: bool,
+    positional: bool,
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    offset: u64,
+    calls: &mut u64,
+) -> io::Result<usize> {
+    let mut done = 0usize;
+    while done < len {
+        let off = (offset + done as u64) as libc::off_t;
+        // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
+        let p = unsafe { buf.add(done) };
+        let n = len - done;
+        *calls += 1;
+        let ret = if positional {
+            // SAFETY: p is valid for n bytes (caller's guarantee).
+            unsafe {
+                if write {
+                    libc::pwrite(fd, p as *const libc::c_void, n, off)
+                } else {
+                    libc::pread(fd, p as *mut libc::c_void, n, off)
+                }
+            }
+        } else {
+            // SAFETY: lseek has no memory arguments.
+            if unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
+                let e = io::Error::last_os_error();
+                if is_retry(&e, false) {
+                    continue;
+                }
+                return Err(e);
+            }
+            *calls += 1;
+            // SAFETY: p is valid for n bytes (caller's guarantee).
+            unsafe {
+                if write {
+                    libc::write(fd, p as *const libc::c_void, n)
+                } else {
+                    libc::read(fd, p as *mut libc::c_void, n)
+                }
+            }
+        };
+        match cvt(ret) {
+            Ok(0) if !write => break,
+            Ok(0) => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+            Ok(k) => done += k,
+            Err(e) if is_retry(&e, false) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// `fsync` or `fdatasync`, retried on EINTR.
+pub fn sync_fd(fd: RawFd, data_only: bool, calls: &mut u64) -> io::Result<usize> {
+    loop {
+        *calls += 1;
+        // SAFETY: plain syscalls on an fd; no memory is passed.
+        let ret = unsafe {
+            if data_only {
+                libc::fdatasync(fd)
+            } else {
+                libc::fsync(fd)
+            }
+        };
+        match cvt(ret as isize) {
+            Err(e) if is_retry(&e, false) => continue,
+            other => return other.map(|_| 0),
+        }
+    }
+}
+
+const BLKDISCARD: libc::c_ulong = 0x1277;
+
+/// Discards `len` bytes at `offset`: `BLKDISCARD` on a block device, a punched hole (size kept)
+/// on a regular file.
+pub fn trim_fd(
+    fd: RawFd,
+    block_device: bool,
+    offset: u64,
+    len: usize,
+    calls: &mut u64,
+) -> io::Result<usize> {
+    *calls += 1;
+    if block_device {
+        let range: [u64; 2] = [offset, len as u64];
+        // SAFETY: BLKDISCARD reads two u64s from the pointer, which points at `range`.
+        let ret = unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) };
+        cvt(ret as isize).map(|_| len)
+    } else {
+        // SAFETY: fallocate takes no memory arguments.
+        let ret = unsafe {
+            libc::fallocate(
+                fd,
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                len as libc::off_t,
+            )
+        };
+        cvt(ret as isize).map(|_| len)
+    }
+}
+
+/// `statx` buffer: the kernel's `struct statx` is 256 bytes; we read the fields we need by
+/// offset because the libc crate's struct predates `stx_dio_*`.
+#[repr(C, align(8))]
+struct StatxBuf([u8; 256]);
+
+const STATX_DIOALIGN: u32 = 0x2000;
+const OFF_MASK: usize = 0x00;
+const OFF_DIO_MEM: usize = 0x98;
+const OFF_DIO_OFFSET: usize = 0x9c;
+
+/// O_DIRECT alignment from `statx(STATX_DIOALIGN)`: (memory, offset), or `None` where the
+/// kernel or filesystem does not report it (then the device's logical block size applies).
+/// `Some((0, 0))` means the file does not support O_DIRECT at all.
+pub fn statx_dio_align(fd: RawFd) -> Option<(u32, u32)> {
+    let mut buf = StatxBuf([0; 256]);
+    let empty = b"\0";
+    // SAFETY: statx writes at most sizeof(struct statx) = 256 bytes into buf, which is 256
+    // bytes and 8-aligned; the path is a NUL-terminated empty string used with AT_EMPTY_PATH.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            fd,
+            empty.as_ptr() as *const libc::c_char,
+            libc::AT_EMPTY_PATH,
+            STATX_DIOALIGN,
+            buf.0.as_mut_ptr(),
+        )
+    };
+    if ret != 0 {
+        return None;
+    }
+    let rd = |o: usize| u32::from_ne_bytes([buf.0[o], buf.0[o + 1], buf.0[o + 2], buf.0[o + 3]]);
+    if rd(OFF_MASK) & STATX_DIOALIGN == 0 {
+        return None;
+    }
+    Some((rd(OFF_DIO_MEM), rd(OFF_DIO_OFFSET)))
+}
+
+/// The flags the file was opened with (`fcntl(F_GETFL)`).
+pub fn open_flags(fd: RawFd) -> io::Result<i32> {
+    // SAFETY: F_GETFL takes no memory arguments.
+    let r = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    cvt(r as isize).map(|v| v as i32)
+}
+
+/// The system's page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory arguments.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if v > 0 {
+        v as usize
+    } else {
+        4096
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kres_maps_negative_errno() {
+        assert_eq!(kres(12).unwrap(), 12);
+        let e = kres(-(libc::EIO as i64)).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EIO));
+        assert_eq!(errno_name(libc::EIO), "EIO");
+    }
+
+    #[test]
+    fn retry_rules() {
+        let again = io::Error::from_raw_os_error(libc::EAGAIN);
+        assert!(is_retry(&again, false));
+        assert!(!is_retry(&again, true));
+        assert!(is_retry(&io::Error::from_raw_os_error(libc::EINTR), true));
+        assert!(!is_retry(&io::Error::from_raw_os_error(libc::EIO), false));
+    }
+}

@@ -1,0 +1,4 @@
+//! Static HTTP file server on the iolab engine layer.
+//!
+//! Placeholder: this crate is filled in by its own issue (see DESIGN.md).
+#![forbid(unsafe_code)]
