@@ -76,7 +76,10 @@ impl FileEntry {
         }
         let (o, m) = (self.align.offset as u64, self.align.mem as usize);
         let addr = req.buf.as_slice().as_ptr() as usize;
-        if req.offset % o != 0 || req.len as u64 % o != 0 || addr % m != 0 {
+        if !req.offset.is_multiple_of(o)
+            || !(req.len as u64).is_multiple_of(o)
+            || !addr.is_multiple_of(m)
+        {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
