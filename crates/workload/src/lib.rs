@@ -1,4 +1,12 @@
-//! JobSpec to Plan: files, offsets, block sizes, mixes, rates.
-//!
-//! Placeholder: this crate is filled in by its own issue (see DESIGN.md).
+//! JobSpec → Plan: files and layout, offsets (sequential, random with a no-repeat map,
+//! zipf/pareto/normal/zoned), block sizes, read/write mix, rate and think time, all from a
+//! seeded generator. Pure and deterministic: no I/O, no clocks.
 #![forbid(unsafe_code)]
+
+pub mod dist;
+pub mod randmap;
+pub mod rng;
+
+pub use dist::{Dist, Picker, Zone};
+pub use randmap::RandomMap;
+pub use rng::Taus88;

@@ -1,0 +1,143 @@
+//! The random map: which blocks of a file a random pass has already touched, so that a pass
+//! visits every block exactly once (fio's default; `norandommap` turns it off).
+//!
+//! Two levels of bits: one bit per block, and one bit per 64-block word that is full. Finding
+//! the next free block after a random pick skips full words 64 at a time, so late in a pass,
+//! when most blocks are taken, a pick still costs a few word scans rather than a long probe.
+
+#[derive(Clone, Debug)]
+pub struct RandomMap {
+    blocks: u64,
+    used: u64,
+    bits: Vec<u64>,
+    full: Vec<u64>,
+}
+
+impl RandomMap {
+    pub fn new(blocks: u64) -> RandomMap {
+        let words = blocks.div_ceil(64) as usize;
+        RandomMap {
+            blocks,
+            used: 0,
+            bits: vec![0; words],
+            full: vec![0; words.div_ceil(64)],
+        }
+    }
+
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// Whether every block has been handed out in this pass.
+    pub fn is_done(&self) -> bool {
+        self.used >= self.blocks
+    }
+
+    /// Starts a new pass.
+    pub fn reset(&mut self) {
+        self.used = 0;
+        self.bits.iter_mut().for_each(|w| *w = 0);
+        self.full.iter_mut().for_each(|w| *w = 0);
+    }
+
+    fn is_set(&self, b: u64) -> bool {
+        self.bits[(b / 64) as usize] & (1 << (b % 64)) != 0
+    }
+
+    fn set(&mut self, b: u64) {
+        let w = (b / 64) as usize;
+        self.bits[w] |= 1 << (b % 64);
+        let last_word = w == self.bits.len() - 1;
+        let tail = self.blocks % 64;
+        let full_mask = if last_word && tail != 0 {
+            (1u64 << tail) - 1
+        } else {
+            u64::MAX
+        };
+        if self.bits[w] == full_mask {
+            self.full[w / 64] |= 1 << (w % 64);
+        }
+        self.used += 1;
+    }
+
+    /// Takes `want` if it is free, else the next free block after it (wrapping). `None` when
+    /// the pass is complete.
+    pub fn take(&mut self, want: u64) -> Option<u64> {
+        if self.is_done() || self.blocks == 0 {
+            return None;
+        }
+        let want = want % self.blocks;
+        if !self.is_set(want) {
+            self.set(want);
+            return Some(want);
+        }
+        let b = self.next_free(want)?;
+        self.set(b);
+        Some(b)
+    }
+
+    fn next_free(&self, from: u64) -> Option<u64> {
+        let words = self.bits.len();
+        let start = (from / 64) as usize;
+        // First the rest of the starting word, then whole words, skipping full ones.
+        let first = !self.bits[start] & (u64::MAX << (from % 64));
+        if first != 0 {
+            let b = start as u64 * 64 + first.trailing_zeros() as u64;
+            if b < self.blocks {
+                return Some(b);
+            }
+        }
+        let mut w = (start + 1) % words;
+        for _ in 0..words {
+            if self.full[w / 64] & (1 << (w % 64)) != 0 {
+                // Jump over a run of full words via the summary word.
+                let run = !self.full[w / 64] & (u64::MAX << (w % 64));
+                w = if run == 0 {
+                    (w / 64 + 1) * 64
+                } else {
+                    (w / 64) * 64 + run.trailing_zeros() as usize
+                };
+                if w >= words {
+                    w = 0;
+                }
+                continue;
+            }
+            let free = !self.bits[w];
+            let b = w as u64 * 64 + free.trailing_zeros() as u64;
+            if free != 0 && b < self.blocks {
+                return Some(b);
+            }
+            w = (w + 1) % words;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Taus88;
+
+    #[test]
+    fn every_block_exactly_once_per_pass() {
+        for blocks in [1u64, 63, 64, 65, 4097, 100_000] {
+            let mut m = RandomMap::new(blocks);
+            let mut r = Taus88::new(blocks);
+            let mut seen = vec![false; blocks as usize];
+            for _ in 0..blocks {
+                let b = m
+                    .take(r.below(blocks))
+                    .expect("a free block while the pass is not done");
+                assert!(
+                    !seen[b as usize],
+                    "block {b} handed out twice ({blocks} blocks)"
+                );
+                seen[b as usize] = true;
+            }
+            assert!(m.is_done());
+            assert_eq!(m.take(0), None);
+            m.reset();
+            assert_eq!(m.take(blocks - 1), Some(blocks - 1));
+        }
+    }
+}
