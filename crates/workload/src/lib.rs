@@ -4,9 +4,11 @@
 #![forbid(unsafe_code)]
 
 pub mod dist;
+pub mod gen;
 pub mod randmap;
 pub mod rng;
 
 pub use dist::{Dist, Picker, Zone};
+pub use gen::{BlockSizes, Dir, FileSpan, IoGen, IoUnit, Pattern};
 pub use randmap::RandomMap;
 pub use rng::Taus88;
