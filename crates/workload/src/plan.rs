@@ -1,0 +1,116 @@
+//! The resolved plan for one job thread: everything the runner needs, as plain data. The
+//! runner (crate `bench`) turns the engine choice into an engine; nothing here does I/O.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::gen::Pattern;
+
+/// The engine a job asked for, by fio's name, with fio's engine options.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineChoice {
+    /// fio's `ioengine=` name.
+    pub name: String,
+    pub hipri: bool,
+    pub nowait: bool,
+    pub sqthread_poll: bool,
+    pub sqthread_poll_cpu: Option<u32>,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub nonvectored: Option<bool>,
+    pub userspace_reap: bool,
+}
+
+/// How writes reach stable storage (fio's `sync=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SyncMode {
+    #[default]
+    None,
+    /// O_SYNC
+    Sync,
+    /// O_DSYNC
+    Dsync,
+}
+
+/// A file the job uses, and whether it must be laid out first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FilePlan {
+    pub path: PathBuf,
+    /// Size the file must have (0 for block devices: their own size).
+    pub size: u64,
+    pub block_device: bool,
+    /// Remove the file when the job ends (fio's unlink).
+    pub unlink: bool,
+}
+
+/// How data buffers are filled before writes (fio's buffer options).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BufferFill {
+    pub zero: bool,
+    pub refill: bool,
+    pub scramble: bool,
+    pub compress_percentage: u32,
+    pub dedupe_percentage: u32,
+    pub pattern: Vec<u8>,
+}
+
+/// Rate limits per direction (read, write, trim); 0 is no limit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rate {
+    pub bytes_per_sec: [u64; 3],
+    pub iops: [u64; 3],
+    pub min_bytes_per_sec: [u64; 3],
+    pub min_iops: [u64; 3],
+    /// fio's rate_process=poisson (else linear).
+    pub poisson: bool,
+}
+
+impl Rate {
+    pub fn is_limited(&self) -> bool {
+        self.bytes_per_sec.iter().chain(&self.iops).any(|&v| v > 0)
+    }
+}
+
+/// One job thread's plan (numjobs already expanded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobPlan {
+    pub name: String,
+    /// Which clone of a numjobs expansion (0-based).
+    pub clone: u32,
+    pub group: u32,
+    /// Waits for every earlier job to finish before starting (stonewall).
+    pub stonewall: bool,
+    pub engine: EngineChoice,
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub iodepth_low: u32,
+    pub direct: bool,
+    pub sync: SyncMode,
+    /// fsync / fdatasync after this many writes (0: never).
+    pub fsync_every: u32,
+    pub fdatasync_every: u32,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub ramp_time: Duration,
+    pub startdelay: Duration,
+    pub rate: Rate,
+    pub thinktime: Duration,
+    pub thinktime_spin: Duration,
+    pub thinktime_blocks: u32,
+    pub files: Vec<FilePlan>,
+    pub pattern: Pattern,
+    pub invalidate: bool,
+    pub pre_read: bool,
+    pub buffers: BufferFill,
+    pub continue_on_error: bool,
+    pub allow_mounted_write: bool,
+    pub cpus_allowed: Vec<usize>,
+    /// Percentiles to report (fio's percentile_list).
+    pub percentiles: Vec<f64>,
+    /// fio's `job options` as written, for the JSON report.
+    pub options: Vec<(String, String)>,
+}
