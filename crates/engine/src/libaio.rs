@@ -525,3 +525,451 @@ impl Drop for LibaioEngine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{open as open_engine, Buf};
+    use std::fs::OpenOptions;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::PathBuf;
+
+    const BS: usize = 4096;
+    const N: usize = 32;
+
+    /// A fresh directory on a filesystem that supports O_DIRECT: the system temp dir when it
+    /// does (it may be tmpfs), else the workspace's target directory.
+    fn test_dir(name: &str) -> PathBuf {
+        let pid = std::process::id();
+        let tmp = std::env::temp_dir().join(format!("iolab-libaio-{pid}-{name}"));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let probe = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(tmp.join("probe"));
+        if probe.is_ok() {
+            return tmp;
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
+        let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/iolab-test-tmp")
+            .join(format!("libaio-{pid}-{name}"));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn open_file(path: &Path, direct: bool, read: bool, write: bool) -> File {
+        OpenOptions::new()
+            .read(read)
+            .write(write)
+            .create(write)
+            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+            .open(path)
+            .unwrap()
+    }
+
+    fn opts(depth: u32) -> EngineOpts {
+        EngineOpts::new(EngineKind::Libaio, depth)
+    }
+
+    fn queued(e: &mut dyn Engine, req: Req) {
+        match e.queue(req) {
+            Queued::Queued => {}
+            other => panic!("expected Queued, got {other:?}"),
+        }
+    }
+
+    /// Reaps until nothing is in flight.
+    fn drain(e: &mut dyn Engine) -> Vec<Done> {
+        let mut out = Vec::new();
+        while e.in_flight() > 0 {
+            e.commit().unwrap();
+            e.reap(1, 64, Some(Duration::from_secs(10)), &mut out)
+                .unwrap();
+        }
+        out
+    }
+
+    fn pattern(i: usize) -> u8 {
+        (i * 7 + 1) as u8
+    }
+
+    /// Writes N blocks at depth N, then reads them back at depth N and compares.
+    fn round_trip(name: &str, o: EngineOpts, direct: bool) -> SysCalls {
+        let dir = test_dir(name);
+        let path = dir.join("data");
+        let mut e = open_engine(&o).unwrap();
+        let id = e
+            .add_file(open_file(&path, direct, true, true), &path)
+            .unwrap();
+        for i in 0..N {
+            let mut b = e.alloc_buf(BS).unwrap();
+            b.as_mut_slice().fill(pattern(i));
+            queued(
+                &mut *e,
+                Req::write(id, (i * BS) as u64, b).with_tag(i as u64),
+            );
+        }
+        assert_eq!(e.commit().unwrap(), N);
+        let done = drain(&mut *e);
+        assert_eq!(done.len(), N);
+        for d in &done {
+            assert_eq!(
+                *d.result.as_ref().unwrap(),
+                BS,
+                "{:?}",
+                d.error_message("libaio")
+            );
+        }
+        for i in 0..N {
+            let b = e.alloc_buf(BS).unwrap();
+            queued(
+                &mut *e,
+                Req::read(id, (i * BS) as u64, b).with_tag(i as u64),
+            );
+        }
+        e.commit().unwrap();
+        let done = drain(&mut *e);
+        assert_eq!(done.len(), N);
+        for d in &done {
+            assert_eq!(*d.result.as_ref().unwrap(), BS);
+            let want = pattern(d.req.tag as usize);
+            assert!(
+                d.req.buf.as_slice().iter().all(|&x| x == want),
+                "block {}",
+                d.req.tag
+            );
+        }
+        let calls = e.syscalls();
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+        calls
+    }
+
+    #[test]
+    fn round_trip_buffered() {
+        round_trip("buffered", opts(N as u32), false);
+    }
+
+    #[test]
+    fn round_trip_direct() {
+        let calls = round_trip("direct", opts(N as u32), true);
+        // One io_submit per batch of 32.
+        assert_eq!(calls.submit, 2);
+        assert!(calls.reap >= 2 && calls.reap <= 2 * N as u64, "{calls:?}");
+        assert_eq!(calls.io, 0);
+    }
+
+    #[test]
+    fn round_trip_vectored() {
+        let mut o = opts(N as u32);
+        o.nonvectored = Some(false);
+        assert!(open_engine(&o).unwrap().caps().vectored);
+        round_trip("vectored", o.clone(), true);
+        round_trip("vectored-buf", o, false);
+    }
+
+    #[test]
+    fn round_trip_userspace_reap() {
+        let mut o = opts(N as u32);
+        o.userspace_reap = true;
+        let e = open_engine(&o).unwrap();
+        assert!(e.caps().userspace_reap);
+        assert_eq!(e.describe(), "libaio (userspace_reap)");
+        drop(e);
+        round_trip("usr-direct", o.clone(), true);
+        round_trip("usr-buffered", o, false);
+    }
+
+    #[test]
+    fn userspace_reap_reads_the_ring_without_syscalls() {
+        let dir = test_dir("usr-ring");
+        let path = dir.join("data");
+        std::fs::write(&path, vec![5u8; N * BS]).unwrap();
+        let mut o = opts(N as u32);
+        o.userspace_reap = true;
+        let mut e = open_engine(&o).unwrap();
+        let id = e
+            .add_file(open_file(&path, false, true, false), &path)
+            .unwrap();
+        for i in 0..N {
+            queued(
+                &mut *e,
+                Req::read(id, (i * BS) as u64, Buf::new(BS).unwrap()),
+            );
+        }
+        e.commit().unwrap();
+        // Buffered AIO completes inside io_submit, so every event is already in the ring.
+        let mut out = Vec::new();
+        assert_eq!(e.reap(0, N, None, &mut out).unwrap(), N);
+        assert_eq!(e.syscalls().reap, 0);
+        assert!(out.iter().all(|d| d.result.as_ref().ok() == Some(&BS)));
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn one_commit_of_32_reads_is_one_io_submit() {
+        let dir = test_dir("count");
+        let path = dir.join("data");
+        std::fs::write(&path, vec![1u8; N * BS]).unwrap();
+        let mut e = open_engine(&opts(N as u32)).unwrap();
+        let id = e
+            .add_file(open_file(&path, true, true, false), &path)
+            .unwrap();
+        for i in 0..N {
+            queued(
+                &mut *e,
+                Req::read(id, (i * BS) as u64, Buf::new(BS).unwrap()),
+            );
+        }
+        assert_eq!(e.in_flight(), N);
+        match e.queue(Req::read(id, 0, Buf::new(BS).unwrap())) {
+            Queued::Busy(_) => {}
+            other => panic!("a full engine must say busy, got {other:?}"),
+        }
+        assert_eq!(e.commit().unwrap(), N);
+        assert_eq!(e.syscalls().submit, 1);
+        let mut out = Vec::new();
+        e.reap(N, N, None, &mut out).unwrap();
+        assert_eq!(out.len(), N);
+        assert_eq!(e.in_flight(), 0);
+        let c = e.syscalls();
+        assert_eq!((c.submit, c.io), (1, 0));
+        assert!(c.reap >= 1 && c.reap <= N as u64, "{c:?}");
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn read_past_eof_returns_the_short_count() {
+        let dir = test_dir("eof");
+        let path = dir.join("data");
+        std::fs::write(&path, vec![9u8; 6000]).unwrap();
+        let mut e = open_engine(&opts(4)).unwrap();
+        let id = e
+            .add_file(open_file(&path, false, true, false), &path)
+            .unwrap();
+        queued(&mut *e, Req::read(id, 4096, Buf::new(8192).unwrap()));
+        queued(
+            &mut *e,
+            Req::read(id, 65536, Buf::new(4096).unwrap()).with_tag(1),
+        );
+        e.commit().unwrap();
+        let mut done = drain(&mut *e);
+        done.sort_by_key(|d| d.req.tag);
+        assert_eq!(*done[0].result.as_ref().unwrap(), 6000 - 4096);
+        assert!(done[0].req.buf.as_slice()[..1904].iter().all(|&x| x == 9));
+        assert_eq!(*done[1].result.as_ref().unwrap(), 0);
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn misaligned_direct_request_names_the_alignment() {
+        let dir = test_dir("misaligned");
+        let path = dir.join("data");
+        std::fs::write(&path, vec![0u8; 2 * BS]).unwrap();
+        let mut e = open_engine(&opts(4)).unwrap();
+        let id = e
+            .add_file(open_file(&path, true, true, false), &path)
+            .unwrap();
+        let req = Req::data(Op::Read, id, 100, BS, Buf::new(BS).unwrap());
+        match e.queue(req) {
+            Queued::Done(d) => {
+                let msg = d.result.unwrap_err().to_string();
+                assert!(msg.contains("multiples of"), "{msg}");
+            }
+            other => panic!("expected an immediate error, got {other:?}"),
+        }
+        assert_eq!(e.in_flight(), 0);
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn read_on_write_only_fd_is_ebadf_in_done() {
+        let dir = test_dir("wronly");
+        let path = dir.join("data");
+        std::fs::write(&path, vec![0u8; 2 * BS]).unwrap();
+        let mut e = open_engine(&opts(4)).unwrap();
+        let id = e
+            .add_file(open_file(&path, false, false, true), &path)
+            .unwrap();
+        // write, read, write: io_submit takes the first write only (a partial submission),
+        // then refuses the read outright; the last write must still go in.
+        for (tag, op) in [Op::Write, Op::Read, Op::Write].into_iter().enumerate() {
+            let req = Req::data(op, id, 0, BS, Buf::new(BS).unwrap()).with_tag(tag as u64);
+            queued(&mut *e, req);
+        }
+        assert_eq!(e.commit().unwrap(), 2);
+        assert_eq!(e.syscalls().submit, 3);
+        let mut done = drain(&mut *e);
+        done.sort_by_key(|d| d.req.tag);
+        assert_eq!(done.len(), 3);
+        let err = done[1].result.as_ref().unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EBADF));
+        assert!(done[1].error_message("libaio").unwrap().contains("EBADF"));
+        assert_eq!(*done[0].result.as_ref().unwrap(), BS);
+        assert_eq!(*done[2].result.as_ref().unwrap(), BS);
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn fsync_and_fdatasync_go_through_aio() {
+        let dir = test_dir("fsync");
+        let path = dir.join("data");
+        let mut e = open_engine(&opts(4)).unwrap();
+        let id = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap();
+        queued(&mut *e, Req::write(id, 0, Buf::new(BS).unwrap()));
+        e.commit().unwrap();
+        drain(&mut *e);
+        queued(&mut *e, Req::sync(id, false));
+        queued(&mut *e, Req::sync(id, true));
+        e.commit().unwrap();
+        let done = drain(&mut *e);
+        assert_eq!(done.len(), 2);
+        for d in &done {
+            assert_eq!(*d.result.as_ref().unwrap(), 0);
+        }
+        // IOCB_CMD_FSYNC exists since 4.18: no synchronous fallback expected on newer kernels.
+        assert_eq!(e.syscalls().io, 0, "fell back to fsync(2)");
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn refused_aio_fsync_falls_back_to_fsync() {
+        // /dev/null has no fsync method: IOCB_CMD_FSYNC is refused with EINVAL at io_submit.
+        let path = Path::new("/dev/null");
+        let mut e = open_engine(&opts(4)).unwrap();
+        let id = e
+            .add_file(open_file(path, false, false, true), path)
+            .unwrap();
+        queued(&mut *e, Req::sync(id, false));
+        e.commit().unwrap();
+        let done = drain(&mut *e);
+        // fsync(2) refuses it too; what matters is that it was tried and not lost.
+        assert_eq!(
+            done[0].result.as_ref().unwrap_err().raw_os_error(),
+            Some(libc::EINVAL)
+        );
+        assert_eq!(e.syscalls().io, 1);
+        let submits = e.syscalls().submit;
+        // Later syncs skip AIO.
+        match e.queue(Req::sync(id, true)) {
+            Queued::Done(_) => {}
+            other => panic!("expected a synchronous fdatasync, got {other:?}"),
+        }
+        assert_eq!((e.syscalls().io, e.syscalls().submit), (2, submits));
+    }
+
+    #[test]
+    fn trim_is_synchronous_and_counted() {
+        let dir = test_dir("trim");
+        let path = dir.join("data");
+        std::fs::write(&path, vec![3u8; 4 * BS]).unwrap();
+        let mut e = open_engine(&opts(4)).unwrap();
+        let id = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap();
+        match e.queue(Req::trim(id, BS as u64, BS)) {
+            Queued::Done(d) => assert_eq!(*d.result.as_ref().unwrap(), BS),
+            other => panic!("trim must complete in queue, got {other:?}"),
+        }
+        assert_eq!(e.syscalls().io, 1);
+        drop(e);
+        let data = std::fs::read(&path).unwrap();
+        assert!(data[BS..2 * BS].iter().all(|&x| x == 0));
+        assert!(data[..BS].iter().all(|&x| x == 3));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn remove_file_refuses_while_requests_are_in_flight() {
+        let dir = test_dir("remove");
+        let path = dir.join("data");
+        std::fs::write(&path, vec![0u8; BS]).unwrap();
+        let mut e = open_engine(&opts(4)).unwrap();
+        let id = e
+            .add_file(open_file(&path, false, true, false), &path)
+            .unwrap();
+        queued(&mut *e, Req::read(id, 0, Buf::new(BS).unwrap()));
+        let err = e.remove_file(id).unwrap_err();
+        assert_eq!(err.errno(), Some(libc::EBUSY));
+        e.commit().unwrap();
+        drain(&mut *e);
+        e.remove_file(id).unwrap();
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Dropping with I/O in flight must wait for the kernel before the buffers are freed.
+    #[test]
+    fn drop_with_32_unreaped_ios_waits_for_the_kernel() {
+        let dir = test_dir("drop");
+        let path = dir.join("data");
+        const BIG: usize = 1 << 20;
+        std::fs::write(&path, vec![0u8; N * BIG]).unwrap();
+        for userspace_reap in [false, true] {
+            for write in [false, true] {
+                let mut o = opts(N as u32 + 1);
+                o.userspace_reap = userspace_reap;
+                let mut e = open_engine(&o).unwrap();
+                let id = e
+                    .add_file(open_file(&path, true, true, true), &path)
+                    .unwrap();
+                for i in 0..N {
+                    let off = (i * BIG) as u64;
+                    let b = Buf::new(BIG).unwrap();
+                    let req = if write {
+                        Req::write(id, off, b)
+                    } else {
+                        Req::read(id, off, b)
+                    };
+                    queued(&mut *e, req);
+                }
+                assert_eq!(e.commit().unwrap(), N);
+                // And one queued but never submitted, which the kernel never saw.
+                queued(&mut *e, Req::read(id, 0, Buf::new(BIG).unwrap()));
+                drop(e);
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reap_with_nothing_in_flight_returns_at_once() {
+        let mut e = open_engine(&opts(8)).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(e.reap(4, 8, None, &mut out).unwrap(), 0);
+        assert_eq!(e.syscalls(), SysCalls::default());
+    }
+
+    #[test]
+    fn setup_eagain_names_aio_max_nr() {
+        let err = setup_error(io::Error::from_raw_os_error(libc::EAGAIN), 128);
+        assert_eq!(err.kind, ErrorKind::Limit);
+        let msg = err.to_string();
+        assert!(msg.contains("/proc/sys/fs/aio-max-nr"), "{msg}");
+        let err = setup_error(io::Error::from_raw_os_error(libc::ENOSYS), 1);
+        assert!(err.to_string().contains("Linux AIO not available"));
+        assert!(err.to_string().contains("io_uring"));
+    }
+
+    #[test]
+    fn unknown_file_is_ebadf() {
+        let mut e = open_engine(&opts(2)).unwrap();
+        match e.queue(Req::read(FileId(7), 0, Buf::new(BS).unwrap())) {
+            Queued::Done(d) => {
+                assert_eq!(d.result.unwrap_err().raw_os_error(), Some(libc::EBADF))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -266,3 +266,65 @@ impl Ring {
         n
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake ring: header then `nr` events, 8-aligned like the kernel's mapping.
+    fn fake_ring(nr: u32, magic: u32) -> Vec<u64> {
+        let mut mem = vec![0u64; (32 + 32 * nr as usize) / 8];
+        let hdr = mem.as_mut_ptr() as *mut AioRingHeader;
+        // SAFETY: mem is large enough and aligned for the header.
+        unsafe {
+            (*hdr).nr = nr;
+            (*hdr).magic = magic;
+            (*hdr).header_length = 32;
+        }
+        mem
+    }
+
+    #[test]
+    fn ring_with_wrong_magic_is_refused() {
+        let mut mem = fake_ring(4, 0xdead_beef);
+        // SAFETY: the fake ring outlives the Ring attempt.
+        let err = unsafe { Ring::new(mem.as_mut_ptr() as AioContext) }.unwrap_err();
+        assert!(err.to_string().contains("0xa10a10a1"), "{err}");
+    }
+
+    #[test]
+    fn ring_take_wraps_and_publishes_head() {
+        let nr = 4u32;
+        let mut mem = fake_ring(nr, AIO_RING_MAGIC);
+        let base = mem.as_mut_ptr();
+        let hdr = base as *mut AioRingHeader;
+        let events = (base as usize + 32) as *mut IoEvent;
+        // Kernel side: head 3, events in slots 3, 0, 1, tail 2.
+        for (i, slot) in [3usize, 0, 1].into_iter().enumerate() {
+            // SAFETY: slot < nr, inside the fake ring.
+            unsafe {
+                events.add(slot).write(IoEvent {
+                    data: i as u64,
+                    ..IoEvent::default()
+                })
+            };
+        }
+        // SAFETY: header fields of the fake ring.
+        unsafe {
+            (*hdr).head = 3;
+            (*hdr).tail = 2;
+        }
+        // SAFETY: the fake ring outlives `ring`.
+        let mut ring = unsafe { Ring::new(base as AioContext) }.unwrap();
+        assert_eq!(ring.available(), 3);
+        let mut out = [IoEvent::default(); 2];
+        assert_eq!(ring.take(&mut out), 2);
+        assert_eq!((out[0].data, out[1].data), (0, 1));
+        // SAFETY: as above.
+        assert_eq!(unsafe { (*hdr).head }, 1);
+        assert_eq!(ring.take(&mut out), 1);
+        assert_eq!(out[0].data, 2);
+        assert_eq!(ring.available(), 0);
+        assert_eq!(ring.take(&mut out), 0);
+    }
+}
