@@ -944,6 +944,27 @@ mod tests {
     }
 
     #[test]
+    fn nowait_reads_of_cached_data_complete() {
+        let dir = test_dir("nowait");
+        let path = dir.join("data");
+        std::fs::write(&path, vec![4u8; 4 * BS]).unwrap();
+        let mut o = opts(4);
+        o.nowait = true;
+        let mut e = open_engine(&o).unwrap();
+        assert_eq!(e.describe(), "libaio (nowait)");
+        let id = e
+            .add_file(open_file(&path, false, true, false), &path)
+            .unwrap();
+        queued(&mut *e, Req::read(id, 0, Buf::new(BS).unwrap()));
+        e.commit().unwrap();
+        let done = drain(&mut *e);
+        // Just written, so cached: RWF_NOWAIT has no reason to say EAGAIN.
+        assert_eq!(*done[0].result.as_ref().unwrap(), BS);
+        drop(e);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn reap_with_nothing_in_flight_returns_at_once() {
         let mut e = open_engine(&opts(8)).unwrap();
         let mut out = Vec::new();
