@@ -4,6 +4,7 @@
 //! kernel's own interfaces (AIO events, io_uring CQEs, raw syscalls) return `-errno` ([`kres`]).
 //! `kres` is the only place where a kernel `-errno` becomes an [`io::Error`].
 
+pub mod aio;
 pub mod dev;
 
 use std::io;
