@@ -1,0 +1,533 @@
+//! `io_uring`: plain, SQPOLL, IOPOLL (hipri), fixed buffers, registered files, vectored or not.
+//!
+//! Split as liburing is: `setup` creates the ring and probes it, `queue` submits and reaps,
+//! `register` owns the buffer and file tables. The ring is created with SINGLE_ISSUER (plus
+//! DEFER_TASKRUN, or COOP_TASKRUN) where the kernel accepts them, and R_DISABLED, so the thread
+//! that first commits or reaps becomes its issuer: engines are opened in one thread and used in
+//! another.
+
+mod queue;
+mod register;
+mod setup;
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use io_uring::{types, IoUring};
+
+use crate::files::{ebadf, FileEntry, Files};
+use crate::sys::{self, kres};
+use crate::{
+    Buf, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
+    Req, SysCalls,
+};
+use queue::{enter, Issue, Rw, Slab, Target, Why};
+use register::Registry;
+use setup::{Mode, Ops};
+
+const ENGINE: EngineKind = EngineKind::IoUring;
+
+pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(UringEngine::new(opts)?))
+}
+
+pub(crate) struct UringEngine {
+    ring: IoUring,
+    mode: Mode,
+    rw: Rw,
+    rw_flags: i32,
+    nowait: bool,
+    /// False until the first commit or reap enables an R_DISABLED ring.
+    enabled: bool,
+    caps: Caps,
+    description: String,
+    files: Files,
+    slab: Slab,
+    reg: Registry,
+    calls: SysCalls,
+    /// SQEs pushed and not yet handed to the kernel.
+    pending: usize,
+}
+
+impl UringEngine {
+    fn new(opts: &EngineOpts) -> Result<UringEngine, EngineError> {
+        let (ring, mode, ops) = setup::create(opts)?;
+        let rw = choose_rw(opts, &ops)?;
+        if opts.fixedbufs && !(ops.read_fixed && ops.write_fixed) {
+            return Err(unsupported(
+                "fixedbufs: the kernel has no READ_FIXED/WRITE_FIXED",
+            ));
+        }
+        let files = opts.registerfiles.then_some(opts.max_files);
+        let reg = Registry::new(&ring, opts.depth, opts.fixedbufs, files)?;
+        // IOPOLL rings refuse everything that cannot be polled (fsync, fallocate) with
+        // EOPNOTSUPP, so under hipri those run synchronously inside queue().
+        let caps = Caps {
+            max_depth: opts.depth.max(1),
+            vectored: rw == Rw::Vectored,
+            fixed_buffers: opts.fixedbufs,
+            registered_files: opts.registerfiles,
+            polling: mode.iopoll,
+            sq_thread: mode.sqpoll,
+            async_sync: ops.fsync && !mode.iopoll,
+            async_trim: ops.fallocate && !mode.iopoll,
+            ..Caps::default()
+        };
+        let description = describe(opts, &mode, rw);
+        Ok(UringEngine {
+            ring,
+            mode,
+            rw,
+            rw_flags: if opts.nowait { libc::RWF_NOWAIT } else { 0 },
+            nowait: opts.nowait,
+            enabled: !mode.r_disabled,
+            caps,
+            description,
+            files: Files::default(),
+            slab: Slab::new(opts.depth),
+            reg,
+            calls: SysCalls::default(),
+            pending: 0,
+        })
+    }
+
+    fn issue(&self, target: Target, buf: &Buf) -> Issue {
+        Issue {
+            target,
+            fixed: self.reg.fixed_slot(buf),
+            rw: self.rw,
+            rw_flags: self.rw_flags,
+        }
+    }
+
+    /// Enables an R_DISABLED ring, which makes the calling thread its issuer.
+    fn enable(&mut self) -> io::Result<()> {
+        if !self.enabled {
+            Registry::enable(&self.ring)?;
+            self.enabled = true;
+        }
+        Ok(())
+    }
+
+    /// Hands the SQ to the kernel (or to the SQ thread). Returns how many entries went.
+    fn submit(&mut self) -> io::Result<usize> {
+        let before = self.pending;
+        loop {
+            match enter(
+                &mut self.ring,
+                &self.mode,
+                None,
+                None,
+                Why::Submit,
+                &mut self.calls,
+            ) {
+                Ok(_) => break,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The entries stay in the SQ; the next enter (commit or reap) takes them.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY)) => {
+                    return Ok(0)
+                }
+                Err(e) => return Err(issuer_error(e)),
+            }
+        }
+        let left = if self.mode.sqpoll {
+            0
+        } else {
+            self.ring.submission().len()
+        };
+        self.pending = left;
+        Ok(before.saturating_sub(left))
+    }
+
+    /// Takes up to `max` completions from the CQ (no system call), resubmitting the rest of
+    /// short transfers and retried errors.
+    fn drain(&mut self, max: usize, out: &mut Vec<Done>) -> usize {
+        let mut got = 0;
+        let mut resubmitted = 0;
+        {
+            let (_, mut sq, mut cq) = self.ring.split();
+            while got < max {
+                let Some(cqe) = cq.next() else { break };
+                let slot = cqe.user_data() as u32;
+                let Some(req) = self.slab.get_mut(slot) else {
+                    continue;
+                };
+                let result = match req.complete_part(kres(cqe.result() as i64), self.nowait) {
+                    Some(r) => r,
+                    None => {
+                        let how = target_of(&self.files, &self.reg, req.file).map(|t| Issue {
+                            target: t,
+                            fixed: self.reg.fixed_slot(&req.buf),
+                            rw: self.rw,
+                            rw_flags: self.rw_flags,
+                        });
+                        let sqe = how.and_then(|h| self.slab.resubmit(slot, &h));
+                        match sqe {
+                            // SAFETY: the SQE names the buffer and iovec of the Req in `slot`,
+                            // which stay in the slab until this slot's final CQE is taken
+                            // here; Drop waits for that.
+                            Some(sqe) if unsafe { sq.push(&sqe) }.is_ok() => {
+                                resubmitted += 1;
+                                continue;
+                            }
+                            Some(_) => Err(io::Error::from_raw_os_error(libc::EAGAIN)),
+                            None => Err(ebadf()),
+                        }
+                    }
+                };
+                if let Some(req) = self.slab.remove(slot) {
+                    out.push(Done { req, result });
+                    got += 1;
+                }
+            }
+        }
+        if resubmitted > 0 {
+            self.pending += resubmitted;
+            // A failure leaves the entries in the SQ for the next enter; the completions we
+            // already have must not be lost to it.
+            let _ = self.submit();
+        }
+        got
+    }
+
+    /// Waits in the kernel for `min` completions (0: just flush), with an optional timeout.
+    fn wait(&mut self, min: u32, timeout: Option<Duration>) -> io::Result<()> {
+        match enter(
+            &mut self.ring,
+            &self.mode,
+            Some(min),
+            timeout,
+            Why::Reap,
+            &mut self.calls,
+        ) {
+            Ok(_) => {
+                if !self.mode.sqpoll {
+                    self.pending = self.ring.submission().len();
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn queue_sync(&mut self, req: Req) -> Queued {
+        let Some(f) = self.files.get(req.file) else {
+            return done(req, Err(ebadf()));
+        };
+        let calls = &mut self.calls.io;
+        let result = match req.op {
+            Op::Trim => sys::trim_fd(f.fd(), f.block_device, req.offset, req.len, calls),
+            _ => sys::sync_fd(f.fd(), req.op == Op::Fdatasync, calls),
+        };
+        done(req, result)
+    }
+}
+
+impl Engine for UringEngine {
+    fn kind(&self) -> EngineKind {
+        ENGINE
+    }
+
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+
+    fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
+        let entry = FileEntry::new(file, path, ENGINE)?;
+        if self.mode.iopoll {
+            check_iopoll(&entry)?;
+        }
+        let fd = entry.fd();
+        let id = self.files.insert(entry);
+        if self.reg.files_registered() {
+            if let Err(e) = self.reg.register_file(&self.ring, id, fd, path) {
+                let _ = self.files.remove(id, ENGINE);
+                return Err(e);
+            }
+        }
+        Ok(id)
+    }
+
+    fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {
+        if self.files.get(id).is_none() {
+            return Err(crate::files::bad_file(id, ENGINE, "remove_file"));
+        }
+        if self.reg.files_registered() {
+            self.reg.unregister_file(&self.ring, id)?;
+        }
+        Ok(self.files.remove(id, ENGINE)?.file)
+    }
+
+    fn alloc_buf(&mut self, len: usize) -> Result<Buf, EngineError> {
+        let mut buf = Buf::new(len)
+            .map_err(|e| EngineError::new(ErrorKind::Limit, "alloc_buf", ENGINE).source(e))?;
+        self.reg.register_buf(&self.ring, &mut buf)?;
+        Ok(buf)
+    }
+
+    fn queue(&mut self, req: Req) -> Queued {
+        let Some(f) = self.files.get(req.file) else {
+            return done(req, Err(ebadf()));
+        };
+        if let Err(e) = f.check(&req) {
+            return done(req, Err(e));
+        }
+        let synchronous = match req.op {
+            Op::Trim => f.block_device || !self.caps.async_trim,
+            Op::Fsync | Op::Fdatasync => !self.caps.async_sync,
+            Op::Read | Op::Write => false,
+        };
+        if synchronous {
+            return self.queue_sync(req);
+        }
+        if self.ring.submission().is_full() {
+            return Queued::Busy(req);
+        }
+        let Some(target) = target_of(&self.files, &self.reg, req.file) else {
+            return done(req, Err(ebadf()));
+        };
+        let how = self.issue(target, &req.buf);
+        let (slot, sqe) = match self.slab.insert(req, &how) {
+            Ok(x) => x,
+            Err(req) => return Queued::Busy(req),
+        };
+        // SAFETY: the SQE names the buffer and iovec of the Req in `slot`; they stay in the
+        // slab, unmoved, until this slot's final CQE is taken in drain(), and Drop waits for
+        // every slot before the slab goes away.
+        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            // Not reached: the SQ has room (checked above) and nothing else pushes.
+            if let Some(req) = self.slab.remove(slot) {
+                return Queued::Busy(req);
+            }
+        }
+        self.pending += 1;
+        Queued::Queued
+    }
+
+    fn commit(&mut self) -> io::Result<usize> {
+        if self.pending == 0 {
+            return Ok(0);
+        }
+        self.enable().map_err(issuer_error)?;
+        self.submit()
+    }
+
+    fn reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        timeout: Option<Duration>,
+        out: &mut Vec<Done>,
+    ) -> io::Result<usize> {
+        if self.slab.in_flight() == 0 || max == 0 {
+            return Ok(0);
+        }
+        self.enable().map_err(issuer_error)?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let want = min.min(max);
+        let mut got = 0;
+        let mut flushed = false;
+        loop {
+            got += self.drain(max - got, out);
+            let in_flight = self.slab.in_flight();
+            if got >= max || in_flight == 0 {
+                break;
+            }
+            if got >= want {
+                // DEFER_TASKRUN, IOPOLL and COOP_TASKRUN only post completions when we enter
+                // the kernel, so a non-blocking reap that found nothing makes one trip.
+                // The SQ thread does that work itself under SQPOLL.
+                if got == 0 && !flushed && !self.mode.sqpoll {
+                    flushed = true;
+                    match self.wait(0, None) {
+                        Ok(()) => continue,
+                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                        Err(e) => return Err(issuer_error(e)),
+                    }
+                }
+                break;
+            }
+            let left = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(l) if !l.is_zero() => Some(l),
+                    _ => break,
+                },
+                None => None,
+            };
+            // Without EXT_ARG (before 5.11) there is no timed wait: only flush.
+            let (n, left) = match left {
+                Some(_) if !self.ring.params().is_feature_ext_arg() => (0, None),
+                l => ((want - got).min(in_flight) as u32, l),
+            };
+            match self.wait(n, left) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => {
+                    got += self.drain(max - got, out);
+                    break;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) => return Err(issuer_error(e)),
+            }
+            if n == 0 && left.is_none() && timeout.is_some() {
+                got += self.drain(max - got, out);
+                break;
+            }
+        }
+        Ok(got)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.slab.in_flight()
+    }
+
+    fn syscalls(&self) -> SysCalls {
+        self.calls
+    }
+}
+
+impl Drop for UringEngine {
+    /// The kernel may be reading or writing every buffer in the slab: wait for all of them
+    /// before the buffers (and the ring) go. If waiting is impossible (another thread than the
+    /// issuer drops the engine), leak the buffers rather than free memory the kernel uses.
+    fn drop(&mut self) {
+        if self.enabled {
+            let mut sink = Vec::new();
+            while self.slab.in_flight() > 0 {
+                let n = self.slab.in_flight();
+                match self.reap(n, usize::MAX, None, &mut sink) {
+                    Ok(_) => sink.clear(),
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                    Err(_) => {
+                        self.slab.leak_all();
+                        break;
+                    }
+                }
+            }
+        }
+        // A ring never enabled has had nothing submitted: its requests are only in the SQ.
+        self.reg.unregister_all(&self.ring);
+    }
+}
+
+fn done(req: Req, result: io::Result<usize>) -> Queued {
+    Queued::Done(Done { req, result })
+}
+
+fn unsupported(why: &str) -> EngineError {
+    EngineError::new(ErrorKind::Unsupported, "open", ENGINE).hint(why.to_string())
+}
+
+/// The file of `id` as the kernel should see it: registered slot or raw fd.
+fn target_of(files: &Files, reg: &Registry, id: FileId) -> Option<Target> {
+    let f = files.get(id)?;
+    Some(if reg.files_registered() {
+        Target::Registered(types::Fixed(id.0))
+    } else {
+        Target::Raw(types::Fd(f.file.as_raw_fd()))
+    })
+}
+
+/// fio's nonvectored: -1 (None) means READ/WRITE where the kernel has them.
+fn choose_rw(opts: &EngineOpts, ops: &Ops) -> Result<Rw, EngineError> {
+    let plain = ops.read && ops.write;
+    match opts.nonvectored {
+        Some(true) if !plain => Err(unsupported(
+            "nonvectored=1: the kernel has no IORING_OP_READ/WRITE (needs 5.6)",
+        )),
+        Some(true) => Ok(Rw::Plain),
+        Some(false) => Ok(Rw::Vectored),
+        None if plain => Ok(Rw::Plain),
+        None => Ok(Rw::Vectored),
+    }
+}
+
+fn describe(opts: &EngineOpts, mode: &Mode, rw: Rw) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if mode.sqpoll {
+        parts.push(match opts.sqpoll_cpu {
+            Some(c) => format!("sqpoll on cpu {c}"),
+            None => "sqpoll".into(),
+        });
+    }
+    if mode.iopoll {
+        parts.push("hipri".into());
+    }
+    if opts.fixedbufs {
+        parts.push("fixedbufs".into());
+    }
+    if opts.registerfiles {
+        parts.push("registerfiles".into());
+    }
+    if rw == Rw::Vectored {
+        parts.push("vectored".into());
+    }
+    if opts.nowait {
+        parts.push("nowait".into());
+    }
+    if mode.defer_taskrun {
+        parts.push("defer_taskrun".into());
+    } else if mode.coop_taskrun {
+        parts.push("coop_taskrun".into());
+    }
+    if mode.single_issuer && !mode.defer_taskrun {
+        parts.push("single_issuer".into());
+    }
+    if parts.is_empty() {
+        "io_uring".into()
+    } else {
+        format!("io_uring ({})", parts.join(", "))
+    }
+}
+
+/// IOPOLL completes by polling the device's queues: it needs O_DIRECT (the page cache cannot
+/// be polled) and a driver with poll queues. Without them the kernel fails each request with
+/// EOPNOTSUPP, or on older kernels hangs, so refuse the file up front.
+fn check_iopoll(f: &FileEntry) -> Result<(), EngineError> {
+    let refuse = |kind, msg: String, hint: &str| {
+        Err(EngineError::new(kind, "add_file", ENGINE)
+            .path(&f.path)
+            .source(io::Error::new(io::ErrorKind::Unsupported, msg))
+            .hint(hint.to_string()))
+    };
+    if !f.direct {
+        return refuse(
+            ErrorKind::InvalidRequest,
+            "hipri (IOPOLL) needs direct=1: the file is not open with O_DIRECT".into(),
+            "open it with direct=1, or run without hipri",
+        );
+    }
+    match &f.dev {
+        None => refuse(
+            ErrorKind::Unsupported,
+            "IOPOLL is not supported here: the file is not on a block device".into(),
+            "run without hipri",
+        ),
+        Some(d) if !d.io_poll => refuse(
+            ErrorKind::Unsupported,
+            format!(
+                "IOPOLL is not supported on {}: {}/queue/io_poll is 0 (the driver has no poll \
+                 queues)",
+                d.name,
+                d.sysfs.display()
+            ),
+            "run without hipri (NVMe gets poll queues with nvme.poll_queues=N)",
+        ),
+        Some(_) => Ok(()),
+    }
+}
+
+/// SINGLE_ISSUER answers EEXIST to any thread but the issuer; say so instead.
+fn issuer_error(e: io::Error) -> io::Error {
+    match register::issuer_hint(&e) {
+        Some(h) => io::Error::new(e.kind(), format!("io_uring: EEXIST: {h}")),
+        None => e,
+    }
+}
