@@ -531,3 +531,464 @@ fn issuer_error(e: io::Error) -> io::Error {
         None => e,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::OpenOptions;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::PathBuf;
+
+    const BS: usize = 4096;
+
+    fn tmp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("iolab-uring-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    fn open_file(path: &Path, write: bool, read: bool, direct: bool) -> File {
+        let mut o = OpenOptions::new();
+        o.read(read).write(write).create(write);
+        if direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(path).unwrap()
+    }
+
+    /// The ring variants every behaviour test runs over.
+    fn modes() -> Vec<(&'static str, EngineOpts)> {
+        let base = EngineOpts::new(EngineKind::IoUring, 32);
+        let with = |f: &dyn Fn(&mut EngineOpts)| {
+            let mut o = base.clone();
+            f(&mut o);
+            o
+        };
+        vec![
+            ("plain", base.clone()),
+            ("sqpoll", with(&|o| o.sqpoll = true)),
+            ("fixedbufs", with(&|o| o.fixedbufs = true)),
+            ("registerfiles", with(&|o| o.registerfiles = true)),
+            (
+                "fixedbufs+registerfiles",
+                with(&|o| {
+                    o.fixedbufs = true;
+                    o.registerfiles = true
+                }),
+            ),
+            ("vectored", with(&|o| o.nonvectored = Some(false))),
+        ]
+    }
+
+    /// Queues every request (committing and reaping when busy) and returns all completions,
+    /// ordered by tag.
+    fn run(e: &mut dyn Engine, reqs: Vec<Req>) -> Vec<Done> {
+        let mut out = Vec::new();
+        for mut req in reqs {
+            loop {
+                match e.queue(req) {
+                    Queued::Done(d) => out.push(d),
+                    Queued::Queued => {}
+                    Queued::Busy(r) => {
+                        req = r;
+                        e.commit().unwrap();
+                        e.reap(1, usize::MAX, None, &mut out).unwrap();
+                        continue;
+                    }
+                }
+                break;
+            }
+        }
+        e.commit().unwrap();
+        while e.in_flight() > 0 {
+            e.reap(1, usize::MAX, None, &mut out).unwrap();
+        }
+        out.sort_by_key(|d| d.req.tag);
+        out
+    }
+
+    /// One read of `len` bytes at `offset`, in a buffer from the engine.
+    fn read1(e: &mut dyn Engine, f: FileId, offset: u64, len: usize) -> Done {
+        let buf = e.alloc_buf(len).unwrap();
+        run(e, vec![Req::read(f, offset, buf)]).remove(0)
+    }
+
+    fn pattern(block: usize, salt: u8) -> impl Fn(usize) -> u8 {
+        move |j| (block as u8).wrapping_mul(31) ^ (j as u8) ^ salt
+    }
+
+    #[test]
+    fn every_mode_writes_a_pattern_and_reads_it_back() {
+        const BLOCKS: usize = 64;
+        for (i, (name, opts)) in modes().into_iter().enumerate() {
+            for direct in [false, true] {
+                let path = tmp(&format!("rw-{name}-{direct}"));
+                let mut e = open(&opts).unwrap();
+                let f = e
+                    .add_file(open_file(&path, true, true, direct), &path)
+                    .unwrap();
+                let salt = (i as u8) << 1 | direct as u8;
+                let writes = (0..BLOCKS)
+                    .map(|b| {
+                        let mut buf = e.alloc_buf(BS).unwrap();
+                        let p = pattern(b, salt);
+                        buf.as_mut_slice()
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(j, x)| *x = p(j));
+                        if opts.fixedbufs && b < 64 {
+                            assert!(buf.fixed_index().is_some(), "{name}: buffer not registered");
+                        }
+                        Req::write(f, (b * BS) as u64, buf).with_tag(b as u64)
+                    })
+                    .collect();
+                for d in run(e.as_mut(), writes) {
+                    assert_eq!(d.result.unwrap(), BS, "{name} direct={direct}");
+                }
+                let reads = (0..BLOCKS)
+                    .map(|b| {
+                        Req::read(f, (b * BS) as u64, e.alloc_buf(BS).unwrap()).with_tag(b as u64)
+                    })
+                    .collect();
+                for d in run(e.as_mut(), reads) {
+                    assert_eq!(d.result.as_ref().unwrap(), &BS, "{name} direct={direct}");
+                    let p = pattern(d.req.tag as usize, salt);
+                    let ok = d
+                        .req
+                        .buf
+                        .as_slice()
+                        .iter()
+                        .enumerate()
+                        .all(|(j, &x)| x == p(j));
+                    assert!(ok, "{name} direct={direct}: block {} differs", d.req.tag);
+                }
+                assert!(e.syscalls().submit > 0 || opts.sqpoll, "{name}");
+                drop(e);
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn short_read_at_eof_completes_with_what_is_there() {
+        for (name, opts) in modes() {
+            for (direct, size) in [(false, 5000usize), (true, 6144)] {
+                let path = tmp(&format!("eof-{name}-{direct}"));
+                std::fs::write(&path, vec![7u8; size]).unwrap();
+                let mut e = open(&opts).unwrap();
+                let f = e
+                    .add_file(open_file(&path, false, true, direct), &path)
+                    .unwrap();
+                let done = [read1(e.as_mut(), f, 0, 8192)];
+                assert_eq!(
+                    done[0].result.as_ref().unwrap(),
+                    &size,
+                    "{name} direct={direct}"
+                );
+                assert!(done[0].req.buf.as_slice()[..size].iter().all(|&x| x == 7));
+                let past = [read1(e.as_mut(), f, 16384, BS)];
+                assert_eq!(
+                    past[0].result.as_ref().unwrap(),
+                    &0,
+                    "{name} direct={direct}"
+                );
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn misaligned_direct_request_is_refused_naming_the_alignment() {
+        let path = tmp("misaligned");
+        std::fs::write(&path, vec![0u8; 3 * BS]).unwrap();
+        let mut e = open(&EngineOpts::new(EngineKind::IoUring, 4)).unwrap();
+        let f = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap();
+        let buf = e.alloc_buf(BS).unwrap();
+        let Queued::Done(d) = e.queue(Req::data(Op::Read, f, 100, BS, buf)) else {
+            panic!("a misaligned O_DIRECT read was queued");
+        };
+        let msg = d.result.unwrap_err().to_string();
+        assert!(
+            msg.contains("multiples of") && msg.contains("aligned"),
+            "{msg}"
+        );
+        assert_eq!(e.in_flight(), 0);
+    }
+
+    #[test]
+    fn read_on_a_write_only_file_is_ebadf_in_done() {
+        for (name, opts) in modes() {
+            let path = tmp(&format!("wronly-{name}"));
+            let mut e = open(&opts).unwrap();
+            let f = e
+                .add_file(open_file(&path, true, false, false), &path)
+                .unwrap();
+            let done = [read1(e.as_mut(), f, 0, BS)];
+            let err = done[0].result.as_ref().unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::EBADF), "{name}: {err}");
+            let msg = done[0].error_message("io_uring").unwrap();
+            assert!(msg.contains("EBADF"), "{msg}");
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    #[test]
+    fn fsync_fdatasync_and_trim_go_through_the_ring() {
+        for (name, opts) in modes() {
+            let path = tmp(&format!("sync-{name}"));
+            std::fs::write(&path, vec![9u8; 4 * BS]).unwrap();
+            let mut e = open(&opts).unwrap();
+            assert!(e.caps().async_sync && e.caps().async_trim, "{name}");
+            let f = e
+                .add_file(open_file(&path, true, true, false), &path)
+                .unwrap();
+            let reqs = vec![
+                Req::sync(f, false).with_tag(0),
+                Req::sync(f, true).with_tag(1),
+                Req::trim(f, BS as u64, BS).with_tag(2),
+            ];
+            for d in run(e.as_mut(), reqs) {
+                d.result.unwrap();
+            }
+            assert_eq!(e.syscalls().io, 0, "{name}: something ran synchronously");
+            let back = [read1(e.as_mut(), f, 0, 2 * BS)];
+            let b = back[0].req.buf.as_slice();
+            assert!(b[..BS].iter().all(|&x| x == 9) && b[BS..].iter().all(|&x| x == 0));
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), 4 * BS as u64);
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    /// Regression guard for the memory-safety rule: the kernel must be done with every buffer
+    /// before the engine frees it.
+    #[test]
+    fn drop_with_32_requests_in_flight_waits_for_them() {
+        for (name, opts) in modes() {
+            let path = tmp(&format!("drop-{name}"));
+            std::fs::write(&path, vec![1u8; 32 * 64 * 1024]).unwrap();
+            for commit in [true, false] {
+                let mut e = open(&opts).unwrap();
+                let f = e
+                    .add_file(open_file(&path, false, true, true), &path)
+                    .unwrap();
+                for i in 0..32u64 {
+                    let buf = e.alloc_buf(64 * 1024).unwrap();
+                    assert!(matches!(
+                        e.queue(Req::read(f, i * 65536, buf)),
+                        Queued::Queued
+                    ));
+                }
+                if commit {
+                    e.commit().unwrap();
+                }
+                assert_eq!(e.in_flight(), 32, "{name}");
+                drop(e);
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    #[test]
+    fn engine_opened_in_one_thread_works_in_another() {
+        let path = tmp("threads");
+        let mut opts = EngineOpts::new(EngineKind::IoUring, 8);
+        opts.fixedbufs = true;
+        opts.registerfiles = true;
+        let mut e = open(&opts).unwrap();
+        let desc = e.describe();
+        assert!(desc.contains("defer_taskrun"), "{desc}");
+        // Registration before the ring is enabled: the creating thread may set things up.
+        let f = e
+            .add_file(open_file(&path, true, true, false), &path)
+            .unwrap();
+        let mut buf = e.alloc_buf(BS).unwrap();
+        buf.as_mut_slice().fill(0x5a);
+        let e = std::thread::spawn(move || {
+            let w = run(e.as_mut(), vec![Req::write(f, 0, buf)]);
+            assert_eq!(w[0].result.as_ref().unwrap(), &BS);
+            let r = run(
+                e.as_mut(),
+                vec![Req::read(f, 0, w.into_iter().next().unwrap().req.buf)],
+            );
+            assert!(r[0].req.buf.as_slice().iter().all(|&x| x == 0x5a));
+            e
+        })
+        .join()
+        .unwrap();
+        drop(e);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn reap_without_waiting_still_makes_progress() {
+        let path = tmp("reap0");
+        std::fs::write(&path, vec![3u8; 8 * BS]).unwrap();
+        let mut e = open(&EngineOpts::new(EngineKind::IoUring, 8)).unwrap();
+        let f = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap();
+        for i in 0..8u64 {
+            let buf = e.alloc_buf(BS).unwrap();
+            assert!(matches!(
+                e.queue(Req::read(f, i * BS as u64, buf)),
+                Queued::Queued
+            ));
+        }
+        e.commit().unwrap();
+        let mut out = Vec::new();
+        let start = Instant::now();
+        while e.in_flight() > 0 && start.elapsed() < Duration::from_secs(10) {
+            e.reap(0, usize::MAX, None, &mut out).unwrap();
+        }
+        assert_eq!(out.len(), 8);
+        assert!(
+            e.reap(1, 8, Some(Duration::from_millis(10)), &mut out)
+                .unwrap()
+                == 0
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn hipri_is_refused_on_a_device_without_poll_queues() {
+        let path = tmp("hipri");
+        std::fs::write(&path, vec![0u8; BS]).unwrap();
+        let mut opts = EngineOpts::new(EngineKind::IoUring, 8);
+        opts.hipri = true;
+        let mut e = open(&opts).unwrap();
+        assert!(e.caps().polling && !e.caps().async_sync);
+        let err = e
+            .add_file(open_file(&path, false, true, false), &path)
+            .unwrap_err();
+        assert!(err.to_string().contains("direct=1"), "{err}");
+        let meta = std::fs::metadata(&path).unwrap();
+        let Some(dev) = crate::DevInfo::of(&meta) else {
+            eprintln!("skipped: {} is not on a block device", path.display());
+            return;
+        };
+        if dev.io_poll {
+            eprintln!("skipped: {} has poll queues", dev.name);
+            return;
+        }
+        let err = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Unsupported);
+        let msg = err.to_string();
+        eprintln!("{msg}");
+        let want = format!(
+            "IOPOLL is not supported on {}: /sys/block/{}/queue/io_poll is 0",
+            dev.name, dev.name
+        );
+        assert!(msg.contains(&want), "{msg}");
+        assert!(msg.contains("run without hipri"), "{msg}");
+    }
+
+    #[test]
+    fn sqpoll_makes_far_fewer_submit_calls_than_requests() {
+        const N: usize = 512;
+        let path = tmp("sqpoll-count");
+        std::fs::write(&path, vec![0u8; 64 * BS]).unwrap();
+        let mut counts = Vec::new();
+        for sqpoll in [false, true] {
+            let mut opts = EngineOpts::new(EngineKind::IoUring, 32);
+            opts.sqpoll = sqpoll;
+            let mut e = open(&opts).unwrap();
+            let f = e
+                .add_file(open_file(&path, false, true, false), &path)
+                .unwrap();
+            let reqs = (0..N)
+                .map(|i| Req::read(f, ((i % 64) * BS) as u64, Buf::new(BS).unwrap()))
+                .collect();
+            assert_eq!(run(e.as_mut(), reqs).len(), N);
+            counts.push(e.syscalls());
+        }
+        eprintln!(
+            "plain {:?}, sqpoll {:?} for {N} requests",
+            counts[0], counts[1]
+        );
+        assert!(counts[1].submit * 4 < N as u64, "{:?}", counts[1]);
+        assert!(counts[1].submit < counts[0].submit, "{counts:?}");
+    }
+
+    #[test]
+    fn sqpoll_on_a_chosen_cpu_works() {
+        let path = tmp("sqpoll-cpu");
+        std::fs::write(&path, vec![4u8; BS]).unwrap();
+        let mut opts = EngineOpts::new(EngineKind::IoUring, 4);
+        opts.sqpoll = true;
+        opts.sqpoll_cpu = Some(0);
+        opts.sqpoll_idle_ms = 10;
+        let mut e = open(&opts).unwrap();
+        assert_eq!(e.describe(), "io_uring (sqpoll on cpu 0, single_issuer)");
+        let f = e
+            .add_file(open_file(&path, false, true, false), &path)
+            .unwrap();
+        // Long enough for the SQ thread to fall asleep between the two: the wakeup path.
+        let a = run(e.as_mut(), vec![Req::read(f, 0, Buf::new(BS).unwrap())]);
+        std::thread::sleep(Duration::from_millis(50));
+        let b = run(e.as_mut(), vec![Req::read(f, 0, Buf::new(BS).unwrap())]);
+        assert_eq!(
+            a[0].result.as_ref().unwrap() + b[0].result.as_ref().unwrap(),
+            2 * BS
+        );
+    }
+
+    /// A seccomp filter (as in many containers) that makes io_uring_setup fail with EPERM.
+    #[test]
+    fn blocked_io_uring_names_the_engines_that_still_work() {
+        let err = std::thread::spawn(|| {
+            let filter = [
+                libc::sock_filter {
+                    code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: 0,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 1,
+                    k: libc::SYS_io_uring_setup as u32,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_RET | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_RET | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: libc::SECCOMP_RET_ALLOW,
+                },
+            ];
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut _,
+            };
+            // SAFETY: prctl calls on this thread only; the filter program outlives the call.
+            unsafe {
+                assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+                assert_eq!(
+                    libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog),
+                    0
+                );
+            }
+            open(&EngineOpts::new(EngineKind::IoUring, 4)).err()
+        })
+        .join()
+        .unwrap()
+        .expect("io_uring_setup was not blocked");
+        assert_eq!(err.kind, ErrorKind::Permission);
+        let msg = err.to_string();
+        assert!(
+            msg.contains("io_uring is blocked") && msg.contains("io_uring_disabled is"),
+            "{msg}"
+        );
+        assert!(msg.contains("psync, libaio, posixaio"), "{msg}");
+    }
+}
