@@ -790,6 +790,34 @@ mod tests {
         }
     }
 
+    /// With DEFER_TASKRUN only the issuer may wait, so a drop elsewhere cannot know when the
+    /// kernel is done: it must leak the buffers, never free them.
+    #[test]
+    fn drop_on_a_thread_that_is_not_the_issuer_does_not_free_busy_buffers() {
+        let path = tmp("foreign-drop");
+        std::fs::write(&path, vec![2u8; 8 << 20]).unwrap();
+        let mut e = open(&EngineOpts::new(EngineKind::IoUring, 8)).unwrap();
+        let f = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap();
+        let e = std::thread::spawn(move || {
+            for i in 0..8u64 {
+                let buf = e.alloc_buf(1 << 20).unwrap();
+                assert!(matches!(
+                    e.queue(Req::read(f, i << 20, buf)),
+                    Queued::Queued
+                ));
+            }
+            e.commit().unwrap();
+            e
+        })
+        .join()
+        .unwrap();
+        assert_eq!(e.in_flight(), 8);
+        drop(e);
+        std::fs::remove_file(&path).unwrap();
+    }
+
     #[test]
     fn engine_opened_in_one_thread_works_in_another() {
         let path = tmp("threads");
@@ -849,6 +877,43 @@ mod tests {
                 == 0
         );
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn reap_timeout_returns_what_it_has() {
+        use std::io::Write;
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: pipe writes two descriptors into the two-element array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both descriptors were just created and are owned by nobody else.
+        let (rd, mut wr) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        let mut e = open(&EngineOpts::new(EngineKind::IoUring, 4)).unwrap();
+        let f = e.add_file(rd, Path::new("pipe")).unwrap();
+        let buf = e.alloc_buf(16).unwrap();
+        assert!(matches!(
+            e.queue(Req::data(Op::Read, f, 0, 5, buf)),
+            Queued::Queued
+        ));
+        e.commit().unwrap();
+        let mut out = Vec::new();
+        let t = Instant::now();
+        let n = e
+            .reap(1, 4, Some(Duration::from_millis(50)), &mut out)
+            .unwrap();
+        assert_eq!(n, 0);
+        assert!(
+            t.elapsed() >= Duration::from_millis(40),
+            "{:?}",
+            t.elapsed()
+        );
+        wr.write_all(b"hello").unwrap();
+        assert_eq!(
+            e.reap(1, 4, Some(Duration::from_secs(5)), &mut out)
+                .unwrap(),
+            1
+        );
+        assert_eq!(&out[0].req.buf.as_slice()[..5], b"hello");
     }
 
     #[test]
