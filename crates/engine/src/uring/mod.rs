@@ -1,0 +1,1059 @@
+//! `io_uring`: plain, SQPOLL, IOPOLL (hipri), fixed buffers, registered files, vectored or not.
+//!
+//! Split as liburing is: `setup` creates the ring and probes it, `queue` submits and reaps,
+//! `register` owns the buffer and file tables. The ring is created with SINGLE_ISSUER (plus
+//! DEFER_TASKRUN, or COOP_TASKRUN) where the kernel accepts them, and R_DISABLED, so the thread
+//! that first commits or reaps becomes its issuer: engines are opened in one thread and used in
+//! another.
+
+mod queue;
+mod register;
+mod setup;
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use io_uring::{types, IoUring};
+
+use crate::files::{ebadf, FileEntry, Files};
+use crate::sys::{self, kres};
+use crate::{
+    Buf, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
+    Req, SysCalls,
+};
+use queue::{enter, Issue, Rw, Slab, Target, Why};
+use register::Registry;
+use setup::{Mode, Ops};
+
+const ENGINE: EngineKind = EngineKind::IoUring;
+
+pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(UringEngine::new(opts)?))
+}
+
+pub(crate) struct UringEngine {
+    ring: IoUring,
+    mode: Mode,
+    rw: Rw,
+    rw_flags: i32,
+    nowait: bool,
+    /// False until the first commit or reap enables an R_DISABLED ring.
+    enabled: bool,
+    caps: Caps,
+    description: String,
+    files: Files,
+    slab: Slab,
+    reg: Registry,
+    calls: SysCalls,
+    /// SQEs pushed and not yet handed to the kernel.
+    pending: usize,
+}
+
+impl UringEngine {
+    fn new(opts: &EngineOpts) -> Result<UringEngine, EngineError> {
+        let (ring, mode, ops) = setup::create(opts)?;
+        let rw = choose_rw(opts, &ops)?;
+        if opts.fixedbufs && !(ops.read_fixed && ops.write_fixed) {
+            return Err(unsupported(
+                "fixedbufs: the kernel has no READ_FIXED/WRITE_FIXED",
+            ));
+        }
+        let files = opts.registerfiles.then_some(opts.max_files);
+        let reg = Registry::new(&ring, opts.depth, opts.fixedbufs, files)?;
+        // IOPOLL rings refuse everything that cannot be polled (fsync, fallocate) with
+        // EOPNOTSUPP, so under hipri those run synchronously inside queue().
+        let caps = Caps {
+            max_depth: opts.depth.max(1),
+            vectored: rw == Rw::Vectored,
+            fixed_buffers: opts.fixedbufs,
+            registered_files: opts.registerfiles,
+            polling: mode.iopoll,
+            sq_thread: mode.sqpoll,
+            async_sync: ops.fsync && !mode.iopoll,
+            async_trim: ops.fallocate && !mode.iopoll,
+            ..Caps::default()
+        };
+        let description = describe(opts, &mode, rw);
+        Ok(UringEngine {
+            ring,
+            mode,
+            rw,
+            rw_flags: if opts.nowait { libc::RWF_NOWAIT } else { 0 },
+            nowait: opts.nowait,
+            enabled: !mode.r_disabled,
+            caps,
+            description,
+            files: Files::default(),
+            slab: Slab::new(opts.depth),
+            reg,
+            calls: SysCalls::default(),
+            pending: 0,
+        })
+    }
+
+    fn issue(&self, target: Target, buf: &Buf) -> Issue {
+        Issue {
+            target,
+            fixed: self.reg.fixed_slot(buf),
+            rw: self.rw,
+            rw_flags: self.rw_flags,
+        }
+    }
+
+    /// Enables an R_DISABLED ring, which makes the calling thread its issuer.
+    fn enable(&mut self) -> io::Result<()> {
+        if !self.enabled {
+            Registry::enable(&self.ring)?;
+            self.enabled = true;
+        }
+        Ok(())
+    }
+
+    /// Hands the SQ to the kernel (or to the SQ thread). Returns how many entries went.
+    fn submit(&mut self) -> io::Result<usize> {
+        let before = self.pending;
+        loop {
+            match enter(
+                &mut self.ring,
+                &self.mode,
+                None,
+                None,
+                Why::Submit,
+                &mut self.calls,
+            ) {
+                Ok(_) => break,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The entries stay in the SQ; the next enter (commit or reap) takes them.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY)) => {
+                    return Ok(0)
+                }
+                Err(e) => return Err(issuer_error(e)),
+            }
+        }
+        let left = if self.mode.sqpoll {
+            0
+        } else {
+            self.ring.submission().len()
+        };
+        self.pending = left;
+        Ok(before.saturating_sub(left))
+    }
+
+    /// Takes up to `max` completions from the CQ (no system call), resubmitting the rest of
+    /// short transfers and retried errors.
+    fn drain(&mut self, max: usize, out: &mut Vec<Done>) -> usize {
+        let mut got = 0;
+        let mut resubmitted = 0;
+        {
+            let (_, mut sq, mut cq) = self.ring.split();
+            while got < max {
+                let Some(cqe) = cq.next() else { break };
+                let slot = cqe.user_data() as u32;
+                let Some(req) = self.slab.get_mut(slot) else {
+                    continue;
+                };
+                let result = match req.complete_part(kres(cqe.result() as i64), self.nowait) {
+                    Some(r) => r,
+                    None => {
+                        let how = target_of(&self.files, &self.reg, req.file).map(|t| Issue {
+                            target: t,
+                            fixed: self.reg.fixed_slot(&req.buf),
+                            rw: self.rw,
+                            rw_flags: self.rw_flags,
+                        });
+                        let sqe = how.and_then(|h| self.slab.resubmit(slot, &h));
+                        match sqe {
+                            // SAFETY: the SQE names the buffer and iovec of the Req in `slot`,
+                            // which stay in the slab until this slot's final CQE is taken
+                            // here; Drop waits for that.
+                            Some(sqe) if unsafe { sq.push(&sqe) }.is_ok() => {
+                                resubmitted += 1;
+                                continue;
+                            }
+                            Some(_) => Err(io::Error::from_raw_os_error(libc::EAGAIN)),
+                            None => Err(ebadf()),
+                        }
+                    }
+                };
+                if let Some(req) = self.slab.remove(slot) {
+                    out.push(Done { req, result });
+                    got += 1;
+                }
+            }
+        }
+        if resubmitted > 0 {
+            self.pending += resubmitted;
+            // A failure leaves the entries in the SQ for the next enter; the completions we
+            // already have must not be lost to it.
+            let _ = self.submit();
+        }
+        got
+    }
+
+    /// Waits in the kernel for `min` completions (0: just flush), with an optional timeout.
+    fn wait(&mut self, min: u32, timeout: Option<Duration>) -> io::Result<()> {
+        match enter(
+            &mut self.ring,
+            &self.mode,
+            Some(min),
+            timeout,
+            Why::Reap,
+            &mut self.calls,
+        ) {
+            Ok(_) => {
+                if !self.mode.sqpoll {
+                    self.pending = self.ring.submission().len();
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn queue_sync(&mut self, req: Req) -> Queued {
+        let Some(f) = self.files.get(req.file) else {
+            return done(req, Err(ebadf()));
+        };
+        let calls = &mut self.calls.io;
+        let result = match req.op {
+            Op::Trim => sys::trim_fd(f.fd(), f.block_device, req.offset, req.len, calls),
+            _ => sys::sync_fd(f.fd(), req.op == Op::Fdatasync, calls),
+        };
+        done(req, result)
+    }
+}
+
+impl Engine for UringEngine {
+    fn kind(&self) -> EngineKind {
+        ENGINE
+    }
+
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+
+    fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
+        let entry = FileEntry::new(file, path, ENGINE)?;
+        if self.mode.iopoll {
+            check_iopoll(&entry)?;
+        }
+        let fd = entry.fd();
+        let id = self.files.insert(entry);
+        if self.reg.files_registered() {
+            if let Err(e) = self.reg.register_file(&self.ring, id, fd, path) {
+                let _ = self.files.remove(id, ENGINE);
+                return Err(e);
+            }
+        }
+        Ok(id)
+    }
+
+    fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {
+        if self.files.get(id).is_none() {
+            return Err(crate::files::bad_file(id, ENGINE, "remove_file"));
+        }
+        if self.reg.files_registered() {
+            self.reg.unregister_file(&self.ring, id)?;
+        }
+        Ok(self.files.remove(id, ENGINE)?.file)
+    }
+
+    fn alloc_buf(&mut self, len: usize) -> Result<Buf, EngineError> {
+        let mut buf = Buf::new(len)
+            .map_err(|e| EngineError::new(ErrorKind::Limit, "alloc_buf", ENGINE).source(e))?;
+        self.reg.register_buf(&self.ring, &mut buf)?;
+        Ok(buf)
+    }
+
+    fn queue(&mut self, req: Req) -> Queued {
+        let Some(f) = self.files.get(req.file) else {
+            return done(req, Err(ebadf()));
+        };
+        if let Err(e) = f.check(&req) {
+            return done(req, Err(e));
+        }
+        let synchronous = match req.op {
+            Op::Trim => f.block_device || !self.caps.async_trim,
+            Op::Fsync | Op::Fdatasync => !self.caps.async_sync,
+            Op::Read | Op::Write => false,
+        };
+        if synchronous {
+            return self.queue_sync(req);
+        }
+        if self.ring.submission().is_full() {
+            return Queued::Busy(req);
+        }
+        let Some(target) = target_of(&self.files, &self.reg, req.file) else {
+            return done(req, Err(ebadf()));
+        };
+        let how = self.issue(target, &req.buf);
+        let (slot, sqe) = match self.slab.insert(req, &how) {
+            Ok(x) => x,
+            Err(req) => return Queued::Busy(req),
+        };
+        // SAFETY: the SQE names the buffer and iovec of the Req in `slot`; they stay in the
+        // slab, unmoved, until this slot's final CQE is taken in drain(), and Drop waits for
+        // every slot before the slab goes away.
+        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            // Not reached: the SQ has room (checked above) and nothing else pushes.
+            if let Some(req) = self.slab.remove(slot) {
+                return Queued::Busy(req);
+            }
+        }
+        self.pending += 1;
+        Queued::Queued
+    }
+
+    fn commit(&mut self) -> io::Result<usize> {
+        if self.pending == 0 {
+            return Ok(0);
+        }
+        self.enable().map_err(issuer_error)?;
+        self.submit()
+    }
+
+    fn reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        timeout: Option<Duration>,
+        out: &mut Vec<Done>,
+    ) -> io::Result<usize> {
+        if self.slab.in_flight() == 0 || max == 0 {
+            return Ok(0);
+        }
+        self.enable().map_err(issuer_error)?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let want = min.min(max);
+        let mut got = 0;
+        let mut flushed = false;
+        loop {
+            got += self.drain(max - got, out);
+            let in_flight = self.slab.in_flight();
+            if got >= max || in_flight == 0 {
+                break;
+            }
+            if got >= want {
+                // DEFER_TASKRUN, IOPOLL and COOP_TASKRUN only post completions when we enter
+                // the kernel, so a non-blocking reap that found nothing makes one trip.
+                // The SQ thread does that work itself under SQPOLL.
+                if got == 0 && !flushed && !self.mode.sqpoll {
+                    flushed = true;
+                    match self.wait(0, None) {
+                        Ok(()) => continue,
+                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                        Err(e) => return Err(issuer_error(e)),
+                    }
+                }
+                break;
+            }
+            let left = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(l) if !l.is_zero() => Some(l),
+                    _ => break,
+                },
+                None => None,
+            };
+            // Without EXT_ARG (before 5.11) there is no timed wait: only flush.
+            let (n, left) = match left {
+                Some(_) if !self.ring.params().is_feature_ext_arg() => (0, None),
+                l => ((want - got).min(in_flight) as u32, l),
+            };
+            match self.wait(n, left) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => {
+                    got += self.drain(max - got, out);
+                    break;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) => return Err(issuer_error(e)),
+            }
+            if n == 0 && left.is_none() && timeout.is_some() {
+                got += self.drain(max - got, out);
+                break;
+            }
+        }
+        Ok(got)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.slab.in_flight()
+    }
+
+    fn syscalls(&self) -> SysCalls {
+        self.calls
+    }
+}
+
+impl Drop for UringEngine {
+    /// The kernel may be reading or writing every buffer in the slab: wait for all of them
+    /// before the buffers (and the ring) go. If waiting is impossible (another thread than the
+    /// issuer drops the engine), leak the buffers rather than free memory the kernel uses.
+    fn drop(&mut self) {
+        if self.enabled {
+            let mut sink = Vec::new();
+            while self.slab.in_flight() > 0 {
+                let n = self.slab.in_flight();
+                match self.reap(n, usize::MAX, None, &mut sink) {
+                    Ok(_) => sink.clear(),
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                    Err(_) => {
+                        self.slab.leak_all();
+                        break;
+                    }
+                }
+            }
+        }
+        // A ring never enabled has had nothing submitted: its requests are only in the SQ.
+        self.reg.unregister_all(&self.ring);
+    }
+}
+
+fn done(req: Req, result: io::Result<usize>) -> Queued {
+    Queued::Done(Done { req, result })
+}
+
+fn unsupported(why: &str) -> EngineError {
+    EngineError::new(ErrorKind::Unsupported, "open", ENGINE).hint(why.to_string())
+}
+
+/// The file of `id` as the kernel should see it: registered slot or raw fd.
+fn target_of(files: &Files, reg: &Registry, id: FileId) -> Option<Target> {
+    let f = files.get(id)?;
+    Some(if reg.files_registered() {
+        Target::Registered(types::Fixed(id.0))
+    } else {
+        Target::Raw(types::Fd(f.file.as_raw_fd()))
+    })
+}
+
+/// fio's nonvectored: -1 (None) means READ/WRITE where the kernel has them.
+fn choose_rw(opts: &EngineOpts, ops: &Ops) -> Result<Rw, EngineError> {
+    let plain = ops.read && ops.write;
+    match opts.nonvectored {
+        Some(true) if !plain => Err(unsupported(
+            "nonvectored=1: the kernel has no IORING_OP_READ/WRITE (needs 5.6)",
+        )),
+        Some(true) => Ok(Rw::Plain),
+        Some(false) => Ok(Rw::Vectored),
+        None if plain => Ok(Rw::Plain),
+        None => Ok(Rw::Vectored),
+    }
+}
+
+fn describe(opts: &EngineOpts, mode: &Mode, rw: Rw) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if mode.sqpoll {
+        parts.push(match opts.sqpoll_cpu {
+            Some(c) => format!("sqpoll on cpu {c}"),
+            None => "sqpoll".into(),
+        });
+    }
+    if mode.iopoll {
+        parts.push("hipri".into());
+    }
+    if opts.fixedbufs {
+        parts.push("fixedbufs".into());
+    }
+    if opts.registerfiles {
+        parts.push("registerfiles".into());
+    }
+    if rw == Rw::Vectored {
+        parts.push("vectored".into());
+    }
+    if opts.nowait {
+        parts.push("nowait".into());
+    }
+    if mode.defer_taskrun {
+        parts.push("defer_taskrun".into());
+    } else if mode.coop_taskrun {
+        parts.push("coop_taskrun".into());
+    }
+    if mode.single_issuer && !mode.defer_taskrun {
+        parts.push("single_issuer".into());
+    }
+    if parts.is_empty() {
+        "io_uring".into()
+    } else {
+        format!("io_uring ({})", parts.join(", "))
+    }
+}
+
+/// IOPOLL completes by polling the device's queues: it needs O_DIRECT (the page cache cannot
+/// be polled) and a driver with poll queues. Without them the kernel fails each request with
+/// EOPNOTSUPP, or on older kernels hangs, so refuse the file up front.
+fn check_iopoll(f: &FileEntry) -> Result<(), EngineError> {
+    let refuse = |kind, msg: String, hint: &str| {
+        Err(EngineError::new(kind, "add_file", ENGINE)
+            .path(&f.path)
+            .source(io::Error::new(io::ErrorKind::Unsupported, msg))
+            .hint(hint.to_string()))
+    };
+    if !f.direct {
+        return refuse(
+            ErrorKind::InvalidRequest,
+            "hipri (IOPOLL) needs direct=1: the file is not open with O_DIRECT".into(),
+            "open it with direct=1, or run without hipri",
+        );
+    }
+    match &f.dev {
+        None => refuse(
+            ErrorKind::Unsupported,
+            "IOPOLL is not supported here: the file is not on a block device".into(),
+            "run without hipri",
+        ),
+        Some(d) if !d.io_poll => refuse(
+            ErrorKind::Unsupported,
+            format!(
+                "IOPOLL is not supported on {}: {}/queue/io_poll is 0 (the driver has no poll \
+                 queues)",
+                d.name,
+                d.sysfs.display()
+            ),
+            "run without hipri (NVMe gets poll queues with nvme.poll_queues=N)",
+        ),
+        Some(_) => Ok(()),
+    }
+}
+
+/// SINGLE_ISSUER answers EEXIST to any thread but the issuer; say so instead.
+fn issuer_error(e: io::Error) -> io::Error {
+    match register::issuer_hint(&e) {
+        Some(h) => io::Error::new(e.kind(), format!("io_uring: EEXIST: {h}")),
+        None => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::OpenOptions;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::PathBuf;
+
+    const BS: usize = 4096;
+
+    fn tmp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("iolab-uring-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    fn open_file(path: &Path, write: bool, read: bool, direct: bool) -> File {
+        let mut o = OpenOptions::new();
+        o.read(read).write(write).create(write);
+        if direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(path).unwrap()
+    }
+
+    /// The ring variants every behaviour test runs over.
+    fn modes() -> Vec<(&'static str, EngineOpts)> {
+        let base = EngineOpts::new(EngineKind::IoUring, 32);
+        let with = |f: &dyn Fn(&mut EngineOpts)| {
+            let mut o = base.clone();
+            f(&mut o);
+            o
+        };
+        vec![
+            ("plain", base.clone()),
+            ("sqpoll", with(&|o| o.sqpoll = true)),
+            ("fixedbufs", with(&|o| o.fixedbufs = true)),
+            ("registerfiles", with(&|o| o.registerfiles = true)),
+            (
+                "fixedbufs+registerfiles",
+                with(&|o| {
+                    o.fixedbufs = true;
+                    o.registerfiles = true
+                }),
+            ),
+            ("vectored", with(&|o| o.nonvectored = Some(false))),
+        ]
+    }
+
+    /// Queues every request (committing and reaping when busy) and returns all completions,
+    /// ordered by tag.
+    fn run(e: &mut dyn Engine, reqs: Vec<Req>) -> Vec<Done> {
+        let mut out = Vec::new();
+        for mut req in reqs {
+            loop {
+                match e.queue(req) {
+                    Queued::Done(d) => out.push(d),
+                    Queued::Queued => {}
+                    Queued::Busy(r) => {
+                        req = r;
+                        e.commit().unwrap();
+                        e.reap(1, usize::MAX, None, &mut out).unwrap();
+                        continue;
+                    }
+                }
+                break;
+            }
+        }
+        e.commit().unwrap();
+        while e.in_flight() > 0 {
+            e.reap(1, usize::MAX, None, &mut out).unwrap();
+        }
+        out.sort_by_key(|d| d.req.tag);
+        out
+    }
+
+    /// One read of `len` bytes at `offset`, in a buffer from the engine.
+    fn read1(e: &mut dyn Engine, f: FileId, offset: u64, len: usize) -> Done {
+        let buf = e.alloc_buf(len).unwrap();
+        run(e, vec![Req::read(f, offset, buf)]).remove(0)
+    }
+
+    fn pattern(block: usize, salt: u8) -> impl Fn(usize) -> u8 {
+        move |j| (block as u8).wrapping_mul(31) ^ (j as u8) ^ salt
+    }
+
+    #[test]
+    fn every_mode_writes_a_pattern_and_reads_it_back() {
+        const BLOCKS: usize = 64;
+        for (i, (name, opts)) in modes().into_iter().enumerate() {
+            for direct in [false, true] {
+                let path = tmp(&format!("rw-{name}-{direct}"));
+                let mut e = open(&opts).unwrap();
+                let f = e
+                    .add_file(open_file(&path, true, true, direct), &path)
+                    .unwrap();
+                let salt = (i as u8) << 1 | direct as u8;
+                let writes = (0..BLOCKS)
+                    .map(|b| {
+                        let mut buf = e.alloc_buf(BS).unwrap();
+                        let p = pattern(b, salt);
+                        buf.as_mut_slice()
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(j, x)| *x = p(j));
+                        if opts.fixedbufs && b < 64 {
+                            assert!(buf.fixed_index().is_some(), "{name}: buffer not registered");
+                        }
+                        Req::write(f, (b * BS) as u64, buf).with_tag(b as u64)
+                    })
+                    .collect();
+                for d in run(e.as_mut(), writes) {
+                    assert_eq!(d.result.unwrap(), BS, "{name} direct={direct}");
+                }
+                let reads = (0..BLOCKS)
+                    .map(|b| {
+                        Req::read(f, (b * BS) as u64, e.alloc_buf(BS).unwrap()).with_tag(b as u64)
+                    })
+                    .collect();
+                for d in run(e.as_mut(), reads) {
+                    assert_eq!(d.result.as_ref().unwrap(), &BS, "{name} direct={direct}");
+                    let p = pattern(d.req.tag as usize, salt);
+                    let ok = d
+                        .req
+                        .buf
+                        .as_slice()
+                        .iter()
+                        .enumerate()
+                        .all(|(j, &x)| x == p(j));
+                    assert!(ok, "{name} direct={direct}: block {} differs", d.req.tag);
+                }
+                assert!(e.syscalls().submit > 0 || opts.sqpoll, "{name}");
+                drop(e);
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn short_read_at_eof_completes_with_what_is_there() {
+        for (name, opts) in modes() {
+            for (direct, size) in [(false, 5000usize), (true, 6144)] {
+                let path = tmp(&format!("eof-{name}-{direct}"));
+                std::fs::write(&path, vec![7u8; size]).unwrap();
+                let mut e = open(&opts).unwrap();
+                let f = e
+                    .add_file(open_file(&path, false, true, direct), &path)
+                    .unwrap();
+                let done = [read1(e.as_mut(), f, 0, 8192)];
+                assert_eq!(
+                    done[0].result.as_ref().unwrap(),
+                    &size,
+                    "{name} direct={direct}"
+                );
+                assert!(done[0].req.buf.as_slice()[..size].iter().all(|&x| x == 7));
+                let past = [read1(e.as_mut(), f, 16384, BS)];
+                assert_eq!(
+                    past[0].result.as_ref().unwrap(),
+                    &0,
+                    "{name} direct={direct}"
+                );
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn misaligned_direct_request_is_refused_naming_the_alignment() {
+        let path = tmp("misaligned");
+        std::fs::write(&path, vec![0u8; 3 * BS]).unwrap();
+        let mut e = open(&EngineOpts::new(EngineKind::IoUring, 4)).unwrap();
+        let f = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap();
+        let buf = e.alloc_buf(BS).unwrap();
+        let Queued::Done(d) = e.queue(Req::data(Op::Read, f, 100, BS, buf)) else {
+            panic!("a misaligned O_DIRECT read was queued");
+        };
+        let msg = d.result.unwrap_err().to_string();
+        assert!(
+            msg.contains("multiples of") && msg.contains("aligned"),
+            "{msg}"
+        );
+        assert_eq!(e.in_flight(), 0);
+    }
+
+    #[test]
+    fn read_on_a_write_only_file_is_ebadf_in_done() {
+        for (name, opts) in modes() {
+            let path = tmp(&format!("wronly-{name}"));
+            let mut e = open(&opts).unwrap();
+            let f = e
+                .add_file(open_file(&path, true, false, false), &path)
+                .unwrap();
+            let done = [read1(e.as_mut(), f, 0, BS)];
+            let err = done[0].result.as_ref().unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::EBADF), "{name}: {err}");
+            let msg = done[0].error_message("io_uring").unwrap();
+            assert!(msg.contains("EBADF"), "{msg}");
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    #[test]
+    fn fsync_fdatasync_and_trim_go_through_the_ring() {
+        for (name, opts) in modes() {
+            let path = tmp(&format!("sync-{name}"));
+            std::fs::write(&path, vec![9u8; 4 * BS]).unwrap();
+            let mut e = open(&opts).unwrap();
+            assert!(e.caps().async_sync && e.caps().async_trim, "{name}");
+            let f = e
+                .add_file(open_file(&path, true, true, false), &path)
+                .unwrap();
+            let reqs = vec![
+                Req::sync(f, false).with_tag(0),
+                Req::sync(f, true).with_tag(1),
+                Req::trim(f, BS as u64, BS).with_tag(2),
+            ];
+            for d in run(e.as_mut(), reqs) {
+                d.result.unwrap();
+            }
+            assert_eq!(e.syscalls().io, 0, "{name}: something ran synchronously");
+            let back = [read1(e.as_mut(), f, 0, 2 * BS)];
+            let b = back[0].req.buf.as_slice();
+            assert!(b[..BS].iter().all(|&x| x == 9) && b[BS..].iter().all(|&x| x == 0));
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), 4 * BS as u64);
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    /// Regression guard for the memory-safety rule: the kernel must be done with every buffer
+    /// before the engine frees it.
+    #[test]
+    fn drop_with_32_requests_in_flight_waits_for_them() {
+        for (name, opts) in modes() {
+            let path = tmp(&format!("drop-{name}"));
+            std::fs::write(&path, vec![1u8; 32 * 64 * 1024]).unwrap();
+            for commit in [true, false] {
+                let mut e = open(&opts).unwrap();
+                let f = e
+                    .add_file(open_file(&path, false, true, true), &path)
+                    .unwrap();
+                for i in 0..32u64 {
+                    let buf = e.alloc_buf(64 * 1024).unwrap();
+                    assert!(matches!(
+                        e.queue(Req::read(f, i * 65536, buf)),
+                        Queued::Queued
+                    ));
+                }
+                if commit {
+                    e.commit().unwrap();
+                }
+                assert_eq!(e.in_flight(), 32, "{name}");
+                drop(e);
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    /// With DEFER_TASKRUN only the issuer may wait, so a drop elsewhere cannot know when the
+    /// kernel is done: it must leak the buffers, never free them.
+    #[test]
+    fn drop_on_a_thread_that_is_not_the_issuer_does_not_free_busy_buffers() {
+        let path = tmp("foreign-drop");
+        std::fs::write(&path, vec![2u8; 8 << 20]).unwrap();
+        let mut e = open(&EngineOpts::new(EngineKind::IoUring, 8)).unwrap();
+        let f = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap();
+        let e = std::thread::spawn(move || {
+            for i in 0..8u64 {
+                let buf = e.alloc_buf(1 << 20).unwrap();
+                assert!(matches!(
+                    e.queue(Req::read(f, i << 20, buf)),
+                    Queued::Queued
+                ));
+            }
+            e.commit().unwrap();
+            e
+        })
+        .join()
+        .unwrap();
+        assert_eq!(e.in_flight(), 8);
+        drop(e);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn engine_opened_in_one_thread_works_in_another() {
+        let path = tmp("threads");
+        let mut opts = EngineOpts::new(EngineKind::IoUring, 8);
+        opts.fixedbufs = true;
+        opts.registerfiles = true;
+        let mut e = open(&opts).unwrap();
+        let desc = e.describe();
+        assert!(desc.contains("defer_taskrun"), "{desc}");
+        // Registration before the ring is enabled: the creating thread may set things up.
+        let f = e
+            .add_file(open_file(&path, true, true, false), &path)
+            .unwrap();
+        let mut buf = e.alloc_buf(BS).unwrap();
+        buf.as_mut_slice().fill(0x5a);
+        let e = std::thread::spawn(move || {
+            let w = run(e.as_mut(), vec![Req::write(f, 0, buf)]);
+            assert_eq!(w[0].result.as_ref().unwrap(), &BS);
+            let r = run(
+                e.as_mut(),
+                vec![Req::read(f, 0, w.into_iter().next().unwrap().req.buf)],
+            );
+            assert!(r[0].req.buf.as_slice().iter().all(|&x| x == 0x5a));
+            e
+        })
+        .join()
+        .unwrap();
+        drop(e);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn reap_without_waiting_still_makes_progress() {
+        let path = tmp("reap0");
+        std::fs::write(&path, vec![3u8; 8 * BS]).unwrap();
+        let mut e = open(&EngineOpts::new(EngineKind::IoUring, 8)).unwrap();
+        let f = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap();
+        for i in 0..8u64 {
+            let buf = e.alloc_buf(BS).unwrap();
+            assert!(matches!(
+                e.queue(Req::read(f, i * BS as u64, buf)),
+                Queued::Queued
+            ));
+        }
+        e.commit().unwrap();
+        let mut out = Vec::new();
+        let start = Instant::now();
+        while e.in_flight() > 0 && start.elapsed() < Duration::from_secs(10) {
+            e.reap(0, usize::MAX, None, &mut out).unwrap();
+        }
+        assert_eq!(out.len(), 8);
+        assert!(
+            e.reap(1, 8, Some(Duration::from_millis(10)), &mut out)
+                .unwrap()
+                == 0
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn reap_timeout_returns_what_it_has() {
+        use std::io::Write;
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: pipe writes two descriptors into the two-element array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both descriptors were just created and are owned by nobody else.
+        let (rd, mut wr) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        let mut e = open(&EngineOpts::new(EngineKind::IoUring, 4)).unwrap();
+        let f = e.add_file(rd, Path::new("pipe")).unwrap();
+        let buf = e.alloc_buf(16).unwrap();
+        assert!(matches!(
+            e.queue(Req::data(Op::Read, f, 0, 5, buf)),
+            Queued::Queued
+        ));
+        e.commit().unwrap();
+        let mut out = Vec::new();
+        let t = Instant::now();
+        let n = e
+            .reap(1, 4, Some(Duration::from_millis(50)), &mut out)
+            .unwrap();
+        assert_eq!(n, 0);
+        assert!(
+            t.elapsed() >= Duration::from_millis(40),
+            "{:?}",
+            t.elapsed()
+        );
+        wr.write_all(b"hello").unwrap();
+        assert_eq!(
+            e.reap(1, 4, Some(Duration::from_secs(5)), &mut out)
+                .unwrap(),
+            1
+        );
+        assert_eq!(&out[0].req.buf.as_slice()[..5], b"hello");
+    }
+
+    #[test]
+    fn hipri_is_refused_on_a_device_without_poll_queues() {
+        let path = tmp("hipri");
+        std::fs::write(&path, vec![0u8; BS]).unwrap();
+        let mut opts = EngineOpts::new(EngineKind::IoUring, 8);
+        opts.hipri = true;
+        let mut e = open(&opts).unwrap();
+        assert!(e.caps().polling && !e.caps().async_sync);
+        let err = e
+            .add_file(open_file(&path, false, true, false), &path)
+            .unwrap_err();
+        assert!(err.to_string().contains("direct=1"), "{err}");
+        let meta = std::fs::metadata(&path).unwrap();
+        let Some(dev) = crate::DevInfo::of(&meta) else {
+            eprintln!("skipped: {} is not on a block device", path.display());
+            return;
+        };
+        if dev.io_poll {
+            eprintln!("skipped: {} has poll queues", dev.name);
+            return;
+        }
+        let err = e
+            .add_file(open_file(&path, false, true, true), &path)
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Unsupported);
+        let msg = err.to_string();
+        eprintln!("{msg}");
+        let want = format!(
+            "IOPOLL is not supported on {}: /sys/block/{}/queue/io_poll is 0",
+            dev.name, dev.name
+        );
+        assert!(msg.contains(&want), "{msg}");
+        assert!(msg.contains("run without hipri"), "{msg}");
+    }
+
+    #[test]
+    fn sqpoll_makes_far_fewer_submit_calls_than_requests() {
+        const N: usize = 512;
+        let path = tmp("sqpoll-count");
+        std::fs::write(&path, vec![0u8; 64 * BS]).unwrap();
+        let mut counts = Vec::new();
+        for sqpoll in [false, true] {
+            let mut opts = EngineOpts::new(EngineKind::IoUring, 32);
+            opts.sqpoll = sqpoll;
+            let mut e = open(&opts).unwrap();
+            let f = e
+                .add_file(open_file(&path, false, true, false), &path)
+                .unwrap();
+            let reqs = (0..N)
+                .map(|i| Req::read(f, ((i % 64) * BS) as u64, Buf::new(BS).unwrap()))
+                .collect();
+            assert_eq!(run(e.as_mut(), reqs).len(), N);
+            counts.push(e.syscalls());
+        }
+        eprintln!(
+            "plain {:?}, sqpoll {:?} for {N} requests",
+            counts[0], counts[1]
+        );
+        assert!(counts[1].submit * 4 < N as u64, "{:?}", counts[1]);
+        assert!(counts[1].submit < counts[0].submit, "{counts:?}");
+    }
+
+    #[test]
+    fn sqpoll_on_a_chosen_cpu_works() {
+        let path = tmp("sqpoll-cpu");
+        std::fs::write(&path, vec![4u8; BS]).unwrap();
+        let mut opts = EngineOpts::new(EngineKind::IoUring, 4);
+        opts.sqpoll = true;
+        opts.sqpoll_cpu = Some(0);
+        opts.sqpoll_idle_ms = 10;
+        let mut e = open(&opts).unwrap();
+        assert_eq!(e.describe(), "io_uring (sqpoll on cpu 0, single_issuer)");
+        let f = e
+            .add_file(open_file(&path, false, true, false), &path)
+            .unwrap();
+        // Long enough for the SQ thread to fall asleep between the two: the wakeup path.
+        let a = run(e.as_mut(), vec![Req::read(f, 0, Buf::new(BS).unwrap())]);
+        std::thread::sleep(Duration::from_millis(50));
+        let b = run(e.as_mut(), vec![Req::read(f, 0, Buf::new(BS).unwrap())]);
+        assert_eq!(
+            a[0].result.as_ref().unwrap() + b[0].result.as_ref().unwrap(),
+            2 * BS
+        );
+    }
+
+    /// A seccomp filter (as in many containers) that makes io_uring_setup fail with EPERM.
+    #[test]
+    fn blocked_io_uring_names_the_engines_that_still_work() {
+        let err = std::thread::spawn(|| {
+            let filter = [
+                libc::sock_filter {
+                    code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: 0,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 1,
+                    k: libc::SYS_io_uring_setup as u32,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_RET | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_RET | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: libc::SECCOMP_RET_ALLOW,
+                },
+            ];
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut _,
+            };
+            // SAFETY: prctl calls on this thread only; the filter program outlives the call.
+            unsafe {
+                assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+                assert_eq!(
+                    libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog),
+                    0
+                );
+            }
+            open(&EngineOpts::new(EngineKind::IoUring, 4)).err()
+        })
+        .join()
+        .unwrap()
+        .expect("io_uring_setup was not blocked");
+        assert_eq!(err.kind, ErrorKind::Permission);
+        let msg = err.to_string();
+        assert!(
+            msg.contains("io_uring is blocked") && msg.contains("io_uring_disabled is"),
+            "{msg}"
+        );
+        assert!(msg.contains("psync, libaio, posixaio"), "{msg}");
+    }
+}

@@ -1,0 +1,328 @@
+//! Submission and completion (liburing's `queue.c`): the in-flight slab, SQE construction and
+//! [`enter`], the one function that calls io_uring_enter and counts it.
+
+use std::io;
+use std::time::Duration;
+
+use io_uring::squeue::Entry;
+use io_uring::types::{self, SubmitArgs, Timespec};
+use io_uring::EnterFlags;
+use io_uring::{opcode, IoUring};
+
+use super::setup::Mode;
+use crate::{Op, Req, SysCalls};
+
+/// The most one read or write may move (Linux's MAX_RW_COUNT); larger requests complete in
+/// parts, like any short transfer.
+const MAX_RW: usize = 0x7fff_f000;
+
+/// The file of a request: a raw descriptor or a slot of the registered file table. Keeping
+/// them apart in the type means a slot number is never passed where an fd belongs.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Target {
+    Raw(types::Fd),
+    Registered(types::Fixed),
+}
+
+/// The memory of a data request: plain, or a slot of the registered buffer table (which
+/// forces READ_FIXED/WRITE_FIXED).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Mem {
+    Plain(*mut u8),
+    Registered(*mut u8, u16),
+}
+
+/// How data requests are sent when the buffer is not registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rw {
+    Plain,
+    Vectored,
+}
+
+/// Requests in flight, by slot; the slot number is the SQE's user_data. Allocated once at
+/// open, so queueing allocates nothing and iovec addresses never move.
+pub(super) struct Slab {
+    reqs: Vec<Option<Req>>,
+    free: Vec<u32>,
+    iov: Box<[libc::iovec]>,
+}
+
+// SAFETY: the iovecs only point into buffers owned by the Reqs in the same slab, which are
+// Send; nothing else aliases them.
+unsafe impl Send for Slab {}
+
+impl Slab {
+    pub fn new(depth: u32) -> Slab {
+        let n = depth.max(1) as usize;
+        Slab {
+            reqs: (0..n).map(|_| None).collect(),
+            free: (0..n as u32).rev().collect(),
+            iov: (0..n)
+                .map(|_| libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.reqs.len() - self.free.len()
+    }
+
+    /// Stores `req` in a free slot and builds its SQE; gives it back when no slot is free.
+    pub fn insert(&mut self, mut req: Req, how: &Issue) -> Result<(u32, Entry), Req> {
+        let Some(slot) = self.free.pop() else {
+            return Err(req);
+        };
+        let sqe = build(&mut req, &mut self.iov[slot as usize], slot, how);
+        self.reqs[slot as usize] = Some(req);
+        Ok((slot, sqe))
+    }
+
+    /// The SQE for what remains of the request in `slot`.
+    pub fn resubmit(&mut self, slot: u32, how: &Issue) -> Option<Entry> {
+        let req = self.reqs.get_mut(slot as usize)?.as_mut()?;
+        Some(build(req, &mut self.iov[slot as usize], slot, how))
+    }
+
+    pub fn get_mut(&mut self, slot: u32) -> Option<&mut Req> {
+        self.reqs.get_mut(slot as usize).and_then(Option::as_mut)
+    }
+
+    pub fn remove(&mut self, slot: u32) -> Option<Req> {
+        let r = self.reqs.get_mut(slot as usize)?.take()?;
+        self.free.push(slot);
+        Some(r)
+    }
+
+    /// Gives up on every request still here without freeing its buffer: the kernel may still
+    /// write to it, so leaking is the only safe choice.
+    pub fn leak_all(&mut self) {
+        for r in self.reqs.iter_mut() {
+            if let Some(req) = r.take() {
+                std::mem::forget(req);
+            }
+        }
+        let iov = std::mem::take(&mut self.iov);
+        std::mem::forget(iov);
+    }
+}
+
+/// How a request goes to the kernel: its file, its registered buffer slot, and the engine's
+/// choice of opcodes and flags.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Issue {
+    pub target: Target,
+    pub fixed: Option<u16>,
+    pub rw: Rw,
+    pub rw_flags: i32,
+}
+
+/// The SQE for (what remains of) `req`, whose slot owns `iov`.
+fn build(req: &mut Req, iov: &mut libc::iovec, slot: u32, how: &Issue) -> Entry {
+    let t = how.target;
+    let sqe = match req.op {
+        Op::Read | Op::Write => {
+            let (offset, start, len) = req.remaining();
+            let len = len.min(MAX_RW);
+            // SAFETY: start <= req.len <= buf.len() (FileEntry::check ran at queue time and
+            // `done` never passes `len`), so the pointer stays inside the buffer.
+            let ptr = unsafe { req.buf.as_mut_ptr().add(start) };
+            let mem = match how.fixed {
+                Some(i) => Mem::Registered(ptr, i),
+                None => Mem::Plain(ptr),
+            };
+            *iov = libc::iovec {
+                iov_base: ptr.cast(),
+                iov_len: len,
+            };
+            let write = req.op == Op::Write;
+            let iov: *const libc::iovec = iov;
+            rw_sqe(t, write, mem, how.rw, iov, offset, len as u32, how.rw_flags)
+        }
+        Op::Fsync | Op::Fdatasync => sync_sqe(t, req.op == Op::Fdatasync),
+        Op::Trim => trim_sqe(t, req.offset, req.len as u64),
+    };
+    sqe.user_data(slot as u64)
+}
+
+macro_rules! on_target {
+    ($t:expr, |$fd:ident| $body:expr) => {
+        match $t {
+            Target::Raw($fd) => $body,
+            Target::Registered($fd) => $body,
+        }
+    };
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rw_sqe(
+    t: Target,
+    write: bool,
+    mem: Mem,
+    rw: Rw,
+    iov: *const libc::iovec,
+    offset: u64,
+    len: u32,
+    flags: i32,
+) -> Entry {
+    match (mem, write, rw) {
+        (Mem::Registered(p, i), false, _) => {
+            on_target!(t, |fd| opcode::ReadFixed::new(fd, p, len, i)
+                .offset(offset)
+                .rw_flags(flags)
+                .build())
+        }
+        (Mem::Registered(p, i), true, _) => {
+            on_target!(t, |fd| opcode::WriteFixed::new(fd, p, len, i)
+                .offset(offset)
+                .rw_flags(flags)
+                .build())
+        }
+        (Mem::Plain(p), false, Rw::Plain) => on_target!(t, |fd| opcode::Read::new(fd, p, len)
+            .offset(offset)
+            .rw_flags(flags)
+            .build()),
+        (Mem::Plain(p), true, Rw::Plain) => on_target!(t, |fd| opcode::Write::new(fd, p, len)
+            .offset(offset)
+            .rw_flags(flags)
+            .build()),
+        (Mem::Plain(_), false, Rw::Vectored) => on_target!(t, |fd| opcode::Readv::new(fd, iov, 1)
+            .offset(offset)
+            .rw_flags(flags)
+            .build()),
+        (Mem::Plain(_), true, Rw::Vectored) => on_target!(t, |fd| opcode::Writev::new(fd, iov, 1)
+            .offset(offset)
+            .rw_flags(flags)
+            .build()),
+    }
+}
+
+/// fsync or fdatasync of the whole file.
+fn sync_sqe(t: Target, data_only: bool) -> Entry {
+    let flags = if data_only {
+        types::FsyncFlags::DATASYNC
+    } else {
+        types::FsyncFlags::empty()
+    };
+    on_target!(t, |fd| opcode::Fsync::new(fd).flags(flags).build())
+}
+
+/// A punched hole that keeps the file size: trim on a regular file.
+fn trim_sqe(t: Target, offset: u64, len: u64) -> Entry {
+    let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+    on_target!(t, |fd| opcode::Fallocate::new(fd, len)
+        .offset(offset)
+        .mode(mode)
+        .build())
+}
+
+/// Why we enter the kernel; decides which counter the call goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Why {
+    Submit,
+    Reap,
+}
+
+/// The chokepoint for io_uring_enter. Submits what is in the SQ and, with `wait` set, waits
+/// for `min` completions (`min` 0: only runs pending completion work). Returns `None` when no
+/// system call was needed (SQPOLL with an awake thread, or nothing to do), else the kernel's
+/// answer. Counts exactly the calls it makes.
+pub(super) fn enter(
+    ring: &mut IoUring,
+    mode: &Mode,
+    wait: Option<u32>,
+    timeout: Option<Duration>,
+    why: Why,
+    calls: &mut SysCalls,
+) -> io::Result<Option<usize>> {
+    let (to_submit, need_wakeup, overflow, taskrun) = {
+        let sq = ring.submission();
+        (
+            sq.len() as u32,
+            sq.need_wakeup(),
+            sq.cq_overflow(),
+            sq.taskrun(),
+        )
+    };
+    let mut flags = EnterFlags::empty();
+    // CQEs the kernel holds back after an overflow, and deferred task work, are only
+    // flushed by an enter with GETEVENTS.
+    if wait.is_some() || overflow || taskrun {
+        flags |= EnterFlags::GETEVENTS;
+    }
+    if mode.sqpoll {
+        if need_wakeup {
+            flags |= EnterFlags::SQ_WAKEUP;
+        } else if flags.is_empty() {
+            // The SQ thread is awake and will pick the entries up: no system call.
+            return Ok(None);
+        }
+    } else if to_submit == 0 && flags.is_empty() {
+        return Ok(None);
+    }
+    let min = wait.unwrap_or(0);
+    let s = ring.submitter();
+    let ret = match timeout {
+        Some(t) => {
+            let ts = Timespec::from(t);
+            let args = SubmitArgs::new().timespec(&ts);
+            flags |= EnterFlags::EXT_ARG;
+            // SAFETY: with EXT_ARG the kernel reads a struct io_uring_getevents_arg, which is
+            // what SubmitArgs is (repr(transparent)); it and the timespec it points to live
+            // until the call returns. to_submit counts entries already in the SQ.
+            unsafe { s.enter(to_submit, min, flags.bits(), Some(&args)) }
+        }
+        // SAFETY: no argument is passed; to_submit counts entries already in the SQ.
+        None => unsafe { s.enter::<libc::sigset_t>(to_submit, min, flags.bits(), None) },
+    };
+    match why {
+        Why::Submit => calls.submit += 1,
+        Why::Reap => calls.reap += 1,
+    }
+    ret.map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Buf, FileId};
+
+    fn how(fixed: Option<u16>) -> Issue {
+        Issue {
+            target: Target::Raw(types::Fd(0)),
+            fixed,
+            rw: Rw::Vectored,
+            rw_flags: 0,
+        }
+    }
+
+    #[test]
+    fn slab_hands_out_every_slot_once_then_refuses() {
+        let mut s = Slab::new(2);
+        let r = || Req::read(FileId(0), 0, Buf::empty());
+        let (a, _) = s.insert(r(), &how(None)).unwrap();
+        let (b, _) = s.insert(r(), &how(None)).unwrap();
+        assert_ne!(a, b);
+        assert!(s.insert(r(), &how(None)).is_err());
+        assert_eq!(s.in_flight(), 2);
+        assert!(s.remove(a).is_some());
+        assert!(s.remove(a).is_none());
+        assert_eq!(s.insert(r(), &how(None)).unwrap().0, a);
+    }
+
+    #[test]
+    fn resubmission_covers_the_remainder_and_keeps_the_fixed_slot() {
+        let mut s = Slab::new(1);
+        let req = Req::read(FileId(0), 4096, Buf::new(8192).unwrap());
+        let (slot, e) = s.insert(req, &how(None)).unwrap();
+        assert_eq!(e.get_opcode(), opcode::Readv::CODE as u32);
+        assert_eq!(e.get_user_data(), slot as u64);
+        assert_eq!(s.iov[0].iov_len, 8192);
+        s.get_mut(slot).unwrap().done = 4096;
+        let e = s.resubmit(slot, &how(Some(3))).unwrap();
+        assert_eq!(e.get_opcode(), opcode::ReadFixed::CODE as u32);
+        assert_eq!(s.iov[0].iov_len, 4096);
+    }
+}
