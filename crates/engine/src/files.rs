@@ -125,10 +125,6 @@ impl Files {
             .ok_or_else(|| bad_file(id, engine, "remove_file"))
     }
 
-    pub fn len(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_some()).count()
-    }
-
     pub fn iter(&self) -> impl Iterator<Item = (FileId, &FileEntry)> {
         self.slots
             .iter()

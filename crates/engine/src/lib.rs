@@ -18,7 +18,6 @@
 
 mod buf;
 mod error;
-#[allow(dead_code)] // parts are used only by the asynchronous engines, which land next
 mod files;
 pub mod sys;
 
@@ -154,7 +153,6 @@ pub struct Req {
     /// The caller's own value, returned untouched.
     pub tag: u64,
     /// Bytes already transferred by earlier partial completions.
-    #[allow(dead_code)]
     pub(crate) done: usize,
 }
 
@@ -234,7 +232,6 @@ impl Req {
     }
 
     /// The part of the transfer that is still to do: (file offset, buffer start, length).
-    #[allow(dead_code)] // used by the asynchronous engines
     pub(crate) fn remaining(&self) -> (u64, usize, usize) {
         (
             self.offset + self.done as u64,
@@ -247,7 +244,6 @@ impl Req {
     /// outcome, or `None` when the rest must be submitted again: after a short transfer, or an
     /// EINTR/EAGAIN (EAGAIN is final under `nowait`). A read that returns 0 has reached end of
     /// file and completes with what it got; a write that returns 0 is ENOSPC.
-    #[allow(dead_code)] // used by the asynchronous engines
     pub(crate) fn complete_part(
         &mut self,
         res: io::Result<usize>,
