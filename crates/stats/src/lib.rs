@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(j.dir(Dir::Read).bw.samples(), 6);
         assert_eq!(j.dir(Dir::Read).iops.samples(), 6);
         assert_eq!(j.dir(Dir::Write).bw.samples(), 0);
-        // 499 I/Os of 4 KiB in 499 ms: 4000 KiB/s.
+        // 500 I/Os of 4 KiB in 500 ms: 4000 KiB/s.
         assert_eq!(j.dir(Dir::Read).bw.min(), Some(4000));
     }
 }
