@@ -320,3 +320,62 @@ mod usage_tests {
         assert!(us(b) >= us(a) + 10_000, "{a:?} -> {b:?}");
     }
 }
+
+/// Drops the file's cached pages (`posix_fadvise(POSIX_FADV_DONTNEED)`), as fio's
+/// `invalidate=1` does before a job, so that reads measure the device rather than memory.
+pub fn drop_cache(fd: RawFd) -> io::Result<()> {
+    // SAFETY: posix_fadvise takes no memory arguments.
+    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+
+/// Size in bytes of the block device open on `fd`.
+pub fn block_device_size(fd: RawFd) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points at `size`.
+    let r = unsafe { libc::ioctl(fd, BLKGETSIZE64, &mut size as *mut u64) };
+    cvt(r as isize).map(|_| size)
+}
+
+/// Restricts the calling thread to `cpus` (fio's cpus_allowed).
+pub fn set_thread_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bit array; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("CPU {c} is out of range"),
+            ));
+        }
+        // SAFETY: c is below CPU_SETSIZE, so CPU_SET stays inside `set`.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: sched_setaffinity reads size_of::<cpu_set_t>() bytes from `set`; 0 = this thread.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// Preallocates `len` bytes of a regular file (`fallocate` mode 0), so laying out a file does
+/// not fragment it; `Ok(false)` where the filesystem cannot (the caller then just writes).
+pub fn preallocate(fd: RawFd, len: u64) -> io::Result<bool> {
+    // SAFETY: fallocate takes no memory arguments.
+    let r = unsafe { libc::fallocate(fd, 0, 0, len as libc::off_t) };
+    match cvt(r as isize) {
+        Ok(_) => Ok(true),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
