@@ -1,4 +1,9 @@
 //! fio job syntax: job files, command lines, the option table, JobSpec.
-//!
-//! Placeholder: this crate is filled in by its own issue (see DESIGN.md).
 #![forbid(unsafe_code)]
+
+mod arith;
+pub mod error;
+pub mod options;
+pub mod value;
+
+pub use error::{ErrorKind, JobError, Loc, Warning};
