@@ -64,8 +64,10 @@ impl<T: Clone> PerDir<T> {
 pub enum SizeOrPct {
     /// Bytes.
     Bytes(u64),
-    /// Percent of the file or device (0 < p <= 100).
+    /// Percent of the file or device (0 <= p <= 100).
     Percent(f64),
+    /// Zones of a zoned block device (`1z`); parsed, refused when the job is resolved.
+    Zones(u64),
 }
 
 fn split_number(s: &str) -> Option<(&str, &str)> {
@@ -138,12 +140,21 @@ fn size_inner(s: &str, kb_base: u64, allow_pct: bool) -> Result<SizeOrPct, Strin
         if !allow_pct {
             return Err(format!("percentage not allowed here '{s}'"));
         }
-        if n == 0 || n > 100 {
-            return Err(format!("percentage out of range '{s}' (1-100)"));
+        if n > 100 {
+            return Err(format!("percentage out of range '{s}' (0-100)"));
         }
         return Ok(SizeOrPct::Percent(n as f64));
     }
-    let mult = byte_multiplier(suffix.trim_start(), kb_base).ok_or_else(bad)?;
+    if allow_pct && suffix.eq_ignore_ascii_case("z") {
+        return Ok(SizeOrPct::Zones(n));
+    }
+    // fio reads `5*1024` as 5: arithmetic counts only inside (...). Kept for compatibility;
+    // OptDef::check warns about it.
+    let mult = if suffix.starts_with(['*', '/', '+', '^']) {
+        1
+    } else {
+        byte_multiplier(suffix.trim_start(), kb_base).ok_or_else(bad)?
+    };
     n.checked_mul(mult)
         .map(SizeOrPct::Bytes)
         .ok_or_else(|| format!("size too large '{s}'"))
@@ -155,7 +166,7 @@ fn size_inner(s: &str, kb_base: u64, allow_pct: bool) -> Result<SizeOrPct, Strin
 pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
     match size_inner(s, kb_base, false)? {
         SizeOrPct::Bytes(b) => Ok(b),
-        SizeOrPct::Percent(_) => Err(format!("percentage not allowed here '{s}'")),
+        _ => Err(format!("invalid size '{s}'")),
     }
 }
 
@@ -286,6 +297,15 @@ pub fn parse_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     let lo = parse_size(&t[..i], kb_base)?;
     let hi = parse_size(&t[i + 1..], kb_base)?;
     Ok(if lo > hi { (hi, lo) } else { (lo, hi) })
+}
+
+/// A size (`1g`, as lo == hi) or a range (`1g-2g`), as `filesize` takes.
+pub fn parse_size_or_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
+    if s.contains(['-', ':']) {
+        parse_range(s, kb_base)
+    } else {
+        parse_size(s, kb_base).map(|b| (b, b))
+    }
 }
 
 /// Splits a per-direction list `read,write,trim` following fio's rules: a value not followed
@@ -498,8 +518,9 @@ impl RwMode {
 pub enum RwModifier {
     /// Random modes: issue N I/Os sequentially before picking a new random offset.
     SeqCount(u64),
-    /// Sequential modes: skip this many bytes after each I/O (`rw=write:4k` leaves 4k holes).
-    Skip(u64),
+    /// Sequential modes: skip this many bytes after each I/O (`rw=write:4k` leaves 4k holes;
+    /// negative goes backwards, `rw=read:-8k` as in fio's backwards-read example).
+    Skip(i64),
 }
 
 /// The valid `rw` names, for help and errors.
@@ -549,7 +570,15 @@ pub fn parse_rw(s: &str, kb_base: u64) -> Result<(RwMode, Option<RwModifier>), S
                 u64::try_from(v).map_err(|_| format!("invalid count '{n}'"))?,
             ))
         }
-        Some(n) => Some(RwModifier::Skip(parse_size(n, kb_base)?)),
+        Some(n) => {
+            let (neg, body) = match n.strip_prefix('-') {
+                Some(b) => (true, b),
+                None => (false, n),
+            };
+            let v = i64::try_from(parse_size(body, kb_base)?)
+                .map_err(|_| format!("skip too large '{n}'"))?;
+            Some(RwModifier::Skip(if neg { -v } else { v }))
+        }
     };
     Ok((m, modifier))
 }
@@ -578,12 +607,16 @@ pub enum Distribution {
     Zoned(PerDir<Vec<Zone>>),
     /// Zones with absolute sizes, per direction.
     ZonedAbs(PerDir<Vec<Zone>>),
+    /// A distribution newer fio versions have and iolab does not (`sequence`); refused when
+    /// the job is resolved.
+    NotInIolab(String),
 }
 
 fn parse_zones(s: &str, abs: bool, kb_base: u64) -> Result<PerDir<Vec<Zone>>, String> {
     let one = |f: &str| -> Result<Vec<Zone>, String> {
         let mut zones = Vec::new();
         let mut total = 0.0;
+        let (mut size_sum, mut blanks) = (0.0, 0usize);
         for z in f.split(':').filter(|z| !z.trim().is_empty()) {
             let (a, b) = z
                 .split_once('/')
@@ -592,14 +625,19 @@ fn parse_zones(s: &str, abs: bool, kb_base: u64) -> Result<PerDir<Vec<Zone>>, St
                 .trim()
                 .parse()
                 .map_err(|_| format!("invalid zone '{z}'"))?;
+            let b = b.trim();
             let size = if abs {
                 SizeOrPct::Bytes(parse_size(b, kb_base)?)
+            } else if b.is_empty() {
+                // A blank size takes (a share of) what the others leave of 100%, like bssplit.
+                blanks += 1;
+                SizeOrPct::Percent(f64::NAN)
             } else {
                 let p: f64 = b
-                    .trim()
                     .trim_end_matches('%')
                     .parse()
                     .map_err(|_| format!("invalid zone '{z}'"))?;
+                size_sum += p;
                 SizeOrPct::Percent(p)
             };
             total += access_pct;
@@ -612,6 +650,14 @@ fn parse_zones(s: &str, abs: bool, kb_base: u64) -> Result<PerDir<Vec<Zone>>, St
             return Err(format!(
                 "zone access percentages add to more than 100 in '{f}'"
             ));
+        }
+        if size_sum > 100.0 + 1e-9 {
+            return Err(format!("zone sizes add to more than 100% in '{f}'"));
+        }
+        for z in &mut zones {
+            if matches!(z.size, SizeOrPct::Percent(p) if p.is_nan()) {
+                z.size = SizeOrPct::Percent((100.0 - size_sum) / blanks as f64);
+            }
         }
         Ok(zones)
     };
@@ -643,6 +689,7 @@ pub fn parse_distribution(s: &str, kb_base: u64) -> Result<Distribution, String>
         "normal" | "gauss" => Distribution::Normal(num("normal")?),
         "zoned" => Distribution::Zoned(parse_zones(arg.unwrap_or(""), false, kb_base)?),
         "zoned_abs" => Distribution::ZonedAbs(parse_zones(arg.unwrap_or(""), true, kb_base)?),
+        "sequence" => Distribution::NotInIolab(s.to_string()),
         _ => {
             return Err(format!(
                 "invalid distribution '{kind}' (random, zipf, pareto, normal, zoned, zoned_abs)"
@@ -728,14 +775,18 @@ mod tests {
         assert!(parse_size("50%", 1024).is_err());
         assert!(parse_size("99999999999999999999", 1024).is_err());
         assert!(parse_size("(-4)", 1024).is_err());
+        // fio's page_fault.fio: without parentheses fio stops at the first operator.
+        assert_eq!(parse_size("5*1024*1024", 1024), Ok(5));
     }
 
     #[test]
     fn percent_sizes() {
         assert_eq!(parse_size_pct("50%", 1024), Ok(SizeOrPct::Percent(50.0)));
         assert_eq!(parse_size_pct("1g", 1024), Ok(SizeOrPct::Bytes(1 << 30)));
-        assert!(parse_size_pct("0%", 1024).is_err());
+        assert_eq!(parse_size_pct("0%", 1024), Ok(SizeOrPct::Percent(0.0))); // offset=0%
         assert!(parse_size_pct("101%", 1024).is_err());
+        assert_eq!(parse_size_pct("2z", 1024), Ok(SizeOrPct::Zones(2)));
+        assert!(parse_size("2z", 1024).is_err());
     }
 
     #[test]
@@ -812,6 +863,8 @@ mod tests {
         assert_eq!(parse_range("16k-4k", 1024), Ok((4096, 16384)));
         assert!(parse_range("4k", 1024).is_err());
         assert!(parse_range("4k-", 1024).is_err());
+        assert_eq!(parse_size_or_range("1k", 1024), Ok((1024, 1024)));
+        assert_eq!(parse_size_or_range("2k:1k", 1024), Ok((1024, 2048)));
     }
 
     #[test]
@@ -929,6 +982,11 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(parse_distribution("zoned:60/10:50/20", 1024).is_err());
+        // rand-zones.fio: a blank zone size takes the rest.
+        match parse_distribution("zoned:50/5:30/15:20/", 1024) {
+            Ok(Distribution::Zoned(z)) => assert_eq!(z.read[2].size, SizeOrPct::Percent(80.0)),
+            other => panic!("{other:?}"),
+        }
         assert!(parse_distribution("bogus:1", 1024).is_err());
     }
 
