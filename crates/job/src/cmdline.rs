@@ -345,4 +345,145 @@ impl Invocation {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn inv(s: &str) -> Invocation {
+        let vars = Vars {
+            pagesize: 4096,
+            ncpus: 2,
+            mb_memory: 64,
+            env: Box::new(|_| None),
+        };
+        parse_cmdline_with(&args(s), &vars).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn err(s: &str) -> JobError {
+        let vars = Vars {
+            pagesize: 4096,
+            ncpus: 2,
+            mb_memory: 64,
+            env: Box::new(|_| None),
+        };
+        parse_cmdline_with(&args(s), &vars)
+            .err()
+            .unwrap_or_else(|| panic!("{s}: accepted"))
+    }
+
+    #[test]
+    fn single_dash_form_from_the_issue() {
+        let i = inv(
+            "-name=randwrite -rw=randwrite -direct=1 -bs=4k -size=1G -numjobs=1 \
+                     -group_reporting -filename=test.db",
+        );
+        assert_eq!(i.cmdline_jobs.len(), 1);
+        let j = &i.cmdline_jobs[0];
+        assert_eq!(j.name, "randwrite");
+        assert_eq!(j.options.len(), 8);
+        let file = JobFile {
+            jobs: i.cmdline_jobs.clone(),
+            warnings: Vec::new(),
+        };
+        let r = file.resolve().unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.jobs[0].direct && r.jobs[0].group_reporting);
+        assert_eq!(r.jobs[0].filename, vec!["test.db".to_string()]);
+    }
+
+    #[test]
+    fn globals_before_first_name_apply_to_every_job() {
+        let i = inv("--bs=8k --name=a --rw=read --name=b --iodepth 4");
+        assert_eq!(i.globals.len(), 1);
+        assert_eq!(i.cmdline_jobs.len(), 2);
+        let file = JobFile {
+            jobs: i.cmdline_jobs.clone(),
+            warnings: Vec::new(),
+        };
+        let r = file.resolve().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.jobs[0].bs.read, 8192);
+        assert_eq!(r.jobs[1].bs.read, 8192);
+        assert_eq!(r.jobs[1].iodepth, 4);
+        assert_eq!(r.jobs[0].rw, crate::value::RwMode::Read);
+    }
+
+    #[test]
+    fn top_level_options_and_job_files() {
+        let i = inv(
+            "--output-format=json,normal --output out.txt --parse-only --readonly \
+                     --max-jobs=8 --section=a --section=b --status-interval=2 --eta=never \
+                     job1.fio - --cmdhelp=bs --version",
+        );
+        assert_eq!(
+            i.top.output_format,
+            vec![OutputFormat::Json, OutputFormat::Normal]
+        );
+        assert_eq!(i.top.output.as_deref(), Some("out.txt"));
+        assert!(i.top.parse_only && i.top.readonly && i.top.version);
+        assert_eq!(i.top.max_jobs, Some(8));
+        assert_eq!(i.top.sections, vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(i.top.status_interval_us, Some(2_000_000));
+        assert_eq!(i.job_files, vec!["job1.fio".to_string(), "-".to_string()]);
+        assert_eq!(i.top.cmdhelp, Some(Some("bs".to_string())));
+        assert_eq!(inv("--cmdhelp").top.cmdhelp, Some(None));
+        assert_eq!(
+            inv("--minimal").top.output_format,
+            vec![OutputFormat::Terse]
+        );
+        assert_eq!(inv("").top.output_format, vec![OutputFormat::Normal]);
+    }
+
+    #[test]
+    fn prefixes_like_getopt_long() {
+        // Verified with fio 3.33: --runti, --ioeng, --time_b, --output-f are accepted;
+        // --filen, --direc, --ra are ambiguous.
+        let i = inv("--name=x --runti=1 --ioeng=null --time_b");
+        assert_eq!(i.cmdline_jobs[0].options.len(), 4);
+        assert_eq!(
+            inv("--output-f=json").top.output_format,
+            vec![OutputFormat::Json]
+        );
+        assert_eq!(err("--name=x --filen=/a").kind, ErrorKind::AmbiguousOption);
+        assert_eq!(err("--name=x --direc=1").kind, ErrorKind::AmbiguousOption);
+    }
+
+    #[test]
+    fn errors_name_the_argument() {
+        let e = err("--name=x --bs=4x");
+        assert_eq!(
+            e.to_string(),
+            "command line argument 2: option 'bs': invalid size '4x'"
+        );
+        let e = err("--name=x --sizee=1m");
+        assert!(e.to_string().contains("Did you mean size?"), "{e}");
+        assert_eq!(err("--name=x --direct").kind, ErrorKind::MissingValue);
+        assert_eq!(err("--server").kind, ErrorKind::Unsupported);
+        assert_eq!(err("--output-format=xml").kind, ErrorKind::Usage);
+    }
+
+    #[test]
+    fn load_puts_cmdline_jobs_first_and_applies_globals_to_files() {
+        let path = std::env::temp_dir().join(format!("iolab-job-cmd-{}.fio", std::process::id()));
+        std::fs::write(&path, "[f]\nrw=write\n").unwrap_or_else(|e| panic!("{e}"));
+        let p = path.display().to_string();
+        let i = inv(&format!("--iodepth=3 {p} --name=c"));
+        let vars = Vars {
+            pagesize: 4096,
+            ncpus: 2,
+            mb_memory: 64,
+            env: Box::new(|_| None),
+        };
+        let r = i
+            .load_with(vars)
+            .and_then(|f| f.resolve())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(r.jobs.len(), 2);
+        assert_eq!(r.jobs[0].name, "c");
+        assert_eq!(r.jobs[1].name, "f");
+        assert_eq!(r.jobs[1].iodepth, 3);
+        assert!(r.jobs[1].stonewall); // a job file is its own group
+    }
+}

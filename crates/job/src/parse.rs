@@ -412,4 +412,161 @@ pub fn read_job_file(path: &str) -> Result<String, JobError> {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn vars() -> Vars {
+        Vars {
+            pagesize: 4096,
+            ncpus: 8,
+            mb_memory: 1024,
+            env: Box::new(|k| (k == "SIZE").then(|| "2m".to_string())),
+        }
+    }
+
+    fn opts() -> ParseOpts {
+        ParseOpts {
+            sections: Vec::new(),
+            vars: vars(),
+            base: Vec::new(),
+        }
+    }
+
+    fn parse(text: &str) -> Result<JobFile, JobError> {
+        parse_str_with(text, "job.fio", &opts())
+    }
+
+    fn value(f: &JobFile, job: usize, name: &str) -> Option<String> {
+        f.jobs[job]
+            .options
+            .iter()
+            .rev()
+            .find(|o| o.def.name == name)
+            .and_then(|o| o.value.clone())
+    }
+
+    #[test]
+    fn sections_globals_and_comments() {
+        let f = parse(
+            "; comment\n# comment\n[global]\nbs=8k ; inline\n[a]\nrw=randread # inline\n\
+             time_based\n[global-more]\niodepth=4\n[b]\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.jobs.len(), 2);
+        assert_eq!(value(&f, 0, "bs").as_deref(), Some("8k"));
+        assert_eq!(value(&f, 0, "rw").as_deref(), Some("randread"));
+        assert!(f.jobs[0]
+            .options
+            .iter()
+            .any(|o| o.def.name == "time_based" && o.value.is_none()));
+        // A global section only affects jobs below it.
+        assert_eq!(value(&f, 0, "iodepth"), None);
+        assert_eq!(value(&f, 1, "iodepth").as_deref(), Some("4"));
+        assert_eq!(f.jobs[1].loc, Loc::new("job.fio", 10));
+    }
+
+    #[test]
+    fn variables_and_environment() {
+        let f = parse("[a]\nsize=${SIZE}\nbs=$pagesize\niodepth=$ncpus\nnumjobs=${UNSET}1\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(value(&f, 0, "size").as_deref(), Some("2m"));
+        assert_eq!(value(&f, 0, "bs").as_deref(), Some("4096"));
+        assert_eq!(value(&f, 0, "iodepth").as_deref(), Some("8"));
+        assert_eq!(value(&f, 0, "numjobs").as_deref(), Some("1"));
+        assert_eq!(vars().expand("($mb_memory/2)m"), "(1024/2)m");
+    }
+
+    #[test]
+    fn arithmetic_values_are_accepted() {
+        let f = parse("[a]\nsize=(1024*8)k\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(value(&f, 0, "size").as_deref(), Some("(1024*8)k"));
+        assert!(parse("[a]\nsize=(1024*8\n").is_err());
+    }
+
+    #[test]
+    fn unknown_option_has_hint_file_and_line() {
+        let e = parse("[a]\n\nblocksze=4k\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::UnknownOption);
+        assert_eq!(
+            e.to_string(),
+            "job.fio:3: unknown option 'blocksze'. Did you mean blocksize?"
+        );
+        // Job files need exact names, as fio's (verified: `siz=2m` is "Bad option").
+        assert!(parse("[a]\nsiz=1m\n").is_err());
+    }
+
+    #[test]
+    fn bad_values_and_bare_names_are_refused_with_location() {
+        let e = parse("[a]\nbs=4x\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.to_string(), "job.fio:2: option 'bs': invalid size '4x'");
+        let e = parse("[a]\ndirect\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::MissingValue);
+        let e = parse("bs=4k\n").err().unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::Syntax);
+        assert!(parse("[a\nbs=4k\n").is_err());
+    }
+
+    #[test]
+    fn include_is_relative_to_the_including_file() {
+        let dir = std::env::temp_dir().join(format!("iolab-job-inc-{}", std::process::id()));
+        let sub = dir.join("sub");
+        std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sub.join("common.fio"), "bs=16k\nbogus=1\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sub.join("ok.fio"), "iodepth=2\n").unwrap_or_else(|e| panic!("{e}"));
+        let main = dir.join("main.fio");
+        let name = main.display().to_string();
+        let f = parse_str_with("[a]\ninclude sub/ok.fio\n", &name, &opts())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(value(&f, 0, "iodepth").as_deref(), Some("2"));
+        let e = parse_str_with("[a]\ninclude sub/common.fio\n", &name, &opts())
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        let loc = e.loc.clone().unwrap_or_default();
+        assert!(loc.file.ends_with("common.fio") && loc.line == 2, "{e}");
+        let e = parse_str_with("[a]\ninclude nope.fio\n", &name, &opts()).err();
+        assert_eq!(e.map(|e| e.kind), Some(ErrorKind::Io));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn section_filter_keeps_globals() {
+        let o = ParseOpts {
+            sections: vec!["b".into()],
+            vars: vars(),
+            base: Vec::new(),
+        };
+        let f = parse_str_with("[global]\nbs=8k\n[a]\n[b]\n", "j.fio", &o)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.jobs.len(), 1);
+        assert_eq!(f.jobs[0].name, "b");
+        assert_eq!(value(&f, 0, "bs").as_deref(), Some("8k"));
+    }
+
+    #[test]
+    fn prefixes_are_for_the_command_line_only() {
+        assert_eq!(find_prefix("runti").map(|o| o.name).ok(), Some("runtime"));
+        assert_eq!(
+            find_prefix("filen").err().map(|e| e.kind),
+            Some(ErrorKind::AmbiguousOption)
+        );
+        assert_eq!(
+            find_prefix("zzz").err().map(|e| e.kind),
+            Some(ErrorKind::UnknownOption)
+        );
+    }
+
+    #[test]
+    fn time_warnings_are_collected() {
+        let f = parse("[a]\nruntime=2sec\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.warnings.len(), 1);
+        assert_eq!(f.warnings[0].loc, Loc::new("job.fio", 2));
+    }
+}

@@ -616,4 +616,142 @@ pub fn split_filenames(v: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+    use crate::parse::{parse_str_with, ParseOpts, Vars};
+
+    fn resolve(text: &str) -> Result<Resolved, JobError> {
+        let vars = Vars {
+            pagesize: 4096,
+            ncpus: 4,
+            mb_memory: 1024,
+            env: Box::new(|_| None),
+        };
+        let opts = ParseOpts {
+            sections: Vec::new(),
+            vars,
+            base: Vec::new(),
+        };
+        parse_str_with(text, "job.fio", &opts)?.resolve()
+    }
+
+    fn one(text: &str) -> JobSpec {
+        let mut r = resolve(text).unwrap_or_else(|e| panic!("{e}"));
+        r.jobs.remove(0)
+    }
+
+    #[test]
+    fn defaults_are_fios() {
+        let s = one("[a]\n");
+        assert_eq!(s.bs, PerDir::all(4096));
+        assert_eq!(s.ioengine, "psync");
+        assert_eq!(s.rw, RwMode::Read);
+        assert_eq!(s.iodepth_batch_complete_max, 1);
+        assert!(s.invalidate && s.randrepeat && s.clat_percentiles);
+    }
+
+    #[test]
+    fn typical_job() {
+        let s = one(
+            "[global]\nioengine=io_uring\ndirect=1\nkb_base=1000\n[a]\nrw=randrw:8\nbs=4k,64k\n\
+             size=1KiB\niodepth=32\nruntime=1m\ntime_based\nthinktime=50\nrwmixwrite=30\n\
+             numjobs=4\nfilename=/dev/a\\:b:/tmp/c\nsqthread_poll\nrate_iops=100,\n",
+        );
+        assert_eq!(s.ioengine, "io_uring");
+        assert!(s.direct && s.time_based && s.engine.sqthread_poll);
+        assert_eq!(s.rw_modifier, Some(RwModifier::SeqCount(8)));
+        // kb_base=1000 in [global] applies to the job's sizes: 4k = 4000, KiB = 1024.
+        assert_eq!(
+            s.bs,
+            PerDir {
+                read: 4000,
+                write: 64000,
+                trim: 64000
+            }
+        );
+        assert_eq!(s.size, Some(SizeOrPct::Bytes(1024)));
+        assert_eq!(s.runtime, Some(Duration::from_secs(60)));
+        assert_eq!(s.thinktime, Duration::from_micros(50));
+        assert_eq!(s.rwmixread, 70);
+        assert_eq!(s.numjobs, 4);
+        assert_eq!(
+            s.filename,
+            vec!["/dev/a:b".to_string(), "/tmp/c".to_string()]
+        );
+        assert_eq!(
+            s.rate_iops,
+            PerDir {
+                read: 100,
+                write: 0,
+                trim: 0
+            }
+        );
+        assert_eq!(s.iodepth_batch_complete_max, 32);
+    }
+
+    #[test]
+    fn buffered_is_the_opposite_of_direct_and_later_wins() {
+        assert!(one("[a]\nbuffered=0\n").direct);
+        assert!(!one("[a]\ndirect=1\nbuffered=1\n").direct);
+    }
+
+    #[test]
+    fn unsupported_option_and_engine_are_named() {
+        let e = resolve("[a]\nverify=md5\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        assert_eq!(
+            e.to_string(),
+            "job.fio:2: option 'verify': option 'verify' is not supported by iolab"
+        );
+        let e = resolve("[a]\nioengine=rbd\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::UnsupportedEngine);
+        assert!(e
+            .to_string()
+            .starts_with("job.fio:2: option 'ioengine': ioengine 'rbd' is not"));
+        let e = resolve("[a]\nioengine=bogus\n").err().map(|e| e.kind);
+        assert_eq!(e, Some(ErrorKind::InvalidValue));
+    }
+
+    #[test]
+    fn semantic_errors() {
+        assert!(resolve("[a]\nnumjobs=0\n").is_err());
+        assert!(resolve("[a]\nrwmixread=101\n").is_err());
+        assert!(resolve("[a]\ndirectory=\n").is_err());
+        assert!(resolve("[a]\nsize=2z\n").is_err());
+        assert!(resolve("[a]\niodepth=4\niodepth_batch_complete_min=8\n").is_err());
+    }
+
+    #[test]
+    fn bssplit_and_per_direction_defaults() {
+        let s = one("[a]\nbssplit=4k/50:8k/,16k/100,\n");
+        assert_eq!(s.bssplit.read.as_ref().map(|v| v[1].perc), Some(50.0));
+        assert_eq!(s.bssplit.write.as_ref().map(|v| v[0].bs), Some(16384));
+        assert!(s.bssplit.trim.is_none());
+    }
+
+    #[test]
+    fn time_based_without_runtime_warns() {
+        let r = resolve("[a]\ntime_based\n").unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.warnings.iter().any(|w| w.option == "time_based"));
+    }
+
+    #[test]
+    fn every_implemented_option_has_a_handler() {
+        for o in crate::options::OPTIONS.iter().filter(|o| o.implemented) {
+            let raw = RawOption {
+                def: o,
+                spelled: o.name.into(),
+                value: Some("zzz".into()),
+                loc: Loc::default(),
+            };
+            let mut s = JobSpec::new("x", Loc::default());
+            if let Err(m) = apply(&mut s, &raw) {
+                assert!(!m.starts_with("internal"), "{}: {m}", o.name);
+            }
+        }
+    }
+}
