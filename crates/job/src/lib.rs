@@ -1,4 +1,51 @@
-//! fio job syntax: job files, command lines, the option table, JobSpec.
+//! fio job syntax: job files, command lines, the option table, [`JobSpec`].
 //!
-//! Placeholder: this crate is filled in by its own issue (see DESIGN.md).
+//! Two steps, as ripgrep's LowArgs → HiArgs: parsing ([`parse_files`], [`parse_str`],
+//! [`parse_cmdline`]) reads the syntax and checks every value against its option's grammar,
+//! keeping file:line for each option; resolving ([`JobFile::resolve`]) refuses what iolab does
+//! not implement and produces typed [`JobSpec`]s. This crate does no I/O except reading job
+//! files, `include`d files and standard input (`-`).
 #![forbid(unsafe_code)]
+
+mod arith;
+pub mod cmdline;
+pub mod error;
+pub mod options;
+pub mod parse;
+pub mod spec;
+pub mod value;
+
+pub use cmdline::{parse_cmdline, Invocation, OutputFormat, TopLevel};
+pub use error::{ErrorKind, JobError, Loc, Warning};
+pub use parse::{JobFile, ParseOpts, RawJob, RawOption, Vars};
+pub use spec::{JobSpec, Resolved};
+
+/// Parses job files (`-` = standard input); each file is its own group, as in fio.
+pub fn parse_files<P: AsRef<str>>(paths: &[P]) -> Result<JobFile, JobError> {
+    parse_files_with(paths, &ParseOpts::default())
+}
+
+/// [`parse_files`] with explicit sections, variables and base (global) options.
+pub fn parse_files_with<P: AsRef<str>>(paths: &[P], opts: &ParseOpts) -> Result<JobFile, JobError> {
+    let mut texts = Vec::new();
+    for p in paths {
+        let p = p.as_ref();
+        let name = if p == "-" {
+            "<stdin>".to_string()
+        } else {
+            p.to_string()
+        };
+        texts.push((parse::read_job_file(p)?, name));
+    }
+    parse::parse_texts(&texts, opts)
+}
+
+/// Parses job-file text; `name` appears in errors and locates relative `include`s.
+pub fn parse_str(text: &str, name: &str) -> Result<JobFile, JobError> {
+    parse::parse_str_with(text, name, &ParseOpts::default())
+}
+
+/// Parses and resolves job files in one go.
+pub fn load_files<P: AsRef<str>>(paths: &[P]) -> Result<Resolved, JobError> {
+    parse_files(paths)?.resolve()
+}

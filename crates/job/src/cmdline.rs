@@ -1,0 +1,489 @@
+//! fio's command line: top-level options, job options before the first `--name` (globals),
+//! `--name=x` starting a job, job files as positional arguments (`-` = standard input).
+//! Both `--opt=value` and fio's single-dash `-opt=value` are accepted, as are `--opt value`
+//! and unambiguous prefixes of option names (fio uses getopt_long_only).
+
+use crate::error::{ErrorKind, JobError, Loc};
+use crate::parse::{self, JobFile, ParseOpts, RawJob, RawOption, Vars};
+
+/// Output formats of `--output-format` (comma-separated in fio).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// fio's text.
+    Normal,
+    /// JSON.
+    Json,
+    /// JSON with histogram bins.
+    JsonPlus,
+    /// Terse (semicolon) format.
+    Terse,
+}
+
+/// fio's top-level (non-job) options.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TopLevel {
+    /// `--output=FILE`.
+    pub output: Option<String>,
+    /// `--output-format=` (default normal); `--minimal` means terse.
+    pub output_format: Vec<OutputFormat>,
+    /// `--section=` (repeatable).
+    pub sections: Vec<String>,
+    /// `--parse-only`.
+    pub parse_only: bool,
+    /// `--readonly`.
+    pub readonly: bool,
+    /// `--max-jobs=N`.
+    pub max_jobs: Option<u32>,
+    /// `--cmdhelp` (Some(None)) or `--cmdhelp=opt`.
+    pub cmdhelp: Option<Option<String>>,
+    /// `--enghelp` or `--enghelp=engine[,opt]`.
+    pub enghelp: Option<Option<String>>,
+    /// `--version`.
+    pub version: bool,
+    /// `--help`.
+    pub help: bool,
+    /// `--showcmd`.
+    pub showcmd: bool,
+    /// `--eta=always|never|auto`.
+    pub eta: Option<String>,
+    /// `--eta-newline=time`, in microseconds.
+    pub eta_newline_us: Option<u64>,
+    /// `--eta-interval=time`, in microseconds.
+    pub eta_interval_us: Option<u64>,
+    /// `--status-interval=time`, in microseconds.
+    pub status_interval_us: Option<u64>,
+    /// `--warnings-fatal`.
+    pub warnings_fatal: bool,
+    /// `--terse-version=N`.
+    pub terse_version: Option<u32>,
+    /// `--append-terse`.
+    pub append_terse: bool,
+    /// `--debug=...` (accepted, iolab has no fio debug classes).
+    pub debug: Option<String>,
+}
+
+/// What `iolab run` / `fio` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// Top-level options.
+    pub top: TopLevel,
+    /// Job files named on the command line, in order (`-` = stdin).
+    pub job_files: Vec<String>,
+    /// Options given before the first `--name`: they apply to every job, also those in files.
+    pub globals: Vec<RawOption>,
+    /// Jobs defined with `--name=` on the command line.
+    pub cmdline_jobs: Vec<RawJob>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Arg {
+    None,
+    Required,
+    Optional,
+}
+
+const TOP: &[(&str, Arg)] = &[
+    ("output", Arg::Required),
+    ("output-format", Arg::Required),
+    ("minimal", Arg::None),
+    ("section", Arg::Required),
+    ("parse-only", Arg::None),
+    ("readonly", Arg::None),
+    ("max-jobs", Arg::Required),
+    ("cmdhelp", Arg::Optional),
+    ("enghelp", Arg::Optional),
+    ("version", Arg::None),
+    ("help", Arg::None),
+    ("showcmd", Arg::None),
+    ("eta", Arg::Required),
+    ("eta-newline", Arg::Required),
+    ("eta-interval", Arg::Required),
+    ("status-interval", Arg::Required),
+    ("warnings-fatal", Arg::None),
+    ("terse-version", Arg::Required),
+    ("append-terse", Arg::None),
+    ("debug", Arg::Required),
+    // fio has these; iolab refuses them by name.
+    ("server", Arg::Optional),
+    ("client", Arg::Required),
+    ("daemonize", Arg::Required),
+    ("remote-config", Arg::Required),
+    ("idle-prof", Arg::Required),
+    ("inflate-log", Arg::Required),
+    ("trigger-file", Arg::Required),
+    ("trigger-timeout", Arg::Required),
+    ("trigger", Arg::Required),
+    ("trigger-remote", Arg::Required),
+    ("aux-path", Arg::Required),
+    ("alloc-size", Arg::Required),
+    ("crctest", Arg::Optional),
+    ("cpuclock-test", Arg::None),
+    ("bandwidth-log", Arg::None),
+    ("merge-blktrace-only", Arg::None),
+];
+
+const TOP_UNSUPPORTED: &[&str] = &[
+    "server",
+    "client",
+    "daemonize",
+    "remote-config",
+    "idle-prof",
+    "inflate-log",
+    "trigger-file",
+    "trigger-timeout",
+    "trigger",
+    "trigger-remote",
+    "aux-path",
+    "crctest",
+    "cpuclock-test",
+    "bandwidth-log",
+    "merge-blktrace-only",
+];
+
+/// Resolves a top-level name: exact, or a unique prefix among top-level and job option names.
+fn top_lookup(name: &str) -> Result<Option<(&'static str, Arg)>, JobError> {
+    if let Some(t) = TOP.iter().find(|(n, _)| *n == name) {
+        return Ok(Some(*t));
+    }
+    if crate::options::find(name).is_some() {
+        return Ok(None);
+    }
+    let tops: Vec<_> = TOP.iter().filter(|(n, _)| n.starts_with(name)).collect();
+    let jobs = parse::find_prefix(name);
+    match (tops.as_slice(), jobs) {
+        ([one], Err(e)) if e.kind == ErrorKind::UnknownOption => Ok(Some(**one)),
+        ([], _) => Ok(None),
+        _ => Err(JobError::new(
+            ErrorKind::AmbiguousOption,
+            format!("option '{name}' is ambiguous"),
+        )),
+    }
+}
+
+fn formats(v: &str) -> Result<Vec<OutputFormat>, String> {
+    v.split(',')
+        .map(|f| match f.trim() {
+            "normal" => Ok(OutputFormat::Normal),
+            "json" => Ok(OutputFormat::Json),
+            "json+" => Ok(OutputFormat::JsonPlus),
+            "terse" => Ok(OutputFormat::Terse),
+            other => Err(format!(
+                "invalid output format '{other}' (normal, json, json+, terse)"
+            )),
+        })
+        .collect()
+}
+
+fn secs(v: &str) -> Result<u64, String> {
+    crate::value::parse_time(v, crate::value::TimeUnit::Seconds).map(|t| t.us)
+}
+
+fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), String> {
+    let req = || v.clone().ok_or_else(|| "needs a value".to_string());
+    match name {
+        "output" => top.output = Some(req()?),
+        "output-format" => top.output_format = formats(&req()?)?,
+        "minimal" => top.output_format = vec![OutputFormat::Terse],
+        "section" => top.sections.push(req()?),
+        "parse-only" => top.parse_only = true,
+        "readonly" => top.readonly = true,
+        "max-jobs" => {
+            top.max_jobs = Some(
+                req()?
+                    .trim()
+                    .parse()
+                    .map_err(|_| "invalid number".to_string())?,
+            )
+        }
+        "cmdhelp" => top.cmdhelp = Some(v),
+        "enghelp" => top.enghelp = Some(v),
+        "version" => top.version = true,
+        "help" => top.help = true,
+        "showcmd" => top.showcmd = true,
+        "eta" => {
+            let e = req()?;
+            if !["always", "never", "auto"].contains(&e.as_str()) {
+                return Err(format!("invalid eta '{e}' (always, never, auto)"));
+            }
+            top.eta = Some(e);
+        }
+        "eta-newline" => top.eta_newline_us = Some(secs(&req()?)?),
+        "eta-interval" => top.eta_interval_us = Some(secs(&req()?)?),
+        "status-interval" => top.status_interval_us = Some(secs(&req()?)?),
+        "warnings-fatal" => top.warnings_fatal = true,
+        "terse-version" => {
+            top.terse_version = Some(
+                req()?
+                    .trim()
+                    .parse()
+                    .map_err(|_| "invalid number".to_string())?,
+            )
+        }
+        "append-terse" => top.append_terse = true,
+        "debug" => top.debug = Some(req()?),
+        other if TOP_UNSUPPORTED.contains(&other) => {
+            return Err(format!("fio's --{other} is not supported by iolab"))
+        }
+        other => return Err(format!("internal: unhandled top-level option '{other}'")),
+    }
+    Ok(())
+}
+
+/// Parses fio's command line. `args` excludes the program name.
+pub fn parse_cmdline(args: &[String]) -> Result<Invocation, JobError> {
+    parse_cmdline_with(args, &Vars::system())
+}
+
+/// [`parse_cmdline`] with explicit variable values (for tests).
+pub fn parse_cmdline_with(args: &[String], vars: &Vars) -> Result<Invocation, JobError> {
+    let mut inv = Invocation::default();
+    let mut i = 0;
+    while i < args.len() {
+        let loc = Loc::cmdline(i + 1);
+        let arg = &args[i];
+        i += 1;
+        let body = match arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
+            Some(b) if !b.is_empty() && arg != "-" => b,
+            _ => {
+                inv.job_files.push(arg.clone());
+                continue;
+            }
+        };
+        let (name, mut value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        if let Some((top, kind)) = top_lookup(name).map_err(|e| e.at(&loc))? {
+            if value.is_none() && kind == Arg::Required && i < args.len() {
+                value = Some(args[i].clone());
+                i += 1;
+            }
+            set_top(&mut inv.top, top, value).map_err(|m| {
+                let kind = if m.contains("not supported") {
+                    ErrorKind::Unsupported
+                } else {
+                    ErrorKind::Usage
+                };
+                JobError::new(kind, m).at(&loc).option(name)
+            })?;
+            continue;
+        }
+        let def = crate::options::find(name)
+            .map_or_else(|| parse::find_prefix(name).map_err(|e| e.at(&loc)), Ok)?;
+        // getopt_long: a required argument may be the next word (`--bs 4k`).
+        if value.is_none() && def.kind != crate::options::Kind::Flag && i < args.len() {
+            value = Some(args[i].clone());
+            i += 1;
+        }
+        let text = match &value {
+            Some(v) => format!("{}={}", def.name, vars.expand(v)),
+            None => def.name.to_string(),
+        };
+        let mut opt = parse::parse_option(&text, &loc, false).map_err(|mut e| {
+            e.option = Some(name.to_string());
+            e
+        })?;
+        opt.spelled = name.to_string();
+        if def.name == "name" {
+            let job_name = opt.value.clone().unwrap_or_default();
+            let mut options = inv.globals.clone();
+            options.push(opt);
+            inv.cmdline_jobs.push(RawJob {
+                name: job_name,
+                loc,
+                options,
+                group: 0,
+            });
+        } else if let Some(job) = inv.cmdline_jobs.last_mut() {
+            job.options.push(opt);
+        } else {
+            inv.globals.push(opt);
+        }
+    }
+    if inv.top.output_format.is_empty() {
+        inv.top.output_format.push(OutputFormat::Normal);
+    }
+    Ok(inv)
+}
+
+impl Invocation {
+    /// Reads the job files and puts everything together: the command line's jobs first, then
+    /// the files' jobs (each file its own group), every job starting from the command line's
+    /// globals, `--section` applied to the files.
+    pub fn load(&self) -> Result<JobFile, JobError> {
+        self.load_with(Vars::system())
+    }
+
+    /// [`Invocation::load`] with explicit variable values.
+    pub fn load_with(&self, vars: Vars) -> Result<JobFile, JobError> {
+        let mut texts = Vec::new();
+        for f in &self.job_files {
+            let name = if f == "-" {
+                "<stdin>".to_string()
+            } else {
+                f.clone()
+            };
+            texts.push((parse::read_job_file(f)?, name));
+        }
+        let opts = ParseOpts {
+            sections: self.top.sections.clone(),
+            vars,
+            base: self.globals.clone(),
+        };
+        let mut files = parse::parse_texts(&texts, &opts)?;
+        let offset = usize::from(!self.cmdline_jobs.is_empty());
+        for j in &mut files.jobs {
+            j.group += offset;
+        }
+        let mut jobs = self.cmdline_jobs.clone();
+        jobs.append(&mut files.jobs);
+        Ok(JobFile {
+            jobs,
+            warnings: files.warnings,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn inv(s: &str) -> Invocation {
+        let vars = Vars {
+            pagesize: 4096,
+            ncpus: 2,
+            mb_memory: 64,
+            env: Box::new(|_| None),
+        };
+        parse_cmdline_with(&args(s), &vars).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn err(s: &str) -> JobError {
+        let vars = Vars {
+            pagesize: 4096,
+            ncpus: 2,
+            mb_memory: 64,
+            env: Box::new(|_| None),
+        };
+        parse_cmdline_with(&args(s), &vars)
+            .err()
+            .unwrap_or_else(|| panic!("{s}: accepted"))
+    }
+
+    #[test]
+    fn single_dash_form_from_the_issue() {
+        let i = inv(
+            "-name=randwrite -rw=randwrite -direct=1 -bs=4k -size=1G -numjobs=1 \
+                     -group_reporting -filename=test.db",
+        );
+        assert_eq!(i.cmdline_jobs.len(), 1);
+        let j = &i.cmdline_jobs[0];
+        assert_eq!(j.name, "randwrite");
+        assert_eq!(j.options.len(), 8);
+        let file = JobFile {
+            jobs: i.cmdline_jobs.clone(),
+            warnings: Vec::new(),
+        };
+        let r = file.resolve().unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.jobs[0].direct && r.jobs[0].group_reporting);
+        assert_eq!(r.jobs[0].filename, vec!["test.db".to_string()]);
+    }
+
+    #[test]
+    fn globals_before_first_name_apply_to_every_job() {
+        let i = inv("--bs=8k --name=a --rw=read --name=b --iodepth 4");
+        assert_eq!(i.globals.len(), 1);
+        assert_eq!(i.cmdline_jobs.len(), 2);
+        let file = JobFile {
+            jobs: i.cmdline_jobs.clone(),
+            warnings: Vec::new(),
+        };
+        let r = file.resolve().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.jobs[0].bs.read, 8192);
+        assert_eq!(r.jobs[1].bs.read, 8192);
+        assert_eq!(r.jobs[1].iodepth, 4);
+        assert_eq!(r.jobs[0].rw, crate::value::RwMode::Read);
+    }
+
+    #[test]
+    fn top_level_options_and_job_files() {
+        let i = inv(
+            "--output-format=json,normal --output out.txt --parse-only --readonly \
+                     --max-jobs=8 --section=a --section=b --status-interval=2 --eta=never \
+                     job1.fio - --cmdhelp=bs --version",
+        );
+        assert_eq!(
+            i.top.output_format,
+            vec![OutputFormat::Json, OutputFormat::Normal]
+        );
+        assert_eq!(i.top.output.as_deref(), Some("out.txt"));
+        assert!(i.top.parse_only && i.top.readonly && i.top.version);
+        assert_eq!(i.top.max_jobs, Some(8));
+        assert_eq!(i.top.sections, vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(i.top.status_interval_us, Some(2_000_000));
+        assert_eq!(i.job_files, vec!["job1.fio".to_string(), "-".to_string()]);
+        assert_eq!(i.top.cmdhelp, Some(Some("bs".to_string())));
+        assert_eq!(inv("--cmdhelp").top.cmdhelp, Some(None));
+        assert_eq!(
+            inv("--minimal").top.output_format,
+            vec![OutputFormat::Terse]
+        );
+        assert_eq!(inv("").top.output_format, vec![OutputFormat::Normal]);
+    }
+
+    #[test]
+    fn prefixes_like_getopt_long() {
+        // Verified with fio 3.33: --runti, --ioeng, --time_b, --output-f are accepted;
+        // --filen, --direc, --ra are ambiguous.
+        let i = inv("--name=x --runti=1 --ioeng=null --time_b");
+        assert_eq!(i.cmdline_jobs[0].options.len(), 4);
+        assert_eq!(
+            inv("--output-f=json").top.output_format,
+            vec![OutputFormat::Json]
+        );
+        assert_eq!(err("--name=x --filen=/a").kind, ErrorKind::AmbiguousOption);
+        assert_eq!(err("--name=x --direc=1").kind, ErrorKind::AmbiguousOption);
+    }
+
+    #[test]
+    fn errors_name_the_argument() {
+        let e = err("--name=x --bs=4x");
+        assert_eq!(
+            e.to_string(),
+            "command line argument 2: option 'bs': invalid size '4x'"
+        );
+        let e = err("--name=x --sizee=1m");
+        assert!(e.to_string().contains("Did you mean size?"), "{e}");
+        assert_eq!(err("--name=x --direct").kind, ErrorKind::MissingValue);
+        assert_eq!(err("--server").kind, ErrorKind::Unsupported);
+        assert_eq!(err("--output-format=xml").kind, ErrorKind::Usage);
+    }
+
+    #[test]
+    fn load_puts_cmdline_jobs_first_and_applies_globals_to_files() {
+        let path = std::env::temp_dir().join(format!("iolab-job-cmd-{}.fio", std::process::id()));
+        std::fs::write(&path, "[f]\nrw=write\n").unwrap_or_else(|e| panic!("{e}"));
+        let p = path.display().to_string();
+        let i = inv(&format!("--iodepth=3 {p} --name=c"));
+        let vars = Vars {
+            pagesize: 4096,
+            ncpus: 2,
+            mb_memory: 64,
+            env: Box::new(|_| None),
+        };
+        let r = i
+            .load_with(vars)
+            .and_then(|f| f.resolve())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(r.jobs.len(), 2);
+        assert_eq!(r.jobs[0].name, "c");
+        assert_eq!(r.jobs[1].name, "f");
+        assert_eq!(r.jobs[1].iodepth, 3);
+        assert!(r.jobs[1].stonewall); // a job file is its own group
+    }
+}

@@ -1,0 +1,572 @@
+//! Job files: sections, `[global]`, comments, bare flags, `include`, `${ENV}`, `$pagesize`,
+//! `$mb_memory`, `$ncpus`. Produces a [`JobFile`]: for each job, the options that apply to it
+//! (globals above it, then its own) with their source lines, each already checked against its
+//! grammar. Turning them into typed [`crate::JobSpec`]s is [`JobFile::resolve`]'s job.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{ErrorKind, JobError, Loc, Warning};
+use crate::options::{self, OptDef};
+
+/// One `name[=value]` as written, checked against its option's grammar.
+#[derive(Debug, Clone)]
+pub struct RawOption {
+    /// The option (aliases already resolved).
+    pub def: &'static OptDef,
+    /// How the user spelled the name (alias or prefix).
+    pub spelled: String,
+    /// The value after `=`, with variables expanded; None for a bare name.
+    pub value: Option<String>,
+    /// Where it was written.
+    pub loc: Loc,
+}
+
+/// One job as written: its name and its options in the order they apply.
+#[derive(Debug, Clone)]
+pub struct RawJob {
+    /// The section name (or `--name=`).
+    pub name: String,
+    /// The `[name]` line (or the `--name` argument).
+    pub loc: Loc,
+    /// Globals first, then the job's own options; later ones win.
+    pub options: Vec<RawOption>,
+    /// Index of the job file (or 0 for the command line); fio stonewalls between files.
+    pub group: usize,
+}
+
+/// Parsed job files: the jobs and any warnings, not yet resolved.
+#[derive(Debug, Clone, Default)]
+pub struct JobFile {
+    /// The jobs in order.
+    pub jobs: Vec<RawJob>,
+    /// Things fio accepts but that are probably not what was meant.
+    pub warnings: Vec<Warning>,
+}
+
+/// Looks up an environment variable.
+pub type EnvLookup = Box<dyn Fn(&str) -> Option<String>>;
+
+/// Values of fio's `$` keywords and of environment variables, injectable for tests.
+pub struct Vars {
+    /// `$pagesize`.
+    pub pagesize: u64,
+    /// `$ncpus`.
+    pub ncpus: u64,
+    /// `$mb_memory`: total memory in MiB.
+    pub mb_memory: u64,
+    /// `${NAME}` lookup; fio substitutes an empty string for an unset variable.
+    pub env: EnvLookup,
+}
+
+impl Vars {
+    /// The running system's values: page size from `/proc/self/auxv` (AT_PAGESZ, 4096 if
+    /// unreadable), CPUs from the scheduler, memory from `/proc/meminfo`.
+    pub fn system() -> Self {
+        let pagesize = std::fs::read("/proc/self/auxv")
+            .ok()
+            .and_then(|b| {
+                b.chunks_exact(16).find_map(|c| {
+                    let key = u64::from_ne_bytes(c[..8].try_into().ok()?);
+                    let val = u64::from_ne_bytes(c[8..].try_into().ok()?);
+                    (key == 6).then_some(val)
+                })
+            })
+            .unwrap_or(4096);
+        let ncpus = std::thread::available_parallelism()
+            .map(|n| n.get() as u64)
+            .unwrap_or(1);
+        let mb_memory = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .map(|kb| kb / 1024)
+            .unwrap_or(0);
+        Vars {
+            pagesize,
+            ncpus,
+            mb_memory,
+            env: Box::new(|k| std::env::var(k).ok()),
+        }
+    }
+
+    /// Expands `${NAME}` and fio's `$pagesize`, `$mb_memory`, `$ncpus` in `s`.
+    pub fn expand(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            let tail = &rest[i..];
+            if let Some(close) = tail.strip_prefix("${").and_then(|t| t.find('}')) {
+                out.push_str(&(self.env)(&tail[2..2 + close]).unwrap_or_default());
+                rest = &tail[close + 3..];
+                continue;
+            }
+            let kw = [
+                ("$pagesize", self.pagesize),
+                ("$mb_memory", self.mb_memory),
+                ("$ncpus", self.ncpus),
+            ]
+            .into_iter()
+            .find(|(k, _)| tail.starts_with(k));
+            match kw {
+                Some((k, v)) => {
+                    out.push_str(&v.to_string());
+                    rest = &tail[k.len()..];
+                }
+                None => {
+                    out.push('$');
+                    rest = &tail[1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// How to parse: which sections to keep (`--section`), and the variables.
+pub struct ParseOpts {
+    /// Only these job sections (globals are always used); empty = all.
+    pub sections: Vec<String>,
+    /// Variable values.
+    pub vars: Vars,
+    /// Options that apply before every file's own globals (the command line's globals).
+    pub base: Vec<RawOption>,
+}
+
+impl Default for ParseOpts {
+    fn default() -> Self {
+        ParseOpts {
+            sections: Vec::new(),
+            vars: Vars::system(),
+            base: Vec::new(),
+        }
+    }
+}
+
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+struct State<'a> {
+    opts: &'a ParseOpts,
+    group: usize,
+    globals: Vec<RawOption>,
+    current: Option<Section>,
+    out: JobFile,
+}
+
+enum Section {
+    Global,
+    Job(RawJob),
+    Skipped,
+}
+
+impl State<'_> {
+    fn finish_section(&mut self) {
+        if let Some(Section::Job(j)) = self.current.take() {
+            self.out.jobs.push(j);
+        }
+    }
+
+    fn file(
+        &mut self,
+        text: &str,
+        name: &str,
+        dir: Option<&Path>,
+        depth: usize,
+    ) -> Result<(), JobError> {
+        for (idx, raw_line) in text.lines().enumerate() {
+            let loc = Loc::new(name, idx + 1);
+            self.line(raw_line, &loc, dir, depth)?;
+        }
+        Ok(())
+    }
+
+    fn line(
+        &mut self,
+        raw: &str,
+        loc: &Loc,
+        dir: Option<&Path>,
+        depth: usize,
+    ) -> Result<(), JobError> {
+        // fio (strip_blank_end) cuts a line at the first ';' or '#', wherever it is.
+        let line = raw.split([';', '#']).next().unwrap_or("").trim();
+        if line.is_empty() {
+            return Ok(());
+        }
+        if let Some(rest) = line.strip_prefix('[') {
+            let name = rest
+                .strip_suffix(']')
+                .or_else(|| rest.split_once(']').map(|(n, _)| n))
+                .ok_or_else(|| {
+                    JobError::new(
+                        ErrorKind::Syntax,
+                        format!("unterminated section header '{line}'"),
+                    )
+                    .at(loc)
+                })?
+                .trim();
+            if name.is_empty() {
+                return Err(JobError::new(ErrorKind::Syntax, "empty section name").at(loc));
+            }
+            self.finish_section();
+            self.current = Some(if name.starts_with("global") {
+                Section::Global
+            } else if !self.opts.sections.is_empty()
+                && !self.opts.sections.iter().any(|s| s == name)
+            {
+                Section::Skipped
+            } else {
+                let mut options = self.opts.base.clone();
+                options.extend(self.globals.iter().cloned());
+                Section::Job(RawJob {
+                    name: name.to_string(),
+                    loc: loc.clone(),
+                    options,
+                    group: self.group,
+                })
+            });
+            return Ok(());
+        }
+        if let Some(file) = line
+            .strip_prefix("include")
+            .filter(|r| r.starts_with([' ', '\t']))
+        {
+            return self.include(file.trim(), loc, dir, depth);
+        }
+        let line = self.opts.vars.expand(line);
+        let opt = parse_option(&line, loc, false)?;
+        match &mut self.current {
+            None => Err(
+                JobError::new(ErrorKind::Syntax, "option outside of a [section]")
+                    .at(loc)
+                    .option(&opt.spelled),
+            ),
+            Some(Section::Global) => {
+                self.globals.push(opt);
+                Ok(())
+            }
+            Some(Section::Job(j)) => {
+                j.options.push(opt);
+                Ok(())
+            }
+            Some(Section::Skipped) => Ok(()),
+        }
+    }
+
+    fn include(
+        &mut self,
+        file: &str,
+        loc: &Loc,
+        dir: Option<&Path>,
+        depth: usize,
+    ) -> Result<(), JobError> {
+        if depth >= MAX_INCLUDE_DEPTH {
+            return Err(JobError::new(
+                ErrorKind::Syntax,
+                format!("include nested too deeply at '{file}'"),
+            )
+            .at(loc));
+        }
+        let path = match dir {
+            Some(d) if Path::new(file).is_relative() => d.join(file),
+            _ => PathBuf::from(file),
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            JobError::new(
+                ErrorKind::Io,
+                format!("cannot include '{}': {e}", path.display()),
+            )
+            .at(loc)
+        })?;
+        let name = path.display().to_string();
+        self.file(&text, &name, path.parent(), depth + 1)
+    }
+}
+
+/// Parses one `name[=value]` (already expanded) and checks the value. `prefix` allows
+/// unambiguous prefixes of option names, as fio's command line (getopt_long) does; job files
+/// need exact names.
+pub fn parse_option(text: &str, loc: &Loc, prefix: bool) -> Result<RawOption, JobError> {
+    let (name, value) = match text.split_once('=') {
+        Some((n, v)) => (n.trim(), Some(v.trim().to_string())),
+        None => (text.trim(), None),
+    };
+    let def = match options::find(name) {
+        Some(d) => d,
+        None if prefix => find_prefix(name).map_err(|e| e.at(loc))?,
+        None => {
+            return Err(
+                JobError::new(ErrorKind::UnknownOption, options::unknown_message(name)).at(loc),
+            );
+        }
+    };
+    let kind = if value.is_none() {
+        ErrorKind::MissingValue
+    } else {
+        ErrorKind::InvalidValue
+    };
+    def.check(value.as_deref())
+        .map_err(|m| JobError::new(kind, m).at(loc).option(name))?;
+    Ok(RawOption {
+        def,
+        spelled: name.to_string(),
+        value,
+        loc: loc.clone(),
+    })
+}
+
+/// A unique prefix of an option name or alias (fio's command line).
+pub fn find_prefix(name: &str) -> Result<&'static OptDef, JobError> {
+    let mut hits: Vec<&'static OptDef> = Vec::new();
+    let mut spelled: Vec<&str> = Vec::new();
+    for o in options::OPTIONS {
+        for n in std::iter::once(o.name).chain(o.aliases.iter().copied()) {
+            if !name.is_empty() && n.starts_with(name) {
+                spelled.push(n);
+                if !hits.iter().any(|h| std::ptr::eq(*h, o)) {
+                    hits.push(o);
+                }
+            }
+        }
+    }
+    match hits.as_slice() {
+        [one] => Ok(one),
+        [] => Err(JobError::new(
+            ErrorKind::UnknownOption,
+            options::unknown_message(name),
+        )),
+        _ => Err(JobError::new(
+            ErrorKind::AmbiguousOption,
+            format!(
+                "option '{name}' is ambiguous; possibilities: {}",
+                spelled.join(", ")
+            ),
+        )),
+    }
+}
+
+fn collect_warnings(out: &mut JobFile) {
+    let mut warnings = Vec::new();
+    for j in &out.jobs {
+        for o in &j.options {
+            if let Ok(ws) = o.def.check(o.value.as_deref()) {
+                for w in ws {
+                    let w = Warning {
+                        loc: o.loc.clone(),
+                        option: o.spelled.clone(),
+                        message: w,
+                    };
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+            }
+        }
+    }
+    out.warnings = warnings;
+}
+
+/// Parses job text; `name` is used in error locations and as the base for relative includes
+/// (its directory).
+pub fn parse_str_with(text: &str, name: &str, opts: &ParseOpts) -> Result<JobFile, JobError> {
+    parse_texts(&[(text.to_string(), name.to_string())], opts)
+}
+
+/// Parses several job texts; each is its own group (fio stonewalls between job files).
+pub fn parse_texts(texts: &[(String, String)], opts: &ParseOpts) -> Result<JobFile, JobError> {
+    let mut st = State {
+        opts,
+        group: 0,
+        globals: Vec::new(),
+        current: None,
+        out: JobFile::default(),
+    };
+    for (i, (text, name)) in texts.iter().enumerate() {
+        st.group = i;
+        st.globals.clear();
+        st.current = None;
+        let dir = Path::new(name)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty());
+        st.file(text, name, dir, 0)?;
+        st.finish_section();
+    }
+    let mut out = st.out;
+    collect_warnings(&mut out);
+    Ok(out)
+}
+
+/// Reads a job file, `-` meaning standard input.
+pub fn read_job_file(path: &str) -> Result<String, JobError> {
+    if path == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| {
+            JobError::new(ErrorKind::Io, format!("cannot read standard input: {e}"))
+        })?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(path)
+        .map_err(|e| JobError::new(ErrorKind::Io, format!("cannot read job file '{path}': {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn vars() -> Vars {
+        Vars {
+            pagesize: 4096,
+            ncpus: 8,
+            mb_memory: 1024,
+            env: Box::new(|k| (k == "SIZE").then(|| "2m".to_string())),
+        }
+    }
+
+    fn opts() -> ParseOpts {
+        ParseOpts {
+            sections: Vec::new(),
+            vars: vars(),
+            base: Vec::new(),
+        }
+    }
+
+    fn parse(text: &str) -> Result<JobFile, JobError> {
+        parse_str_with(text, "job.fio", &opts())
+    }
+
+    fn value(f: &JobFile, job: usize, name: &str) -> Option<String> {
+        f.jobs[job]
+            .options
+            .iter()
+            .rev()
+            .find(|o| o.def.name == name)
+            .and_then(|o| o.value.clone())
+    }
+
+    #[test]
+    fn sections_globals_and_comments() {
+        let f = parse(
+            "; comment\n# comment\n[global]\nbs=8k ; inline\n[a]\nrw=randread # inline\n\
+             time_based\n[global-more]\niodepth=4\n[b]\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.jobs.len(), 2);
+        assert_eq!(value(&f, 0, "bs").as_deref(), Some("8k"));
+        assert_eq!(value(&f, 0, "rw").as_deref(), Some("randread"));
+        assert!(f.jobs[0]
+            .options
+            .iter()
+            .any(|o| o.def.name == "time_based" && o.value.is_none()));
+        // A global section only affects jobs below it.
+        assert_eq!(value(&f, 0, "iodepth"), None);
+        assert_eq!(value(&f, 1, "iodepth").as_deref(), Some("4"));
+        assert_eq!(f.jobs[1].loc, Loc::new("job.fio", 10));
+    }
+
+    #[test]
+    fn variables_and_environment() {
+        let f = parse("[a]\nsize=${SIZE}\nbs=$pagesize\niodepth=$ncpus\nnumjobs=${UNSET}1\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(value(&f, 0, "size").as_deref(), Some("2m"));
+        assert_eq!(value(&f, 0, "bs").as_deref(), Some("4096"));
+        assert_eq!(value(&f, 0, "iodepth").as_deref(), Some("8"));
+        assert_eq!(value(&f, 0, "numjobs").as_deref(), Some("1"));
+        assert_eq!(vars().expand("($mb_memory/2)m"), "(1024/2)m");
+    }
+
+    #[test]
+    fn arithmetic_values_are_accepted() {
+        let f = parse("[a]\nsize=(1024*8)k\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(value(&f, 0, "size").as_deref(), Some("(1024*8)k"));
+        assert!(parse("[a]\nsize=(1024*8\n").is_err());
+    }
+
+    #[test]
+    fn unknown_option_has_hint_file_and_line() {
+        let e = parse("[a]\n\nblocksze=4k\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::UnknownOption);
+        assert_eq!(
+            e.to_string(),
+            "job.fio:3: unknown option 'blocksze'. Did you mean blocksize?"
+        );
+        // Job files need exact names, as fio's (verified: `siz=2m` is "Bad option").
+        assert!(parse("[a]\nsiz=1m\n").is_err());
+    }
+
+    #[test]
+    fn bad_values_and_bare_names_are_refused_with_location() {
+        let e = parse("[a]\nbs=4x\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.to_string(), "job.fio:2: option 'bs': invalid size '4x'");
+        let e = parse("[a]\ndirect\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::MissingValue);
+        let e = parse("bs=4k\n").err().unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::Syntax);
+        assert!(parse("[a\nbs=4k\n").is_err());
+    }
+
+    #[test]
+    fn include_is_relative_to_the_including_file() {
+        let dir = std::env::temp_dir().join(format!("iolab-job-inc-{}", std::process::id()));
+        let sub = dir.join("sub");
+        std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sub.join("common.fio"), "bs=16k\nbogus=1\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sub.join("ok.fio"), "iodepth=2\n").unwrap_or_else(|e| panic!("{e}"));
+        let main = dir.join("main.fio");
+        let name = main.display().to_string();
+        let f = parse_str_with("[a]\ninclude sub/ok.fio\n", &name, &opts())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(value(&f, 0, "iodepth").as_deref(), Some("2"));
+        let e = parse_str_with("[a]\ninclude sub/common.fio\n", &name, &opts())
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        let loc = e.loc.clone().unwrap_or_default();
+        assert!(loc.file.ends_with("common.fio") && loc.line == 2, "{e}");
+        let e = parse_str_with("[a]\ninclude nope.fio\n", &name, &opts()).err();
+        assert_eq!(e.map(|e| e.kind), Some(ErrorKind::Io));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn section_filter_keeps_globals() {
+        let o = ParseOpts {
+            sections: vec!["b".into()],
+            vars: vars(),
+            base: Vec::new(),
+        };
+        let f = parse_str_with("[global]\nbs=8k\n[a]\n[b]\n", "j.fio", &o)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.jobs.len(), 1);
+        assert_eq!(f.jobs[0].name, "b");
+        assert_eq!(value(&f, 0, "bs").as_deref(), Some("8k"));
+    }
+
+    #[test]
+    fn prefixes_are_for_the_command_line_only() {
+        assert_eq!(find_prefix("runti").map(|o| o.name).ok(), Some("runtime"));
+        assert_eq!(
+            find_prefix("filen").err().map(|e| e.kind),
+            Some(ErrorKind::AmbiguousOption)
+        );
+        assert_eq!(
+            find_prefix("zzz").err().map(|e| e.kind),
+            Some(ErrorKind::UnknownOption)
+        );
+    }
+
+    #[test]
+    fn time_warnings_are_collected() {
+        let f = parse("[a]\nruntime=2sec\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.warnings.len(), 1);
+        assert_eq!(f.warnings[0].loc, Loc::new("job.fio", 2));
+    }
+}

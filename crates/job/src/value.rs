@@ -1,0 +1,998 @@
+//! Value grammars: fio's sizes, times, integers, booleans, ranges, per-direction lists,
+//! `bssplit`, `rw` modes and random distributions. Each function takes the text after `=` and
+//! returns a typed value or a message that names what was wrong (the caller adds file, line and
+//! option).
+
+use crate::arith;
+
+/// Data direction, in fio's order for comma lists: read, write, trim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// Reads.
+    Read,
+    /// Writes.
+    Write,
+    /// Trims (discards).
+    Trim,
+}
+
+/// One value per direction (read, write, trim).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PerDir<T> {
+    /// For reads.
+    pub read: T,
+    /// For writes.
+    pub write: T,
+    /// For trims.
+    pub trim: T,
+}
+
+impl<T: Clone> PerDir<T> {
+    /// The same value for all three directions.
+    pub fn all(v: T) -> Self {
+        PerDir {
+            read: v.clone(),
+            write: v.clone(),
+            trim: v,
+        }
+    }
+    /// The value for `d`.
+    pub fn get(&self, d: Dir) -> &T {
+        match d {
+            Dir::Read => &self.read,
+            Dir::Write => &self.write,
+            Dir::Trim => &self.trim,
+        }
+    }
+    /// Overwrites the directions that `upd` sets; the others keep their value.
+    pub fn update(&mut self, upd: [Option<T>; 3]) {
+        let [r, w, t] = upd;
+        if let Some(v) = r {
+            self.read = v;
+        }
+        if let Some(v) = w {
+            self.write = v;
+        }
+        if let Some(v) = t {
+            self.trim = v;
+        }
+    }
+}
+
+/// A size that may be given as a percentage (`size=50%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SizeOrPct {
+    /// Bytes.
+    Bytes(u64),
+    /// Percent of the file or device (0 <= p <= 100).
+    Percent(f64),
+    /// Zones of a zoned block device (`1z`); parsed, refused when the job is resolved.
+    Zones(u64),
+}
+
+fn split_number(s: &str) -> Option<(&str, &str)> {
+    let body = s.strip_prefix('+').unwrap_or(s);
+    let (digits_end, hex) = if body.starts_with("0x") || body.starts_with("0X") {
+        let n = body[2..].bytes().take_while(u8::is_ascii_hexdigit).count();
+        if n == 0 {
+            return None;
+        }
+        (2 + n, true)
+    } else {
+        (body.bytes().take_while(u8::is_ascii_digit).count(), false)
+    };
+    if digits_end == 0 {
+        return None;
+    }
+    let _ = hex;
+    Some(body.split_at(digits_end))
+}
+
+fn parse_u64_digits(d: &str) -> Result<u64, String> {
+    if let Some(h) = d.strip_prefix("0x").or_else(|| d.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).map_err(|_| format!("number out of range '{d}'"))
+    } else {
+        d.parse().map_err(|_| format!("number out of range '{d}'"))
+    }
+}
+
+/// The multiplier of a byte suffix under `kb_base` (1024 or 1000), or None if unknown.
+///
+/// fio's rule (parse.c `__get_mult_bytes`, verified against fio 3.33): `k`, `kb`, `K`, `KB` use
+/// `kb_base`; `kib`/`KiB` use the *other* base. With the default `kb_base=1024` that is the
+/// inversion fio keeps for old scripts: `4k` = 4096 but `4KiB` = 4000. fio only recognises the
+/// three-letter `kib` form: `4ki` falls through to `k` (4096 with either base... of `kb_base`).
+pub fn byte_multiplier(suffix: &str, kb_base: u64) -> Option<u64> {
+    let other = if kb_base == 1000 { 1024 } else { 1000 };
+    let s = suffix.to_ascii_lowercase();
+    let (letter, base) = match s.as_str() {
+        "" | "b" => return Some(1),
+        "kib" | "mib" | "gib" | "tib" | "pib" => (s.as_bytes()[0], other),
+        "k" | "kb" | "ki" | "m" | "mb" | "mi" | "g" | "gb" | "gi" | "t" | "tb" | "ti" | "p"
+        | "pb" | "pi" => (s.as_bytes()[0], kb_base),
+        _ => return None,
+    };
+    let pow = match letter {
+        b'k' => 1,
+        b'm' => 2,
+        b'g' => 3,
+        b't' => 4,
+        _ => 5,
+    };
+    base.checked_pow(pow)
+}
+
+fn size_inner(s: &str, kb_base: u64, allow_pct: bool) -> Result<SizeOrPct, String> {
+    let s = s.trim();
+    let bad = || format!("invalid size '{s}'");
+    if s.is_empty() {
+        return Err("empty size".into());
+    }
+    if s.starts_with('(') {
+        let n = arith::eval(s).map_err(|e| format!("invalid expression '{s}': {e}"))?;
+        return u64::try_from(n.int)
+            .map(SizeOrPct::Bytes)
+            .map_err(|_| bad());
+    }
+    let (num, suffix) = split_number(s).ok_or_else(bad)?;
+    let n = parse_u64_digits(num)?;
+    if suffix == "%" {
+        if !allow_pct {
+            return Err(format!("percentage not allowed here '{s}'"));
+        }
+        if n > 100 {
+            return Err(format!("percentage out of range '{s}' (0-100)"));
+        }
+        return Ok(SizeOrPct::Percent(n as f64));
+    }
+    if allow_pct && suffix.eq_ignore_ascii_case("z") {
+        return Ok(SizeOrPct::Zones(n));
+    }
+    // fio reads `5*1024` as 5: arithmetic counts only inside (...). Kept for compatibility;
+    // OptDef::check warns about it.
+    let mult = if suffix.starts_with(['*', '/', '+', '^']) {
+        1
+    } else {
+        byte_multiplier(suffix.trim_start(), kb_base).ok_or_else(bad)?
+    };
+    n.checked_mul(mult)
+        .map(SizeOrPct::Bytes)
+        .ok_or_else(|| format!("size too large '{s}'"))
+}
+
+/// A size in bytes: `4096`, `4k`, `1M`, `0x1000`, `4KiB`, `(1024*8)k`.
+///
+/// Unlike fio, an unknown suffix (`4x`) is refused instead of read as `4`.
+pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
+    match size_inner(s, kb_base, false)? {
+        SizeOrPct::Bytes(b) => Ok(b),
+        _ => Err(format!("invalid size '{s}'")),
+    }
+}
+
+/// A size or a percentage (`size=50%`, `offset=25%`).
+pub fn parse_size_pct(s: &str, kb_base: u64) -> Result<SizeOrPct, String> {
+    size_inner(s, kb_base, true)
+}
+
+/// An integer option. fio reads integers with the size grammar, so `iodepth=1k` is 1024 and
+/// `0x10` is 16; a leading `-` is allowed (e.g. `nice=-5`).
+pub fn parse_int(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    if let Some(rest) = t.strip_prefix('-') {
+        if rest.starts_with('(') {
+            return Err(format!("invalid integer '{s}'"));
+        }
+        let v = parse_size(rest, 1024).map_err(|_| format!("invalid integer '{s}'"))?;
+        return i64::try_from(v)
+            .map(|v| -v)
+            .map_err(|_| format!("integer out of range '{s}'"));
+    }
+    if t.starts_with('(') {
+        return arith::eval(t)
+            .map(|n| n.int)
+            .map_err(|e| format!("invalid expression '{s}': {e}"));
+    }
+    let v = parse_size(t, 1024).map_err(|_| format!("invalid integer '{s}'"))?;
+    i64::try_from(v).map_err(|_| format!("integer out of range '{s}'"))
+}
+
+/// A boolean: `0` or `1` (fio reads it as an unsigned integer with maximum 1).
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(format!("invalid boolean '{s}' (use 0 or 1)")),
+    }
+}
+
+/// The unit a time value has when it carries no suffix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Seconds (runtime, ramp_time, startdelay, ...).
+    Seconds,
+    /// Milliseconds.
+    Millis,
+    /// Microseconds (thinktime, latency_target, ...).
+    Micros,
+}
+
+impl TimeUnit {
+    fn micros(self) -> u64 {
+        match self {
+            TimeUnit::Seconds => 1_000_000,
+            TimeUnit::Millis => 1000,
+            TimeUnit::Micros => 1,
+        }
+    }
+}
+
+/// A parsed time value, in microseconds, with a warning when fio's reading is surprising.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeVal {
+    /// Microseconds.
+    pub us: u64,
+    /// Set when fio would silently read the value in a way the user likely did not mean.
+    pub warning: Option<String>,
+}
+
+/// A time value: `30` (in the option's default unit), `10s`, `500ms`, `20us`, `2m`, `1h`, `1d`.
+///
+/// fio's rules (parse.c `get_mult_time`, verified against fio 3.33): a suffix *starting with*
+/// `us` or `ms` is micro/milliseconds (so `usec`, `msec` work), but `s`, `m`, `h`, `d` must be
+/// exact: `2sec` and `1min` get multiplier 1, i.e. microseconds. iolab keeps that value for
+/// compatibility and returns a warning. In `(...)` a bare number is microseconds; for options
+/// whose default unit is seconds the result is truncated to whole seconds, as fio does.
+pub fn parse_time(s: &str, unit: TimeUnit) -> Result<TimeVal, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty time".into());
+    }
+    if t.starts_with('(') {
+        let n = arith::eval(t).map_err(|e| format!("invalid expression '{s}': {e}"))?;
+        let mut us = u64::try_from(n.int).map_err(|_| format!("negative time '{s}'"))?;
+        if unit == TimeUnit::Seconds {
+            us = us / 1_000_000 * 1_000_000;
+        }
+        return Ok(TimeVal { us, warning: None });
+    }
+    let (num, suffix) = split_number(t).ok_or_else(|| format!("invalid time '{s}'"))?;
+    let n = parse_u64_digits(num)?;
+    let suf = suffix.trim_start().to_ascii_lowercase();
+    let mut warning = None;
+    let mult = if suf.is_empty() {
+        unit.micros()
+    } else if suf.starts_with("us") {
+        1
+    } else if suf.starts_with("ms") {
+        1000
+    } else {
+        match suf.as_str() {
+            "s" => 1_000_000,
+            "m" => 60_000_000,
+            "h" => 3_600_000_000,
+            "d" => 86_400_000_000,
+            _ if suf.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                warning = Some(format!(
+                    "fio reads '{t}' as {n} microseconds (unknown unit '{suf}'); \
+                     write s, m, h, d, ms or us"
+                ));
+                1
+            }
+            _ => return Err(format!("invalid time '{s}'")),
+        }
+    };
+    let us = n
+        .checked_mul(mult)
+        .ok_or_else(|| format!("time too large '{s}'"))?;
+    Ok(TimeVal { us, warning })
+}
+
+/// A range `lo-hi` or `lo:hi` of sizes; swapped if given high first, as fio does.
+pub fn parse_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
+    let t = s.trim();
+    let i = t
+        .find(['-', ':'])
+        .ok_or_else(|| format!("invalid range '{s}' (use lo-hi)"))?;
+    let lo = parse_size(&t[..i], kb_base)?;
+    let hi = parse_size(&t[i + 1..], kb_base)?;
+    Ok(if lo > hi { (hi, lo) } else { (lo, hi) })
+}
+
+/// A size (`1g`, as lo == hi) or a range (`1g-2g`), as `filesize` takes.
+pub fn parse_size_or_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
+    if s.contains(['-', ':']) {
+        parse_range(s, kb_base)
+    } else {
+        parse_size(s, kb_base).map(|b| (b, b))
+    }
+}
+
+/// Splits a per-direction list `read,write,trim` following fio's rules: a value not followed
+/// by a comma also applies to the later directions; an empty field keeps the default.
+/// `bs=8k,32k` → read 8k, write and trim 32k; `bs=8k,32k,` → trim keeps its default;
+/// `bs=,8k` → read keeps its default.
+///
+/// `split_colon` reproduces fio's handling of plain integer lists: without a comma, fio also
+/// splits at the first `:` or `-` (so `bs=4k:8k` means read 4k, write and trim 8k).
+pub fn split_per_dir(s: &str, split_colon: bool) -> Result<[Option<&str>; 3], String> {
+    let parts: Vec<&str> = if s.contains(',') {
+        s.split(',').collect()
+    } else if let Some(i) = s.find([':', '-']).filter(|_| split_colon) {
+        vec![&s[..i], &s[i + 1..]]
+    } else {
+        vec![s]
+    };
+    if parts.len() > 3 && parts[3..].iter().any(|p| !p.trim().is_empty()) {
+        return Err(format!("too many values in '{s}' (read,write,trim)"));
+    }
+    let mut out = [None; 3];
+    let n = parts.len();
+    for (i, p) in parts.iter().enumerate().take(3) {
+        let p = p.trim();
+        if p.is_empty() {
+            continue;
+        }
+        out[i] = Some(p);
+        if i == n - 1 {
+            for slot in out.iter_mut().skip(i + 1) {
+                *slot = Some(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Applies `f` to each field of a per-direction list (see [`split_per_dir`]).
+pub fn parse_per_dir<T>(
+    s: &str,
+    split_colon: bool,
+    f: impl Fn(&str) -> Result<T, String>,
+) -> Result<[Option<T>; 3], String> {
+    let [a, b, c] = split_per_dir(s, split_colon)?;
+    if a.is_none() && b.is_none() && c.is_none() {
+        return Err(format!("no value in '{s}'"));
+    }
+    Ok([
+        a.map(&f).transpose()?,
+        b.map(&f).transpose()?,
+        c.map(&f).transpose()?,
+    ])
+}
+
+/// One `bssplit` entry: a block size and its share in percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BsSplit {
+    /// Block size in bytes.
+    pub bs: u64,
+    /// Share in percent.
+    pub perc: f64,
+}
+
+/// One direction of `bssplit`: `4k/10:64k/50:32k/40`.
+///
+/// Remainder rule (fio HOWTO): entries with a blank percentage (`1k/` or `1k`) share what the
+/// others leave of 100 evenly (`4k/50:1k/:32k/` → 50, 25, 25). Blank entries with the others
+/// above 100 are refused. When every percentage is given, fio takes them as they are even if
+/// they do not sum to 100 (the workload draws a number in 0..100 and walks the list, the last
+/// entry taking any rest); iolab keeps them and returns a warning.
+pub fn parse_bssplit_dir(s: &str, kb_base: u64) -> Result<(Vec<BsSplit>, Option<String>), String> {
+    let mut out = Vec::new();
+    let mut missing = 0usize;
+    let mut sum = 0f64;
+    for ent in s.split(':') {
+        let ent = ent.trim();
+        if ent.is_empty() {
+            continue;
+        }
+        let (bs, perc) = match ent.split_once('/') {
+            Some((b, p)) => (b, p.trim()),
+            None => (ent, ""),
+        };
+        let bs = parse_size(bs, kb_base)?;
+        if bs == 0 {
+            return Err(format!("zero block size in bssplit entry '{ent}'"));
+        }
+        let perc = if perc.is_empty() {
+            missing += 1;
+            f64::NAN
+        } else {
+            let p: f64 = perc
+                .parse()
+                .map_err(|_| format!("invalid percentage in bssplit entry '{ent}'"))?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(format!("percentage out of range in bssplit entry '{ent}'"));
+            }
+            sum += p;
+            p
+        };
+        out.push(BsSplit { bs, perc });
+    }
+    if out.is_empty() {
+        return Err(format!("empty bssplit '{s}'"));
+    }
+    if out.len() > 64 {
+        return Err("bssplit takes at most 64 entries per direction".into());
+    }
+    let mut warning = None;
+    if missing > 0 {
+        if sum > 100.0 {
+            return Err(format!(
+                "bssplit percentages add to more than 100% in '{s}'"
+            ));
+        }
+        let share = (100.0 - sum) / missing as f64;
+        for e in out.iter_mut().filter(|e| e.perc.is_nan()) {
+            e.perc = share;
+        }
+    } else if (sum - 100.0).abs() > 1e-9 {
+        warning = Some(format!(
+            "bssplit percentages add to {sum}, not 100, in '{s}'"
+        ));
+    }
+    Ok((out, warning))
+}
+
+/// `bssplit` with per-direction commas, fio's `str_split_parse`: `a` → all directions;
+/// `a,b` → read a, write and trim b; `a,b,c` → each; an empty field keeps the default (`bs`).
+pub type BsSplitDirs = [Option<Vec<BsSplit>>; 3];
+
+/// Parses a full `bssplit` value; returns the per-direction lists and any warnings.
+pub fn parse_bssplit(s: &str, kb_base: u64) -> Result<(BsSplitDirs, Vec<String>), String> {
+    let fields = split_per_dir(s, false)?;
+    let mut warnings = Vec::new();
+    let mut out: BsSplitDirs = [None, None, None];
+    for (slot, f) in out.iter_mut().zip(fields) {
+        if let Some(f) = f {
+            let (v, w) = parse_bssplit_dir(f, kb_base)?;
+            warnings.extend(w);
+            *slot = Some(v);
+        }
+    }
+    Ok((out, warnings))
+}
+
+/// The I/O pattern of `rw=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwMode {
+    /// `read`
+    Read,
+    /// `write`
+    Write,
+    /// `trim`
+    Trim,
+    /// `randread`
+    RandRead,
+    /// `randwrite`
+    RandWrite,
+    /// `randtrim`
+    RandTrim,
+    /// `rw` / `readwrite`
+    ReadWrite,
+    /// `randrw`
+    RandRw,
+    /// `trimwrite`
+    TrimWrite,
+    /// `randtrimwrite`
+    RandTrimWrite,
+}
+
+impl RwMode {
+    /// fio's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::Trim => "trim",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::RandTrim => "randtrim",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+            RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
+        }
+    }
+    /// Random offsets?
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandTrim
+                | RwMode::RandRw
+                | RwMode::RandTrimWrite
+        )
+    }
+    /// Does the job write?
+    pub fn writes(self) -> bool {
+        !matches!(
+            self,
+            RwMode::Read | RwMode::RandRead | RwMode::Trim | RwMode::RandTrim
+        )
+    }
+}
+
+/// The `:N` modifier of `rw=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwModifier {
+    /// Random modes: issue N I/Os sequentially before picking a new random offset.
+    SeqCount(u64),
+    /// Sequential modes: skip this many bytes after each I/O (`rw=write:4k` leaves 4k holes;
+    /// negative goes backwards, `rw=read:-8k` as in fio's backwards-read example).
+    Skip(i64),
+}
+
+/// The valid `rw` names, for help and errors.
+pub const RW_NAMES: &[&str] = &[
+    "read",
+    "write",
+    "trim",
+    "randread",
+    "randwrite",
+    "randtrim",
+    "rw",
+    "readwrite",
+    "randrw",
+    "trimwrite",
+    "randtrimwrite",
+];
+
+/// `rw=randread`, `rw=randread:8`, `rw=write:4k`.
+pub fn parse_rw(s: &str, kb_base: u64) -> Result<(RwMode, Option<RwModifier>), String> {
+    let (mode, modifier) = match s.trim().split_once(':') {
+        Some((m, n)) => (m.trim(), Some(n.trim())),
+        None => (s.trim(), None),
+    };
+    let m = match mode {
+        "read" => RwMode::Read,
+        "write" => RwMode::Write,
+        "trim" => RwMode::Trim,
+        "randread" => RwMode::RandRead,
+        "randwrite" => RwMode::RandWrite,
+        "randtrim" => RwMode::RandTrim,
+        "rw" | "readwrite" => RwMode::ReadWrite,
+        "randrw" => RwMode::RandRw,
+        "trimwrite" => RwMode::TrimWrite,
+        "randtrimwrite" => RwMode::RandTrimWrite,
+        _ => {
+            return Err(format!(
+                "invalid rw mode '{mode}' (valid: {})",
+                RW_NAMES.join(", ")
+            ));
+        }
+    };
+    let modifier = match modifier {
+        None | Some("") => None,
+        Some(n) if m.is_random() => {
+            let v = parse_int(n)?;
+            Some(RwModifier::SeqCount(
+                u64::try_from(v).map_err(|_| format!("invalid count '{n}'"))?,
+            ))
+        }
+        Some(n) => {
+            let (neg, body) = match n.strip_prefix('-') {
+                Some(b) => (true, b),
+                None => (false, n),
+            };
+            let v = i64::try_from(parse_size(body, kb_base)?)
+                .map_err(|_| format!("skip too large '{n}'"))?;
+            Some(RwModifier::Skip(if neg { -v } else { v }))
+        }
+    };
+    Ok((m, modifier))
+}
+
+/// One zone of `random_distribution=zoned:` or `zoned_abs:`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Zone {
+    /// Share of the accesses, percent.
+    pub access_pct: f64,
+    /// Size of the zone: percent of the file (`zoned`) or bytes (`zoned_abs`).
+    pub size: SizeOrPct,
+}
+
+/// `random_distribution=`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Distribution {
+    /// Uniform (default).
+    Random,
+    /// Zipf with exponent θ.
+    Zipf(f64),
+    /// Pareto with power h.
+    Pareto(f64),
+    /// Normal (gauss) with standard deviation σ in percent.
+    Normal(f64),
+    /// Zones relative to the file size, per direction.
+    Zoned(PerDir<Vec<Zone>>),
+    /// Zones with absolute sizes, per direction.
+    ZonedAbs(PerDir<Vec<Zone>>),
+    /// A distribution newer fio versions have and iolab does not (`sequence`); refused when
+    /// the job is resolved.
+    NotInIolab(String),
+}
+
+fn parse_zones(s: &str, abs: bool, kb_base: u64) -> Result<PerDir<Vec<Zone>>, String> {
+    let one = |f: &str| -> Result<Vec<Zone>, String> {
+        let mut zones = Vec::new();
+        let mut total = 0.0;
+        let (mut size_sum, mut blanks) = (0.0, 0usize);
+        for z in f.split(':').filter(|z| !z.trim().is_empty()) {
+            let (a, b) = z
+                .split_once('/')
+                .ok_or_else(|| format!("invalid zone '{z}' (pct/size)"))?;
+            let access_pct: f64 = a
+                .trim()
+                .parse()
+                .map_err(|_| format!("invalid zone '{z}'"))?;
+            let b = b.trim();
+            let size = if abs {
+                SizeOrPct::Bytes(parse_size(b, kb_base)?)
+            } else if b.is_empty() {
+                // A blank size takes (a share of) what the others leave of 100%, like bssplit.
+                blanks += 1;
+                SizeOrPct::Percent(f64::NAN)
+            } else {
+                let p: f64 = b
+                    .trim_end_matches('%')
+                    .parse()
+                    .map_err(|_| format!("invalid zone '{z}'"))?;
+                size_sum += p;
+                SizeOrPct::Percent(p)
+            };
+            total += access_pct;
+            zones.push(Zone { access_pct, size });
+        }
+        if zones.is_empty() {
+            return Err(format!("no zones in '{f}'"));
+        }
+        if total > 100.0 + 1e-9 {
+            return Err(format!(
+                "zone access percentages add to more than 100 in '{f}'"
+            ));
+        }
+        if size_sum > 100.0 + 1e-9 {
+            return Err(format!("zone sizes add to more than 100% in '{f}'"));
+        }
+        for z in &mut zones {
+            if matches!(z.size, SizeOrPct::Percent(p) if p.is_nan()) {
+                z.size = SizeOrPct::Percent((100.0 - size_sum) / blanks as f64);
+            }
+        }
+        Ok(zones)
+    };
+    let fields = parse_per_dir(s, false, one)?;
+    let mut out: PerDir<Vec<Zone>> = PerDir::default();
+    out.update(fields);
+    Ok(out)
+}
+
+/// `random` | `zipf:θ` | `pareto:h` | `normal:σ` (`gauss`) | `zoned:P/S:...` | `zoned_abs:P/S:...`.
+pub fn parse_distribution(s: &str, kb_base: u64) -> Result<Distribution, String> {
+    let s = s.trim();
+    let (kind, arg) = match s.split_once(':') {
+        Some((k, a)) => (k, Some(a)),
+        None => (s, None),
+    };
+    let num = |name: &str| -> Result<f64, String> {
+        let a = arg.ok_or_else(|| format!("{name} needs a parameter ({name}:value)"))?;
+        let first = a.split([':', ',']).next().unwrap_or(a);
+        first
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| format!("invalid {name} parameter '{a}'"))
+    };
+    Ok(match kind {
+        "random" => Distribution::Random,
+        "zipf" => Distribution::Zipf(num("zipf")?),
+        "pareto" => Distribution::Pareto(num("pareto")?),
+        "normal" | "gauss" => Distribution::Normal(num("normal")?),
+        "zoned" => Distribution::Zoned(parse_zones(arg.unwrap_or(""), false, kb_base)?),
+        "zoned_abs" => Distribution::ZonedAbs(parse_zones(arg.unwrap_or(""), true, kb_base)?),
+        "sequence" => Distribution::NotInIolab(s.to_string()),
+        _ => {
+            return Err(format!(
+                "invalid distribution '{kind}' (random, zipf, pareto, normal, zoned, zoned_abs)"
+            ))
+        }
+    })
+}
+
+/// A `:`-separated list of floats (`percentile_list=50:99:99.9`).
+pub fn parse_float_list(s: &str) -> Result<Vec<f64>, String> {
+    s.split(':')
+        .map(|f| {
+            f.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("not a number '{f}' in '{s}'"))
+        })
+        .collect()
+}
+
+/// A non-negative float, for options such as `zipf` parameters or `percentage_random`.
+pub fn parse_float(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    if t.starts_with('(') {
+        return arith::eval(t)
+            .map(|n| n.float)
+            .map_err(|e| format!("invalid expression: {e}"));
+    }
+    t.parse().map_err(|_| format!("not a number '{s}'"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(s: &str) -> u64 {
+        parse_size(s, 1024).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn sizes_with_default_kb_base_follow_fio_inversion() {
+        // Each value below was checked with fio 3.33 (size=bs=V on the null engine).
+        assert_eq!(size("4096"), 4096);
+        assert_eq!(size("4k"), 4096);
+        assert_eq!(size("4K"), 4096);
+        assert_eq!(size("4kb"), 4096);
+        assert_eq!(size("4KB"), 4096);
+        assert_eq!(size("4kB"), 4096);
+        assert_eq!(size("4KiB"), 4000);
+        assert_eq!(size("4kib"), 4000);
+        assert_eq!(size("4ki"), 4096); // fio only knows the 3-letter "kib"
+        assert_eq!(size("1mi"), 1 << 20);
+        assert_eq!(size("1000ki"), 1_024_000);
+        assert_eq!(size("4096b"), 4096);
+        assert_eq!(size("4096B"), 4096);
+        assert_eq!(size("0x1000"), 4096);
+        assert_eq!(size("1m"), 1 << 20);
+        assert_eq!(size("1g"), 1 << 30);
+        assert_eq!(size("1t"), 1 << 40);
+        assert_eq!(size("1p"), 1 << 50);
+        assert_eq!(size("1MiB"), 1_000_000);
+    }
+
+    #[test]
+    fn sizes_with_kb_base_1000_use_true_units() {
+        assert_eq!(parse_size("4k", 1000), Ok(4000));
+        assert_eq!(parse_size("4KiB", 1000), Ok(4096));
+        assert_eq!(parse_size("1mi", 1000), Ok(1_000_000));
+        assert_eq!(parse_size("1000ki", 1000), Ok(1_000_000));
+    }
+
+    #[test]
+    fn size_arithmetic() {
+        assert_eq!(size("(1024*8)k"), 8 << 20);
+        assert_eq!(size("(4096*2)"), 8192);
+    }
+
+    #[test]
+    fn invalid_sizes_are_refused() {
+        assert_eq!(parse_size("4x", 1024), Err("invalid size '4x'".to_string()));
+        assert!(parse_size("abc", 1024).is_err());
+        assert!(parse_size("", 1024).is_err());
+        assert!(parse_size("1.5g", 1024).is_err());
+        assert!(parse_size("50%", 1024).is_err());
+        assert!(parse_size("99999999999999999999", 1024).is_err());
+        assert!(parse_size("(-4)", 1024).is_err());
+        // fio's page_fault.fio: without parentheses fio stops at the first operator.
+        assert_eq!(parse_size("5*1024*1024", 1024), Ok(5));
+    }
+
+    #[test]
+    fn percent_sizes() {
+        assert_eq!(parse_size_pct("50%", 1024), Ok(SizeOrPct::Percent(50.0)));
+        assert_eq!(parse_size_pct("1g", 1024), Ok(SizeOrPct::Bytes(1 << 30)));
+        assert_eq!(parse_size_pct("0%", 1024), Ok(SizeOrPct::Percent(0.0))); // offset=0%
+        assert!(parse_size_pct("101%", 1024).is_err());
+        assert_eq!(parse_size_pct("2z", 1024), Ok(SizeOrPct::Zones(2)));
+        assert!(parse_size("2z", 1024).is_err());
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_int("32"), Ok(32));
+        assert_eq!(parse_int("1k"), Ok(1024));
+        assert_eq!(parse_int("0x10"), Ok(16));
+        assert_eq!(parse_int("-5"), Ok(-5));
+        assert_eq!(parse_int("(2^5)"), Ok(32));
+        assert!(parse_int("ten").is_err());
+    }
+
+    #[test]
+    fn booleans() {
+        assert_eq!(parse_bool("1"), Ok(true));
+        assert_eq!(parse_bool("0"), Ok(false));
+        assert!(parse_bool("2").is_err());
+        assert!(parse_bool("yes").is_err());
+        assert!(parse_bool("").is_err());
+    }
+
+    fn us(s: &str, u: TimeUnit) -> u64 {
+        parse_time(s, u)
+            .map(|t| t.us)
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn times_use_each_options_default_unit() {
+        assert_eq!(us("30", TimeUnit::Seconds), 30_000_000);
+        assert_eq!(us("30", TimeUnit::Micros), 30);
+        assert_eq!(us("30", TimeUnit::Millis), 30_000);
+        assert_eq!(us("10s", TimeUnit::Micros), 10_000_000);
+        assert_eq!(us("500ms", TimeUnit::Seconds), 500_000);
+        assert_eq!(us("500msec", TimeUnit::Seconds), 500_000);
+        assert_eq!(us("20us", TimeUnit::Seconds), 20);
+        assert_eq!(us("20usec", TimeUnit::Seconds), 20);
+        assert_eq!(us("2m", TimeUnit::Seconds), 120_000_000);
+        assert_eq!(us("1h", TimeUnit::Seconds), 3_600_000_000);
+        assert_eq!(us("1d", TimeUnit::Seconds), 86_400_000_000);
+        assert_eq!(us("2 s", TimeUnit::Micros), 2_000_000);
+        assert_eq!(us("10S", TimeUnit::Micros), 10_000_000);
+    }
+
+    #[test]
+    fn fio_reads_sec_and_min_as_microseconds_and_we_warn() {
+        // fio 3.33: runtime=2sec runs for ~0 ms; runtime=1min likewise.
+        let t = parse_time("2sec", TimeUnit::Seconds).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.us, 2);
+        assert!(t.warning.is_some());
+        let t = parse_time("1min", TimeUnit::Seconds).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.us, 1);
+        assert!(t.warning.is_some());
+        assert!(parse_time("2s", TimeUnit::Seconds)
+            .map(|t| t.warning)
+            .unwrap_or(None)
+            .is_none());
+    }
+
+    #[test]
+    fn time_arithmetic_is_in_microseconds() {
+        assert_eq!(us("(2*1000)", TimeUnit::Micros), 2000);
+        assert_eq!(us("(2*60)s", TimeUnit::Seconds), 120_000_000);
+        // Seconds options truncate to whole seconds, as fio does.
+        assert_eq!(us("(1500000)", TimeUnit::Seconds), 1_000_000);
+        assert!(parse_time("abc", TimeUnit::Seconds).is_err());
+        assert!(parse_time("5/", TimeUnit::Seconds).is_err());
+    }
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range("4k-16k", 1024), Ok((4096, 16384)));
+        assert_eq!(parse_range("1k:4k", 1024), Ok((1024, 4096)));
+        assert_eq!(parse_range("16k-4k", 1024), Ok((4096, 16384)));
+        assert!(parse_range("4k", 1024).is_err());
+        assert!(parse_range("4k-", 1024).is_err());
+        assert_eq!(parse_size_or_range("1k", 1024), Ok((1024, 1024)));
+        assert_eq!(parse_size_or_range("2k:1k", 1024), Ok((1024, 2048)));
+    }
+
+    #[test]
+    fn per_direction_lists_follow_the_bs_examples_of_fio() {
+        let f = |s| split_per_dir(s, true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f("256k"), [Some("256k"); 3]);
+        assert_eq!(f("8k,32k"), [Some("8k"), Some("32k"), Some("32k")]);
+        assert_eq!(f("8k,32k,"), [Some("8k"), Some("32k"), None]);
+        assert_eq!(f(",8k"), [None, Some("8k"), Some("8k")]);
+        assert_eq!(f(",8k,"), [None, Some("8k"), None]);
+        assert_eq!(f("4k,8k,16k"), [Some("4k"), Some("8k"), Some("16k")]);
+        assert_eq!(f("4k:8k"), [Some("4k"), Some("8k"), Some("8k")]);
+        assert!(split_per_dir("1,2,3,4", true).is_err());
+        let v = parse_per_dir("8k,32k", true, |s| parse_size(s, 1024));
+        assert_eq!(v, Ok([Some(8192), Some(32768), Some(32768)]));
+        assert!(parse_per_dir("8k,zz", true, |s| parse_size(s, 1024)).is_err());
+        let mut pd = PerDir::all(4096u64);
+        pd.update([None, Some(1), None]);
+        assert_eq!(
+            pd,
+            PerDir {
+                read: 4096,
+                write: 1,
+                trim: 4096
+            }
+        );
+        assert_eq!(*pd.get(Dir::Write), 1);
+    }
+
+    fn split(s: &str) -> Vec<(u64, f64)> {
+        parse_bssplit_dir(s, 1024)
+            .map(|(v, _)| v.iter().map(|e| (e.bs, e.perc)).collect())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn bssplit_entries_and_remainder_rule() {
+        assert_eq!(
+            split("4k/10:64k/50:32k/40"),
+            vec![(4096, 10.0), (65536, 50.0), (32768, 40.0)]
+        );
+        // The HOWTO's example: blanks share the rest evenly.
+        assert_eq!(
+            split("4k/50:1k/:32k/"),
+            vec![(4096, 50.0), (1024, 25.0), (32768, 25.0)]
+        );
+        assert_eq!(split("4k"), vec![(4096, 100.0)]);
+        assert_eq!(split("4k/30:8k"), vec![(4096, 30.0), (8192, 70.0)]);
+        assert!(parse_bssplit_dir("4k/80:8k/30:16k/", 1024).is_err());
+        assert!(parse_bssplit_dir("4k/x", 1024).is_err());
+        assert!(parse_bssplit_dir("", 1024).is_err());
+        // All given but not 100: kept as fio does, with a warning.
+        let (_, w) = parse_bssplit_dir("4k/10:64k/50", 1024).unwrap_or_else(|e| panic!("{e}"));
+        assert!(w.is_some());
+    }
+
+    #[test]
+    fn bssplit_per_direction() {
+        let (d, _) =
+            parse_bssplit("2k/50:4k/50,4k/90:8k/10", 1024).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(d[0].as_ref().map(Vec::len), Some(2));
+        assert_eq!(d[1].as_ref().map(|v| v[0].perc), Some(90.0));
+        assert_eq!(d[2], d[1]);
+        let (d, _) = parse_bssplit(",4k/100", 1024).unwrap_or_else(|e| panic!("{e}"));
+        assert!(d[0].is_none());
+    }
+
+    #[test]
+    fn rw_modes_and_modifiers() {
+        assert_eq!(parse_rw("randread", 1024), Ok((RwMode::RandRead, None)));
+        assert_eq!(parse_rw("readwrite", 1024), Ok((RwMode::ReadWrite, None)));
+        assert_eq!(
+            parse_rw("randtrimwrite", 1024),
+            Ok((RwMode::RandTrimWrite, None))
+        );
+        assert_eq!(
+            parse_rw("randread:8", 1024),
+            Ok((RwMode::RandRead, Some(RwModifier::SeqCount(8))))
+        );
+        assert_eq!(
+            parse_rw("write:4k", 1024),
+            Ok((RwMode::Write, Some(RwModifier::Skip(4096))))
+        );
+        assert!(parse_rw("randreadx", 1024).is_err());
+        assert!(parse_rw("rand", 1024).is_err());
+    }
+
+    #[test]
+    fn distributions() {
+        assert_eq!(parse_distribution("random", 1024), Ok(Distribution::Random));
+        assert_eq!(
+            parse_distribution("zipf:1.2", 1024),
+            Ok(Distribution::Zipf(1.2))
+        );
+        assert_eq!(
+            parse_distribution("pareto:0.9", 1024),
+            Ok(Distribution::Pareto(0.9))
+        );
+        assert_eq!(
+            parse_distribution("normal:5", 1024),
+            Ok(Distribution::Normal(5.0))
+        );
+        assert!(parse_distribution("zipf", 1024).is_err());
+        match parse_distribution("zoned:60/10:30/20:8/30:2/40", 1024) {
+            Ok(Distribution::Zoned(z)) => {
+                assert_eq!(z.read.len(), 4);
+                assert_eq!(z.trim.len(), 4);
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse_distribution("zoned_abs:60/20g:30/100g:10/500g", 1024) {
+            Ok(Distribution::ZonedAbs(z)) => {
+                assert_eq!(z.read[0].size, SizeOrPct::Bytes(20 << 30));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(parse_distribution("zoned:60/10:50/20", 1024).is_err());
+        // rand-zones.fio: a blank zone size takes the rest.
+        match parse_distribution("zoned:50/5:30/15:20/", 1024) {
+            Ok(Distribution::Zoned(z)) => assert_eq!(z.read[2].size, SizeOrPct::Percent(80.0)),
+            other => panic!("{other:?}"),
+        }
+        assert!(parse_distribution("bogus:1", 1024).is_err());
+    }
+
+    #[test]
+    fn float_lists() {
+        assert_eq!(parse_float_list("50:99:99.9"), Ok(vec![50.0, 99.0, 99.9]));
+        assert!(parse_float_list("50::99").is_err());
+    }
+}
