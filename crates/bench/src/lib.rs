@@ -1,4 +1,176 @@
-//! Runs plans: job threads, the per-I/O loop, groups, compare.
-//!
-//! Placeholder: this crate is filled in by its own issue (see DESIGN.md).
+//! Running plans: a thread per job, the per-I/O loop, phases separated by stonewalls, ramp and
+//! runtime, Ctrl-C. What comes out is statistics; formats are the report crate's business.
 #![forbid(unsafe_code)]
+
+mod job;
+mod layout;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+use iolab_engine::EngineError;
+use iolab_stats::{disk, DiskStats};
+use iolab_workload::JobPlan;
+
+pub use job::{Clock, JobOutcome};
+
+/// Why a run could not start or go on.
+#[derive(Debug)]
+pub enum BenchError {
+    /// A file operation failed: (path, what we were doing, error).
+    File(PathBuf, &'static str, std::io::Error),
+    /// The engine refused: (job name, error).
+    Engine(String, Box<EngineError>),
+    /// A safety rule or an unavailable feature refused the job.
+    Refused(String),
+}
+
+impl BenchError {
+    pub(crate) fn file(path: &Path, what: &'static str, e: std::io::Error) -> BenchError {
+        BenchError::File(path.to_path_buf(), what, e)
+    }
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BenchError::File(p, what, e) => write!(f, "{}: {what}: {e}", p.display()),
+            BenchError::Engine(job, e) => write!(f, "{job}: {e}"),
+            BenchError::Refused(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+/// Disk counters of one device over the run.
+#[derive(Clone, Debug)]
+pub struct DiskOutcome {
+    pub name: String,
+    pub delta: DiskStats,
+    pub elapsed_ms: u64,
+}
+
+/// Everything a run measured.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub jobs: Vec<JobOutcome>,
+    pub disks: Vec<DiskOutcome>,
+    /// A stop (Ctrl-C, SIGTERM) ended the run early.
+    pub interrupted: bool,
+}
+
+/// Installs SIGINT/SIGTERM handlers that set `stop` (and, on a second signal, exit as the
+/// shell expects), so that a run stops and still reports what it measured.
+pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal while stopping ends the process at once (exit code 130).
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))?;
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
+    Ok(stop)
+}
+
+/// Runs `plans`: phases split at every stonewall, the jobs of a phase started together.
+pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchError> {
+    for p in plans {
+        layout::prepare(p)?;
+    }
+    let disks_before = disk_snapshot(plans);
+    let t_disk = Instant::now();
+    let clock = Clock(Instant::now());
+    let mut jobs = Vec::with_capacity(plans.len());
+    let mut first_error = None;
+    for phase in phases(plans) {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let barrier = Barrier::new(phase.len());
+        let results: Vec<Result<JobOutcome, BenchError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = phase
+                .iter()
+                .map(|p| {
+                    let b = &barrier;
+                    std::thread::Builder::new()
+                        .name(format!("{}.{}", p.name, p.clone))
+                        .spawn_scoped(s, move || job::run(p, stop, b, clock))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h.join().unwrap_or_else(|_| {
+                        Err(BenchError::Refused("a job thread panicked".into()))
+                    }),
+                    Err(e) => Err(BenchError::Refused(format!(
+                        "cannot start a job thread: {e}"
+                    ))),
+                })
+                .collect()
+        });
+        for r in results {
+            match r {
+                Ok(j) => jobs.push(j),
+                Err(e) if first_error.is_none() => first_error = Some(e),
+                Err(_) => {}
+            }
+        }
+        if first_error.is_some() {
+            break;
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let elapsed_ms = t_disk.elapsed().as_millis() as u64;
+    let disks = disks_before
+        .into_iter()
+        .filter_map(|(name, before)| {
+            let after = DiskStats::read(&name).ok()?;
+            Some(DiskOutcome {
+                name,
+                delta: after - before,
+                elapsed_ms,
+            })
+        })
+        .collect();
+    Ok(RunOutcome {
+        jobs,
+        disks,
+        interrupted: stop.load(std::sync::atomic::Ordering::Relaxed),
+    })
+}
+
+/// Plans split into phases: a job with `stonewall` waits for everything before it.
+fn phases(plans: &[JobPlan]) -> Vec<&[JobPlan]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, p) in plans.iter().enumerate() {
+        // Clones of one stonewalled job start together: only the first clone opens a phase.
+        if i > start && p.stonewall && p.clone == 0 {
+            out.push(&plans[start..i]);
+            start = i;
+        }
+    }
+    if start < plans.len() {
+        out.push(&plans[start..]);
+    }
+    out
+}
+
+fn disk_snapshot(plans: &[JobPlan]) -> Vec<(String, DiskStats)> {
+    let names: BTreeSet<String> = plans
+        .iter()
+        .flat_map(|p| p.files.iter())
+        .filter_map(|f| disk::disk_of(&f.path).ok().flatten())
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|n| DiskStats::read(&n).ok().map(|s| (n, s)))
+        .collect()
+}

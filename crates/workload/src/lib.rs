@@ -7,10 +7,12 @@ pub mod dist;
 pub mod gen;
 pub mod plan;
 pub mod randmap;
+pub mod resolve;
 pub mod rng;
 
 pub use dist::{Dist, Picker, Zone};
 pub use gen::{BlockSizes, Dir, FileSpan, IoGen, IoUnit, Pattern};
 pub use plan::{BufferFill, EngineChoice, FilePlan, JobPlan, Rate, SyncMode};
 pub use randmap::RandomMap;
+pub use resolve::{plan_jobs, PlanEnv, PlanError};
 pub use rng::Taus88;

@@ -1,0 +1,607 @@
+//! One job thread: open the files and the engine, then the per-I/O loop
+//! (generate → queue → commit → reap → record) until the byte budget, the runtime or a stop.
+//!
+//! Timestamps are batched the way fio batches them: one clock read after each commit (the
+//! submission time of everything it submitted) and one after each reap (the completion time
+//! of everything it returned); an I/O's issue time is the latest reading, taken a few
+//! nanoseconds of request generation earlier. Synchronous engines need one reading per I/O.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use iolab_engine::{
+    sys, Buf, Done, Engine, EngineKind, EngineOpts, FileId, Op, Queued, Req, SysCalls,
+};
+use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
+use iolab_workload::{Dir as WDir, IoGen, JobPlan, SyncMode, Taus88};
+
+use crate::BenchError;
+
+/// What a job thread hands back.
+#[derive(Debug)]
+pub struct JobOutcome {
+    pub name: String,
+    pub clone: u32,
+    pub group: u32,
+    pub stats: JobStats,
+    /// Time measured (after ramp), milliseconds.
+    pub runtime_ms: u64,
+    /// First error (errno, message) where the job stopped on one.
+    pub error: Option<(i32, String)>,
+    pub engine: String,
+    pub syscalls: SysCalls,
+    /// I/Os whose completion failed but the job went on (continue_on_error).
+    pub errors_ignored: u64,
+}
+
+struct Slot {
+    issue_ns: u64,
+    submit_ns: u64,
+    dir: Option<Dir>,
+}
+
+/// The clock every job of a run shares, so sample windows line up.
+#[derive(Clone, Copy)]
+pub struct Clock(pub Instant);
+
+impl Clock {
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+}
+
+fn engine_opts(plan: &JobPlan) -> Result<EngineOpts, BenchError> {
+    let e = &plan.engine;
+    let kind = EngineKind::from_name(&e.name).ok_or_else(|| {
+        BenchError::Refused(format!(
+            "{}: ioengine '{}' is not available in iolab",
+            plan.name, e.name
+        ))
+    })?;
+    let mut o = EngineOpts::new(kind, plan.iodepth.max(1));
+    o.hipri = e.hipri;
+    o.nowait = e.nowait;
+    o.sqpoll = e.sqthread_poll;
+    o.sqpoll_cpu = e.sqthread_poll_cpu;
+    o.fixedbufs = e.fixedbufs;
+    o.registerfiles = e.registerfiles;
+    o.nonvectored = e.nonvectored;
+    o.userspace_reap = e.userspace_reap;
+    o.max_files = (plan.files.len() as u32).max(1);
+    Ok(o)
+}
+
+fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
+    let p = &plan.pattern;
+    let write = p.write || p.trim || p.trimwrite;
+    let mut flags = 0;
+    if plan.direct {
+        flags |= libc::O_DIRECT;
+    }
+    match plan.sync {
+        SyncMode::None => {}
+        SyncMode::Sync => flags |= libc::O_SYNC,
+        SyncMode::Dsync => flags |= libc::O_DSYNC,
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(flags)
+        .open(path)
+}
+
+fn stat_dir(d: WDir) -> Dir {
+    match d {
+        WDir::Read => Dir::Read,
+        WDir::Write => Dir::Write,
+        WDir::Trim => Dir::Trim,
+    }
+}
+
+fn usage() -> CpuUsage {
+    match sys::thread_usage() {
+        Ok(u) => CpuUsage::from_rusage(u.utime, u.stime, u.nvcsw, u.nivcsw, u.majflt, u.minflt),
+        Err(_) => CpuUsage::default(),
+    }
+}
+
+/// Runs one job in the calling thread. The engine is created here, in the thread that uses
+/// it (io_uring binds its ring to the thread that first submits).
+pub fn run(
+    plan: &JobPlan,
+    stop: &AtomicBool,
+    start: &Barrier,
+    clock: Clock,
+) -> Result<JobOutcome, BenchError> {
+    // Everything that can fail before the start line fails before it, but every thread must
+    // still reach the barrier or the others would wait for ever.
+    let setup = setup(plan);
+    start.wait();
+    let (mut eng, files, bufs) = setup?;
+    if !plan.startdelay.is_zero() {
+        std::thread::sleep(plan.startdelay);
+    }
+    let mut runner = Runner::new(plan, &mut *eng, files, bufs, clock);
+    let result = runner.run(stop);
+    let mut out = runner.finish();
+    if let Err(e) = result {
+        out.error = Some((e.raw_os_error().unwrap_or(libc::EIO), e.to_string()));
+    }
+    out.syscalls = eng.syscalls();
+    out.engine = eng.describe();
+    for f in &plan.files {
+        if f.unlink {
+            let _ = std::fs::remove_file(&f.path);
+        }
+    }
+    Ok(out)
+}
+
+type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>);
+
+fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
+    if !plan.cpus_allowed.is_empty() {
+        sys::set_thread_affinity(&plan.cpus_allowed)
+            .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;
+    }
+    let opts = engine_opts(plan)?;
+    let mut eng = iolab_engine::open(&opts)
+        .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+    let mut ids = Vec::with_capacity(plan.files.len());
+    for f in &plan.files {
+        let file = open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?;
+        if plan.invalidate
+            && !file
+                .metadata()
+                .map(|m| m.file_type().is_block_device())
+                .unwrap_or(false)
+        {
+            // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
+            let _ = sys::drop_cache(file.as_raw_fd());
+        }
+        ids.push(
+            eng.add_file(file, &f.path)
+                .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
+        );
+    }
+    let bs = plan
+        .pattern
+        .bs
+        .iter()
+        .map(|b| b.max())
+        .max()
+        .unwrap_or(4096)
+        .max(1) as usize;
+    let mut rng = Taus88::new(plan.pattern.seed ^ 0xb0f);
+    let mut bufs = Vec::with_capacity(plan.iodepth as usize);
+    for _ in 0..plan.iodepth.max(1) {
+        let mut b = eng
+            .alloc_buf(bs)
+            .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+        fill(&mut b, plan, &mut rng);
+        bufs.push(b);
+    }
+    Ok((eng, ids, bufs))
+}
+
+/// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
+/// pattern, or random with a compressible share of zeros.
+fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
+    let f = &plan.buffers;
+    let s = b.as_mut_slice();
+    if f.zero {
+        s.fill(0);
+    } else if !f.pattern.is_empty() {
+        for (i, x) in s.iter_mut().enumerate() {
+            *x = f.pattern[i % f.pattern.len()];
+        }
+    } else {
+        for w in s.chunks_mut(8) {
+            let v = rng.next_u64().to_ne_bytes();
+            w.copy_from_slice(&v[..w.len()]);
+        }
+        if f.compress_percentage > 0 {
+            let zero = s.len() * f.compress_percentage.min(100) as usize / 100;
+            s[..zero].fill(0);
+        }
+    }
+}
+
+struct Runner<'a> {
+    plan: &'a JobPlan,
+    eng: &'a mut dyn Engine,
+    files: Vec<FileId>,
+    free: Vec<Buf>,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    queued: Vec<u32>,
+    out: Vec<Done>,
+    gen: IoGen,
+    clock: Clock,
+    stats: JobStats,
+    bw: Sampler,
+    iops: Sampler,
+    now: u64,
+    /// Start of the measured period (after ramp).
+    t0: u64,
+    cpu0: CpuUsage,
+    rng: Taus88,
+    writes_since_sync: u32,
+    error: Option<std::io::Error>,
+    errors_ignored: u64,
+    ramping: bool,
+}
+
+impl<'a> Runner<'a> {
+    fn new(
+        plan: &'a JobPlan,
+        eng: &'a mut dyn Engine,
+        files: Vec<FileId>,
+        bufs: Vec<Buf>,
+        clock: Clock,
+    ) -> Self {
+        let depth = bufs.len().max(1);
+        let now = clock.now();
+        Runner {
+            plan,
+            eng,
+            files,
+            free: bufs,
+            slots: (0..depth)
+                .map(|_| Slot {
+                    issue_ns: 0,
+                    submit_ns: 0,
+                    dir: None,
+                })
+                .collect(),
+            free_slots: (0..depth as u32).rev().collect(),
+            queued: Vec::with_capacity(depth),
+            out: Vec::with_capacity(depth),
+            gen: IoGen::new(plan.pattern.clone()),
+            clock,
+            stats: JobStats::new(),
+            bw: Sampler::new(SampleKind::BandwidthKib, 500, now),
+            iops: Sampler::new(SampleKind::Iops, 500, now),
+            now,
+            t0: now,
+            cpu0: usage(),
+            rng: Taus88::new(plan.pattern.seed ^ 0x5eed),
+            writes_since_sync: 0,
+            error: None,
+            errors_ignored: 0,
+            ramping: !plan.ramp_time.is_zero(),
+        }
+    }
+
+    fn depth(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.depth() - self.free_slots.len()
+    }
+
+    fn run(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
+        let plan = self.plan;
+        let ramp_end = self.t0 + plan.ramp_time.as_nanos() as u64;
+        let deadline = plan.runtime.map(|r| ramp_end + r.as_nanos() as u64);
+        let batch = plan.iodepth_batch_submit.max(1) as usize;
+        let mut pending: Option<Req> = None;
+        let mut gen_done = false;
+        let mut think_count = 0u32;
+        loop {
+            if stop.load(Ordering::Relaxed)
+                || deadline.is_some_and(|d| self.now >= d)
+                || self.error.is_some()
+            {
+                break;
+            }
+            if self.ramping && self.now >= ramp_end {
+                self.end_ramp();
+            }
+            // Fill: queue until the depth is reached, the engine is busy or a batch is ready.
+            while self.in_flight() < self.depth() || pending.is_some() {
+                let req = match pending.take() {
+                    Some(r) => r,
+                    None => match self.next_req() {
+                        Some(r) => r,
+                        None => {
+                            gen_done = true;
+                            break;
+                        }
+                    },
+                };
+                let slot = req.tag as u32;
+                match self.eng.queue(req) {
+                    Queued::Done(d) => {
+                        self.now = self.clock.now();
+                        let depth = self.in_flight() as u32;
+                        self.stats.depth.mark_depth(depth, 1);
+                        self.stats.depth.mark_submit(1);
+                        self.stats.depth.mark_complete(1);
+                        let slot = d.req.tag as usize;
+                        self.slots[slot].submit_ns = self.slots[slot].issue_ns;
+                        self.complete(d);
+                    }
+                    Queued::Queued => {
+                        self.queued.push(slot);
+                        if self.queued.len() >= batch {
+                            break;
+                        }
+                    }
+                    Queued::Busy(r) => {
+                        pending = Some(r);
+                        break;
+                    }
+                }
+                if plan.thinktime > Duration::ZERO {
+                    think_count += 1;
+                    if think_count >= plan.thinktime_blocks.max(1) {
+                        think_count = 0;
+                        self.commit()?;
+                        self.drain()?;
+                        self.think();
+                    }
+                }
+                if self.rate_wait() {
+                    break;
+                }
+            }
+            self.commit()?;
+            if gen_done && self.in_flight() == 0 && pending.is_none() {
+                break;
+            }
+            let full = self.in_flight() >= self.depth() || pending.is_some() || gen_done;
+            if full && self.in_flight() > 0 {
+                let min = (plan.iodepth_batch_complete_min as usize).clamp(1, self.in_flight());
+                self.reap(min, deadline)?;
+            } else if self.in_flight() == 0 {
+                // A rate limit made us wait with nothing in flight.
+                self.now = self.clock.now();
+            }
+            self.stats.sample(self.now, &mut self.bw, &mut self.iops);
+        }
+        // Stopped: what is in flight still completes and is counted.
+        self.commit()?;
+        self.drain()?;
+        if plan.end_fsync || plan.fsync_on_close {
+            self.sync_all_files()?;
+        }
+        Ok(())
+    }
+
+    fn next_req(&mut self) -> Option<Req> {
+        let plan = self.plan;
+        if plan.fsync_every > 0 && self.writes_since_sync >= plan.fsync_every
+            || plan.fdatasync_every > 0 && self.writes_since_sync >= plan.fdatasync_every
+        {
+            self.writes_since_sync = 0;
+            let slot = self.take_slot(None)?;
+            self.stats.issued_sync();
+            let data_only = plan.fsync_every == 0;
+            return Some(Req::sync(self.files[0], data_only).with_tag(slot as u64));
+        }
+        if self.free.is_empty() {
+            return None;
+        }
+        let io = self.gen.next_io()?;
+        let dir = stat_dir(io.dir);
+        let slot = self.take_slot(Some(dir))?;
+        let op = match io.dir {
+            WDir::Read => Op::Read,
+            WDir::Write => {
+                self.writes_since_sync += 1;
+                Op::Write
+            }
+            WDir::Trim => Op::Trim,
+        };
+        self.stats.issued(dir);
+        let file = self.files[io.file];
+        if op == Op::Trim {
+            return Some(Req::trim(file, io.offset, io.len as usize).with_tag(slot as u64));
+        }
+        let mut buf = self.free.pop()?;
+        if op == Op::Write && plan.buffers.refill {
+            fill(&mut buf, plan, &mut self.rng);
+        }
+        Some(Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64))
+    }
+
+    fn take_slot(&mut self, dir: Option<Dir>) -> Option<u32> {
+        let slot = self.free_slots.pop()?;
+        let s = &mut self.slots[slot as usize];
+        s.issue_ns = self.now;
+        s.dir = dir;
+        Some(slot)
+    }
+
+    /// Hands what is queued to the kernel; one clock reading is everyone's submission time.
+    fn commit(&mut self) -> std::io::Result<()> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        let n = self.queued.len() as u32;
+        let depth = self.in_flight() as u32;
+        self.eng.commit()?;
+        self.now = self.clock.now();
+        self.stats.depth.mark_depth(depth, n);
+        self.stats.depth.mark_submit(n);
+        for &slot in &self.queued {
+            let s = &mut self.slots[slot as usize];
+            s.submit_ns = self.now;
+            if let Some(d) = s.dir {
+                self.stats.record_slat(d, self.now - s.issue_ns);
+            }
+        }
+        self.queued.clear();
+        Ok(())
+    }
+
+    /// Reaps at least `min`; one clock reading is everyone's completion time. The wait is
+    /// bounded so that a stop or the end of the runtime is noticed within a quarter second.
+    fn reap(&mut self, min: usize, deadline: Option<u64>) -> std::io::Result<()> {
+        let mut wait = Duration::from_millis(250);
+        if let Some(d) = deadline {
+            wait = wait.min(
+                Duration::from_nanos(d.saturating_sub(self.now)).max(Duration::from_micros(100)),
+            );
+        }
+        let max = self.depth();
+        let mut out = std::mem::take(&mut self.out);
+        let n = self.eng.reap(min, max, Some(wait), &mut out)?;
+        self.now = self.clock.now();
+        self.stats.depth.mark_complete(n as u32);
+        for d in out.drain(..) {
+            self.complete(d);
+        }
+        self.out = out;
+        Ok(())
+    }
+
+    /// Waits for everything in flight.
+    fn drain(&mut self) -> std::io::Result<()> {
+        while self.in_flight() > 0 {
+            let n = self.in_flight();
+            self.reap(n, None)?;
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, d: Done) {
+        let slot = d.req.tag as u32;
+        let s = &self.slots[slot as usize];
+        let (issue, submit, dir) = (s.issue_ns, s.submit_ns, s.dir);
+        match (&d.result, dir) {
+            (Ok(n), Some(dir)) => {
+                self.stats
+                    .record_completion(dir, *n as u64, self.now - submit, self.now - issue);
+                if *n < d.req.len {
+                    self.stats.dir_mut(dir).short_ios += 1;
+                }
+            }
+            (Ok(_), None) => self.stats.record_sync(self.now - issue),
+            (Err(_), _) => {
+                if self.plan.continue_on_error {
+                    self.errors_ignored += 1;
+                } else if self.error.is_none() {
+                    let msg = d.error_message(self.eng.kind().name()).unwrap_or_default();
+                    eprintln!("fio: io_u error: {msg}");
+                    if let Err(e) = d.result {
+                        self.error = Some(std::io::Error::new(e.kind(), msg));
+                    }
+                }
+            }
+        }
+        self.free_slots.push(slot);
+        if d.req.op.is_data() {
+            self.free.push(d.req.buf);
+        }
+    }
+
+    /// The ramp is over: what was measured so far is forgotten.
+    fn end_ramp(&mut self) {
+        self.ramping = false;
+        self.stats = JobStats::new();
+        self.t0 = self.now;
+        self.bw = Sampler::new(SampleKind::BandwidthKib, 500, self.now);
+        self.iops = Sampler::new(SampleKind::Iops, 500, self.now);
+        self.cpu0 = usage();
+    }
+
+    /// fio's thinktime: spin for thinktime_spin, sleep for the rest.
+    fn think(&mut self) {
+        let plan = self.plan;
+        let spin = plan.thinktime_spin.min(plan.thinktime);
+        let t = Instant::now();
+        while t.elapsed() < spin {
+            std::hint::spin_loop();
+        }
+        std::thread::sleep(plan.thinktime - spin);
+        self.now = self.clock.now();
+    }
+
+    /// Rate limiting (linear): if the next I/O is not yet due, wait for it — by reaping if
+    /// something is in flight, else by sleeping. Returns true when the fill loop should stop
+    /// to let completions in.
+    fn rate_wait(&mut self) -> bool {
+        let r = &self.plan.rate;
+        if !r.is_limited() {
+            return false;
+        }
+        let elapsed = self.now.saturating_sub(self.t0);
+        let mut due = 0u64;
+        for d in 0..3 {
+            let ds = &self.stats.dirs[d];
+            if r.bytes_per_sec[d] > 0 {
+                let bytes = ds.total_ios.saturating_mul(self.plan.pattern.bs[d].min());
+                due = due.max((bytes as u128 * 1_000_000_000 / r.bytes_per_sec[d] as u128) as u64);
+            }
+            if r.iops[d] > 0 {
+                due = due.max((ds.total_ios as u128 * 1_000_000_000 / r.iops[d] as u128) as u64);
+            }
+        }
+        if due <= elapsed {
+            return false;
+        }
+        if self.in_flight() > 0 {
+            return true;
+        }
+        std::thread::sleep(Duration::from_nanos((due - elapsed).min(250_000_000)));
+        self.now = self.clock.now();
+        false
+    }
+
+    fn sync_all_files(&mut self) -> std::io::Result<()> {
+        for i in 0..self.files.len() {
+            let Some(slot) = self.take_slot(None) else {
+                break;
+            };
+            self.stats.issued_sync();
+            let req = Req::sync(self.files[i], false).with_tag(slot as u64);
+            match self.eng.queue(req) {
+                Queued::Done(d) => {
+                    self.now = self.clock.now();
+                    self.complete(d);
+                }
+                Queued::Queued => {
+                    self.queued.push(slot);
+                    self.commit()?;
+                    self.drain()?;
+                }
+                Queued::Busy(r) => {
+                    self.free_slots.push(r.tag as u32);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> JobOutcome {
+        let mut stats = self.stats;
+        let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);
+        // fio reports a runtime only for the directions that did I/O.
+        for d in stats.dirs.iter_mut().filter(|d| d.total_ios > 0) {
+            d.runtime_ms = runtime_ms;
+        }
+        stats.total_run_time_ms = runtime_ms;
+        stats.cpu = usage() - self.cpu0;
+        JobOutcome {
+            name: self.plan.name.clone(),
+            clone: self.plan.clone,
+            group: self.plan.group,
+            stats,
+            runtime_ms,
+            error: self
+                .error
+                .map(|e| (e.raw_os_error().unwrap_or(libc::EIO), e.to_string())),
+            engine: String::new(),
+            syscalls: SysCalls::default(),
+            errors_ignored: self.errors_ignored,
+        }
+    }
+}

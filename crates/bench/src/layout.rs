@@ -1,0 +1,212 @@
+//! Files before a run: created and filled as fio lays them out, reused when large enough,
+//! and the safety checks for block devices (mounted, or holding a filesystem or partition
+//! table).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+use iolab_engine::sys;
+use iolab_workload::{JobPlan, Taus88};
+
+use crate::BenchError;
+
+const CHUNK: usize = 1 << 20;
+
+/// Makes every file of `plan` exist with at least its size, writing data where the job reads
+/// (a read of a hole measures nothing). Prints fio's "Laying out IO file" line to stderr.
+pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
+    let writes = plan.pattern.write || plan.pattern.trim || plan.pattern.trimwrite;
+    for f in &plan.files {
+        let meta = fs::metadata(&f.path).ok();
+        if meta
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_block_device())
+        {
+            if writes {
+                check_block_device_write(&f.path, plan)?;
+            }
+            continue;
+        }
+        let have = meta.as_ref().map(|m| m.len()).unwrap_or(0);
+        if have >= f.size {
+            continue;
+        }
+        if let Some(dir) = f.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)
+                .map_err(|e| BenchError::file(&f.path, "create directory", e))?;
+        }
+        eprintln!(
+            "{}: Laying out IO file ({} file / {}MiB)",
+            plan.name,
+            1,
+            f.size >> 20
+        );
+        lay_out(&f.path, have, f.size, plan.pattern.read)
+            .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
+    }
+    Ok(())
+}
+
+fn lay_out(path: &Path, from: u64, size: u64, fill: bool) -> std::io::Result<()> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(path)?;
+    sys::preallocate(file.as_raw_fd(), size)?;
+    if !fill {
+        file.set_len(size)?;
+        return file.sync_all();
+    }
+    // Data that compresses and dedupes badly, as fio writes, so that thin-provisioned or
+    // compressing storage does not make reads look faster than they are.
+    let mut rng = Taus88::new(size ^ 0xf10);
+    let mut buf = vec![0u8; CHUNK];
+    let mut at = from;
+    use std::io::Seek;
+    file.seek(std::io::SeekFrom::Start(from))?;
+    while at < size {
+        for w in buf.chunks_exact_mut(8) {
+            w.copy_from_slice(&rng.next_u64().to_ne_bytes());
+        }
+        let n = ((size - at) as usize).min(CHUNK);
+        file.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+    file.sync_all()
+}
+
+/// Refuses to write to a block device that is mounted (unless `allow_mounted_write=1`, as fio)
+/// or that holds a filesystem or partition table (unless the job says `allow_mounted_write=1`
+/// and the device is not mounted: the explicit "I mean it").
+fn check_block_device_write(path: &Path, plan: &JobPlan) -> Result<(), BenchError> {
+    let meta = fs::metadata(path).map_err(|e| BenchError::file(path, "stat", e))?;
+    let rdev = meta.rdev();
+    let (major, minor) = (libc_major(rdev), libc_minor(rdev));
+    if let Some(what) = mounted(major, minor) {
+        if !plan.allow_mounted_write {
+            return Err(BenchError::Refused(format!(
+                "{}: {} appears mounted ({what}), and 'allow_mounted_write' isn't set. Aborting.",
+                plan.name,
+                path.display()
+            )));
+        }
+        return Ok(());
+    }
+    if let Some(sig) = signature(path) {
+        if !plan.allow_mounted_write {
+            return Err(BenchError::Refused(format!(
+                "{}: {} holds {sig}; writing would destroy it. Set allow_mounted_write=1 in the job to \
+                 write to it anyway.",
+                plan.name,
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn libc_major(dev: u64) -> u32 {
+    (((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff)) as u32
+}
+
+fn libc_minor(dev: u64) -> u32 {
+    (((dev >> 12) & 0xffff_ff00) | (dev & 0xff)) as u32
+}
+
+/// The mount point of the device or of one of its partitions, from /proc/self/mountinfo.
+fn mounted(major: u32, minor: u32) -> Option<String> {
+    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut devs = vec![format!("{major}:{minor}")];
+    // Partitions of a whole disk count: writing the disk overwrites them.
+    if let Ok(real) = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) {
+        if let Ok(entries) = fs::read_dir(&real) {
+            for e in entries.flatten() {
+                if let Ok(d) = fs::read_to_string(e.path().join("dev")) {
+                    if e.path().join("partition").exists() {
+                        devs.push(d.trim().to_string());
+                    }
+                }
+            }
+        }
+    }
+    info.lines().find_map(|l| {
+        let mut it = l.split(' ');
+        let (_, _, dev, _, mnt) = (it.next()?, it.next()?, it.next()?, it.next()?, it.next()?);
+        devs.iter().any(|d| d == dev).then(|| format!("on {mnt}"))
+    })
+}
+
+/// A filesystem or partition-table signature at the start of the device, by name.
+pub(crate) fn signature(path: &Path) -> Option<&'static str> {
+    let mut head = vec![0u8; 70 * 1024];
+    let mut f = File::open(path).ok()?;
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(_) => return None,
+        }
+    }
+    detect_signature(&head[..got])
+}
+
+pub(crate) fn detect_signature(b: &[u8]) -> Option<&'static str> {
+    let at = |off: usize, magic: &[u8]| b.get(off..off + magic.len()) == Some(magic);
+    if at(512, b"EFI PART") {
+        return Some("a GPT partition table");
+    }
+    if at(1080, &[0x53, 0xef]) {
+        return Some("an ext2/3/4 filesystem");
+    }
+    if at(0, b"XFSB") {
+        return Some("an XFS filesystem");
+    }
+    if at(65600, b"_BHRfS_M") {
+        return Some("a btrfs filesystem");
+    }
+    if at(0, b"LUKS\xba\xbe") {
+        return Some("a LUKS volume");
+    }
+    if at(512, b"LABELONE") || at(24, b"LVM2 001") {
+        return Some("an LVM physical volume");
+    }
+    if at(4086, b"SWAPSPACE2") {
+        return Some("swap space");
+    }
+    if at(3, b"mkfs.fat") || at(82, b"FAT32   ") || at(54, b"FAT16   ") {
+        return Some("a FAT filesystem");
+    }
+    if at(510, &[0x55, 0xaa]) {
+        return Some("an MBR partition table");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_are_recognised_and_zeros_are_not() {
+        let mut b = vec![0u8; 70 * 1024];
+        assert_eq!(detect_signature(&b), None);
+        b[1080] = 0x53;
+        b[1081] = 0xef;
+        assert_eq!(detect_signature(&b), Some("an ext2/3/4 filesystem"));
+        let mut g = vec![0u8; 4096];
+        g[512..520].copy_from_slice(b"EFI PART");
+        assert_eq!(detect_signature(&g), Some("a GPT partition table"));
+    }
+
+    #[test]
+    fn device_numbers_split_like_glibc() {
+        // 252:16 (a virtio disk's partition) encoded the glibc way.
+        let dev: u64 = (252 << 8) | 16;
+        assert_eq!((libc_major(dev), libc_minor(dev)), (252, 16));
+    }
+}

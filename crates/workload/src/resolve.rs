@@ -1,0 +1,488 @@
+//! JobSpec → JobPlan: numjobs expanded, files named and sized as fio names and sizes them,
+//! offsets, block sizes and mixes resolved. The only look at the outside world is the size of
+//! files that already exist, asked through a callback so this stays pure and testable.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use iolab_job::spec::{RateProcess, SyncMode as JSync};
+use iolab_job::value::{Distribution, PerDir, RwMode, RwModifier, SizeOrPct, Zone as JZone};
+use iolab_job::{JobSpec, Loc};
+
+use crate::dist::{Dist, Zone};
+use crate::gen::{BlockSizes, FileSpan, Pattern};
+use crate::plan::{BufferFill, EngineChoice, FilePlan, JobPlan, Rate, SyncMode};
+
+/// fio's default seed (randrepeat=1).
+pub const DEFAULT_SEED: u64 = 0x89;
+
+/// A job that cannot be planned, with where it was defined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError {
+    pub loc: Loc,
+    pub job: String,
+    pub message: String,
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: job '{}': {}",
+            self.loc.file, self.loc.line, self.job, self.message
+        )
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// What planning needs from outside: the size of an existing file or block device.
+pub struct PlanEnv<'a> {
+    pub size_of: &'a dyn Fn(&Path) -> Option<u64>,
+    pub is_block_device: &'a dyn Fn(&Path) -> bool,
+    /// Seed used where randrepeat=0 asks for an unrepeatable run.
+    pub entropy: u64,
+}
+
+/// Plans every job; numjobs clones are adjacent, groups numbered as fio numbers them.
+pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, PlanError> {
+    let mut out = Vec::new();
+    let mut group = 0u32;
+    for (i, spec) in specs.iter().enumerate() {
+        if i > 0 && (spec.stonewall || spec.new_group) {
+            group += 1;
+        }
+        for clone in 0..spec.numjobs.max(1) {
+            out.push(plan_one(spec, clone, group, out.len() as u64, env)?);
+        }
+    }
+    Ok(out)
+}
+
+fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
+    PlanError {
+        loc: spec.loc.clone(),
+        job: spec.name.clone(),
+        message: message.into(),
+    }
+}
+
+fn bytes_of(
+    v: &SizeOrPct,
+    whole: Option<u64>,
+    spec: &JobSpec,
+    what: &str,
+) -> Result<u64, PlanError> {
+    match v {
+        SizeOrPct::Bytes(b) => Ok(*b),
+        SizeOrPct::Percent(p) => whole.map(|w| (w as f64 * p / 100.0) as u64).ok_or_else(|| {
+            err(
+                spec,
+                format!("{what} given in percent needs an existing file or device"),
+            )
+        }),
+        SizeOrPct::Zones(_) => Err(err(
+            spec,
+            format!("{what} in zones needs zonemode, which iolab does not support"),
+        )),
+    }
+}
+
+fn file_names(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
+    let dir = spec.directory.as_deref();
+    let join = |name: &str| match dir {
+        Some(d) if !Path::new(name).is_absolute() => Path::new(d).join(name),
+        _ => PathBuf::from(name),
+    };
+    if !spec.filename.is_empty() {
+        return spec.filename.iter().map(|n| join(n)).collect();
+    }
+    (0..spec.nrfiles.max(1))
+        .map(|n| {
+            let name = spec
+                .filename_format
+                .replace("$jobname", &spec.name)
+                .replace("$jobnum", &clone.to_string())
+                .replace("$filenum", &n.to_string())
+                .replace("$clientuid", "0");
+            join(&name)
+        })
+        .collect()
+}
+
+fn block_sizes(spec: &JobSpec) -> [BlockSizes; 3] {
+    let one =
+        |bs: u64, range: Option<(u64, u64)>, split: &Option<Vec<iolab_job::value::BsSplit>>| {
+            if let Some(v) = split {
+                let mut parts: Vec<(u64, u32)> =
+                    v.iter().map(|s| (s.bs, s.perc.round() as u32)).collect();
+                // Percentages rounded to whole numbers must still cover 0..100.
+                let sum: u32 = parts.iter().map(|p| p.1).sum();
+                if let Some(last) = parts.last_mut() {
+                    if sum < 100 {
+                        last.1 += 100 - sum;
+                    }
+                }
+                BlockSizes::Split(parts)
+            } else if let Some((lo, hi)) = range.filter(|(lo, hi)| lo != hi) {
+                BlockSizes::Range { min: lo, max: hi }
+            } else {
+                BlockSizes::Fixed(range.map(|r| r.0).unwrap_or(bs))
+            }
+        };
+    let r = spec.bsrange.as_ref();
+    [
+        one(spec.bs.read, r.map(|r| r.read), &spec.bssplit.read),
+        one(spec.bs.write, r.map(|r| r.write), &spec.bssplit.write),
+        one(spec.bs.trim, r.map(|r| r.trim), &spec.bssplit.trim),
+    ]
+}
+
+fn zones(z: &[JZone], spec: &JobSpec) -> Result<Vec<Zone>, PlanError> {
+    z.iter()
+        .map(|z| {
+            let size = match z.size {
+                SizeOrPct::Percent(p) => p,
+                SizeOrPct::Bytes(b) => b as f64,
+                SizeOrPct::Zones(_) => {
+                    return Err(err(spec, "zoned sizes in zones are not supported"))
+                }
+            };
+            Ok(Zone {
+                access_pct: z.access_pct,
+                size,
+            })
+        })
+        .collect()
+}
+
+fn dist(spec: &JobSpec) -> Result<Dist, PlanError> {
+    Ok(match &spec.random_distribution {
+        Distribution::Random => Dist::Uniform,
+        Distribution::Zipf(t) => Dist::Zipf(*t),
+        Distribution::Pareto(h) => Dist::Pareto(*h),
+        Distribution::Normal(d) => Dist::Normal(*d),
+        // One zone list serves all directions; per-direction zones are the read list.
+        Distribution::Zoned(z) => Dist::Zoned(zones(&z.read, spec)?),
+        Distribution::ZonedAbs(z) => Dist::ZonedAbs(zones(&z.read, spec)?),
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(err(
+                spec,
+                format!("random_distribution {other:?} is not supported by iolab"),
+            ))
+        }
+    })
+}
+
+fn arr(p: &PerDir<u64>) -> [u64; 3] {
+    [p.read, p.write, p.trim]
+}
+
+fn plan_one(
+    spec: &JobSpec,
+    clone: u32,
+    group: u32,
+    index: u64,
+    env: &PlanEnv<'_>,
+) -> Result<JobPlan, PlanError> {
+    let names = file_names(spec, clone);
+    let nfiles = names.len() as u64;
+    let first_size = names.first().and_then(|p| (env.size_of)(p));
+    let offset_base = bytes_of(&spec.offset, first_size, spec, "offset")?;
+    let increment = bytes_of(&spec.offset_increment, first_size, spec, "offset_increment")?;
+    let offset = offset_base + increment * u64::from(clone);
+    let total = match &spec.size {
+        Some(s) => bytes_of(s, first_size, spec, "size")?,
+        None => match (&spec.filesize, first_size) {
+            (Some((lo, _)), _) => lo * nfiles,
+            (None, Some(existing)) => existing.saturating_sub(offset) * nfiles,
+            (None, None) => return Err(err(spec, "you need to specify size=")),
+        },
+    };
+    let per_file = match spec.filesize {
+        Some((lo, _)) if spec.size.is_none() => lo,
+        _ => total / nfiles,
+    };
+    if per_file == 0 {
+        return Err(err(
+            spec,
+            "size is smaller than the number of files: nothing to do",
+        ));
+    }
+    let mut files = Vec::with_capacity(names.len());
+    let mut spans = Vec::with_capacity(names.len());
+    for path in names {
+        let block = (env.is_block_device)(&path);
+        let span_len = if block {
+            let dev = (env.size_of)(&path).unwrap_or(0);
+            per_file.min(dev.saturating_sub(offset))
+        } else {
+            per_file
+        };
+        files.push(FilePlan {
+            size: if block { 0 } else { offset + per_file },
+            path,
+            block_device: block,
+            unlink: spec.unlink,
+        });
+        spans.push(FileSpan {
+            offset,
+            len: span_len,
+        });
+    }
+    let bs = block_sizes(spec);
+    let min_bs = |d: &BlockSizes| d.min();
+    let ba = match &spec.ba {
+        Some(b) => arr(b),
+        None => [min_bs(&bs[0]), min_bs(&bs[1]), min_bs(&bs[2])],
+    };
+    let (read, write, trim, trimwrite) = match spec.rw {
+        RwMode::Read | RwMode::RandRead => (true, false, false, false),
+        RwMode::Write | RwMode::RandWrite => (false, true, false, false),
+        RwMode::Trim | RwMode::RandTrim => (false, false, true, false),
+        RwMode::ReadWrite | RwMode::RandRw => (true, true, false, false),
+        RwMode::TrimWrite | RwMode::RandTrimWrite => (false, false, true, true),
+    };
+    let modifier = match spec.rw_modifier {
+        None => 0,
+        Some(RwModifier::SeqCount(n)) => n,
+        Some(RwModifier::Skip(s)) if s >= 0 => s as u64,
+        Some(RwModifier::Skip(s)) => {
+            return Err(err(
+                spec,
+                format!(
+                    "rw={}:{s} (backwards I/O) is not supported by iolab yet",
+                    spec.rw.name()
+                ),
+            ))
+        }
+    };
+    let io_size = match &spec.io_size {
+        Some(s) => bytes_of(s, Some(total), spec, "io_size")?,
+        None => total,
+    };
+    let seed = if spec.randrepeat {
+        spec.randseed
+    } else {
+        env.entropy
+    }
+    .wrapping_add(index);
+    let pattern = Pattern {
+        read,
+        write,
+        trim,
+        random: spec.rw.is_random(),
+        trimwrite,
+        rwmix_read: spec.rwmixread.min(100),
+        bs,
+        ba,
+        modifier,
+        dist: dist(spec)?,
+        random_map: !spec.norandommap,
+        percentage_random: spec.percentage_random.read.min(100),
+        files: spans,
+        seed,
+        bytes: if spec.time_based {
+            None
+        } else {
+            Some(io_size.saturating_mul(u64::from(spec.loops.max(1))))
+        },
+    };
+    let e = &spec.engine;
+    Ok(JobPlan {
+        name: spec.name.clone(),
+        clone,
+        group,
+        stonewall: spec.stonewall,
+        engine: EngineChoice {
+            name: spec.ioengine.clone(),
+            hipri: e.hipri,
+            nowait: e.nowait,
+            sqthread_poll: e.sqthread_poll,
+            sqthread_poll_cpu: e.sqthread_poll_cpu,
+            fixedbufs: e.fixedbufs,
+            registerfiles: e.registerfiles,
+            nonvectored: match e.nonvectored {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            },
+            userspace_reap: e.userspace_reap,
+        },
+        iodepth: spec.iodepth.max(1),
+        iodepth_batch_submit: spec.iodepth_batch_submit.max(1),
+        iodepth_batch_complete_min: spec.iodepth_batch_complete_min,
+        iodepth_batch_complete_max: spec.iodepth_batch_complete_max.max(1),
+        iodepth_low: spec.iodepth_low,
+        direct: spec.direct,
+        sync: match spec.sync {
+            JSync::None => SyncMode::None,
+            JSync::Sync => SyncMode::Sync,
+            JSync::Dsync => SyncMode::Dsync,
+        },
+        fsync_every: spec.fsync.min(u64::from(u32::MAX)) as u32,
+        fdatasync_every: spec.fdatasync.min(u64::from(u32::MAX)) as u32,
+        end_fsync: spec.end_fsync,
+        fsync_on_close: spec.fsync_on_close,
+        runtime: spec.runtime,
+        time_based: spec.time_based,
+        ramp_time: spec.ramp_time,
+        startdelay: spec.startdelay,
+        rate: Rate {
+            bytes_per_sec: arr(&spec.rate),
+            iops: arr(&spec.rate_iops),
+            min_bytes_per_sec: arr(&spec.rate_min),
+            min_iops: arr(&spec.rate_iops_min),
+            poisson: spec.rate_process == RateProcess::Poisson,
+        },
+        thinktime: spec.thinktime,
+        thinktime_spin: spec.thinktime_spin,
+        thinktime_blocks: spec.thinktime_blocks,
+        files,
+        pattern,
+        invalidate: spec.invalidate,
+        pre_read: spec.pre_read,
+        buffers: BufferFill {
+            zero: spec.zero_buffers,
+            refill: spec.refill_buffers,
+            scramble: spec.scramble_buffers,
+            compress_percentage: spec.buffer_compress_percentage.unwrap_or(0),
+            dedupe_percentage: spec.dedupe_percentage.unwrap_or(0),
+            pattern: spec
+                .buffer_pattern
+                .as_deref()
+                .map(decode_pattern)
+                .unwrap_or_default(),
+        },
+        continue_on_error: spec.continue_on_error != "none",
+        allow_mounted_write: spec.allow_mounted_write,
+        cpus_allowed: spec
+            .cpus_allowed
+            .as_deref()
+            .map(parse_cpus)
+            .unwrap_or_default(),
+        percentiles: spec.percentile_list.clone(),
+        options: Vec::new(),
+    })
+}
+
+/// fio's buffer_pattern: `0xdeadbeef` (bytes of the hex number), `"text"`, or a decimal byte;
+/// parts joined with `|`.
+pub fn decode_pattern(s: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for part in s.split('|').map(str::trim) {
+        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+            let digits: Vec<u8> = hex.bytes().filter(u8::is_ascii_hexdigit).collect();
+            let padded = if digits.len() % 2 == 1 {
+                [&[b'0'][..], &digits].concat()
+            } else {
+                digits
+            };
+            for pair in padded.chunks(2) {
+                let txt = std::str::from_utf8(pair).unwrap_or("00");
+                out.push(u8::from_str_radix(txt, 16).unwrap_or(0));
+            }
+        } else if let Some(t) = part.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
+            out.extend_from_slice(t.as_bytes());
+        } else if let Ok(n) = part.parse::<u8>() {
+            out.push(n);
+        } else {
+            out.extend_from_slice(part.as_bytes());
+        }
+    }
+    out
+}
+
+/// fio's cpus_allowed: `0-3,6,8-9`.
+pub fn parse_cpus(s: &str) -> Vec<usize> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+                    v.extend(a..=b);
+                }
+            }
+            None => v.extend(part.parse::<usize>().ok()),
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> PlanEnv<'static> {
+        PlanEnv {
+            size_of: &|_| None,
+            is_block_device: &|_| false,
+            entropy: 1,
+        }
+    }
+
+    fn specs(text: &str) -> Vec<JobSpec> {
+        iolab_job::parse_str(text, "t.fio")
+            .unwrap()
+            .resolve()
+            .unwrap()
+            .jobs
+    }
+
+    #[test]
+    fn files_named_and_sized_as_fio_does() {
+        // Checked against fio 3.33: t.1.x are 5 MiB (1 MiB increment + 8 MiB / 2 files).
+        let p = plan_jobs(&specs("[t]\ndirectory=/d\nsize=8m\nnrfiles=2\nnumjobs=2\noffset_increment=1m\nrw=read\nbs=1m\n"), &env()).unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[1].files[1].path, PathBuf::from("/d/t.1.1"));
+        assert_eq!(p[1].files[1].size, 5 << 20);
+        assert_eq!(
+            p[1].pattern.files[0],
+            FileSpan {
+                offset: 1 << 20,
+                len: 4 << 20
+            }
+        );
+        assert_eq!(p[1].pattern.bytes, Some(8 << 20));
+    }
+
+    #[test]
+    fn offset_extends_the_file_and_io_size_sets_the_budget() {
+        let p = plan_jobs(
+            &specs("[t]\nfilename=/x\nsize=8m\noffset=4m\nio_size=16m\nrw=read\n"),
+            &env(),
+        )
+        .unwrap();
+        assert_eq!(p[0].files[0].size, 12 << 20);
+        assert_eq!(p[0].pattern.bytes, Some(16 << 20));
+    }
+
+    #[test]
+    fn groups_follow_stonewall_and_seeds_differ_per_clone() {
+        let p = plan_jobs(
+            &specs("[a]\nsize=1m\nnumjobs=2\n[b]\nsize=1m\nstonewall\n"),
+            &env(),
+        )
+        .unwrap();
+        assert_eq!(p.iter().map(|j| j.group).collect::<Vec<_>>(), vec![0, 0, 1]);
+        assert_ne!(p[0].pattern.seed, p[1].pattern.seed);
+    }
+
+    #[test]
+    fn missing_size_is_an_error_naming_the_job() {
+        let e = plan_jobs(&specs("[lonely]\nrw=read\n"), &env()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("t.fio:1: job 'lonely': you need to specify size="),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn patterns_and_cpu_lists_decode() {
+        assert_eq!(decode_pattern("0xdeadbeef"), vec![0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(decode_pattern("\"ab\"|0x01"), vec![b'a', b'b', 1]);
+        assert_eq!(parse_cpus("0-2,5"), vec![0, 1, 2, 5]);
+    }
+}
