@@ -59,7 +59,33 @@ pub fn read_fio_json(text: &str) -> Result<Report, ReportError> {
         j.members = m;
     }
     r.groups = crate::group::groups_from_jobs(&r.jobs);
-    r.nr_processes = r.jobs.iter().map(|j| j.members).sum();
+    for j in &mut r.jobs {
+        let agg = r
+            .groups
+            .iter()
+            .find(|g| g.groupid == j.groupid)
+            .map(|g| g.dirs.clone());
+        restore_precision(j, agg.as_ref());
+    }
+    // `thread` (a bare flag, stored as an empty value) makes a job a thread, not a process.
+    let is_thread = |j: &JobReport| {
+        j.job_options
+            .iter()
+            .chain(&r.global_options)
+            .any(|(k, _)| k == "thread")
+    };
+    r.nr_threads = r
+        .jobs
+        .iter()
+        .filter(|j| is_thread(j))
+        .map(|j| j.members)
+        .sum();
+    r.nr_processes = r
+        .jobs
+        .iter()
+        .filter(|j| !is_thread(j))
+        .map(|j| j.members)
+        .sum();
     // fio prints one header per job section (clones get a "..." line): drop the clones' own.
     let mut seen: Vec<(String, u32)> = Vec::new();
     for j in &mut r.jobs {
@@ -380,6 +406,55 @@ fn infer_text_fields(r: &mut JobReport, globals: &[(String, String)]) {
         iodepth: opt(&["iodepth"]).and_then(|v| v.parse().ok()).unwrap_or(1),
         clones: numjobs - 1,
     });
+}
+
+/// fio's JSON keeps six decimals of the doubles it computed, and its text prints some of them
+/// again with two: where the sixth-decimal value sits on a rounding tie (63.125000 printed as
+/// `63.13` because fio held 63.12500000000001), only the original double gives fio's text. Each
+/// such figure is a ratio of integers fio knows; recover them from the JSON figure and redo
+/// fio's division, keeping the result only when it prints as the JSON did.
+fn restore_precision(j: &mut JobReport, group: Option<&[crate::model::GroupDir; 3]>) {
+    let refine = |v: &mut f64, exact: f64| {
+        if format!("{exact:.6}") == format!("{v:.6}") {
+            *v = exact;
+        }
+    };
+    let total: u64 = j.dirs().iter().map(|d| d.total_ios).sum();
+    if total > 0 {
+        let t = total as f64;
+        // stat_calc_lat: count / total * 100, raised to 0.01 when tiny but non-zero. fio 3.33
+        // as built (Debian) evidently multiplies by the reciprocal of the total: 202 of 320
+        // prints as 63.13 in its text, which only count * (1 / total) * 100 gives
+        // (63.12500000000001; count / total * 100 is exactly 63.125 and prints 63.12).
+        let lat = |v: &mut f64| {
+            let count = (*v * t / 100.0).round();
+            if count >= 1.0 {
+                refine(v, count * (1.0 / t) * 100.0);
+            }
+        };
+        j.latency_ns.iter_mut().for_each(lat);
+        j.latency_us.iter_mut().for_each(lat);
+        j.latency_ms.iter_mut().for_each(lat);
+        j.iodepth_level.iter_mut().for_each(lat);
+    }
+    if j.job_runtime > 0 {
+        let runt = j.job_runtime as f64;
+        for cpu in [&mut j.usr_cpu, &mut j.sys_cpu] {
+            let ms = (*cpu * runt / 100.0).round();
+            refine(cpu, ms * 100.0 / runt);
+        }
+    }
+    let Some(group) = group else { return };
+    for (d, g) in [&mut j.read, &mut j.write, &mut j.trim]
+        .into_iter()
+        .zip(group)
+    {
+        // convert_agg_kbytes_percent: (int) mean * 100 / (agg / 1024.0), capped at 100.
+        if d.bw_samples > 0 && g.agg_bw > 1024 {
+            let p = (d.bw_mean as i32) as f64 * 100.0 / (g.agg_bw as f64 / 1024.0);
+            refine(&mut d.bw_agg, p.min(100.0));
+        }
+    }
 }
 
 /// fio's per-direction lists: `8k,32k` sets read and write (trim follows write), `8k` all three,

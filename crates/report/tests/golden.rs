@@ -119,8 +119,20 @@ fn jsonplus_round_trips_byte_for_byte_on_every_golden_case() {
     }
 }
 
-/// The job line's pid and date are not in fio's JSON: take them from fio's text.
+/// The job line's pid and date are not in fio's JSON: take them from fio's text. Nor is the
+/// `thread` flag (fio leaves bare flags out of "job options"), so "Starting 1 thread" too.
 fn inject_pid_and_date(r: &mut Report, txt: &str) {
+    if let Some(line) = txt.lines().find(|l| l.starts_with("Starting ")) {
+        let count = |what: &str| -> u32 {
+            let words: Vec<&str> = line.split(' ').collect();
+            words
+                .windows(2)
+                .find(|w| w[1].starts_with(what))
+                .map_or(0, |w| w[0].parse().expect("count"))
+        };
+        r.nr_threads = count("thread");
+        r.nr_processes = count("process");
+    }
     let lines = txt
         .lines()
         .filter(|l| l.contains(": (groupid=") && l.contains(": pid="));
@@ -153,6 +165,19 @@ fn normal_text_matches_fio_line_by_line() {
     }
 }
 
+/// Terse v3's first us bucket (field 100 of a v3 line) includes the share of I/Os under 1 us
+/// computed from exact counts. JSON's `latency_ns` gives the counts back except where fio raised
+/// a share under 0.01% to 0.01%: such a bucket may hold 1 to total/10000 I/Os, and the writer
+/// counts 1. Only then may this one field differ.
+const LAT_U0_FIELD: usize = 100;
+
+fn ns_bucket_clamped(r: &Report) -> bool {
+    r.jobs.iter().any(|j| {
+        let total: u64 = j.dirs().iter().map(|d| d.total_ios).sum();
+        total >= 20_000 && j.latency_ns.iter().any(|v| *v == 0.01)
+    })
+}
+
 #[test]
 fn terse_matches_fio_field_by_field() {
     for case in golden_cases() {
@@ -164,6 +189,9 @@ fn terse_matches_fio_field_by_field() {
         for (g, w) in got.lines().zip(want.lines()) {
             let (gf, wf): (Vec<&str>, Vec<&str>) = (g.split(';').collect(), w.split(';').collect());
             for (i, (a, b)) in gf.iter().zip(&wf).enumerate() {
+                if i + 1 == LAT_U0_FIELD && a != b && ns_bucket_clamped(&r) {
+                    continue;
+                }
                 assert_eq!(a, b, "{case}: terse field {} differs", i + 1);
             }
             assert_eq!(gf.len(), wf.len(), "{case}: terse field count");

@@ -29,4 +29,10 @@ run null-trim --name=t --ioengine=null --size=64m --bs=16k --rw=randtrim
 run psync-randrw --name=p --ioengine=psync --rw=randrw --bs=4k --size=32m --filename="$dir/iolab-ref.dat" --runtime=1 --time_based
 run libaio-randread --name=l --ioengine=libaio --iodepth=16 --direct=1 --rw=randread --bs=4k --size=32m --filename="$dir/iolab-ref.dat" --runtime=1 --time_based
 run psync-fsync-write --name=f --ioengine=psync --rw=write --bs=4k --size=8m --fsync=8 --filename="$dir/iolab-ref.dat"
+run null-numjobs-nogroup --name=n --ioengine=null --size=32m --bs=4k --rw=randread --numjobs=2
+run null-desc-latpct --name=d --ioengine=null --size=32m --rw=randwrite --description=hello --lat_percentiles=1 --percentile_list=50:99.999
+run null-kb1000-rate --name=q --ioengine=null --size=4m --bs=4k --rw=write --kb_base=1000 --rate=2m
+run null-big-rate --name=m --ioengine=null --size=6g --bs=1m --rw=read --rate=3g
+run null-thread-timed --name=h --ioengine=null --size=1g --bs=4k --rw=rw --runtime=1 --time_based --thread
+run libaio-qd64-write --name=q64 --ioengine=libaio --iodepth=64 --iodepth_batch_submit=16 --direct=1 --rw=randwrite --bs=16k --size=32m --filename="$dir/iolab-ref.dat" --runtime=1 --time_based
 rm -f "$dir/iolab-ref.dat"
