@@ -174,7 +174,7 @@ const LAT_U0_FIELD: usize = 100;
 fn ns_bucket_clamped(r: &Report) -> bool {
     r.jobs.iter().any(|j| {
         let total: u64 = j.dirs().iter().map(|d| d.total_ios).sum();
-        total >= 20_000 && j.latency_ns.iter().any(|v| *v == 0.01)
+        total >= 20_000 && j.latency_ns.contains(&0.01)
     })
 }
 
