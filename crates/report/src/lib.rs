@@ -3,6 +3,11 @@
 //!
 //! Writers do no statistics: they format what the model holds. The few figures fio's text
 //! shows that its JSON lacks (pid, date, group lines, header) are fields of the model too.
+//!
+//! Known limit when the model comes from fio's JSON: fio's text prints some running doubles
+//! (avg, stdev) with two decimals while its JSON kept six; when the six-decimal value is an exact
+//! tie (`631.625000`) the text may show either neighbour and we print C's round-half-even of
+//! the JSON value. Figures that are ratios of known integers are restored exactly by the reader.
 #![forbid(unsafe_code)]
 
 mod fmt;
