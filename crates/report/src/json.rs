@@ -1,0 +1,290 @@
+//! fio's JSON and json+ output, byte for byte.
+//!
+//! Written by hand rather than through serde_json: fio prints every float with C's `%f` (six
+//! decimals, `20201.899050`, `0.000000`), which serde_json cannot be told to do, and its layout
+//! (`"key" : value`, two-space indents) is its own. The tree is built as [`J`] values in fio's
+//! key order and printed by the same rules as fio's `json.c`.
+
+use std::io::{self, Write};
+
+use crate::model::{DirReport, DiskUtil, JobReport, LatReport, Report, SyncReport};
+
+/// A JSON value in fio's terms: integers and floats are distinct types.
+enum J {
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Obj(Vec<(String, J)>),
+    Arr(Vec<J>),
+}
+
+struct Obj(Vec<(String, J)>);
+
+impl Obj {
+    fn new() -> Self {
+        Obj(Vec::new())
+    }
+    fn int(&mut self, k: &str, v: impl Into<i128>) {
+        self.0.push((k.to_string(), J::Int(v.into())));
+    }
+    fn float(&mut self, k: &str, v: f64) {
+        self.0.push((k.to_string(), J::Float(v)));
+    }
+    fn str(&mut self, k: &str, v: &str) {
+        self.0.push((k.to_string(), J::Str(v.to_string())));
+    }
+    fn obj(&mut self, k: &str, v: Obj) {
+        self.0.push((k.to_string(), J::Obj(v.0)));
+    }
+    fn arr(&mut self, k: &str, v: Vec<J>) {
+        self.0.push((k.to_string(), J::Arr(v)));
+    }
+}
+
+/// Writes `report` as fio's JSON (`plus`: json+, with the latency histogram bins).
+pub fn write_json(report: &Report, plus: bool, out: &mut impl Write) -> io::Result<()> {
+    let root = J::Obj(report_obj(report, plus).0);
+    let mut s = String::new();
+    print_value(&root, 0, &mut s);
+    s.push('\n');
+    out.write_all(s.as_bytes())
+}
+
+fn report_obj(r: &Report, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.str("fio version", &r.fio_version);
+    o.int("timestamp", r.timestamp);
+    o.int("timestamp_ms", r.timestamp_ms);
+    o.str("time", &r.time);
+    if !r.global_options.is_empty() {
+        o.obj("global options", options_obj(&r.global_options));
+    }
+    o.arr(
+        "jobs",
+        r.jobs.iter().map(|j| J::Obj(job_obj(j, plus).0)).collect(),
+    );
+    if !r.disk_util.is_empty() {
+        o.arr(
+            "disk_util",
+            r.disk_util.iter().map(|d| J::Obj(disk_obj(d).0)).collect(),
+        );
+    }
+    o
+}
+
+fn options_obj(opts: &[(String, String)]) -> Obj {
+    let mut o = Obj::new();
+    for (k, v) in opts {
+        o.str(k, v);
+    }
+    o
+}
+
+fn job_obj(j: &JobReport, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.str("jobname", &j.jobname);
+    o.int("groupid", j.groupid);
+    o.int("error", j.error);
+    o.int("eta", j.eta);
+    o.int("elapsed", j.elapsed);
+    if !j.job_options.is_empty() {
+        o.obj("job options", options_obj(&j.job_options));
+    }
+    o.obj("read", dir_obj(&j.read, plus));
+    o.obj("write", dir_obj(&j.write, plus));
+    o.obj("trim", dir_obj(&j.trim, plus));
+    o.obj("sync", sync_obj(&j.sync, plus));
+    o.int("job_runtime", j.job_runtime);
+    o.float("usr_cpu", j.usr_cpu);
+    o.float("sys_cpu", j.sys_cpu);
+    o.int("ctx", j.ctx);
+    o.int("majf", j.majf);
+    o.int("minf", j.minf);
+    o.obj("iodepth_level", pct_obj(&DEPTH_KEYS, &j.iodepth_level));
+    o.obj("iodepth_submit", pct_obj(&SUBMIT_KEYS, &j.iodepth_submit));
+    o.obj(
+        "iodepth_complete",
+        pct_obj(&SUBMIT_KEYS, &j.iodepth_complete),
+    );
+    o.obj("latency_ns", pct_obj(&LAT_KEYS[..10], &j.latency_ns));
+    o.obj("latency_us", pct_obj(&LAT_KEYS[..10], &j.latency_us));
+    o.obj("latency_ms", pct_obj(&LAT_KEYS, &j.latency_ms));
+    if let Some((total, first)) = j.errors {
+        o.int("total_err", total);
+        o.int("first_error", first);
+    }
+    if j.latency_depth != 0 {
+        o.int("latency_depth", j.latency_depth);
+        o.int("latency_target", j.latency_target);
+        o.float("latency_percentile", j.latency_percentile);
+        o.int("latency_window", j.latency_window);
+    }
+    if let Some(desc) = &j.desc {
+        o.str("desc", desc);
+    }
+    o
+}
+
+/// Keys of `iodepth_level`.
+pub(crate) const DEPTH_KEYS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+/// Keys of `iodepth_submit` and `iodepth_complete`.
+pub(crate) const SUBMIT_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+/// Keys of `latency_ns`/`latency_us` (first ten) and `latency_ms` (all twelve).
+pub(crate) const LAT_KEYS: [&str; 12] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+];
+
+fn pct_obj(keys: &[&str], vals: &[f64]) -> Obj {
+    let mut o = Obj::new();
+    for (k, v) in keys.iter().zip(vals) {
+        o.float(k, *v);
+    }
+    o
+}
+
+fn dir_obj(d: &DirReport, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.int("io_bytes", d.io_bytes);
+    o.int("io_kbytes", d.io_kbytes);
+    o.int("bw_bytes", d.bw_bytes);
+    o.int("bw", d.bw);
+    o.float("iops", d.iops);
+    o.int("runtime", d.runtime);
+    o.int("total_ios", d.total_ios);
+    o.int("short_ios", d.short_ios);
+    o.int("drop_ios", d.drop_ios);
+    o.obj("slat_ns", lat_obj(&d.slat_ns, plus));
+    o.obj("clat_ns", lat_obj(&d.clat_ns, plus));
+    o.obj("lat_ns", lat_obj(&d.lat_ns, plus));
+    o.int("bw_min", d.bw_min);
+    o.int("bw_max", d.bw_max);
+    o.float("bw_agg", d.bw_agg);
+    o.float("bw_mean", d.bw_mean);
+    o.float("bw_dev", d.bw_dev);
+    o.int("bw_samples", d.bw_samples);
+    o.int("iops_min", d.iops_min);
+    o.int("iops_max", d.iops_max);
+    o.float("iops_mean", d.iops_mean);
+    o.float("iops_stddev", d.iops_stddev);
+    o.int("iops_samples", d.iops_samples);
+    if let Some(hit) = d.cachehit {
+        o.float("cachehit", hit);
+    }
+    o
+}
+
+fn sync_obj(s: &SyncReport, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.int("total_ios", s.total_ios);
+    o.obj("lat_ns", lat_obj(&s.lat_ns, plus));
+    o
+}
+
+fn lat_obj(l: &LatReport, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.int("min", l.min);
+    o.int("max", l.max);
+    o.float("mean", l.mean);
+    o.float("stddev", l.stddev);
+    o.int("N", l.n);
+    // fio prints percentiles only for a stat that has samples, and bins only with them.
+    if let (Some(pcts), true) = (&l.percentiles, l.n > 0) {
+        let mut p = Obj::new();
+        for (pct, v) in pcts {
+            p.int(&format!("{pct:.6}"), *v);
+        }
+        o.obj("percentile", p);
+        if plus {
+            let mut b = Obj::new();
+            for (v, count) in l.bins.iter().flatten() {
+                b.int(&v.to_string(), *count);
+            }
+            o.obj("bins", b);
+        }
+    }
+    o
+}
+
+fn disk_obj(d: &DiskUtil) -> Obj {
+    let mut o = Obj::new();
+    o.str("name", &d.name);
+    o.int("read_ios", d.read_ios);
+    o.int("write_ios", d.write_ios);
+    o.int("read_merges", d.read_merges);
+    o.int("write_merges", d.write_merges);
+    o.int("read_ticks", d.read_ticks);
+    o.int("write_ticks", d.write_ticks);
+    o.int("in_queue", d.in_queue);
+    o.float("util", d.util);
+    if let Some(a) = &d.aggr {
+        o.int("aggr_read_ios", a.read_ios);
+        o.int("aggr_write_ios", a.write_ios);
+        o.int("aggr_read_merges", a.read_merges);
+        // sic: fio spells this one without the s.
+        o.int("aggr_write_merge", a.write_merges);
+        o.int("aggr_read_ticks", a.read_ticks);
+        o.int("aggr_write_ticks", a.write_ticks);
+        o.int("aggr_in_queue", a.in_queue);
+        o.float("aggr_util", a.util);
+    }
+    o
+}
+
+fn indent(level: usize, s: &mut String) {
+    for _ in 0..level {
+        s.push_str("  ");
+    }
+}
+
+/// fio's `json_print_value`: a value that starts on a line indented `level` times puts its
+/// members at `level + 1` and its closing bracket at `level`.
+fn print_value(v: &J, level: usize, s: &mut String) {
+    match v {
+        J::Int(i) => s.push_str(&i.to_string()),
+        J::Float(f) => s.push_str(&format!("{f:.6}")),
+        J::Str(t) => push_str_escaped(t, s),
+        J::Obj(pairs) => {
+            s.push_str("{\n");
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(",\n");
+                }
+                indent(level + 1, s);
+                push_str_escaped(k, s);
+                s.push_str(" : ");
+                print_value(v, level + 1, s);
+            }
+            s.push('\n');
+            indent(level, s);
+            s.push('}');
+        }
+        J::Arr(items) => {
+            s.push_str("[\n");
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(",\n");
+                }
+                indent(level + 1, s);
+                print_value(v, level + 1, s);
+            }
+            s.push('\n');
+            indent(level, s);
+            s.push(']');
+        }
+    }
+}
+
+/// fio escapes only `"` and `\`; control characters are escaped too here so that the output
+/// stays valid JSON whatever a job name holds.
+fn push_str_escaped(t: &str, s: &mut String) {
+    s.push('"');
+    for c in t.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            c if (c as u32) < 0x20 => s.push_str(&format!("\\u{:04x}", c as u32)),
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+}
