@@ -9,6 +9,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -134,7 +135,7 @@ pub fn run(
     }
     out.syscalls = eng.syscalls();
     out.engine = eng.describe();
-    for f in &plan.files {
+    for f in plan.files.iter().filter(|_| eng.kind().needs_files()) {
         if f.unlink {
             let _ = std::fs::remove_file(&f.path);
         }
@@ -153,8 +154,16 @@ fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     let mut eng = iolab_engine::open(&opts)
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
     let mut ids = Vec::with_capacity(plan.files.len());
+    let diskless = !opts.kind.needs_files();
     for f in &plan.files {
-        let file = open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?;
+        // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
+        // created or read.
+        let file = if diskless {
+            File::open("/dev/null")
+                .map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
+        } else {
+            open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
+        };
         if plan.invalidate
             && !file
                 .metadata()
@@ -294,6 +303,7 @@ impl<'a> Runner<'a> {
         let mut pending: Option<Req> = None;
         let mut gen_done = false;
         let mut think_count = 0u32;
+        let sync = self.eng.caps().sync_only;
         loop {
             if stop.load(Ordering::Relaxed)
                 || deadline.is_some_and(|d| self.now >= d)
@@ -317,6 +327,12 @@ impl<'a> Runner<'a> {
                     },
                 };
                 let slot = req.tag as u32;
+                if sync {
+                    // Each I/O is timed alone: its own reading, so clat is the call itself and
+                    // not also the generation of the request.
+                    self.now = self.clock.now();
+                    self.slots[slot as usize].issue_ns = self.now;
+                }
                 match self.eng.queue(req) {
                     Queued::Done(d) => {
                         self.now = self.clock.now();

@@ -18,6 +18,9 @@ const CHUNK: usize = 1 << 20;
 /// Makes every file of `plan` exist with at least its size, writing data where the job reads
 /// (a read of a hole measures nothing). Prints fio's "Laying out IO file" line to stderr.
 pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
+    if !diskless_ok(plan) {
+        return Ok(());
+    }
     let writes = plan.pattern.write || plan.pattern.trim || plan.pattern.trimwrite;
     for f in &plan.files {
         let meta = fs::metadata(&f.path).ok();
@@ -48,6 +51,11 @@ pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
     }
     Ok(())
+}
+
+/// False for engines that touch no files (null): nothing to lay out.
+fn diskless_ok(plan: &JobPlan) -> bool {
+    iolab_engine::EngineKind::from_name(&plan.engine.name).is_none_or(|k| k.needs_files())
 }
 
 fn lay_out(path: &Path, from: u64, size: u64, fill: bool) -> std::io::Result<()> {

@@ -1,21 +1,47 @@
 //! `iolab`: the command-line front end. Parses, dispatches, maps errors to exit codes.
+//! Invoked under the name `fio` (a symlink), it behaves exactly as `iolab run`.
 #![forbid(unsafe_code)]
 
+mod run;
+
+use std::path::Path;
 use std::process::ExitCode;
 
+const USAGE: &str = "\
+usage: iolab <command> [args]
+
+commands:
+  run       run fio job files or a fio command line (fio's options, output and JSON)
+  compare   run one workload on every engine side by side (not yet implemented)
+  --version print the version
+
+`iolab run --help` lists fio's options; a symlink named `fio` runs `iolab run`.";
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
+    let mut args = std::env::args();
+    let argv0 = args.next().unwrap_or_default();
+    let rest: Vec<String> = args.collect();
+    if Path::new(&argv0).file_name().is_some_and(|n| n == "fio") {
+        return run::main(&rest);
+    }
+    match rest.first().map(String::as_str) {
+        Some("run") => run::main(&rest[1..]),
         Some("compare") | None => {
-            eprintln!("iolab compare: not yet implemented (issue 4); the engine layer is in crates/engine");
+            eprintln!(
+                "iolab compare: not yet implemented (issue 4); `iolab run` runs fio jobs today"
+            );
             ExitCode::from(2)
         }
         Some("--version") | Some("-V") => {
             println!("iolab {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
+        Some("--help") | Some("-h") | Some("help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
         Some(other) => {
-            eprintln!("iolab: unknown command '{other}'");
+            eprintln!("iolab: unknown command '{other}'\n\n{USAGE}");
             ExitCode::from(2)
         }
     }

@@ -89,6 +89,12 @@ impl EngineKind {
         }
     }
 
+    /// Whether the engine does I/O on files; `null` does not, so there is nothing to lay out
+    /// or open (fio's FIO_DISKLESSIO).
+    pub fn needs_files(self) -> bool {
+        self != EngineKind::Null
+    }
+
     /// The engine with fio's name `name`.
     pub fn from_name(name: &str) -> Option<EngineKind> {
         EngineKind::ALL.into_iter().find(|k| k.name() == name)

@@ -10,6 +10,7 @@
 //! the JSON value. Figures that are ratios of known integers are restored exactly by the reader.
 #![forbid(unsafe_code)]
 
+pub mod build;
 mod fmt;
 mod group;
 mod json;
@@ -48,6 +49,11 @@ impl std::fmt::Display for ReportError {
 impl std::error::Error for ReportError {}
 
 /// fio's normal (human-readable) output.
+pub fn write_preamble(report: &Report, out: &mut impl Write) -> io::Result<()> {
+    text::write_preamble(report, out)
+}
+
+/// Writes fio's normal text output.
 pub fn write_normal(report: &Report, out: &mut impl Write) -> io::Result<()> {
     text::write_normal(report, out)
 }

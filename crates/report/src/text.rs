@@ -29,6 +29,14 @@ pub fn write_normal(report: &Report, out: &mut impl Write) -> io::Result<()> {
     out.write_all(s.as_bytes())
 }
 
+/// Writes only the lines fio prints before a run starts (job headers, version, "Starting N
+/// processes"), so a runner can show them at once and print the rest when the run ends.
+pub fn write_preamble(report: &Report, out: &mut impl Write) -> io::Result<()> {
+    let mut s = String::new();
+    preamble(report, &mut s);
+    out.write_all(s.as_bytes())
+}
+
 fn preamble(r: &Report, s: &mut String) {
     for j in &r.jobs {
         if let Some(h) = &j.header {

@@ -1,0 +1,371 @@
+//! `iolab run` (and `fio`): fio's command line and job files in, fio's output out.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use iolab_bench::{stop_on_signals, RunOutcome};
+use iolab_job::{options, parse_cmdline, JobFile, OutputFormat};
+use iolab_report::build::{disk_util, job_report, set_bw_agg, JobMeta};
+use iolab_report::{JobHeader, Report, Units};
+use iolab_stats::JobStats;
+use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
+
+/// The version string scripts see: fio's form first, so `fio-3.NN` parsers keep working.
+pub const FIO_VERSION: &str = concat!("fio-3.33 (iolab ", env!("CARGO_PKG_VERSION"), ")");
+
+pub fn main(args: &[String]) -> ExitCode {
+    match run(args) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("{msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<ExitCode, String> {
+    let inv = parse_cmdline(args).map_err(|e| e.to_string())?;
+    let top = &inv.top;
+    if top.version {
+        println!("{FIO_VERSION}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(which) = &top.cmdhelp {
+        print!("{}", options::cmdhelp(which.as_deref())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if top.help || (inv.job_files.is_empty() && inv.cmdline_jobs.is_empty()) {
+        println!("usage: iolab run [options] [job files]   (fio's options; --cmdhelp lists them)");
+        return Ok(if top.help {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    let file = inv.load().map_err(|e| e.to_string())?;
+    let resolved = file.resolve().map_err(|e| e.to_string())?;
+    for w in &resolved.warnings {
+        eprintln!("fio: warning: {w}");
+    }
+    if top.parse_only {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let env = PlanEnv {
+        size_of: &size_of,
+        is_block_device: &is_block_device,
+        entropy: entropy(),
+    };
+    let mut plans = plan_jobs(&resolved.jobs, &env).map_err(|e| e.to_string())?;
+    attach_options(&file, &resolved.jobs, &mut plans);
+    if let Some(max) = top.max_jobs {
+        if plans.len() > max as usize {
+            return Err(format!("fio: {} jobs exceed --max-jobs={max}", plans.len()));
+        }
+    }
+    if top.readonly {
+        if let Some(p) = plans.iter().find(|p| p.pattern.write || p.pattern.trim) {
+            return Err(format!(
+                "fio: job <{}> has write bit set, but fio is in read-only mode",
+                p.name
+            ));
+        }
+    }
+    let formats = if top.output_format.is_empty() {
+        vec![OutputFormat::Normal]
+    } else {
+        top.output_format.clone()
+    };
+    let mut out: Box<dyn Write> = match &top.output {
+        Some(p) => Box::new(io::BufWriter::new(
+            File::create(p).map_err(|e| format!("fio: {p}: {e}"))?,
+        )),
+        None => Box::new(io::stdout().lock()),
+    };
+    let normal = formats.contains(&OutputFormat::Normal);
+    if normal {
+        write_headers(&mut out, &plans, &resolved.jobs).map_err(|e| e.to_string())?;
+    }
+    let stop =
+        stop_on_signals().map_err(|e| format!("fio: cannot install signal handlers: {e}"))?;
+    let start = SystemTime::now();
+    let outcome = iolab_bench::run(&plans, &stop).map_err(|e| format!("fio: {e}"))?;
+    let group_reporting: Vec<bool> = resolved.jobs.iter().map(|j| j.group_reporting).collect();
+    let report = build_report(&plans, &resolved.jobs, &outcome, start, &group_reporting);
+    for f in &formats {
+        let r = match f {
+            OutputFormat::Normal => iolab_report::write_normal(&report, &mut out),
+            OutputFormat::Json => iolab_report::write_json(&report, false, &mut out),
+            OutputFormat::JsonPlus => iolab_report::write_json(&report, true, &mut out),
+            OutputFormat::Terse => iolab_report::write_terse(&report, &mut out),
+        };
+        r.map_err(|e| format!("fio: writing output: {e}"))?;
+    }
+    out.flush()
+        .map_err(|e| format!("fio: writing output: {e}"))?;
+    if outcome.interrupted {
+        eprintln!("fio: terminating on signal; results above cover what ran");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(if outcome.jobs.iter().any(|j| j.error.is_some()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn size_of(p: &Path) -> Option<u64> {
+    let meta = std::fs::metadata(p).ok()?;
+    if meta.file_type().is_block_device() {
+        let f = File::open(p).ok()?;
+        iolab_engine::sys::block_device_size(std::os::fd::AsRawFd::as_raw_fd(&f)).ok()
+    } else {
+        Some(meta.len())
+    }
+}
+
+fn is_block_device(p: &Path) -> bool {
+    std::fs::metadata(p)
+        .map(|m| m.file_type().is_block_device())
+        .unwrap_or(false)
+}
+
+fn entropy() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+        ^ u64::from(std::process::id())
+}
+
+/// fio's "job options": the options written for the job (with a value), by their names.
+fn attach_options(file: &JobFile, specs: &[iolab_job::JobSpec], plans: &mut [JobPlan]) {
+    for (raw, spec) in file.jobs.iter().zip(specs) {
+        let opts: Vec<(String, String)> = raw
+            .options
+            .iter()
+            .filter_map(|o| {
+                o.value
+                    .as_ref()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (o.def.name.to_string(), v.clone()))
+            })
+            .collect();
+        for p in plans.iter_mut().filter(|p| p.name == spec.name) {
+            p.options = std::iter::once(("name".to_string(), spec.name.clone()))
+                .chain(opts.iter().cloned())
+                .collect();
+        }
+    }
+}
+
+fn header(p: &JobPlan) -> JobHeader {
+    let bs = |d: usize| (p.pattern.bs[d].min(), p.pattern.bs[d].max());
+    let pat = &p.pattern;
+    let rw = match (pat.read, pat.write, pat.trim, pat.random) {
+        (_, _, true, r) if pat.trimwrite => {
+            if r {
+                "randtrimwrite"
+            } else {
+                "trimwrite"
+            }
+        }
+        (_, _, true, r) => {
+            if r {
+                "randtrim"
+            } else {
+                "trim"
+            }
+        }
+        (true, true, _, r) => {
+            if r {
+                "randrw"
+            } else {
+                "rw"
+            }
+        }
+        (false, true, _, r) => {
+            if r {
+                "randwrite"
+            } else {
+                "write"
+            }
+        }
+        (_, _, _, r) => {
+            if r {
+                "randread"
+            } else {
+                "read"
+            }
+        }
+    };
+    JobHeader {
+        rw: rw.to_string(),
+        bs: [bs(0), bs(1), bs(2)],
+        ioengine: p.engine.name.clone(),
+        iodepth: p.iodepth,
+        clones: 1,
+    }
+}
+
+/// fio's lines before the run: one header per job (clones folded into "..."), the version,
+/// the process count. Printed at once, as fio does, through the report writer.
+fn write_headers(
+    out: &mut impl Write,
+    plans: &[JobPlan],
+    specs: &[iolab_job::JobSpec],
+) -> io::Result<()> {
+    let mut jobs = Vec::new();
+    for p in plans.iter().filter(|p| p.clone == 0) {
+        let mut h = header(p);
+        h.clones = plans
+            .iter()
+            .filter(|q| q.name == p.name && q.group == p.group)
+            .count() as u32
+            - 1;
+        let kb = specs
+            .iter()
+            .find(|s| s.name == p.name)
+            .map(|s| s.kb_base as u32)
+            .unwrap_or(1024);
+        jobs.push(iolab_report::JobReport {
+            jobname: p.name.clone(),
+            groupid: p.group,
+            header: Some(h),
+            units: Units {
+                kb_base: kb,
+                ..Units::default()
+            },
+            ..Default::default()
+        });
+    }
+    let threads = specs.iter().any(|s| s.thread);
+    let n = plans.len() as u32;
+    let r = Report {
+        fio_version: FIO_VERSION.to_string(),
+        jobs,
+        nr_processes: if threads { 0 } else { n },
+        nr_threads: if threads { n } else { 0 },
+        ..Report::default()
+    };
+    iolab_report::write_preamble(&r, out)?;
+    out.flush()
+}
+
+fn build_report(
+    plans: &[JobPlan],
+    specs: &[iolab_job::JobSpec],
+    outcome: &RunOutcome,
+    start: SystemTime,
+    group_reporting: &[bool],
+) -> Report {
+    let date = fio_date(start);
+    let pid = std::process::id();
+    let spec_of = |name: &str| specs.iter().find(|s| s.name == name);
+    let meta = |plan: &JobPlan, err: i64| {
+        let s = spec_of(&plan.name);
+        JobMeta {
+            name: plan.name.clone(),
+            groupid: plan.group,
+            error: err,
+            pid,
+            date: Some(date.clone()),
+            options: plan.options.clone(),
+            header: None,
+            percentiles: plan.percentiles.clone(),
+            clat_percentiles: s.map(|s| s.clat_percentiles).unwrap_or(true),
+            lat_percentiles: s.map(|s| s.lat_percentiles).unwrap_or(false),
+            slat_percentiles: s.map(|s| s.slat_percentiles).unwrap_or(false),
+            units: Units {
+                kb_base: s.map(|s| s.kb_base as u32).unwrap_or(1024),
+                ..Units::default()
+            },
+            desc: s.and_then(|s| s.description.clone()),
+            elapsed_s: start.elapsed().map(|d| d.as_secs() as i64).unwrap_or(0),
+        }
+    };
+    let mut jobs = Vec::new();
+    let mut merged: Option<(JobStats, JobMeta)> = None;
+    for (j, plan) in outcome.jobs.iter().zip(plans) {
+        let err = j.error.as_ref().map(|e| i64::from(e.0)).unwrap_or(0);
+        let reporting = specs
+            .iter()
+            .position(|s| s.name == plan.name)
+            .map(|i| group_reporting[i])
+            .unwrap_or(false);
+        if reporting {
+            match &mut merged {
+                Some((stats, m)) if m.groupid == plan.group => {
+                    *stats += &j.stats;
+                    m.error = m.error.max(err);
+                }
+                _ => {
+                    if let Some((s, m)) = merged.take() {
+                        jobs.push(job_report(&s, &m));
+                    }
+                    merged = Some((j.stats.clone(), meta(plan, err)));
+                }
+            }
+        } else {
+            if let Some((s, m)) = merged.take() {
+                jobs.push(job_report(&s, &m));
+            }
+            jobs.push(job_report(&j.stats, &meta(plan, err)));
+        }
+    }
+    if let Some((s, m)) = merged.take() {
+        jobs.push(job_report(&s, &m));
+    }
+    let groups = iolab_report::groups_from_jobs(&jobs);
+    set_bw_agg(&mut jobs, &groups);
+    let now = start.duration_since(UNIX_EPOCH).unwrap_or_default();
+    Report {
+        fio_version: FIO_VERSION.to_string(),
+        timestamp: now.as_secs(),
+        timestamp_ms: now.as_millis() as u64,
+        time: date,
+        jobs,
+        groups,
+        disk_util: outcome
+            .disks
+            .iter()
+            .map(|d| {
+                disk_util(&iolab_stats::DiskUtil {
+                    name: d.name.clone(),
+                    stats: d.delta,
+                    msec: d.elapsed_ms,
+                })
+            })
+            .collect(),
+        ..Report::default()
+    }
+}
+
+/// `Sun Nov 22 21:38:59 2026`, in local time as fio prints it (UTC here: no time zone data is
+/// read, which is what these machines use).
+fn fio_date(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = secs / 86_400;
+    let (h, m, s) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
+    let wd = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mon = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mon <= 2);
+    let mn = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ][(mon - 1) as usize];
+    format!("{wd} {mn} {d:2} {h:02}:{m:02}:{s:02} {y}")
+}

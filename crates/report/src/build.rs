@@ -1,0 +1,158 @@
+//! From measured statistics to the report model. The only place where the report crate looks
+//! at statistics: percentiles, rates and distributions are computed here, once, and the
+//! writers only format.
+
+use iolab_stats::{hist::DEFAULT_PERCENTILES, DirStats, JobStats, LatStats};
+
+use crate::model::{DirReport, DiskUtil, JobHeader, JobReport, LatReport, SyncReport, Units};
+
+/// What a job report needs beside its statistics.
+#[derive(Debug, Clone, Default)]
+pub struct JobMeta {
+    pub name: String,
+    pub groupid: u32,
+    /// errno of the error that stopped the job, 0 for none.
+    pub error: i64,
+    pub pid: u32,
+    /// The job's start, as fio prints it (`Sun Nov 22 21:38:59 2026`).
+    pub date: Option<String>,
+    pub options: Vec<(String, String)>,
+    pub header: Option<JobHeader>,
+    /// fio's percentile_list (empty: fio's default list).
+    pub percentiles: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub units: Units,
+    pub desc: Option<String>,
+    /// Seconds from the start of the run to the end of this job.
+    pub elapsed_s: i64,
+}
+
+fn lat(l: &LatStats, pct: Option<&[f64]>, plus: bool) -> LatReport {
+    let s = l.moments.summary_or_zero();
+    let has = s.samples > 0;
+    LatReport {
+        min: s.min,
+        max: s.max,
+        mean: s.mean,
+        stddev: s.stddev,
+        n: s.samples,
+        percentiles: pct.filter(|_| has).map(|p| l.hist.percentiles(p)),
+        bins: (plus && has).then(|| l.hist.nonzero_bins().collect()),
+    }
+}
+
+fn dir(d: &DirStats, m: &JobMeta, list: &[f64]) -> DirReport {
+    let bw = d.bw.summary_or_zero();
+    let iops = d.iops.summary_or_zero();
+    let pick = |on: bool| on.then_some(list);
+    DirReport {
+        io_bytes: d.io_bytes,
+        io_kbytes: d.io_bytes >> 10,
+        bw_bytes: d.bw_bytes(),
+        bw: d.bw_kib(),
+        iops: d.iops(),
+        runtime: d.runtime_ms,
+        total_ios: d.total_ios,
+        short_ios: d.short_ios,
+        drop_ios: d.drop_ios,
+        slat_ns: lat(&d.slat, pick(m.slat_percentiles), m.slat_percentiles),
+        clat_ns: lat(&d.clat, pick(m.clat_percentiles), true),
+        lat_ns: lat(&d.lat, pick(m.lat_percentiles), m.lat_percentiles),
+        bw_min: bw.min,
+        bw_max: bw.max,
+        bw_agg: 0.0,
+        bw_mean: bw.mean,
+        bw_dev: bw.stddev,
+        bw_samples: bw.samples,
+        iops_min: iops.min,
+        iops_max: iops.max,
+        iops_mean: iops.mean,
+        iops_stddev: iops.stddev,
+        iops_samples: iops.samples,
+        cachehit: None,
+    }
+}
+
+/// One job's (or one reporting group's, merged) report. `bins` are always carried; the JSON
+/// writer prints them only for json+.
+pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
+    let list: &[f64] = if m.percentiles.is_empty() {
+        &DEFAULT_PERCENTILES
+    } else {
+        &m.percentiles
+    };
+    let runtime = s.total_run_time_ms / u64::from(s.members.max(1));
+    JobReport {
+        jobname: m.name.clone(),
+        groupid: m.groupid,
+        error: m.error,
+        eta: 0,
+        elapsed: m.elapsed_s,
+        job_options: m.options.clone(),
+        read: dir(&s.dirs[0], m, list),
+        write: dir(&s.dirs[1], m, list),
+        trim: dir(&s.dirs[2], m, list),
+        sync: SyncReport {
+            total_ios: s.sync.total_ios,
+            lat_ns: lat(&s.sync.lat, Some(list), true),
+        },
+        job_runtime: s.total_run_time_ms,
+        usr_cpu: s.cpu.usr_percent(runtime),
+        sys_cpu: s.cpu.sys_percent(runtime),
+        ctx: s.cpu.ctx,
+        majf: s.cpu.majf,
+        minf: s.cpu.minf,
+        iodepth_level: s.iodepth_level_percents(),
+        iodepth_submit: s.depth.submit_percents(),
+        iodepth_complete: s.depth.complete_percents(),
+        latency_ns: s.latency_ns_percents(),
+        latency_us: s.latency_us_percents(),
+        latency_ms: s.latency_ms_percents(),
+        desc: m.desc.clone(),
+        members: s.members,
+        pid: m.pid,
+        date: m.date.clone(),
+        header: m.header.clone(),
+        units: m.units,
+        ..JobReport::default()
+    }
+}
+
+/// Disk counters over a run as fio's disk_util entry.
+pub fn disk_util(u: &iolab_stats::DiskUtil) -> DiskUtil {
+    let d = &u.stats;
+    DiskUtil {
+        name: u.name.clone(),
+        read_ios: d.read_ios,
+        write_ios: d.write_ios,
+        read_merges: d.read_merges,
+        write_merges: d.write_merges,
+        read_ticks: d.read_ticks,
+        write_ticks: d.write_ticks,
+        in_queue: d.time_in_queue,
+        util: u.util(),
+        aggr: None,
+    }
+}
+
+/// fio's bw_agg: each job's mean bandwidth as a share of its group's aggregate.
+pub fn set_bw_agg(jobs: &mut [JobReport], groups: &[crate::model::GroupReport]) {
+    for j in jobs {
+        let Some(g) = groups.iter().find(|g| g.groupid == j.groupid) else {
+            continue;
+        };
+        for (i, d) in [&mut j.read, &mut j.write, &mut j.trim]
+            .into_iter()
+            .enumerate()
+        {
+            let agg = g.dirs[i].agg_bw as f64 / 1024.0;
+            d.bw_agg = if agg > 0.0 && d.bw_samples > 0 {
+                (d.bw_mean / agg * 100.0).min(100.0)
+            } else {
+                0.0
+            };
+        }
+    }
+}
