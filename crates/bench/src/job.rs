@@ -343,6 +343,11 @@ impl<'a> Runner<'a> {
                         let slot = d.req.tag as usize;
                         self.slots[slot].submit_ns = self.slots[slot].issue_ns;
                         self.complete(d);
+                        // A synchronous engine never fills the queue: the end of the run has
+                        // to be noticed here.
+                        if stop.load(Ordering::Relaxed) || deadline.is_some_and(|t| self.now >= t) {
+                            break;
+                        }
                     }
                     Queued::Queued => {
                         self.queued.push(slot);
@@ -467,7 +472,7 @@ impl<'a> Runner<'a> {
                 Duration::from_nanos(d.saturating_sub(self.now)).max(Duration::from_micros(100)),
             );
         }
-        let max = self.depth();
+        let max = (self.plan.iodepth_batch_complete_max as usize).clamp(min.max(1), self.depth());
         let mut out = std::mem::take(&mut self.out);
         let n = self.eng.reap(min, max, Some(wait), &mut out)?;
         self.now = self.clock.now();

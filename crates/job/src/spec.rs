@@ -344,19 +344,20 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
         apply(&mut spec, o).map_err(|m| err(o, ErrorKind::InvalidValue, m))?;
         runtime_set |= o.def.name == "runtime";
     }
+    // fio's HOWTO: "By default it is equal to the iodepth_batch_complete_min value" — not
+    // iodepth. Reaping one at a time keeps the queue refilled one slot at a time; reaping the
+    // whole depth lets it drain and fill in lock-step, which changes the figures (strace of
+    // fio 3.33 shows io_getevents(ctx, 1, 1, ...) at iodepth=32).
     if spec.iodepth_batch_complete_max == 0 {
-        spec.iodepth_batch_complete_max = spec.iodepth;
+        spec.iodepth_batch_complete_max = spec.iodepth_batch_complete_min.max(1);
     }
     if spec.iodepth_low == 0 || spec.iodepth_low > spec.iodepth {
         spec.iodepth_low = spec.iodepth;
     }
-    let conflict = |m: String| JobError::new(ErrorKind::Conflict, m).at(&raw.loc);
-    if spec.iodepth_batch_complete_min > spec.iodepth_batch_complete_max {
-        return Err(conflict(format!(
-            "iodepth_batch_complete_min ({}) is larger than iodepth_batch_complete_max ({})",
-            spec.iodepth_batch_complete_min, spec.iodepth_batch_complete_max
-        )));
-    }
+    // fio 3.33 accepts min > max and raises max to min when it reaps; so do we.
+    spec.iodepth_batch_complete_max = spec
+        .iodepth_batch_complete_max
+        .max(spec.iodepth_batch_complete_min);
     if spec.time_based && (!runtime_set || spec.runtime.is_none()) {
         warnings.push(Warning {
             loc: raw.loc.clone(),
@@ -686,7 +687,8 @@ mod tests {
                 trim: 0
             }
         );
-        assert_eq!(s.iodepth_batch_complete_max, 32);
+        // Regression: the default is iodepth_batch_complete_min (1), as in fio, not iodepth.
+        assert_eq!(s.iodepth_batch_complete_max, 1);
     }
 
     #[test]
@@ -722,7 +724,8 @@ mod tests {
         assert!(resolve("[a]\nrwmixread=101\n").is_err());
         assert!(resolve("[a]\ndirectory=\n").is_err());
         assert!(resolve("[a]\nsize=2z\n").is_err());
-        assert!(resolve("[a]\niodepth=4\niodepth_batch_complete_min=8\n").is_err());
+        // fio accepts a reap minimum above the depth (it reaps what is in flight).
+        assert!(resolve("[a]\niodepth=4\niodepth_batch_complete_min=8\n").is_ok());
     }
 
     #[test]
