@@ -45,16 +45,9 @@ struct Slot {
     dir: Option<Dir>,
 }
 
-/// The clock every job of a run shares, so sample windows line up.
-#[derive(Clone, Copy)]
-pub struct Clock(pub Instant);
-
-impl Clock {
-    #[inline]
-    pub fn now(&self) -> u64 {
-        self.0.elapsed().as_nanos() as u64
-    }
-}
+/// The clock every job of a run shares, so sample windows line up: nanoseconds since the
+/// run started (the TSC where it is invariant, else CLOCK_MONOTONIC; see engine::sys::clock).
+pub type Clock = sys::clock::Clock;
 
 fn engine_opts(plan: &JobPlan) -> Result<EngineOpts, BenchError> {
     let e = &plan.engine;
@@ -244,6 +237,10 @@ struct Runner<'a> {
     error: Option<std::io::Error>,
     errors_ignored: u64,
     ramping: bool,
+    rate_limited: bool,
+    /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
+    /// recorded per I/O and copied into lat at the end.
+    sync: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -284,6 +281,8 @@ impl<'a> Runner<'a> {
             error: None,
             errors_ignored: 0,
             ramping: !plan.ramp_time.is_zero(),
+            rate_limited: plan.rate.is_limited(),
+            sync: false,
         }
     }
 
@@ -304,6 +303,7 @@ impl<'a> Runner<'a> {
         let mut gen_done = false;
         let mut think_count = 0u32;
         let sync = self.eng.caps().sync_only;
+        self.sync = sync;
         loop {
             if stop.load(Ordering::Relaxed)
                 || deadline.is_some_and(|d| self.now >= d)
@@ -387,6 +387,11 @@ impl<'a> Runner<'a> {
             }
             self.stats.sample(self.now, &mut self.bw, &mut self.iops);
         }
+        // A request the engine refused (busy) when the run ended was never issued: its slot
+        // and buffer go back, or the drain below would wait for it for ever.
+        if let Some(r) = pending.take() {
+            self.unissue(r);
+        }
         // Stopped: what is in flight still completes and is counted.
         self.commit()?;
         self.drain()?;
@@ -431,6 +436,19 @@ impl<'a> Runner<'a> {
             fill(&mut buf, plan, &mut self.rng);
         }
         Some(Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64))
+    }
+
+    /// Takes back a request that was generated but never reached the engine.
+    fn unissue(&mut self, r: Req) {
+        let slot = r.tag as u32;
+        match self.slots[slot as usize].dir {
+            Some(d) => self.stats.dir_mut(d).total_ios -= 1,
+            None => self.stats.sync.total_ios -= 1,
+        }
+        self.free_slots.push(slot);
+        if r.op.is_data() {
+            self.free.push(r.buf);
+        }
     }
 
     fn take_slot(&mut self, dir: Option<Dir>) -> Option<u32> {
@@ -499,8 +517,17 @@ impl<'a> Runner<'a> {
         let (issue, submit, dir) = (s.issue_ns, s.submit_ns, s.dir);
         match (&d.result, dir) {
             (Ok(n), Some(dir)) => {
-                self.stats
-                    .record_completion(dir, *n as u64, self.now - submit, self.now - issue);
+                if self.sync {
+                    self.stats
+                        .record_completion_sync(dir, *n as u64, self.now - issue);
+                } else {
+                    self.stats.record_completion(
+                        dir,
+                        *n as u64,
+                        self.now - submit,
+                        self.now - issue,
+                    );
+                }
                 if *n < d.req.len {
                     self.stats.dir_mut(dir).short_ios += 1;
                 }
@@ -550,10 +577,10 @@ impl<'a> Runner<'a> {
     /// something is in flight, else by sleeping. Returns true when the fill loop should stop
     /// to let completions in.
     fn rate_wait(&mut self) -> bool {
-        let r = &self.plan.rate;
-        if !r.is_limited() {
+        if !self.rate_limited {
             return false;
         }
+        let r = &self.plan.rate;
         let elapsed = self.now.saturating_sub(self.t0);
         let mut due = 0u64;
         for d in 0..3 {
@@ -594,9 +621,7 @@ impl<'a> Runner<'a> {
                     self.commit()?;
                     self.drain()?;
                 }
-                Queued::Busy(r) => {
-                    self.free_slots.push(r.tag as u32);
-                }
+                Queued::Busy(r) => self.unissue(r),
             }
         }
         Ok(())
@@ -604,6 +629,9 @@ impl<'a> Runner<'a> {
 
     fn finish(self) -> JobOutcome {
         let mut stats = self.stats;
+        if self.sync {
+            stats.lat_from_clat();
+        }
         let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);
         // fio reports a runtime only for the directions that did I/O.
         for d in stats.dirs.iter_mut().filter(|d| d.total_ios > 0) {

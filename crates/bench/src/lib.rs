@@ -83,7 +83,7 @@ pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchErro
     }
     let disks_before = disk_snapshot(plans);
     let t_disk = Instant::now();
-    let clock = Clock(Instant::now());
+    let clock = Clock::start();
     let mut jobs = Vec::with_capacity(plans.len());
     let mut first_error = None;
     for phase in phases(plans) {

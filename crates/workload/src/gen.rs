@@ -130,6 +130,8 @@ pub struct IoGen {
     /// I/Os left before the next random jump (rw=randX:N).
     run_left: u64,
     pending_write: Option<IoUnit>,
+    /// Per direction: blockalign divides the random map's unit.
+    unit_aligned: [bool; 3],
 }
 
 impl IoGen {
@@ -168,6 +170,7 @@ impl IoGen {
             issued: 0,
             run_left: 0,
             pending_write: None,
+            unit_aligned: [0, 1, 2].map(|d| unit % p.ba[d].max(1) == 0),
             p,
         }
     }
@@ -202,7 +205,10 @@ impl IoGen {
             len = len.min(b - self.issued);
         }
         let fi = self.next_file;
-        self.next_file = (self.next_file + 1) % self.files.len();
+        self.next_file += 1;
+        if self.next_file == self.files.len() {
+            self.next_file = 0;
+        }
         let random = self.p.random && self.take_random();
         let f = &mut self.files[fi];
         len = len.min(f.span.len).max(1);
@@ -218,8 +224,15 @@ impl IoGen {
                 }
                 None => block,
             };
-            let off = (block * f.unit).min(f.span.len - len);
-            let off = off - off % ba;
+            let raw = block * f.unit;
+            let last = f.span.len - len;
+            // A multiple of the map's unit is already aligned when blockalign divides the unit
+            // (decided once, in new()); only then is the division skipped.
+            let off = if raw <= last && self.unit_aligned[d] {
+                raw
+            } else {
+                raw.min(last) / ba * ba
+            };
             f.pos[d] = off + len;
             off
         } else {

@@ -66,7 +66,12 @@ impl RandomMap {
         if self.is_done() || self.blocks == 0 {
             return None;
         }
-        let want = want % self.blocks;
+        // Pickers already stay in range; the remainder (a division) only for callers that don't.
+        let want = if want < self.blocks {
+            want
+        } else {
+            want % self.blocks
+        };
         if !self.is_set(want) {
             self.set(want);
             return Some(want);

@@ -52,6 +52,10 @@ impl Taus88 {
 
     /// Uniform in `0..n` (n > 0), without modulo bias worth measuring: a 64x64 multiply-high.
     pub fn below(&mut self, n: u64) -> u64 {
+        // Most ranges (blocks of a file, percentages) fit 32 bits: one draw instead of two.
+        if n <= u64::from(u32::MAX) {
+            return (u64::from(self.next_u32()) * n) >> 32;
+        }
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""iolab run vs fio on the same jobs, alternating (fio, iolab, fio, iolab, ...).
+
+Prints per job the medians over PAIRS of the ratios iolab/fio: IOPS, mean clat, p99 clat,
+CPU time per I/O, and IOPS per core. Not run by cargo test.
+
+usage: bench/vs-fio.py [--pairs N] [--runtime S] [--dir DIR] [--only NAME]
+"""
+import argparse, json, os, platform, shutil, statistics, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+JOBS = [
+    ("null d1", ["--ioengine=null", "--iodepth=1", "--rw=randread", "--bs=4k", "--size=1g"]),
+    ("null d128", ["--ioengine=null", "--iodepth=128", "--rw=randread", "--bs=4k", "--size=1g"]),
+    ("psync d1", ["--ioengine=psync", "--iodepth=1", "--rw=randread", "--bs=4k", "--direct=1", "--size=512m", "FILE"]),
+    ("libaio d32", ["--ioengine=libaio", "--iodepth=32", "--rw=randread", "--bs=4k", "--direct=1", "--size=512m", "FILE"]),
+    ("io_uring d32", ["--ioengine=io_uring", "--iodepth=32", "--rw=randread", "--bs=4k", "--direct=1", "--size=512m", "FILE"]),
+]
+
+
+def sh(cmd):
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+
+
+def run(binary, args, runtime):
+    cmd = [binary, "--name=v", f"--runtime={runtime}", "--time_based", "--output-format=json"] + args
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr}")
+    j = json.loads(p.stdout)["jobs"][0]
+    r = j["read"]
+    ios = r["total_ios"]
+    cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * j["job_runtime"] * 1e6
+    return {
+        "iops": r["iops"],
+        "clat": r["clat_ns"]["mean"],
+        "p99": r["clat_ns"]["percentile"]["99.000000"],
+        "cpu_per_io": cpu_ns / max(ios, 1),
+        "iops_per_core": r["iops"] / max((j["usr_cpu"] + j["sys_cpu"]) / 100.0, 1e-9),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--runtime", type=int, default=5)
+    ap.add_argument("--dir", default=os.path.join(ROOT, "target", "vs-fio"))
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    if shutil.which("fio") is None:
+        subprocess.run("apt-get update -qq && apt-get install -y -qq fio >/dev/null", shell=True, check=True)
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "iolab"], cwd=ROOT, check=True)
+    os.makedirs(a.dir, exist_ok=True)
+    fio_link = os.path.join(a.dir, "fio")  # iolab under fio's name: exercises the symlink mode
+    if os.path.lexists(fio_link):
+        os.remove(fio_link)
+    os.symlink(os.path.join(ROOT, "target", "release", "iolab"), fio_link)
+    data = os.path.join(a.dir, "vs-fio.dat")
+    fs = sh(f"df -T {a.dir} | awk 'NR==2{{print $2\" on \"$1}}'")
+    head = [f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; kernel {platform.release()}; "
+            f"{os.cpu_count()} CPUs; {sh('fio --version')}; files on {fs}",
+            f"# bench/vs-fio.py --pairs {a.pairs} --runtime {a.runtime}; ratios are iolab/fio, median of the pairs"]
+    print("\n".join(head))
+    cols = ["iops", "clat", "p99", "cpu_per_io", "iops_per_core"]
+    print(f"{'job':<14}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}")
+    lines = []
+    for name, args in JOBS:
+        if a.only and a.only != name:
+            continue
+        args = [f"--filename={data}" if x == "FILE" else x for x in args]
+        ratios = {c: [] for c in cols}
+        raw = {"fio": [], "iolab": []}
+        for _ in range(a.pairs):
+            f = run("fio", args, a.runtime)
+            i = run(fio_link, args, a.runtime)
+            raw["fio"].append(f["iops"])
+            raw["iolab"].append(i["iops"])
+            for c in cols:
+                ratios[c].append(i[c] / f[c] if f[c] else float("nan"))
+        line = f"{name:<14}" + "".join(f"{statistics.median(ratios[c]):>15.3f}" for c in cols)
+        line += f"{statistics.median(raw['fio']):>12.0f}{statistics.median(raw['iolab']):>12.0f}"
+        print(line, flush=True)
+        lines.append(line)
+    out = os.path.join(ROOT, "bench", "results", time.strftime("vs-fio-%Y%m%dT%H%M%SZ.txt", time.gmtime()))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as fh:
+        fh.write("\n".join(head) + "\n")
+        fh.write(f"{'job':<14}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}\n")
+        fh.write("\n".join(lines) + "\n")
+    print(f"saved {out}")
+
+
+if __name__ == "__main__":
+    main()
