@@ -1,0 +1,216 @@
+//! The runner on real jobs: byte and I/O counts, files laid out and reused, a stop mid-run,
+//! the end of a run while the engine is busy, and the guard against writing to a block device
+//! that holds a filesystem (on a loop device made here, never on a real disk).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use iolab_bench::{run, BenchError};
+use iolab_stats::Dir;
+use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("runner")
+        .join(name);
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn plans(text: &str) -> Vec<JobPlan> {
+    let specs = iolab_job::parse_str(text, "t.fio")
+        .expect("parse")
+        .resolve()
+        .expect("resolve")
+        .jobs;
+    let size_of = |p: &Path| fs::metadata(p).ok().map(|m| m.len());
+    let is_blk = |p: &Path| {
+        use std::os::unix::fs::FileTypeExt;
+        fs::metadata(p)
+            .map(|m| m.file_type().is_block_device())
+            .unwrap_or(false)
+    };
+    plan_jobs(
+        &specs,
+        &PlanEnv {
+            size_of: &size_of,
+            is_block_device: &is_blk,
+            entropy: 7,
+        },
+    )
+    .expect("plan")
+}
+
+#[test]
+fn a_size_based_job_does_exactly_its_bytes() {
+    let p = plans("[n]\nioengine=null\nsize=16m\nbs=4k\nrw=randrw\nrwmixread=70\niodepth=8\n");
+    let out = run(&p, &AtomicBool::new(false)).expect("run");
+    let s = &out.jobs[0].stats;
+    let (r, w) = (s.dir(Dir::Read), s.dir(Dir::Write));
+    assert_eq!(r.total_ios + w.total_ios, 4096);
+    assert_eq!(r.io_bytes + w.io_bytes, 16 << 20);
+    assert_eq!(
+        r.clat.samples() + w.clat.samples(),
+        4096,
+        "every I/O's latency is recorded"
+    );
+    let share = r.total_ios as f64 / 4096.0;
+    assert!((0.67..0.73).contains(&share), "rwmixread=70 gave {share}");
+    assert!(!out.interrupted);
+}
+
+/// Regression: with iodepth=128 the null engine refuses new requests while completions wait;
+/// a run that ended at that moment waited for the refused request for ever.
+#[test]
+fn a_run_that_ends_while_the_engine_is_busy_finishes() {
+    let p = plans(
+        "[n]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\niodepth=128\ntime_based\nruntime=200ms\n",
+    );
+    let t = Instant::now();
+    let out = run(&p, &AtomicBool::new(false)).expect("run");
+    assert!(t.elapsed() < Duration::from_secs(30), "the run did not end");
+    let s = out.jobs[0].stats.dir(Dir::Read);
+    assert_eq!(
+        s.total_ios,
+        s.clat.samples(),
+        "issued and completed must match once drained"
+    );
+}
+
+#[test]
+fn files_are_laid_out_read_back_and_reused() {
+    let d = scratch("layout");
+    let f = d.join("data");
+    let job = format!(
+        "[w]\nioengine=psync\nfilename={}\nsize=4m\nbs=64k\nrw=read\n",
+        f.display()
+    );
+    let out = run(&plans(&job), &AtomicBool::new(false)).expect("run");
+    assert_eq!(fs::metadata(&f).expect("laid out").len(), 4 << 20);
+    assert_eq!(out.jobs[0].stats.dir(Dir::Read).io_bytes, 4 << 20);
+    // Laid-out data is not zeros: reading a hole would measure nothing.
+    let head = fs::read(&f).expect("read");
+    assert!(head[..4096].iter().any(|&b| b != 0));
+    // A second run reuses the file as it is.
+    let before = fs::metadata(&f).expect("stat").modified().expect("mtime");
+    run(&plans(&job), &AtomicBool::new(false)).expect("second run");
+    assert_eq!(
+        fs::metadata(&f).expect("stat").modified().expect("mtime"),
+        before
+    );
+}
+
+#[test]
+fn writes_through_every_async_engine_land_in_the_file() {
+    for engine in ["libaio", "io_uring", "posixaio"] {
+        let d = scratch(&format!("write-{engine}"));
+        let f = d.join("data");
+        let job = format!(
+            "[w]\nioengine={engine}\nfilename={}\nsize=2m\nbs=4k\nrw=randwrite\niodepth=16\ndirect=1\n\
+             buffer_pattern=0x5a\nend_fsync=1\n",
+            f.display()
+        );
+        let out = run(&plans(&job), &AtomicBool::new(false)).expect("run");
+        let w = out.jobs[0].stats.dir(Dir::Write);
+        assert_eq!(w.io_bytes, 2 << 20, "{engine}");
+        assert!(
+            w.slat.samples() > 0,
+            "{engine}: an async engine reports slat"
+        );
+        let data = fs::read(&f).expect("read");
+        assert!(
+            data.iter().all(|&b| b == 0x5a),
+            "{engine}: every block was written with the pattern"
+        );
+    }
+}
+
+#[test]
+fn a_stop_ends_a_long_run_with_what_it_measured() {
+    let p = plans("[n]\nioengine=null\nsize=1g\nbs=4k\nrw=read\ntime_based\nruntime=60\n");
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop);
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        s2.store(true, Ordering::Relaxed);
+    });
+    let start = Instant::now();
+    let out = run(&p, &stop).expect("run");
+    t.join().expect("stopper");
+    assert!(out.interrupted);
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "the stop was not noticed"
+    );
+    assert!(out.jobs[0].stats.dir(Dir::Read).total_ios > 0);
+}
+
+#[test]
+fn stonewall_runs_phases_in_order() {
+    let d = scratch("stonewall");
+    let f = d.join("data");
+    // The second job reads what the first wrote; with a stonewall it must see all of it.
+    let job = format!(
+        "[global]\nfilename={}\nsize=1m\nbs=4k\nioengine=psync\n[w]\nrw=write\nbuffer_pattern=0x77\n\
+         [r]\nstonewall\nrw=read\n",
+        f.display()
+    );
+    let p = plans(&job);
+    assert_eq!(p[1].group, 1);
+    let out = run(&p, &AtomicBool::new(false)).expect("run");
+    assert_eq!(out.jobs.len(), 2);
+    assert_eq!(out.jobs[1].stats.dir(Dir::Read).io_bytes, 1 << 20);
+    assert!(fs::read(&f).expect("read").iter().all(|&b| b == 0x77));
+}
+
+/// A loop device with an ext4 filesystem on a file of ours: the runner must refuse to write
+/// to it without allow_mounted_write=1, and must refuse while it is mounted even with it off.
+#[test]
+fn writing_over_a_filesystem_on_a_block_device_is_refused() {
+    let d = scratch("loopdev");
+    let img = d.join("fs.img");
+    fs::write(&img, vec![0u8; 16 << 20]).expect("image");
+    let ok = |c: &mut Command| c.output().map(|o| o.status.success()).unwrap_or(false);
+    if !ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img)) {
+        println!("skip: mkfs.ext4 is not available");
+        return;
+    }
+    let Ok(out) = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&img)
+        .output()
+    else {
+        println!("skip: losetup is not available");
+        return;
+    };
+    if !out.status.success() {
+        println!(
+            "skip: cannot attach a loop device: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let job = format!("[w]\nioengine=psync\nfilename={dev}\nsize=1m\nbs=4k\nrw=write\n");
+    let result = run(&plans(&job), &AtomicBool::new(false));
+    let _ = Command::new("losetup").args(["-d", &dev]).status();
+    match result {
+        Err(BenchError::Refused(msg)) => {
+            assert!(
+                msg.contains("ext2/3/4") && msg.contains("allow_mounted_write"),
+                "{msg}"
+            )
+        }
+        other => panic!("writing over a filesystem was not refused: {other:?}"),
+    }
+    // The filesystem is intact.
+    let check = Command::new("e2fsck").args(["-n", "-f"]).arg(&img).output();
+    if let Ok(c) = check {
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stdout));
+    }
+}
