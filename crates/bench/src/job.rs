@@ -20,6 +20,7 @@ use iolab_engine::{
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::{Dir as WDir, IoGen, JobPlan, SyncMode, Taus88};
 
+use crate::status::Progress;
 use crate::BenchError;
 
 /// What a job thread hands back.
@@ -111,6 +112,7 @@ pub fn run(
     stop: &AtomicBool,
     start: &Barrier,
     clock: Clock,
+    progress: &Progress,
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, but every thread must
     // still reach the barrier or the others would wait for ever.
@@ -120,8 +122,10 @@ pub fn run(
     if !plan.startdelay.is_zero() {
         std::thread::sleep(plan.startdelay);
     }
-    let mut runner = Runner::new(plan, &mut *eng, files, bufs, clock);
+    progress.running.store(true, Ordering::Relaxed);
+    let mut runner = Runner::new(plan, &mut *eng, files, bufs, clock, progress);
     let result = runner.run(stop);
+    progress.finished.store(true, Ordering::Relaxed);
     let mut out = runner.finish();
     if let Err(e) = result {
         out.error = Some((e.raw_os_error().unwrap_or(libc::EIO), e.to_string()));
@@ -238,6 +242,8 @@ struct Runner<'a> {
     errors_ignored: u64,
     ramping: bool,
     rate_limited: bool,
+    progress: &'a Progress,
+    next_publish: u64,
     /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
     /// recorded per I/O and copied into lat at the end.
     sync: bool,
@@ -250,6 +256,7 @@ impl<'a> Runner<'a> {
         files: Vec<FileId>,
         bufs: Vec<Buf>,
         clock: Clock,
+        progress: &'a Progress,
     ) -> Self {
         let depth = bufs.len().max(1);
         let now = clock.now();
@@ -282,6 +289,8 @@ impl<'a> Runner<'a> {
             errors_ignored: 0,
             ramping: !plan.ramp_time.is_zero(),
             rate_limited: plan.rate.is_limited(),
+            progress,
+            next_publish: 0,
             sync: false,
         }
     }
@@ -343,6 +352,7 @@ impl<'a> Runner<'a> {
                         let slot = d.req.tag as usize;
                         self.slots[slot].submit_ns = self.slots[slot].issue_ns;
                         self.complete(d);
+                        self.tick();
                         // A synchronous engine never fills the queue: the end of the run has
                         // to be noticed here.
                         if stop.load(Ordering::Relaxed) || deadline.is_some_and(|t| self.now >= t) {
@@ -385,7 +395,7 @@ impl<'a> Runner<'a> {
                 // A rate limit made us wait with nothing in flight.
                 self.now = self.clock.now();
             }
-            self.stats.sample(self.now, &mut self.bw, &mut self.iops);
+            self.tick();
         }
         // A request the engine refused (busy) when the run ended was never issued: its slot
         // and buffer go back, or the drain below would wait for it for ever.
@@ -436,6 +446,18 @@ impl<'a> Runner<'a> {
             fill(&mut buf, plan, &mut self.rng);
         }
         Some(Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64))
+    }
+
+    /// Bandwidth and IOPS samples when due (two comparisons otherwise), and progress for the
+    /// status line every 100 ms.
+    #[inline]
+    fn tick(&mut self) {
+        self.stats.sample(self.now, &mut self.bw, &mut self.iops);
+        if self.now >= self.next_publish {
+            self.next_publish = self.now + 100_000_000;
+            self.progress
+                .publish(self.stats.bytes_done(), self.stats.ios_done());
+        }
     }
 
     /// Takes back a request that was generated but never reached the engine.

@@ -4,6 +4,9 @@
 
 mod job;
 mod layout;
+mod status;
+
+pub use status::Progress;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -76,8 +79,50 @@ pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-/// Runs `plans`: phases split at every stonewall, the jobs of a phase started together.
+/// How a run reports while it runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StatusLine {
+    /// When standard error is a terminal (fio's `--eta=auto`).
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Runs `plans` with the status line when standard error is a terminal.
 pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchError> {
+    run_with(plans, stop, StatusLine::Auto)
+}
+
+/// Runs `plans`: phases split at every stonewall, the jobs of a phase started together.
+pub fn run_with(
+    plans: &[JobPlan],
+    stop: &AtomicBool,
+    status: StatusLine,
+) -> Result<RunOutcome, BenchError> {
+    use std::io::IsTerminal;
+    let show = match status {
+        StatusLine::Always => true,
+        StatusLine::Never => false,
+        StatusLine::Auto => std::io::stderr().is_terminal(),
+    };
+    let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        if show {
+            s.spawn(|| status::run(plans, &progress, &done));
+        }
+        let r = run_phases(plans, stop, &progress);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    })
+}
+
+fn run_phases(
+    plans: &[JobPlan],
+    stop: &AtomicBool,
+    progress: &[Progress],
+) -> Result<RunOutcome, BenchError> {
     for p in plans {
         layout::prepare(p)?;
     }
@@ -86,7 +131,10 @@ pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchErro
     let clock = Clock::start();
     let mut jobs = Vec::with_capacity(plans.len());
     let mut first_error = None;
+    let mut first = 0;
     for phase in phases(plans) {
+        let prog = &progress[first..first + phase.len()];
+        first += phase.len();
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
@@ -94,11 +142,12 @@ pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchErro
         let results: Vec<Result<JobOutcome, BenchError>> = std::thread::scope(|s| {
             let handles: Vec<_> = phase
                 .iter()
-                .map(|p| {
+                .zip(prog)
+                .map(|(p, pr)| {
                     let b = &barrier;
                     std::thread::Builder::new()
                         .name(format!("{}.{}", p.name, p.clone))
-                        .spawn_scoped(s, move || job::run(p, stop, b, clock))
+                        .spawn_scoped(s, move || job::run(p, stop, b, clock, pr))
                 })
                 .collect();
             handles

@@ -1,0 +1,164 @@
+//! fio's live status line ("Jobs: 1 (f=1): [r(1)][42.0%][r=277MiB/s][r=71.0k IOPS][eta
+//! 00m:02s]") on standard error, refreshed every second while jobs run. Jobs publish their
+//! progress with relaxed atomic stores (a plain store on x86), read here once a second.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use iolab_workload::JobPlan;
+
+/// One job's progress, written by its thread, read by the status thread.
+#[derive(Default)]
+pub struct Progress {
+    pub bytes: [AtomicU64; 3],
+    pub ios: [AtomicU64; 3],
+    pub running: AtomicBool,
+    pub finished: AtomicBool,
+}
+
+impl Progress {
+    #[inline]
+    pub fn publish(&self, bytes: [u64; 3], ios: [u64; 3]) {
+        for d in 0..3 {
+            self.bytes[d].store(bytes[d], Ordering::Relaxed);
+            self.ios[d].store(ios[d], Ordering::Relaxed);
+        }
+    }
+}
+
+fn rate(bytes_per_s: f64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut v, mut i) = (bytes_per_s, 0);
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if v >= 100.0 || i == 0 {
+        format!("{v:.0}{}/s", U[i])
+    } else {
+        format!("{v:.1}{}/s", U[i])
+    }
+}
+
+fn count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn mode(p: &JobPlan) -> char {
+    let pat = &p.pattern;
+    match (pat.read, pat.write || pat.trimwrite, pat.trim, pat.random) {
+        (true, true, _, false) => 'M',
+        (true, true, _, true) => 'm',
+        (_, _, true, _) => 'T',
+        (false, true, _, false) => 'W',
+        (false, true, _, true) => 'w',
+        (_, _, _, false) => 'R',
+        _ => 'r',
+    }
+}
+
+/// Prints the status line every second until `done` is set, then clears it.
+pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool) {
+    let start = Instant::now();
+    let total_bytes: u64 = plans.iter().filter_map(|p| p.pattern.bytes).sum();
+    let longest = plans
+        .iter()
+        .filter_map(|p| p.runtime.map(|r| r + p.ramp_time + p.startdelay))
+        .max();
+    let mut last = (Instant::now(), [0u64; 3], [0u64; 3]);
+    let mut err = std::io::stderr();
+    let mut width = 0;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        if last.0.elapsed() < Duration::from_secs(1) {
+            continue;
+        }
+        let now = Instant::now();
+        let dt = now.duration_since(last.0).as_secs_f64();
+        let mut bytes = [0u64; 3];
+        let mut ios = [0u64; 3];
+        for p in progress {
+            for d in 0..3 {
+                bytes[d] += p.bytes[d].load(Ordering::Relaxed);
+                ios[d] += p.ios[d].load(Ordering::Relaxed);
+            }
+        }
+        let running: Vec<&JobPlan> = plans
+            .iter()
+            .zip(progress)
+            .filter(|(_, p)| {
+                p.running.load(Ordering::Relaxed) && !p.finished.load(Ordering::Relaxed)
+            })
+            .map(|(j, _)| j)
+            .collect();
+        let elapsed = start.elapsed();
+        let done_bytes: u64 = bytes.iter().sum();
+        let frac = match longest {
+            Some(l) if !l.is_zero() => (elapsed.as_secs_f64() / l.as_secs_f64()).min(1.0),
+            _ if total_bytes > 0 => (done_bytes as f64 / total_bytes as f64).min(1.0),
+            _ => 0.0,
+        };
+        let eta = if frac > 0.0 {
+            elapsed.as_secs_f64() * (1.0 - frac) / frac
+        } else {
+            0.0
+        };
+        // fio's run-length form: "r(2)R(1)" for two random and one sequential reader.
+        let mut modes = String::new();
+        let mut i = 0;
+        while i < running.len() {
+            let c = mode(running[i]);
+            let n = running[i..].iter().take_while(|j| mode(j) == c).count();
+            modes.push_str(&format!("{c}({n})"));
+            i += n;
+        }
+        let tags = ["r", "w", "t"];
+        let bw: Vec<String> = (0..3)
+            .filter(|&d| bytes[d] > last.1[d])
+            .map(|d| format!("{}={}", tags[d], rate((bytes[d] - last.1[d]) as f64 / dt)))
+            .collect();
+        let iops: Vec<String> = (0..3)
+            .filter(|&d| ios[d] > last.2[d])
+            .map(|d| format!("{}={}", tags[d], count((ios[d] - last.2[d]) as f64 / dt)))
+            .collect();
+        let line = format!(
+            "Jobs: {} (f={}): [{}][{:.1}%][{}][{} IOPS][eta {:02}m:{:02}s]",
+            running.len(),
+            running.iter().map(|j| j.files.len()).sum::<usize>(),
+            modes,
+            frac * 100.0,
+            bw.join(","),
+            iops.join(","),
+            (eta as u64) / 60,
+            (eta as u64) % 60
+        );
+        width = width.max(line.len());
+        let _ = write!(err, "\r{line:<width$}");
+        let _ = err.flush();
+        last = (now, bytes, ios);
+    }
+    if width > 0 {
+        let _ = write!(err, "\r{:width$}\r", "");
+        let _ = err.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_counts_read_like_fios() {
+        assert_eq!(rate(290_455_552.0), "277MiB/s");
+        assert_eq!(rate(1536.0), "1.5KiB/s");
+        assert_eq!(count(71_000.0), "71.0k");
+        assert_eq!(count(512.0), "512");
+    }
+}
