@@ -43,6 +43,8 @@ pub struct JobOutcome {
 struct Slot {
     issue_ns: u64,
     submit_ns: u64,
+    /// Under a rate limit, when the I/O was due (0 without one).
+    due_ns: u64,
     dir: Option<Dir>,
 }
 
@@ -244,6 +246,8 @@ struct Runner<'a> {
     rate_limited: bool,
     progress: &'a Progress,
     next_publish: u64,
+    /// Per direction, the next due time relative to `t0` (rate limits).
+    next_due: [u64; 3],
     /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
     /// recorded per I/O and copied into lat at the end.
     sync: bool,
@@ -269,6 +273,7 @@ impl<'a> Runner<'a> {
                 .map(|_| Slot {
                     issue_ns: 0,
                     submit_ns: 0,
+                    due_ns: 0,
                     dir: None,
                 })
                 .collect(),
@@ -291,6 +296,7 @@ impl<'a> Runner<'a> {
             rate_limited: plan.rate.is_limited(),
             progress,
             next_publish: 0,
+            next_due: [0; 3],
             sync: false,
         }
     }
@@ -311,6 +317,7 @@ impl<'a> Runner<'a> {
         let mut pending: Option<Req> = None;
         let mut gen_done = false;
         let mut think_count = 0u32;
+        let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
         self.sync = sync;
         loop {
@@ -336,6 +343,23 @@ impl<'a> Runner<'a> {
                     },
                 };
                 let slot = req.tag as u32;
+                if self.rate_limited {
+                    let due = self.slots[slot as usize].due_ns;
+                    if due > self.now {
+                        self.now = self.clock.now();
+                    }
+                    if due > self.now {
+                        if self.in_flight() > 1 {
+                            // Others are in flight: collect completions until it is due.
+                            wait_until = Some(due);
+                            pending = Some(req);
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_nanos(due - self.now));
+                        self.now = self.clock.now();
+                    }
+                    self.slots[slot as usize].issue_ns = self.now;
+                }
                 if sync {
                     // Each I/O is timed alone: its own reading, so clat is the call itself and
                     // not also the generation of the request.
@@ -379,9 +403,6 @@ impl<'a> Runner<'a> {
                         self.think();
                     }
                 }
-                if self.rate_wait() {
-                    break;
-                }
             }
             self.commit()?;
             if gen_done && self.in_flight() == 0 && pending.is_none() {
@@ -390,7 +411,12 @@ impl<'a> Runner<'a> {
             let full = self.in_flight() >= self.depth() || pending.is_some() || gen_done;
             if full && self.in_flight() > 0 {
                 let min = (plan.iodepth_batch_complete_min as usize).clamp(1, self.in_flight());
-                self.reap(min, deadline)?;
+                // Waiting for a rate-limited I/O's due time bounds the reap too.
+                let until = match (deadline, wait_until.take()) {
+                    (Some(d), Some(w)) => Some(d.min(w)),
+                    (d, w) => d.or(w),
+                };
+                self.reap(min, until)?;
             } else if self.in_flight() == 0 {
                 // A rate limit made us wait with nothing in flight.
                 self.now = self.clock.now();
@@ -437,6 +463,11 @@ impl<'a> Runner<'a> {
             WDir::Trim => Op::Trim,
         };
         self.stats.issued(dir);
+        self.slots[slot as usize].due_ns = if self.rate_limited {
+            self.schedule(io.dir as usize, io.len)
+        } else {
+            0
+        };
         let file = self.files[io.file];
         if op == Op::Trim {
             return Some(Req::trim(file, io.offset, io.len as usize).with_tag(slot as u64));
@@ -536,7 +567,7 @@ impl<'a> Runner<'a> {
     fn complete(&mut self, d: Done) {
         let slot = d.req.tag as u32;
         let s = &self.slots[slot as usize];
-        let (issue, submit, dir) = (s.issue_ns, s.submit_ns, s.dir);
+        let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
         match (&d.result, dir) {
             (Ok(n), Some(dir)) => {
                 if self.sync {
@@ -549,6 +580,12 @@ impl<'a> Runner<'a> {
                         self.now - submit,
                         self.now - issue,
                     );
+                }
+                if due > 0 {
+                    self.stats
+                        .dir_mut(dir)
+                        .due_lat
+                        .record(self.now.saturating_sub(due));
                 }
                 if *n < d.req.len {
                     self.stats.dir_mut(dir).short_ios += 1;
@@ -576,6 +613,7 @@ impl<'a> Runner<'a> {
     /// The ramp is over: what was measured so far is forgotten.
     fn end_ramp(&mut self) {
         self.ramping = false;
+        self.next_due = [0; 3];
         self.stats = JobStats::new();
         self.t0 = self.now;
         self.bw = Sampler::new(SampleKind::BandwidthKib, 500, self.now);
@@ -595,35 +633,26 @@ impl<'a> Runner<'a> {
         self.now = self.clock.now();
     }
 
-    /// Rate limiting (linear): if the next I/O is not yet due, wait for it — by reaping if
-    /// something is in flight, else by sleeping. Returns true when the fill loop should stop
-    /// to let completions in.
-    fn rate_wait(&mut self) -> bool {
-        if !self.rate_limited {
-            return false;
-        }
+    /// Under a rate limit, the time the next I/O of direction `d` and `len` bytes is due:
+    /// evenly spaced (linear) or with exponential gaps of the same mean (poisson), from the
+    /// start of the measured period.
+    fn schedule(&mut self, d: usize, len: u64) -> u64 {
         let r = &self.plan.rate;
-        let elapsed = self.now.saturating_sub(self.t0);
-        let mut due = 0u64;
-        for d in 0..3 {
-            let ds = &self.stats.dirs[d];
-            if r.bytes_per_sec[d] > 0 {
-                let bytes = ds.total_ios.saturating_mul(self.plan.pattern.bs[d].min());
-                due = due.max((bytes as u128 * 1_000_000_000 / r.bytes_per_sec[d] as u128) as u64);
-            }
-            if r.iops[d] > 0 {
-                due = due.max((ds.total_ios as u128 * 1_000_000_000 / r.iops[d] as u128) as u64);
-            }
+        let mut gap = 0u64;
+        if r.bytes_per_sec[d] > 0 {
+            gap =
+                gap.max((u128::from(len) * 1_000_000_000 / u128::from(r.bytes_per_sec[d])) as u64);
         }
-        if due <= elapsed {
-            return false;
+        if r.iops[d] > 0 {
+            gap = gap.max(1_000_000_000 / r.iops[d]);
         }
-        if self.in_flight() > 0 {
-            return true;
+        if r.poisson && gap > 0 {
+            let u = self.rng.unit();
+            gap = (gap as f64 * -(1.0 - u).ln()) as u64;
         }
-        std::thread::sleep(Duration::from_nanos((due - elapsed).min(250_000_000)));
-        self.now = self.clock.now();
-        false
+        let due = self.t0 + self.next_due[d];
+        self.next_due[d] += gap;
+        due
     }
 
     fn sync_all_files(&mut self) -> std::io::Result<()> {

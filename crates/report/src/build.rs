@@ -72,6 +72,7 @@ fn dir(d: &DirStats, m: &JobMeta, list: &[f64]) -> DirReport {
         iops_stddev: iops.stddev,
         iops_samples: iops.samples,
         cachehit: None,
+        lat_due_ns: (d.due_lat.samples() > 0).then(|| lat(&d.due_lat, Some(list), true)),
     }
 }
 

@@ -156,6 +156,9 @@ fn dir_obj(d: &DirReport, plus: bool) -> Obj {
     o.obj("slat_ns", lat_obj(&d.slat_ns, plus));
     o.obj("clat_ns", lat_obj(&d.clat_ns, plus));
     o.obj("lat_ns", lat_obj(&d.lat_ns, plus));
+    if let Some(due) = &d.lat_due_ns {
+        o.obj("lat_due_ns", lat_obj(due, plus));
+    }
     o.int("bw_min", d.bw_min);
     o.int("bw_max", d.bw_max);
     o.float("bw_agg", d.bw_agg);

@@ -150,6 +150,9 @@ pub struct DirReport {
     pub iops_samples: u64,
     /// `"cachehit"` percentage, present for engines that report cache hits.
     pub cachehit: Option<f64>,
+    /// iolab's addition under a rate limit: latency from when each I/O was due (JSON key
+    /// `lat_due_ns`, text line `due lat`); `lat_ns` stays fio's figure, from issue.
+    pub lat_due_ns: Option<LatReport>,
 }
 
 /// `"sync"`: fsync/fdatasync/sync_file_range latencies.

@@ -277,6 +277,7 @@ fn dir(d: &Obj) -> Result<DirReport, ReportError> {
             .get("cachehit")
             .map(|_| float(d, "cachehit"))
             .transpose()?,
+        lat_due_ns: object(d, "lat_due_ns")?.map(lat).transpose()?,
     })
 }
 

@@ -193,6 +193,11 @@ fn dir_status(j: &JobReport, ddir: usize, d: &DirReport, s: &mut String) {
             lat_line(name, l, s);
         }
     }
+    // iolab's addition, only under a rate limit: from when each I/O was due, so time lost
+    // falling behind the schedule counts (fio's lat above counts from issue).
+    if let Some(due) = d.lat_due_ns.as_ref().filter(|l| l.n > 0) {
+        lat_line("due lat", due, s);
+    }
     for (name, l) in [
         ("slat", &d.slat_ns),
         ("clat", &d.clat_ns),

@@ -152,6 +152,10 @@ pub struct DirStats {
     pub clat: LatStats,
     /// Total latency: issue to completion.
     pub lat: LatStats,
+    /// Under a rate limit: from when the I/O was due to completion (iolab's addition; it
+    /// includes the time an I/O waited because the job fell behind its schedule, which `lat`,
+    /// counted from issue, leaves out). Empty without a rate limit.
+    pub due_lat: LatStats,
     /// Bandwidth samples in KiB/s.
     pub bw: Moments,
     /// IOPS samples.
@@ -202,6 +206,7 @@ impl AddAssign<&DirStats> for DirStats {
         self.slat += &rhs.slat;
         self.clat += &rhs.clat;
         self.lat += &rhs.lat;
+        self.due_lat += &rhs.due_lat;
         self.bw.sum_pure(&rhs.bw);
         self.iops.sum_pure(&rhs.iops);
     }

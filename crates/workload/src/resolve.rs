@@ -179,6 +179,37 @@ fn arr(p: &PerDir<u64>) -> [u64; 3] {
     [p.read, p.write, p.trim]
 }
 
+/// Options the parser knows and iolab's runner does not act on yet: refused by name rather
+/// than silently ignored.
+fn refuse_unsupported(spec: &JobSpec) -> Result<(), PlanError> {
+    let set: [(&str, bool); 8] = [
+        ("wait_for", spec.wait_for.is_some()),
+        ("exitall", spec.exitall),
+        ("pre_read", spec.pre_read),
+        (
+            "dedupe_percentage",
+            spec.dedupe_percentage.is_some_and(|p| p > 0),
+        ),
+        (
+            "unified_rw_reporting",
+            spec.unified_rw_reporting != iolab_job::spec::UnifiedRw::None,
+        ),
+        ("rate_min", arr(&spec.rate_min).iter().any(|&v| v > 0)),
+        (
+            "rate_iops_min",
+            arr(&spec.rate_iops_min).iter().any(|&v| v > 0),
+        ),
+        ("number_ios", spec.number_ios > 0),
+    ];
+    match set.iter().find(|(_, on)| *on) {
+        Some((name, _)) => Err(err(
+            spec,
+            format!("option '{name}' is not supported by iolab yet"),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn plan_one(
     spec: &JobSpec,
     clone: u32,
@@ -186,6 +217,7 @@ fn plan_one(
     index: u64,
     env: &PlanEnv<'_>,
 ) -> Result<JobPlan, PlanError> {
+    refuse_unsupported(spec)?;
     let names = file_names(spec, clone);
     let nfiles = names.len() as u64;
     let first_size = names.first().and_then(|p| (env.size_of)(p));
@@ -477,6 +509,18 @@ mod tests {
                 .contains("t.fio:1: job 'lonely': you need to specify size="),
             "{e}"
         );
+    }
+
+    #[test]
+    fn options_the_runner_does_not_act_on_are_refused_by_name() {
+        let e = plan_jobs(&specs("[a]\nsize=1m\nrate_min=1m\n"), &env()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("t.fio:1: job 'a': option 'rate_min' is not supported"),
+            "{e}"
+        );
+        let e = plan_jobs(&specs("[a]\nsize=1m\nexitall\n"), &env()).unwrap_err();
+        assert!(e.to_string().contains("'exitall'"), "{e}");
     }
 
     #[test]
