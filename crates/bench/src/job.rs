@@ -643,8 +643,8 @@ impl<'a> Runner<'a> {
             gap =
                 gap.max((u128::from(len) * 1_000_000_000 / u128::from(r.bytes_per_sec[d])) as u64);
         }
-        if r.iops[d] > 0 {
-            gap = gap.max(1_000_000_000 / r.iops[d]);
+        if let Some(g) = 1_000_000_000u64.checked_div(r.iops[d]) {
+            gap = gap.max(g);
         }
         if r.poisson && gap > 0 {
             let u = self.rng.unit();
