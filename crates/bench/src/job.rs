@@ -38,6 +38,8 @@ pub struct JobOutcome {
     pub syscalls: SysCalls,
     /// I/Os whose completion failed but the job went on (continue_on_error).
     pub errors_ignored: u64,
+    /// IOPS over time: (ms since the measured period started, IOPS).
+    pub iops_series: Vec<(u64, f64)>,
 }
 
 struct Slot {
@@ -246,6 +248,8 @@ struct Runner<'a> {
     rate_limited: bool,
     progress: &'a Progress,
     next_publish: u64,
+    /// (ms since start, IOPS) every sample window: for plots, 2 entries a second.
+    iops_series: Vec<(u64, f64)>,
     /// Per direction, the next due time relative to `t0` (rate limits).
     next_due: [u64; 3],
     /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
@@ -296,6 +300,7 @@ impl<'a> Runner<'a> {
             rate_limited: plan.rate.is_limited(),
             progress,
             next_publish: 0,
+            iops_series: Vec::with_capacity(256),
             next_due: [0; 3],
             sync: false,
         }
@@ -483,7 +488,10 @@ impl<'a> Runner<'a> {
     /// status line every 100 ms.
     #[inline]
     fn tick(&mut self) {
-        self.stats.sample(self.now, &mut self.bw, &mut self.iops);
+        if let Some(smp) = self.stats.sample(self.now, &mut self.bw, &mut self.iops) {
+            let total: u64 = smp.rate.iter().flatten().sum();
+            self.iops_series.push((smp.elapsed_ms, total as f64));
+        }
         if self.now >= self.next_publish {
             self.next_publish = self.now + 100_000_000;
             self.progress
@@ -618,6 +626,7 @@ impl<'a> Runner<'a> {
         self.t0 = self.now;
         self.bw = Sampler::new(SampleKind::BandwidthKib, 500, self.now);
         self.iops = Sampler::new(SampleKind::Iops, 500, self.now);
+        self.iops_series.clear();
         self.cpu0 = usage();
     }
 
@@ -702,6 +711,7 @@ impl<'a> Runner<'a> {
             engine: String::new(),
             syscalls: SysCalls::default(),
             errors_ignored: self.errors_ignored,
+            iops_series: self.iops_series,
         }
     }
 }

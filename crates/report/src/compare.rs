@@ -79,3 +79,290 @@ pub struct Comparison {
     /// When it ran (fio's date format).
     pub time: String,
 }
+
+/// Plain-words findings from the rows. `direct` and `reads` describe the workload.
+pub fn diagnose(rows: &[CompareRow], direct: bool, reads: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let ok: Vec<&CompareRow> = rows.iter().filter(|r| r.error.is_none() && r.iops > 0.0).collect();
+    for r in &ok {
+        let requested = f64::from(r.depth) * f64::from(r.jobs);
+        let is_async = r.jobs == 1 && r.depth > 1 && r.engine != "psync" && r.engine != "sync";
+        // An asynchronous engine that ran synchronously: the queue never filled, and the time
+        // went into submitting rather than waiting for completions.
+        if is_async && r.achieved_depth < (requested * 0.25).max(1.5) && r.slat_mean >= r.clat_mean {
+            let why = if !direct && r.engine == "libaio" {
+                "the file is not opened with O_DIRECT, so io_submit did the I/O before returning"
+            } else if r.engine == "posixaio" {
+                "glibc runs POSIX AIO on one helper thread per file, doing blocking I/O"
+            } else {
+                "submission did the I/O before returning"
+            };
+            out.push(Finding {
+                title: format!("{} ran synchronously", r.label),
+                evidence: format!(
+                    "requested depth {}, achieved {:.1}; submission latency {} against completion latency {}",
+                    r.depth,
+                    r.achieved_depth,
+                    human_ns(r.slat_mean),
+                    human_ns(r.clat_mean)
+                ),
+                advice: format!("{why}; use direct=1, or io_uring, which queues buffered I/O too"),
+            });
+        } else if is_async && r.achieved_depth < requested * 0.5 {
+            out.push(Finding {
+                title: format!("{} kept only {:.1} of {} I/Os in flight", r.label, r.achieved_depth, r.depth),
+                evidence: format!("IOPS {} with mean latency {}", human_count(r.iops), human_ns(r.clat_mean + r.slat_mean)),
+                advice: "the submitting thread is the limit (CPU or system calls per I/O); batch submissions (iodepth_batch_submit) or use SQPOLL".into(),
+            });
+        }
+    }
+    for r in rows.iter().filter(|r| r.error.is_some()) {
+        out.push(Finding {
+            title: format!("{} did not run", r.label),
+            evidence: r.error.clone().unwrap_or_default(),
+            advice: "the mode was refused up front, not silently replaced: see the message for what the machine lacks".into(),
+        });
+    }
+    // Every engine at the same IOPS with the device busy all the time: the device decides.
+    let utils: Vec<f64> = ok.iter().filter_map(|r| r.disk_util).collect();
+    if ok.len() >= 2 && utils.len() == ok.len() && utils.iter().all(|&u| u >= 90.0) {
+        let (lo, hi) = ok.iter().fold((f64::MAX, 0f64), |(lo, hi), r| (lo.min(r.iops), hi.max(r.iops)));
+        if hi <= lo * 1.15 {
+            let best = ok.iter().min_by(|a, b| a.cpu_ns_per_io.total_cmp(&b.cpu_ns_per_io));
+            out.push(Finding {
+                title: "the device is the bottleneck".into(),
+                evidence: format!(
+                    "utilisation {:.0}% or more on every engine; IOPS within {:.0}% of each other ({} to {})",
+                    utils.iter().cloned().fold(f64::MAX, f64::min),
+                    (hi / lo - 1.0) * 100.0,
+                    human_count(lo),
+                    human_count(hi)
+                ),
+                advice: match best {
+                    Some(b) => format!(
+                        "the engines cannot differ in IOPS here; compare CPU time per I/O instead: {} is cheapest at {}",
+                        b.label,
+                        human_ns(b.cpu_ns_per_io)
+                    ),
+                    None => "compare CPU time per I/O instead".into(),
+                },
+            });
+        }
+    }
+    // Buffered reads that hardly touched the device came from memory.
+    if !direct && reads {
+        for r in &ok {
+            let total = r.iops * r.report.jobs.first().map(|j| j.read.runtime as f64 / 1000.0).unwrap_or(0.0);
+            if let Some(dev) = r.disk_ios {
+                if total > 1000.0 && (dev as f64) < total * 0.1 {
+                    out.push(Finding {
+                        title: format!("{} was served from the page cache", r.label),
+                        evidence: format!("{:.0} reads, {dev} reached the device", total),
+                        advice: "these figures measure memory, not the disk: use direct=1 or a file larger than RAM".into(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `123ns`, `45.6us`, `7.89ms`.
+pub fn human_ns(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0}ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.1}us", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.2}s", ns / 1e9)
+    }
+}
+
+/// `71.0k`, `1.25M`.
+pub fn human_count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn human_bytes(v: f64) -> String {
+    if v >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}GiB/s", v / (1024.0 * 1024.0 * 1024.0))
+    } else {
+        format!("{:.1}MiB/s", v / (1024.0 * 1024.0))
+    }
+}
+
+/// The comparison as a table with the best value of each column marked `*`, then the
+/// findings.
+pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let ok: Vec<&CompareRow> = c.rows.iter().filter(|r| r.error.is_none()).collect();
+    let best = |f: &dyn Fn(&CompareRow) -> f64, high: bool| -> f64 {
+        let it = ok.iter().map(|r| f(r));
+        if high { it.fold(f64::MIN, f64::max) } else { it.fold(f64::MAX, f64::min) }
+    };
+    let cols: [(&str, &dyn Fn(&CompareRow) -> f64, bool, &dyn Fn(f64) -> String); 14] = [
+        ("IOPS", &|r| r.iops, true, &human_count),
+        ("BW", &|r| r.bw_bytes, true, &human_bytes),
+        ("clat mean", &|r| r.clat_mean, false, &human_ns),
+        ("p50", &|r| r.clat_pct[0] as f64, false, &human_ns),
+        ("p99", &|r| r.clat_pct[1] as f64, false, &human_ns),
+        ("p99.9", &|r| r.clat_pct[2] as f64, false, &human_ns),
+        ("p99.99", &|r| r.clat_pct[3] as f64, false, &human_ns),
+        ("p99.999", &|r| r.clat_pct[4 + 1] as f64, false, &human_ns),
+        ("usr%", &|r| r.usr_cpu, false, &|v| format!("{v:.1}")),
+        ("sys%", &|r| r.sys_cpu, false, &|v| format!("{v:.1}")),
+        ("CPU/IO", &|r| r.cpu_ns_per_io, false, &human_ns),
+        ("calls/IO", &|r| r.syscalls_per_io, false, &|v| format!("{v:.2}")),
+        ("ctx/IO", &|r| r.ctx_per_io, false, &|v| format!("{v:.3}")),
+        ("depth", &|r| r.achieved_depth, true, &|v| format!("{v:.1}")),
+    ];
+    let w = c.rows.iter().map(|r| r.label.len() + 8).max().unwrap_or(10).max(14);
+    write!(out, "{:<w$}", "engine (depth)")?;
+    for (name, ..) in &cols {
+        write!(out, " {name:>10}")?;
+    }
+    writeln!(out)?;
+    for r in &c.rows {
+        let jobs = if r.jobs > 1 { format!(" x{}", r.jobs) } else { String::new() };
+        write!(out, "{:<w$}", format!("{} ({}{jobs})", r.label, r.depth))?;
+        if let Some(e) = &r.error {
+            writeln!(out, " did not run: {e}")?;
+            continue;
+        }
+        for (i, (_, f, high, fmt)) in cols.iter().enumerate() {
+            let v = f(r);
+            // Marked only where the rows differ: a column of equal values has no best.
+            let differs = best(*f, true) != best(*f, false);
+            let mark = ok.len() > 1 && i != 13 && differs && v == best(*f, *high);
+            let mut cell = fmt(v);
+            if i == 13 {
+                cell = format!("{cell}/{}", r.depth * r.jobs);
+            }
+            write!(out, " {:>10}", if mark { format!("*{cell}") } else { cell })?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "\n* best in the column. depth: I/Os in flight on average (IOPS x mean latency) / requested.")?;
+    if c.rows.iter().any(|r| r.jobs > 1) {
+        writeln!(out, "xN: a synchronous engine reaches depth N with N threads (jobs), as a fair comparison must.")?;
+    }
+    if !c.findings.is_empty() {
+        writeln!(out, "\nFindings:")?;
+        for f in &c.findings {
+            writeln!(out, "- {}.\n  Evidence: {}.\n  What to do: {}.", f.title, f.evidence, f.advice)?;
+        }
+    }
+    Ok(())
+}
+
+/// The comparison as JSON: the summary rows and findings, plus every run's fio-shaped result.
+pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    use serde_json::{json, Value};
+    let rows: Vec<Value> = c
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "label": r.label, "engine": r.engine, "iodepth": r.depth, "jobs": r.jobs,
+                "iops": r.iops, "bw_bytes": r.bw_bytes, "clat_mean_ns": r.clat_mean,
+                "clat_percentile_ns": {
+                    "50.000000": r.clat_pct[0], "99.000000": r.clat_pct[1], "99.900000": r.clat_pct[2],
+                    "99.990000": r.clat_pct[3], "99.999000": r.clat_pct[5]
+                },
+                "slat_mean_ns": r.slat_mean, "usr_cpu": r.usr_cpu, "sys_cpu": r.sys_cpu,
+                "cpu_ns_per_io": r.cpu_ns_per_io, "syscalls_per_io": r.syscalls_per_io,
+                "ctx_per_io": r.ctx_per_io, "achieved_depth": r.achieved_depth,
+                "disk_util": r.disk_util, "disk_ios": r.disk_ios, "error": r.error,
+            })
+        })
+        .collect();
+    let mut runs = Vec::new();
+    for r in c.rows.iter().filter(|r| r.error.is_none()) {
+        let mut buf = Vec::new();
+        crate::write_json(&r.report, false, &mut buf)?;
+        runs.push(serde_json::from_slice::<Value>(&buf).map_err(std::io::Error::other)?);
+    }
+    let m = &c.machine;
+    let v = json!({
+        "iolab compare": {
+            "time": c.time,
+            "workload": c.workload.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
+            "machine": {"kernel": m.kernel, "cpu": m.cpu, "cpus": m.cpus, "device": m.device, "filesystem": m.filesystem, "scheduler": m.scheduler},
+            "rows": rows,
+            "findings": c.findings.iter().map(|f| json!({"title": f.title, "evidence": f.evidence, "advice": f.advice})).collect::<Vec<_>>(),
+        },
+        "runs": runs,
+    });
+    serde_json::to_writer_pretty(&mut *out, &v).map_err(std::io::Error::other)?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(engine: &str, depth: u32, iops: f64, slat: f64, clat: f64) -> CompareRow {
+        CompareRow {
+            label: engine.into(),
+            engine: engine.into(),
+            depth,
+            jobs: 1,
+            iops,
+            slat_mean: slat,
+            clat_mean: clat,
+            achieved_depth: iops * (slat + clat) / 1e9,
+            cpu_ns_per_io: 1000.0,
+            ..CompareRow::default()
+        }
+    }
+
+    #[test]
+    fn buffered_libaio_that_blocked_in_submit_is_called_synchronous() {
+        // 30k IOPS at 32 requested, 30us spent in io_submit and 1us waiting: depth ~0.9.
+        let f = diagnose(&[row("libaio", 32, 30_000.0, 30_000.0, 1_000.0)], false, true);
+        assert!(f.iter().any(|f| f.title == "libaio ran synchronously" && f.advice.contains("direct=1")), "{f:?}");
+    }
+
+    #[test]
+    fn direct_libaio_that_filled_its_queue_is_not() {
+        // 70k IOPS with 450us latency: 31.5 in flight of 32.
+        let f = diagnose(&[row("libaio", 32, 70_000.0, 5_000.0, 445_000.0)], true, true);
+        assert!(f.iter().all(|f| !f.title.contains("synchronously")), "{f:?}");
+    }
+
+    #[test]
+    fn a_busy_device_with_equal_iops_is_named_the_bottleneck() {
+        let mut a = row("libaio", 32, 70_000.0, 5_000.0, 445_000.0);
+        let mut b = row("io_uring", 32, 72_000.0, 2_000.0, 440_000.0);
+        a.disk_util = Some(99.0);
+        b.disk_util = Some(98.5);
+        b.cpu_ns_per_io = 500.0;
+        let f = diagnose(&[a, b], true, true);
+        let d = f.iter().find(|f| f.title == "the device is the bottleneck").expect("finding");
+        assert!(d.advice.contains("io_uring"), "{d:?}");
+    }
+
+    #[test]
+    fn the_table_marks_the_best_and_names_refused_modes() {
+        let mut bad = row("io_uring", 32, 0.0, 0.0, 0.0);
+        bad.label = "io_uring (hipri)".into();
+        bad.error = Some("IOPOLL is not supported on vda".into());
+        let c = Comparison {
+            rows: vec![row("libaio", 32, 70_000.0, 5_000.0, 445_000.0), row("io_uring", 32, 72_000.0, 2_000.0, 440_000.0), bad],
+            ..Comparison::default()
+        };
+        let mut s = Vec::new();
+        write_table(&c, &mut s).unwrap();
+        let s = String::from_utf8(s).unwrap();
+        assert!(s.contains("*72.0k"), "{s}");
+        assert!(s.contains("io_uring (hipri) (32)") && s.contains("did not run: IOPOLL"), "{s}");
+        assert!(!s.contains("*0.0MiB/s"), "equal columns have no best: {s}");
+    }
+}

@@ -179,8 +179,9 @@ impl JobStats {
 
     /// Let a bandwidth sampler and an IOPS sampler take their samples if due. Call once per
     /// completion batch; when neither is due this is two comparisons.
+    /// Returns the IOPS sample when one was taken (for IOPS-over-time series and logs).
     #[inline]
-    pub fn sample(&mut self, now_ns: u64, bw: &mut Sampler, iops: &mut Sampler) {
+    pub fn sample(&mut self, now_ns: u64, bw: &mut Sampler, iops: &mut Sampler) -> Option<Sample> {
         if bw.due(now_ns) {
             let counters = self.bytes_done();
             let [r, w, t] = &mut self.dirs;
@@ -189,12 +190,13 @@ impl JobStats {
         if iops.due(now_ns) {
             let counters = self.ios_done();
             let [r, w, t] = &mut self.dirs;
-            iops.check(
+            return iops.check(
                 now_ns,
                 counters,
                 &mut [&mut r.iops, &mut w.iops, &mut t.iops],
             );
         }
+        None
     }
 
     /// Reads + writes + trims issued (fio's `ddir_rw_sum(total_io_u)`, the base of the
