@@ -47,13 +47,14 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         });
     }
     let file = inv.load().map_err(|e| e.to_string())?;
-    let resolved = file.resolve().map_err(|e| e.to_string())?;
+    let mut resolved = file.resolve().map_err(|e| e.to_string())?;
     for w in &resolved.warnings {
         eprintln!("fio: warning: {w}");
     }
     if top.parse_only {
         return Ok(ExitCode::SUCCESS);
     }
+    crate::clamp::from_env(&mut resolved.jobs);
     let env = PlanEnv {
         size_of: &size_of,
         is_block_device: &is_block_device,
