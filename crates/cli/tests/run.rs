@@ -573,6 +573,32 @@ fn output_file_gets_everything_and_stdout_nothing() {
     assert_eq!(u64_at(&v, "/jobs/0/read/total_ios"), 256);
 }
 
+/// Regression: `iolab run ... | head` printed "Broken pipe" and exited 1; a reader that went
+/// away is success (ripgrep's rule).
+#[test]
+fn closed_stdout_is_not_an_error() {
+    let t = TestDir::new("broken-pipe");
+    let mut child = spawn(
+        t.cmd(&[
+            "run",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--runtime=1",
+        ]),
+        false,
+    );
+    // The reader leaves before the results (written after 1 s) arrive.
+    drop(child.stdout.take());
+    let mut se = child.stderr.take().unwrap();
+    let mut stderr = String::new();
+    se.read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. JSON key tree against real fio 3.33 output (crates/report/tests/data).
 
