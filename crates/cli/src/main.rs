@@ -2,6 +2,7 @@
 //! Invoked under the name `fio` (a symlink), it behaves exactly as `iolab run`.
 #![forbid(unsafe_code)]
 
+mod clamp;
 mod run;
 
 use std::path::Path;

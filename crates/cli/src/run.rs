@@ -47,13 +47,14 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         });
     }
     let file = inv.load().map_err(|e| e.to_string())?;
-    let resolved = file.resolve().map_err(|e| e.to_string())?;
+    let mut resolved = file.resolve().map_err(|e| e.to_string())?;
     for w in &resolved.warnings {
         eprintln!("fio: warning: {w}");
     }
     if top.parse_only {
         return Ok(ExitCode::SUCCESS);
     }
+    crate::clamp::from_env(&mut resolved.jobs);
     let env = PlanEnv {
         size_of: &size_of,
         is_block_device: &is_block_device,
@@ -74,11 +75,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             ));
         }
     }
-    let formats = if top.output_format.is_empty() {
-        vec![OutputFormat::Normal]
-    } else {
-        top.output_format.clone()
-    };
+    let formats = output_order(&top.output_format);
     let mut out: Box<dyn Write> = match &top.output {
         Some(p) => Box::new(io::BufWriter::new(
             File::create(p).map_err(|e| format!("fio: {p}: {e}"))?,
@@ -87,7 +84,10 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     };
     let normal = formats.contains(&OutputFormat::Normal);
     if normal {
-        write_headers(&mut out, &plans, &resolved.jobs).map_err(|e| e.to_string())?;
+        match write_headers(&mut out, &plans, &resolved.jobs) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+            r => r.map_err(write_error)?,
+        }
     }
     let stop =
         stop_on_signals().map_err(|e| format!("fio: cannot install signal handlers: {e}"))?;
@@ -95,17 +95,19 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     let outcome = iolab_bench::run(&plans, &stop).map_err(|e| format!("fio: {e}"))?;
     let group_reporting: Vec<bool> = resolved.jobs.iter().map(|j| j.group_reporting).collect();
     let report = build_report(&plans, &resolved.jobs, &outcome, start, &group_reporting);
-    for f in &formats {
-        let r = match f {
+    let written = formats.iter().try_for_each(|f| {
+        match f {
             OutputFormat::Normal => iolab_report::write_normal(&report, &mut out),
             OutputFormat::Json => iolab_report::write_json(&report, false, &mut out),
             OutputFormat::JsonPlus => iolab_report::write_json(&report, true, &mut out),
             OutputFormat::Terse => iolab_report::write_terse(&report, &mut out),
-        };
-        r.map_err(|e| format!("fio: writing output: {e}"))?;
+        }?;
+        out.flush()
+    });
+    match written {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        r => r.map_err(write_error)?,
     }
-    out.flush()
-        .map_err(|e| format!("fio: writing output: {e}"))?;
     if outcome.interrupted {
         eprintln!("fio: terminating on signal; results above cover what ran");
         return Ok(ExitCode::from(130));
@@ -115,6 +117,37 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A reader that went away (`iolab run ... | head`) is not an error, as in ripgrep: callers
+/// match `BrokenPipe` before they come here.
+fn write_error(e: io::Error) -> String {
+    format!("fio: writing output: {e}")
+}
+
+/// fio writes its formats in one fixed order, whatever order `--output-format` names them in:
+/// terse, then JSON (json or json+), then normal (stat.c, `__show_run_stats`).
+fn output_order(asked: &[OutputFormat]) -> Vec<OutputFormat> {
+    if asked.is_empty() {
+        return vec![OutputFormat::Normal];
+    }
+    let rank = |f: &OutputFormat| match f {
+        OutputFormat::Terse => 0,
+        OutputFormat::Json | OutputFormat::JsonPlus => 1,
+        OutputFormat::Normal => 2,
+    };
+    let mut v: Vec<OutputFormat> = Vec::new();
+    for f in asked {
+        if !v.contains(f) {
+            v.push(*f);
+        }
+    }
+    // json+ is json with bins: fio prints one JSON document when both are asked for.
+    if v.contains(&OutputFormat::JsonPlus) {
+        v.retain(|f| *f != OutputFormat::Json);
+    }
+    v.sort_by_key(rank);
+    v
 }
 
 fn size_of(p: &Path) -> Option<u64> {
