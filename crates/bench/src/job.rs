@@ -360,8 +360,15 @@ impl<'a> Runner<'a> {
                             pending = Some(req);
                             break;
                         }
-                        std::thread::sleep(Duration::from_nanos(due - self.now));
+                        // Sleep in slices no longer than 50 ms and go round the loop, so a
+                        // stop or the end of the runtime is noticed during a slow rate.
+                        let slice = (due - self.now).min(50_000_000);
+                        std::thread::sleep(Duration::from_nanos(slice));
                         self.now = self.clock.now();
+                        if due > self.now {
+                            pending = Some(req);
+                            break;
+                        }
                     }
                     self.slots[slot as usize].issue_ns = self.now;
                 }
@@ -414,15 +421,18 @@ impl<'a> Runner<'a> {
                 break;
             }
             let full = self.in_flight() >= self.depth() || pending.is_some() || gen_done;
-            if full && self.in_flight() > 0 {
-                let min = (plan.iodepth_batch_complete_min as usize).clamp(1, self.in_flight());
+            // The engine's own count: a request held back (busy, or not yet due under a rate
+            // limit) holds a slot here but is not in the engine, and nothing would complete.
+            let engine_has = self.eng.in_flight();
+            if full && engine_has > 0 {
+                let min = (plan.iodepth_batch_complete_min as usize).clamp(1, engine_has);
                 // Waiting for a rate-limited I/O's due time bounds the reap too.
                 let until = match (deadline, wait_until.take()) {
                     (Some(d), Some(w)) => Some(d.min(w)),
                     (d, w) => d.or(w),
                 };
                 self.reap(min, until)?;
-            } else if self.in_flight() == 0 {
+            } else if engine_has == 0 {
                 // A rate limit made us wait with nothing in flight.
                 self.now = self.clock.now();
             }

@@ -33,6 +33,11 @@ pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
             }
             continue;
         }
+        // Character devices, pipes and the like (/dev/null) exist and are used as they are,
+        // as fio does: there is nothing to lay out.
+        if meta.as_ref().is_some_and(|m| !m.file_type().is_file()) {
+            continue;
+        }
         let have = meta.as_ref().map(|m| m.len()).unwrap_or(0);
         if have >= f.size {
             continue;

@@ -83,13 +83,17 @@ pub struct Comparison {
 /// Plain-words findings from the rows. `direct` and `reads` describe the workload.
 pub fn diagnose(rows: &[CompareRow], direct: bool, reads: bool) -> Vec<Finding> {
     let mut out = Vec::new();
-    let ok: Vec<&CompareRow> = rows.iter().filter(|r| r.error.is_none() && r.iops > 0.0).collect();
+    let ok: Vec<&CompareRow> = rows
+        .iter()
+        .filter(|r| r.error.is_none() && r.iops > 0.0)
+        .collect();
     for r in &ok {
         let requested = f64::from(r.depth) * f64::from(r.jobs);
         let is_async = r.jobs == 1 && r.depth > 1 && r.engine != "psync" && r.engine != "sync";
         // An asynchronous engine that ran synchronously: the queue never filled, and the time
         // went into submitting rather than waiting for completions.
-        if is_async && r.achieved_depth < (requested * 0.25).max(1.5) && r.slat_mean >= r.clat_mean {
+        if is_async && r.achieved_depth < (requested * 0.25).max(1.5) && r.slat_mean >= r.clat_mean
+        {
             let why = if !direct && r.engine == "libaio" {
                 "the file is not opened with O_DIRECT, so io_submit did the I/O before returning"
             } else if r.engine == "posixaio" {
@@ -126,9 +130,13 @@ pub fn diagnose(rows: &[CompareRow], direct: bool, reads: bool) -> Vec<Finding> 
     // Every engine at the same IOPS with the device busy all the time: the device decides.
     let utils: Vec<f64> = ok.iter().filter_map(|r| r.disk_util).collect();
     if ok.len() >= 2 && utils.len() == ok.len() && utils.iter().all(|&u| u >= 90.0) {
-        let (lo, hi) = ok.iter().fold((f64::MAX, 0f64), |(lo, hi), r| (lo.min(r.iops), hi.max(r.iops)));
+        let (lo, hi) = ok.iter().fold((f64::MAX, 0f64), |(lo, hi), r| {
+            (lo.min(r.iops), hi.max(r.iops))
+        });
         if hi <= lo * 1.15 {
-            let best = ok.iter().min_by(|a, b| a.cpu_ns_per_io.total_cmp(&b.cpu_ns_per_io));
+            let best = ok
+                .iter()
+                .min_by(|a, b| a.cpu_ns_per_io.total_cmp(&b.cpu_ns_per_io));
             out.push(Finding {
                 title: "the device is the bottleneck".into(),
                 evidence: format!(
@@ -152,7 +160,12 @@ pub fn diagnose(rows: &[CompareRow], direct: bool, reads: bool) -> Vec<Finding> 
     // Buffered reads that hardly touched the device came from memory.
     if !direct && reads {
         for r in &ok {
-            let total = r.iops * r.report.jobs.first().map(|j| j.read.runtime as f64 / 1000.0).unwrap_or(0.0);
+            let total = r.iops
+                * r.report
+                    .jobs
+                    .first()
+                    .map(|j| j.read.runtime as f64 / 1000.0)
+                    .unwrap_or(0.0);
             if let Some(dev) = r.disk_ios {
                 if total > 1000.0 && (dev as f64) < total * 0.1 {
                     out.push(Finding {
@@ -205,9 +218,18 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
     let ok: Vec<&CompareRow> = c.rows.iter().filter(|r| r.error.is_none()).collect();
     let best = |f: &dyn Fn(&CompareRow) -> f64, high: bool| -> f64 {
         let it = ok.iter().map(|r| f(r));
-        if high { it.fold(f64::MIN, f64::max) } else { it.fold(f64::MAX, f64::min) }
+        if high {
+            it.fold(f64::MIN, f64::max)
+        } else {
+            it.fold(f64::MAX, f64::min)
+        }
     };
-    let cols: [(&str, &dyn Fn(&CompareRow) -> f64, bool, &dyn Fn(f64) -> String); 14] = [
+    let cols: [(
+        &str,
+        &dyn Fn(&CompareRow) -> f64,
+        bool,
+        &dyn Fn(f64) -> String,
+    ); 14] = [
         ("IOPS", &|r| r.iops, true, &human_count),
         ("BW", &|r| r.bw_bytes, true, &human_bytes),
         ("clat mean", &|r| r.clat_mean, false, &human_ns),
@@ -219,18 +241,30 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
         ("usr%", &|r| r.usr_cpu, false, &|v| format!("{v:.1}")),
         ("sys%", &|r| r.sys_cpu, false, &|v| format!("{v:.1}")),
         ("CPU/IO", &|r| r.cpu_ns_per_io, false, &human_ns),
-        ("calls/IO", &|r| r.syscalls_per_io, false, &|v| format!("{v:.2}")),
+        ("calls/IO", &|r| r.syscalls_per_io, false, &|v| {
+            format!("{v:.2}")
+        }),
         ("ctx/IO", &|r| r.ctx_per_io, false, &|v| format!("{v:.3}")),
         ("depth", &|r| r.achieved_depth, true, &|v| format!("{v:.1}")),
     ];
-    let w = c.rows.iter().map(|r| r.label.len() + 8).max().unwrap_or(10).max(14);
+    let w = c
+        .rows
+        .iter()
+        .map(|r| r.label.len() + 8)
+        .max()
+        .unwrap_or(10)
+        .max(14);
     write!(out, "{:<w$}", "engine (depth)")?;
     for (name, ..) in &cols {
         write!(out, " {name:>10}")?;
     }
     writeln!(out)?;
     for r in &c.rows {
-        let jobs = if r.jobs > 1 { format!(" x{}", r.jobs) } else { String::new() };
+        let jobs = if r.jobs > 1 {
+            format!(" x{}", r.jobs)
+        } else {
+            String::new()
+        };
         write!(out, "{:<w$}", format!("{} ({}{jobs})", r.label, r.depth))?;
         if let Some(e) = &r.error {
             writeln!(out, " did not run: {e}")?;
@@ -256,7 +290,11 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
     if !c.findings.is_empty() {
         writeln!(out, "\nFindings:")?;
         for f in &c.findings {
-            writeln!(out, "- {}.\n  Evidence: {}.\n  What to do: {}.", f.title, f.evidence, f.advice)?;
+            writeln!(
+                out,
+                "- {}.\n  Evidence: {}.\n  What to do: {}.",
+                f.title, f.evidence, f.advice
+            )?;
         }
     }
     Ok(())
@@ -326,15 +364,30 @@ mod tests {
     #[test]
     fn buffered_libaio_that_blocked_in_submit_is_called_synchronous() {
         // 30k IOPS at 32 requested, 30us spent in io_submit and 1us waiting: depth ~0.9.
-        let f = diagnose(&[row("libaio", 32, 30_000.0, 30_000.0, 1_000.0)], false, true);
-        assert!(f.iter().any(|f| f.title == "libaio ran synchronously" && f.advice.contains("direct=1")), "{f:?}");
+        let f = diagnose(
+            &[row("libaio", 32, 30_000.0, 30_000.0, 1_000.0)],
+            false,
+            true,
+        );
+        assert!(
+            f.iter()
+                .any(|f| f.title == "libaio ran synchronously" && f.advice.contains("direct=1")),
+            "{f:?}"
+        );
     }
 
     #[test]
     fn direct_libaio_that_filled_its_queue_is_not() {
         // 70k IOPS with 450us latency: 31.5 in flight of 32.
-        let f = diagnose(&[row("libaio", 32, 70_000.0, 5_000.0, 445_000.0)], true, true);
-        assert!(f.iter().all(|f| !f.title.contains("synchronously")), "{f:?}");
+        let f = diagnose(
+            &[row("libaio", 32, 70_000.0, 5_000.0, 445_000.0)],
+            true,
+            true,
+        );
+        assert!(
+            f.iter().all(|f| !f.title.contains("synchronously")),
+            "{f:?}"
+        );
     }
 
     #[test]
@@ -345,7 +398,10 @@ mod tests {
         b.disk_util = Some(98.5);
         b.cpu_ns_per_io = 500.0;
         let f = diagnose(&[a, b], true, true);
-        let d = f.iter().find(|f| f.title == "the device is the bottleneck").expect("finding");
+        let d = f
+            .iter()
+            .find(|f| f.title == "the device is the bottleneck")
+            .expect("finding");
         assert!(d.advice.contains("io_uring"), "{d:?}");
     }
 
@@ -355,14 +411,21 @@ mod tests {
         bad.label = "io_uring (hipri)".into();
         bad.error = Some("IOPOLL is not supported on vda".into());
         let c = Comparison {
-            rows: vec![row("libaio", 32, 70_000.0, 5_000.0, 445_000.0), row("io_uring", 32, 72_000.0, 2_000.0, 440_000.0), bad],
+            rows: vec![
+                row("libaio", 32, 70_000.0, 5_000.0, 445_000.0),
+                row("io_uring", 32, 72_000.0, 2_000.0, 440_000.0),
+                bad,
+            ],
             ..Comparison::default()
         };
         let mut s = Vec::new();
         write_table(&c, &mut s).unwrap();
         let s = String::from_utf8(s).unwrap();
         assert!(s.contains("*72.0k"), "{s}");
-        assert!(s.contains("io_uring (hipri) (32)") && s.contains("did not run: IOPOLL"), "{s}");
+        assert!(
+            s.contains("io_uring (hipri) (32)") && s.contains("did not run: IOPOLL"),
+            "{s}"
+        );
         assert!(!s.contains("*0.0MiB/s"), "equal columns have no best: {s}");
     }
 }
