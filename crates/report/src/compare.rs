@@ -212,6 +212,14 @@ fn human_bytes(v: f64) -> String {
     }
 }
 
+/// A table column: heading, value of a row, whether higher is better, formatting.
+type Column<'a> = (
+    &'a str,
+    &'a dyn Fn(&CompareRow) -> f64,
+    bool,
+    &'a dyn Fn(f64) -> String,
+);
+
 /// The comparison as a table with the best value of each column marked `*`, then the
 /// findings.
 pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Result<()> {
@@ -224,12 +232,7 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
             it.fold(f64::MAX, f64::min)
         }
     };
-    let cols: [(
-        &str,
-        &dyn Fn(&CompareRow) -> f64,
-        bool,
-        &dyn Fn(f64) -> String,
-    ); 14] = [
+    let cols: [Column<'_>; 14] = [
         ("IOPS", &|r| r.iops, true, &human_count),
         ("BW", &|r| r.bw_bytes, true, &human_bytes),
         ("clat mean", &|r| r.clat_mean, false, &human_ns),
