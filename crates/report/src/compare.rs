@@ -4,6 +4,9 @@
 
 use crate::model::Report;
 
+/// The completion-latency percentiles each row carries, in `CompareRow::clat_pct` order.
+pub const CLAT_PCT: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
+
 /// One engine at one depth.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CompareRow {
@@ -18,7 +21,7 @@ pub struct CompareRow {
     pub iops: f64,
     /// Bytes per second.
     pub bw_bytes: f64,
-    /// Completion latency, ns: mean and the percentiles 50, 99, 99.9, 99.99, 99.999.
+    /// Completion latency, ns: the mean, and the percentiles [`CLAT_PCT`] in that order.
     pub clat_mean: f64,
     pub clat_pct: [u64; 6],
     /// Submission latency mean, ns (0 for synchronous engines).
@@ -237,10 +240,10 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
         ("BW", &|r| r.bw_bytes, true, &human_bytes),
         ("clat mean", &|r| r.clat_mean, false, &human_ns),
         ("p50", &|r| r.clat_pct[0] as f64, false, &human_ns),
-        ("p99", &|r| r.clat_pct[1] as f64, false, &human_ns),
-        ("p99.9", &|r| r.clat_pct[2] as f64, false, &human_ns),
-        ("p99.99", &|r| r.clat_pct[3] as f64, false, &human_ns),
-        ("p99.999", &|r| r.clat_pct[4 + 1] as f64, false, &human_ns),
+        ("p99", &|r| r.clat_pct[2] as f64, false, &human_ns),
+        ("p99.9", &|r| r.clat_pct[3] as f64, false, &human_ns),
+        ("p99.99", &|r| r.clat_pct[4] as f64, false, &human_ns),
+        ("p99.999", &|r| r.clat_pct[5] as f64, false, &human_ns),
         ("usr%", &|r| r.usr_cpu, false, &|v| format!("{v:.1}")),
         ("sys%", &|r| r.sys_cpu, false, &|v| format!("{v:.1}")),
         ("CPU/IO", &|r| r.cpu_ns_per_io, false, &human_ns),
@@ -314,8 +317,8 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
                 "label": r.label, "engine": r.engine, "iodepth": r.depth, "jobs": r.jobs,
                 "iops": r.iops, "bw_bytes": r.bw_bytes, "clat_mean_ns": r.clat_mean,
                 "clat_percentile_ns": {
-                    "50.000000": r.clat_pct[0], "99.000000": r.clat_pct[1], "99.900000": r.clat_pct[2],
-                    "99.990000": r.clat_pct[3], "99.999000": r.clat_pct[5]
+                    "50.000000": r.clat_pct[0], "90.000000": r.clat_pct[1], "99.000000": r.clat_pct[2],
+                    "99.900000": r.clat_pct[3], "99.990000": r.clat_pct[4], "99.999000": r.clat_pct[5]
                 },
                 "slat_mean_ns": r.slat_mean, "usr_cpu": r.usr_cpu, "sys_cpu": r.sys_cpu,
                 "cpu_ns_per_io": r.cpu_ns_per_io, "syscalls_per_io": r.syscalls_per_io,
