@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod clamp;
+mod compare;
 mod run;
 
 use std::path::Path;
@@ -13,7 +14,7 @@ usage: iolab <command> [args]
 
 commands:
   run       run fio job files or a fio command line (fio's options, output and JSON)
-  compare   run one workload on every engine side by side (not yet implemented)
+  compare   run one workload on every engine side by side (`iolab compare --help`)
   --version print the version
 
 `iolab run --help` lists fio's options; a symlink named `fio` runs `iolab run`.";
@@ -27,12 +28,8 @@ fn main() -> ExitCode {
     }
     match rest.first().map(String::as_str) {
         Some("run") => run::main(&rest[1..]),
-        Some("compare") | None => {
-            eprintln!(
-                "iolab compare: not yet implemented (issue 4); `iolab run` runs fio jobs today"
-            );
-            ExitCode::from(2)
-        }
+        Some("compare") => compare::main(&rest[1..]),
+        None => compare::main(&[]),
         Some("--version") | Some("-V") => {
             println!("iolab {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS

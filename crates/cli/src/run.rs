@@ -379,7 +379,7 @@ fn build_report(
 
 /// `Sun Nov 22 21:38:59 2026`, in local time as fio prints it (UTC here: no time zone data is
 /// read, which is what these machines use).
-fn fio_date(t: SystemTime) -> String {
+pub(crate) fn fio_date(t: SystemTime) -> String {
     let secs = t
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -14,7 +14,8 @@ pub struct CompareRow {
     pub label: String,
     /// fio's engine name.
     pub engine: String,
-    /// Requested I/O depth per job.
+    /// Requested I/O depth: per job for asynchronous engines, and the number of jobs (each at
+    /// depth 1) for synchronous ones.
     pub depth: u32,
     /// Jobs (threads): a synchronous engine reaches depth N with N jobs.
     pub jobs: u32,
@@ -91,35 +92,52 @@ pub fn diagnose(rows: &[CompareRow], direct: bool, reads: bool) -> Vec<Finding> 
         .filter(|r| r.error.is_none() && r.iops > 0.0)
         .collect();
     for r in &ok {
-        let requested = f64::from(r.depth) * f64::from(r.jobs);
+        let requested = f64::from(r.depth);
         let is_async = r.jobs == 1 && r.depth > 1 && r.engine != "psync" && r.engine != "sync";
-        // An asynchronous engine that ran synchronously: the queue never filled, and the time
-        // went into submitting rather than waiting for completions.
-        if is_async && r.achieved_depth < (requested * 0.25).max(1.5) && r.slat_mean >= r.clat_mean
-        {
+        // An asynchronous engine that ran synchronously: its thread spent most of the run
+        // inside submission, and each submission took far longer than queueing takes (a few
+        // microseconds): the I/O itself happened in the submit call. (Little's law depth is
+        // no evidence here: completions that waited to be reaped count as "in flight".)
+        let submit_share = r.slat_mean * r.iops / f64::from(r.jobs.max(1)) / 1e9;
+        if is_async && submit_share >= 0.8 && r.slat_mean >= 25_000.0 {
             let why = if !direct && r.engine == "libaio" {
-                "the file is not opened with O_DIRECT, so io_submit did the I/O before returning"
-            } else if r.engine == "posixaio" {
-                "glibc runs POSIX AIO on one helper thread per file, doing blocking I/O"
+                "the file is not opened with O_DIRECT, so io_submit read the data before returning"
             } else {
                 "submission did the I/O before returning"
             };
             out.push(Finding {
                 title: format!("{} ran synchronously", r.label),
                 evidence: format!(
-                    "requested depth {}, achieved {:.1}; submission latency {} against completion latency {}",
-                    r.depth,
-                    r.achieved_depth,
+                    "the submitting thread spent {:.0}% of its time inside submission, {} per submission \
+                     (queueing alone takes a few microseconds); {} IOPS",
+                    submit_share * 100.0,
                     human_ns(r.slat_mean),
-                    human_ns(r.clat_mean)
+                    human_count(r.iops)
                 ),
-                advice: format!("{why}; use direct=1, or io_uring, which queues buffered I/O too"),
+                advice: format!("{why}; use direct=1, or io_uring, which hands blocking buffered I/O to its workers"),
             });
         } else if is_async && r.achieved_depth < requested * 0.5 {
             out.push(Finding {
                 title: format!("{} kept only {:.1} of {} I/Os in flight", r.label, r.achieved_depth, r.depth),
                 evidence: format!("IOPS {} with mean latency {}", human_count(r.iops), human_ns(r.clat_mean + r.slat_mean)),
                 advice: "the submitting thread is the limit (CPU or system calls per I/O); batch submissions (iodepth_batch_submit) or use SQPOLL".into(),
+            });
+        }
+    }
+    // glibc's POSIX AIO looks asynchronous but serves each file with one thread doing blocking
+    // I/O: far below what the same depth gets from a real asynchronous engine.
+    let best_other = ok.iter().filter(|r| r.engine != "posixaio").map(|r| r.iops).fold(0.0, f64::max);
+    for r in ok.iter().filter(|r| r.engine == "posixaio" && r.depth > 1) {
+        if best_other > 0.0 && r.iops < best_other * 0.5 {
+            out.push(Finding {
+                title: format!("{} was serialised by glibc", r.label),
+                evidence: format!(
+                    "{} IOPS against {} for the best other engine at the same depth; {:.2} context switches per I/O",
+                    human_count(r.iops),
+                    human_count(best_other),
+                    r.ctx_per_io
+                ),
+                advice: "glibc runs POSIX AIO on one helper thread per file doing blocking I/O, so depth on one file is an illusion; use io_uring or libaio with direct=1".into(),
             });
         }
     }
@@ -283,7 +301,7 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
             let mark = ok.len() > 1 && i != 13 && differs && v == best(*f, *high);
             let mut cell = fmt(v);
             if i == 13 {
-                cell = format!("{cell}/{}", r.depth * r.jobs);
+                cell = format!("{cell}/{}", r.depth);
             }
             write!(out, " {:>10}", if mark { format!("*{cell}") } else { cell })?;
         }
