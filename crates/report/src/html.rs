@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::compare::{CompareRow, Comparison};
+use crate::compare::{CompareRow, Comparison, CLAT_PCT};
 use crate::model::LatReport;
 use crate::svg::{self, esc, fmt_ns, fmt_si, Axis, Bar, Series};
 
@@ -20,11 +20,11 @@ const HIST_PER_DECADE: f64 = 20.0;
 const CSS: &str = "\
 body{font-family:sans-serif;margin:1.5em auto;max-width:1160px;padding:0 1em;color:#222;line-height:1.4}\
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}\
-.sub{color:#555;margin-top:0}\
+.sub{color:#555;margin-top:0}p.note{color:#555;font-size:13px}\
 .scroll{overflow-x:auto}\
 table{border-collapse:collapse;font-size:13px}\
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}\
-th{background:#f2f2f2;vertical-align:bottom}\
+th,td{border:1px solid #ccc;padding:3px 5px;text-align:right;white-space:nowrap}\
+th{background:#f2f2f2;vertical-align:bottom;white-space:normal}\
 td.label,th.label{text-align:left}\
 td.best{background:#e6f4ea}\
 td.error{color:#a00;text-align:left;white-space:normal}\
@@ -163,10 +163,10 @@ fn bw(v: f64) -> String {
 }
 
 fn cols() -> Vec<Col> {
-    fn pct(i: usize) -> fn(&CompareRow) -> Option<f64> {
-        match i {
+    // Slots of `CompareRow::clat_pct` (see `CLAT_PCT`): p90 is left out of the table.
+    fn pct(slot: usize) -> fn(&CompareRow) -> Option<f64> {
+        match slot {
             0 => |r| Some(r.clat_pct[0] as f64),
-            1 => |r| Some(r.clat_pct[1] as f64),
             2 => |r| Some(r.clat_pct[2] as f64),
             3 => |r| Some(r.clat_pct[3] as f64),
             4 => |r| Some(r.clat_pct[4] as f64),
@@ -193,14 +193,18 @@ fn cols() -> Vec<Col> {
             fmt: fmt_ns,
         },
     ];
-    for (i, h) in ["p50", "p99", "p99.9", "p99.99", "p99.999"]
-        .into_iter()
-        .enumerate()
-    {
+    for (slot, h) in [
+        (0, "p50"),
+        (2, "p99"),
+        (3, "p99.9"),
+        (4, "p99.99"),
+        (5, "p99.999"),
+    ] {
+        debug_assert_eq!(format!("p{}", CLAT_PCT[slot]), h);
         v.push(Col {
             head: h,
             best: Best::LowNonZero,
-            val: pct(i),
+            val: pct(slot),
             fmt: fmt_ns,
         });
     }
@@ -286,9 +290,9 @@ fn table(s: &mut String, c: &Comparison) {
             r.jobs
         );
         if let Some(e) = &r.error {
-            let _ = write!(
+            let _ = writeln!(
                 s,
-                "<td class=\"error\" colspan=\"{}\">{}</td></tr>\n",
+                "<td class=\"error\" colspan=\"{}\">{}</td></tr>",
                 cols.len(),
                 esc(e)
             );
@@ -312,7 +316,7 @@ fn table(s: &mut String, c: &Comparison) {
         s.push_str("</tr>\n");
     }
     s.push_str(
-        "</tbody></table></div>\n<p class=\"sub\">Best value per column in bold on green. \
+        "</tbody></table></div>\n<p class=\"note\">Best value per column in bold on green. \
          Latencies are completion latency (clat). Depth reached: I/Os in flight on average \
          (IOPS × mean latency) against depth × jobs requested. CPU, depth and disk utilisation \
          are not ranked: higher is not better or worse by itself.</p></section>\n",
@@ -498,17 +502,17 @@ fn bars(s: &mut String, c: &Comparison) {
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let v = if r.error.is_none() {
-                    Some(val(r))
-                } else {
-                    None
+                let v = Some(val(r)).filter(|v| r.error.is_none() && v.is_finite());
+                let text = match (v, &r.error) {
+                    (Some(v), _) => fmt(v),
+                    (None, Some(_)) => "failed".to_owned(),
+                    (None, None) => "n/a".to_owned(),
                 };
-                let v = v.filter(|v| v.is_finite());
                 Bar {
                     label: r.label.clone(),
                     color: i,
                     value: v,
-                    text: v.map(fmt).unwrap_or_else(|| "failed".to_owned()),
+                    text,
                 }
             })
             .collect()

@@ -105,7 +105,8 @@ pub fn fmt_si(v: f64) -> String {
 /// Percentile to the "nines" coordinate, `-log10(1 - p/100)`: 90 → 1, 99 → 2, 99.999 → 5.
 /// Clamped to [0, 6] so that 100 % and below-zero inputs stay finite.
 pub fn nines(p: f64) -> f64 {
-    if !(p > 0.0) {
+    // NaN too.
+    if p.is_nan() || p <= 0.0 {
         return 0.0;
     }
     let q = (1.0 - p / 100.0).clamp(1e-6, 1.0);
@@ -222,8 +223,8 @@ impl Axis {
         let lo = all
             .iter()
             .copied()
-            .filter(|&v| v <= min * (1.0 + eps))
-            .last()
+            .rev()
+            .find(|&v| v <= min * (1.0 + eps))
             .unwrap_or(1.0);
         let mut hi = all
             .iter()
