@@ -14,9 +14,11 @@ pub mod build;
 pub mod compare;
 mod fmt;
 mod group;
+pub mod html;
 mod json;
 mod model;
 mod read;
+mod svg;
 mod terse;
 mod text;
 
@@ -24,6 +26,7 @@ use std::io::{self, Write};
 
 pub use fmt::{num2str, N2sUnit};
 pub use group::groups_from_jobs;
+pub use html::{write_html, write_html_titled};
 pub use model::{
     DirReport, DiskAggr, DiskUtil, GroupDir, GroupReport, JobHeader, JobReport, LatReport, Report,
     SyncReport, Units,
