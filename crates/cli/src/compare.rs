@@ -15,7 +15,9 @@ use iolab_bench::{run_with, stop_on_signals, RunOutcome, StatusLine};
 use iolab_job::spec::EngineOpts as JobEngineOpts;
 use iolab_job::JobSpec;
 use iolab_report::build::{job_report, JobMeta};
-use iolab_report::compare::{diagnose, write_compare_json, write_table, CompareRow, Comparison, Machine, CLAT_PCT};
+use iolab_report::compare::{
+    diagnose, write_compare_json, write_table, CompareRow, Comparison, Machine, CLAT_PCT,
+};
 use iolab_report::Report;
 use iolab_stats::{JobStats, LatStats};
 use iolab_workload::{plan_jobs, PlanEnv};
@@ -40,7 +42,10 @@ struct Variant {
 }
 
 fn variant(name: &str) -> Option<Variant> {
-    let mut opts = JobEngineOpts { nonvectored: -1, ..JobEngineOpts::default() };
+    let mut opts = JobEngineOpts {
+        nonvectored: -1,
+        ..JobEngineOpts::default()
+    };
     let (label, engine) = match name {
         "io_uring-sqpoll" | "io_uring_sqpoll" => {
             opts.sqthread_poll = true;
@@ -55,10 +60,15 @@ fn variant(name: &str) -> Option<Variant> {
             opts.hipri = true;
             ("io_uring hipri", "io_uring")
         }
-        e @ ("psync" | "sync" | "pvsync2" | "libaio" | "io_uring" | "posixaio" | "mmap" | "null") => (e, e),
+        e @ ("psync" | "sync" | "pvsync2" | "libaio" | "io_uring" | "posixaio" | "mmap"
+        | "null") => (e, e),
         _ => return None,
     };
-    Some(Variant { label: label.to_string(), engine: engine.to_string(), opts })
+    Some(Variant {
+        label: label.to_string(),
+        engine: engine.to_string(),
+        opts,
+    })
 }
 
 fn is_sync(engine: &str) -> bool {
@@ -78,9 +88,16 @@ struct Args {
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
-        engines: ["psync", "libaio", "io_uring", "io_uring-sqpoll", "io_uring-fixed", "posixaio"]
-            .map(String::from)
-            .to_vec(),
+        engines: [
+            "psync",
+            "libaio",
+            "io_uring",
+            "io_uring-sqpoll",
+            "io_uring-fixed",
+            "posixaio",
+        ]
+        .map(String::from)
+        .to_vec(),
         depths: vec![32],
         report: None,
         json: false,
@@ -92,7 +109,10 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     while i < args.len() {
         let arg = &args[i];
         i += 1;
-        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-').filter(|b| !b.is_empty())) else {
+        let Some(body) = arg
+            .strip_prefix("--")
+            .or_else(|| arg.strip_prefix('-').filter(|b| !b.is_empty()))
+        else {
             if a.job_file.is_some() {
                 return Err(format!("iolab compare: one job file at most ('{arg}')"));
             }
@@ -108,24 +128,45 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             if let Some(v) = inline2.clone() {
                 return Ok(v);
             }
-            let v = args.get(i).cloned().ok_or_else(|| format!("iolab compare: --{name} needs a value"))?;
+            let v = args
+                .get(i)
+                .cloned()
+                .ok_or_else(|| format!("iolab compare: --{name} needs a value"))?;
             i += 1;
             Ok(v)
         };
         match name {
             "help" | "h" => return Err(USAGE.to_string()),
-            "engines" => a.engines = value()?.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+            "engines" => {
+                a.engines = value()?
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            }
             "iodepth" => {
                 a.depths = value()?
                     .split(',')
-                    .map(|d| d.trim().parse::<u32>().ok().filter(|&d| d > 0).ok_or_else(|| format!("iolab compare: --iodepth: '{d}' is not a depth")))
+                    .map(|d| {
+                        d.trim()
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|&d| d > 0)
+                            .ok_or_else(|| {
+                                format!("iolab compare: --iodepth: '{d}' is not a depth")
+                            })
+                    })
                     .collect::<Result<_, _>>()?
             }
             "report" => a.report = Some(PathBuf::from(value()?)),
             "output-format" => match value()?.as_str() {
                 "json" => a.json = true,
                 "normal" => a.json = false,
-                other => return Err(format!("iolab compare: --output-format={other}: normal or json")),
+                other => {
+                    return Err(format!(
+                        "iolab compare: --output-format={other}: normal or json"
+                    ))
+                }
             },
             "directory" => a.directory = Some(value()?),
             _ => {
@@ -138,7 +179,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     }
     for e in &a.engines {
         if variant(e).is_none() {
-            return Err(format!("iolab compare: unknown engine '{e}' in --engines (see --help)"));
+            return Err(format!(
+                "iolab compare: unknown engine '{e}' in --engines (see --help)"
+            ));
         }
     }
     Ok(a)
@@ -170,7 +213,11 @@ fn base_spec(a: &Args, file: &Path) -> Result<JobSpec, String> {
     let inv = iolab_job::parse_cmdline(&argv).map_err(|e| e.to_string())?;
     let file_jobs = inv.load().map_err(|e| e.to_string())?;
     let mut resolved = file_jobs.resolve().map_err(|e| e.to_string())?;
-    let mut spec = resolved.jobs.drain(..).next().ok_or("iolab compare: the job file has no job")?;
+    let mut spec = resolved
+        .jobs
+        .drain(..)
+        .next()
+        .ok_or("iolab compare: the job file has no job")?;
     if spec.filename.is_empty() && spec.directory.is_none() {
         spec.filename = vec![file.display().to_string()];
     }
@@ -197,7 +244,11 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     let existed = file.exists();
     let base = base_spec(&a, &file)?;
     let stop = stop_on_signals().map_err(|e| format!("iolab compare: signals: {e}"))?;
-    let env = PlanEnv { size_of: &|p: &Path| std::fs::metadata(p).ok().map(|m| m.len()), is_block_device: &|_| false, entropy: 1 };
+    let env = PlanEnv {
+        size_of: &|p: &Path| std::fs::metadata(p).ok().map(|m| m.len()),
+        is_block_device: &|_| false,
+        entropy: 1,
+    };
     let start = SystemTime::now();
     let mut rows = Vec::new();
     'outer: for depth in &a.depths {
@@ -215,12 +266,29 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             spec.iodepth_low = d;
             spec.numjobs = jobs;
             spec.group_reporting = true;
-            eprintln!("iolab compare: {} at depth {depth}{}", v.label, if sync { format!(" ({jobs} jobs)") } else { String::new() });
-            let row = match plan_jobs(std::slice::from_ref(&spec), &env).map_err(|e| e.to_string()).and_then(|plans| {
-                run_with(&plans, &stop, StatusLine::Auto).map_err(|e| e.to_string())
-            }) {
+            eprintln!(
+                "iolab compare: {} at depth {depth}{}",
+                v.label,
+                if sync {
+                    format!(" ({jobs} jobs)")
+                } else {
+                    String::new()
+                }
+            );
+            let row = match plan_jobs(std::slice::from_ref(&spec), &env)
+                .map_err(|e| e.to_string())
+                .and_then(|plans| {
+                    run_with(&plans, &stop, StatusLine::Auto).map_err(|e| e.to_string())
+                }) {
                 Ok(out) => row_from(&v, *depth, jobs, &out, &spec),
-                Err(e) => CompareRow { label: v.label.clone(), engine: v.engine.clone(), depth: *depth, jobs, error: Some(e), ..CompareRow::default() },
+                Err(e) => CompareRow {
+                    label: v.label.clone(),
+                    engine: v.engine.clone(),
+                    depth: *depth,
+                    jobs,
+                    error: Some(e),
+                    ..CompareRow::default()
+                },
             };
             rows.push(row);
         }
@@ -228,7 +296,8 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     if !existed {
         let _ = std::fs::remove_file(&file);
     }
-    let reads = base.rw != iolab_job::value::RwMode::Write && base.rw != iolab_job::value::RwMode::RandWrite;
+    let reads = base.rw != iolab_job::value::RwMode::Write
+        && base.rw != iolab_job::value::RwMode::RandWrite;
     let c = Comparison {
         workload: workload_of(&base),
         findings: diagnose(&rows, base.direct, reads),
@@ -237,12 +306,19 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         time: crate::run::fio_date(start),
     };
     let mut out = io::stdout().lock();
-    let r = if a.json { write_compare_json(&c, &mut out) } else { write_table(&c, &mut out) };
+    let r = if a.json {
+        write_compare_json(&c, &mut out)
+    } else {
+        write_table(&c, &mut out)
+    };
     r.map_err(|e| format!("iolab compare: {e}"))?;
     if let Some(path) = &a.report {
-        let mut f = io::BufWriter::new(File::create(path).map_err(|e| format!("iolab compare: {}: {e}", path.display()))?);
+        let mut f = io::BufWriter::new(
+            File::create(path).map_err(|e| format!("iolab compare: {}: {e}", path.display()))?,
+        );
         write_report(&c, &mut f).map_err(|e| format!("iolab compare: {}: {e}", path.display()))?;
-        f.flush().map_err(|e| format!("iolab compare: {}: {e}", path.display()))?;
+        f.flush()
+            .map_err(|e| format!("iolab compare: {}: {e}", path.display()))?;
         eprintln!("iolab compare: report written to {}", path.display());
     }
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -251,8 +327,8 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_report(_c: &Comparison, _out: &mut impl Write) -> io::Result<()> {
-    Err(io::Error::other("the HTML report is not built yet"))
+fn write_report(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
+    iolab_report::write_html(c, out)
 }
 
 fn row_from(v: &Variant, depth: u32, jobs: u32, out: &RunOutcome, spec: &JobSpec) -> CompareRow {
@@ -269,7 +345,13 @@ fn row_from(v: &Variant, depth: u32, jobs: u32, out: &RunOutcome, spec: &JobSpec
             }
         }
     }
-    let runtime_ms = out.jobs.iter().map(|j| j.runtime_ms).max().unwrap_or(1).max(1);
+    let runtime_ms = out
+        .jobs
+        .iter()
+        .map(|j| j.runtime_ms)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let secs = runtime_ms as f64 / 1000.0;
     let ios: u64 = s.dirs.iter().map(|d| d.done_ios).sum();
     let bytes: u64 = s.dirs.iter().map(|d| d.io_bytes).sum();
@@ -313,18 +395,32 @@ fn row_from(v: &Variant, depth: u32, jobs: u32, out: &RunOutcome, spec: &JobSpec
         bw_bytes: bytes as f64 / secs,
         clat_mean: clat.moments.mean(),
         clat_pct,
-        slat_mean: if slat.samples() > 0 { slat.moments.mean() } else { 0.0 },
+        slat_mean: if slat.samples() > 0 {
+            slat.moments.mean()
+        } else {
+            0.0
+        },
         usr_cpu: s.cpu.user_us as f64 / (secs * 1e6) * 100.0,
         sys_cpu: s.cpu.sys_us as f64 / (secs * 1e6) * 100.0,
         cpu_ns_per_io: per(cpu_us * 1000.0),
         syscalls_per_io: per(calls as f64),
         ctx_per_io: per(s.cpu.ctx as f64),
         achieved_depth: iops * lat.moments.mean() / 1e9,
-        disk_util: disk.map(|d| iolab_stats::DiskUtil { name: d.name.clone(), stats: d.delta, msec: d.elapsed_ms }.util()),
+        disk_util: disk.map(|d| {
+            iolab_stats::DiskUtil {
+                name: d.name.clone(),
+                stats: d.delta,
+                msec: d.elapsed_ms,
+            }
+            .util()
+        }),
         disk_ios: disk.map(|d| d.delta.read_ios + d.delta.write_ios),
         report,
         iops_series: series,
-        error: out.jobs.iter().find_map(|j| j.error.as_ref().map(|e| e.1.clone())),
+        error: out
+            .jobs
+            .iter()
+            .find_map(|j| j.error.as_ref().map(|e| e.1.clone())),
     }
 }
 
@@ -344,36 +440,64 @@ fn workload_of(s: &JobSpec) -> Vec<(String, String)> {
 }
 
 fn read(p: impl AsRef<Path>) -> String {
-    std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string(p)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Kernel, CPU, and the device, filesystem and scheduler under the test file.
 fn machine(file: &Path, dir: &Path) -> Machine {
-    let cpu = read("/proc/cpuinfo").lines().find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())).unwrap_or_default();
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_default();
     let probe = if file.exists() { file } else { dir };
-    let dev = iolab_stats::disk::disk_of(probe).ok().flatten().unwrap_or_default();
+    let dev = iolab_stats::disk::disk_of(probe)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let sched = read(format!("/sys/block/{dev}/queue/scheduler"));
-    let sched = sched.split_whitespace().find(|s| s.starts_with('[')).map(|s| s.trim_matches(['[', ']']).to_string()).unwrap_or(sched);
+    let sched = sched
+        .split_whitespace()
+        .find(|s| s.starts_with('['))
+        .map(|s| s.trim_matches(['[', ']']).to_string())
+        .unwrap_or(sched);
     let model = read(format!("/sys/block/{dev}/device/model"));
     let fs = filesystem_of(probe);
     Machine {
         kernel: read("/proc/sys/kernel/osrelease"),
         cpu,
-        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
-        device: if model.is_empty() { dev } else { format!("{dev} ({model})") },
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        device: if model.is_empty() {
+            dev
+        } else {
+            format!("{dev} ({model})")
+        },
         filesystem: fs,
         scheduler: sched,
     }
 }
 
 fn filesystem_of(p: &Path) -> String {
-    let Ok(abs) = std::fs::canonicalize(p) else { return String::new() };
+    let Ok(abs) = std::fs::canonicalize(p) else {
+        return String::new();
+    };
     let info = read("/proc/self/mountinfo");
     let mut best = (0usize, String::new());
     for l in info.lines() {
         let f: Vec<&str> = l.split(' ').collect();
-        let Some(sep) = f.iter().position(|x| *x == "-") else { continue };
-        let (mnt, fstype) = (f.get(4).copied().unwrap_or(""), f.get(sep + 1).copied().unwrap_or(""));
+        let Some(sep) = f.iter().position(|x| *x == "-") else {
+            continue;
+        };
+        let (mnt, fstype) = (
+            f.get(4).copied().unwrap_or(""),
+            f.get(sep + 1).copied().unwrap_or(""),
+        );
         if abs.starts_with(mnt) && mnt.len() >= best.0 {
             best = (mnt.len(), format!("{fstype} on {mnt}"));
         }

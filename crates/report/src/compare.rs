@@ -126,7 +126,11 @@ pub fn diagnose(rows: &[CompareRow], direct: bool, reads: bool) -> Vec<Finding> 
     }
     // glibc's POSIX AIO looks asynchronous but serves each file with one thread doing blocking
     // I/O: far below what the same depth gets from a real asynchronous engine.
-    let best_other = ok.iter().filter(|r| r.engine != "posixaio").map(|r| r.iops).fold(0.0, f64::max);
+    let best_other = ok
+        .iter()
+        .filter(|r| r.engine != "posixaio")
+        .map(|r| r.iops)
+        .fold(0.0, f64::max);
     for r in ok.iter().filter(|r| r.engine == "posixaio" && r.depth > 1) {
         if best_other > 0.0 && r.iops < best_other * 0.5 {
             out.push(Finding {
