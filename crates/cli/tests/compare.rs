@@ -1,0 +1,166 @@
+//! `iolab compare` end to end: rows, JSON, the report's structure, the findings that matter
+//! most (buffered libaio running synchronously; direct libaio not), and cleanup.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("compare")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn compare(cwd: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("compare")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run iolab compare");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    out
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn null_engine_at_two_depths_gives_two_rows_and_fio_shaped_runs() {
+    let d = dir("null");
+    let out = compare(
+        &d,
+        &[
+            "--engines=null",
+            "--iodepth=1,8",
+            "--runtime=300ms",
+            "--size=16m",
+            "--output-format=json",
+        ],
+    );
+    let v = json(&out);
+    let rows = v["iolab compare"]["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["iodepth"], 1);
+    assert_eq!(rows[1]["iodepth"], 8);
+    for r in rows {
+        assert!(r["iops"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
+        assert!(r["error"].is_null(), "{r}");
+    }
+    assert_eq!(v["runs"].as_array().map(Vec::len), Some(2));
+    assert!(v["runs"][0]["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"].is_u64());
+}
+
+#[test]
+fn the_table_marks_a_synchronous_engine_as_jobs() {
+    let d = dir("table");
+    let out = compare(
+        &d,
+        &[
+            "--engines=psync,io_uring",
+            "--iodepth=4",
+            "--runtime=300ms",
+            "--size=8m",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("psync (4 x4)"), "{text}");
+    assert!(text.contains("io_uring (4)"), "{text}");
+    assert!(
+        text.contains("synchronous engine reaches depth N with N threads"),
+        "{text}"
+    );
+    // The file it created is gone.
+    assert!(!d.join("iolab-compare.dat").exists());
+}
+
+#[test]
+fn the_html_report_has_the_plots_and_the_table() {
+    let d = dir("html");
+    let out = compare(
+        &d,
+        &[
+            "--engines=null,psync",
+            "--iodepth=2",
+            "--runtime=300ms",
+            "--size=8m",
+            "--report=r.html",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(d.join("r.html")).expect("report written");
+    for id in [
+        "plot-percentiles",
+        "plot-iops-time",
+        "plot-histogram",
+        "plot-bars-iops",
+        "plot-bars-cpu",
+        "compare-table",
+        "findings",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "missing {id}");
+    }
+    assert!(!html.contains("http"), "the report must work offline");
+}
+
+/// Uncached buffered reads: libaio waits for the disk inside io_submit. The file is large
+/// enough that one second of random reads mostly misses the page cache (invalidated first).
+#[test]
+fn buffered_libaio_is_found_synchronous_and_direct_libaio_is_not() {
+    let d = dir("findings");
+    let args = [
+        "--engines=libaio",
+        "--iodepth=16",
+        "--runtime=1",
+        "--size=512m",
+        "--output-format=json",
+    ];
+    let buffered = json(&compare(&d, &[&args[..], &["--direct=0"]].concat()));
+    let titles = |v: &serde_json::Value| -> Vec<String> {
+        v["iolab compare"]["findings"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|f| f["title"].as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let b = titles(&buffered);
+    assert!(
+        b.iter().any(|t| t == "libaio ran synchronously"),
+        "{b:?}\n{}",
+        buffered["iolab compare"]["rows"]
+    );
+    let direct = json(&compare(&d, &[&args[..], &["--direct=1"]].concat()));
+    let t = titles(&direct);
+    assert!(!t.iter().any(|t| t.contains("synchronously")), "{t:?}");
+}
+
+#[test]
+fn bad_arguments_are_refused_with_exit_1() {
+    let d = dir("bad");
+    let out = compare(&d, &["--engines=windowsaio"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("windowsaio"));
+    let out = compare(&d, &["--iodepth=0"]);
+    assert_eq!(out.status.code(), Some(1));
+}
