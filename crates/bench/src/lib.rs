@@ -89,6 +89,12 @@ pub enum StatusLine {
     Never,
 }
 
+/// Lays out every file the plans need (as `run` does first), so a caller can keep that work
+/// out of what it measures around `run`.
+pub fn prepare(plans: &[JobPlan]) -> Result<(), BenchError> {
+    plans.iter().try_for_each(layout::prepare)
+}
+
 /// Runs `plans` with the status line when standard error is a terminal.
 pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchError> {
     run_with(plans, stop, StatusLine::Auto)

@@ -250,6 +250,10 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         entropy: 1,
     };
     let start = SystemTime::now();
+    // Lay the file out once, before anything is measured.
+    if let Ok(plans) = plan_jobs(std::slice::from_ref(&base), &env) {
+        iolab_bench::prepare(&plans).map_err(|e| format!("iolab compare: {e}"))?;
+    }
     let mut rows = Vec::new();
     'outer: for depth in &a.depths {
         for name in &a.engines {
@@ -275,12 +279,20 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
                     String::new()
                 }
             );
+            let cpu0 = iolab_engine::sys::process_usage().ok();
             let row = match plan_jobs(std::slice::from_ref(&spec), &env)
                 .map_err(|e| e.to_string())
                 .and_then(|plans| {
                     run_with(&plans, &stop, StatusLine::Auto).map_err(|e| e.to_string())
                 }) {
-                Ok(out) => row_from(&v, *depth, jobs, &out),
+                Ok(out) => {
+                    let cpu1 = iolab_engine::sys::process_usage().ok();
+                    let mut row = row_from(&v, *depth, jobs, &out);
+                    if let (Some(a), Some(b)) = (cpu0, cpu1) {
+                        process_cpu(&mut row, &a, &b, &out);
+                    }
+                    row
+                }
                 Err(e) => CompareRow {
                     label: v.label.clone(),
                     engine: v.engine.clone(),
@@ -429,6 +441,39 @@ fn row_from(v: &Variant, depth: u32, jobs: u32, out: &RunOutcome) -> CompareRow 
             .jobs
             .iter()
             .find_map(|j| j.error.as_ref().map(|e| e.1.clone())),
+    }
+}
+
+/// CPU of the whole process over the run, in place of the job threads' own: kernel threads
+/// working for the process (io_uring's SQPOLL poller, io-wq workers) are part of an engine's
+/// cost, and a per-thread figure would leave a busy polling core out.
+fn process_cpu(
+    row: &mut CompareRow,
+    a: &iolab_engine::sys::ThreadUsage,
+    b: &iolab_engine::sys::ThreadUsage,
+    out: &RunOutcome,
+) {
+    let us = |t: (u64, u64)| t.0 * 1_000_000 + t.1;
+    let user = us(b.utime).saturating_sub(us(a.utime)) as f64;
+    let sys = us(b.stime).saturating_sub(us(a.stime)) as f64;
+    let runtime_us = out
+        .jobs
+        .iter()
+        .map(|j| j.runtime_ms)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64
+        * 1000.0;
+    let ios: u64 = out
+        .jobs
+        .iter()
+        .flat_map(|j| j.stats.dirs.iter())
+        .map(|d| d.done_ios)
+        .sum();
+    row.usr_cpu = user / runtime_us * 100.0;
+    row.sys_cpu = sys / runtime_us * 100.0;
+    if ios > 0 {
+        row.cpu_ns_per_io = (user + sys) * 1000.0 / ios as f64;
     }
 }
 
