@@ -27,6 +27,8 @@ mod null;
 mod posixaio;
 mod pvsync2;
 mod sync;
+#[cfg(test)]
+mod testutil;
 mod uring;
 
 use std::fs::File;

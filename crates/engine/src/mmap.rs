@@ -373,46 +373,8 @@ mod tests {
     use crate::Buf;
     use std::fs::OpenOptions;
     use std::os::unix::fs::OpenOptionsExt;
-    use std::path::PathBuf;
 
-    /// A file under /tmp removed when dropped.
-    struct TempPath(PathBuf);
-
-    impl TempPath {
-        fn new(tag: &str) -> TempPath {
-            let p = std::env::temp_dir().join(format!(
-                "iolab-mmap-{tag}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_file(&p);
-            TempPath(p)
-        }
-    }
-
-    impl Drop for TempPath {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-
-    fn open_rw(p: &Path) -> File {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(p)
-            .unwrap()
-    }
-
-    fn pattern(len: usize, seed: u8) -> Buf {
-        let mut b = Buf::new(len).unwrap();
-        for (i, x) in b.as_mut_slice().iter_mut().enumerate() {
-            *x = (i as u8).wrapping_mul(31).wrapping_add(seed);
-        }
-        b
-    }
+    use crate::testutil::{open_rw, pattern, TempPath};
 
     fn run(e: &mut dyn Engine, req: Req) -> Done {
         match e.queue(req) {
@@ -423,11 +385,11 @@ mod tests {
 
     #[test]
     fn write_read_back_and_sync() {
-        let t = TempPath::new("rw");
+        let t = TempPath::new("mmap", "rw");
         std::fs::write(&t.0, vec![0u8; 4 * 65536]).unwrap();
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
         assert!(e.caps().sync_only);
-        let id = e.add_file(open_rw(&t.0), &t.0).unwrap();
+        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
         for i in 0..4u64 {
             let d = run(&mut *e, Req::write(id, i * 65536, pattern(65536, i as u8)));
             assert_eq!(d.result.unwrap(), 65536);
@@ -454,7 +416,7 @@ mod tests {
 
     #[test]
     fn short_read_at_eof_returns_what_was_there() {
-        let t = TempPath::new("eof");
+        let t = TempPath::new("mmap", "eof");
         std::fs::write(&t.0, vec![7u8; 6000]).unwrap();
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
         let f = File::open(&t.0).unwrap();
@@ -469,9 +431,9 @@ mod tests {
 
     #[test]
     fn empty_file_reads_nothing_and_writing_past_the_end_extends_it() {
-        let t = TempPath::new("extend");
+        let t = TempPath::new("mmap", "extend");
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(open_rw(&t.0), &t.0).unwrap();
+        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
         let d = run(&mut *e, Req::read(id, 0, Buf::new(4096).unwrap()));
         assert_eq!(d.result.unwrap(), 0);
         // A hole, then data: the file is extended to exactly the end of the write.
@@ -506,7 +468,7 @@ mod tests {
 
     #[test]
     fn a_file_grown_by_someone_else_is_seen() {
-        let t = TempPath::new("grown");
+        let t = TempPath::new("mmap", "grown");
         std::fs::write(&t.0, vec![1u8; 4096]).unwrap();
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
         let id = e.add_file(File::open(&t.0).unwrap(), &t.0).unwrap();
@@ -520,7 +482,7 @@ mod tests {
 
     #[test]
     fn write_on_read_only_file_is_ebadf_in_done_not_a_crash() {
-        let t = TempPath::new("rdonly");
+        let t = TempPath::new("mmap", "rdonly");
         std::fs::write(&t.0, vec![3u8; 8192]).unwrap();
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
         let id = e.add_file(File::open(&t.0).unwrap(), &t.0).unwrap();
@@ -533,7 +495,7 @@ mod tests {
 
     #[test]
     fn o_direct_and_write_only_files_are_refused() {
-        let t = TempPath::new("direct");
+        let t = TempPath::new("mmap", "direct");
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
         let f = OpenOptions::new()
             .read(true)
@@ -553,10 +515,10 @@ mod tests {
 
     #[test]
     fn trim_punches_a_hole_that_reads_as_zeros() {
-        let t = TempPath::new("trim");
+        let t = TempPath::new("mmap", "trim");
         std::fs::write(&t.0, vec![9u8; 65536]).unwrap();
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(open_rw(&t.0), &t.0).unwrap();
+        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
         let d = run(&mut *e, Req::read(id, 0, Buf::new(65536).unwrap()));
         assert_eq!(d.result.unwrap(), 65536);
         assert_eq!(run(&mut *e, Req::trim(id, 0, 32768)).result.unwrap(), 32768);
@@ -567,9 +529,9 @@ mod tests {
 
     #[test]
     fn fsync_of_a_never_mapped_file_falls_back_to_fsync() {
-        let t = TempPath::new("sync0");
+        let t = TempPath::new("mmap", "sync0");
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(open_rw(&t.0), &t.0).unwrap();
+        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
         assert_eq!(run(&mut *e, Req::sync(id, false)).result.unwrap(), 0);
         assert_eq!(e.syscalls().io, 1);
     }

@@ -416,46 +416,8 @@ mod tests {
     use super::*;
     use crate::Buf;
     use std::fs::OpenOptions;
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::path::PathBuf;
 
-    /// A file under /tmp removed when dropped.
-    struct TempPath(PathBuf);
-
-    impl TempPath {
-        fn new(tag: &str) -> TempPath {
-            let p = std::env::temp_dir().join(format!(
-                "iolab-posixaio-{tag}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_file(&p);
-            TempPath(p)
-        }
-    }
-
-    impl Drop for TempPath {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-
-    fn open_rw(p: &Path, direct: bool) -> File {
-        let mut o = OpenOptions::new();
-        o.read(true).write(true).create(true);
-        if direct {
-            o.custom_flags(libc::O_DIRECT);
-        }
-        o.open(p).unwrap()
-    }
-
-    fn pattern(len: usize, seed: u8) -> Buf {
-        let mut b = Buf::new(len).unwrap();
-        for (i, x) in b.as_mut_slice().iter_mut().enumerate() {
-            *x = (i as u8).wrapping_mul(31).wrapping_add(seed);
-        }
-        b
-    }
+    use crate::testutil::{open_rw, pattern, TempPath};
 
     /// Queues every request (reaping when busy) and returns all completions in tag order.
     fn run_all(e: &mut dyn Engine, reqs: Vec<Req>) -> Vec<Done> {
@@ -492,7 +454,7 @@ mod tests {
     fn write_read_back(direct: bool, depth: u32) {
         const BS: usize = 65536;
         const N: u64 = 64;
-        let t = TempPath::new(&format!("rw-{direct}-{depth}"));
+        let t = TempPath::new("posixaio", &format!("rw-{direct}-{depth}"));
         let mut e = open(&EngineOpts::new(KIND, depth)).unwrap();
         assert!(e.caps().threaded && e.caps().async_sync && !e.caps().sync_only);
         let id = e.add_file(open_rw(&t.0, direct), &t.0).unwrap();
@@ -539,7 +501,7 @@ mod tests {
 
     #[test]
     fn short_read_at_eof_returns_what_was_there() {
-        let t = TempPath::new("eof");
+        let t = TempPath::new("posixaio", "eof");
         std::fs::write(&t.0, vec![7u8; 6000]).unwrap();
         let mut e = open(&EngineOpts::new(KIND, 4)).unwrap();
         let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
@@ -555,7 +517,7 @@ mod tests {
 
     #[test]
     fn read_on_write_only_file_is_ebadf_in_done() {
-        let t = TempPath::new("wronly");
+        let t = TempPath::new("posixaio", "wronly");
         let f = OpenOptions::new()
             .write(true)
             .create(true)
@@ -571,7 +533,7 @@ mod tests {
 
     #[test]
     fn busy_when_every_slot_is_taken_and_reap_zero_never_blocks() {
-        let t = TempPath::new("busy");
+        let t = TempPath::new("posixaio", "busy");
         let mut e = open(&EngineOpts::new(KIND, 2)).unwrap();
         let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
         for i in 0..2 {
@@ -593,7 +555,7 @@ mod tests {
 
     #[test]
     fn trim_completes_inside_queue() {
-        let t = TempPath::new("trim");
+        let t = TempPath::new("posixaio", "trim");
         std::fs::write(&t.0, vec![9u8; 65536]).unwrap();
         let mut e = open(&EngineOpts::new(KIND, 2)).unwrap();
         let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
@@ -608,7 +570,7 @@ mod tests {
 
     #[test]
     fn remove_file_with_requests_in_flight_is_refused() {
-        let t = TempPath::new("remove");
+        let t = TempPath::new("posixaio", "remove");
         let mut e = open(&EngineOpts::new(KIND, 2)).unwrap();
         let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
         assert!(matches!(
@@ -629,7 +591,7 @@ mod tests {
     #[test]
     fn drop_with_32_in_flight_waits_before_freeing() {
         for direct in [false, true] {
-            let t = TempPath::new(&format!("drop-{direct}"));
+            let t = TempPath::new("posixaio", &format!("drop-{direct}"));
             std::fs::write(&t.0, vec![5u8; 32 << 20]).unwrap();
             let mut e = open(&EngineOpts::new(KIND, 32)).unwrap();
             let id = e.add_file(open_rw(&t.0, direct), &t.0).unwrap();

@@ -228,46 +228,8 @@ mod tests {
     use super::*;
     use crate::Buf;
     use std::fs::OpenOptions;
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::path::PathBuf;
 
-    /// A file under /tmp removed when dropped.
-    struct TempPath(PathBuf);
-
-    impl TempPath {
-        fn new(tag: &str) -> TempPath {
-            let p = std::env::temp_dir().join(format!(
-                "iolab-pvsync2-{tag}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_file(&p);
-            TempPath(p)
-        }
-    }
-
-    impl Drop for TempPath {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-
-    fn open_rw(p: &Path, direct: bool) -> File {
-        let mut o = OpenOptions::new();
-        o.read(true).write(true).create(true);
-        if direct {
-            o.custom_flags(libc::O_DIRECT);
-        }
-        o.open(p).unwrap()
-    }
-
-    fn pattern(len: usize, seed: u8) -> Buf {
-        let mut b = Buf::new(len).unwrap();
-        for (i, x) in b.as_mut_slice().iter_mut().enumerate() {
-            *x = (i as u8).wrapping_mul(31).wrapping_add(seed);
-        }
-        b
-    }
+    use crate::testutil::{open_rw, pattern, TempPath};
 
     fn run(e: &mut dyn Engine, req: Req) -> Done {
         match e.queue(req) {
@@ -277,7 +239,7 @@ mod tests {
     }
 
     fn write_read_back(direct: bool, opts: &EngineOpts) {
-        let t = TempPath::new(if direct { "direct" } else { "buffered" });
+        let t = TempPath::new("pvsync2", if direct { "direct" } else { "buffered" });
         let mut e = open(opts).unwrap();
         let id = e.add_file(open_rw(&t.0, direct), &t.0).unwrap();
         for i in 0..4u64 {
@@ -312,7 +274,7 @@ mod tests {
 
     #[test]
     fn short_read_at_eof_returns_what_was_there() {
-        let t = TempPath::new("eof");
+        let t = TempPath::new("pvsync2", "eof");
         std::fs::write(&t.0, vec![7u8; 6000]).unwrap();
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
         let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
@@ -325,7 +287,7 @@ mod tests {
 
     #[test]
     fn read_on_write_only_file_is_ebadf_in_done() {
-        let t = TempPath::new("wronly");
+        let t = TempPath::new("pvsync2", "wronly");
         let f = OpenOptions::new()
             .write(true)
             .create(true)
@@ -341,7 +303,7 @@ mod tests {
 
     #[test]
     fn misaligned_direct_is_refused_before_the_kernel() {
-        let t = TempPath::new("misaligned");
+        let t = TempPath::new("pvsync2", "misaligned");
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
         let id = e.add_file(open_rw(&t.0, true), &t.0).unwrap();
         let d = run(
@@ -354,7 +316,7 @@ mod tests {
 
     #[test]
     fn nowait_reads_cached_data_and_gives_a_sane_answer_uncached() {
-        let t = TempPath::new("nowait");
+        let t = TempPath::new("pvsync2", "nowait");
         let mut opts = EngineOpts::new(KIND, 1);
         opts.nowait = true;
         let mut e = open(&opts).unwrap();
@@ -397,7 +359,7 @@ mod tests {
 
     #[test]
     fn hipri_without_poll_queues_is_refused_naming_the_device() {
-        let t = TempPath::new("hipri");
+        let t = TempPath::new("pvsync2", "hipri");
         let mut opts = EngineOpts::new(KIND, 1);
         opts.hipri = true;
         let mut e = open(&opts).unwrap();
