@@ -42,6 +42,9 @@ pub struct JobOutcome {
     pub iops_series: Vec<(u64, f64)>,
 }
 
+/// fio's default ratecycle: the window over which rate_min is judged.
+const RATE_CYCLE_NS: u64 = 1_000_000_000;
+
 struct Slot {
     issue_ns: u64,
     submit_ns: u64,
@@ -248,6 +251,10 @@ struct Runner<'a> {
     rate_limited: bool,
     progress: &'a Progress,
     next_publish: u64,
+    has_min_rate: bool,
+    min_check_at: u64,
+    /// Bytes and I/Os per direction at the start of the current rate cycle.
+    min_last: [[u64; 3]; 2],
     /// (ms since start, IOPS) every sample window: for plots, 2 entries a second.
     iops_series: Vec<(u64, f64)>,
     /// Per direction, the next due time relative to `t0` (rate limits).
@@ -300,6 +307,14 @@ impl<'a> Runner<'a> {
             rate_limited: plan.rate.is_limited(),
             progress,
             next_publish: 0,
+            has_min_rate: plan
+                .rate
+                .min_bytes_per_sec
+                .iter()
+                .chain(&plan.rate.min_iops)
+                .any(|&v| v > 0),
+            min_check_at: now + RATE_CYCLE_NS,
+            min_last: [[0; 3]; 2],
             iops_series: Vec::with_capacity(256),
             next_due: [0; 3],
             sync: false,
@@ -498,6 +513,9 @@ impl<'a> Runner<'a> {
     /// status line every 100 ms.
     #[inline]
     fn tick(&mut self) {
+        if self.has_min_rate && self.now >= self.min_check_at {
+            self.check_min_rate();
+        }
         if let Some(smp) = self.stats.sample(self.now, &mut self.bw, &mut self.iops) {
             let total: u64 = smp.rate.iter().flatten().sum();
             self.iops_series.push((smp.elapsed_ms, total as f64));
@@ -507,6 +525,41 @@ impl<'a> Runner<'a> {
             self.progress
                 .publish(self.stats.bytes_done(), self.stats.ios_done());
         }
+    }
+
+    /// fio's rate_min / rate_iops_min: over each rate cycle (1 s, fio's default ratecycle), a
+    /// direction that did less than its minimum ends the job with an error.
+    fn check_min_rate(&mut self) {
+        let (bytes, ios) = (self.stats.bytes_done(), self.stats.ios_done());
+        let span = self
+            .now
+            .saturating_sub(self.min_check_at.saturating_sub(RATE_CYCLE_NS));
+        if !self.ramping && span > 0 {
+            let r = &self.plan.rate;
+            for d in 0..3 {
+                let b = (bytes[d] - self.min_last[0][d]) as u128 * 1_000_000_000 / span as u128;
+                let n = (ios[d] - self.min_last[1][d]) as u128 * 1_000_000_000 / span as u128;
+                let low = if r.min_bytes_per_sec[d] > 0 && b < u128::from(r.min_bytes_per_sec[d]) {
+                    Some(format!(
+                        "min rate {} B/s not met, got {b} B/s",
+                        r.min_bytes_per_sec[d]
+                    ))
+                } else if r.min_iops[d] > 0 && n < u128::from(r.min_iops[d]) {
+                    Some(format!(
+                        "min rate {} IOPS not met, got {n} IOPS",
+                        r.min_iops[d]
+                    ))
+                } else {
+                    None
+                };
+                if let (Some(msg), None) = (low, &self.error) {
+                    eprintln!("fio: {}: {msg}", self.plan.name);
+                    self.error = Some(std::io::Error::other(msg));
+                }
+            }
+        }
+        self.min_last = [bytes, ios];
+        self.min_check_at = self.now + RATE_CYCLE_NS;
     }
 
     /// Takes back a request that was generated but never reached the engine.
@@ -631,6 +684,8 @@ impl<'a> Runner<'a> {
     /// The ramp is over: what was measured so far is forgotten.
     fn end_ramp(&mut self) {
         self.ramping = false;
+        self.min_check_at = self.now + RATE_CYCLE_NS;
+        self.min_last = [[0; 3]; 2];
         self.next_due = [0; 3];
         self.stats = JobStats::new();
         self.t0 = self.now;

@@ -79,14 +79,34 @@ pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-/// How a run reports while it runs.
+/// When the status line is shown (fio's `--eta=`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum StatusLine {
-    /// When standard error is a terminal (fio's `--eta=auto`).
+pub enum StatusMode {
+    /// When standard error is a terminal.
     #[default]
     Auto,
     Always,
     Never,
+}
+
+/// How a run reports while it runs (fio's `--eta`, `--eta-interval`, `--eta-newline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusLine {
+    pub mode: StatusMode,
+    /// How often the line is refreshed.
+    pub interval: std::time::Duration,
+    /// Start a new line this often instead of overwriting (for logs).
+    pub newline_every: Option<std::time::Duration>,
+}
+
+impl Default for StatusLine {
+    fn default() -> Self {
+        StatusLine {
+            mode: StatusMode::Auto,
+            interval: std::time::Duration::from_secs(1),
+            newline_every: None,
+        }
+    }
 }
 
 /// Lays out every file the plans need (as `run` does first), so a caller can keep that work
@@ -97,7 +117,7 @@ pub fn prepare(plans: &[JobPlan]) -> Result<(), BenchError> {
 
 /// Runs `plans` with the status line when standard error is a terminal.
 pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchError> {
-    run_with(plans, stop, StatusLine::Auto)
+    run_with(plans, stop, StatusLine::default())
 }
 
 /// Runs `plans`: phases split at every stonewall, the jobs of a phase started together.
@@ -107,16 +127,16 @@ pub fn run_with(
     status: StatusLine,
 ) -> Result<RunOutcome, BenchError> {
     use std::io::IsTerminal;
-    let show = match status {
-        StatusLine::Always => true,
-        StatusLine::Never => false,
-        StatusLine::Auto => std::io::stderr().is_terminal(),
+    let show = match status.mode {
+        StatusMode::Always => true,
+        StatusMode::Never => false,
+        StatusMode::Auto => std::io::stderr().is_terminal(),
     };
     let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         if show {
-            s.spawn(|| status::run(plans, &progress, &done));
+            s.spawn(|| status::run(plans, &progress, &done, status));
         }
         let r = run_phases(plans, stop, &progress);
         done.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -65,7 +65,7 @@ fn mode(p: &JobPlan) -> char {
 }
 
 /// Prints the status line every second until `done` is set, then clears it.
-pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool) {
+pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool, opts: crate::StatusLine) {
     let start = Instant::now();
     let total_bytes: u64 = plans.iter().filter_map(|p| p.pattern.bytes).sum();
     let longest = plans
@@ -75,9 +75,10 @@ pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool) {
     let mut last = (Instant::now(), [0u64; 3], [0u64; 3]);
     let mut err = std::io::stderr();
     let mut width = 0;
+    let mut last_newline = Instant::now();
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
-        if last.0.elapsed() < Duration::from_secs(1) {
+        if last.0.elapsed() < opts.interval.max(Duration::from_millis(100)) {
             continue;
         }
         let now = Instant::now();
@@ -141,6 +142,13 @@ pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool) {
         );
         width = width.max(line.len());
         let _ = write!(err, "\r{line:<width$}");
+        if let Some(every) = opts.newline_every {
+            if last_newline.elapsed() >= every {
+                let _ = writeln!(err);
+                last_newline = Instant::now();
+                width = 0;
+            }
+        }
         let _ = err.flush();
         last = (now, bytes, ios);
     }

@@ -283,7 +283,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             let row = match plan_jobs(std::slice::from_ref(&spec), &env)
                 .map_err(|e| e.to_string())
                 .and_then(|plans| {
-                    run_with(&plans, &stop, StatusLine::Auto).map_err(|e| e.to_string())
+                    run_with(&plans, &stop, StatusLine::default()).map_err(|e| e.to_string())
                 }) {
                 Ok(out) => {
                     let cpu1 = iolab_engine::sys::process_usage().ok();

@@ -92,7 +92,8 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     let stop =
         stop_on_signals().map_err(|e| format!("fio: cannot install signal handlers: {e}"))?;
     let start = SystemTime::now();
-    let outcome = iolab_bench::run(&plans, &stop).map_err(|e| format!("fio: {e}"))?;
+    let outcome =
+        iolab_bench::run_with(&plans, &stop, status_line(top)?).map_err(|e| format!("fio: {e}"))?;
     let group_reporting: Vec<bool> = resolved.jobs.iter().map(|j| j.group_reporting).collect();
     let report = build_report(&plans, &resolved.jobs, &outcome, start, &group_reporting);
     let written = formats.iter().try_for_each(|f| {
@@ -148,6 +149,29 @@ fn output_order(asked: &[OutputFormat]) -> Vec<OutputFormat> {
     }
     v.sort_by_key(rank);
     v
+}
+
+/// fio's --eta, --eta-interval and --eta-newline. --status-interval (periodic full reports)
+/// is refused by name rather than ignored.
+fn status_line(top: &iolab_job::TopLevel) -> Result<iolab_bench::StatusLine, String> {
+    use iolab_bench::{StatusLine, StatusMode};
+    if top.status_interval_us.is_some() {
+        return Err("fio: --status-interval is not supported by iolab yet".into());
+    }
+    let mode = match top.eta.as_deref() {
+        Some("always") => StatusMode::Always,
+        Some("never") => StatusMode::Never,
+        _ => StatusMode::Auto,
+    };
+    let mut s = StatusLine {
+        mode,
+        ..StatusLine::default()
+    };
+    if let Some(us) = top.eta_interval_us {
+        s.interval = std::time::Duration::from_micros(us);
+    }
+    s.newline_every = top.eta_newline_us.map(std::time::Duration::from_micros);
+    Ok(s)
 }
 
 fn size_of(p: &Path) -> Option<u64> {
@@ -318,6 +342,11 @@ fn build_report(
             },
             desc: s.and_then(|s| s.description.clone()),
             elapsed_s: start.elapsed().map(|d| d.as_secs() as i64).unwrap_or(0),
+            unified: match s.map(|s| s.unified_rw_reporting) {
+                Some(iolab_job::spec::UnifiedRw::Mixed) => iolab_report::Unified::Mixed,
+                Some(iolab_job::spec::UnifiedRw::Both) => iolab_report::Unified::Both,
+                _ => iolab_report::Unified::None,
+            },
         }
     };
     let mut jobs = Vec::new();

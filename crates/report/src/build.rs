@@ -27,6 +27,8 @@ pub struct JobMeta {
     pub desc: Option<String>,
     /// Seconds from the start of the run to the end of this job.
     pub elapsed_s: i64,
+    /// fio's unified_rw_reporting.
+    pub unified: crate::model::Unified,
 }
 
 fn lat(l: &LatStats, pct: Option<&[f64]>, plus: bool) -> LatReport {
@@ -85,6 +87,12 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
         &m.percentiles
     };
     let runtime = s.total_run_time_ms / u64::from(s.members.max(1));
+    // unified_rw_reporting: read, write and trim as one direction.
+    let mut merged = s.dirs[0].clone();
+    merged += &s.dirs[1];
+    merged += &s.dirs[2];
+    let mixed = dir(&merged, m, list);
+    let only_mixed = m.unified == crate::model::Unified::Mixed;
     JobReport {
         jobname: m.name.clone(),
         groupid: m.groupid,
@@ -92,9 +100,23 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
         eta: 0,
         elapsed: m.elapsed_s,
         job_options: m.options.clone(),
-        read: dir(&s.dirs[0], m, list),
-        write: dir(&s.dirs[1], m, list),
-        trim: dir(&s.dirs[2], m, list),
+        read: if only_mixed {
+            mixed.clone()
+        } else {
+            dir(&s.dirs[0], m, list)
+        },
+        write: if only_mixed {
+            DirReport::default()
+        } else {
+            dir(&s.dirs[1], m, list)
+        },
+        trim: if only_mixed {
+            DirReport::default()
+        } else {
+            dir(&s.dirs[2], m, list)
+        },
+        unified: m.unified,
+        mixed: (m.unified == crate::model::Unified::Both).then_some(mixed),
         sync: SyncReport {
             total_ios: s.sync.total_ios,
             lat_ns: lat(&s.sync.lat, Some(list), true),

@@ -21,6 +21,7 @@ pub fn groups_from_jobs(jobs: &[JobReport]) -> Vec<GroupReport> {
         };
         let g = &mut groups[idx];
         g.units = j.units;
+        g.mixed |= j.unified == crate::model::Unified::Mixed;
         for (gd, d) in g.dirs.iter_mut().zip(j.dirs()) {
             if d.runtime == 0 {
                 continue;

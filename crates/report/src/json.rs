@@ -90,10 +90,18 @@ fn job_obj(j: &JobReport, plus: bool) -> Obj {
     if !j.job_options.is_empty() {
         o.obj("job options", options_obj(&j.job_options));
     }
-    o.obj("read", dir_obj(&j.read, plus));
-    o.obj("write", dir_obj(&j.write, plus));
-    o.obj("trim", dir_obj(&j.trim, plus));
-    o.obj("sync", sync_obj(&j.sync, plus));
+    if j.unified == crate::model::Unified::Mixed {
+        // fio 3.33: "mixed" replaces the three directions, and "sync" goes too.
+        o.obj("mixed", dir_obj(&j.read, plus));
+    } else {
+        o.obj("read", dir_obj(&j.read, plus));
+        o.obj("write", dir_obj(&j.write, plus));
+        o.obj("trim", dir_obj(&j.trim, plus));
+        o.obj("sync", sync_obj(&j.sync, plus));
+        if let Some(m) = &j.mixed {
+            o.obj("mixed", dir_obj(m, plus));
+        }
+    }
     o.int("job_runtime", j.job_runtime);
     o.float("usr_cpu", j.usr_cpu);
     o.float("sys_cpu", j.sys_cpu);

@@ -29,7 +29,7 @@ pub use group::groups_from_jobs;
 pub use html::{write_html, write_html_titled};
 pub use model::{
     DirReport, DiskAggr, DiskUtil, GroupDir, GroupReport, JobHeader, JobReport, LatReport, Report,
-    SyncReport, Units,
+    SyncReport, Unified, Units,
 };
 
 /// Why fio JSON could not be read.

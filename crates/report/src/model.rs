@@ -50,6 +50,18 @@ impl Default for Units {
 
 /// The text header line a job gets at start-up:
 /// `name: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) ..., (T) ..., ioengine=psync, iodepth=1`.
+/// fio's unified_rw_reporting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unified {
+    /// Read, write and trim separately.
+    #[default]
+    None,
+    /// One "mixed" direction instead of the three (then `read` holds the mixed figures).
+    Mixed,
+    /// The three directions and "mixed" too.
+    Both,
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct JobHeader {
     pub rw: String,
@@ -117,6 +129,9 @@ pub struct JobReport {
     /// Text only: decimals of the percentile labels (fio: from `percentile_list`, default 2).
     pub percentile_precision: usize,
     pub units: Units,
+    /// unified_rw_reporting mode, and the mixed figures for `Both`.
+    pub unified: Unified,
+    pub mixed: Option<DirReport>,
 }
 
 /// One direction: `"read"`, `"write"` or `"trim"` (always all three in fio's JSON).
@@ -183,6 +198,8 @@ pub struct GroupReport {
     pub groupid: u32,
     pub dirs: [GroupDir; 3],
     pub units: Units,
+    /// The group's figures are one mixed direction (unified_rw_reporting=mixed).
+    pub mixed: bool,
 }
 
 /// One direction of a group: a line is printed only when `max_run > 0`.
@@ -268,6 +285,8 @@ impl Default for JobReport {
             zone_resets: Some(0),
             percentile_precision: 2,
             units: Units::default(),
+            unified: Unified::None,
+            mixed: None,
         }
     }
 }

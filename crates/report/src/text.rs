@@ -97,10 +97,15 @@ fn job_block(r: &Report, j: &JobReport, s: &mut String) {
     if let Some(desc) = &j.desc {
         let _ = writeln!(s, "  Description  : [{desc}]");
     }
+    let mixed_only = j.unified == crate::model::Unified::Mixed;
     for (i, d) in j.dirs().iter().enumerate() {
         if d.io_bytes > 0 {
-            dir_status(j, i, d, s);
+            // With unified_rw_reporting=mixed, `read` holds the mixed figures.
+            dir_status(j, if mixed_only { 3 } else { i }, d, s);
         }
+    }
+    if let Some(m) = j.mixed.as_ref().filter(|m| m.io_bytes > 0) {
+        dir_status(j, 3, m, s);
     }
     lat_dist(&j.latency_ns, &LAT_RANGES[..10], "nsec", s);
     lat_dist(&j.latency_us, &LAT_RANGES[..10], "usec", s);
@@ -156,7 +161,7 @@ fn job_block(r: &Report, j: &JobReport, s: &mut String) {
     }
 }
 
-const DIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+const DIR_NAMES: [&str; 4] = ["read", "write", "trim", "mixed"];
 
 fn dir_status(j: &JobReport, ddir: usize, d: &DirReport, s: &mut String) {
     if d.runtime == 0 {
@@ -334,10 +339,14 @@ fn depth_line(prefix: &str, keys: &[&str], vals: &[f64], s: &mut String) {
 }
 
 fn group_lines(g: &GroupReport, s: &mut String) {
-    const NAMES: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
+    let names = if g.mixed {
+        ["  MIXED", "  WRITE", "   TRIM"]
+    } else {
+        ["   READ", "  WRITE", "   TRIM"]
+    };
     let _ = writeln!(s, "\nRun status group {} (all jobs):", g.groupid);
     let u = &g.units;
-    for (name, d) in NAMES.iter().zip(&g.dirs) {
+    for (name, d) in names.iter().zip(&g.dirs) {
         if d.max_run == 0 {
             continue;
         }

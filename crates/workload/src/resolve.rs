@@ -182,22 +182,13 @@ fn arr(p: &PerDir<u64>) -> [u64; 3] {
 /// Options the parser knows and iolab's runner does not act on yet: refused by name rather
 /// than silently ignored.
 fn refuse_unsupported(spec: &JobSpec) -> Result<(), PlanError> {
-    let set: [(&str, bool); 8] = [
+    let set: [(&str, bool); 5] = [
         ("wait_for", spec.wait_for.is_some()),
         ("exitall", spec.exitall),
         ("pre_read", spec.pre_read),
         (
             "dedupe_percentage",
             spec.dedupe_percentage.is_some_and(|p| p > 0),
-        ),
-        (
-            "unified_rw_reporting",
-            spec.unified_rw_reporting != iolab_job::spec::UnifiedRw::None,
-        ),
-        ("rate_min", arr(&spec.rate_min).iter().any(|&v| v > 0)),
-        (
-            "rate_iops_min",
-            arr(&spec.rate_iops_min).iter().any(|&v| v > 0),
         ),
         ("number_ios", spec.number_ios > 0),
     ];
@@ -513,10 +504,10 @@ mod tests {
 
     #[test]
     fn options_the_runner_does_not_act_on_are_refused_by_name() {
-        let e = plan_jobs(&specs("[a]\nsize=1m\nrate_min=1m\n"), &env()).unwrap_err();
+        let e = plan_jobs(&specs("[a]\nsize=1m\npre_read=1\n"), &env()).unwrap_err();
         assert!(
             e.to_string()
-                .contains("t.fio:1: job 'a': option 'rate_min' is not supported"),
+                .contains("t.fio:1: job 'a': option 'pre_read' is not supported"),
             "{e}"
         );
         let e = plan_jobs(&specs("[a]\nsize=1m\nexitall\n"), &env()).unwrap_err();
