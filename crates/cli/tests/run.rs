@@ -898,3 +898,87 @@ fn golden_null_group_reporting_folds_numjobs_into_one_entry() {
     let bytes = u64_at(&v, "/jobs/0/read/io_bytes") + u64_at(&v, "/jobs/0/write/io_bytes");
     assert_eq!(bytes, 3 * (64 << 20));
 }
+
+#[test]
+fn enghelp_lists_engines_and_an_engines_options() {
+    let t = TestDir::new("enghelp");
+    let all = t.run(&["--enghelp"]).ok();
+    assert!(
+        all.stdout.starts_with("Available IO engines:"),
+        "{}",
+        all.stdout
+    );
+    assert!(all.stdout.contains("\tio_uring\n"));
+    let uring = t.run(&["--enghelp=io_uring"]).ok();
+    assert!(
+        uring.stdout.contains("sqthread_poll") && uring.stdout.contains("fixedbufs"),
+        "{}",
+        uring.stdout
+    );
+    let bad = t.run(&["--enghelp=rbd"]).fails().no_panic();
+    assert!(bad.stderr.contains("rbd"), "{}", bad.stderr);
+}
+
+/// fio 3.33 with unified_rw_reporting=mixed: "mixed" replaces read, write, trim and sync.
+#[test]
+fn unified_rw_reporting_mixed_has_fios_keys() {
+    let t = TestDir::new("mixed");
+    let args = [
+        "--name=u",
+        "--ioengine=null",
+        "--size=16m",
+        "--rw=randrw",
+        "--unified_rw_reporting=mixed",
+    ];
+    let v = t
+        .run(&[&args[..], &["--output-format=json"]].concat())
+        .ok()
+        .json();
+    let job = &v["jobs"][0];
+    assert_eq!(u64_at(&v, "/jobs/0/mixed/total_ios"), 4096);
+    for gone in ["read", "write", "trim", "sync"] {
+        assert!(
+            job.get(gone).is_none(),
+            "{gone} must not be there with mixed"
+        );
+    }
+    let text = t.run(&args).ok().stdout;
+    assert!(
+        text.contains("  mixed: IOPS=") && text.contains("  MIXED: bw="),
+        "{text}"
+    );
+}
+
+#[test]
+fn rate_min_not_met_ends_the_job_with_an_error() {
+    let t = TestDir::new("rate-min");
+    // The null engine cannot do 100 GiB/s here: the job must stop with an error, not pass.
+    let out = t
+        .run(&[
+            "--name=m",
+            "--ioengine=null",
+            "--size=1g",
+            "--rw=read",
+            "--rate_min=100g",
+            "--runtime=3",
+            "--time_based",
+        ])
+        .fails()
+        .no_panic();
+    assert!(out.stderr.contains("min rate"), "{}", out.stderr);
+}
+
+#[test]
+fn status_interval_is_refused_not_ignored() {
+    let t = TestDir::new("status-interval");
+    let out = t
+        .run(&[
+            "--status-interval=1",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+        ])
+        .fails()
+        .no_panic();
+    assert!(out.stderr.contains("status-interval"), "{}", out.stderr);
+}
