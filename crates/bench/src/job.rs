@@ -513,6 +513,9 @@ impl<'a> Runner<'a> {
     /// status line every 100 ms.
     #[inline]
     fn tick(&mut self) {
+        if self.progress.want_snapshot.load(Ordering::Relaxed) {
+            self.snapshot();
+        }
         if self.has_min_rate && self.now >= self.min_check_at {
             self.check_min_rate();
         }
@@ -560,6 +563,24 @@ impl<'a> Runner<'a> {
         }
         self.min_last = [bytes, ios];
         self.min_check_at = self.now + RATE_CYCLE_NS;
+    }
+
+    /// A copy of the statistics so far, as they would be reported now (--status-interval).
+    fn snapshot(&mut self) {
+        let elapsed_ms = (self.now.saturating_sub(self.t0) / 1_000_000).max(1);
+        let mut snap = self.stats.clone();
+        for d in snap.dirs.iter_mut().filter(|d| d.total_ios > 0) {
+            d.runtime_ms = elapsed_ms;
+        }
+        snap.total_run_time_ms = elapsed_ms;
+        snap.cpu = usage() - self.cpu0;
+        if self.sync {
+            snap.lat_from_clat();
+        }
+        if let Ok(mut slot) = self.progress.snapshot.lock() {
+            *slot = Some(snap);
+        }
+        self.progress.want_snapshot.store(false, Ordering::Relaxed);
     }
 
     /// Takes back a request that was generated but never reached the engine.

@@ -120,11 +120,28 @@ pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchErro
     run_with(plans, stop, StatusLine::default())
 }
 
+/// Periodic reports while a run goes on (fio's --status-interval): every `every`, `sink` gets
+/// each job's statistics so far (`None` for jobs that have not started).
+pub struct Periodic<'a> {
+    pub every: std::time::Duration,
+    pub sink: &'a (dyn Fn(&[Option<iolab_stats::JobStats>]) + Sync),
+}
+
 /// Runs `plans`: phases split at every stonewall, the jobs of a phase started together.
 pub fn run_with(
     plans: &[JobPlan],
     stop: &AtomicBool,
     status: StatusLine,
+) -> Result<RunOutcome, BenchError> {
+    run_reporting(plans, stop, status, None)
+}
+
+/// [`run_with`], with periodic reports.
+pub fn run_reporting(
+    plans: &[JobPlan],
+    stop: &AtomicBool,
+    status: StatusLine,
+    periodic: Option<Periodic<'_>>,
 ) -> Result<RunOutcome, BenchError> {
     use std::io::IsTerminal;
     let show = match status.mode {
@@ -138,10 +155,39 @@ pub fn run_with(
         if show {
             s.spawn(|| status::run(plans, &progress, &done, status));
         }
+        if let Some(p) = &periodic {
+            s.spawn(|| periodic_reports(p, &progress, &done));
+        }
         let r = run_phases(plans, stop, &progress);
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     })
+}
+
+/// Asks every job for a copy of its statistics every `p.every` and hands them to the sink.
+fn periodic_reports(p: &Periodic<'_>, progress: &[Progress], done: &AtomicBool) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let every = p.every.max(std::time::Duration::from_millis(100));
+    let mut next = Instant::now() + every;
+    while !done.load(Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if Instant::now() < next {
+            continue;
+        }
+        next += every;
+        for pr in progress.iter().filter(|pr| !pr.finished.load(Relaxed)) {
+            pr.want_snapshot.store(true, Relaxed);
+        }
+        // Running jobs answer at their next loop iteration: give them a moment.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let snaps: Vec<Option<iolab_stats::JobStats>> = progress
+            .iter()
+            .map(|pr| pr.snapshot.lock().ok().and_then(|g| g.clone()))
+            .collect();
+        if !done.load(Relaxed) {
+            (p.sink)(&snaps);
+        }
+    }
 }
 
 fn run_phases(

@@ -15,6 +15,10 @@ pub struct Progress {
     pub ios: [AtomicU64; 3],
     pub running: AtomicBool,
     pub finished: AtomicBool,
+    /// Set by the reporter (--status-interval): the job puts a copy of its statistics in
+    /// `snapshot` at its next loop iteration and clears it.
+    pub want_snapshot: AtomicBool,
+    pub snapshot: std::sync::Mutex<Option<iolab_stats::JobStats>>,
 }
 
 impl Progress {

@@ -80,11 +80,12 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     let formats = output_order(&top.output_format);
-    let mut out: Box<dyn Write> = match &top.output {
+    // Not a held stdout lock: periodic reports (--status-interval) write from another thread.
+    let mut out: Box<dyn Write + Send> = match &top.output {
         Some(p) => Box::new(io::BufWriter::new(
             File::create(p).map_err(|e| format!("fio: {p}: {e}"))?,
         )),
-        None => Box::new(io::stdout().lock()),
+        None => Box::new(io::stdout()),
     };
     let normal = formats.contains(&OutputFormat::Normal);
     if normal {
@@ -96,19 +97,39 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     let stop =
         stop_on_signals().map_err(|e| format!("fio: cannot install signal handlers: {e}"))?;
     let start = SystemTime::now();
-    let outcome =
-        iolab_bench::run_with(&plans, &stop, status_line(top)?).map_err(|e| format!("fio: {e}"))?;
     let group_reporting: Vec<bool> = resolved.jobs.iter().map(|j| j.group_reporting).collect();
-    let report = build_report(&plans, &resolved.jobs, &outcome, start, &group_reporting);
-    let written = formats.iter().try_for_each(|f| {
-        match f {
-            OutputFormat::Normal => iolab_report::write_normal(&report, &mut out),
-            OutputFormat::Json => iolab_report::write_json(&report, false, &mut out),
-            OutputFormat::JsonPlus => iolab_report::write_json(&report, true, &mut out),
-            OutputFormat::Terse => iolab_report::write_terse(&report, &mut out),
-        }?;
-        out.flush()
+    let shared = std::sync::Mutex::new(out);
+    // fio's --status-interval: the whole report so far, every interval, in the asked formats.
+    let sink = |snaps: &[Option<iolab_stats::JobStats>]| {
+        let (jobs, subset): (Vec<_>, Vec<_>) = snaps
+            .iter()
+            .zip(&plans)
+            .filter_map(|(s, p)| s.as_ref().map(|s| (snapshot_outcome(p, s), p.clone())))
+            .unzip();
+        if jobs.is_empty() {
+            return;
+        }
+        let partial = RunOutcome {
+            jobs,
+            disks: Vec::new(),
+            interrupted: false,
+        };
+        let report = build_report(&subset, &resolved.jobs, &partial, start, &group_reporting);
+        if let Ok(mut o) = shared.lock() {
+            let _ = write_formats(&report, &formats, &mut *o);
+        }
+    };
+    let periodic = top.status_interval_us.map(|us| iolab_bench::Periodic {
+        every: std::time::Duration::from_micros(us),
+        sink: &sink,
     });
+    let outcome = iolab_bench::run_reporting(&plans, &stop, status_line(top)?, periodic)
+        .map_err(|e| format!("fio: {e}"))?;
+    let report = build_report(&plans, &resolved.jobs, &outcome, start, &group_reporting);
+    let mut out = shared
+        .into_inner()
+        .map_err(|_| "fio: output lock poisoned".to_string())?;
+    let written = write_formats(&report, &formats, &mut out);
     match written {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         r => r.map_err(write_error)?,
@@ -122,6 +143,36 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes `report` in every asked format (already in fio's order), flushing after each.
+fn write_formats(report: &Report, formats: &[OutputFormat], out: &mut dyn Write) -> io::Result<()> {
+    let mut out = out;
+    formats.iter().try_for_each(|f| {
+        match f {
+            OutputFormat::Normal => iolab_report::write_normal(report, &mut out),
+            OutputFormat::Json => iolab_report::write_json(report, false, &mut out),
+            OutputFormat::JsonPlus => iolab_report::write_json(report, true, &mut out),
+            OutputFormat::Terse => iolab_report::write_terse(report, &mut out),
+        }?;
+        out.flush()
+    })
+}
+
+/// A job's statistics so far, shaped as a finished job for the report builder.
+fn snapshot_outcome(p: &JobPlan, s: &iolab_stats::JobStats) -> iolab_bench::JobOutcome {
+    iolab_bench::JobOutcome {
+        name: p.name.clone(),
+        clone: p.clone,
+        group: p.group,
+        stats: s.clone(),
+        runtime_ms: s.total_run_time_ms,
+        error: None,
+        engine: String::new(),
+        syscalls: Default::default(),
+        errors_ignored: 0,
+        iops_series: Vec::new(),
+    }
 }
 
 /// A reader that went away (`iolab run ... | head`) is not an error, as in ripgrep: callers
@@ -218,13 +269,9 @@ fn enghelp(which: Option<&str>) -> Result<String, String> {
     Ok(s)
 }
 
-/// fio's --eta, --eta-interval and --eta-newline. --status-interval (periodic full reports)
-/// is refused by name rather than ignored.
+/// fio's --eta, --eta-interval and --eta-newline.
 fn status_line(top: &iolab_job::TopLevel) -> Result<iolab_bench::StatusLine, String> {
     use iolab_bench::{StatusLine, StatusMode};
-    if top.status_interval_us.is_some() {
-        return Err("fio: --status-interval is not supported by iolab yet".into());
-    }
     let mode = match top.eta.as_deref() {
         Some("always") => StatusMode::Always,
         Some("never") => StatusMode::Never,
@@ -458,9 +505,11 @@ fn build_report(
         time: date,
         jobs,
         groups,
+        // disk_util=0 on every job turns the Disk stats section off, as in fio.
         disk_util: outcome
             .disks
             .iter()
+            .filter(|_| specs.iter().any(|s| s.disk_util))
             .map(|d| {
                 disk_util(&iolab_stats::DiskUtil {
                     name: d.name.clone(),

@@ -968,17 +968,25 @@ fn rate_min_not_met_ends_the_job_with_an_error() {
     assert!(out.stderr.contains("min rate"), "{}", out.stderr);
 }
 
+/// fio's --status-interval: the whole report so far every interval, then the final one.
 #[test]
-fn status_interval_is_refused_not_ignored() {
+fn status_interval_prints_cumulative_reports_while_running() {
     let t = TestDir::new("status-interval");
     let out = t
         .run(&[
             "--status-interval=1",
             "--name=x",
             "--ioengine=null",
-            "--size=1m",
+            "--size=64m",
+            "--runtime=2500ms",
+            "--time_based",
         ])
-        .fails()
+        .ok()
         .no_panic();
-    assert!(out.stderr.contains("status-interval"), "{}", out.stderr);
+    let blocks: Vec<&str> = out.stdout.matches("x: (groupid=0, jobs=1)").collect();
+    assert!(
+        blocks.len() >= 3,
+        "expected two interim reports and the final one:\n{}",
+        out.stdout
+    );
 }
