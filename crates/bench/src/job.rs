@@ -42,6 +42,22 @@ pub struct JobOutcome {
     pub iops_series: Vec<(u64, f64)>,
 }
 
+/// What ends a job early: a signal, or a job with `exitall` that finished.
+pub struct Stops<'a> {
+    pub signal: &'a AtomicBool,
+    pub exit_all: &'a AtomicBool,
+}
+
+impl Stops<'_> {
+    #[inline]
+    pub fn is_set(&self) -> bool {
+        self.signal.load(Ordering::Relaxed) || self.exit_all.load(Ordering::Relaxed)
+    }
+}
+
+/// Seed of the block that dedupe_percentage repeats.
+const DEDUPE_SEED: u64 = 0x0ded_f00d;
+
 /// fio's default ratecycle: the window over which rate_min is judged.
 const RATE_CYCLE_NS: u64 = 1_000_000_000;
 
@@ -116,10 +132,11 @@ fn usage() -> CpuUsage {
 /// it (io_uring binds its ring to the thread that first submits).
 pub fn run(
     plan: &JobPlan,
-    stop: &AtomicBool,
+    stop: &Stops<'_>,
     start: &Barrier,
     clock: Clock,
     progress: &Progress,
+    wait_on: &[&Progress],
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, but every thread must
     // still reach the barrier or the others would wait for ever.
@@ -129,10 +146,17 @@ pub fn run(
     if !plan.startdelay.is_zero() {
         std::thread::sleep(plan.startdelay);
     }
+    // fio's wait_for: start when the named job (all its clones) has finished.
+    while wait_on.iter().any(|p| !p.finished.load(Ordering::Relaxed)) && !stop.is_set() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     progress.running.store(true, Ordering::Relaxed);
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, clock, progress);
     let result = runner.run(stop);
     progress.finished.store(true, Ordering::Relaxed);
+    if plan.exitall {
+        stop.exit_all.store(true, Ordering::Relaxed);
+    }
     let mut out = runner.finish();
     if let Err(e) = result {
         out.error = Some((e.raw_os_error().unwrap_or(libc::EIO), e.to_string()));
@@ -329,7 +353,7 @@ impl<'a> Runner<'a> {
         self.depth() - self.free_slots.len()
     }
 
-    fn run(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
+    fn run(&mut self, stop: &Stops<'_>) -> std::io::Result<()> {
         let plan = self.plan;
         let ramp_end = self.t0 + plan.ramp_time.as_nanos() as u64;
         let deadline = plan.runtime.map(|r| ramp_end + r.as_nanos() as u64);
@@ -341,10 +365,7 @@ impl<'a> Runner<'a> {
         let sync = self.eng.caps().sync_only;
         self.sync = sync;
         loop {
-            if stop.load(Ordering::Relaxed)
-                || deadline.is_some_and(|d| self.now >= d)
-                || self.error.is_some()
-            {
+            if stop.is_set() || deadline.is_some_and(|d| self.now >= d) || self.error.is_some() {
                 break;
             }
             if self.ramping && self.now >= ramp_end {
@@ -406,7 +427,7 @@ impl<'a> Runner<'a> {
                         self.tick();
                         // A synchronous engine never fills the queue: the end of the run has
                         // to be noticed here.
-                        if stop.load(Ordering::Relaxed) || deadline.is_some_and(|t| self.now >= t) {
+                        if stop.is_set() || deadline.is_some_and(|t| self.now >= t) {
                             break;
                         }
                     }
@@ -481,6 +502,9 @@ impl<'a> Runner<'a> {
         if self.free.is_empty() {
             return None;
         }
+        if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
+            return None;
+        }
         let io = self.gen.next_io()?;
         let dir = stat_dir(io.dir);
         let slot = self.take_slot(Some(dir))?;
@@ -503,7 +527,15 @@ impl<'a> Runner<'a> {
             return Some(Req::trim(file, io.offset, io.len as usize).with_tag(slot as u64));
         }
         let mut buf = self.free.pop()?;
-        if op == Op::Write && plan.buffers.refill {
+        if op == Op::Write && plan.buffers.dedupe_percentage > 0 {
+            // fio's dedupe_percentage: that share of writes carry one repeated block, the rest
+            // fresh random data, so deduplicating storage sees the asked ratio.
+            if (self.rng.below(100) as u32) < plan.buffers.dedupe_percentage {
+                fill(&mut buf, plan, &mut Taus88::new(DEDUPE_SEED));
+            } else {
+                fill(&mut buf, plan, &mut self.rng);
+            }
+        } else if op == Op::Write && plan.buffers.refill {
             fill(&mut buf, plan, &mut self.rng);
         }
         Some(Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64))

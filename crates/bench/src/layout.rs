@@ -40,6 +40,7 @@ pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
         }
         let have = meta.as_ref().map(|m| m.len()).unwrap_or(0);
         if have >= f.size {
+            pre_read(plan, &f.path)?;
             continue;
         }
         if let Some(dir) = f.path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -54,8 +55,27 @@ pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
         );
         lay_out(&f.path, have, f.size, plan.pattern.read)
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
+        pre_read(plan, &f.path)?;
     }
     Ok(())
+}
+
+/// fio's pre_read: read the whole file once so that a buffered job starts with it cached
+/// (without O_DIRECT; with it, fio does nothing and neither do we).
+fn pre_read(plan: &JobPlan, path: &Path) -> Result<(), BenchError> {
+    if !plan.pre_read || plan.direct {
+        return Ok(());
+    }
+    let mut f = File::open(path).map_err(|e| BenchError::file(path, "pre_read", e))?;
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(BenchError::file(path, "pre_read", e)),
+        }
+    }
 }
 
 /// False for engines that touch no files (null): nothing to lay out.

@@ -19,7 +19,7 @@ use iolab_engine::EngineError;
 use iolab_stats::{disk, DiskStats};
 use iolab_workload::JobPlan;
 
-pub use job::{Clock, JobOutcome};
+pub use job::{Clock, JobOutcome, Stops};
 
 /// Why a run could not start or go on.
 #[derive(Debug)]
@@ -204,6 +204,11 @@ fn run_phases(
     let mut jobs = Vec::with_capacity(plans.len());
     let mut first_error = None;
     let mut first = 0;
+    let exit_all = AtomicBool::new(false);
+    let stops = &Stops {
+        signal: stop,
+        exit_all: &exit_all,
+    };
     for phase in phases(plans) {
         let prog = &progress[first..first + phase.len()];
         first += phase.len();
@@ -219,7 +224,9 @@ fn run_phases(
                     let b = &barrier;
                     std::thread::Builder::new()
                         .name(format!("{}.{}", p.name, p.clone))
-                        .spawn_scoped(s, move || job::run(p, stop, b, clock, pr))
+                        .spawn_scoped(s, move || {
+                            job::run(p, stops, b, clock, pr, &wait_on(p, phase, prog))
+                        })
                 })
                 .collect();
             handles
@@ -268,6 +275,20 @@ fn run_phases(
 }
 
 /// Plans split into phases: a job with `stonewall` waits for everything before it.
+/// The progress of the jobs `p` waits for (wait_for): earlier jobs of its phase with that name;
+/// jobs of earlier phases have finished already.
+fn wait_on<'a>(p: &JobPlan, phase: &[JobPlan], prog: &'a [Progress]) -> Vec<&'a Progress> {
+    match &p.wait_for {
+        Some(name) => phase
+            .iter()
+            .zip(prog)
+            .filter(|(q, _)| &q.name == name)
+            .map(|(_, pr)| pr)
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
 fn phases(plans: &[JobPlan]) -> Vec<&[JobPlan]> {
     let mut out = Vec::new();
     let mut start = 0;

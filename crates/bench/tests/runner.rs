@@ -214,3 +214,60 @@ fn writing_over_a_filesystem_on_a_block_device_is_refused() {
         assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stdout));
     }
 }
+
+#[test]
+fn number_ios_stops_after_exactly_that_many() {
+    let p = plans("[n]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\niodepth=8\nnumber_ios=1000\n");
+    let out = run(&p, &AtomicBool::new(false)).expect("run");
+    assert_eq!(out.jobs[0].stats.dir(Dir::Read).total_ios, 1000);
+}
+
+#[test]
+fn exitall_ends_the_other_jobs_when_one_finishes() {
+    let p = plans(
+        "[long]\nioengine=null\nsize=1g\nrw=read\ntime_based\nruntime=60\n\
+         [short]\nioengine=null\nsize=64m\nrw=read\nexitall\n",
+    );
+    let t = Instant::now();
+    let out = run(&p, &AtomicBool::new(false)).expect("run");
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "exitall did not stop the long job"
+    );
+    assert!(!out.interrupted, "exitall is not a signal");
+}
+
+#[test]
+fn wait_for_starts_after_the_named_job_has_finished() {
+    let d = scratch("wait_for");
+    let f = d.join("data");
+    // b reads what a writes; it may start only when a is done.
+    let job = format!(
+        "[global]\nfilename={}\nsize=1m\nbs=4k\nioengine=psync\n[a]\nrw=write\nbuffer_pattern=0x33\n\
+         [b]\nwait_for=a\nrw=read\n",
+        f.display()
+    );
+    let p = plans(&job);
+    assert_eq!(p[1].group, 0, "wait_for does not start a new group");
+    let out = run(&p, &AtomicBool::new(false)).expect("run");
+    assert_eq!(out.jobs[1].stats.dir(Dir::Read).io_bytes, 1 << 20);
+    assert!(fs::read(&f).expect("read").iter().all(|&b| b == 0x33));
+}
+
+#[test]
+fn dedupe_percentage_repeats_that_share_of_blocks() {
+    let d = scratch("dedupe");
+    let f = d.join("data");
+    let job = format!(
+        "[w]\nioengine=psync\nfilename={}\nsize=8m\nbs=4k\nrw=write\ndedupe_percentage=50\n",
+        f.display()
+    );
+    run(&plans(&job), &AtomicBool::new(false)).expect("run");
+    let data = fs::read(&f).expect("read");
+    let mut counts = std::collections::HashMap::new();
+    for b in data.chunks(4096) {
+        *counts.entry(b).or_insert(0u32) += 1;
+    }
+    let top = counts.values().max().copied().unwrap_or(0) as f64 / 2048.0;
+    assert!((0.45..0.55).contains(&top), "repeated block share {top}");
+}

@@ -105,6 +105,12 @@ pub struct JobPlan {
     pub pattern: Pattern,
     pub invalidate: bool,
     pub pre_read: bool,
+    /// Stop after this many I/Os (fio's number_ios; 0: no limit).
+    pub number_ios: u64,
+    /// Start only when the job of this name has finished (fio's wait_for).
+    pub wait_for: Option<String>,
+    /// When this job finishes, stop every other job (fio's exitall).
+    pub exitall: bool,
     pub buffers: BufferFill,
     pub continue_on_error: bool,
     pub allow_mounted_write: bool,

@@ -52,6 +52,14 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
         if i > 0 && (spec.stonewall || spec.new_group) {
             group += 1;
         }
+        if let Some(w) = &spec.wait_for {
+            if !out.iter().any(|p: &JobPlan| &p.name == w) {
+                return Err(err(
+                    spec,
+                    format!("wait_for={w}: no job of that name comes before this one"),
+                ));
+            }
+        }
         for clone in 0..spec.numjobs.max(1) {
             out.push(plan_one(spec, clone, group, out.len() as u64, env)?);
         }
@@ -179,28 +187,6 @@ fn arr(p: &PerDir<u64>) -> [u64; 3] {
     [p.read, p.write, p.trim]
 }
 
-/// Options the parser knows and iolab's runner does not act on yet: refused by name rather
-/// than silently ignored.
-fn refuse_unsupported(spec: &JobSpec) -> Result<(), PlanError> {
-    let set: [(&str, bool); 5] = [
-        ("wait_for", spec.wait_for.is_some()),
-        ("exitall", spec.exitall),
-        ("pre_read", spec.pre_read),
-        (
-            "dedupe_percentage",
-            spec.dedupe_percentage.is_some_and(|p| p > 0),
-        ),
-        ("number_ios", spec.number_ios > 0),
-    ];
-    match set.iter().find(|(_, on)| *on) {
-        Some((name, _)) => Err(err(
-            spec,
-            format!("option '{name}' is not supported by iolab yet"),
-        )),
-        None => Ok(()),
-    }
-}
-
 fn plan_one(
     spec: &JobSpec,
     clone: u32,
@@ -208,7 +194,6 @@ fn plan_one(
     index: u64,
     env: &PlanEnv<'_>,
 ) -> Result<JobPlan, PlanError> {
-    refuse_unsupported(spec)?;
     let names = file_names(spec, clone);
     let nfiles = names.len() as u64;
     let first_size = names.first().and_then(|p| (env.size_of)(p));
@@ -366,6 +351,9 @@ fn plan_one(
         pattern,
         invalidate: spec.invalidate,
         pre_read: spec.pre_read,
+        number_ios: spec.number_ios,
+        wait_for: spec.wait_for.clone(),
+        exitall: spec.exitall,
         buffers: BufferFill {
             zero: spec.zero_buffers,
             refill: spec.refill_buffers,
@@ -503,15 +491,13 @@ mod tests {
     }
 
     #[test]
-    fn options_the_runner_does_not_act_on_are_refused_by_name() {
-        let e = plan_jobs(&specs("[a]\nsize=1m\npre_read=1\n"), &env()).unwrap_err();
+    fn wait_for_must_name_an_earlier_job() {
+        let e = plan_jobs(&specs("[a]\nsize=1m\nwait_for=b\n[b]\nsize=1m\n"), &env()).unwrap_err();
         assert!(
-            e.to_string()
-                .contains("t.fio:1: job 'a': option 'pre_read' is not supported"),
+            e.to_string().contains("t.fio:1: job 'a': wait_for=b"),
             "{e}"
         );
-        let e = plan_jobs(&specs("[a]\nsize=1m\nexitall\n"), &env()).unwrap_err();
-        assert!(e.to_string().contains("'exitall'"), "{e}");
+        assert!(plan_jobs(&specs("[a]\nsize=1m\n[b]\nsize=1m\nwait_for=a\n"), &env()).is_ok());
     }
 
     #[test]
