@@ -49,7 +49,7 @@ check() { # what, extended regex
         fail=1
     fi
 }
-for id in plot-percentiles plot-iops-time plot-histogram plot-bars-iops plot-bars-cpu; do
+for id in plot-percentiles plot-iops-time plot-lat-time plot-histogram plot-bars-iops plot-bars-cpu; do
     check "figure #$id with an svg" "<figure id=\"$id\"><svg"
 done
 check "table #compare-table" '<table id="compare-table">'

@@ -40,6 +40,8 @@ pub struct JobOutcome {
     pub errors_ignored: u64,
     /// IOPS over time: (ms since the measured period started, IOPS).
     pub iops_series: Vec<(u64, f64)>,
+    /// Mean completion latency per sampling interval: (ms, ns).
+    pub lat_series: Vec<(u64, f64)>,
 }
 
 /// What ends a job early: a signal, or a job with `exitall` that finished.
@@ -281,6 +283,9 @@ struct Runner<'a> {
     min_last: [[u64; 3]; 2],
     /// (ms since start, IOPS) every sample window: for plots, 2 entries a second.
     iops_series: Vec<(u64, f64)>,
+    /// (ms since start, mean clat ns over the interval), and the running (sum, count) behind it.
+    lat_series: Vec<(u64, f64)>,
+    lat_window: (f64, u64),
     /// Per direction, the next due time relative to `t0` (rate limits).
     next_due: [u64; 3],
     /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
@@ -340,6 +345,8 @@ impl<'a> Runner<'a> {
             min_check_at: now + RATE_CYCLE_NS,
             min_last: [[0; 3]; 2],
             iops_series: Vec::with_capacity(256),
+            lat_series: Vec::with_capacity(256),
+            lat_window: (0.0, 0),
             next_due: [0; 3],
             sync: false,
         }
@@ -554,6 +561,19 @@ impl<'a> Runner<'a> {
         if let Some(smp) = self.stats.sample(self.now, &mut self.bw, &mut self.iops) {
             let total: u64 = smp.rate.iter().flatten().sum();
             self.iops_series.push((smp.elapsed_ms, total as f64));
+            // Mean clat of the interval from the running totals (no per-I/O work): the sum of
+            // latencies so far is mean × count per direction.
+            let (sum, n) = self.stats.dirs.iter().fold((0.0, 0u64), |(s, n), d| {
+                (
+                    s + d.clat.moments.mean() * d.clat.samples() as f64,
+                    n + d.clat.samples(),
+                )
+            });
+            if n > self.lat_window.1 {
+                let mean = (sum - self.lat_window.0) / (n - self.lat_window.1) as f64;
+                self.lat_series.push((smp.elapsed_ms, mean.max(0.0)));
+            }
+            self.lat_window = (sum, n);
         }
         if self.now >= self.next_publish {
             self.next_publish = self.now + 100_000_000;
@@ -745,6 +765,8 @@ impl<'a> Runner<'a> {
         self.bw = Sampler::new(SampleKind::BandwidthKib, 500, self.now);
         self.iops = Sampler::new(SampleKind::Iops, 500, self.now);
         self.iops_series.clear();
+        self.lat_series.clear();
+        self.lat_window = (0.0, 0);
         self.cpu0 = usage();
     }
 
@@ -830,6 +852,7 @@ impl<'a> Runner<'a> {
             syscalls: SysCalls::default(),
             errors_ignored: self.errors_ignored,
             iops_series: self.iops_series,
+            lat_series: self.lat_series,
         }
     }
 }

@@ -366,6 +366,21 @@ fn row_from(v: &Variant, depth: u32, jobs: u32, out: &RunOutcome) -> CompareRow 
         .min()
         .unwrap_or(0);
     series.truncate(shortest);
+    // Mean latency over time: the jobs' interval means averaged (they run the same workload).
+    let lat_len = out
+        .jobs
+        .iter()
+        .map(|j| j.lat_series.len())
+        .min()
+        .unwrap_or(0);
+    let lat_series: Vec<(u64, f64)> = (0..lat_len)
+        .map(|i| {
+            let ms = out.jobs[0].lat_series[i].0;
+            let mean =
+                out.jobs.iter().map(|j| j.lat_series[i].1).sum::<f64>() / out.jobs.len() as f64;
+            (ms, mean)
+        })
+        .collect();
     let runtime_ms = out
         .jobs
         .iter()
@@ -437,6 +452,7 @@ fn row_from(v: &Variant, depth: u32, jobs: u32, out: &RunOutcome) -> CompareRow 
         disk_ios: disk.map(|d| d.delta.read_ios + d.delta.write_ios),
         report,
         iops_series: series,
+        lat_series,
         error: out
             .jobs
             .iter()

@@ -4,6 +4,7 @@
 
 mod clamp;
 mod compare;
+mod report_cmd;
 mod run;
 
 use std::path::Path;
@@ -15,6 +16,7 @@ usage: iolab <command> [args]
 commands:
   run       run fio job files or a fio command line (fio's options, output and JSON)
   compare   run one workload on every engine side by side (`iolab compare --help`)
+  report    RESULTS.json [-o FILE.html]: the HTML report for saved iolab or fio JSON
   --version print the version
 
 `iolab run --help` lists fio's options; a symlink named `fio` runs `iolab run`.";
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
     match rest.first().map(String::as_str) {
         Some("run") => run::main(&rest[1..]),
         Some("compare") => compare::main(&rest[1..]),
+        Some("report") => report_cmd::main(&rest[1..]),
         None => compare::main(&[]),
         Some("--version") | Some("-V") => {
             println!("iolab {}", env!("CARGO_PKG_VERSION"));

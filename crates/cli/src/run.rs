@@ -172,6 +172,7 @@ fn snapshot_outcome(p: &JobPlan, s: &iolab_stats::JobStats) -> iolab_bench::JobO
         syscalls: Default::default(),
         errors_ignored: 0,
         iops_series: Vec::new(),
+        lat_series: Vec::new(),
     }
 }
 

@@ -164,3 +164,61 @@ fn bad_arguments_are_refused_with_exit_1() {
     let out = compare(&d, &["--iodepth=0"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// `iolab report` makes the same page from saved results: compare's JSON (rows, runs with
+/// bins, series) or fio's own json+.
+#[test]
+fn report_rebuilds_the_html_from_saved_json() {
+    let d = dir("report");
+    let out = compare(
+        &d,
+        &[
+            "--engines=null,psync",
+            "--iodepth=2",
+            "--runtime=1200ms",
+            "--size=8m",
+            "--output-format=json",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(d.join("c.json"), &out.stdout).expect("save");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .arg("report")
+            .args(args)
+            .current_dir(&d)
+            .output()
+            .expect("run")
+    };
+    let r = run(&["c.json", "-o", "c.html"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let html = std::fs::read_to_string(d.join("c.html")).expect("html");
+    for id in [
+        "plot-percentiles",
+        "plot-iops-time",
+        "plot-lat-time",
+        "plot-histogram",
+        "compare-table",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "missing {id}");
+    }
+    assert!(
+        !html.contains("no data"),
+        "every plot has data when read back from compare's JSON"
+    );
+    let fio = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../report/tests/data/fio-3.33-libaio-randread.jsonplus");
+    let r = run(&[fio.to_str().expect("path"), "-o", "fio.html"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let html = std::fs::read_to_string(d.join("fio.html")).expect("html");
+    assert!(
+        html.contains("id=\"compare-table\"") && html.contains("libaio"),
+        "fio's json+ becomes a row"
+    );
+    let bad = run(&["missing.json"]);
+    assert_eq!(bad.status.code(), Some(1));
+}

@@ -86,6 +86,9 @@ fn row(sp: &Spec, seed: u64) -> CompareRow {
             (k * 500, sp.iops * warm * (1.0 + 0.03 * rng.normal()))
         })
         .collect();
+    let lat_series = (1..=40)
+        .map(|k| (k * 500, mean * (1.0 + 0.05 * rng.normal())))
+        .collect();
     let cpu_ns = (sp.usr + sp.sys) / 100.0 * 1e9 / sp.iops;
     CompareRow {
         label: sp.label.to_owned(),
@@ -110,6 +113,7 @@ fn row(sp: &Spec, seed: u64) -> CompareRow {
             ..Default::default()
         },
         iops_series,
+        lat_series,
         error: None,
     }
 }

@@ -46,6 +46,8 @@ pub struct CompareRow {
     pub report: Report,
     /// Bandwidth/IOPS over time: (ms since start, IOPS) samples.
     pub iops_series: Vec<(u64, f64)>,
+    /// Mean completion latency per sampling interval: (ms since start, ns).
+    pub lat_series: Vec<(u64, f64)>,
     /// Why this row has no figures (mode refused or failed), if so.
     pub error: Option<String>,
 }
@@ -347,13 +349,15 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
                 "cpu_ns_per_io": r.cpu_ns_per_io, "syscalls_per_io": r.syscalls_per_io,
                 "ctx_per_io": r.ctx_per_io, "achieved_depth": r.achieved_depth,
                 "disk_util": r.disk_util, "disk_ios": r.disk_ios, "error": r.error,
+                "iops_series": r.iops_series, "lat_series_ns": r.lat_series,
             })
         })
         .collect();
     let mut runs = Vec::new();
     for r in c.rows.iter().filter(|r| r.error.is_none()) {
         let mut buf = Vec::new();
-        crate::write_json(&r.report, false, &mut buf)?;
+        // json+ (with the histogram bins), so a report made from this file can draw them.
+        crate::write_json(&r.report, true, &mut buf)?;
         runs.push(serde_json::from_slice::<Value>(&buf).map_err(std::io::Error::other)?);
     }
     let m = &c.machine;
@@ -369,6 +373,209 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
     });
     serde_json::to_writer_pretty(&mut *out, &v).map_err(std::io::Error::other)?;
     writeln!(out)
+}
+
+/// A comparison rebuilt from saved results, for `iolab report`: iolab compare's JSON (its rows
+/// and runs), or fio's (or iolab run's) JSON / json+, one row per job. Figures a file does not
+/// carry (system calls per I/O from fio, the machine) stay empty.
+pub fn comparison_from_json(text: &str) -> Result<Comparison, crate::ReportError> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| crate::ReportError::Json(e.to_string()))?;
+    if let Some(c) = v.get("iolab compare") {
+        let runs = v
+            .get("runs")
+            .and_then(|r| r.as_array())
+            .cloned()
+            .unwrap_or_default();
+        let mut run_reports = Vec::new();
+        for r in &runs {
+            run_reports.push(crate::read_fio_json(&r.to_string())?);
+        }
+        let num = |r: &serde_json::Value, k: &str| r.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+        let text_of = |r: &serde_json::Value, k: &str| {
+            r.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string()
+        };
+        let mut reports = run_reports.into_iter();
+        let rows = c
+            .get("rows")
+            .and_then(|r| r.as_array())
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| {
+                        let error = r.get("error").and_then(|e| e.as_str()).map(String::from);
+                        let pct = r.get("clat_percentile_ns");
+                        let mut clat_pct = [0u64; 6];
+                        for (i, p) in CLAT_PCT.iter().enumerate() {
+                            clat_pct[i] = pct
+                                .and_then(|m| m.get(format!("{p:.6}")))
+                                .and_then(|x| x.as_u64())
+                                .unwrap_or(0);
+                        }
+                        CompareRow {
+                            label: text_of(r, "label"),
+                            engine: text_of(r, "engine"),
+                            depth: num(r, "iodepth") as u32,
+                            jobs: num(r, "jobs") as u32,
+                            iops: num(r, "iops"),
+                            bw_bytes: num(r, "bw_bytes"),
+                            clat_mean: num(r, "clat_mean_ns"),
+                            clat_pct,
+                            slat_mean: num(r, "slat_mean_ns"),
+                            usr_cpu: num(r, "usr_cpu"),
+                            sys_cpu: num(r, "sys_cpu"),
+                            cpu_ns_per_io: num(r, "cpu_ns_per_io"),
+                            syscalls_per_io: num(r, "syscalls_per_io"),
+                            ctx_per_io: num(r, "ctx_per_io"),
+                            achieved_depth: num(r, "achieved_depth"),
+                            disk_util: r.get("disk_util").and_then(|x| x.as_f64()),
+                            disk_ios: r.get("disk_ios").and_then(|x| x.as_u64()),
+                            report: if error.is_none() {
+                                reports.next().unwrap_or_default()
+                            } else {
+                                Report::default()
+                            },
+                            iops_series: series(r, "iops_series"),
+                            lat_series: series(r, "lat_series_ns"),
+                            error,
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let findings = c
+            .get("findings")
+            .and_then(|f| f.as_array())
+            .map(|fs| {
+                fs.iter()
+                    .map(|f| Finding {
+                        title: text_of(f, "title"),
+                        evidence: text_of(f, "evidence"),
+                        advice: text_of(f, "advice"),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let m = c.get("machine").cloned().unwrap_or_default();
+        return Ok(Comparison {
+            workload: c
+                .get("workload")
+                .and_then(|w| w.as_object())
+                .map(|o| {
+                    o.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            rows,
+            findings,
+            machine: Machine {
+                kernel: text_of(&m, "kernel"),
+                cpu: text_of(&m, "cpu"),
+                cpus: num(&m, "cpus") as u32,
+                device: text_of(&m, "device"),
+                filesystem: text_of(&m, "filesystem"),
+                scheduler: text_of(&m, "scheduler"),
+            },
+            time: text_of(c, "time"),
+        });
+    }
+    let report = crate::read_fio_json(text)?;
+    let rows: Vec<CompareRow> = report
+        .jobs
+        .iter()
+        .map(|j| row_from_job(j, &report))
+        .collect();
+    let first = report.jobs.first();
+    let opt = |k: &str| {
+        first.and_then(|j| {
+            j.job_options
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+        })
+    };
+    let direct = opt("direct").is_some_and(|v| v == "1");
+    let reads = !matches!(opt("rw").as_deref(), Some("write" | "randwrite"));
+    Ok(Comparison {
+        workload: first.map(|j| j.job_options.clone()).unwrap_or_default(),
+        findings: diagnose(&rows, direct, reads),
+        machine: Machine {
+            device: report
+                .disk_util
+                .first()
+                .map(|d| d.name.clone())
+                .unwrap_or_default(),
+            ..Machine::default()
+        },
+        time: report.time.clone(),
+        rows,
+    })
+}
+
+/// A `[[ms, value], ...]` array from compare's JSON.
+fn series(r: &serde_json::Value, key: &str) -> Vec<(u64, f64)> {
+    r.get(key)
+        .and_then(|s| s.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| Some((p.get(0)?.as_u64()?, p.get(1)?.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn row_from_job(j: &crate::JobReport, report: &Report) -> CompareRow {
+    let opt = |k: &str| {
+        j.job_options
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let engine = opt("ioengine").unwrap_or_else(|| "psync".into());
+    let dirs = [&j.read, &j.write, &j.trim];
+    let main = dirs
+        .iter()
+        .max_by_key(|d| d.total_ios)
+        .copied()
+        .unwrap_or(&j.read);
+    let ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
+    let iops: f64 = dirs.iter().map(|d| d.iops).sum();
+    let mut clat_pct = [0u64; 6];
+    if let Some(list) = &main.clat_ns.percentiles {
+        for (i, p) in CLAT_PCT.iter().enumerate() {
+            clat_pct[i] = list
+                .iter()
+                .find(|(q, _)| (q - p).abs() < 1e-9)
+                .map(|x| x.1)
+                .unwrap_or(0);
+        }
+    }
+    let cpu_ns = (j.usr_cpu + j.sys_cpu) / 100.0 * j.job_runtime as f64 * 1e6;
+    let per = |x: f64| if ios > 0 { x / ios as f64 } else { 0.0 };
+    let one = Report {
+        jobs: vec![j.clone()],
+        ..Report::default()
+    };
+    CompareRow {
+        label: j.jobname.clone(),
+        depth: opt("iodepth").and_then(|d| d.parse().ok()).unwrap_or(1),
+        jobs: j.members.max(1),
+        engine,
+        iops,
+        bw_bytes: dirs.iter().map(|d| d.bw_bytes as f64).sum(),
+        clat_mean: main.clat_ns.mean,
+        clat_pct,
+        slat_mean: main.slat_ns.mean,
+        usr_cpu: j.usr_cpu,
+        sys_cpu: j.sys_cpu,
+        cpu_ns_per_io: per(cpu_ns),
+        ctx_per_io: per(j.ctx as f64),
+        achieved_depth: iops * main.lat_ns.mean / 1e9,
+        disk_util: report.disk_util.first().map(|d| d.util),
+        disk_ios: report.disk_util.first().map(|d| d.read_ios + d.write_ios),
+        report: one,
+        ..CompareRow::default()
+    }
 }
 
 #[cfg(test)]

@@ -359,6 +359,7 @@ fn plots(s: &mut String, c: &Comparison) {
     s.push_str("<section id=\"plots\"><h2>Plots</h2>\n");
     percentiles_plot(s, c);
     iops_time_plot(s, c);
+    lat_time_plot(s, c);
     histogram_plot(s, c);
     bars(s, c);
     s.push_str("</section>\n");
@@ -431,6 +432,46 @@ fn iops_time_plot(s: &mut String, c: &Comparison) {
         "plot-iops-time",
         &svg,
         "IOPS per sampling interval. Rows without samples are left out.",
+    );
+}
+
+fn lat_time_plot(s: &mut String, c: &Comparison) {
+    let series: Vec<Series> = c
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.error.is_none() && !r.lat_series.is_empty())
+        .map(|(i, r)| Series {
+            name: r.label.clone(),
+            color: i,
+            points: r
+                .lat_series
+                .iter()
+                .map(|&(ms, v)| (ms as f64 / 1000.0, v))
+                .collect(),
+            markers: r.lat_series.len() <= 3,
+        })
+        .collect();
+    let t_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max);
+    let (lo, hi) = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let x = Axis::linear(0.0, t_max, "time since start (s)", svg::sig3);
+    let y = Axis::log_ns(
+        if lo == f64::MAX { 1.0 } else { lo },
+        hi.max(1.0),
+        "mean completion latency (log scale)",
+    );
+    let svg = svg::line_chart("Completion latency over time", &x, &y, &series);
+    figure(
+        s,
+        "plot-lat-time",
+        &svg,
+        "Mean completion latency per sampling interval: stalls and drifts that a single mean hides.",
     );
 }
 

@@ -1,12 +1,13 @@
-//! Structure of the HTML comparison page: the five plots, the table, findings, escaping, and
+//! Structure of the HTML comparison page: the six plots, the table, findings, escaping, and
 //! that nothing in it could fetch anything or show NaN, whatever the rows hold.
 
 use iolab_report::compare::{CompareRow, Comparison, Finding, Machine};
 use iolab_report::{write_html, DirReport, JobReport, LatReport, Report};
 
-const FIGURES: [&str; 5] = [
+const FIGURES: [&str; 6] = [
     "plot-percentiles",
     "plot-iops-time",
+    "plot-lat-time",
     "plot-histogram",
     "plot-bars-iops",
     "plot-bars-cpu",
@@ -166,7 +167,7 @@ fn empty_comparison_still_renders_every_part() {
     let html = render(&Comparison::default());
     assert_clean(&html);
     assert_eq!(html.matches("<tr><td class=\"label\">").count(), 0);
-    assert_eq!(html.matches("no data").count(), 5);
+    assert_eq!(html.matches("no data").count(), FIGURES.len());
     assert!(html.contains("<title>iolab compare</title>"));
 }
 
@@ -182,8 +183,8 @@ fn single_row_without_percentiles_bins_or_series() {
     });
     assert_clean(&html);
     assert_eq!(html.matches("<tr><td class=\"label\">").count(), 1);
-    // Percentiles, IOPS over time and histogram have nothing to draw; the bars do.
-    assert_eq!(html.matches("no data").count(), 3);
+    // Percentiles, IOPS and latency over time and histogram have nothing to draw; the bars do.
+    assert_eq!(html.matches("no data").count(), 4);
 }
 
 #[test]
