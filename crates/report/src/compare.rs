@@ -578,6 +578,94 @@ fn row_from_job(j: &crate::JobReport, report: &Report) -> CompareRow {
     }
 }
 
+/// A comparison from fio's log files (write_bw_log / write_iops_log / write_lat_log:
+/// `time_ms, value, ddir, bs[, offset]` per line), one row per job prefix (`name` of
+/// `name_iops.1.log`): IOPS and latency over time, and their means. `files` are (file name,
+/// contents).
+pub fn comparison_from_logs(files: &[(String, String)]) -> Result<Comparison, crate::ReportError> {
+    let mut rows: Vec<CompareRow> = Vec::new();
+    for (name, text) in files {
+        let base = std::path::Path::new(name)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(name);
+        let kinds = ["_iops.", "_bw.", "_clat.", "_slat.", "_lat."];
+        let (prefix, kind) = kinds
+            .iter()
+            .find_map(|k| base.find(k).map(|i| (&base[..i], &k[1..k.len() - 1])))
+            .ok_or_else(|| {
+                crate::ReportError::Json(format!(
+                    "{base}: not a fio log (name_iops|bw|lat|clat|slat.N.log)"
+                ))
+            })?;
+        // Values of one time summed over directions (a mixed job logs reads and writes).
+        let mut points: Vec<(u64, f64)> = Vec::new();
+        for (n, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let mut f = line.split(',').map(str::trim);
+            let parse = |v: Option<&str>| v.and_then(|x| x.parse::<f64>().ok());
+            let (Some(t), Some(v)) = (parse(f.next()), parse(f.next())) else {
+                return Err(crate::ReportError::Json(format!(
+                    "{base}:{}: not 'time, value, ...'",
+                    n + 1
+                )));
+            };
+            match points.last_mut() {
+                Some(p) if p.0 == t as u64 && kind != "clat" && kind != "lat" && kind != "slat" => {
+                    p.1 += v
+                }
+                _ => points.push((t as u64, v)),
+            }
+        }
+        let idx = match rows.iter().position(|r| r.label == prefix) {
+            Some(i) => i,
+            None => {
+                rows.push(CompareRow {
+                    label: prefix.to_string(),
+                    engine: String::new(),
+                    depth: 1,
+                    jobs: 1,
+                    ..CompareRow::default()
+                });
+                rows.len() - 1
+            }
+        };
+        let r = &mut rows[idx];
+        let mean = |p: &[(u64, f64)]| {
+            if p.is_empty() {
+                0.0
+            } else {
+                p.iter().map(|x| x.1).sum::<f64>() / p.len() as f64
+            }
+        };
+        match kind {
+            "iops" => {
+                r.iops = mean(&points);
+                r.iops_series = points;
+            }
+            "bw" => r.bw_bytes = mean(&points) * 1024.0,
+            "clat" => {
+                r.clat_mean = mean(&points);
+                r.lat_series = points;
+            }
+            "slat" => r.slat_mean = mean(&points),
+            _ => {
+                if r.lat_series.is_empty() {
+                    r.clat_mean = mean(&points);
+                    r.lat_series = points;
+                }
+            }
+        }
+    }
+    Ok(Comparison {
+        rows,
+        ..Comparison::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,6 +727,29 @@ mod tests {
             .find(|f| f.title == "the device is the bottleneck")
             .expect("finding");
         assert!(d.advice.contains("io_uring"), "{d:?}");
+    }
+
+    #[test]
+    fn fio_log_files_become_a_row_with_series() {
+        // As fio 3.33 writes them with log_avg_msec=500 (time ms, value, ddir, bs, offset).
+        let files = vec![
+            (
+                "lg_iops.1.log".to_string(),
+                "500, 1355130, 0, 0, 0\n1000, 2024468, 0, 0, 0\n".to_string(),
+            ),
+            (
+                "lg_clat.1.log".to_string(),
+                "500, 75, 0, 0, 0\n1000, 50, 0, 0, 0\n".to_string(),
+            ),
+        ];
+        let c = comparison_from_logs(&files).unwrap();
+        assert_eq!(c.rows.len(), 1);
+        let r = &c.rows[0];
+        assert_eq!(r.label, "lg");
+        assert_eq!(r.iops_series, vec![(500, 1_355_130.0), (1000, 2_024_468.0)]);
+        assert_eq!(r.clat_mean, 62.5);
+        let bad = comparison_from_logs(&[("x.log".to_string(), String::new())]).unwrap_err();
+        assert!(bad.to_string().contains("not a fio log"), "{bad}");
     }
 
     #[test]
