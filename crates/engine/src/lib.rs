@@ -16,6 +16,32 @@
 //! [`Done::result`]. Dropping an engine waits for or cancels what is in flight before any buffer
 //! is freed.
 
+/// The `commit`, `reap` and `in_flight` of an engine whose every request completes inside
+/// `queue`: nothing is ever queued or in flight. Used inside `impl Engine for ...` so each
+/// synchronous engine says so explicitly, rather than asynchronous ones inheriting it.
+macro_rules! completes_in_queue {
+    () => {
+        fn commit(&mut self) -> std::io::Result<usize> {
+            Ok(0)
+        }
+
+        fn reap(
+            &mut self,
+            _min: usize,
+            _max: usize,
+            _timeout: Option<std::time::Duration>,
+            _out: &mut Vec<$crate::Done>,
+        ) -> std::io::Result<usize> {
+            Ok(0)
+        }
+
+        fn in_flight(&self) -> usize {
+            0
+        }
+    };
+}
+pub(crate) use completes_in_queue;
+
 mod buf;
 mod error;
 mod files;

@@ -21,7 +21,6 @@ use std::io;
 use std::os::fd::RawFd;
 use std::path::Path;
 use std::ptr;
-use std::time::Duration;
 
 use crate::files::{ebadf, FileEntry, Files};
 use crate::{
@@ -336,23 +335,7 @@ impl Engine for MmapEngine {
         Queued::Done(Done { req, result })
     }
 
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-
-    fn reap(
-        &mut self,
-        _: usize,
-        _: usize,
-        _: Option<Duration>,
-        _: &mut Vec<Done>,
-    ) -> io::Result<usize> {
-        Ok(0)
-    }
-
-    fn in_flight(&self) -> usize {
-        0
-    }
+    crate::completes_in_queue!();
 
     fn syscalls(&self) -> SysCalls {
         self.calls
