@@ -51,9 +51,26 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         });
     }
     let file = inv.load().map_err(|e| e.to_string())?;
+    if top.showcmd {
+        // fio's --showcmd: each job as the command line that would define it, then exit.
+        for job in &file.jobs {
+            let mut line = format!("fio --name={}", job.name);
+            for o in job.options.iter().filter(|o| o.def.name != "name") {
+                match o.value.as_deref() {
+                    Some(v) if !v.is_empty() => line.push_str(&format!(" --{}={v}", o.spelled)),
+                    _ => line.push_str(&format!(" --{}", o.spelled)),
+                }
+            }
+            println!("{line} ");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut resolved = file.resolve().map_err(|e| e.to_string())?;
     for w in &resolved.warnings {
         eprintln!("fio: warning: {w}");
+    }
+    if top.warnings_fatal && !resolved.warnings.is_empty() {
+        return Err("fio: warnings are fatal (--warnings-fatal)".into());
     }
     if top.parse_only {
         return Ok(ExitCode::SUCCESS);

@@ -990,3 +990,50 @@ fn status_interval_prints_cumulative_reports_while_running() {
         out.stdout
     );
 }
+
+/// fio's --showcmd prints each job as a command line and runs nothing.
+#[test]
+fn showcmd_prints_the_command_line_and_does_not_run() {
+    let t = TestDir::new("showcmd");
+    let f = t.write(
+        "z.fio",
+        "[job]\nioengine=null\nrw=randread\nnorandommap\nsize=1280m\nbs=4k\n",
+    );
+    let out = t.run(&["--showcmd", f.to_str().expect("path")]).ok();
+    // Checked against fio 3.33 on the corpus's zipf.fio.
+    assert_eq!(
+        out.stdout,
+        "fio --name=job --ioengine=null --rw=randread --norandommap --size=1280m --bs=4k \n"
+    );
+}
+
+#[test]
+fn warnings_fatal_turns_a_warning_into_exit_1() {
+    let t = TestDir::new("warnings-fatal");
+    let out = t
+        .run(&[
+            "--warnings-fatal",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+        ])
+        .fails()
+        .no_panic();
+    assert!(
+        out.stderr.contains("time_based requires a runtime"),
+        "{}",
+        out.stderr
+    );
+    // Without it the same job runs, size-based, as fio runs it.
+    let ok = t
+        .run(&[
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--output-format=json",
+        ])
+        .ok();
+    assert_eq!(u64_at(&ok.json(), "/jobs/0/read/total_ios"), 256);
+}

@@ -364,6 +364,9 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
             option: "time_based".into(),
             message: "time_based requires a runtime/timeout setting (ignored, as fio does)".into(),
         });
+        // Regression: the warning said "ignored" but the flag stayed on, and the job ran for
+        // ever; fio 3.33 runs such a job size-based.
+        spec.time_based = false;
     }
     Ok(spec)
 }
@@ -716,6 +719,13 @@ mod tests {
             .starts_with("job.fio:2: option 'ioengine': ioengine 'rbd' is not"));
         let e = resolve("[a]\nioengine=bogus\n").err().map(|e| e.kind);
         assert_eq!(e, Some(ErrorKind::InvalidValue));
+    }
+
+    #[test]
+    fn time_based_without_runtime_is_ignored_as_fio_does() {
+        let r = resolve("[a]\nsize=1m\ntime_based\n").unwrap();
+        assert!(!r.jobs[0].time_based);
+        assert_eq!(r.warnings.len(), 1);
     }
 
     #[test]
