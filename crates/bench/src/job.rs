@@ -40,6 +40,10 @@ pub struct JobOutcome {
     pub errors_ignored: u64,
     /// IOPS over time: (ms since the measured period started, IOPS).
     pub iops_series: Vec<(u64, f64)>,
+    /// When the job's I/O started and ended, ns on the run's clock (after startdelay and
+    /// wait_for): what ordering (stonewall, wait_for) can be checked against.
+    pub started_ns: u64,
+    pub ended_ns: u64,
     /// Mean completion latency per sampling interval: (ms, ns).
     pub lat_series: Vec<(u64, f64)>,
 }
@@ -153,6 +157,7 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(10));
     }
     progress.running.store(true, Ordering::Relaxed);
+    let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, clock, progress);
     let result = runner.run(stop);
     progress.finished.store(true, Ordering::Relaxed);
@@ -164,6 +169,8 @@ pub fn run(
         out.error = Some((e.raw_os_error().unwrap_or(libc::EIO), e.to_string()));
     }
     out.syscalls = eng.syscalls();
+    out.started_ns = started_ns;
+    out.ended_ns = clock.now();
     out.engine = eng.describe();
     for f in plan.files.iter().filter(|_| eng.kind().needs_files()) {
         if f.unlink {
@@ -853,6 +860,8 @@ impl<'a> Runner<'a> {
             errors_ignored: self.errors_ignored,
             iops_series: self.iops_series,
             lat_series: self.lat_series,
+            started_ns: 0,
+            ended_ns: 0,
         }
     }
 }

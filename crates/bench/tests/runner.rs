@@ -164,6 +164,11 @@ fn stonewall_runs_phases_in_order() {
     assert_eq!(p[1].group, 1);
     let out = run(&p, &AtomicBool::new(false)).expect("run");
     assert_eq!(out.jobs.len(), 2);
+    // The bytes alone cannot tell (the file is laid out before either job): the times can.
+    assert!(
+        out.jobs[1].started_ns >= out.jobs[0].ended_ns,
+        "the stonewalled job started before the first ended"
+    );
     assert_eq!(out.jobs[1].stats.dir(Dir::Read).io_bytes, 1 << 20);
     assert!(fs::read(&f).expect("read").iter().all(|&b| b == 0x77));
 }
@@ -250,6 +255,10 @@ fn wait_for_starts_after_the_named_job_has_finished() {
     let p = plans(&job);
     assert_eq!(p[1].group, 0, "wait_for does not start a new group");
     let out = run(&p, &AtomicBool::new(false)).expect("run");
+    assert!(
+        out.jobs[1].started_ns >= out.jobs[0].ended_ns,
+        "b started before a finished"
+    );
     assert_eq!(out.jobs[1].stats.dir(Dir::Read).io_bytes, 1 << 20);
     assert!(fs::read(&f).expect("read").iter().all(|&b| b == 0x33));
 }

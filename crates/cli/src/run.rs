@@ -190,6 +190,8 @@ fn snapshot_outcome(p: &JobPlan, s: &iolab_stats::JobStats) -> iolab_bench::JobO
         errors_ignored: 0,
         iops_series: Vec::new(),
         lat_series: Vec::new(),
+        started_ns: 0,
+        ended_ns: 0,
     }
 }
 
