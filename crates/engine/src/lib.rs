@@ -492,8 +492,8 @@ pub trait Engine: Send {
 pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
     match opts.kind {
         EngineKind::Null => Ok(Box::new(null::NullEngine::new(opts))),
-        EngineKind::Sync => Ok(Box::new(sync::SyncEngine::new(opts, false))),
-        EngineKind::Psync => Ok(Box::new(sync::SyncEngine::new(opts, true))),
+        EngineKind::Sync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Sync))),
+        EngineKind::Psync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Psync))),
         EngineKind::Pvsync2 => pvsync2::open(opts),
         EngineKind::Libaio => libaio::open(opts),
         EngineKind::IoUring => uring::open(opts),

@@ -1,39 +1,89 @@
-//! `sync` (lseek + read/write) and `psync` (pread/pwrite): every request completes inside
-//! `queue`, so depth beyond 1 needs more threads.
+//! The synchronous engines: `sync` (lseek + read/write), `psync` (pread/pwrite) and `pvsync2`
+//! (preadv2/pwritev2 with RWF_HIPRI for hipri and RWF_NOWAIT for nowait). Every request
+//! completes inside `queue`, so depth beyond 1 needs more threads. They differ only in the
+//! call that moves the data ([`sys::RwCall`]).
 
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
 use crate::files::{ebadf, FileEntry, Files};
+use crate::sys::RwCall;
 use crate::{
-    sys, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, FileId, Op, Queued, Req, SysCalls,
+    sys, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
+    Req, SysCalls,
 };
 
 pub(crate) struct SyncEngine {
     kind: EngineKind,
-    positional: bool,
+    call: RwCall,
+    hipri: bool,
     caps: Caps,
     files: Files,
     calls: SysCalls,
 }
 
 impl SyncEngine {
-    pub fn new(_opts: &EngineOpts, positional: bool) -> SyncEngine {
+    /// `kind` is Sync, Psync or Pvsync2; hipri and nowait apply to pvsync2.
+    pub fn new(opts: &EngineOpts, kind: EngineKind) -> SyncEngine {
+        let v2 = kind == EngineKind::Pvsync2;
+        let call = match kind {
+            EngineKind::Sync => RwCall::Seek,
+            EngineKind::Pvsync2 => {
+                let mut flags = 0;
+                if opts.hipri {
+                    flags |= libc::RWF_HIPRI;
+                }
+                if opts.nowait {
+                    flags |= libc::RWF_NOWAIT;
+                }
+                RwCall::V2 {
+                    flags,
+                    nowait: opts.nowait,
+                }
+            }
+            _ => RwCall::Positional,
+        };
         SyncEngine {
-            kind: if positional {
-                EngineKind::Psync
-            } else {
-                EngineKind::Sync
-            },
-            positional,
+            kind,
+            call,
+            hipri: v2 && opts.hipri,
             caps: Caps {
                 sync_only: true,
                 max_depth: 1,
+                vectored: v2,
+                polling: v2 && opts.hipri,
                 ..Caps::default()
             },
             files: Files::default(),
             calls: SysCalls::default(),
+        }
+    }
+
+    /// RWF_HIPRI polls only for O_DIRECT on a device with poll queues; anywhere else the
+    /// kernel quietly does ordinary I/O, so the mode is refused rather than pretended.
+    fn hipri_refusal(&self, entry: &FileEntry) -> Option<EngineError> {
+        let err = || {
+            EngineError::new(ErrorKind::Unsupported, "add_file", self.kind)
+                .path(&entry.path)
+                .source(io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+        };
+        match &entry.dev {
+            None => Some(err().hint(
+                "hipri (RWF_HIPRI) needs a block device with poll queues, and this file is not \
+                 on a block device; drop hipri",
+            )),
+            Some(d) if !d.io_poll => Some(err().hint(format!(
+                "hipri (RWF_HIPRI) needs poll queues, and device {} has none: \
+                 /sys/block/{}/queue/io_poll is 0 (for NVMe, load nvme with poll_queues=N); \
+                 drop hipri",
+                d.name, d.name
+            ))),
+            Some(_) if !entry.direct => Some(err().hint(
+                "hipri (RWF_HIPRI) polls only for O_DIRECT; on a buffered file the kernel \
+                 ignores it; open the file with O_DIRECT (direct=1) or drop hipri",
+            )),
+            Some(_) => None,
         }
     }
 
@@ -50,7 +100,7 @@ impl SyncEngine {
                 unsafe {
                     sys::rw_full(
                         req.op == Op::Write,
-                        self.positional,
+                        self.call,
                         f.fd(),
                         ptr,
                         len,
@@ -74,8 +124,30 @@ impl Engine for SyncEngine {
         &self.caps
     }
 
+    fn describe(&self) -> String {
+        let modes: Vec<&str> = match self.call {
+            RwCall::V2 { nowait, .. } => [(self.hipri, "hipri"), (nowait, "nowait")]
+                .iter()
+                .filter(|m| m.0)
+                .map(|m| m.1)
+                .collect(),
+            _ => Vec::new(),
+        };
+        if modes.is_empty() {
+            self.kind.name().to_string()
+        } else {
+            format!("{} ({})", self.kind.name(), modes.join(", "))
+        }
+    }
+
     fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        Ok(self.files.insert(FileEntry::new(file, path, self.kind)?))
+        let entry = FileEntry::new(file, path, self.kind)?;
+        if self.hipri {
+            if let Some(e) = self.hipri_refusal(&entry) {
+                return Err(e);
+            }
+        }
+        Ok(self.files.insert(entry))
     }
 
     fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {

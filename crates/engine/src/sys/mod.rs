@@ -85,20 +85,34 @@ pub fn errno_name(code: i32) -> &'static str {
     }
 }
 
-/// `pread`/`pwrite` (positional) or `read`/`write` after `lseek`, until `len` bytes are done,
-/// end of file is reached (reads), or a real error occurs. Counts every call in `calls`.
+/// Which system call moves the data of a synchronous request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwCall {
+    /// `lseek` then `read`/`write` (fio's sync).
+    Seek,
+    /// `pread`/`pwrite` (psync).
+    Positional,
+    /// `preadv2`/`pwritev2` with one iovec and RWF_* `flags` (pvsync2); under `nowait`,
+    /// EAGAIN is the answer rather than something to retry.
+    V2 { flags: libc::c_int, nowait: bool },
+}
+
+/// Moves `len` bytes at `offset` with `call`, until they are done, end of file is reached
+/// (reads), or a real error occurs; short transfers continue where they stopped and EINTR
+/// (and EAGAIN, unless under nowait) are retried. Counts every call in `calls`.
 ///
 /// # Safety
 /// `buf` must be valid for reads and writes of `len` bytes for the duration of the call.
 pub unsafe fn rw_full(
     write: bool,
-    positional: bool,
+    call: RwCall,
     fd: RawFd,
     buf: *mut u8,
     len: usize,
     offset: u64,
     calls: &mut u64,
 ) -> io::Result<usize> {
+    let nowait = matches!(call, RwCall::V2 { nowait: true, .. });
     let mut done = 0usize;
     while done < len {
         let off = (offset + done as u64) as libc::off_t;
@@ -106,31 +120,46 @@ pub unsafe fn rw_full(
         let p = unsafe { buf.add(done) };
         let n = len - done;
         *calls += 1;
-        let ret = if positional {
+        let ret = match call {
             // SAFETY: p is valid for n bytes (caller's guarantee).
-            unsafe {
+            RwCall::Positional => unsafe {
                 if write {
                     libc::pwrite(fd, p as *const libc::c_void, n, off)
                 } else {
                     libc::pread(fd, p as *mut libc::c_void, n, off)
                 }
-            }
-        } else {
-            // SAFETY: lseek has no memory arguments.
-            if unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
-                let e = io::Error::last_os_error();
-                if is_retry(&e, false) {
-                    continue;
+            },
+            RwCall::V2 { flags, .. } => {
+                let iov = libc::iovec {
+                    iov_base: p as *mut libc::c_void,
+                    iov_len: n,
+                };
+                // SAFETY: the one iovec points at p..p+n, valid for the call.
+                unsafe {
+                    if write {
+                        libc::pwritev2(fd, &iov, 1, off, flags)
+                    } else {
+                        libc::preadv2(fd, &iov, 1, off, flags)
+                    }
                 }
-                return Err(e);
             }
-            *calls += 1;
-            // SAFETY: p is valid for n bytes (caller's guarantee).
-            unsafe {
-                if write {
-                    libc::write(fd, p as *const libc::c_void, n)
-                } else {
-                    libc::read(fd, p as *mut libc::c_void, n)
+            RwCall::Seek => {
+                // SAFETY: lseek has no memory arguments.
+                if unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
+                    let e = io::Error::last_os_error();
+                    if is_retry(&e, false) {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                *calls += 1;
+                // SAFETY: p is valid for n bytes (caller's guarantee).
+                unsafe {
+                    if write {
+                        libc::write(fd, p as *const libc::c_void, n)
+                    } else {
+                        libc::read(fd, p as *mut libc::c_void, n)
+                    }
                 }
             }
         };
@@ -138,7 +167,7 @@ pub unsafe fn rw_full(
             Ok(0) if !write => break,
             Ok(0) => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
             Ok(k) => done += k,
-            Err(e) if is_retry(&e, false) => continue,
+            Err(e) if is_retry(&e, nowait) => continue,
             Err(e) => return Err(e),
         }
     }
