@@ -14,6 +14,8 @@ out=bench/results/engine-overhead-$(date -u +%Y%m%dT%H%M%SZ).txt
   echo "# $(date -u) kernel $(uname -r); $(nproc) CPUs"
   echo "# filesystem of $dir: $(df -T "$dir" | awk 'NR==2{print $2" on "$1}')"
   "$bin" "$dir"
+  echo "# IOPS above are single unpaired runs, for orientation only (no peer, no pairing);"
+  echo "# the figures this benchmark stands for are ns per I/O and system calls per I/O."
   echo
   echo "strace check: system calls the engine counted vs those strace saw (I/O calls only)"
   # The program's own start-up (the dynamic loader reads ELF headers with pread64) is measured
