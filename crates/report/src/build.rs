@@ -87,12 +87,22 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
         &m.percentiles
     };
     let runtime = s.total_run_time_ms / u64::from(s.members.max(1));
-    // unified_rw_reporting: read, write and trim as one direction.
-    let mut merged = s.dirs[0].clone();
-    merged += &s.dirs[1];
-    merged += &s.dirs[2];
-    let mixed = dir(&merged, m, list);
+    // unified_rw_reporting: read, write and trim as one direction (only when asked: the
+    // merge copies three histograms).
+    let mixed = (m.unified != crate::model::Unified::None).then(|| {
+        let mut merged = s.dirs[0].clone();
+        merged += &s.dirs[1];
+        merged += &s.dirs[2];
+        dir(&merged, m, list)
+    });
     let only_mixed = m.unified == crate::model::Unified::Mixed;
+    let per_dir = |i: usize| {
+        if only_mixed {
+            DirReport::default()
+        } else {
+            dir(&s.dirs[i], m, list)
+        }
+    };
     JobReport {
         jobname: m.name.clone(),
         groupid: m.groupid,
@@ -100,23 +110,14 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
         eta: 0,
         elapsed: m.elapsed_s,
         job_options: m.options.clone(),
-        read: if only_mixed {
-            mixed.clone()
-        } else {
-            dir(&s.dirs[0], m, list)
+        read: match (&mixed, only_mixed) {
+            (Some(mx), true) => mx.clone(),
+            _ => per_dir(0),
         },
-        write: if only_mixed {
-            DirReport::default()
-        } else {
-            dir(&s.dirs[1], m, list)
-        },
-        trim: if only_mixed {
-            DirReport::default()
-        } else {
-            dir(&s.dirs[2], m, list)
-        },
+        write: per_dir(1),
+        trim: per_dir(2),
         unified: m.unified,
-        mixed: (m.unified == crate::model::Unified::Both).then_some(mixed),
+        mixed: mixed.filter(|_| m.unified == crate::model::Unified::Both),
         sync: SyncReport {
             total_ios: s.sync.total_ios,
             lat_ns: lat(&s.sync.lat, Some(list), true),
