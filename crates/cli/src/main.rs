@@ -4,6 +4,7 @@
 
 mod clamp;
 mod compare;
+mod cp;
 mod report_cmd;
 mod run;
 
@@ -16,6 +17,7 @@ usage: iolab <command> [args]
 commands:
   run       run fio job files or a fio command line (fio's options, output and JSON)
   compare   run one workload on every engine side by side (`iolab compare --help`)
+  cp        SRC DST | SRC... DIR: copy with I/O in flight, renamed into place when complete
   report    RESULTS.json [-o FILE.html]: the HTML report for saved iolab or fio JSON
   --version print the version
 
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         Some("run") => run::main(&rest[1..]),
         Some("compare") => compare::main(&rest[1..]),
         Some("report") => report_cmd::main(&rest[1..]),
+        Some("cp") => cp::main(&rest[1..]),
         None => compare::main(&[]),
         Some("--version") | Some("-V") => {
             println!("iolab {}", env!("CARGO_PKG_VERSION"));

@@ -1,4 +1,181 @@
-//! Asynchronous file copy on the iolab engine layer.
+//! Asynchronous file copy on the iolab engine layer: `iolab cp`.
 //!
-//! Placeholder: this crate is filled in by its own issue (see DESIGN.md).
+//! A copy is planned first ([`plan`]: what goes where, refusals such as a file onto itself),
+//! then run ([`run`]). Every file is written into a temporary file in the destination's
+//! directory (an anonymous `O_TMPFILE` where the file system has it, so a killed copy leaves
+//! nothing) and gets its name only after all data, metadata and the fsync succeeded; an
+//! existing destination is replaced by `rename`, so it is never seen truncated or half-written.
+//!
+//! The data moves by the fastest method that is correct for the request: a reflink
+//! (`FICLONE`) or `copy_file_range` where the file system offers them and no O_DIRECT or
+//! O_SYNC was asked for, otherwise the engine pipeline: `iodepth` reads and writes in flight
+//! through an [`iolab_engine::Engine`], a completed read turning into the write of the same
+//! buffer. Holes stay holes (`SEEK_DATA`/`SEEK_HOLE`).
 #![forbid(unsafe_code)]
+
+mod dest;
+mod error;
+mod extents;
+mod pipeline;
+mod plan;
+mod verify;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+use iolab_engine::EngineKind;
+
+pub use error::CopyError;
+pub use plan::{plan, Entry, Plan};
+
+/// How file data is moved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Method {
+    /// Reflink, else `copy_file_range`, else the engine; the engine alone when O_DIRECT or
+    /// O_SYNC is asked for (the kernel's in-kernel copies go through the page cache).
+    #[default]
+    Auto,
+    Engine,
+    CopyFileRange,
+    Reflink,
+}
+
+impl Method {
+    pub fn from_name(s: &str) -> Option<Method> {
+        match s {
+            "auto" => Some(Method::Auto),
+            "engine" => Some(Method::Engine),
+            "copy_file_range" => Some(Method::CopyFileRange),
+            "reflink" => Some(Method::Reflink),
+            _ => None,
+        }
+    }
+}
+
+/// Synchronous writes on the destination (aiocp's `-f O_SYNC`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SyncWrites {
+    #[default]
+    Off,
+    /// `O_DSYNC`: each write returns once its data is on stable storage.
+    Dsync,
+    /// `O_SYNC`: data and metadata.
+    Sync,
+}
+
+/// What a copy does. Defaults: io_uring, 1 MiB blocks, 16 in flight, buffered, fsync before
+/// the rename.
+#[derive(Clone, Debug)]
+pub struct CopyOpts {
+    pub engine: EngineKind,
+    /// Bytes per read and write.
+    pub bs: usize,
+    /// Reads and writes in flight.
+    pub iodepth: u32,
+    /// O_DIRECT on both sides.
+    pub direct: bool,
+    pub sync: SyncWrites,
+    /// Checksum source and destination (crc32c) after the copy.
+    pub verify: bool,
+    /// Keep mode, owner (where permitted) and timestamps.
+    pub preserve: bool,
+    /// Never replace an existing destination.
+    pub no_clobber: bool,
+    /// Copy directories and what they hold.
+    pub recursive: bool,
+    pub method: Method,
+    /// fsync each file before it gets its name, and each directory after (default on).
+    pub fsync: bool,
+    /// Use `O_TMPFILE` where the file system has it (off: always a named temporary file).
+    pub tmpfile: bool,
+    /// Set from outside (a signal handler) to stop: what is in flight is abandoned, every
+    /// temporary file removed, and the run ends with [`CopyError::Interrupted`].
+    pub cancel: Arc<AtomicBool>,
+    /// Bytes written so far, for a progress display.
+    pub progress: Arc<AtomicU64>,
+}
+
+impl Default for CopyOpts {
+    fn default() -> CopyOpts {
+        CopyOpts {
+            engine: EngineKind::IoUring,
+            bs: 1 << 20,
+            iodepth: 16,
+            direct: false,
+            sync: SyncWrites::Off,
+            verify: false,
+            preserve: false,
+            no_clobber: false,
+            recursive: false,
+            method: Method::Auto,
+            fsync: true,
+            tmpfile: true,
+            cancel: Arc::new(AtomicBool::new(false)),
+            progress: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+/// How one file's data was moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Used {
+    Reflink,
+    CopyFileRange,
+    /// The engine pipeline, with the engine's description.
+    Engine,
+}
+
+impl Used {
+    pub fn name(self) -> &'static str {
+        match self {
+            Used::Reflink => "reflink",
+            Used::CopyFileRange => "copy_file_range",
+            Used::Engine => "engine",
+        }
+    }
+}
+
+/// Something that happened, for `-v` and for callers that keep a log.
+#[derive(Debug)]
+pub enum Event {
+    /// A file was copied and got its name.
+    Copied {
+        src: PathBuf,
+        dst: PathBuf,
+        bytes: u64,
+        used: Used,
+        /// The engine's description when `used` is the engine.
+        engine: Option<String>,
+        /// crc32c of both sides when verified.
+        crc32c: Option<u32>,
+    },
+    /// A directory was created.
+    Dir { dst: PathBuf },
+    /// A symbolic link was created.
+    Symlink { dst: PathBuf, target: PathBuf },
+    /// Not copied because the destination exists (`-n`).
+    Skipped { dst: PathBuf },
+    /// A temporary file left by a killed copy was removed.
+    Stale { path: PathBuf },
+    /// One entry failed; the others go on.
+    Failed(CopyError),
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub files: u64,
+    pub bytes: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    pub skipped: u64,
+    pub failed: u64,
+}
+
+/// Runs a plan: directories and links first, then every file through the pipeline, then the
+/// directories' own metadata. Errors on single entries are reported through `on` and counted;
+/// the run goes on, as cp does. Stops early only when cancelled.
+pub fn run(plan: &Plan, opts: &CopyOpts, on: &mut dyn FnMut(Event)) -> Result<Summary, CopyError> {
+    pipeline::run(plan, opts, on)
+}

@@ -1,0 +1,739 @@
+//! The copy pipeline: every file of a plan through one engine, `iodepth` buffers in flight.
+//!
+//! A buffer goes round a loop: read at an offset of a source, and when the read completes,
+//! written at the same offset of the destination; when the write completes it takes the next
+//! read. Several files are in flight at once (a tree of small files keeps the window full),
+//! each one a [`Job`] that moves through data → fsync → name. Reflink and copy_file_range run
+//! inside the job's start when the method allows them, and the job goes on to the fsync.
+
+use std::collections::{HashSet, VecDeque};
+use std::fs::{self, File, FileTimes, Metadata};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use iolab_engine::{self as engine, Buf, Done, Engine, EngineOpts, FileId, Op, Queued, Req};
+
+use crate::dest::{self, Committed, DestFlags, Temp};
+use crate::error::human;
+use crate::extents::{self, Kernel};
+use crate::verify::Verifier;
+use crate::{CopyError, CopyOpts, Entry, Event, Method, Plan, Summary, SyncWrites, Used};
+
+/// Files in flight at once (each holds two descriptors).
+const MAX_ACTIVE: usize = 64;
+
+pub(crate) fn run(
+    plan: &Plan,
+    opts: &CopyOpts,
+    on: &mut dyn FnMut(Event),
+) -> Result<Summary, CopyError> {
+    let mut sum = Summary::default();
+    let mut dirs: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
+    let mut synced_dirs: HashSet<PathBuf> = HashSet::new();
+    let mut files: Vec<(&Path, &Path, u64)> = Vec::new();
+    for entry in &plan.entries {
+        match entry {
+            Entry::Dir { src, dst } => match make_dir(src, dst) {
+                Ok(created) => {
+                    if created {
+                        sum.dirs += 1;
+                        synced_dirs.insert(parent_of(dst).to_path_buf());
+                        on(Event::Dir { dst: dst.clone() });
+                    }
+                    dirs.push((src.clone(), dst.clone(), created));
+                }
+                Err(e) => {
+                    sum.failed += 1;
+                    on(Event::Failed(e));
+                }
+            },
+            Entry::Symlink { src, dst, target } => {
+                match dest::symlink(target, dst, opts.no_clobber) {
+                    Ok(Committed::Done) => {
+                        if opts.preserve {
+                            if let Ok(m) = fs::symlink_metadata(src) {
+                                let _ =
+                                    std::os::unix::fs::lchown(dst, Some(m.uid()), Some(m.gid()));
+                            }
+                        }
+                        sum.symlinks += 1;
+                        synced_dirs.insert(parent_of(dst).to_path_buf());
+                        on(Event::Symlink {
+                            dst: dst.clone(),
+                            target: target.clone(),
+                        });
+                    }
+                    Ok(Committed::Exists) => {
+                        sum.skipped += 1;
+                        on(Event::Skipped { dst: dst.clone() });
+                    }
+                    Err(e) => {
+                        sum.failed += 1;
+                        on(Event::Failed(CopyError::io("create link", dst, e)));
+                    }
+                }
+            }
+            Entry::File { src, dst, size } => files.push((src, dst, *size)),
+        }
+    }
+    if !files.is_empty() {
+        let mut p = Pipeline::new(opts)?;
+        p.run(&files, &mut sum, &mut synced_dirs, on)?;
+    }
+    // Directories get their final mode and times once nothing more is written into them.
+    for (src, dst, created) in dirs.iter().rev() {
+        if let Err(e) = finish_dir(src, dst, *created, opts.preserve) {
+            sum.failed += 1;
+            on(Event::Failed(e));
+        }
+    }
+    if opts.fsync {
+        for d in &synced_dirs {
+            if let Err(e) = File::open(d).and_then(|f| f.sync_all()) {
+                sum.failed += 1;
+                on(Event::Failed(CopyError::io("fsync directory", d, e)));
+            }
+        }
+    }
+    Ok(sum)
+}
+
+fn parent_of(p: &Path) -> &Path {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Creates `dst` (writable by us while the copy fills it). Returns whether it was created.
+fn make_dir(src: &Path, dst: &Path) -> Result<bool, CopyError> {
+    if fs::symlink_metadata(dst).is_ok_and(|m| m.is_dir()) {
+        return Ok(false);
+    }
+    let mode = fs::metadata(src)
+        .map_err(|e| CopyError::io("stat", src, e))?
+        .mode();
+    fs::DirBuilder::new()
+        .mode((mode & 0o777) | 0o700)
+        .create(dst)
+        .map_err(|e| CopyError::io("create directory", dst, e))?;
+    Ok(true)
+}
+
+fn finish_dir(src: &Path, dst: &Path, created: bool, preserve: bool) -> Result<(), CopyError> {
+    let m = fs::metadata(src).map_err(|e| CopyError::io("stat", src, e))?;
+    if preserve {
+        let _ = std::os::unix::fs::chown(dst, Some(m.uid()), Some(m.gid()));
+        fs::set_permissions(dst, fs::Permissions::from_mode(m.mode() & 0o7777))
+            .map_err(|e| CopyError::io("set mode of", dst, e))?;
+        let times = FileTimes::new()
+            .set_accessed(m.accessed().map_err(|e| CopyError::io("stat", src, e))?)
+            .set_modified(m.modified().map_err(|e| CopyError::io("stat", src, e))?);
+        File::open(dst)
+            .and_then(|f| f.set_times(times))
+            .map_err(|e| CopyError::io("set times of", dst, e))?;
+    } else if created && m.mode() & 0o200 == 0 {
+        // Created writable so the copy could fill it; now as the source says (umask applied
+        // at creation already removed what it removes).
+        let now = fs::metadata(dst).map_err(|e| CopyError::io("stat", dst, e))?;
+        fs::set_permissions(dst, fs::Permissions::from_mode(now.mode() & 0o7577))
+            .map_err(|e| CopyError::io("set mode of", dst, e))?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum State {
+    Data,
+    Syncing,
+    Finished,
+}
+
+/// One file being copied.
+struct Job<'p> {
+    src_path: &'p Path,
+    dst_path: &'p Path,
+    size: u64,
+    meta: Metadata,
+    /// The destination as it was (its mode and owner carry over unless `-p`).
+    old: Option<Metadata>,
+    temp: Option<Temp>,
+    src: Option<FileId>,
+    dst: Option<FileId>,
+    extents: Vec<(u64, u64)>,
+    ext: usize,
+    next: u64,
+    inflight: u32,
+    used: Used,
+    state: State,
+    error: Option<CopyError>,
+}
+
+impl Job<'_> {
+    fn reads_left(&self) -> bool {
+        self.state == State::Data && self.error.is_none() && self.ext < self.extents.len()
+    }
+
+    /// The next read: (offset, length), advancing.
+    fn next_read(&mut self, bs: u64, align: u64) -> Option<(u64, usize)> {
+        let &(start, end) = self.extents.get(self.ext)?;
+        if self.next < start {
+            self.next = start;
+        }
+        let off = self.next;
+        let len = bs.min(end - off);
+        self.next = off + len;
+        if self.next >= end {
+            self.ext += 1;
+        }
+        Some((off, round_up(len, align) as usize))
+    }
+
+    fn fail(&mut self, e: CopyError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+}
+
+fn round_up(n: u64, align: u64) -> u64 {
+    n.div_ceil(align) * align
+}
+
+struct Pipeline<'o> {
+    opts: &'o CopyOpts,
+    engine: Box<dyn Engine>,
+    describe: String,
+    free: Vec<Buf>,
+    backlog: VecDeque<Req>,
+    done: Vec<Done>,
+    verifier: Option<Verifier>,
+    flags: DestFlags,
+}
+
+impl<'o> Pipeline<'o> {
+    fn new(opts: &'o CopyOpts) -> Result<Pipeline<'o>, CopyError> {
+        let depth = opts.iodepth.max(1);
+        let mut eo = EngineOpts::new(opts.engine, depth + MAX_ACTIVE as u32);
+        eo.fixedbufs = opts.engine == engine::EngineKind::IoUring;
+        eo.max_files = 2 * MAX_ACTIVE as u32 + 2;
+        let mut engine = engine::open(&eo).map_err(engine_err)?;
+        let mut free = Vec::with_capacity(depth as usize);
+        for _ in 0..depth {
+            free.push(engine.alloc_buf(opts.bs).map_err(engine_err)?);
+        }
+        Ok(Pipeline {
+            opts,
+            describe: engine.describe(),
+            engine,
+            free,
+            backlog: VecDeque::new(),
+            done: Vec::with_capacity(depth as usize * 2),
+            verifier: None,
+            flags: DestFlags {
+                direct: opts.direct,
+                sync: opts.sync,
+            },
+        })
+    }
+
+    fn run<'p>(
+        &mut self,
+        files: &[(&'p Path, &'p Path, u64)],
+        sum: &mut Summary,
+        synced_dirs: &mut HashSet<PathBuf>,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<(), CopyError> {
+        let mut jobs: Vec<Option<Job<'p>>> = Vec::new();
+        let mut next = 0;
+        let mut scanned: HashSet<PathBuf> = HashSet::new();
+        let mut batch = Vec::new();
+        loop {
+            if self.opts.cancel.load(Ordering::Relaxed) {
+                self.abandon(&mut jobs);
+                return Err(CopyError::Interrupted);
+            }
+            // Open more files while the window has room and the open ones have no more to read.
+            while next < files.len()
+                && jobs.iter().flatten().count() < MAX_ACTIVE
+                && !jobs.iter().flatten().any(|j| j.reads_left())
+            {
+                let (src, dst, size) = files[next];
+                next += 1;
+                let dir = parent_of(dst).to_path_buf();
+                if scanned.insert(dir.clone()) {
+                    dest::clean_stale(&dir, on);
+                }
+                match self.start(src, dst, size) {
+                    Ok(job) => {
+                        let slot = match jobs.iter().position(Option::is_none) {
+                            Some(s) => s,
+                            None => {
+                                jobs.push(None);
+                                jobs.len() - 1
+                            }
+                        };
+                        jobs[slot] = Some(job);
+                        self.advance_job(&mut jobs, slot);
+                    }
+                    Err(e) => {
+                        sum.failed += 1;
+                        on(Event::Failed(e));
+                    }
+                }
+            }
+            self.issue_reads(&mut jobs);
+            self.engine
+                .commit()
+                .map_err(|e| CopyError::io("submit I/O for", Path::new(&self.describe), e))?;
+            if self.done.is_empty() {
+                if self.engine.in_flight() == 0 && self.backlog.is_empty() {
+                    self.finish_ready(&mut jobs, sum, synced_dirs, on);
+                    if next >= files.len() && jobs.iter().all(Option::is_none) {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                let max = self.done.capacity().max(16);
+                self.engine
+                    .reap(1, max, None, &mut self.done)
+                    .map_err(|e| CopyError::io("reap I/O for", Path::new(&self.describe), e))?;
+            }
+            std::mem::swap(&mut batch, &mut self.done);
+            for d in batch.drain(..) {
+                self.complete(&mut jobs, d);
+            }
+            self.finish_ready(&mut jobs, sum, synced_dirs, on);
+        }
+    }
+
+    /// Opens a file's source and temporary destination and, where the method allows, copies
+    /// its data in the kernel.
+    fn start<'p>(&mut self, src: &'p Path, dst: &'p Path, size: u64) -> Result<Job<'p>, CopyError> {
+        let o = self.opts;
+        let direct = if o.direct { libc::O_DIRECT } else { 0 };
+        let sf = File::options()
+            .read(true)
+            .custom_flags(direct)
+            .open(src)
+            .map_err(|e| CopyError::io("open", src, e))?;
+        let meta = sf.metadata().map_err(|e| CopyError::io("stat", src, e))?;
+        let size = if meta.len() != size { meta.len() } else { size };
+        let extents =
+            extents::data_extents(&sf, &meta).map_err(|e| CopyError::io("seek", src, e))?;
+        let old = fs::metadata(dst).ok();
+        let temp = Temp::create(dst, meta.mode(), self.flags, o.tmpfile)
+            .map_err(|e| CopyError::io("create a temporary file for", dst, e))?;
+        let mut job = Job {
+            src_path: src,
+            dst_path: dst,
+            size,
+            meta,
+            old,
+            temp: None,
+            src: None,
+            dst: None,
+            extents,
+            ext: 0,
+            next: 0,
+            inflight: 0,
+            used: Used::Engine,
+            state: State::Data,
+            error: None,
+        };
+        let kernel_ok = o.method != Method::Engine && !o.direct && o.sync == SyncWrites::Off;
+        if matches!(o.method, Method::CopyFileRange | Method::Reflink) && !kernel_ok {
+            return Err(CopyError::refused(
+                dst,
+                "--method=reflink and --method=copy_file_range go through the page cache; they \
+                 cannot be combined with --direct or --sync",
+            ));
+        }
+        if kernel_ok && size > 0 {
+            if let Some(used) = self.kernel_copy(&job, &sf, &temp)? {
+                job.used = used;
+                job.extents.clear();
+            }
+        }
+        if job.used == Used::Engine && !job.extents.is_empty() {
+            let fd = temp.file.as_raw_fd();
+            let dense = job.extents == [(0, size)];
+            let r = if dense {
+                engine::sys::preallocate(fd, size).map(drop)
+            } else {
+                engine::sys::fs::set_len(fd, size)
+            };
+            r.map_err(|e| {
+                CopyError::io("allocate", dst, e).detail(format!(
+                    "{} needed; '{}' was not changed",
+                    human(size),
+                    dst.display()
+                ))
+            })?;
+        }
+        let dup = temp
+            .file
+            .try_clone()
+            .map_err(|e| CopyError::io("duplicate descriptor of", dst, e))?;
+        job.dst = Some(self.engine.add_file(dup, dst).map_err(engine_err)?);
+        if job.used == Used::Engine {
+            job.src = Some(self.engine.add_file(sf, src).map_err(engine_err)?);
+        }
+        job.temp = Some(temp);
+        Ok(job)
+    }
+
+    /// Reflink or copy_file_range as the method says. `None`: use the engine.
+    fn kernel_copy(
+        &self,
+        job: &Job<'_>,
+        sf: &File,
+        temp: &Temp,
+    ) -> Result<Option<Used>, CopyError> {
+        let o = self.opts;
+        let dst = job.dst_path;
+        if matches!(o.method, Method::Auto | Method::Reflink) {
+            match extents::reflink(sf, &temp.file) {
+                Kernel::Copied => {
+                    o.progress.fetch_add(job.size, Ordering::Relaxed);
+                    return Ok(Some(Used::Reflink));
+                }
+                Kernel::Unsupported(e) if o.method == Method::Reflink => {
+                    return Err(CopyError::io("reflink", dst, e).detail(
+                        "this file system (or this pair of file systems) cannot share blocks; \
+                         use --method=auto"
+                            .into(),
+                    ))
+                }
+                Kernel::Unsupported(_) => {}
+                Kernel::Failed(e) => return Err(CopyError::io("reflink", dst, e)),
+            }
+        }
+        if matches!(o.method, Method::Auto | Method::CopyFileRange) {
+            match extents::copy_range(
+                sf,
+                &temp.file,
+                &job.extents,
+                job.size,
+                &o.cancel,
+                &o.progress,
+            ) {
+                Kernel::Copied => return Ok(Some(Used::CopyFileRange)),
+                Kernel::Unsupported(e) if o.method == Method::CopyFileRange => {
+                    return Err(CopyError::io("copy_file_range to", dst, e).detail(
+                        "the kernel cannot copy between these files; use --method=engine".into(),
+                    ))
+                }
+                Kernel::Unsupported(_) => {}
+                Kernel::Failed(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    return Err(CopyError::Interrupted)
+                }
+                Kernel::Failed(e) => return Err(self.write_error("copy_file_range to", job, e)),
+            }
+        }
+        Ok(None)
+    }
+
+    fn write_error(&self, op: &'static str, job: &Job<'_>, e: io::Error) -> CopyError {
+        let dst = job.dst_path;
+        CopyError::io(op, dst, e).detail(match &job.old {
+            Some(_) => format!("'{}' was not changed", dst.display()),
+            None => format!("'{}' was not created", dst.display()),
+        })
+    }
+
+    fn queue(&mut self, req: Req) {
+        match self.engine.queue(req) {
+            Queued::Done(d) => self.done.push(d),
+            Queued::Queued => {}
+            Queued::Busy(r) => self.backlog.push_back(r),
+        }
+    }
+
+    fn issue_reads(&mut self, jobs: &mut [Option<Job<'_>>]) {
+        while let Some(r) = self.backlog.pop_front() {
+            match self.engine.queue(r) {
+                Queued::Done(d) => self.done.push(d),
+                Queued::Queued => {}
+                Queued::Busy(r) => {
+                    self.backlog.push_front(r);
+                    return;
+                }
+            }
+        }
+        let bs = self.opts.bs as u64;
+        let align = if self.opts.direct { self.align() } else { 1 };
+        for (slot, job) in jobs.iter_mut().enumerate() {
+            let Some(job) = job else { continue };
+            while job.reads_left() && self.backlog.is_empty() {
+                let Some(buf) = self.free.pop() else { return };
+                let Some((off, len)) = job.next_read(bs, align) else {
+                    self.free.push(buf);
+                    break;
+                };
+                let Some(src) = job.src else {
+                    self.free.push(buf);
+                    break;
+                };
+                job.inflight += 1;
+                self.queue(Req::data(Op::Read, src, off, len, buf).with_tag(slot as u64));
+            }
+        }
+    }
+
+    /// O_DIRECT offset alignment: our buffers' length is a multiple of it (checked by the
+    /// caller); 4096 covers every device whose alignment is not reported.
+    fn align(&self) -> u64 {
+        4096
+    }
+
+    fn complete(&mut self, jobs: &mut [Option<Job<'_>>], d: Done) {
+        let Some(Some(job)) = jobs.get_mut(d.req.tag as usize) else {
+            return;
+        };
+        job.inflight -= 1;
+        let Done { mut req, result } = d;
+        match (req.op, result) {
+            (Op::Read, Ok(n)) if job.error.is_none() => {
+                let want = (req.len as u64).min(job.size.saturating_sub(req.offset)) as usize;
+                if n < want {
+                    job.fail(CopyError::io(
+                        "read",
+                        job.src_path,
+                        extents::shrank(req.offset + n as u64),
+                    ));
+                    self.free.push(req.buf);
+                    return;
+                }
+                let len = if self.opts.direct {
+                    round_up(n as u64, self.align()) as usize
+                } else {
+                    n
+                };
+                req.buf.as_mut_slice()[n..len].fill(0);
+                let Some(dst) = job.dst else { return };
+                job.inflight += 1;
+                self.queue(Req::data(Op::Write, dst, req.offset, len, req.buf).with_tag(req.tag));
+            }
+            (Op::Write, Ok(n)) => {
+                let real = (n as u64).min(job.size.saturating_sub(req.offset));
+                self.opts.progress.fetch_add(real, Ordering::Relaxed);
+                self.free.push(req.buf);
+            }
+            (Op::Fsync, Ok(_)) => job.state = State::Finished,
+            (op, Err(e)) => {
+                let err = if op == Op::Read {
+                    CopyError::io("read", job.src_path, e)
+                        .detail(format!("at offset {}", req.offset))
+                } else {
+                    let name = if op == Op::Write { "write" } else { "fsync" };
+                    self.write_error(name, job, e)
+                };
+                job.fail(err);
+                if op.is_data() {
+                    self.free.push(req.buf);
+                }
+            }
+            (_, Ok(_)) => {
+                if req.op.is_data() {
+                    self.free.push(req.buf);
+                }
+            }
+        }
+        if job.inflight == 0 {
+            let slot = req.tag as usize;
+            self.advance_job(jobs, slot);
+        }
+    }
+
+    /// Moves a job with nothing in flight on: data done → metadata and fsync.
+    fn advance_job(&mut self, jobs: &mut [Option<Job<'_>>], slot: usize) {
+        let Some(Some(job)) = jobs.get_mut(slot) else {
+            return;
+        };
+        if job.inflight > 0 || job.error.is_some() || job.state != State::Data || job.reads_left() {
+            return;
+        }
+        if let Err(e) = self.finish_data(job) {
+            job.fail(e);
+            return;
+        }
+        match (self.opts.fsync, job.dst) {
+            (true, Some(dst)) => {
+                job.state = State::Syncing;
+                job.inflight += 1;
+                self.queue(Req::sync(dst, false).with_tag(slot as u64));
+            }
+            _ => job.state = State::Finished,
+        }
+    }
+
+    /// After the last write: the exact size (O_DIRECT wrote whole blocks), mode, owner, times.
+    fn finish_data(&self, job: &Job<'_>) -> Result<(), CopyError> {
+        let Some(temp) = &job.temp else { return Ok(()) };
+        let (f, dst) = (&temp.file, job.dst_path);
+        if self.opts.direct && job.used == Used::Engine {
+            engine::sys::fs::set_len(f.as_raw_fd(), job.size)
+                .map_err(|e| CopyError::io("set the size of", dst, e))?;
+        }
+        let m = &job.meta;
+        if self.opts.preserve {
+            let mut mode = m.mode() & 0o7777;
+            if std::os::unix::fs::fchown(f, Some(m.uid()), Some(m.gid())).is_err() {
+                mode &= 0o1777; // as cp: no set-id bits on a file we could not give away
+            }
+            f.set_permissions(fs::Permissions::from_mode(mode))
+                .map_err(|e| CopyError::io("set mode of", dst, e))?;
+            let times = FileTimes::new()
+                .set_accessed(m.accessed().map_err(|e| CopyError::io("stat", dst, e))?)
+                .set_modified(m.modified().map_err(|e| CopyError::io("stat", dst, e))?);
+            f.set_times(times)
+                .map_err(|e| CopyError::io("set times of", dst, e))?;
+        } else if let Some(old) = &job.old {
+            // cp writes into the existing file, which keeps its mode and owner; the new inode
+            // that replaces it gets them too.
+            let _ = std::os::unix::fs::fchown(f, Some(old.uid()), Some(old.gid()));
+            f.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))
+                .map_err(|e| CopyError::io("set mode of", dst, e))?;
+        }
+        Ok(())
+    }
+
+    /// Names finished jobs, drops failed ones (their temporary files go with them).
+    fn finish_ready(
+        &mut self,
+        jobs: &mut [Option<Job<'_>>],
+        sum: &mut Summary,
+        synced_dirs: &mut HashSet<PathBuf>,
+        on: &mut dyn FnMut(Event),
+    ) {
+        for slot in jobs.iter_mut() {
+            let ready = slot.as_ref().is_some_and(|j| {
+                j.inflight == 0 && (j.error.is_some() || j.state == State::Finished)
+            });
+            if !ready {
+                continue;
+            }
+            let Some(mut job) = slot.take() else { continue };
+            self.release(&mut job);
+            if let Some(e) = job.error.take() {
+                sum.failed += 1;
+                on(Event::Failed(e));
+                continue;
+            }
+            match self.name(&mut job) {
+                Ok(Some(ev)) => {
+                    sum.files += 1;
+                    sum.bytes += job.size;
+                    synced_dirs.insert(parent_of(job.dst_path).to_path_buf());
+                    on(ev);
+                }
+                Ok(None) => {
+                    sum.skipped += 1;
+                    on(Event::Skipped {
+                        dst: job.dst_path.to_path_buf(),
+                    });
+                }
+                Err(e) => {
+                    sum.failed += 1;
+                    on(Event::Failed(e));
+                }
+            }
+        }
+    }
+
+    /// Takes the job's files back from the engine.
+    fn release(&mut self, job: &mut Job<'_>) {
+        for id in [job.src.take(), job.dst.take()].into_iter().flatten() {
+            let _ = self.engine.remove_file(id);
+        }
+    }
+
+    /// Verifies (when asked) and gives the destination its name. `None`: skipped by `-n`.
+    fn name(&mut self, job: &mut Job<'_>) -> Result<Option<Event>, CopyError> {
+        let Some(temp) = job.temp.take() else {
+            return Err(CopyError::refused(job.dst_path, "lost its temporary file"));
+        };
+        let crc = if self.opts.verify {
+            Some(self.verify(job, &temp)?)
+        } else {
+            None
+        };
+        match temp.commit(self.opts.no_clobber) {
+            Ok(Committed::Done) => Ok(Some(Event::Copied {
+                src: job.src_path.to_path_buf(),
+                dst: job.dst_path.to_path_buf(),
+                bytes: job.size,
+                used: job.used,
+                engine: (job.used == Used::Engine).then(|| self.describe.clone()),
+                crc32c: crc,
+            })),
+            Ok(Committed::Exists) => Ok(None),
+            Err(e) => Err(self.write_error("rename into place", job, e)),
+        }
+    }
+
+    fn verify(&mut self, job: &Job<'_>, temp: &Temp) -> Result<u32, CopyError> {
+        if self.verifier.is_none() {
+            self.verifier = Some(Verifier::new(self.opts).map_err(engine_err)?);
+        }
+        let Some(v) = self.verifier.as_mut() else {
+            return Err(CopyError::refused(job.dst_path, "no verifier"));
+        };
+        let direct = if self.opts.direct { libc::O_DIRECT } else { 0 };
+        let src = File::options()
+            .read(true)
+            .custom_flags(direct)
+            .open(job.src_path)
+            .map_err(|e| CopyError::io("open for verification", job.src_path, e))?;
+        let dst = temp
+            .file
+            .try_clone()
+            .map_err(|e| CopyError::io("duplicate descriptor of", job.dst_path, e))?;
+        // Read the destination from the device, not from the pages we just wrote (clean after
+        // the fsync; without it the kernel keeps dirty pages and this reads memory).
+        let _ = engine::sys::drop_cache(dst.as_raw_fd());
+        let a = v
+            .crc(src, job.src_path, job.size)
+            .map_err(|e| CopyError::io("read for verification", job.src_path, e))?;
+        let b = v
+            .crc(dst, job.dst_path, job.size)
+            .map_err(|e| CopyError::io("read for verification", job.dst_path, e))?;
+        if a != b {
+            return Err(CopyError::refused(
+                job.dst_path,
+                format!(
+                    "verification failed: crc32c of the source {a:08x}, of the copy {b:08x}; the \
+                     copy was not given its name"
+                ),
+            ));
+        }
+        Ok(a)
+    }
+
+    /// Cancelled: waits for what is in flight (buffers must come back before they are freed)
+    /// and drops every job, which removes its temporary file.
+    fn abandon(&mut self, jobs: &mut [Option<Job<'_>>]) {
+        self.backlog.clear();
+        let _ = self.engine.commit();
+        while self.engine.in_flight() > 0 {
+            self.done.clear();
+            if self.engine.reap(1, 64, None, &mut self.done).is_err() {
+                break;
+            }
+        }
+        for slot in jobs.iter_mut() {
+            if let Some(mut job) = slot.take() {
+                self.release(&mut job);
+            }
+        }
+    }
+}
+
+fn engine_err(e: engine::EngineError) -> CopyError {
+    let path = e.path.clone().unwrap_or_default();
+    CopyError::refused(&path, e.to_string())
+}
