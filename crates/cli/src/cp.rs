@@ -177,6 +177,10 @@ pub fn main(args: &[String]) -> ExitCode {
         );
         return ExitCode::from(1);
     }
+    // Test hook: the named-temporary-file path that file systems without O_TMPFILE take.
+    if std::env::var_os("IOLAB_CP_TMPFILE").is_some_and(|v| v == "0") {
+        a.opts.tmpfile = false;
+    }
     match iolab_bench::stop_on_signals() {
         Ok(stop) => a.opts.cancel = stop,
         Err(e) => eprintln!("iolab cp: warning: Ctrl-C will not clean up: {e}"),
