@@ -127,6 +127,11 @@ fn a_100_mib_file_is_byte_exact_through_each_engine_with_its_crc_verified() {
     let data = pattern(100 << 20, 7);
     let src = d.join("big");
     fs::write(&src, &data).expect("write");
+    // The default on ext4: the engine with an O_DIRECT destination.
+    let dst = d.join("copy-auto");
+    let said = ok(&["-v", "--verify", s(&src), s(&dst)]);
+    assert!(said.contains("verified crc32c"), "{said}");
+    assert!(fs::read(&dst).expect("read") == data, "auto: copy differs");
     for engine in ["io_uring", "libaio", "psync"] {
         let dst = d.join(format!("copy-{engine}"));
         let e = format!("--engine={engine}");

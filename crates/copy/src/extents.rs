@@ -37,6 +37,17 @@ pub(crate) fn data_extents(file: &File, meta: &Metadata) -> io::Result<Vec<(u64,
     Ok(out)
 }
 
+/// File systems whose `copy_file_range` is a copy through the page cache on this machine
+/// (no offload to a server or to shared extents), where the engine pipeline with an O_DIRECT
+/// destination is faster: ext2/3/4, tmpfs, f2fs. XFS and btrfs take the reflink before this
+/// question comes up; NFS, CIFS, Ceph and FUSE may copy on the server and keep copy_file_range.
+pub(crate) fn local_page_cache_copy(file: &File) -> bool {
+    const EXT4: u64 = 0xEF53;
+    const TMPFS: u64 = 0x0102_1994;
+    const F2FS: u64 = 0xF2F5_2010;
+    sysfs::fs_magic(file.as_raw_fd()).is_ok_and(|m| matches!(m, EXT4 | TMPFS | F2FS))
+}
+
 /// Whether an in-kernel copy error means "not here" (try the next method) rather than a
 /// failure of the copy itself.
 pub(crate) fn unsupported(e: &io::Error) -> bool {

@@ -25,6 +25,10 @@ use crate::{CopyError, CopyOpts, Entry, Event, Method, Plan, Summary, SyncWrites
 /// Files in flight at once (each holds two descriptors).
 const MAX_ACTIVE: usize = 64;
 
+/// Smallest file for which auto prefers the engine with an O_DIRECT destination over
+/// copy_file_range: below it one copy_file_range call is cheaper than setting up the window.
+const HYBRID_MIN: u64 = 4 << 20;
+
 pub(crate) fn run(
     plan: &Plan,
     opts: &CopyOpts,
@@ -164,6 +168,8 @@ struct Job<'p> {
     src: Option<FileId>,
     dst: Option<FileId>,
     extents: Vec<(u64, u64)>,
+    /// The destination is written with O_DIRECT (whole blocks; the size is set at the end).
+    dst_direct: bool,
     ext: usize,
     next: u64,
     inflight: u32,
@@ -208,6 +214,9 @@ struct Pipeline<'o> {
     engine: Box<dyn Engine>,
     describe: String,
     free: Vec<Buf>,
+    /// Buffers made so far: made on first use, so copies done in the kernel never touch
+    /// (and register) `iodepth` x `bs` of memory.
+    allocated: u32,
     backlog: VecDeque<Req>,
     done: Vec<Done>,
     verifier: Option<Verifier>,
@@ -220,16 +229,13 @@ impl<'o> Pipeline<'o> {
         let mut eo = EngineOpts::new(opts.engine, depth + MAX_ACTIVE as u32);
         eo.fixedbufs = opts.engine == engine::EngineKind::IoUring;
         eo.max_files = 2 * MAX_ACTIVE as u32 + 2;
-        let mut engine = engine::open(&eo).map_err(engine_err)?;
-        let mut free = Vec::with_capacity(depth as usize);
-        for _ in 0..depth {
-            free.push(engine.alloc_buf(opts.bs).map_err(engine_err)?);
-        }
+        let engine = engine::open(&eo).map_err(engine_err)?;
         Ok(Pipeline {
             opts,
             describe: engine.describe(),
             engine,
-            free,
+            free: Vec::with_capacity(depth as usize),
+            allocated: 0,
             backlog: VecDeque::new(),
             done: Vec::with_capacity(depth as usize * 2),
             verifier: None,
@@ -285,7 +291,7 @@ impl<'o> Pipeline<'o> {
                     }
                 }
             }
-            self.issue_reads(&mut jobs);
+            self.issue_reads(&mut jobs)?;
             self.engine
                 .commit()
                 .map_err(|e| CopyError::io("submit I/O for", Path::new(&self.describe), e))?;
@@ -337,6 +343,7 @@ impl<'o> Pipeline<'o> {
             src: None,
             dst: None,
             extents,
+            dst_direct: o.direct,
             ext: 0,
             next: 0,
             inflight: 0,
@@ -352,14 +359,29 @@ impl<'o> Pipeline<'o> {
                  cannot be combined with --direct or --sync",
             ));
         }
+        // Auto on a local file system, for a file worth it, with the fsync on: the engine with
+        // an O_DIRECT destination beats copy_file_range + fsync. It reads the source through
+        // the page cache (a warm source costs no device reads) and writes straight to the
+        // device while reading, instead of dirtying 2 GiB of new pages to write back at the
+        // fsync. Measured on 2 GiB, ext4 on virtio, warm: 0.9-1.15 s against 1.35-1.6 s for
+        // cp + sync; cold: 1.9-2.6 s against 1.9-2.4 s (bench/cp.py has the paired medians).
+        let hybrid = o.method == Method::Auto
+            && kernel_ok
+            && o.fsync
+            && size >= HYBRID_MIN
+            && extents::local_page_cache_copy(&temp.file);
         if kernel_ok && size > 0 {
-            if let Some(used) = self.kernel_copy(&job, &sf, &temp)? {
+            if let Some(used) = self.kernel_copy(&job, &sf, &temp, !hybrid)? {
                 job.used = used;
                 job.extents.clear();
             }
         }
         if job.used == Used::Engine && !job.extents.is_empty() {
             let fd = temp.file.as_raw_fd();
+            if hybrid {
+                // A file system that refuses O_DIRECT keeps the buffered destination.
+                job.dst_direct = engine::sys::fs::set_direct(fd, true).is_ok();
+            }
             let dense = job.extents == [(0, size)];
             let r = if dense {
                 engine::sys::preallocate(fd, size).map(drop)
@@ -392,6 +414,7 @@ impl<'o> Pipeline<'o> {
         job: &Job<'_>,
         sf: &File,
         temp: &Temp,
+        allow_cfr: bool,
     ) -> Result<Option<Used>, CopyError> {
         let o = self.opts;
         let dst = job.dst_path;
@@ -412,7 +435,7 @@ impl<'o> Pipeline<'o> {
                 Kernel::Failed(e) => return Err(CopyError::io("reflink", dst, e)),
             }
         }
-        if matches!(o.method, Method::Auto | Method::CopyFileRange) {
+        if (o.method == Method::Auto && allow_cfr) || o.method == Method::CopyFileRange {
             match extents::copy_range(
                 sf,
                 &temp.file,
@@ -453,14 +476,27 @@ impl<'o> Pipeline<'o> {
         }
     }
 
-    fn issue_reads(&mut self, jobs: &mut [Option<Job<'_>>]) {
+    /// A free buffer, made if fewer than `iodepth` exist.
+    fn buffer(&mut self) -> Result<Option<Buf>, CopyError> {
+        if let Some(b) = self.free.pop() {
+            return Ok(Some(b));
+        }
+        if self.allocated >= self.opts.iodepth.max(1) {
+            return Ok(None);
+        }
+        let b = self.engine.alloc_buf(self.opts.bs).map_err(engine_err)?;
+        self.allocated += 1;
+        Ok(Some(b))
+    }
+
+    fn issue_reads(&mut self, jobs: &mut [Option<Job<'_>>]) -> Result<(), CopyError> {
         while let Some(r) = self.backlog.pop_front() {
             match self.engine.queue(r) {
                 Queued::Done(d) => self.done.push(d),
                 Queued::Queued => {}
                 Queued::Busy(r) => {
                     self.backlog.push_front(r);
-                    return;
+                    return Ok(());
                 }
             }
         }
@@ -469,7 +505,9 @@ impl<'o> Pipeline<'o> {
         for (slot, job) in jobs.iter_mut().enumerate() {
             let Some(job) = job else { continue };
             while job.reads_left() && self.backlog.is_empty() {
-                let Some(buf) = self.free.pop() else { return };
+                let Some(buf) = self.buffer()? else {
+                    return Ok(());
+                };
                 let Some((off, len)) = job.next_read(bs, align) else {
                     self.free.push(buf);
                     break;
@@ -482,6 +520,7 @@ impl<'o> Pipeline<'o> {
                 self.queue(Req::data(Op::Read, src, off, len, buf).with_tag(slot as u64));
             }
         }
+        Ok(())
     }
 
     /// O_DIRECT offset alignment: our buffers' length is a multiple of it (checked by the
@@ -508,7 +547,7 @@ impl<'o> Pipeline<'o> {
                     self.free.push(req.buf);
                     return;
                 }
-                let len = if self.opts.direct {
+                let len = if job.dst_direct {
                     round_up(n as u64, self.align()) as usize
                 } else {
                     n
@@ -575,9 +614,15 @@ impl<'o> Pipeline<'o> {
     fn finish_data(&self, job: &Job<'_>) -> Result<(), CopyError> {
         let Some(temp) = &job.temp else { return Ok(()) };
         let (f, dst) = (&temp.file, job.dst_path);
-        if self.opts.direct && job.used == Used::Engine {
+        if job.dst_direct && job.used == Used::Engine {
             engine::sys::fs::set_len(f.as_raw_fd(), job.size)
                 .map_err(|e| CopyError::io("set the size of", dst, e))?;
+            if !self.opts.direct {
+                // The writes are done; --verify reads this descriptor (O_DIRECT is shared by
+                // its duplicates) with the buffered alignment it was asked for.
+                engine::sys::fs::set_direct(f.as_raw_fd(), false)
+                    .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
+            }
         }
         let m = &job.meta;
         if self.opts.preserve {
@@ -668,7 +713,13 @@ impl<'o> Pipeline<'o> {
                 dst: job.dst_path.to_path_buf(),
                 bytes: job.size,
                 used: job.used,
-                engine: (job.used == Used::Engine).then(|| self.describe.clone()),
+                engine: (job.used == Used::Engine).then(|| {
+                    if job.dst_direct && !self.opts.direct {
+                        format!("{}, destination O_DIRECT", self.describe)
+                    } else {
+                        self.describe.clone()
+                    }
+                }),
                 crc32c: crc,
             })),
             Ok(Committed::Exists) => Ok(None),

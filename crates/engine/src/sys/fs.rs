@@ -111,6 +111,47 @@ pub fn set_len(fd: RawFd, len: u64) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
+/// Starts writeback of the dirty pages in `off..off+len` (`sync_file_range` with
+/// `SYNC_FILE_RANGE_WRITE`) without waiting for it, so that a later fsync finds the data already
+/// on its way; `len` 0 means to the end of the file.
+pub fn start_writeback(fd: RawFd, off: u64, len: u64) -> io::Result<()> {
+    // SAFETY: sync_file_range takes no memory arguments.
+    let r = unsafe {
+        libc::sync_file_range(
+            fd,
+            off as libc::off64_t,
+            len as libc::off64_t,
+            libc::SYNC_FILE_RANGE_WRITE,
+        )
+    };
+    cvt(r as isize).map(|_| ())
+}
+
+/// Turns O_DIRECT on or off for an open file (`fcntl(F_SETFL)`); `EINVAL` where the file
+/// system cannot do direct I/O.
+pub fn set_direct(fd: RawFd, on: bool) -> io::Result<()> {
+    let flags = super::open_flags(fd)?;
+    let flags = if on {
+        flags | libc::O_DIRECT
+    } else {
+        flags & !libc::O_DIRECT
+    };
+    // SAFETY: F_SETFL takes an integer argument, no memory.
+    let r = unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// The file system type of an open file (`fstatfs`'s `f_type`, e.g. 0xEF53 for ext4).
+pub fn fs_magic(fd: RawFd) -> io::Result<u64> {
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: fstatfs writes one `struct statfs` through the pointer, which points at `st`.
+    let r = unsafe { libc::fstatfs(fd, st.as_mut_ptr()) };
+    cvt(r as isize)?;
+    // SAFETY: fstatfs succeeded, so it filled in the struct (and it was zeroed before).
+    let st = unsafe { st.assume_init() };
+    Ok(st.f_type as u64)
+}
+
 /// Tells the kernel the file will be read sequentially (larger readahead).
 pub fn advise_sequential(fd: RawFd) {
     // SAFETY: posix_fadvise takes no memory arguments. Advice only: the result is ignored.
