@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """iolab cp against GNU cp and dd on a 2 GiB file, and against the device limit (fio).
 
-Cases: warm and cold page cache (caches dropped before every cold run) x buffered and direct.
+Cases: warm and cold page cache (caches dropped before every cold run) x buffered and direct,
+and a tree of 5000 files of 1 B to 64 KiB (168 MB) against cp -r + sync -f.
 Peers, made as durable as iolab cp (which fsyncs before it renames): `cp SRC DST && sync DST`,
 and `dd bs=1M iflag=direct oflag=direct conv=fsync`. In the buffered cases the page-cache-only
 pair (iolab cp --no-fsync against plain cp) is measured too. The device limit is fio reading
@@ -27,14 +28,16 @@ def sh(cmd):
 def prepare(src, warm):
     sh("sync")
     if warm:
-        sh(f"cat {src} > /dev/null")
+        sh(f"cat {src} > /dev/null" if os.path.isfile(src) else f"tar cf - {src} > /dev/null")
     else:
         with open("/proc/sys/vm/drop_caches", "w") as f:
             f.write("3\n")
 
 
 def timed(cmd, dst):
-    if os.path.exists(dst):
+    if os.path.isdir(dst):
+        shutil.rmtree(dst)
+    elif os.path.exists(dst):
         os.remove(dst)
     sh("sync")
     t = time.monotonic()
@@ -55,6 +58,16 @@ def device_limit(src, other, size):
     w = j["jobs"][1]["write"]["bw_bytes"]
     os.remove(other)
     return min(r, w) / 1e6, r / 1e6, w / 1e6
+
+
+def write_limit(other, size):
+    """MB/s of fio writing a new file alone (1 MiB, O_DIRECT, depth 16): the most a copy whose
+    source is already in memory can reach."""
+    cmd = (f"fio --output-format=json --name=w --filename={other} --rw=write --bs=1M --size={size} "
+           f"--direct=1 --ioengine=libaio --iodepth=16")
+    j = json.loads(sh(cmd))
+    os.remove(other)
+    return j["jobs"][0]["write"]["bw_bytes"] / 1e6
 
 
 def main():
@@ -80,56 +93,77 @@ def main():
             f"# bench/cp.py --rounds {a.rounds} --size-gib {a.size_gib}: {a.size_gib} GiB file; "
             f"medians of {a.rounds} rounds, tools alternating within each round"]
     print("\n".join(head), flush=True)
-    limits = []
+    limits, wlimits = [], []
     for _ in range(a.rounds):
         limits.append(device_limit(src, dst, size))
-    lim = statistics.median(l[0] for l in limits)
-    line = (f"device limit (fio read+write at once): read {statistics.median(l[1] for l in limits):.0f} MB/s, "
-            f"write {statistics.median(l[2] for l in limits):.0f} MB/s -> copy limit {lim:.0f} MB/s")
+        wlimits.append(write_limit(dst, size))
+    lim = {"rw": statistics.median(l[0] for l in limits), "w": statistics.median(wlimits)}
+    line = (f"device limit, source from the device (fio read+write at once): read "
+            f"{statistics.median(l[1] for l in limits):.0f} MB/s, write {statistics.median(l[2] for l in limits):.0f} "
+            f"MB/s -> {lim['rw']:.0f} MB/s\n"
+            f"device limit, source in memory (fio write alone): {lim['w']:.0f} MB/s")
     print(line, flush=True)
     lines = [line]
     dd = f"dd if={src} of={dst} bs=1M iflag=direct oflag=direct conv=fsync"
     cases = [
-        ("warm buffered", True, [("iolab cp", f"{IOLAB} cp {src} {dst}"),
+        ("warm buffered", True, "w", [("iolab cp", f"{IOLAB} cp {src} {dst}"),
                                  ("cp + sync", f"cp {src} {dst} && sync {dst}"), ("dd direct", dd)]),
-        ("cold buffered", False, [("iolab cp", f"{IOLAB} cp {src} {dst}"),
+        ("cold buffered", False, "rw", [("iolab cp", f"{IOLAB} cp {src} {dst}"),
                                   ("cp + sync", f"cp {src} {dst} && sync {dst}"), ("dd direct", dd)]),
-        ("warm direct", True, [("iolab cp --direct", f"{IOLAB} cp --direct {src} {dst}"),
+        ("warm direct", True, "rw", [("iolab cp --direct", f"{IOLAB} cp --direct {src} {dst}"),
                                ("cp + sync", f"cp {src} {dst} && sync {dst}"), ("dd direct", dd)]),
-        ("cold direct", False, [("iolab cp --direct", f"{IOLAB} cp --direct {src} {dst}"),
+        ("cold direct", False, "rw", [("iolab cp --direct", f"{IOLAB} cp --direct {src} {dst}"),
                                 ("cp + sync", f"cp {src} {dst} && sync {dst}"), ("dd direct", dd)]),
-        ("warm, no fsync", True, [("iolab cp --no-fsync", f"{IOLAB} cp --no-fsync {src} {dst}"),
+        ("warm, no fsync", True, "w", [("iolab cp --no-fsync", f"{IOLAB} cp --no-fsync {src} {dst}"),
                                   ("cp", f"cp {src} {dst}")]),
-        ("cold, no fsync", False, [("iolab cp --no-fsync", f"{IOLAB} cp --no-fsync {src} {dst}"),
+        ("cold, no fsync", False, "rw", [("iolab cp --no-fsync", f"{IOLAB} cp --no-fsync {src} {dst}"),
                                    ("cp", f"cp {src} {dst}")]),
     ]
-    hdr = f"{'case':<16}{'tool':<22}{'median s':>10}{'MB/s':>8}{'runs (s)':>24}"
+    tree, tdst = os.path.join(a.dir, "tree"), os.path.join(a.dir, "tree-copy")
+    if not os.path.isdir(tree):
+        import random
+        r = random.Random(1)
+        for d in range(50):
+            os.makedirs(os.path.join(tree, f"d{d}"), exist_ok=True)
+            for f in range(100):
+                with open(os.path.join(tree, f"d{d}", f"f{f}"), "wb") as fh:
+                    fh.write(os.urandom(r.randint(1, 65536)))
+    tree_bytes = int(sh(f"du -sb {tree} | cut -f1"))
+    cases += [
+        ("tree warm", True, "w", [("iolab cp -r", f"{IOLAB} cp -r {tree} {tdst}"),
+                                  ("cp -r + sync", f"cp -r {tree} {tdst} && sync -f {tdst}")]),
+    ]
+    hdr = f"{'case':<16}{'tool':<22}{'median s':>10}{'MB/s':>10}   runs (s)"
     print(hdr, flush=True)
     lines.append(hdr)
-    for name, warm, tools in cases:
+    for name, warm, lk, tools in cases:
         if a.only and a.only != name:
             continue
         times = {t: [] for t, _ in tools}
+        what, where, nbytes = (tree, tdst, tree_bytes) if name.startswith("tree") else (src, dst, size)
         for _ in range(a.rounds):
             for t, cmd in tools:
-                prepare(src, warm)
-                times[t].append(timed(cmd, dst))
+                prepare(what, warm)
+                times[t].append(timed(cmd, where))
         med = {t: statistics.median(v) for t, v in times.items()}
         for t, _ in tools:
-            mbs = size / med[t] / 1e6
-            row = (f"{name:<16}{t:<22}{med[t]:>10.2f}{mbs:>8.0f}"
-                   f"{' '.join(f'{x:.2f}' for x in times[t]):>24}")
+            mbs = nbytes / med[t] / 1e6
+            row = (f"{name:<16}{t:<22}{med[t]:>10.2f}{mbs:>10.0f}   "
+                   f"{' '.join(f'{x:.2f}' for x in times[t])}")
             print(row, flush=True)
             lines.append(row)
         me = tools[0][0]
         best = min((t for t, _ in tools[1:]), key=lambda t: med[t])
-        mine = size / med[me] / 1e6
+        mine = nbytes / med[me] / 1e6
         summary = (f"{name:<16}=> {me} / best peer ({best}): {med[best] / med[me]:.2f}x speed; "
-                   f"{mine:.0f} MB/s = {mine / lim:.0%} of the copy limit")
+                   f"{mine:.0f} MB/s = {mine / lim[lk]:.0%} of the device limit ({lim[lk]:.0f} MB/s)")
         print(summary, flush=True)
         lines.append(summary)
-    if os.path.exists(dst):
-        os.remove(dst)
+    for p in (dst, tdst):
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
+            os.remove(p)
     out = os.path.join(ROOT, "bench", "results", time.strftime("cp-%Y%m%dT%H%M%SZ.txt", time.gmtime()))
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as fh:

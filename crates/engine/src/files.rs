@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::sys::{self, dev::DevInfo};
@@ -30,12 +30,31 @@ pub(crate) struct FileEntry {
 impl FileEntry {
     /// Looks at `file`: flags, type, device and O_DIRECT alignment (statx STATX_DIOALIGN, else
     /// the device's logical block size, else 512).
-    pub fn new(file: File, path: &Path, engine: EngineKind) -> Result<FileEntry, EngineError> {
+    /// `devs` remembers what sysfs said about each device, so that adding many files (a copy
+    /// of a tree) costs one statx each, not a dozen sysfs reads.
+    pub fn new(
+        file: File,
+        path: &Path,
+        engine: EngineKind,
+        devs: &mut Vec<(u64, Option<DevInfo>)>,
+    ) -> Result<FileEntry, EngineError> {
         let fd = file.as_raw_fd();
         let err = |e: io::Error| EngineError::os("add_file", engine, e).path(path);
         let flags = sys::open_flags(fd).map_err(err)?;
         let meta = file.metadata().map_err(err)?;
-        let dev = DevInfo::of(&meta);
+        let key = if meta.file_type().is_block_device() {
+            meta.rdev()
+        } else {
+            meta.dev()
+        };
+        let dev = match devs.iter().find(|(k, _)| *k == key) {
+            Some((_, d)) => d.clone(),
+            None => {
+                let d = DevInfo::of(&meta);
+                devs.push((key, d.clone()));
+                d
+            }
+        };
         let lbs = dev.as_ref().map(|d| d.logical_block_size).unwrap_or(512);
         let align = match sys::statx_dio_align(fd) {
             Some((m, o)) if m != 0 && o != 0 => DioAlign { mem: m, offset: o },
@@ -101,9 +120,20 @@ impl FileEntry {
 #[derive(Debug, Default)]
 pub(crate) struct Files {
     slots: Vec<Option<FileEntry>>,
+    devs: Vec<(u64, Option<DevInfo>)>,
 }
 
 impl Files {
+    /// Looks at a file about to be added (see [`FileEntry::new`]).
+    pub fn entry(
+        &mut self,
+        file: File,
+        path: &Path,
+        engine: EngineKind,
+    ) -> Result<FileEntry, EngineError> {
+        FileEntry::new(file, path, engine, &mut self.devs)
+    }
+
     pub fn insert(&mut self, entry: FileEntry) -> FileId {
         if let Some(i) = self.slots.iter().position(Option::is_none) {
             self.slots[i] = Some(entry);

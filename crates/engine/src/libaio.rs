@@ -16,7 +16,7 @@ use std::path::Path;
 use std::ptr::{self, addr_of_mut};
 use std::time::{Duration, Instant};
 
-use crate::files::{ebadf, FileEntry, Files};
+use crate::files::{ebadf, Files};
 use crate::sys::aio::{self, AioContext, IoEvent, Iocb, Ring};
 use crate::sys::{self, kres};
 use crate::{
@@ -356,7 +356,8 @@ impl Engine for LibaioEngine {
     }
 
     fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        Ok(self.files.insert(FileEntry::new(file, path, KIND)?))
+        let entry = self.files.entry(file, path, KIND)?;
+        Ok(self.files.insert(entry))
     }
 
     fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {

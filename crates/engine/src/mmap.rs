@@ -22,7 +22,7 @@ use std::os::fd::RawFd;
 use std::path::Path;
 use std::ptr;
 
-use crate::files::{ebadf, FileEntry, Files};
+use crate::files::{ebadf, Files};
 use crate::{
     sys, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
     Req, SysCalls,
@@ -287,7 +287,7 @@ impl Engine for MmapEngine {
     }
 
     fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        let entry = FileEntry::new(file, path, KIND)?;
+        let entry = self.files.entry(file, path, KIND)?;
         let refuse = |hint: &str| {
             EngineError::new(ErrorKind::Unsupported, "add_file", KIND)
                 .path(path)

@@ -7,7 +7,7 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::files::{FileEntry, Files};
+use crate::files::Files;
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, FileId, Queued, Req, SysCalls,
 };
@@ -49,9 +49,8 @@ impl Engine for NullEngine {
     }
 
     fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        Ok(self
-            .files
-            .insert(FileEntry::new(file, path, EngineKind::Null)?))
+        let entry = self.files.entry(file, path, EngineKind::Null)?;
+        Ok(self.files.insert(entry))
     }
 
     fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant};
 
-use crate::files::{ebadf, FileEntry, Files};
+use crate::files::{ebadf, Files};
 use crate::{
     sys, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
     Req, SysCalls,
@@ -302,7 +302,8 @@ impl Engine for PosixAioEngine {
     }
 
     fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        Ok(self.files.insert(FileEntry::new(file, path, KIND)?))
+        let entry = self.files.entry(file, path, KIND)?;
+        Ok(self.files.insert(entry))
     }
 
     fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {

@@ -141,7 +141,7 @@ impl Engine for SyncEngine {
     }
 
     fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        let entry = FileEntry::new(file, path, self.kind)?;
+        let entry = self.files.entry(file, path, self.kind)?;
         if self.hipri {
             if let Some(e) = self.hipri_refusal(&entry) {
                 return Err(e);

@@ -240,7 +240,7 @@ impl Engine for UringEngine {
     }
 
     fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        let entry = FileEntry::new(file, path, ENGINE)?;
+        let entry = self.files.entry(file, path, ENGINE)?;
         if self.mode.iopoll {
             check_iopoll(&entry)?;
         }
