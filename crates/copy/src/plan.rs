@@ -187,7 +187,23 @@ fn add_leaf(plan: &mut Plan, src: &Path, dst: &Path, meta: &Metadata) -> Result<
             format!("is {kind}; only regular files, directories and links are copied"),
         ));
     }
-    if let Ok(d) = fs::metadata(dst) {
+    let mut dst = dst.to_path_buf();
+    if fs::symlink_metadata(&dst).is_ok_and(|m| m.file_type().is_symlink()) {
+        // cp writes through a link to a file; so do we: the link's target is replaced.
+        dst = match fs::metadata(&dst) {
+            Ok(m) if m.is_file() => {
+                fs::canonicalize(&dst).map_err(|e| CopyError::io("resolve", &dst, e))?
+            }
+            Ok(_) => dst,
+            Err(_) => {
+                return Err(CopyError::refused(
+                    &dst,
+                    "is a dangling symbolic link; not writing through it",
+                ))
+            }
+        };
+    }
+    if let Ok(d) = fs::metadata(&dst) {
         if d.dev() == meta.dev() && d.ino() == meta.ino() {
             return Err(CopyError::refused(
                 src,
@@ -199,15 +215,22 @@ fn add_leaf(plan: &mut Plan, src: &Path, dst: &Path, meta: &Metadata) -> Result<
         }
         if d.is_dir() {
             return Err(CopyError::refused(
-                dst,
+                &dst,
                 "is a directory; a file cannot replace it",
+            ));
+        }
+        if !d.is_file() {
+            return Err(CopyError::refused(
+                &dst,
+                "exists and is not a regular file (a device, FIFO or socket); iolab cp \
+                 replaces files by renaming a complete copy over them and will not replace it",
             ));
         }
     }
     plan.bytes += meta.len();
     plan.entries.push(Entry::File {
         src: src.to_path_buf(),
-        dst: dst.to_path_buf(),
+        dst,
         size: meta.len(),
     });
     Ok(())
@@ -273,6 +296,36 @@ mod tests {
         let p = plan(&[d.join("t")], &d.join("t/inner"), &r).unwrap();
         assert!(
             p.errors[0].to_string().contains("into itself"),
+            "{}",
+            p.errors[0]
+        );
+        let p = plan(&[d.join("a")], Path::new("/dev/null"), &CopyOpts::default()).unwrap();
+        assert!(p.entries.is_empty());
+        assert!(
+            p.errors[0].to_string().contains("not a regular file"),
+            "{}",
+            p.errors[0]
+        );
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_destination_link_to_a_file_is_written_through_a_dangling_one_refused() {
+        let d = scratch("links");
+        fs::write(d.join("a"), b"1").unwrap();
+        fs::write(d.join("target"), b"old").unwrap();
+        std::os::unix::fs::symlink(d.join("target"), d.join("link")).unwrap();
+        std::os::unix::fs::symlink(d.join("nowhere"), d.join("dangling")).unwrap();
+        let p = plan(&[d.join("a")], &d.join("link"), &CopyOpts::default()).unwrap();
+        match &p.entries[..] {
+            [Entry::File { dst, .. }] => {
+                assert_eq!(dst, &fs::canonicalize(d.join("target")).unwrap())
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = plan(&[d.join("a")], &d.join("dangling"), &CopyOpts::default()).unwrap();
+        assert!(
+            p.errors[0].to_string().contains("dangling"),
             "{}",
             p.errors[0]
         );
