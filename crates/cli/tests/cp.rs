@@ -202,9 +202,14 @@ fn trees_keep_structure_links_modes_and_times_with_p() {
         .open(src.join("a/f3"))
         .and_then(|f| f.set_modified(old))
         .expect("set mtime");
-    for (k, extra) in [vec!["-rp"], vec!["-rp", "--method=engine", "--iodepth=4"]]
-        .iter()
-        .enumerate()
+    for (k, extra) in [
+        vec!["-rp"],
+        vec!["-rp", "--method=engine", "--iodepth=4"],
+        vec!["-rp", "--method=engine", "--engine=psync"],
+        vec!["-rp", "--direct", "--engine=libaio", "--bs=64k"],
+    ]
+    .iter()
+    .enumerate()
     {
         let dst = d.join(format!("dst{k}"));
         let mut args = extra.clone();
@@ -376,6 +381,19 @@ fn a_killed_copy_leaves_the_old_destination_and_at_most_a_temporary_the_next_run
     child.kill().expect("SIGKILL");
     wait_exit(&mut child);
     assert_eq!(fs::read(&dst).expect("read"), b"old");
+    assert_eq!(names(&d), vec!["dst", "src"]);
+
+    // A new destination: nothing under its name, nothing else either.
+    let fresh = d.join("fresh");
+    let mut child = slow_copy(&src, &fresh, "1");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "copy ended too soon to test"
+    );
+    child.kill().expect("SIGKILL");
+    wait_exit(&mut child);
+    assert!(!fresh.exists());
     assert_eq!(names(&d), vec!["dst", "src"]);
 
     // A named temporary file: left by the kill, removed (and named) by the next run.
