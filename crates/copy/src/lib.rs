@@ -16,6 +16,7 @@
 mod dest;
 mod error;
 mod extents;
+mod meta;
 mod pipeline;
 mod plan;
 mod verify;

@@ -7,10 +7,10 @@
 //! inside the job's start when the method allows them, and the job goes on to the fsync.
 
 use std::collections::{HashSet, VecDeque};
-use std::fs::{self, File, FileTimes, Metadata};
+use std::fs::{self, File, Metadata};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
@@ -19,6 +19,7 @@ use iolab_engine::{self as engine, Buf, Done, Engine, EngineOpts, FileId, Op, Qu
 use crate::dest::{self, Committed, DestFlags, Temp};
 use crate::error::human;
 use crate::extents::{self, Kernel};
+use crate::meta;
 use crate::verify::Verifier;
 use crate::{CopyError, CopyOpts, Entry, Event, Method, Plan, Summary, SyncWrites, Used};
 
@@ -40,7 +41,7 @@ pub(crate) fn run(
     let mut files: Vec<(&Path, &Path, u64)> = Vec::new();
     for entry in &plan.entries {
         match entry {
-            Entry::Dir { src, dst } => match make_dir(src, dst) {
+            Entry::Dir { src, dst } => match meta::make_dir(src, dst) {
                 Ok(created) => {
                     if created {
                         sum.dirs += 1;
@@ -89,7 +90,7 @@ pub(crate) fn run(
     }
     // Directories get their final mode and times once nothing more is written into them.
     for (src, dst, created) in dirs.iter().rev() {
-        if let Err(e) = finish_dir(src, dst, *created, opts.preserve) {
+        if let Err(e) = meta::finish_dir(src, dst, *created, opts.preserve) {
             sum.failed += 1;
             on(Event::Failed(e));
         }
@@ -110,43 +111,6 @@ fn parent_of(p: &Path) -> &Path {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     }
-}
-
-/// Creates `dst` (writable by us while the copy fills it). Returns whether it was created.
-fn make_dir(src: &Path, dst: &Path) -> Result<bool, CopyError> {
-    if fs::symlink_metadata(dst).is_ok_and(|m| m.is_dir()) {
-        return Ok(false);
-    }
-    let mode = fs::metadata(src)
-        .map_err(|e| CopyError::io("stat", src, e))?
-        .mode();
-    fs::DirBuilder::new()
-        .mode((mode & 0o777) | 0o700)
-        .create(dst)
-        .map_err(|e| CopyError::io("create directory", dst, e))?;
-    Ok(true)
-}
-
-fn finish_dir(src: &Path, dst: &Path, created: bool, preserve: bool) -> Result<(), CopyError> {
-    let m = fs::metadata(src).map_err(|e| CopyError::io("stat", src, e))?;
-    if preserve {
-        let _ = std::os::unix::fs::chown(dst, Some(m.uid()), Some(m.gid()));
-        fs::set_permissions(dst, fs::Permissions::from_mode(m.mode() & 0o7777))
-            .map_err(|e| CopyError::io("set mode of", dst, e))?;
-        let times = FileTimes::new()
-            .set_accessed(m.accessed().map_err(|e| CopyError::io("stat", src, e))?)
-            .set_modified(m.modified().map_err(|e| CopyError::io("stat", src, e))?);
-        File::open(dst)
-            .and_then(|f| f.set_times(times))
-            .map_err(|e| CopyError::io("set times of", dst, e))?;
-    } else if created && m.mode() & 0o200 == 0 {
-        // Created writable so the copy could fill it; now as the source says (umask applied
-        // at creation already removed what it removes).
-        let now = fs::metadata(dst).map_err(|e| CopyError::io("stat", dst, e))?;
-        fs::set_permissions(dst, fs::Permissions::from_mode(now.mode() & 0o7577))
-            .map_err(|e| CopyError::io("set mode of", dst, e))?;
-    }
-    Ok(())
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -624,26 +588,7 @@ impl<'o> Pipeline<'o> {
                     .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
             }
         }
-        let m = &job.meta;
-        if self.opts.preserve {
-            let mut mode = m.mode() & 0o7777;
-            if std::os::unix::fs::fchown(f, Some(m.uid()), Some(m.gid())).is_err() {
-                mode &= 0o1777; // as cp: no set-id bits on a file we could not give away
-            }
-            f.set_permissions(fs::Permissions::from_mode(mode))
-                .map_err(|e| CopyError::io("set mode of", dst, e))?;
-            let times = FileTimes::new()
-                .set_accessed(m.accessed().map_err(|e| CopyError::io("stat", dst, e))?)
-                .set_modified(m.modified().map_err(|e| CopyError::io("stat", dst, e))?);
-            f.set_times(times)
-                .map_err(|e| CopyError::io("set times of", dst, e))?;
-        } else if let Some(old) = &job.old {
-            // cp writes into the existing file, which keeps its mode and owner; the new inode
-            // that replaces it gets them too.
-            let _ = std::os::unix::fs::fchown(f, Some(old.uid()), Some(old.gid()));
-            f.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))
-                .map_err(|e| CopyError::io("set mode of", dst, e))?;
-        }
+        meta::apply_file(f, dst, &job.meta, job.old.as_ref(), self.opts.preserve)?;
         Ok(())
     }
 
