@@ -131,11 +131,16 @@ impl Temp {
         })
     }
 
-    /// Gives the file its name. With `no_clobber`, an existing name is left alone.
-    pub fn commit(mut self, no_clobber: bool) -> io::Result<Committed> {
+    /// Gives the file its name. With `no_clobber`, an existing name is left alone. `existed`
+    /// says whether the destination existed when the copy started: a new name is linked
+    /// directly (one directory operation); an existing one is replaced by a rename.
+    pub fn commit(mut self, no_clobber: bool, existed: bool) -> io::Result<Committed> {
         let dst = self.final_path.clone();
         let result = match self.named.take() {
             None if no_clobber => sysfs::link_anonymous(&self.file, &dst).map(|_| Committed::Done),
+            None if !existed && sysfs::link_anonymous(&self.file, &dst).is_ok() => {
+                Ok(Committed::Done)
+            }
             None => {
                 let tmp = temp_name(&dst);
                 match sysfs::link_anonymous(&self.file, &tmp) {
@@ -258,7 +263,7 @@ mod tests {
             assert_eq!(t.named().is_some(), !tmpfile);
             std::io::Write::write_all(&mut &t.file, b"new").unwrap();
             assert_eq!(fs::read(&dst).unwrap(), b"old contents");
-            assert_eq!(t.commit(false).unwrap(), Committed::Done);
+            assert_eq!(t.commit(false, true).unwrap(), Committed::Done);
             assert_eq!(fs::read(&dst).unwrap(), b"new");
             assert_eq!(names(&d), vec!["f"], "tmpfile={tmpfile}");
             let _ = fs::remove_dir_all(&d);
@@ -272,7 +277,7 @@ mod tests {
             let dst = d.join("f");
             fs::write(&dst, b"keep").unwrap();
             let t = Temp::create(&dst, 0o644, PLAIN, tmpfile).unwrap();
-            assert_eq!(t.commit(true).unwrap(), Committed::Exists);
+            assert_eq!(t.commit(true, true).unwrap(), Committed::Exists);
             assert_eq!(fs::read(&dst).unwrap(), b"keep");
             let t = Temp::create(&d.join("g"), 0o644, PLAIN, tmpfile).unwrap();
             drop(t);

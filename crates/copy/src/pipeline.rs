@@ -652,7 +652,7 @@ impl<'o> Pipeline<'o> {
         } else {
             None
         };
-        match temp.commit(self.opts.no_clobber) {
+        match temp.commit(self.opts.no_clobber, job.old.is_some()) {
             Ok(Committed::Done) => Ok(Some(Event::Copied {
                 src: job.src_path.to_path_buf(),
                 dst: job.dst_path.to_path_buf(),
