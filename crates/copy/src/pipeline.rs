@@ -185,6 +185,8 @@ struct Pipeline<'o> {
     done: Vec<Done>,
     verifier: Option<Verifier>,
     flags: DestFlags,
+    /// (source device, destination directory) pairs where FICLONE was refused.
+    no_reflink: HashSet<(u64, PathBuf)>,
 }
 
 impl<'o> Pipeline<'o> {
@@ -203,6 +205,7 @@ impl<'o> Pipeline<'o> {
             backlog: VecDeque::new(),
             done: Vec::with_capacity(depth as usize * 2),
             verifier: None,
+            no_reflink: HashSet::new(),
             flags: DestFlags {
                 direct: opts.direct,
                 sync: opts.sync,
@@ -360,11 +363,15 @@ impl<'o> Pipeline<'o> {
                 ))
             })?;
         }
-        let dup = temp
-            .file
-            .try_clone()
-            .map_err(|e| CopyError::io("duplicate descriptor of", dst, e))?;
-        job.dst = Some(self.engine.add_file(dup, dst).map_err(engine_err)?);
+        // The engine needs the destination for the writes and for the fsync; a kernel copy
+        // without fsync never touches it.
+        if job.used == Used::Engine || o.fsync {
+            let dup = temp
+                .file
+                .try_clone()
+                .map_err(|e| CopyError::io("duplicate descriptor of", dst, e))?;
+            job.dst = Some(self.engine.add_file(dup, dst).map_err(engine_err)?);
+        }
         if job.used == Used::Engine {
             job.src = Some(self.engine.add_file(sf, src).map_err(engine_err)?);
         }
@@ -374,7 +381,7 @@ impl<'o> Pipeline<'o> {
 
     /// Reflink or copy_file_range as the method says. `None`: use the engine.
     fn kernel_copy(
-        &self,
+        &mut self,
         job: &Job<'_>,
         sf: &File,
         temp: &Temp,
@@ -382,7 +389,11 @@ impl<'o> Pipeline<'o> {
     ) -> Result<Option<Used>, CopyError> {
         let o = self.opts;
         let dst = job.dst_path;
-        if matches!(o.method, Method::Auto | Method::Reflink) {
+        // Where a reflink failed once (same source device, same destination directory), it
+        // fails again: a tree of 5000 files pays for one failed FICLONE per directory.
+        let key = (job.meta.dev(), parent_of(dst).to_path_buf());
+        let tried = o.method == Method::Auto && self.no_reflink.contains(&key);
+        if matches!(o.method, Method::Auto | Method::Reflink) && !tried {
             match extents::reflink(sf, &temp.file) {
                 Kernel::Copied => {
                     o.progress.fetch_add(job.size, Ordering::Relaxed);
@@ -395,7 +406,9 @@ impl<'o> Pipeline<'o> {
                             .into(),
                     ))
                 }
-                Kernel::Unsupported(_) => {}
+                Kernel::Unsupported(_) => {
+                    self.no_reflink.insert(key);
+                }
                 Kernel::Failed(e) => return Err(CopyError::io("reflink", dst, e)),
             }
         }

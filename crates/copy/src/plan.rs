@@ -188,22 +188,27 @@ fn add_leaf(plan: &mut Plan, src: &Path, dst: &Path, meta: &Metadata) -> Result<
         ));
     }
     let mut dst = dst.to_path_buf();
-    if fs::symlink_metadata(&dst).is_ok_and(|m| m.file_type().is_symlink()) {
+    let mut existing = fs::symlink_metadata(&dst).ok();
+    if existing
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_symlink())
+    {
         // cp writes through a link to a file; so do we: the link's target is replaced.
-        dst = match fs::metadata(&dst) {
-            Ok(m) if m.is_file() => {
-                fs::canonicalize(&dst).map_err(|e| CopyError::io("resolve", &dst, e))?
+        existing = fs::metadata(&dst).ok();
+        match &existing {
+            Some(m) if m.is_file() => {
+                dst = fs::canonicalize(&dst).map_err(|e| CopyError::io("resolve", &dst, e))?
             }
-            Ok(_) => dst,
-            Err(_) => {
+            Some(_) => {}
+            None => {
                 return Err(CopyError::refused(
                     &dst,
                     "is a dangling symbolic link; not writing through it",
                 ))
             }
-        };
+        }
     }
-    if let Ok(d) = fs::metadata(&dst) {
+    if let Some(d) = existing {
         if d.dev() == meta.dev() && d.ino() == meta.ino() {
             return Err(CopyError::refused(
                 src,
