@@ -508,3 +508,21 @@ fn reflink_is_used_where_the_file_system_shares_blocks() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot share blocks"));
     assert!(!d.join("no").exists());
 }
+
+/// procfs says 0 bytes and sysfs 4096, whatever the contents: copying by size gave an empty
+/// /proc/cpuinfo and refused sysfs attributes as "shrank".
+#[test]
+fn pseudo_files_are_copied_to_their_end_not_their_size() {
+    let d = dir("pseudo");
+    for src in ["/proc/version", "/sys/class/mem/null/dev"] {
+        let Ok(want) = fs::read(src) else {
+            eprintln!("skipped: {src} is not readable here");
+            continue;
+        };
+        assert!(!want.is_empty());
+        let dst = d.join(src.replace('/', "_"));
+        let said = ok(&["-v", src, s(&dst)]);
+        assert!(said.contains("read/write to end of file"), "{said}");
+        assert_eq!(fs::read(&dst).expect("read"), want, "{src}");
+    }
+}

@@ -48,6 +48,35 @@ pub(crate) fn local_page_cache_copy(file: &File) -> bool {
     sysfs::fs_magic(file.as_raw_fd()).is_ok_and(|m| matches!(m, EXT4 | TMPFS | F2FS))
 }
 
+/// Whether the size `stat` gives says nothing about the contents: an empty regular file may be
+/// a procfs file with contents, and sysfs reports 4096 for attributes of any length.
+pub(crate) fn size_unknown(file: &File, size: u64) -> bool {
+    const PROC: u64 = 0x9fa0;
+    const SYSFS: u64 = 0x6265_6572;
+    const DEBUGFS: u64 = 0x6462_6720;
+    size == 0
+        || sysfs::fs_magic(file.as_raw_fd()).is_ok_and(|m| matches!(m, PROC | SYSFS | DEBUGFS))
+}
+
+/// Plain pread and pwrite from offset 0 until the source ends (not the file position:
+/// SEEK_DATA/SEEK_HOLE moved it). Not `std::io::copy`: it tries copy_file_range first, which
+/// reports some pseudo files as empty.
+pub(crate) fn read_to_end_into(src: &File, dst: &File) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 64 << 10];
+    let mut total = 0;
+    loop {
+        let n = match src.read_at(&mut buf, total) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        dst.write_all_at(&buf[..n], total)?;
+        total += n as u64;
+    }
+}
+
 /// Whether an in-kernel copy error means "not here" (try the next method) rather than a
 /// failure of the copy itself.
 pub(crate) fn unsupported(e: &io::Error) -> bool {

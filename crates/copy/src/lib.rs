@@ -125,6 +125,8 @@ pub enum Used {
     CopyFileRange,
     /// The engine pipeline, with the engine's description.
     Engine,
+    /// read/write until end of file: files whose size says nothing (procfs, sysfs, size 0).
+    Stream,
 }
 
 impl Used {
@@ -133,6 +135,7 @@ impl Used {
             Used::Reflink => "reflink",
             Used::CopyFileRange => "copy_file_range",
             Used::Engine => "engine",
+            Used::Stream => "read/write to end of file",
         }
     }
 }

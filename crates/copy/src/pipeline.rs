@@ -337,7 +337,19 @@ impl<'o> Pipeline<'o> {
             && o.fsync
             && size >= HYBRID_MIN
             && extents::local_page_cache_copy(&temp.file);
-        if kernel_ok && size > 0 {
+        if extents::size_unknown(&sf, size) {
+            // /proc/cpuinfo says 0 bytes, sysfs files 4096: only reading to the end tells.
+            if o.direct {
+                engine::sys::fs::set_direct(temp.file.as_raw_fd(), false)
+                    .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
+            }
+            let n = extents::read_to_end_into(&sf, &temp.file)
+                .map_err(|e| self.write_error("copy", &job, e))?;
+            o.progress.fetch_add(n, Ordering::Relaxed);
+            job.size = n;
+            job.used = Used::Stream;
+            job.extents.clear();
+        } else if kernel_ok && size > 0 {
             if let Some(used) = self.kernel_copy(&job, &sf, &temp, !hybrid)? {
                 job.used = used;
                 job.extents.clear();
