@@ -7,6 +7,7 @@
 pub mod aio;
 pub mod clock;
 pub mod dev;
+pub mod net;
 
 use std::io;
 use std::os::fd::RawFd;
