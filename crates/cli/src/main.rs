@@ -6,6 +6,7 @@ mod clamp;
 mod compare;
 mod report_cmd;
 mod run;
+mod serve;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ commands:
   run       run fio job files or a fio command line (fio's options, output and JSON)
   compare   run one workload on every engine side by side (`iolab compare --help`)
   report    RESULTS.json [-o FILE.html]: the HTML report for saved iolab or fio JSON
+  serve     DIR: a static HTTP/1.1 file server (`iolab serve --help`)
   --version print the version
 
 `iolab run --help` lists fio's options; a symlink named `fio` runs `iolab run`.";
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         Some("run") => run::main(&rest[1..]),
         Some("compare") => compare::main(&rest[1..]),
         Some("report") => report_cmd::main(&rest[1..]),
+        Some("serve") => serve::main(&rest[1..]),
         None => compare::main(&[]),
         Some("--version") | Some("-V") => {
             println!("iolab {}", env!("CARGO_PKG_VERSION"));

@@ -26,6 +26,11 @@ pub const EPOLLET: u32 = libc::EPOLLET as u32;
 /// Wake one of the waiters on a shared descriptor, not all (Linux 4.5).
 pub const EPOLLEXCLUSIVE: u32 = libc::EPOLLEXCLUSIVE as u32;
 
+/// Interrupt (Ctrl-C), for [`SignalSet::block`].
+pub const SIGINT: libc::c_int = libc::SIGINT;
+/// Termination request, for [`SignalSet::block`].
+pub const SIGTERM: libc::c_int = libc::SIGTERM;
+
 /// An epoll instance.
 #[derive(Debug)]
 pub struct Epoll(OwnedFd);
