@@ -146,10 +146,12 @@ pub fn reply(
     let m = match found {
         Lookup::Status(s) => return error(out, date, s, req.version, keep),
         Lookup::Redirect(j) => {
-            let loc = (
-                &req.target[j.path.0..j.path.1],
-                &req.target[j.query.0..j.query.1],
-            );
+            let mut path = &req.target[j.path.0..j.path.1];
+            // "//host/dir" would be a protocol-relative Location: an open redirect.
+            while path.starts_with(b"//") {
+                path = &path[1..];
+            }
+            let loc = (path, &req.target[j.query.0..j.query.1]);
             let body = b"301 Moved Permanently\n";
             http::write_head(
                 out,

@@ -169,6 +169,9 @@ fn every_status_code() {
     assert_eq!(get(a, "/docs/", "").body, b"docs\n");
     let r = get(a, "/docs?x=1", "");
     assert_eq!((r.status, r.header("location")), (301, Some("/docs/?x=1")));
+    // Regression: "//docs" redirected to "//docs/", which a browser reads as another host.
+    let r = get(a, "//docs", "");
+    assert_eq!((r.status, r.header("location")), (301, Some("/docs/")));
     assert_eq!(
         get(a, "/a.txt", &format!("If-None-Match: {etag}\r\n")).status,
         304
