@@ -40,6 +40,10 @@ const DEPTH: u32 = 128;
 /// Bytes per sendfile call: as much as the socket takes, in slices that keep one connection
 /// from holding the loop for long.
 const SENDFILE_CHUNK: usize = 4 << 20;
+/// Bodies at least this long are sent under TCP_CORK (cleared at their end): between sendfile
+/// calls that stop at a full socket, TCP_NODELAY would push each call's tail as a short
+/// segment; the cork keeps segments full, and clearing it pushes the last one at once.
+const CORK_MIN: u64 = 256 * 1024;
 /// O_DIRECT reads are whole blocks.
 const DIRECT_ALIGN: u64 = 4096;
 
@@ -83,6 +87,8 @@ struct Conn {
     request_line: Vec<u8>,
     /// Where the body starts in the buffer an engine read fills.
     read_range: (usize, usize),
+    /// TCP_CORK is set for the body being sent.
+    corked: bool,
 }
 
 impl Conn {
@@ -106,6 +112,7 @@ impl Conn {
             body_sent: 0,
             request_line: Vec::new(),
             read_range: (0, 0),
+            corked: false,
         }
     }
 }
@@ -359,6 +366,7 @@ impl Worker {
             c.keep = true;
             c.readable = true;
             c.eof = false;
+            c.corked = false;
             c.out = Out::None;
             c.deadline = self.now + self.idle_ns;
             self.live += 1;
@@ -639,6 +647,9 @@ fn start(c: &mut Conn, rep: route::Reply, handle: Option<Handle>) {
         },
         _ => Out::None,
     };
+    if let (Out::File { off, end, .. }, Some(sock)) = (&c.out, c.sock.as_ref()) {
+        c.corked = *end - *off >= CORK_MIN && net::set_cork(sock, true).is_ok();
+    }
     c.state = State::Sending;
 }
 
@@ -719,6 +730,10 @@ fn flush(c: &mut Conn, deadline: u64) -> io::Result<bool> {
                     // MSG_MORE: the head waits for the body's first bytes to share a segment.
                     net::send_vectored(sock, &[IoSlice::new(head)], true)
                 } else if off == end {
+                    if c.corked {
+                        c.corked = false;
+                        net::set_cork(sock, false)?;
+                    }
                     return Ok(true);
                 } else {
                     let want = (*end - *off).min(SENDFILE_CHUNK as u64) as usize;

@@ -163,6 +163,23 @@ pub fn sendfile(
     }
 }
 
+/// Sets or clears TCP_CORK: while set, the kernel sends only full segments; clearing it sends
+/// what is held at once (no Nagle wait), which makes it the end-of-response marker.
+pub fn set_cork(sock: &TcpStream, on: bool) -> io::Result<()> {
+    let v: libc::c_int = on.into();
+    // SAFETY: setsockopt reads one c_int from the pointer, which points at `v`.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CORK,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    cvt(r as isize).map(|_| ())
+}
+
 /// An eventfd: a counter other threads can make readable to wake an epoll loop.
 #[derive(Debug)]
 pub struct EventFd(OwnedFd);
