@@ -7,6 +7,7 @@ mod compare;
 mod cp;
 mod report_cmd;
 mod run;
+mod serve;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -19,6 +20,7 @@ commands:
   compare   run one workload on every engine side by side (`iolab compare --help`)
   cp        SRC DST | SRC... DIR: copy with I/O in flight, renamed into place when complete
   report    RESULTS.json [-o FILE.html]: the HTML report for saved iolab or fio JSON
+  serve     DIR: a static HTTP/1.1 file server (`iolab serve --help`)
   --version print the version
 
 `iolab run --help` lists fio's options; a symlink named `fio` runs `iolab run`.";
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Some("compare") => compare::main(&rest[1..]),
         Some("report") => report_cmd::main(&rest[1..]),
         Some("cp") => cp::main(&rest[1..]),
+        Some("serve") => serve::main(&rest[1..]),
         None => compare::main(&[]),
         Some("--version") | Some("-V") => {
             println!("iolab {}", env!("CARGO_PKG_VERSION"));

@@ -8,6 +8,7 @@ pub mod aio;
 pub mod clock;
 pub mod dev;
 pub mod fs;
+pub mod net;
 
 use std::io;
 use std::os::fd::RawFd;

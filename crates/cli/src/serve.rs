@@ -1,0 +1,210 @@
+//! `iolab serve DIR`: the static file server. Parses the options, starts the server, prints
+//! the address it listens on, and on SIGINT or SIGTERM stops accepting, lets the requests in
+//! flight finish and exits 0.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use iolab_engine::sys::net::{SignalSet, SIGINT, SIGTERM};
+use iolab_engine::EngineKind;
+use iolab_serve::{ServeOpts, Server};
+
+const USAGE: &str = "\
+usage: iolab serve DIR [options]
+
+  --listen ADDR:PORT       where to listen (default 127.0.0.1:8080; port 0 picks a free one)
+  --threads N              event-loop threads (default: one per core)
+  --engine NAME            how small files are read: io_uring (default), libaio (O_DIRECT), psync
+  --access-log FILE        append common log format lines to FILE (default: no log)
+  --dotfiles               serve names that start with a dot (default: 404)
+  --idle-timeout DUR       a request head must arrive whole within DUR, and a stalled response
+                           is dropped after DUR (default 10s; e.g. 500ms, 2s, 1.5)
+  --max-connections N      open connections at most; more get 503 (default 1024)
+  --max-header-bytes N     largest request head; larger is 414/431 (default 16384)
+
+Prints \"listening on ADDR\" once it accepts connections.";
+
+pub fn main(args: &[String]) -> ExitCode {
+    let opts = match parse(args) {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(m) => {
+            eprintln!("iolab serve: {m}\n\n{USAGE}");
+            return ExitCode::from(1);
+        }
+    };
+    // Blocked before the threads start, so they inherit the mask and the signal waits for us.
+    let signals = match SignalSet::block(&[SIGINT, SIGTERM]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab serve: cannot block signals: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let server = match Server::start(&opts) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab serve: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "iolab serve: {} with {} thread(s), engine {}; listening on {}",
+        opts.root.display(),
+        opts.threads,
+        opts.engine,
+        server.local_addr()
+    );
+    let _ = out.flush();
+    let sig = signals.wait();
+    server.shutdown().trigger();
+    match server.join() {
+        Ok(st) => {
+            let name = if sig.ok() == Some(SIGINT) {
+                "SIGINT"
+            } else {
+                "SIGTERM"
+            };
+            eprintln!(
+                "iolab serve: {name}: stopped after {} requests on {} connections",
+                st.requests, st.connections
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("iolab serve: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A duration: `500ms`, `2s`, or plain seconds (`1.5`).
+fn duration(v: &str) -> Result<Duration, String> {
+    let bad = || format!("bad duration '{v}' (e.g. 500ms, 2s, 1.5)");
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (v, 1.0)
+    };
+    let x: f64 = num.parse().map_err(|_| bad())?;
+    if !x.is_finite() || x <= 0.0 || x * scale > 86_400.0 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(x * scale))
+}
+
+fn count(name: &str, v: &str, min: usize) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(format!(
+            "{name} needs a whole number of at least {min}, got '{v}'"
+        )),
+    }
+}
+
+fn parse(args: &[String]) -> Result<Option<ServeOpts>, String> {
+    let mut root: Option<PathBuf> = None;
+    let mut o = ServeOpts::new(std::path::Path::new("."));
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = |n: &str| -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it.next().cloned().ok_or(format!("{n} needs a value")),
+            }
+        };
+        match name {
+            "-h" | "--help" => return Ok(None),
+            "--listen" => {
+                let v = value(name)?;
+                o.listen = v.parse::<SocketAddr>().map_err(|_| {
+                    format!("--listen wants ADDR:PORT (e.g. 127.0.0.1:8080), got '{v}'")
+                })?;
+            }
+            "--threads" => o.threads = count(name, &value(name)?, 1)?,
+            "--engine" => {
+                let v = value(name)?;
+                o.engine = EngineKind::from_name(&v)
+                    .filter(|k| iolab_serve::ENGINES.contains(k))
+                    .ok_or(format!(
+                        "--engine: '{v}' is not one of io_uring, libaio, psync"
+                    ))?;
+            }
+            "--access-log" => o.access_log = Some(PathBuf::from(value(name)?)),
+            "--dotfiles" => o.dotfiles = true,
+            "--idle-timeout" => o.idle_timeout = duration(&value(name)?)?,
+            "--max-connections" => o.max_connections = count(name, &value(name)?, 1)?,
+            "--max-header-bytes" => o.max_header_bytes = count(name, &value(name)?, 256)?,
+            s if s.starts_with('-') => return Err(format!("unknown option '{s}'")),
+            s => {
+                if root.is_some() {
+                    return Err(format!("one directory only (got a second: '{s}')"));
+                }
+                root = Some(PathBuf::from(s));
+            }
+        }
+    }
+    let root = root.ok_or("which directory? (iolab serve DIR)")?;
+    if !root.is_dir() {
+        return Err(format!("{} is not a directory", root.display()));
+    }
+    o.root = root;
+    Ok(Some(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(a: &[&str]) -> Result<Option<ServeOpts>, String> {
+        parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn options_parse_and_bad_ones_say_why() {
+        let o = p(&[
+            ".",
+            "--threads=3",
+            "--engine",
+            "psync",
+            "--idle-timeout",
+            "500ms",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(o.threads, 3);
+        assert_eq!(o.engine, EngineKind::Psync);
+        assert_eq!(o.idle_timeout, Duration::from_millis(500));
+        assert!(p(&[".", "--engine", "mmap"])
+            .unwrap_err()
+            .contains("not one of"));
+        assert!(p(&[".", "--threads", "0"])
+            .unwrap_err()
+            .contains("at least 1"));
+        assert!(p(&[".", "--listen", "8080"])
+            .unwrap_err()
+            .contains("ADDR:PORT"));
+        assert!(p(&[".", "--idle-timeout", "-1"])
+            .unwrap_err()
+            .contains("duration"));
+        assert!(p(&["--dotfiles"]).unwrap_err().contains("which directory"));
+        assert!(p(&[".", "--bogus"]).unwrap_err().contains("unknown option"));
+        assert!(p(&["/nonexistent-dir-x"])
+            .unwrap_err()
+            .contains("not a directory"));
+    }
+}

@@ -1,0 +1,240 @@
+//! `iolab serve` as a user runs it: bad arguments, SIGTERM during a large transfer (the
+//! transfer completes, the process exits 0), and curl as the client where it is installed.
+// Tests: an unwrap that fails is the test failing, with the error shown.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("serve-cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn bytes(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 + i / 4093) as u8).collect()
+}
+
+/// The server process; killed if a test fails before it is stopped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `iolab serve ROOT` on a free port and reads the address it prints.
+fn serve(root: &Path, extra: &[&str]) -> (Proc, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("serve")
+        .arg(root)
+        .args(["--listen", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start iolab serve");
+    let out = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line).expect("a line");
+    let addr = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|a| a.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    (Proc(child), addr)
+}
+
+fn signal(p: &Proc, sig: &str) {
+    let ok = Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -{sig} {}", p.0.id()))
+        .status()
+        .expect("sh")
+        .success();
+    assert!(ok, "kill -{sig}");
+}
+
+fn wait_exit(p: &mut Proc, within: Duration) -> std::process::ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(st) = p.0.try_wait().expect("wait") {
+            return st;
+        }
+        assert!(t.elapsed() < within, "iolab serve did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn bad_arguments_exit_1_with_a_reason() {
+    let d = dir("badargs");
+    let iolab = env!("CARGO_BIN_EXE_iolab");
+    let cases: [(&[&str], &str); 6] = [
+        (&[], "which directory"),
+        (&["/nonexistent-iolab-dir"], "not a directory"),
+        (&[".", "--engine", "mmap"], "not one of"),
+        (&[".", "--listen", "nowhere"], "ADDR:PORT"),
+        (&[".", "--threads", "x"], "--threads"),
+        (&[".", "--frobnicate"], "unknown option"),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(iolab)
+            .arg("serve")
+            .args(args)
+            .current_dir(&d)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    // A port already taken is a clear error too.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().to_string();
+    let out = Command::new(iolab)
+        .args(["serve", ".", "--listen", &port])
+        .current_dir(&d)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
+}
+
+#[test]
+fn sigterm_lets_a_transfer_in_flight_finish_then_exits_0() {
+    let d = dir("sigterm");
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let len = 64 << 20;
+    let data = bytes(len);
+    std::fs::write(root.join("big.bin"), &data).unwrap();
+    std::fs::write(root.join("small.txt"), b"small\n").unwrap();
+    let (mut p, addr) = serve(&root, &["--threads", "2"]);
+    // An idle keep-alive connection, which shutdown closes.
+    let mut idle = TcpStream::connect(addr).unwrap();
+    idle.write_all(b"GET /small.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut c = BufReader::new(TcpStream::connect(addr).unwrap());
+    c.get_mut()
+        .write_all(b"GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        c.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut got = vec![0u8; len];
+    c.read_exact(&mut got[..1 << 16]).unwrap();
+    // The client stops reading, so the rest is still in flight when the signal arrives.
+    signal(&p, "TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        p.0.try_wait().unwrap().is_none(),
+        "exited with a transfer in flight"
+    );
+    // New connections are no longer served.
+    let refused = match TcpStream::connect(addr) {
+        Err(_) => true,
+        Ok(mut s) => {
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let _ = s.write_all(b"GET /small.txt HTTP/1.1\r\nHost: t\r\n\r\n");
+            let mut b = [0u8; 64];
+            !matches!(s.read(&mut b), Ok(n) if n > 0)
+        }
+    };
+    assert!(refused, "a connection made after SIGTERM was served");
+    c.get_mut()
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    c.read_exact(&mut got[1 << 16..])
+        .expect("the rest of the body");
+    assert!(got == data, "body differs");
+    let st = wait_exit(&mut p, Duration::from_secs(10));
+    assert!(st.success(), "{st:?}");
+    let mut err = String::new();
+    if let Some(mut e) = p.0.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(err.contains("SIGTERM: stopped after"), "{err}");
+    drop(idle);
+}
+
+#[test]
+fn sigint_on_an_idle_server_exits_0() {
+    let d = dir("sigint");
+    let (mut p, _) = serve(&d, &[]);
+    signal(&p, "INT");
+    assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
+}
+
+#[test]
+fn curl_gets_files_ranges_and_heads() {
+    if Command::new("curl").arg("--version").output().is_err() {
+        println!("skipped: curl is not installed (.ci/run installs it)");
+        return;
+    }
+    let d = dir("curl");
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let data = bytes(3 << 20);
+    std::fs::write(root.join("f.bin"), &data).unwrap();
+    std::fs::write(root.join("index.html"), b"<p>hi</p>\n").unwrap();
+    let log = d.join("access.log");
+    let log_s = log.to_string_lossy().to_string();
+    let (mut p, addr) = serve(&root, &["--access-log", &log_s, "--engine", "psync"]);
+    let curl = |args: &[&str]| {
+        let out = Command::new("curl")
+            .args(["-sS", "--max-time", "20"])
+            .args(args)
+            .output()
+            .expect("curl");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let url = format!("http://{addr}/f.bin");
+    assert!(curl(&[&url]) == data, "curl body differs");
+    assert_eq!(curl(&["-r", "100-199", &url]), &data[100..200]);
+    let head = String::from_utf8(curl(&["-I", &url])).unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("Content-Length: 3145728"), "{head}");
+    // Two URLs on one connection (curl reuses it), HTTP/1.0 too.
+    let two = curl(&[
+        &format!("http://{addr}/"),
+        &format!("http://{addr}/index.html"),
+    ]);
+    assert_eq!(two, b"<p>hi</p>\n<p>hi</p>\n");
+    assert_eq!(curl(&["-0", &format!("http://{addr}/")]), b"<p>hi</p>\n");
+    let code = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("http://{addr}/nope"),
+    ]);
+    assert_eq!(code, b"404");
+    signal(&p, "TERM");
+    assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("\"GET /f.bin HTTP/1.1\" 200 3145728"),
+        "{text}"
+    );
+    assert!(text.contains("\"GET /f.bin HTTP/1.1\" 206 100"), "{text}");
+}

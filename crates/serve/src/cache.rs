@@ -1,0 +1,235 @@
+//! A thread's cache of open files: path → open descriptor and the facts of its head (size,
+//! validators, type), so a hot file costs no open, fstat or close per request. An entry is
+//! trusted for one second (as lighttpd's stat cache does) and then checked again by opening the
+//! path anew: a file replaced, resized or touched gets a new entry.
+//!
+//! Small files are registered with the engine that reads them (for libaio, reopened with
+//! O_DIRECT); an engine file is given back only when no read on it is in flight.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use iolab_engine::{Engine, FileId};
+
+use crate::path::{self, Found, Ident, Site};
+use crate::route::Meta;
+use crate::SMALL_FILE;
+
+/// How long an entry is trusted without looking at the file again.
+const TTL_NS: u64 = 1_000_000_000;
+/// Entries per thread; when full, the cache starts over.
+const CAPACITY: usize = 512;
+
+/// How a cached file's bytes are reached.
+#[derive(Clone, Debug)]
+pub enum Handle {
+    /// Registered with the engine: read into a buffer.
+    Engine(FileId),
+    /// Sent with sendfile.
+    Send(Rc<File>),
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    pub meta: Meta,
+    pub handle: Handle,
+    /// Whether reads must be aligned (opened with O_DIRECT).
+    pub direct: bool,
+    checked: u64,
+}
+
+/// What a path came to.
+pub enum Got<'a> {
+    File(&'a Entry),
+    Redirect,
+    Status(u16),
+}
+
+pub struct Cache {
+    map: HashMap<Box<[u8]>, Entry>,
+    /// Reads in flight per engine file slot.
+    inflight: Vec<u32>,
+    /// Engine files dropped from the map while reads on them were in flight.
+    retired: Vec<FileId>,
+    /// Open small files with O_DIRECT (libaio).
+    direct: bool,
+}
+
+static NO_DIRECT_WARNED: AtomicBool = AtomicBool::new(false);
+
+impl Cache {
+    pub fn new(direct: bool) -> Cache {
+        Cache {
+            map: HashMap::new(),
+            inflight: Vec::new(),
+            retired: Vec::new(),
+            direct,
+        }
+    }
+
+    /// Looks `rel` up (a jailed path; `trailing` if it ended with `/`), opening and caching it
+    /// when it is not cached or its second is up.
+    pub fn get(
+        &mut self,
+        rel: &[u8],
+        trailing: bool,
+        site: &Site,
+        eng: &mut dyn Engine,
+        now: u64,
+        cbuf: &mut Vec<u8>,
+    ) -> Got<'_> {
+        let fresh = self
+            .map
+            .get(rel)
+            .is_some_and(|e| now.saturating_sub(e.checked) < TTL_NS);
+        if !fresh {
+            match path::resolve(site, rel, trailing, cbuf) {
+                Found::File(f, ident, name) => match self.map.get_mut(rel) {
+                    Some(e) if e.meta.ident == ident => e.checked = now,
+                    _ => {
+                        let Some(entry) = self.entry(f, ident, &name, eng, now) else {
+                            self.drop_key(rel, eng);
+                            return Got::Status(500);
+                        };
+                        if self.map.len() >= CAPACITY {
+                            self.clear(eng);
+                        }
+                        if let Some(old) = self.map.insert(rel.into(), entry) {
+                            self.retire(old, eng);
+                        }
+                    }
+                },
+                Found::Redirect => {
+                    self.drop_key(rel, eng);
+                    return Got::Redirect;
+                }
+                Found::Status(s) => {
+                    self.drop_key(rel, eng);
+                    return Got::Status(s);
+                }
+            }
+        }
+        match self.map.get(rel) {
+            Some(e) => Got::File(e),
+            None => Got::Status(500),
+        }
+    }
+
+    fn entry(
+        &mut self,
+        f: File,
+        ident: Ident,
+        name: &[u8],
+        eng: &mut dyn Engine,
+        now: u64,
+    ) -> Option<Entry> {
+        let meta = Meta::new(ident, name);
+        let mut direct = false;
+        let handle = if ident.size <= SMALL_FILE && ident.size > 0 {
+            let f = if self.direct {
+                match reopen_direct(&f) {
+                    Some(d) => {
+                        direct = true;
+                        d
+                    }
+                    None => f,
+                }
+            } else {
+                f
+            };
+            // An engine that refuses the file (it should not) makes it a 500, not a panic.
+            Handle::Engine(eng.add_file(f, Path::new("served file")).ok()?)
+        } else {
+            Handle::Send(Rc::new(f))
+        };
+        if let Handle::Engine(id) = handle {
+            let i = id.index() as usize;
+            if self.inflight.len() <= i {
+                self.inflight.resize(i + 1, 0);
+            }
+        }
+        Some(Entry {
+            meta,
+            handle,
+            direct,
+            checked: now,
+        })
+    }
+
+    fn drop_key(&mut self, rel: &[u8], eng: &mut dyn Engine) {
+        if let Some(old) = self.map.remove(rel) {
+            self.retire(old, eng);
+        }
+    }
+
+    fn clear(&mut self, eng: &mut dyn Engine) {
+        let old: Vec<Entry> = self.map.drain().map(|(_, e)| e).collect();
+        for e in old {
+            self.retire(e, eng);
+        }
+    }
+
+    fn retire(&mut self, e: Entry, eng: &mut dyn Engine) {
+        if let Handle::Engine(id) = e.handle {
+            if self.inflight[id.index() as usize] == 0 {
+                let _ = eng.remove_file(id);
+            } else {
+                self.retired.push(id);
+            }
+        }
+    }
+
+    /// A read on `id` starts.
+    pub fn begin(&mut self, id: FileId) {
+        if let Some(n) = self.inflight.get_mut(id.index() as usize) {
+            *n += 1;
+        }
+    }
+
+    /// A read on `id` ended; a retired file with nothing in flight goes back to the kernel.
+    pub fn end(&mut self, id: FileId, eng: &mut dyn Engine) {
+        let i = id.index() as usize;
+        if let Some(n) = self.inflight.get_mut(i) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                if let Some(p) = self.retired.iter().position(|&r| r == id) {
+                    self.retired.swap_remove(p);
+                    let _ = eng.remove_file(id);
+                }
+            }
+        }
+    }
+
+    /// Gives every file back to the engine (at thread exit, nothing in flight).
+    pub fn close_all(&mut self, eng: &mut dyn Engine) {
+        self.clear(eng);
+        for id in std::mem::take(&mut self.retired) {
+            let _ = eng.remove_file(id);
+        }
+    }
+}
+
+/// The same file opened again with O_DIRECT, through /proc/self/fd (no second path lookup
+/// that could race a rename). `None` where the filesystem cannot do O_DIRECT (tmpfs): libaio
+/// then reads buffered, which io_submit does synchronously; said once on stderr.
+fn reopen_direct(f: &File) -> Option<File> {
+    let p = format!("/proc/self/fd/{}", f.as_raw_fd());
+    match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(p)
+    {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if !NO_DIRECT_WARNED.swap(true, Ordering::Relaxed) {
+                eprintln!("iolab serve: O_DIRECT refused ({e}); libaio reads buffered");
+            }
+            None
+        }
+    }
+}

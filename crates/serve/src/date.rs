@@ -1,0 +1,148 @@
+//! Dates in the two shapes a web server writes: HTTP's IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
+//! GMT`, RFC 9110 5.6.7) and the common log format's `[06/Nov/1994:08:49:37 +0000]`, from Unix
+//! seconds, in UTC; and parsing IMF-fixdate back (If-Modified-Since, If-Range).
+
+const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// Calendar date (year, month 1-12, day 1-31) of a day counted from 1970-01-01, proleptic
+/// Gregorian: shift the year to start in March so the leap day ends it, then count in
+/// 400-year eras of 146097 days.
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Days from 1970-01-01 to a calendar date (the inverse of [`civil`]).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+struct Parts {
+    wday: usize,
+    y: i64,
+    mon: usize,
+    d: u32,
+    h: i64,
+    mi: i64,
+    s: i64,
+}
+
+fn parts(secs: i64) -> Parts {
+    let days = secs.div_euclid(86_400);
+    let t = secs.rem_euclid(86_400);
+    let (y, m, d) = civil(days);
+    Parts {
+        wday: (days + 4).rem_euclid(7) as usize,
+        y,
+        mon: (m - 1) as usize,
+        d,
+        h: t / 3600,
+        mi: t / 60 % 60,
+        s: t % 60,
+    }
+}
+
+/// Appends the IMF-fixdate of `secs` (29 bytes).
+pub fn http_date(secs: i64, out: &mut Vec<u8>) {
+    use std::io::Write;
+    let p = parts(secs);
+    let _ = write!(
+        out,
+        "{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT",
+        DAYS[p.wday], p.d, MONTHS[p.mon], p.y, p.h, p.mi, p.s
+    );
+}
+
+/// Appends the common log format's time of `secs`, brackets included.
+pub fn clf_date(secs: i64, out: &mut Vec<u8>) {
+    use std::io::Write;
+    let p = parts(secs);
+    let _ = write!(
+        out,
+        "[{:02}/{}/{:04}:{:02}:{:02}:{:02} +0000]",
+        p.d, MONTHS[p.mon], p.y, p.h, p.mi, p.s
+    );
+}
+
+fn num(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(b.iter().fold(0i64, |a, &c| a * 10 + i64::from(c - b'0')))
+}
+
+/// Unix seconds of an IMF-fixdate. The obsolete RFC 850 and asctime forms are not accepted:
+/// RFC 9110 says an invalid date in a condition is ignored, and that is what the caller does.
+pub fn parse_http_date(s: &[u8]) -> Option<i64> {
+    // "Sun, 06 Nov 1994 08:49:37 GMT"
+    if s.len() != 29 || &s[3..5] != b", " || &s[25..] != b" GMT" {
+        return None;
+    }
+    if s[7] != b' ' || s[11] != b' ' || s[16] != b' ' || s[19] != b':' || s[22] != b':' {
+        return None;
+    }
+    let d = num(&s[5..7])?;
+    let mon = MONTHS.iter().position(|m| m.as_bytes() == &s[8..11])? as u32 + 1;
+    let y = num(&s[12..16])?;
+    let (h, mi, sec) = (num(&s[17..19])?, num(&s[20..22])?, num(&s[23..25])?);
+    if !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    Some(days_from_civil(y, mon, d as u32) * 86_400 + h * 3600 + mi * 60 + sec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(secs: i64) -> String {
+        let mut v = Vec::new();
+        http_date(secs, &mut v);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn known_dates_format_and_parse_back() {
+        // RFC 9110's example, and the epoch, and a leap day.
+        assert_eq!(http(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(http(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(http(951_782_400), "Tue, 29 Feb 2000 00:00:00 GMT");
+        for s in [0, 784_111_777, 951_782_400, 1_795_000_000, 4_102_444_799] {
+            assert_eq!(parse_http_date(http(s).as_bytes()), Some(s));
+        }
+        let mut v = Vec::new();
+        clf_date(784_111_777, &mut v);
+        assert_eq!(v, b"[06/Nov/1994:08:49:37 +0000]");
+    }
+
+    #[test]
+    fn malformed_dates_are_none() {
+        for s in [
+            &b""[..],
+            b"Sunday, 06-Nov-94 08:49:37 GMT",
+            b"Sun Nov  6 08:49:37 1994",
+            b"Sun, 06 Foo 1994 08:49:37 GMT",
+            b"Sun, 06 Nov 1994 28:49:37 GMT",
+            b"Sun, 0x Nov 1994 08:49:37 GMT",
+        ] {
+            assert_eq!(parse_http_date(s), None, "{:?}", String::from_utf8_lossy(s));
+        }
+    }
+}

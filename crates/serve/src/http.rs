@@ -1,0 +1,400 @@
+//! HTTP/1.x requests in, response heads out: parsing with httparse into the few facts the
+//! server acts on, status codes, Content-Type by extension, and the head writer.
+
+use std::io::Write;
+
+/// Most header fields in one request; more is 431.
+pub const MAX_HEADERS: usize = 64;
+/// Longest request line accepted; longer is 414 (as long as the header block limit allows).
+pub const MAX_REQUEST_LINE: usize = 8192;
+
+/// The request methods the server distinguishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+    /// Anything else: answered 405 with `Allow: GET, HEAD`.
+    Other,
+}
+
+/// What the server needs from one request head; slices borrow the connection's buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub method: Method,
+    pub method_raw: &'a str,
+    pub target: &'a [u8],
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub version: u8,
+    /// The client wants the connection kept after this response.
+    pub keep_alive: bool,
+    /// The request carries a body (Content-Length > 0 or Transfer-Encoding): the server does
+    /// not read bodies, so it answers and closes rather than guess where the next request starts.
+    pub has_body: bool,
+    pub if_none_match: Option<&'a [u8]>,
+    pub if_modified_since: Option<&'a [u8]>,
+    pub range: Option<&'a [u8]>,
+    pub if_range: Option<&'a [u8]>,
+    /// Bytes of the buffer the head took.
+    pub len: usize,
+}
+
+/// The outcome of parsing the start of a buffer.
+#[derive(Debug)]
+pub enum Parsed<'a> {
+    /// More bytes are needed.
+    Partial,
+    Request(Request<'a>),
+    /// A request that cannot be answered normally: 400, 414 or 431; the connection closes.
+    Error(u16),
+}
+
+fn eq_ci(a: &[u8], b: &[u8]) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+/// Whether a comma-separated header value holds `token` (case-insensitive).
+fn has_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|&c| c == b',')
+        .any(|t| eq_ci(t.trim_ascii(), token))
+}
+
+/// Parses one request head at the start of `buf`. `max_header` bounds the whole head: a buffer
+/// that full without a complete head is 414 when not even the request line ended, else 431.
+pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let n = match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => {
+            let line_ended = buf.iter().take(MAX_REQUEST_LINE).any(|&c| c == b'\n');
+            if !line_ended && buf.len() >= MAX_REQUEST_LINE.min(max_header) {
+                return Parsed::Error(414);
+            }
+            if buf.len() >= max_header {
+                return Parsed::Error(431);
+            }
+            return Parsed::Partial;
+        }
+        Err(httparse::Error::TooManyHeaders) => return Parsed::Error(431),
+        Err(_) => return Parsed::Error(400),
+    };
+    if n > max_header {
+        return Parsed::Error(431);
+    }
+    let (Some(method_raw), Some(target), Some(version)) = (req.method, req.path, req.version)
+    else {
+        return Parsed::Error(400);
+    };
+    if target.len() > MAX_REQUEST_LINE {
+        return Parsed::Error(414);
+    }
+    let method = match method_raw {
+        "GET" => Method::Get,
+        "HEAD" => Method::Head,
+        _ => Method::Other,
+    };
+    let mut r = Request {
+        method,
+        method_raw,
+        target: target.as_bytes(),
+        version,
+        keep_alive: version >= 1,
+        has_body: false,
+        if_none_match: None,
+        if_modified_since: None,
+        range: None,
+        if_range: None,
+        len: n,
+    };
+    let mut hosts = 0;
+    let mut content_length: Option<&[u8]> = None;
+    for h in req.headers.iter() {
+        let name = h.name.as_bytes();
+        let v = h.value.trim_ascii();
+        if eq_ci(name, b"host") {
+            hosts += 1;
+        } else if eq_ci(name, b"connection") {
+            if has_token(v, b"close") {
+                r.keep_alive = false;
+            } else if has_token(v, b"keep-alive") {
+                r.keep_alive = true;
+            }
+        } else if eq_ci(name, b"content-length") {
+            if content_length.is_some_and(|c| c != v) || v.is_empty() {
+                return Parsed::Error(400);
+            }
+            if !v.iter().all(u8::is_ascii_digit) {
+                return Parsed::Error(400);
+            }
+            content_length = Some(v);
+            r.has_body |= v.iter().any(|&c| c != b'0');
+        } else if eq_ci(name, b"transfer-encoding") {
+            r.has_body = true;
+        } else if eq_ci(name, b"if-none-match") {
+            r.if_none_match = Some(v);
+        } else if eq_ci(name, b"if-modified-since") {
+            r.if_modified_since = Some(v);
+        } else if eq_ci(name, b"range") {
+            r.range = Some(v);
+        } else if eq_ci(name, b"if-range") {
+            r.if_range = Some(v);
+        }
+    }
+    // RFC 9112 3.2: a server must answer 400 to an HTTP/1.1 request without exactly one Host.
+    if hosts > 1 || (version >= 1 && hosts == 0) {
+        return Parsed::Error(400);
+    }
+    if r.has_body {
+        r.keep_alive = false;
+    }
+    Parsed::Request(r)
+}
+
+/// The reason phrase of the status codes the server sends.
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        304 => "Not Modified",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        414 => "URI Too Long",
+        416 => "Range Not Satisfiable",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Unknown",
+    }
+}
+
+/// The short text body of an error response.
+pub fn error_body(status: u16) -> &'static [u8] {
+    match status {
+        400 => b"400 Bad Request\n",
+        403 => b"403 Forbidden\n",
+        404 => b"404 Not Found\n",
+        405 => b"405 Method Not Allowed\n",
+        414 => b"414 URI Too Long\n",
+        416 => b"416 Range Not Satisfiable\n",
+        431 => b"431 Request Header Fields Too Large\n",
+        503 => b"503 Service Unavailable\n",
+        _ => b"500 Internal Server Error\n",
+    }
+}
+
+/// Content-Type by file extension (case-insensitive); `application/octet-stream` otherwise.
+pub fn content_type(path: &[u8]) -> &'static str {
+    let name = path.rsplit(|&c| c == b'/').next().unwrap_or(path);
+    let Some(dot) = name.iter().rposition(|&c| c == b'.') else {
+        return "application/octet-stream";
+    };
+    let mut ext = [0u8; 8];
+    let e = &name[dot + 1..];
+    if e.len() > ext.len() {
+        return "application/octet-stream";
+    }
+    for (d, s) in ext.iter_mut().zip(e) {
+        *d = s.to_ascii_lowercase();
+    }
+    match &ext[..e.len()] {
+        b"html" | b"htm" => "text/html; charset=utf-8",
+        b"css" => "text/css; charset=utf-8",
+        b"js" | b"mjs" => "text/javascript; charset=utf-8",
+        b"json" => "application/json",
+        b"txt" | b"log" => "text/plain; charset=utf-8",
+        b"md" => "text/markdown; charset=utf-8",
+        b"csv" => "text/csv; charset=utf-8",
+        b"xml" => "application/xml",
+        b"svg" => "image/svg+xml",
+        b"png" => "image/png",
+        b"jpg" | b"jpeg" => "image/jpeg",
+        b"gif" => "image/gif",
+        b"webp" => "image/webp",
+        b"avif" => "image/avif",
+        b"ico" => "image/x-icon",
+        b"pdf" => "application/pdf",
+        b"wasm" => "application/wasm",
+        b"woff" => "font/woff",
+        b"woff2" => "font/woff2",
+        b"ttf" => "font/ttf",
+        b"otf" => "font/otf",
+        b"mp4" => "video/mp4",
+        b"webm" => "video/webm",
+        b"mp3" => "audio/mpeg",
+        b"ogg" => "audio/ogg",
+        b"wav" => "audio/wav",
+        b"zip" => "application/zip",
+        b"gz" => "application/gzip",
+        b"tar" => "application/x-tar",
+        _ => "application/octet-stream",
+    }
+}
+
+/// The parts of a response head.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Head<'a> {
+    pub status: u16,
+    /// IMF-fixdate of now.
+    pub date: &'a [u8],
+    pub content_type: Option<&'a str>,
+    /// Omitted for 304.
+    pub content_length: Option<u64>,
+    pub last_modified: Option<&'a [u8]>,
+    pub etag: Option<&'a [u8]>,
+    /// 206: (first, last, size) of the part.
+    pub content_range: Option<(u64, u64, u64)>,
+    /// 416: the size the range did not fit.
+    pub unsatisfied_size: Option<u64>,
+    pub location: Option<(&'a [u8], &'a [u8])>,
+    /// Sent for files, so clients know ranges work.
+    pub accept_ranges: bool,
+    pub allow: bool,
+    /// `Some(false)`: `Connection: close`; `Some(true)`: `Connection: keep-alive` (HTTP/1.0).
+    pub connection: Option<bool>,
+}
+
+/// Appends the head (status line, fields, blank line) to `out`.
+pub fn write_head(out: &mut Vec<u8>, h: &Head<'_>) {
+    let _ = write!(out, "HTTP/1.1 {} {}\r\n", h.status, reason(h.status));
+    out.extend_from_slice(b"Server: iolab\r\nDate: ");
+    out.extend_from_slice(h.date);
+    out.extend_from_slice(b"\r\n");
+    if let Some(t) = h.content_type {
+        out.extend_from_slice(b"Content-Type: ");
+        out.extend_from_slice(t.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if let Some(n) = h.content_length {
+        let _ = write!(out, "Content-Length: {n}\r\n");
+    }
+    if let Some(lm) = h.last_modified {
+        out.extend_from_slice(b"Last-Modified: ");
+        out.extend_from_slice(lm);
+        out.extend_from_slice(b"\r\n");
+    }
+    if let Some(e) = h.etag {
+        out.extend_from_slice(b"ETag: ");
+        out.extend_from_slice(e);
+        out.extend_from_slice(b"\r\n");
+    }
+    if let Some((a, b, size)) = h.content_range {
+        let _ = write!(out, "Content-Range: bytes {a}-{b}/{size}\r\n");
+    }
+    if let Some(size) = h.unsatisfied_size {
+        let _ = write!(out, "Content-Range: bytes */{size}\r\n");
+    }
+    if let Some((path, query)) = h.location {
+        out.extend_from_slice(b"Location: ");
+        out.extend_from_slice(path);
+        out.push(b'/');
+        out.extend_from_slice(query);
+        out.extend_from_slice(b"\r\n");
+    }
+    if h.accept_ranges {
+        out.extend_from_slice(b"Accept-Ranges: bytes\r\n");
+    }
+    if h.allow {
+        out.extend_from_slice(b"Allow: GET, HEAD\r\n");
+    }
+    match h.connection {
+        Some(false) => out.extend_from_slice(b"Connection: close\r\n"),
+        Some(true) => out.extend_from_slice(b"Connection: keep-alive\r\n"),
+        None => {}
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(b: &[u8]) -> Request<'_> {
+        match parse(b, 16384) {
+            Parsed::Request(r) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn err(b: &[u8], max: usize) -> u16 {
+        match parse(b, max) {
+            Parsed::Error(s) => s,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn keep_alive_follows_version_and_connection() {
+        assert!(req(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").keep_alive);
+        assert!(!req(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").keep_alive);
+        assert!(!req(b"GET / HTTP/1.0\r\n\r\n").keep_alive);
+        let r = req(b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n");
+        assert!(r.keep_alive);
+        assert_eq!(r.version, 0);
+        let raw = b"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc";
+        let r = req(raw);
+        assert!(r.has_body && !r.keep_alive);
+        assert_eq!(r.len, raw.len() - 3);
+    }
+
+    #[test]
+    fn malformed_long_and_large_heads_have_their_codes() {
+        assert_eq!(err(b"GET / HTTP/1.1\r\n\r\n", 16384), 400); // no Host
+        assert_eq!(
+            err(b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 16384),
+            400
+        );
+        assert_eq!(err(b"G\x01T / HTTP/1.1\r\n\r\n", 16384), 400);
+        let cl = b"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n";
+        assert_eq!(err(cl, 16384), 400);
+        let long = [b"GET /".as_slice(), &[b'a'; 9000]].concat();
+        assert_eq!(err(&long, 16384), 414);
+        let mut big = b"GET / HTTP/1.1\r\nHost: a\r\n".to_vec();
+        while big.len() < 2000 {
+            big.extend_from_slice(b"X-Pad: aaaaaaaaaaaaaaaaaaaa\r\n");
+        }
+        assert_eq!(err(&big, 2000), 431);
+        let mut many = b"GET / HTTP/1.1\r\nHost: a\r\n".to_vec();
+        for _ in 0..MAX_HEADERS {
+            many.extend_from_slice(b"X: y\r\n");
+        }
+        many.extend_from_slice(b"\r\n");
+        assert_eq!(err(&many, 16384), 431);
+        assert!(matches!(parse(b"GET / HT", 16384), Parsed::Partial));
+    }
+
+    #[test]
+    fn content_types_by_extension() {
+        assert_eq!(content_type(b"a/index.HTML"), "text/html; charset=utf-8");
+        assert_eq!(content_type(b"x.png"), "image/png");
+        assert_eq!(content_type(b"noext"), "application/octet-stream");
+        assert_eq!(content_type(b"dir.d/noext"), "application/octet-stream");
+        assert_eq!(
+            content_type(b"a.verylongextension"),
+            "application/octet-stream"
+        );
+    }
+
+    #[test]
+    fn head_has_the_fields_asked_for() {
+        let mut v = Vec::new();
+        write_head(
+            &mut v,
+            &Head {
+                status: 206,
+                date: b"D",
+                content_length: Some(10),
+                content_range: Some((0, 9, 100)),
+                connection: Some(false),
+                ..Head::default()
+            },
+        );
+        let s = String::from_utf8(v).unwrap();
+        assert!(s.starts_with("HTTP/1.1 206 Partial Content\r\nServer: iolab\r\nDate: D\r\n"));
+        assert!(s.contains("Content-Range: bytes 0-9/100\r\n"));
+        assert!(s.ends_with("Connection: close\r\n\r\n"));
+    }
+}

@@ -1,0 +1,313 @@
+//! From a parsed request and what its path resolved to, the response: status, head, and which
+//! bytes of the file (if any) make the body. Pure: no I/O, so the fuzz test can drive it.
+
+use crate::date;
+use crate::http::{self, Head, Method, Request};
+use crate::path::{Ident, Jailed};
+use crate::range::{self, Range};
+
+/// What the server knows of a file it serves, computed once per version of the file.
+#[derive(Clone, Debug)]
+pub struct Meta {
+    pub ident: Ident,
+    pub size: u64,
+    /// Last modification, Unix seconds.
+    pub mtime: i64,
+    pub last_modified: [u8; 29],
+    /// Strong validator: inode, size and modification time in nanoseconds.
+    pub etag: String,
+    pub mime: &'static str,
+}
+
+impl Meta {
+    pub fn new(ident: Ident, name: &[u8]) -> Meta {
+        let mtime = ident.mtime_ns.div_euclid(1_000_000_000) as i64;
+        let mut lm = Vec::with_capacity(29);
+        date::http_date(mtime, &mut lm);
+        let mut last_modified = [b' '; 29];
+        let n = lm.len().min(29);
+        last_modified[..n].copy_from_slice(&lm[..n]);
+        Meta {
+            ident,
+            size: ident.size,
+            mtime,
+            last_modified,
+            etag: format!(
+                "\"{:x}-{:x}-{:x}\"",
+                ident.ino, ident.size, ident.mtime_ns as u128
+            ),
+            mime: http::content_type(name),
+        }
+    }
+}
+
+/// What the path of a request came to.
+#[derive(Clone, Copy, Debug)]
+pub enum Lookup<'a> {
+    File(&'a Meta),
+    Redirect(Jailed),
+    Status(u16),
+}
+
+/// The body a reply needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    None,
+    Static(&'static [u8]),
+    /// `len` bytes of the file from `offset`.
+    File {
+        offset: u64,
+        len: u64,
+    },
+}
+
+/// A reply whose head has been written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Body,
+    pub keep_alive: bool,
+}
+
+fn etag_matches(list: &[u8], etag: &[u8]) -> bool {
+    if list.trim_ascii() == b"*" {
+        return true;
+    }
+    list.split(|&c| c == b',').any(|t| {
+        let t = t.trim_ascii();
+        let t = t.strip_prefix(b"W/").unwrap_or(t);
+        t == etag
+    })
+}
+
+/// RFC 9110 13.2.2: If-None-Match wins over If-Modified-Since; an invalid date is ignored.
+fn not_modified(req: &Request<'_>, m: &Meta) -> bool {
+    if let Some(inm) = req.if_none_match {
+        return etag_matches(inm, m.etag.as_bytes());
+    }
+    req.if_modified_since
+        .and_then(date::parse_http_date)
+        .is_some_and(|since| m.mtime <= since)
+}
+
+/// If-Range: the range applies only to the version the client names (strong comparison).
+fn range_applies(req: &Request<'_>, m: &Meta) -> bool {
+    match req.if_range {
+        None => true,
+        Some(v) if v.starts_with(b"\"") => v == m.etag.as_bytes(),
+        Some(v) => date::parse_http_date(v) == Some(m.mtime),
+    }
+}
+
+/// An error reply (or 405) with its short text body.
+pub fn error(out: &mut Vec<u8>, date: &[u8], status: u16, version: u8, keep: bool) -> Reply {
+    let keep = keep && !matches!(status, 400 | 414 | 431 | 500 | 503);
+    let body = http::error_body(status);
+    http::write_head(
+        out,
+        &Head {
+            status,
+            date,
+            content_type: Some("text/plain; charset=utf-8"),
+            content_length: Some(body.len() as u64),
+            allow: status == 405,
+            connection: connection(version, keep),
+            ..Head::default()
+        },
+    );
+    Reply {
+        status,
+        body: Body::Static(body),
+        keep_alive: keep,
+    }
+}
+
+fn connection(version: u8, keep: bool) -> Option<bool> {
+    match (keep, version) {
+        (false, _) => Some(false),
+        (true, 0) => Some(true),
+        (true, _) => None,
+    }
+}
+
+/// Writes the head of the reply to `req` into `out`. `keep` is whether the server is willing
+/// to keep the connection (false while shutting down).
+pub fn reply(
+    out: &mut Vec<u8>,
+    date: &[u8],
+    req: &Request<'_>,
+    found: Lookup<'_>,
+    keep: bool,
+) -> Reply {
+    let keep = keep && req.keep_alive;
+    if req.method == Method::Other {
+        return error(out, date, 405, req.version, keep);
+    }
+    let m = match found {
+        Lookup::Status(s) => return error(out, date, s, req.version, keep),
+        Lookup::Redirect(j) => {
+            let mut path = &req.target[j.path.0..j.path.1];
+            // "//host/dir" would be a protocol-relative Location: an open redirect.
+            while path.starts_with(b"//") {
+                path = &path[1..];
+            }
+            let loc = (path, &req.target[j.query.0..j.query.1]);
+            let body = b"301 Moved Permanently\n";
+            http::write_head(
+                out,
+                &Head {
+                    status: 301,
+                    date,
+                    content_type: Some("text/plain; charset=utf-8"),
+                    content_length: Some(body.len() as u64),
+                    location: Some(loc),
+                    connection: connection(req.version, keep),
+                    ..Head::default()
+                },
+            );
+            return Reply {
+                status: 301,
+                body: Body::Static(body),
+                keep_alive: keep,
+            };
+        }
+        Lookup::File(m) => m,
+    };
+    let mut head = Head {
+        date,
+        last_modified: Some(&m.last_modified),
+        etag: Some(m.etag.as_bytes()),
+        connection: connection(req.version, keep),
+        ..Head::default()
+    };
+    if not_modified(req, m) {
+        head.status = 304;
+        http::write_head(out, &head);
+        return Reply {
+            status: 304,
+            body: Body::None,
+            keep_alive: keep,
+        };
+    }
+    let range = match req.range {
+        Some(r) if range_applies(req, m) => range::parse(r, m.size),
+        _ => Range::Full,
+    };
+    let (status, offset, len) = match range {
+        Range::Full => (200, 0, m.size),
+        Range::Part(a, b) => (206, a, b - a + 1),
+        Range::Unsatisfiable => {
+            let body = http::error_body(416);
+            head.status = 416;
+            head.content_type = Some("text/plain; charset=utf-8");
+            head.content_length = Some(body.len() as u64);
+            head.unsatisfied_size = Some(m.size);
+            http::write_head(out, &head);
+            return Reply {
+                status: 416,
+                body: Body::Static(body),
+                keep_alive: keep,
+            };
+        }
+    };
+    head.status = status;
+    head.content_type = Some(m.mime);
+    head.content_length = Some(len);
+    head.accept_ranges = true;
+    if status == 206 {
+        head.content_range = Some((offset, offset + len - 1, m.size));
+    }
+    http::write_head(out, &head);
+    let body = if req.method == Method::Head || len == 0 {
+        Body::None
+    } else {
+        Body::File { offset, len }
+    };
+    Reply {
+        status,
+        body,
+        keep_alive: keep,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::{parse, Parsed};
+
+    fn meta() -> Meta {
+        Meta::new(
+            Ident {
+                dev: 1,
+                ino: 0xab,
+                size: 100,
+                mtime_ns: 784_111_777_000_000_000,
+                ctime_ns: 0,
+            },
+            b"a.txt",
+        )
+    }
+
+    fn run(raw: &str) -> (Reply, String) {
+        let m = meta();
+        let Parsed::Request(r) = parse(raw.as_bytes(), 16384) else {
+            panic!("parse {raw}");
+        };
+        let mut out = Vec::new();
+        let rep = reply(&mut out, b"DATE", &r, Lookup::File(&m), true);
+        (rep, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn conditionals_give_304_and_mismatches_the_body() {
+        let et = meta().etag;
+        let (r, h) = run(&format!(
+            "GET /a HTTP/1.1\r\nHost: x\r\nIf-None-Match: {et}\r\n\r\n"
+        ));
+        assert_eq!(r.status, 304);
+        assert!(!h.contains("Content-Length"));
+        let (r, _) = run("GET /a HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"x\", W/\"y\"\r\n\r\n");
+        assert_eq!(r.status, 200);
+        let ims = "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT";
+        let (r, _) = run(&format!("GET /a HTTP/1.1\r\nHost: x\r\n{ims}\r\n\r\n"));
+        assert_eq!(r.status, 304);
+        let old = "If-Modified-Since: Sun, 06 Nov 1994 08:49:36 GMT";
+        let (r, _) = run(&format!("GET /a HTTP/1.1\r\nHost: x\r\n{old}\r\n\r\n"));
+        assert_eq!(r.status, 200);
+        // If-None-Match that does not match overrides a matching If-Modified-Since.
+        let both = format!("If-None-Match: \"zz\"\r\n{ims}");
+        let (r, _) = run(&format!("GET /a HTTP/1.1\r\nHost: x\r\n{both}\r\n\r\n"));
+        assert_eq!(r.status, 200);
+    }
+
+    #[test]
+    fn ranges_and_if_range() {
+        let (r, h) = run("GET /a HTTP/1.1\r\nHost: x\r\nRange: bytes=10-19\r\n\r\n");
+        assert_eq!(r.status, 206);
+        assert_eq!(
+            r.body,
+            Body::File {
+                offset: 10,
+                len: 10
+            }
+        );
+        assert!(h.contains("Content-Range: bytes 10-19/100\r\n"), "{h}");
+        let (r, h) = run("GET /a HTTP/1.1\r\nHost: x\r\nRange: bytes=100-\r\n\r\n");
+        assert_eq!(r.status, 416);
+        assert!(h.contains("Content-Range: bytes */100\r\n"));
+        let (r, _) =
+            run("GET /a HTTP/1.1\r\nHost: x\r\nRange: bytes=1-2\r\nIf-Range: \"old\"\r\n\r\n");
+        assert_eq!(r.status, 200);
+        let (r, _) = run("HEAD /a HTTP/1.1\r\nHost: x\r\nRange: bytes=1-2\r\n\r\n");
+        assert_eq!((r.status, r.body), (206, Body::None));
+    }
+
+    #[test]
+    fn http10_keep_alive_is_announced_and_other_methods_get_405() {
+        let (r, h) = run("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        assert!(r.keep_alive && h.contains("Connection: keep-alive\r\n"));
+        let (r, h) = run("DELETE /a HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(r.status, 405);
+        assert!(h.contains("Allow: GET, HEAD\r\n"));
+    }
+}

@@ -1,0 +1,775 @@
+//! One event loop: a thread's connections, its engine, its file cache and its log buffer.
+//!
+//! Sockets are registered once, edge-triggered for both directions, so a request costs no
+//! epoll_ctl. A read that returns less than the room offered has drained the socket (the next
+//! byte will raise a new edge), so a request costs one recv, not one plus an EAGAIN.
+//! Engine reads are queued while events are handled and committed once per turn of the loop.
+
+use std::fs::File;
+use std::io::{self, IoSlice, Read};
+use std::net::{IpAddr, TcpListener, TcpStream};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+
+use iolab_engine::sys::monotonic_ns;
+use iolab_engine::sys::net::{self, Epoll, EpollEvents};
+use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, Op, Queued, Req};
+
+use crate::cache::{Cache, Got, Handle};
+use crate::http::{self, Method, Parsed};
+use crate::log::LogBuf;
+use crate::path::{self, Site};
+use crate::route::{self, Body, Lookup};
+use crate::{ServeOpts, ServeStats, Shared, SMALL_FILE};
+
+/// What every thread shares.
+pub struct Ctx {
+    pub opts: ServeOpts,
+    pub site: Site,
+    pub listener: TcpListener,
+    pub log: Option<Arc<File>>,
+    pub shared: Arc<Shared>,
+}
+
+const LISTENER: u64 = u64::MAX;
+const WAKE: u64 = u64::MAX - 1;
+/// Engine reads in flight per thread.
+const DEPTH: u32 = 128;
+/// Bytes per sendfile call: as much as the socket takes, in slices that keep one connection
+/// from holding the loop for long.
+const SENDFILE_CHUNK: usize = 4 << 20;
+/// Bodies at least this long are sent under TCP_CORK (cleared at their end): between sendfile
+/// calls that stop at a full socket, TCP_NODELAY would push each call's tail as a short
+/// segment; the cork keeps segments full, and clearing it pushes the last one at once.
+const CORK_MIN: u64 = 256 * 1024;
+/// O_DIRECT reads are whole blocks.
+const DIRECT_ALIGN: u64 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Waiting for (the rest of) a request head.
+    Idle,
+    /// The body is being read through the engine.
+    Reading,
+    Sending,
+}
+
+/// The response being sent: the head in `Conn::wbuf`, then this.
+enum Out {
+    None,
+    Static(&'static [u8], usize),
+    Buf { buf: Buf, pos: usize, end: usize },
+    File { file: Rc<File>, off: u64, end: u64 },
+}
+
+struct Conn {
+    sock: Option<TcpStream>,
+    gen: u32,
+    peer: Option<IpAddr>,
+    rbuf: Vec<u8>,
+    rstart: usize,
+    rend: usize,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    out: Out,
+    state: State,
+    keep: bool,
+    /// Edge-triggered: bytes may be waiting that we have not read.
+    readable: bool,
+    eof: bool,
+    /// Idle: the time by which a whole request head must have arrived. Sending: the time by
+    /// which the client must have taken more bytes.
+    deadline: u64,
+    status: u16,
+    body_sent: u64,
+    request_line: Vec<u8>,
+    /// Where the body starts in the buffer an engine read fills.
+    read_range: (usize, usize),
+    /// TCP_CORK is set for the body being sent.
+    corked: bool,
+}
+
+impl Conn {
+    fn new() -> Conn {
+        Conn {
+            sock: None,
+            gen: 0,
+            peer: None,
+            rbuf: Vec::new(),
+            rstart: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(512),
+            wpos: 0,
+            out: Out::None,
+            state: State::Idle,
+            keep: true,
+            readable: false,
+            eof: false,
+            deadline: 0,
+            status: 0,
+            body_sent: 0,
+            request_line: Vec::new(),
+            read_range: (0, 0),
+            corked: false,
+        }
+    }
+}
+
+struct Worker {
+    ctx: Arc<Ctx>,
+    ep: Epoll,
+    conns: Vec<Conn>,
+    free: Vec<usize>,
+    live: usize,
+    eng: Box<dyn Engine>,
+    done: Vec<Done>,
+    pool: Vec<Buf>,
+    cache: Cache,
+    now: u64,
+    wall: i64,
+    date: [u8; 29],
+    log: Option<LogBuf>,
+    rel: Vec<u8>,
+    cbuf: Vec<u8>,
+    stats: ServeStats,
+    stopping: bool,
+    listening: bool,
+    resume_accept: u64,
+    idle_ns: u64,
+}
+
+/// The thread's body: set up, report to `Server::start`, serve until stopped.
+pub fn run(ctx: Arc<Ctx>, ready: Sender<Result<(), String>>) -> io::Result<ServeStats> {
+    let mut w = match Worker::new(ctx) {
+        Ok(w) => w,
+        Err(m) => {
+            let _ = ready.send(Err(m));
+            return Ok(ServeStats::default());
+        }
+    };
+    let _ = ready.send(Ok(()));
+    drop(ready);
+    let r = w.serve();
+    w.cache.close_all(&mut *w.eng);
+    r.map(|_| w.stats)
+}
+
+fn wall_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+impl Worker {
+    fn new(ctx: Arc<Ctx>) -> Result<Worker, String> {
+        let kind = ctx.opts.engine;
+        let eng = iolab_engine::open(&EngineOpts::new(kind, DEPTH))
+            .map_err(|e| format!("engine {kind}: {e}"))?;
+        let ep = Epoll::new().map_err(|e| format!("epoll: {e}"))?;
+        ep.add(&ctx.listener, net::EPOLLIN | net::EPOLLEXCLUSIVE, LISTENER)
+            .map_err(|e| format!("epoll: {e}"))?;
+        ep.add(&ctx.shared.wake, net::EPOLLIN, WAKE)
+            .map_err(|e| format!("epoll: {e}"))?;
+        let log = ctx.log.clone().map(LogBuf::new);
+        let idle_ns = ctx.opts.idle_timeout.as_nanos().min(u64::MAX as u128) as u64;
+        let mut w = Worker {
+            ep,
+            conns: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            eng,
+            done: Vec::new(),
+            pool: Vec::new(),
+            cache: Cache::new(kind == EngineKind::Libaio),
+            now: monotonic_ns(),
+            wall: 0,
+            date: [b' '; 29],
+            log,
+            rel: Vec::new(),
+            cbuf: Vec::new(),
+            stats: ServeStats::default(),
+            stopping: false,
+            listening: true,
+            resume_accept: 0,
+            idle_ns,
+            ctx,
+        };
+        w.tick();
+        Ok(w)
+    }
+
+    /// Updates the clocks and, once a second, the Date header and the log.
+    fn tick(&mut self) {
+        self.now = monotonic_ns();
+        let wall = wall_secs();
+        if wall != self.wall {
+            self.wall = wall;
+            let mut d = Vec::with_capacity(29);
+            crate::date::http_date(wall, &mut d);
+            let n = d.len().min(29);
+            self.date[..n].copy_from_slice(&d[..n]);
+            if let Some(l) = self.log.as_mut() {
+                l.tick(wall, false);
+            }
+        }
+    }
+
+    fn serve(&mut self) -> io::Result<()> {
+        let mut events = EpollEvents::with_capacity(256);
+        let scan_every = (self.idle_ns / 8).clamp(10_000_000, 250_000_000);
+        let mut next_scan = self.now + scan_every;
+        loop {
+            if self.ctx.shared.stop.load(Ordering::SeqCst) && !self.stopping {
+                self.begin_stop();
+            }
+            if self.stopping && self.live == 0 && self.eng.in_flight() == 0 {
+                return Ok(());
+            }
+            let timeout = if self.eng.in_flight() > 0 {
+                0
+            } else {
+                (next_scan.saturating_sub(self.now) / 1_000_000 + 1) as i32
+            };
+            let n = self.ep.wait(&mut events, timeout)?;
+            self.tick();
+            for k in 0..n {
+                let (bits, data) = events.get(k);
+                match data {
+                    LISTENER => self.accept(),
+                    WAKE => self.begin_stop(),
+                    tok => {
+                        let i = (tok & 0xffff_ffff) as usize;
+                        let gen = (tok >> 32) as u32;
+                        let Some(c) = self.conns.get_mut(i) else {
+                            continue;
+                        };
+                        if c.gen != gen || c.sock.is_none() {
+                            continue;
+                        }
+                        if bits & (net::EPOLLIN | net::EPOLLRDHUP | net::EPOLLHUP | net::EPOLLERR)
+                            != 0
+                        {
+                            c.readable = true;
+                        }
+                        self.process(i);
+                    }
+                }
+            }
+            if self.eng.in_flight() > 0 {
+                self.reap(n == 0)?;
+            }
+            if self.now >= next_scan {
+                next_scan = self.now + scan_every;
+                self.scan();
+            }
+        }
+    }
+
+    /// Commits queued reads and handles what completed; waits a little for one when the loop
+    /// has nothing else to do.
+    fn reap(&mut self, wait: bool) -> io::Result<()> {
+        self.eng.commit()?;
+        let min = usize::from(wait);
+        let timeout = Some(std::time::Duration::from_millis(1));
+        let mut done = std::mem::take(&mut self.done);
+        self.eng.reap(min, DEPTH as usize, timeout, &mut done)?;
+        for d in done.drain(..) {
+            self.complete(d, true);
+        }
+        self.done = done;
+        Ok(())
+    }
+
+    /// A read finished: its connection sends (now, when `drive`; else the caller's loop does),
+    /// or closes if the file came up short.
+    fn complete(&mut self, d: Done, drive: bool) {
+        self.cache.end(d.req.file, &mut *self.eng);
+        let i = (d.req.tag & 0xffff_ffff) as usize;
+        let gen = (d.req.tag >> 32) as u32;
+        let buf = d.req.buf;
+        let Some(c) = self.conns.get_mut(i) else {
+            self.pool.push(buf);
+            return;
+        };
+        if c.gen != gen || c.sock.is_none() || c.state != State::Reading {
+            self.pool.push(buf);
+            return;
+        }
+        let (pos, end) = c.read_range;
+        match d.result {
+            Ok(n) if n >= end => {
+                c.out = Out::Buf { buf, pos, end };
+                c.state = State::Sending;
+                if drive {
+                    self.process(i);
+                }
+            }
+            _ => {
+                // Truncated under us or a read error: the head promised bytes we do not have.
+                self.pool.push(buf);
+                self.close(i);
+            }
+        }
+    }
+
+    fn accept(&mut self) {
+        for _ in 0..64 {
+            let sock = match net::accept_nonblocking(&self.ctx.listener) {
+                Ok(s) => s,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
+                    // Out of descriptors: stop listening for a moment rather than spin.
+                    let _ = self.ep.delete(&self.ctx.listener);
+                    self.listening = false;
+                    self.resume_accept = self.now + 100_000_000;
+                    return;
+                }
+                Err(_) => continue,
+            };
+            let shared = &self.ctx.shared;
+            if shared.conns.fetch_add(1, Ordering::SeqCst) >= self.ctx.opts.max_connections {
+                shared.conns.fetch_sub(1, Ordering::SeqCst);
+                refuse(&sock, &self.date);
+                continue;
+            }
+            let _ = sock.set_nodelay(true);
+            let i = match self.free.pop() {
+                Some(i) => i,
+                None => {
+                    self.conns.push(Conn::new());
+                    self.conns.len() - 1
+                }
+            };
+            let c = &mut self.conns[i];
+            c.gen = c.gen.wrapping_add(1);
+            let tok = (u64::from(c.gen) << 32) | i as u64;
+            let ev = net::EPOLLIN | net::EPOLLOUT | net::EPOLLRDHUP | net::EPOLLET;
+            if self.ep.add(&sock, ev, tok).is_err() {
+                shared.conns.fetch_sub(1, Ordering::SeqCst);
+                self.free.push(i);
+                continue;
+            }
+            if c.rbuf.len() != self.ctx.opts.max_header_bytes {
+                c.rbuf = vec![0; self.ctx.opts.max_header_bytes.max(64)];
+            }
+            c.peer = if self.log.is_some() {
+                sock.peer_addr().ok().map(|a| a.ip())
+            } else {
+                None
+            };
+            c.sock = Some(sock);
+            c.rstart = 0;
+            c.rend = 0;
+            c.state = State::Idle;
+            c.keep = true;
+            c.readable = true;
+            c.eof = false;
+            c.corked = false;
+            c.out = Out::None;
+            c.deadline = self.now + self.idle_ns;
+            self.live += 1;
+            self.stats.connections += 1;
+        }
+    }
+
+    fn close(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.sock.take().is_none() {
+            return;
+        }
+        c.gen = c.gen.wrapping_add(1);
+        if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
+            self.pool.push(buf);
+        }
+        c.state = State::Idle;
+        self.free.push(i);
+        self.live -= 1;
+        self.ctx.shared.conns.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Stop accepting; close what is idle; let the rest finish their response and close.
+    fn begin_stop(&mut self) {
+        if self.stopping {
+            return;
+        }
+        self.stopping = true;
+        if self.listening {
+            let _ = self.ep.delete(&self.ctx.listener);
+            self.listening = false;
+        }
+        let _ = self.ep.delete(&self.ctx.shared.wake);
+        for i in 0..self.conns.len() {
+            let c = &mut self.conns[i];
+            if c.sock.is_none() {
+                continue;
+            }
+            c.keep = false;
+            if c.state == State::Idle {
+                self.close(i);
+            }
+        }
+    }
+
+    /// Closes connections past their deadline; resumes accepting after a descriptor shortage.
+    fn scan(&mut self) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.sock.is_some() && c.state != State::Reading && self.now > c.deadline {
+                self.close(i);
+            }
+        }
+        if !self.listening && !self.stopping && self.now >= self.resume_accept {
+            self.listening = self
+                .ep
+                .add(
+                    &self.ctx.listener,
+                    net::EPOLLIN | net::EPOLLEXCLUSIVE,
+                    LISTENER,
+                )
+                .is_ok();
+        }
+    }
+
+    /// Moves connection `i` on as far as it can go without blocking.
+    fn process(&mut self, i: usize) {
+        loop {
+            let c = &mut self.conns[i];
+            if c.sock.is_none() {
+                return;
+            }
+            match c.state {
+                State::Reading => return,
+                State::Sending => match flush(c, self.now + self.idle_ns) {
+                    Ok(true) => self.finish(i),
+                    Ok(false) => return,
+                    Err(_) => {
+                        self.close(i);
+                        return;
+                    }
+                },
+                State::Idle => {
+                    if self.request(i) {
+                        continue;
+                    }
+                    let c = &mut self.conns[i];
+                    if c.eof || (self.stopping && c.rstart == c.rend) {
+                        self.close(i);
+                        return;
+                    }
+                    if !c.readable {
+                        return;
+                    }
+                    if fill(c).is_err() {
+                        self.close(i);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The response is out: log it, then wait for the next request or close.
+    fn finish(&mut self, i: usize) {
+        self.stats.requests += 1;
+        let c = &mut self.conns[i];
+        if let Some(l) = self.log.as_mut() {
+            l.line(c.peer, self.wall, &c.request_line, c.status, c.body_sent);
+        }
+        if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
+            self.pool.push(buf);
+        }
+        c.wbuf.clear();
+        c.wpos = 0;
+        if !c.keep || self.stopping {
+            self.close(i);
+            return;
+        }
+        c.state = State::Idle;
+        c.deadline = self.now + self.idle_ns;
+    }
+
+    /// Parses and starts answering one buffered request. False when no whole head is buffered.
+    fn request(&mut self, i: usize) -> bool {
+        let max = self.ctx.opts.max_header_bytes;
+        let c = &mut self.conns[i];
+        if c.rstart == c.rend {
+            return false;
+        }
+        let date = &self.date;
+        let (rbuf, wbuf) = (&c.rbuf[c.rstart..c.rend], &mut c.wbuf);
+        wbuf.clear();
+        let req = match http::parse(rbuf, max) {
+            Parsed::Partial => return false,
+            Parsed::Error(s) => {
+                let rep = route::error(wbuf, date, s, 1, false);
+                c.rstart = c.rend;
+                c.request_line.clear();
+                c.request_line.push(b'-');
+                start(c, rep, None);
+                return true;
+            }
+            Parsed::Request(r) => r,
+        };
+        if self.log.is_some() {
+            let l = &mut c.request_line;
+            l.clear();
+            l.extend_from_slice(req.method_raw.as_bytes());
+            l.push(b' ');
+            l.extend_from_slice(req.target);
+            l.extend_from_slice(if req.version == 0 {
+                b" HTTP/1.0"
+            } else {
+                b" HTTP/1.1"
+            });
+        }
+        let keep = !self.stopping;
+        let mut handle = None;
+        let mut direct = false;
+        let rep = if req.method == Method::Other {
+            route::reply(wbuf, date, &req, Lookup::Status(405), keep)
+        } else {
+            match path::jail(req.target, self.ctx.site.dotfiles, &mut self.rel) {
+                Err(s) => route::reply(wbuf, date, &req, Lookup::Status(s), keep),
+                Ok(j) => {
+                    let got = self.cache.get(
+                        &self.rel,
+                        j.trailing,
+                        &self.ctx.site,
+                        &mut *self.eng,
+                        self.now,
+                        &mut self.cbuf,
+                    );
+                    match got {
+                        Got::File(e) => {
+                            handle = Some(e.handle.clone());
+                            direct = e.direct;
+                            route::reply(wbuf, date, &req, Lookup::File(&e.meta), keep)
+                        }
+                        Got::Redirect => route::reply(wbuf, date, &req, Lookup::Redirect(j), keep),
+                        Got::Status(s) => route::reply(wbuf, date, &req, Lookup::Status(s), keep),
+                    }
+                }
+            }
+        };
+        c.rstart += req.len;
+        if c.rstart == c.rend {
+            c.rstart = 0;
+            c.rend = 0;
+        }
+        match (rep.body, handle) {
+            (Body::File { offset, len }, Some(Handle::Engine(id))) => {
+                self.read(i, id, offset, len, direct, rep);
+            }
+            (_, h) => start(c, rep, h),
+        }
+        true
+    }
+
+    /// Reads a small file through the engine; the connection sends when it completes.
+    fn read(
+        &mut self,
+        i: usize,
+        id: iolab_engine::FileId,
+        off: u64,
+        len: u64,
+        direct: bool,
+        rep: route::Reply,
+    ) {
+        let c = &mut self.conns[i];
+        c.status = rep.status;
+        c.keep = c.keep && rep.keep_alive;
+        c.wpos = 0;
+        c.body_sent = 0;
+        c.state = State::Reading;
+        // Read from 0 to the end of the range: the whole small file in one request.
+        let end = off + len;
+        let want = if direct {
+            end.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN
+        } else {
+            end
+        };
+        c.read_range = (off as usize, end as usize);
+        let buf = match self.pool.pop() {
+            Some(b) => b,
+            None => match Buf::new(SMALL_FILE as usize) {
+                Ok(b) => b,
+                Err(_) => {
+                    self.close(i);
+                    return;
+                }
+            },
+        };
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        let mut req = Req::data(Op::Read, id, 0, want as usize, buf).with_tag(tok);
+        self.cache.begin(id);
+        loop {
+            match self.eng.queue(req) {
+                Queued::Queued => return,
+                Queued::Done(d) => {
+                    // Synchronous engine: the caller's loop sends it, without recursing.
+                    self.complete(d, false);
+                    return;
+                }
+                Queued::Busy(r) => {
+                    req = r;
+                    // Full queue: submit, and wait for at least one read to make room.
+                    let _ = self.eng.commit();
+                    let mut done = Vec::new();
+                    if self.eng.reap(1, DEPTH as usize, None, &mut done).is_err() {
+                        self.pool.push(req.buf);
+                        self.cache.end(id, &mut *self.eng);
+                        self.close(i);
+                        return;
+                    }
+                    for d in done {
+                        self.complete(d, true);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Starts sending a reply whose head is in `c.wbuf`.
+fn start(c: &mut Conn, rep: route::Reply, handle: Option<Handle>) {
+    c.status = rep.status;
+    c.keep = c.keep && rep.keep_alive;
+    c.wpos = 0;
+    c.body_sent = 0;
+    c.out = match (rep.body, handle) {
+        (Body::Static(b), _) => Out::Static(b, 0),
+        (Body::File { offset, len }, Some(Handle::Send(file))) => Out::File {
+            file,
+            off: offset,
+            end: offset + len,
+        },
+        _ => Out::None,
+    };
+    if let (Out::File { off, end, .. }, Some(sock)) = (&c.out, c.sock.as_ref()) {
+        c.corked = *end - *off >= CORK_MIN && net::set_cork(sock, true).is_ok();
+    }
+    c.state = State::Sending;
+}
+
+/// Reads what the socket has into the request buffer.
+fn fill(c: &mut Conn) -> io::Result<()> {
+    if c.rstart > 0 {
+        c.rbuf.copy_within(c.rstart..c.rend, 0);
+        c.rend -= c.rstart;
+        c.rstart = 0;
+    }
+    let room = c.rbuf.len() - c.rend;
+    if room == 0 {
+        return Ok(());
+    }
+    let Some(sock) = c.sock.as_ref() else {
+        return Ok(());
+    };
+    loop {
+        match (&*sock).read(&mut c.rbuf[c.rend..]) {
+            Ok(0) => {
+                c.eof = true;
+                c.readable = false;
+                return Ok(());
+            }
+            Ok(n) => {
+                c.rend += n;
+                if n < room {
+                    c.readable = false;
+                }
+                return Ok(());
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                c.readable = false;
+                return Ok(());
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Sends what it can of the response. Ok(true) when all of it is out.
+fn flush(c: &mut Conn, deadline: u64) -> io::Result<bool> {
+    let Some(sock) = c.sock.as_ref() else {
+        return Err(io::ErrorKind::NotConnected.into());
+    };
+    loop {
+        let head = &c.wbuf[c.wpos..];
+        let r = match &mut c.out {
+            Out::None if head.is_empty() => return Ok(true),
+            Out::None => net::send_vectored(sock, &[IoSlice::new(head)], false),
+            Out::Static(b, pos) => {
+                if head.is_empty() && *pos == b.len() {
+                    return Ok(true);
+                }
+                let body = &b[*pos..];
+                let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
+                if let Ok(n) = r {
+                    *pos += n.saturating_sub(head.len());
+                }
+                r
+            }
+            Out::Buf { buf, pos, end } => {
+                if head.is_empty() && pos == end {
+                    return Ok(true);
+                }
+                let body = &buf.as_slice()[*pos..*end];
+                let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
+                if let Ok(n) = r {
+                    let b = n.saturating_sub(head.len());
+                    *pos += b;
+                    c.body_sent += b as u64;
+                }
+                r
+            }
+            Out::File { file, off, end } => {
+                if !head.is_empty() {
+                    // MSG_MORE: the head waits for the body's first bytes to share a segment.
+                    net::send_vectored(sock, &[IoSlice::new(head)], true)
+                } else if off == end {
+                    if c.corked {
+                        c.corked = false;
+                        net::set_cork(sock, false)?;
+                    }
+                    return Ok(true);
+                } else {
+                    let want = (*end - *off).min(SENDFILE_CHUNK as u64) as usize;
+                    match net::sendfile(sock, file, off, want) {
+                        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                        Ok(n) => {
+                            c.body_sent += n as u64;
+                            c.deadline = deadline;
+                            continue;
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            }
+        };
+        match r {
+            Ok(n) => {
+                let h = n.min(head.len());
+                c.wpos += h;
+                c.deadline = deadline;
+                if let Out::Static(..) | Out::None = c.out {
+                    c.body_sent += (n - h) as u64;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Over the connection limit: a short 503 (best effort: the socket is new, so it has room)
+/// and close.
+fn refuse(sock: &TcpStream, date: &[u8]) {
+    let mut out = Vec::with_capacity(256);
+    let rep = route::error(&mut out, date, 503, 1, false);
+    if let Body::Static(b) = rep.body {
+        let _ = net::send_vectored(sock, &[IoSlice::new(&out), IoSlice::new(b)], false);
+    }
+}

@@ -1,0 +1,629 @@
+//! `iolab serve` with real clients over loopback: every status code, ranges, keep-alive and
+//! pipelining, HTTP/1.0, a 100 MiB file byte-exact, each engine, the traversal corpus, slow
+//! clients, the connection limit, the access log, and a fuzz of the request path.
+// Tests: an unwrap that fails is the test failing, with the error shown.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use iolab_engine::EngineKind;
+use iolab_serve::{ServeOpts, Server};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("serve")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("root")).expect("scratch dir");
+    d
+}
+
+/// Deterministic bytes (xorshift), so expected content needs no second copy on disk.
+fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// A root with the files most tests use, and a secret beside it.
+fn site(name: &str) -> PathBuf {
+    let d = scratch(name);
+    let r = d.join("root");
+    std::fs::write(r.join("index.html"), b"<h1>home</h1>\n").unwrap();
+    std::fs::write(r.join("a.txt"), pattern(1, 1000)).unwrap();
+    std::fs::write(r.join("big.bin"), pattern(2, 300_000)).unwrap();
+    std::fs::write(r.join("empty"), b"").unwrap();
+    std::fs::create_dir_all(r.join("noindex")).unwrap();
+    std::fs::create_dir_all(r.join("docs")).unwrap();
+    std::fs::write(r.join("docs/index.html"), b"docs\n").unwrap();
+    std::fs::write(r.join(".hidden"), b"hidden\n").unwrap();
+    std::fs::write(d.join("secret.txt"), SECRET).unwrap();
+    d
+}
+
+const SECRET: &[u8] = b"TOP-SECRET-7f3a9c";
+
+fn start(root: &Path, tweak: impl FnOnce(&mut ServeOpts)) -> Server {
+    let mut o = ServeOpts::new(root);
+    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.threads = 2;
+    tweak(&mut o);
+    Server::start(&o).expect("server starts")
+}
+
+fn stop(s: Server) -> iolab_serve::ServeStats {
+    s.shutdown().trigger();
+    s.join().expect("threads end cleanly")
+}
+
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn connect(addr: SocketAddr) -> BufReader<TcpStream> {
+    let s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    BufReader::new(s)
+}
+
+/// Reads one response; `head` for the answer to HEAD (no body whatever Content-Length says).
+fn read_resp(r: &mut BufReader<TcpStream>, head: bool) -> Resp {
+    let mut line = String::new();
+    r.read_line(&mut line).expect("status line");
+    let status: u16 = line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line {line:?}"));
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).expect("header");
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (n, v) = h.split_once(':').expect("name: value");
+        headers.push((n.to_string(), v.trim().to_string()));
+    }
+    let mut resp = Resp {
+        status,
+        headers,
+        body: Vec::new(),
+    };
+    let len: usize = resp
+        .header("content-length")
+        .map_or(0, |v| v.parse().expect("length"));
+    if !head && status != 304 {
+        resp.body = vec![0; len];
+        r.read_exact(&mut resp.body).expect("body");
+    }
+    resp
+}
+
+fn get(addr: SocketAddr, path: &str, extra: &str) -> Resp {
+    raw(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: t\r\n{extra}\r\n"),
+    )
+}
+
+fn raw(addr: SocketAddr, req: &str) -> Resp {
+    let mut c = connect(addr);
+    c.get_mut().write_all(req.as_bytes()).unwrap();
+    read_resp(&mut c, req.starts_with("HEAD"))
+}
+
+/// Whether the server closed the connection (EOF or reset) within `within`.
+fn closed_within(c: &mut TcpStream, within: Duration) -> bool {
+    c.set_read_timeout(Some(within)).unwrap();
+    let mut b = [0u8; 4096];
+    loop {
+        match c.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn every_status_code() {
+    let d = site("status");
+    let s = start(&d.join("root"), |_| {});
+    let a = s.local_addr();
+    let ok = get(a, "/a.txt", "");
+    assert_eq!(ok.status, 200);
+    assert_eq!(ok.body, pattern(1, 1000));
+    assert_eq!(ok.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert_eq!(ok.header("server"), Some("iolab"));
+    assert!(ok.header("date").is_some_and(|v| v.ends_with(" GMT")));
+    let etag = ok.header("etag").expect("etag").to_string();
+    let lm = ok
+        .header("last-modified")
+        .expect("last-modified")
+        .to_string();
+    assert_eq!(get(a, "/", "").body, b"<h1>home</h1>\n");
+    assert_eq!(get(a, "/docs/", "").body, b"docs\n");
+    let r = get(a, "/docs?x=1", "");
+    assert_eq!((r.status, r.header("location")), (301, Some("/docs/?x=1")));
+    // Regression: "//docs" redirected to "//docs/", which a browser reads as another host.
+    let r = get(a, "//docs", "");
+    assert_eq!((r.status, r.header("location")), (301, Some("/docs/")));
+    assert_eq!(
+        get(a, "/a.txt", &format!("If-None-Match: {etag}\r\n")).status,
+        304
+    );
+    assert_eq!(
+        get(a, "/a.txt", &format!("If-Modified-Since: {lm}\r\n")).status,
+        304
+    );
+    let old = "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT\r\n";
+    assert_eq!(get(a, "/a.txt", old).status, 200);
+    assert_eq!(get(a, "/a.txt", "Range: bytes=0-9\r\n").status, 206);
+    let r = get(a, "/a.txt", "Range: bytes=5000-\r\n");
+    assert_eq!(
+        (r.status, r.header("content-range")),
+        (416, Some("bytes */1000"))
+    );
+    assert_eq!(get(a, "/noindex/", "").status, 403);
+    assert_eq!(get(a, "/../secret.txt", "").status, 403);
+    assert_eq!(get(a, "/nope", "").status, 404);
+    let r = raw(a, "DELETE /a.txt HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")));
+    assert_eq!(raw(a, "GET /a.txt HTTP/1.1\r\n\r\n").status, 400);
+    assert_eq!(raw(a, "GET /a.txt HTTP/9\r\n\r\n").status, 400);
+    assert_eq!(raw(a, "BAD\x01 / HTTP/1.1\r\nHost: t\r\n\r\n").status, 400);
+    let long = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(20_000));
+    assert_eq!(raw(a, &long).status, 414);
+    let big = format!(
+        "GET / HTTP/1.1\r\nHost: t\r\nX: {}\r\n\r\n",
+        "b".repeat(20_000)
+    );
+    assert_eq!(raw(a, &big).status, 431);
+    let head = raw(a, "HEAD /a.txt HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        (head.status, head.header("content-length")),
+        (200, Some("1000"))
+    );
+    assert_eq!(get(a, "/empty", "").body, b"");
+    assert_eq!(get(a, "/big.bin", "").body, pattern(2, 300_000));
+    stop(s);
+}
+
+#[test]
+fn ranges_are_the_bytes_asked_for() {
+    let d = site("ranges");
+    let s = start(&d.join("root"), |_| {});
+    let a = s.local_addr();
+    for (file, full) in [
+        ("/a.txt", pattern(1, 1000)),
+        ("/big.bin", pattern(2, 300_000)),
+    ] {
+        let n = full.len() as u64;
+        for (spec, lo, hi) in [
+            ("0-0", 0, 0),
+            ("0-99", 0, 99),
+            ("10-", 10, n - 1),
+            ("-7", n - 7, n - 1),
+            ("500-999999999", 500, n - 1),
+            (&format!("{}-{}", n - 1, n - 1), n - 1, n - 1),
+        ] {
+            let r = get(a, file, &format!("Range: bytes={spec}\r\n"));
+            assert_eq!(r.status, 206, "{file} {spec}");
+            assert_eq!(r.body, &full[lo as usize..=hi as usize], "{file} {spec}");
+            assert_eq!(
+                r.header("content-range"),
+                Some(format!("bytes {lo}-{hi}/{n}").as_str())
+            );
+        }
+        // Several ranges: answered with the whole body (allowed, and said in the docs).
+        let r = get(a, file, "Range: bytes=0-1,5-6\r\n");
+        assert_eq!((r.status, r.body.len()), (200, full.len()));
+        let r = get(a, file, "Range: bytes=-0\r\n");
+        assert_eq!(r.status, 416);
+        let r = get(a, file, "Range: bytes=0-1\r\nIf-Range: \"not-it\"\r\n");
+        assert_eq!((r.status, r.body.len()), (200, full.len()));
+    }
+    stop(s);
+}
+
+#[test]
+fn keep_alive_pipelining_and_http10() {
+    let d = site("keepalive");
+    let s = start(&d.join("root"), |_| {});
+    let a = s.local_addr();
+    let mut c = connect(a);
+    for _ in 0..5 {
+        c.get_mut()
+            .write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        assert_eq!(read_resp(&mut c, false).body, pattern(1, 1000));
+    }
+    // Ten requests in one write, mixed sizes, methods and outcomes; answers in order.
+    let mut batch = String::new();
+    let paths = ["/a.txt", "/big.bin", "/nope", "/", "/a.txt"];
+    for p in paths.iter().cycle().take(10) {
+        batch.push_str(&format!("GET {p} HTTP/1.1\r\nHost: t\r\n\r\n"));
+    }
+    batch.push_str("HEAD /big.bin HTTP/1.1\r\nHost: t\r\n\r\n");
+    c.get_mut().write_all(batch.as_bytes()).unwrap();
+    for p in paths.iter().cycle().take(10) {
+        let r = read_resp(&mut c, false);
+        match *p {
+            "/nope" => assert_eq!(r.status, 404),
+            "/big.bin" => assert_eq!(r.body, pattern(2, 300_000)),
+            "/a.txt" => assert_eq!(r.body, pattern(1, 1000)),
+            _ => assert_eq!(r.status, 200),
+        }
+    }
+    let h = read_resp(&mut c, true);
+    assert_eq!(
+        (h.status, h.header("content-length")),
+        (200, Some("300000"))
+    );
+    // Connection: close is honoured.
+    c.get_mut()
+        .write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_resp(&mut c, false).header("connection"), Some("close"));
+    assert!(closed_within(c.get_mut(), Duration::from_secs(5)));
+    // HTTP/1.0: closed after the response unless keep-alive is asked for.
+    let mut c = connect(a);
+    c.get_mut()
+        .write_all(b"GET /a.txt HTTP/1.0\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_resp(&mut c, false).status, 200);
+    assert!(closed_within(c.get_mut(), Duration::from_secs(5)));
+    let mut c = connect(a);
+    for _ in 0..2 {
+        c.get_mut()
+            .write_all(b"GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            .unwrap();
+        let r = read_resp(&mut c, false);
+        assert_eq!(r.header("connection"), Some("keep-alive"));
+    }
+    let st = stop(s);
+    assert!(st.requests >= 20, "{st:?}");
+}
+
+/// FNV-1a, 64 bits: enough to tell any changed byte.
+fn fnv(h: &mut u64, data: &[u8]) {
+    for &b in data {
+        *h ^= u64::from(b);
+        *h = h.wrapping_mul(0x100_0000_01b3);
+    }
+}
+
+#[test]
+fn a_100_mib_file_arrives_byte_exact() {
+    let d = scratch("hundred");
+    let path = d.join("root/100m.bin");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut want = 0xcbf2_9ce4_8422_2325u64;
+    for i in 0..100 {
+        let chunk = pattern(1000 + i, 1 << 20);
+        fnv(&mut want, &chunk);
+        f.write_all(&chunk).unwrap();
+    }
+    f.flush().unwrap();
+    drop(f);
+    let s = start(&d.join("root"), |_| {});
+    let mut c = connect(s.local_addr());
+    c.get_mut()
+        .write_all(b"GET /100m.bin HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut line = String::new();
+    let mut len = 0u64;
+    loop {
+        line.clear();
+        c.read_line(&mut line).unwrap();
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            len = v.trim().parse().unwrap();
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    assert_eq!(len, 100 << 20);
+    let mut got = 0xcbf2_9ce4_8422_2325u64;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = len as usize;
+    while left > 0 {
+        let n = c.read(&mut buf[..left.min(1 << 20)]).unwrap();
+        assert!(n > 0, "connection closed with {left} bytes to go");
+        fnv(&mut got, &buf[..n]);
+        left -= n;
+    }
+    assert_eq!(got, want);
+    stop(s);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn every_engine_serves_small_files_byte_exact() {
+    let d = scratch("engines");
+    let sizes = [1usize, 511, 4095, 4096, 5000, 12_345, 32_768, 32_769];
+    for &n in &sizes {
+        std::fs::write(d.join(format!("root/f{n}")), pattern(n as u64, n)).unwrap();
+    }
+    for kind in [EngineKind::IoUring, EngineKind::Libaio, EngineKind::Psync] {
+        let mut o = ServeOpts::new(&d.join("root"));
+        o.listen = "127.0.0.1:0".parse().unwrap();
+        o.threads = 1;
+        o.engine = kind;
+        let s = match Server::start(&o) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("skipped {kind}: {e}");
+                continue;
+            }
+        };
+        let a = s.local_addr();
+        for &n in &sizes {
+            let want = pattern(n as u64, n);
+            let r = get(a, &format!("/f{n}"), "");
+            assert_eq!((r.status, r.body.len()), (200, n), "{kind} f{n}");
+            assert!(r.body == want, "{kind}: f{n} differs");
+            let r = get(a, &format!("/f{n}"), "Range: bytes=-3\r\n");
+            assert_eq!(r.body, &want[n.saturating_sub(3)..], "{kind} f{n} tail");
+        }
+        let st = stop(s);
+        assert_eq!(st.requests, 2 * sizes.len() as u64, "{kind}");
+    }
+}
+
+#[test]
+fn no_traversal_request_leaks_the_secret() {
+    let d = site("traversal");
+    let root = d.join("root");
+    std::os::unix::fs::symlink("../secret.txt", root.join("link")).unwrap();
+    std::os::unix::fs::symlink(d.join("secret.txt"), root.join("abslink")).unwrap();
+    std::os::unix::fs::symlink(&d, root.join("updir")).unwrap();
+    std::os::unix::fs::symlink("a.txt", root.join("inside")).unwrap();
+    let s = start(&root, |_| {});
+    let a = s.local_addr();
+    let corpus = [
+        "/../secret.txt",
+        "/../../secret.txt",
+        "/docs/../../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E/secret.txt",
+        "/.%2e/secret.txt",
+        "/%2e./secret.txt",
+        "/..%2fsecret.txt",
+        "/..%2Fsecret.txt",
+        "/%2e%2e%2fsecret.txt",
+        "/docs/%2e%2e/%2e%2e/secret.txt",
+        "/..%5csecret.txt",
+        "/%5c..%5csecret.txt",
+        "/..\\secret.txt",
+        "/%252e%252e/secret.txt",
+        "/secret.txt%00.html",
+        "/a.txt%00",
+        "/%00",
+        "/link",
+        "/abslink",
+        "/updir/secret.txt",
+        "/updir/",
+        "/updir/root/../secret.txt",
+        "//../secret.txt",
+        "/./../secret.txt",
+        "/docs/./../../secret.txt",
+        "http://t/../secret.txt",
+        "http://t/%2e%2e/secret.txt",
+        "/%2f..%2fsecret.txt",
+        "/%c0%ae%c0%ae/secret.txt",
+        "/..;/secret.txt",
+        "/.hidden",
+        "/%2ehidden",
+        "/docs/../.hidden",
+    ];
+    assert!(corpus.len() >= 30);
+    for p in corpus {
+        let r = get(a, p, "");
+        assert!(
+            matches!(r.status, 400 | 403 | 404),
+            "{p}: status {}",
+            r.status
+        );
+        assert!(
+            !r.body.windows(SECRET.len()).any(|w| w == SECRET),
+            "{p} leaked the secret"
+        );
+        assert!(!r.body.starts_with(b"hidden"), "{p} served a dotfile");
+    }
+    // Absolute paths that are not even origin-form.
+    for t in ["secret.txt", "../secret.txt", "C:\\secret.txt"] {
+        let r = raw(a, &format!("GET {t} HTTP/1.1\r\nHost: t\r\n\r\n"));
+        assert_eq!(r.status, 400, "{t}");
+    }
+    // A symlink that stays inside is fine.
+    assert_eq!(get(a, "/inside", "").body, pattern(1, 1000));
+    stop(s);
+    // --dotfiles serves the hidden file, and still nothing outside.
+    let s = start(&root, |o| o.dotfiles = true);
+    assert_eq!(get(s.local_addr(), "/.hidden", "").body, b"hidden\n");
+    assert_eq!(get(s.local_addr(), "/link", "").status, 403);
+    stop(s);
+}
+
+#[test]
+fn a_slow_client_is_closed_at_the_header_deadline() {
+    let d = site("slow");
+    let s = start(&d.join("root"), |o| o.idle_timeout = Duration::from_secs(1));
+    let a = s.local_addr();
+    // One byte every 100 ms: bytes keep coming, but the head is never done in time.
+    let mut c = TcpStream::connect(a).unwrap();
+    let t = Instant::now();
+    let mut closed = false;
+    for b in b"GET /a.txt HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".iter() {
+        if c.write_all(&[*b]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        if t.elapsed() > Duration::from_secs(6) {
+            break;
+        }
+    }
+    assert!(
+        closed || closed_within(&mut c, Duration::from_secs(3)),
+        "a client dribbling its head was not closed"
+    );
+    // An idle keep-alive connection is closed too, after its response.
+    let mut c = connect(a);
+    c.get_mut()
+        .write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_resp(&mut c, false).status, 200);
+    assert!(closed_within(c.get_mut(), Duration::from_secs(4)));
+    // The server still answers others.
+    assert_eq!(get(a, "/a.txt", "").status, 200);
+    stop(s);
+}
+
+#[test]
+fn connections_over_the_limit_get_503() {
+    let d = site("limit");
+    let s = start(&d.join("root"), |o| {
+        o.max_connections = 2;
+        o.threads = 1;
+    });
+    let a = s.local_addr();
+    let mut held: Vec<_> = (0..2).map(|_| connect(a)).collect();
+    for c in held.iter_mut() {
+        c.get_mut()
+            .write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        assert_eq!(read_resp(c, false).status, 200);
+    }
+    let mut third = connect(a);
+    assert_eq!(read_resp(&mut third, false).status, 503);
+    drop(held);
+    // Once they are gone, new connections are served again.
+    let t = Instant::now();
+    loop {
+        let r = get(a, "/a.txt", "");
+        if r.status == 200 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "still {}", r.status);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop(s);
+}
+
+#[test]
+fn the_access_log_has_one_common_log_format_line_per_request() {
+    let d = site("log");
+    let log = d.join("access.log");
+    let s = start(&d.join("root"), |o| o.access_log = Some(log.clone()));
+    let a = s.local_addr();
+    get(a, "/a.txt", "");
+    get(a, "/nope", "");
+    raw(a, "HEAD /a.txt HTTP/1.1\r\nHost: t\r\n\r\n");
+    stop(s);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let a_line = lines
+        .iter()
+        .find(|l| l.contains("\"GET /a.txt HTTP/1.1\" 200 1000"));
+    assert!(
+        a_line.is_some_and(|l| l.starts_with("127.0.0.1 - - [")),
+        "{text}"
+    );
+    assert!(text.contains("\"GET /nope HTTP/1.1\" 404 "), "{text}");
+    assert!(text.contains("\"HEAD /a.txt HTTP/1.1\" 200 -"), "{text}");
+}
+
+#[test]
+fn bad_options_are_refused_at_start() {
+    let d = site("badopts");
+    let mut o = ServeOpts::new(&d.join("root/a.txt"));
+    o.listen = "127.0.0.1:0".parse().unwrap();
+    assert!(Server::start(&o).is_err());
+    let mut o = ServeOpts::new(&d.join("root"));
+    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.engine = EngineKind::Mmap;
+    let e = Server::start(&o).err().expect("mmap refused");
+    assert!(e.to_string().contains("io_uring, libaio or psync"), "{e}");
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn site_dir() -> iolab_serve::path::Site {
+        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-fuzz");
+        let _ = std::fs::create_dir_all(d.join("root/dir"));
+        let _ = std::fs::write(d.join("root/f.txt"), b"0123456789");
+        let _ = std::fs::write(d.join("secret"), SECRET);
+        iolab_serve::path::Site::open(&d.join("root"), false).unwrap()
+    }
+
+    const SEEDS: [&str; 4] = [
+        "GET /f.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=1-3\r\n\r\n",
+        "HEAD /dir HTTP/1.0\r\nIf-None-Match: *\r\n\r\n",
+        "GET /../secret HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n",
+        "GET http://x/%2e%2e/f.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=-5\r\nIf-Range: \"a\"\r\n\r\n",
+    ];
+
+    fn check(site: &iolab_serve::path::Site, bytes: &[u8]) {
+        if let Some(head) = iolab_serve::response_head(site, bytes, 1024) {
+            assert!(head.starts_with(b"HTTP/1.1 "));
+            assert!(head.ends_with(b"\r\n\r\n"));
+            assert!(!head.windows(SECRET.len()).any(|w| w == SECRET));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+            check(&site_dir(), &bytes);
+        }
+
+        #[test]
+        fn mutated_requests_never_panic(
+            seed in 0usize..SEEDS.len(),
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 1..12),
+        ) {
+            let mut b = SEEDS[seed].as_bytes().to_vec();
+            for (pos, byte, op) in edits {
+                let p = pos % (b.len() + 1);
+                match op {
+                    0 => b.insert(p, byte),
+                    1 if p < b.len() => { b.remove(p); }
+                    _ if p < b.len() => b[p] = byte,
+                    _ => b.push(byte),
+                }
+            }
+            check(&site_dir(), &b);
+        }
+    }
+}
