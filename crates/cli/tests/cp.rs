@@ -526,3 +526,29 @@ fn pseudo_files_are_copied_to_their_end_not_their_size() {
         assert_eq!(fs::read(&dst).expect("read"), want, "{src}");
     }
 }
+
+/// --verify is only worth having if a bad copy never gets its name: with a byte flipped in the
+/// copy before it is read back (the IOLAB_CP_TEST_CORRUPT hook), the copy fails and the old
+/// destination stays.
+#[test]
+fn verify_catches_a_corrupted_copy_and_does_not_name_it() {
+    let d = dir("verify");
+    let src = d.join("src");
+    fs::write(&src, pattern(300_000, 8)).expect("write");
+    let dst = d.join("dst");
+    fs::write(&dst, b"old").expect("write");
+    for method in ["--method=engine", "--method=copy_file_range"] {
+        let out = cp_cmd(&["--verify", method, s(&src), s(&dst)])
+            .env("IOLAB_CP_TEST_CORRUPT", "1")
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{method}: {err}");
+        assert!(err.contains("verification failed"), "{method}: {err}");
+        assert_eq!(fs::read(&dst).expect("read"), b"old", "{method}");
+        assert_eq!(names(&d), vec!["dst", "src"], "{method}");
+    }
+    // Without the flip the same copy verifies and lands.
+    ok(&["--verify", s(&src), s(&dst)]);
+    assert!(fs::read(&dst).expect("read") == pattern(300_000, 8));
+}

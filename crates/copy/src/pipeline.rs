@@ -717,6 +717,15 @@ impl<'o> Pipeline<'o> {
         // Read the destination from the device, not from the pages we just wrote (clean after
         // the fsync; without it the kernel keeps dirty pages and this reads memory).
         let _ = engine::sys::drop_cache(dst.as_raw_fd());
+        if job.size > 0 && std::env::var_os("IOLAB_CP_TEST_CORRUPT").is_some() {
+            // Test hook: a bit flipped on the way to the disk, which --verify must catch.
+            use std::os::unix::fs::FileExt;
+            let mut b = [0u8; 1];
+            let flip = dst
+                .read_exact_at(&mut b, 0)
+                .and_then(|_| dst.write_all_at(&[!b[0]], 0));
+            flip.map_err(|e| CopyError::io("corrupt (test hook)", job.dst_path, e))?;
+        }
         let a = v
             .crc(src, job.src_path, job.size)
             .map_err(|e| CopyError::io("read for verification", job.src_path, e))?;
