@@ -67,6 +67,16 @@ pub fn plan(srcs: &[PathBuf], dst: &Path, opts: &CopyOpts) -> Result<Plan, CopyE
         } else {
             dst.to_path_buf()
         };
+        let src_is_dir = fs::metadata(src).is_ok_and(|m| m.is_dir());
+        if !dst_is_dir && !src_is_dir && dst.as_os_str().as_encoded_bytes().ends_with(b"/") {
+            // `cp a newdir/` means a directory; creating a file named `newdir` would surprise.
+            // (`cp -r dir newdir/` creates the directory, as cp does.)
+            plan.errors.push(CopyError::refused(
+                dst,
+                "is not a directory (a trailing slash names a directory that must exist)",
+            ));
+            continue;
+        }
         if let Err(e) = add_source(&mut plan, src, &target, opts) {
             plan.errors.push(e);
         }
@@ -275,6 +285,14 @@ mod tests {
         assert!(
             e.to_string().contains("must be an existing directory"),
             "{e}"
+        );
+        let slash = d.join("newdir/");
+        let p = plan(&[d.join("a")], &slash, &CopyOpts::default()).unwrap();
+        assert!(p.entries.is_empty());
+        assert!(
+            p.errors[0].to_string().contains("is not a directory"),
+            "{}",
+            p.errors[0]
         );
         let _ = fs::remove_dir_all(&d);
     }
