@@ -357,8 +357,14 @@ impl<'o> Pipeline<'o> {
         }
         if job.used == Used::Engine && !job.extents.is_empty() {
             let fd = temp.file.as_raw_fd();
-            if hybrid {
-                // A file system that refuses O_DIRECT keeps the buffered destination.
+            // A file system that refuses O_DIRECT, or wants an alignment beyond the 4096 our
+            // whole-block writes keep, keeps the buffered destination.
+            let aligned = match engine::sys::statx_dio_align(fd) {
+                Some((0, 0)) => false,
+                Some((mem, off)) => mem <= 4096 && off <= 4096,
+                None => true,
+            };
+            if hybrid && aligned {
                 job.dst_direct = engine::sys::fs::set_direct(fd, true).is_ok();
             }
             let dense = job.extents == [(0, size)];
