@@ -364,6 +364,17 @@ fn slow_copy(src: &Path, dst: &Path, tmpfile: &str) -> std::process::Child {
     .expect("spawn")
 }
 
+/// A slow copy, 300 ms in and still running.
+fn copy_midway(src: &Path, dst: &Path, tmpfile: &str) -> std::process::Child {
+    let mut child = slow_copy(src, dst, tmpfile);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "copy ended too soon to test"
+    );
+    child
+}
+
 #[test]
 fn a_killed_copy_leaves_the_old_destination_and_at_most_a_temporary_the_next_run_removes() {
     let d = dir("kill");
@@ -372,12 +383,7 @@ fn a_killed_copy_leaves_the_old_destination_and_at_most_a_temporary_the_next_run
     let dst = d.join("dst");
     fs::write(&dst, b"old").expect("write");
     // O_TMPFILE: nothing at all is left.
-    let mut child = slow_copy(&src, &dst, "1");
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        child.try_wait().expect("wait").is_none(),
-        "copy ended too soon to test"
-    );
+    let mut child = copy_midway(&src, &dst, "1");
     child.kill().expect("SIGKILL");
     wait_exit(&mut child);
     assert_eq!(fs::read(&dst).expect("read"), b"old");
@@ -385,12 +391,7 @@ fn a_killed_copy_leaves_the_old_destination_and_at_most_a_temporary_the_next_run
 
     // A new destination: nothing under its name, nothing else either.
     let fresh = d.join("fresh");
-    let mut child = slow_copy(&src, &fresh, "1");
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        child.try_wait().expect("wait").is_none(),
-        "copy ended too soon to test"
-    );
+    let mut child = copy_midway(&src, &fresh, "1");
     child.kill().expect("SIGKILL");
     wait_exit(&mut child);
     assert!(!fresh.exists());
@@ -431,12 +432,7 @@ fn ctrl_c_stops_removes_the_temporary_and_exits_130() {
     let dst = d.join("dst");
     fs::write(&dst, b"old").expect("write");
     for tmpfile in ["1", "0"] {
-        let mut child = slow_copy(&src, &dst, tmpfile);
-        std::thread::sleep(Duration::from_millis(300));
-        assert!(
-            child.try_wait().expect("wait").is_none(),
-            "copy ended too soon to test"
-        );
+        let mut child = copy_midway(&src, &dst, tmpfile);
         let st = Command::new("kill")
             .args(["-INT", &child.id().to_string()])
             .status()
