@@ -15,14 +15,9 @@ limit. Not run by cargo test. Needs root for drop_caches.
 
 usage: bench/cp.py [--rounds N] [--size-gib G] [--dir DIR] [--only CASE]
 """
-import argparse, json, os, platform, shutil, statistics, subprocess, time
+import argparse, fcntl, json, os, shutil, statistics, subprocess, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOLAB = os.path.join(ROOT, "target", "release", "iolab")
-
-
-def sh(cmd):
-    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+from benchlib import IOLAB, LOCK, ROOT, build, install, machine, save, sh
 
 
 def prepare(src, warm):
@@ -77,19 +72,18 @@ def main():
     ap.add_argument("--dir", default=os.path.join(ROOT, "target", "bench-cp"))
     ap.add_argument("--only")
     a = ap.parse_args()
-    if shutil.which("fio") is None:
-        subprocess.run("apt-get update -qq && apt-get install -y -qq fio >/dev/null", shell=True, check=True)
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "iolab"], cwd=ROOT, check=True)
+    install(("fio", "fio"))
+    build()
+    # The whole run holds the bench lock: its figures are alternating pairs, not a wrk run.
+    lock = open(LOCK, "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     os.makedirs(a.dir, exist_ok=True)
     size = a.size_gib << 30
     src, dst = os.path.join(a.dir, "src.dat"), os.path.join(a.dir, "dst.dat")
     if not os.path.exists(src) or os.path.getsize(src) != size:
         sh(f"fio --name=mk --filename={src} --rw=write --bs=1M --size={size} --direct=1 "
            f"--ioengine=libaio --iodepth=8 --refill_buffers=1 --output=/dev/null")
-    fs = sh(f"df -T {a.dir} | awk 'NR==2{{print $2\" on \"$1}}'")
-    head = [f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; kernel {platform.release()}; "
-            f"{os.cpu_count()} CPUs; files on {fs}; {sh('cp --version | head -1')}; "
-            f"{sh('dd --version | head -1')}; {sh('fio --version')}",
+    head = [machine(a.dir, sh("cp --version | head -1"), sh("dd --version | head -1"), sh("fio --version")),
             f"# bench/cp.py --rounds {a.rounds} --size-gib {a.size_gib}: {a.size_gib} GiB file; "
             f"medians of {a.rounds} rounds, tools alternating within each round"]
     print("\n".join(head), flush=True)
@@ -164,10 +158,7 @@ def main():
             shutil.rmtree(p)
         elif os.path.exists(p):
             os.remove(p)
-    out = os.path.join(ROOT, "bench", "results", time.strftime("cp-%Y%m%dT%H%M%SZ.txt", time.gmtime()))
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as fh:
-        fh.write("\n".join(head + lines) + "\n")
+    out = save("cp", head + lines)
     print(f"saved {out}")
 
 

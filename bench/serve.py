@@ -6,20 +6,19 @@ Files of 4 KiB, 64 KiB and 1 MiB; wrk with 1, 16 and 64 connections; servers alt
 (server on CPU 0 with taskset, wrk on CPU 1), since client and server share two cores.
 Prints requests/s, MB/s (of file bytes), p99 latency (wrk --latency), the server's CPU time
 per request (utime+stime from /proc/PID/stat, children included, before and after each run)
-and the ratios to lighttpd. Every wrk run holds /work/bench.lock (flock), so benchmarks of
+and the ratios to lighttpd. Every wrk run holds the bench lock (flock; benchlib.LOCK), so benchmarks of
 other work on this machine never overlap with it. Installs lighttpd, nginx and wrk if missing.
 Not run by cargo test.
 
 usage: bench/serve.py [--duration S] [--pairs N] [--sizes 4k,64k,1m] [--conns 1,16,64]
                       [--pin both|on|off]
 """
-import argparse, os, platform, shutil, signal, socket, statistics, subprocess, sys, time
+import argparse, os, shutil, signal, socket, statistics, subprocess, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchlib import LOCK, ROOT, build, install, machine, save, sh
 WORK = os.path.join(ROOT, "target", "bench-serve")
 SIZES = {"4k": 4096, "64k": 65536, "1m": 1 << 20}
 PORTS = {"iolab": 18180, "lighttpd": 18181, "nginx": 18182}
-LOCK = "/work/bench.lock"
 TICK = os.sysconf("SC_CLK_TCK")
 
 LIGHTTPD_CONF = """server.document-root = "{root}"
@@ -54,18 +53,6 @@ http {{
     }}
 }}
 """
-
-
-def sh(cmd):
-    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
-
-
-def install():
-    need = [p for p, b in (("lighttpd", "lighttpd"), ("nginx-light", "nginx"), ("wrk", "wrk"))
-            if shutil.which(b) is None and not os.path.exists(f"/usr/sbin/{b}")]
-    if need:
-        subprocess.run("apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-                       + " ".join(need) + " >/dev/null", shell=True, check=True)
 
 
 def binary(name):
@@ -159,19 +146,17 @@ def main():
     ap.add_argument("--conns", default="1,16,64")
     ap.add_argument("--pin", default="both", choices=["both", "on", "off"])
     a = ap.parse_args()
-    install()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "iolab"], cwd=ROOT, check=True)
+    install(("lighttpd", "lighttpd"), ("nginx", "nginx-light"), ("wrk", "wrk"))
+    build()
     root = os.path.join(WORK, "root")
     os.makedirs(root, exist_ok=True)
     sizes = a.sizes.split(",")
     for s in sizes:
         with open(os.path.join(root, f"{s}.bin"), "wb") as f:
             f.write(os.urandom(SIZES[s]))
-    fs = sh(f"df -T {root} | awk 'NR==2{{print $2\" on \"$1}}'")
     head = [
-        f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; kernel {platform.release()}; "
-        f"{os.cpu_count()} CPUs; files on {fs}; {sh(binary('lighttpd') + ' -v').splitlines()[0]}; "
-        f"{sh(binary('nginx') + ' -v 2>&1')}; wrk {sh('wrk -v 2>&1 | head -1').split()[1]}",
+        machine(root, sh(binary("lighttpd") + " -v").splitlines()[0], sh(binary("nginx") + " -v 2>&1"),
+                f"wrk {sh('wrk -v 2>&1 | head -1').split()[1]}"),
         f"# bench/serve.py --duration {a.duration} --pairs {a.pairs} --sizes {a.sizes} --conns {a.conns} "
         f"--pin {a.pin}; medians of {a.pairs} alternating runs; iolab --threads 1 (engine io_uring); "
         "lighttpd one process, sendfile backend, linux-sysepoll, no access log; nginx one worker, "
@@ -215,10 +200,7 @@ def main():
                     p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     p.kill()
-    out = os.path.join(ROOT, "bench", "results", time.strftime("serve-%Y%m%dT%H%M%SZ.txt", time.gmtime()))
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as fh:
-        fh.write("\n".join(head + [cols] + lines) + "\n")
+    out = save("serve", head + [cols] + lines)
     print(f"saved {out}")
 
 

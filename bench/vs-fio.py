@@ -6,9 +6,9 @@ CPU time per I/O, and IOPS per core. Not run by cargo test.
 
 usage: bench/vs-fio.py [--pairs N] [--runtime S] [--dir DIR] [--only NAME]
 """
-import argparse, json, os, platform, shutil, statistics, subprocess, sys, time
+import argparse, json, os, statistics, subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchlib import ROOT, build, install, machine, save, sh
 
 JOBS = [
     ("null d1", ["--ioengine=null", "--iodepth=1", "--rw=randread", "--bs=4k", "--size=1g"]),
@@ -17,10 +17,6 @@ JOBS = [
     ("libaio d32", ["--ioengine=libaio", "--iodepth=32", "--rw=randread", "--bs=4k", "--direct=1", "--size=512m", "FILE"]),
     ("io_uring d32", ["--ioengine=io_uring", "--iodepth=32", "--rw=randread", "--bs=4k", "--direct=1", "--size=512m", "FILE"]),
 ]
-
-
-def sh(cmd):
-    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
 
 
 def run(binary, args, runtime):
@@ -48,18 +44,15 @@ def main():
     ap.add_argument("--dir", default=os.path.join(ROOT, "target", "vs-fio"))
     ap.add_argument("--only")
     a = ap.parse_args()
-    if shutil.which("fio") is None:
-        subprocess.run("apt-get update -qq && apt-get install -y -qq fio >/dev/null", shell=True, check=True)
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "iolab"], cwd=ROOT, check=True)
+    install(("fio", "fio"))
+    build()
     os.makedirs(a.dir, exist_ok=True)
     fio_link = os.path.join(a.dir, "fio")  # iolab under fio's name: exercises the symlink mode
     if os.path.lexists(fio_link):
         os.remove(fio_link)
     os.symlink(os.path.join(ROOT, "target", "release", "iolab"), fio_link)
     data = os.path.join(a.dir, "vs-fio.dat")
-    fs = sh(f"df -T {a.dir} | awk 'NR==2{{print $2\" on \"$1}}'")
-    head = [f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; kernel {platform.release()}; "
-            f"{os.cpu_count()} CPUs; {sh('fio --version')}; files on {fs}",
+    head = [machine(a.dir, sh("fio --version")),
             f"# bench/vs-fio.py --pairs {a.pairs} --runtime {a.runtime}; ratios are iolab/fio, median of the pairs"]
     print("\n".join(head))
     cols = ["iops", "clat", "p99", "cpu_per_io", "iops_per_core"]
@@ -82,12 +75,8 @@ def main():
         line += f"{statistics.median(raw['fio']):>12.0f}{statistics.median(raw['iolab']):>12.0f}"
         print(line, flush=True)
         lines.append(line)
-    out = os.path.join(ROOT, "bench", "results", time.strftime("vs-fio-%Y%m%dT%H%M%SZ.txt", time.gmtime()))
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as fh:
-        fh.write("\n".join(head) + "\n")
-        fh.write(f"{'job':<14}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}\n")
-        fh.write("\n".join(lines) + "\n")
+    cols_line = f"{'job':<14}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}"
+    out = save("vs-fio", head + [cols_line] + lines)
     print(f"saved {out}")
 
 
