@@ -169,14 +169,6 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    if a.opts.direct && a.opts.bs % 4096 != 0 {
-        eprintln!(
-            "iolab cp: --bs={} with --direct: the block size must be a multiple of 4096 (O_DIRECT \
-             alignment)",
-            a.opts.bs
-        );
-        return ExitCode::from(1);
-    }
     // Test hook: the named-temporary-file path that file systems without O_TMPFILE take.
     if std::env::var_os("IOLAB_CP_TMPFILE").is_some_and(|v| v == "0") {
         a.opts.tmpfile = false;

@@ -268,6 +268,11 @@ fn no_clobber_keeps_the_destination_and_a_file_is_never_copied_onto_itself() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("into itself"));
 
+    let out = cp(&["--direct", "--bs=6000", s(&a), s(&b)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 4096"));
+    assert_eq!(fs::read(&b).expect("read"), b"old");
+
     let out = cp(&["--iodepth=lots", s(&a), s(&b)]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--iodepth=lots"));

@@ -28,6 +28,10 @@ use std::sync::Arc;
 use iolab_engine::EngineKind;
 
 pub use error::CopyError;
+
+/// O_DIRECT alignment the copy keeps: offsets, lengths and `bs` are multiples of it (buffers
+/// are page-aligned). It covers every device whose logical block is at most 4 KiB.
+pub const DIRECT_ALIGN: u64 = 4096;
 pub use plan::{plan, Entry, Plan};
 
 /// How file data is moved.

@@ -21,7 +21,9 @@ use crate::error::human;
 use crate::extents::{self, Kernel};
 use crate::meta;
 use crate::verify::Verifier;
-use crate::{CopyError, CopyOpts, Entry, Event, Method, Plan, Summary, SyncWrites, Used};
+use crate::{
+    CopyError, CopyOpts, Entry, Event, Method, Plan, Summary, SyncWrites, Used, DIRECT_ALIGN,
+};
 
 /// Files in flight at once (each holds two descriptors).
 const MAX_ACTIVE: usize = 64;
@@ -38,7 +40,7 @@ pub(crate) fn run(
     let mut sum = Summary::default();
     let mut dirs: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
     let mut synced_dirs: HashSet<PathBuf> = HashSet::new();
-    let mut files: Vec<(&Path, &Path, u64)> = Vec::new();
+    let mut files: Vec<(&Path, &Path)> = Vec::new();
     for entry in &plan.entries {
         match entry {
             Entry::Dir { src, dst } => match meta::make_dir(src, dst) {
@@ -81,7 +83,7 @@ pub(crate) fn run(
                     }
                 }
             }
-            Entry::File { src, dst, size } => files.push((src, dst, *size)),
+            Entry::File { src, dst, .. } => files.push((src, dst)),
         }
     }
     if !files.is_empty() {
@@ -192,6 +194,16 @@ struct Pipeline<'o> {
 impl<'o> Pipeline<'o> {
     fn new(opts: &'o CopyOpts) -> Result<Pipeline<'o>, CopyError> {
         let depth = opts.iodepth.max(1);
+        if opts.direct && !(opts.bs as u64).is_multiple_of(DIRECT_ALIGN) {
+            return Err(CopyError::refused(
+                Path::new("--bs"),
+                format!(
+                    "{} bytes with --direct: must be a multiple of {DIRECT_ALIGN} (O_DIRECT \
+                     alignment)",
+                    opts.bs
+                ),
+            ));
+        }
         let mut eo = EngineOpts::new(opts.engine, depth + MAX_ACTIVE as u32);
         eo.fixedbufs = opts.engine == engine::EngineKind::IoUring;
         eo.max_files = 2 * MAX_ACTIVE as u32 + 2;
@@ -215,7 +227,7 @@ impl<'o> Pipeline<'o> {
 
     fn run<'p>(
         &mut self,
-        files: &[(&'p Path, &'p Path, u64)],
+        files: &[(&'p Path, &'p Path)],
         sum: &mut Summary,
         synced_dirs: &mut HashSet<PathBuf>,
         on: &mut dyn FnMut(Event),
@@ -234,13 +246,13 @@ impl<'o> Pipeline<'o> {
                 && jobs.iter().flatten().count() < MAX_ACTIVE
                 && !jobs.iter().flatten().any(|j| j.reads_left())
             {
-                let (src, dst, size) = files[next];
+                let (src, dst) = files[next];
                 next += 1;
                 let dir = parent_of(dst).to_path_buf();
                 if scanned.insert(dir.clone()) {
                     dest::clean_stale(&dir, on);
                 }
-                match self.start(src, dst, size) {
+                match self.start(src, dst) {
                     Ok(job) => {
                         let slot = match jobs.iter().position(Option::is_none) {
                             Some(s) => s,
@@ -285,7 +297,7 @@ impl<'o> Pipeline<'o> {
 
     /// Opens a file's source and temporary destination and, where the method allows, copies
     /// its data in the kernel.
-    fn start<'p>(&mut self, src: &'p Path, dst: &'p Path, size: u64) -> Result<Job<'p>, CopyError> {
+    fn start<'p>(&mut self, src: &'p Path, dst: &'p Path) -> Result<Job<'p>, CopyError> {
         let o = self.opts;
         let direct = if o.direct { libc::O_DIRECT } else { 0 };
         let sf = File::options()
@@ -294,7 +306,8 @@ impl<'o> Pipeline<'o> {
             .open(src)
             .map_err(|e| CopyError::io("open", src, e))?;
         let meta = sf.metadata().map_err(|e| CopyError::io("stat", src, e))?;
-        let size = if meta.len() != size { meta.len() } else { size };
+        // The size now, not at planning: the open file is what gets copied.
+        let size = meta.len();
         let extents =
             extents::data_extents(&sf, &meta).map_err(|e| CopyError::io("seek", src, e))?;
         let old = fs::metadata(dst).ok();
@@ -330,8 +343,8 @@ impl<'o> Pipeline<'o> {
         // an O_DIRECT destination beats copy_file_range + fsync. It reads the source through
         // the page cache (a warm source costs no device reads) and writes straight to the
         // device while reading, instead of dirtying 2 GiB of new pages to write back at the
-        // fsync. Measured on 2 GiB, ext4 on virtio, warm: 0.9-1.15 s against 1.35-1.6 s for
-        // cp + sync; cold: 1.9-2.6 s against 1.9-2.4 s (bench/cp.py has the paired medians).
+        // fsync. bench/cp.py on 2 GiB, ext4 on virtio: 1.04 s against 3.20 s for cp + sync
+        // warm, 2.99 s against 3.21 s cold (bench/results/cp-20261123T004010Z.txt).
         let hybrid = o.method == Method::Auto
             && kernel_ok
             && o.fsync
@@ -357,11 +370,11 @@ impl<'o> Pipeline<'o> {
         }
         if job.used == Used::Engine && !job.extents.is_empty() {
             let fd = temp.file.as_raw_fd();
-            // A file system that refuses O_DIRECT, or wants an alignment beyond the 4096 our
-            // whole-block writes keep, keeps the buffered destination.
+            // A file system that refuses O_DIRECT, or wants an alignment beyond the
+            // DIRECT_ALIGN our whole-block writes keep, keeps the buffered destination.
             let aligned = match engine::sys::statx_dio_align(fd) {
                 Some((0, 0)) => false,
-                Some((mem, off)) => mem <= 4096 && off <= 4096,
+                Some((mem, off)) => mem as u64 <= DIRECT_ALIGN && off as u64 <= DIRECT_ALIGN,
                 None => true,
             };
             if hybrid && aligned {
@@ -496,7 +509,7 @@ impl<'o> Pipeline<'o> {
             }
         }
         let bs = self.opts.bs as u64;
-        let align = if self.opts.direct { self.align() } else { 1 };
+        let align = if self.opts.direct { DIRECT_ALIGN } else { 1 };
         for (slot, job) in jobs.iter_mut().enumerate() {
             let Some(job) = job else { continue };
             while job.reads_left() && self.backlog.is_empty() {
@@ -518,12 +531,6 @@ impl<'o> Pipeline<'o> {
         Ok(())
     }
 
-    /// O_DIRECT offset alignment: our buffers' length is a multiple of it (checked by the
-    /// caller); 4096 covers every device whose alignment is not reported.
-    fn align(&self) -> u64 {
-        4096
-    }
-
     fn complete(&mut self, jobs: &mut [Option<Job<'_>>], d: Done) {
         let Some(Some(job)) = jobs.get_mut(d.req.tag as usize) else {
             return;
@@ -543,7 +550,7 @@ impl<'o> Pipeline<'o> {
                     return;
                 }
                 let len = if job.dst_direct {
-                    round_up(n as u64, self.align()) as usize
+                    round_up(n as u64, DIRECT_ALIGN) as usize
                 } else {
                     n
                 };

@@ -73,7 +73,7 @@ impl Verifier {
                 let off = issued * bs;
                 let mut len = bs.min(size - off);
                 if self.direct {
-                    len = len.div_ceil(4096) * 4096;
+                    len = len.div_ceil(crate::DIRECT_ALIGN) * crate::DIRECT_ALIGN;
                 }
                 let req = Req::data(engine::Op::Read, id, off, len as usize, buf).with_tag(issued);
                 match self.engine.queue(req) {

@@ -111,22 +111,6 @@ pub fn set_len(fd: RawFd, len: u64) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
-/// Starts writeback of the dirty pages in `off..off+len` (`sync_file_range` with
-/// `SYNC_FILE_RANGE_WRITE`) without waiting for it, so that a later fsync finds the data already
-/// on its way; `len` 0 means to the end of the file.
-pub fn start_writeback(fd: RawFd, off: u64, len: u64) -> io::Result<()> {
-    // SAFETY: sync_file_range takes no memory arguments.
-    let r = unsafe {
-        libc::sync_file_range(
-            fd,
-            off as libc::off64_t,
-            len as libc::off64_t,
-            libc::SYNC_FILE_RANGE_WRITE,
-        )
-    };
-    cvt(r as isize).map(|_| ())
-}
-
 /// Turns O_DIRECT on or off for an open file (`fcntl(F_SETFL)`); `EINVAL` where the file
 /// system cannot do direct I/O.
 pub fn set_direct(fd: RawFd, on: bool) -> io::Result<()> {
@@ -150,12 +134,6 @@ pub fn fs_magic(fd: RawFd) -> io::Result<u64> {
     // SAFETY: fstatfs succeeded, so it filled in the struct (and it was zeroed before).
     let st = unsafe { st.assume_init() };
     Ok(st.f_type as u64)
-}
-
-/// Tells the kernel the file will be read sequentially (larger readahead).
-pub fn advise_sequential(fd: RawFd) {
-    // SAFETY: posix_fadvise takes no memory arguments. Advice only: the result is ignored.
-    let _ = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
 }
 
 /// Whether process `pid` exists (for naming a temporary file left by a killed copy).
