@@ -227,7 +227,17 @@ fn base_spec(a: &Args, file: &Path) -> Result<JobSpec, String> {
     Ok(spec)
 }
 
-pub fn main(args: &[String]) -> ExitCode {
+const CMD: crate::args::Cmd = crate::args::Cmd {
+    name: "compare",
+    usage: USAGE,
+};
+
+pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
+    let args = match crate::args::utf8_args(&CMD, args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let args = &args[..];
     match run(args) {
         Ok(code) => code,
         Err(msg) => {

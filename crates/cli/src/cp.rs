@@ -157,7 +157,17 @@ fn long_flag<'a>(a: &mut Args, name: &str, value: Option<&'a str>) -> Result<boo
     Ok(false)
 }
 
-pub fn main(args: &[String]) -> ExitCode {
+const CMD: crate::args::Cmd = crate::args::Cmd {
+    name: "cp",
+    usage: USAGE,
+};
+
+pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
+    let args = match crate::args::utf8_args(&CMD, args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let args = &args[..];
     let mut a = match parse(args) {
         Ok(Some(a)) => a,
         Ok(None) => {

@@ -6,37 +6,57 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: iolab report RESULTS.json [-o FILE.html]\n       iolab report NAME_iops.1.log NAME_clat.1.log ... [-o FILE.html]   (fio's log files)";
+const USAGE: &str = "\
+usage: iolab report RESULTS.json [-o FILE.html]
+       iolab report NAME_iops.1.log NAME_clat.1.log ... [-o FILE.html]
 
-pub fn main(args: &[String]) -> ExitCode {
-    match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(m) => {
-            eprintln!("{m}");
-            ExitCode::from(1)
+Draws the HTML report for saved results: `iolab compare --output-format=json`, fio's (or
+`iolab run`'s) JSON and json+ output, or fio's bw/iops/lat log files.
+
+  -o, --output FILE   where to write the page (default: the input's name with .html)
+  -h, --help          print this help";
+
+const CMD: crate::args::Cmd = crate::args::Cmd {
+    name: "report",
+    usage: USAGE,
+};
+
+pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
+    let mut inputs: Vec<PathBuf> = Vec::new();
+    let mut output = None;
+    let mut p = lexopt::Parser::from_args(args.iter().cloned());
+    loop {
+        use lexopt::Arg::{Long, Short, Value};
+        let arg = match p.next() {
+            Ok(Some(a)) => a,
+            Ok(None) => break,
+            Err(e) => return CMD.usage_error(crate::args::describe(e, LONGS)),
+        };
+        match arg {
+            Short('h') | Long("help") => return CMD.help(),
+            Short('o') | Long("output") => match p.value() {
+                Ok(v) => output = Some(PathBuf::from(v)),
+                Err(e) => return CMD.usage_error(crate::args::describe(e, LONGS)),
+            },
+            Value(v) => inputs.push(PathBuf::from(v)),
+            other => return CMD.usage_error(crate::args::describe(other.unexpected(), LONGS)),
         }
+    }
+    if inputs.is_empty() {
+        return CMD.usage_error("no results file given");
+    }
+    match run(&inputs, output) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => CMD.fail(m),
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let mut inputs: Vec<PathBuf> = Vec::new();
-    let mut output = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-o" | "--output" => output = Some(PathBuf::from(it.next().ok_or(USAGE)?)),
-            s if s.starts_with("--output=") => {
-                output = Some(PathBuf::from(&s["--output=".len()..]))
-            }
-            "-h" | "--help" => return Err(USAGE.into()),
-            s if !s.starts_with('-') => inputs.push(PathBuf::from(s)),
-            s => return Err(format!("iolab report: unexpected argument '{s}'\n{USAGE}")),
-        }
-    }
-    let input = inputs.first().cloned().ok_or(USAGE)?;
-    let read = |p: &PathBuf| {
-        std::fs::read_to_string(p).map_err(|e| format!("iolab report: {}: {e}", p.display()))
-    };
+const LONGS: &[&str] = &["help", "output"];
+
+fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
+    let input = inputs[0].clone();
+    let read =
+        |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
     let logs = inputs
         .iter()
         .all(|p| p.extension().is_some_and(|e| e == "log"));
@@ -45,23 +65,18 @@ fn run(args: &[String]) -> Result<(), String> {
             .iter()
             .map(|p| Ok((p.display().to_string(), read(p)?)))
             .collect::<Result<Vec<_>, String>>()?;
-        iolab_report::compare::comparison_from_logs(&files)
-            .map_err(|e| format!("iolab report: {e}"))?
+        iolab_report::compare::comparison_from_logs(&files).map_err(|e| e.to_string())?
     } else if inputs.len() == 1 {
         iolab_report::compare::comparison_from_json(&read(&input)?)
-            .map_err(|e| format!("iolab report: {}: {e}", input.display()))?
+            .map_err(|e| format!("{}: {e}", input.display()))?
     } else {
-        return Err(format!(
-            "iolab report: one JSON file, or fio log files (*.log)\n{USAGE}"
-        ));
+        return Err("give one JSON file, or fio log files (*.log)".into());
     };
     let out = output.unwrap_or_else(|| input.with_extension("html"));
-    let mut f = BufWriter::new(
-        File::create(&out).map_err(|e| format!("iolab report: {}: {e}", out.display()))?,
-    );
+    let mut f = BufWriter::new(File::create(&out).map_err(|e| format!("{}: {e}", out.display()))?);
     iolab_report::write_html(&c, &mut f)
         .and_then(|_| f.flush())
-        .map_err(|e| format!("iolab report: {}: {e}", out.display()))?;
+        .map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!(
         "iolab report: {} rows written to {}",
         c.rows.len(),

@@ -17,7 +17,17 @@ use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
 /// The version string scripts see: fio's form first, so `fio-3.NN` parsers keep working.
 pub const FIO_VERSION: &str = concat!("fio-3.33 (iolab ", env!("CARGO_PKG_VERSION"), ")");
 
-pub fn main(args: &[String]) -> ExitCode {
+const CMD: crate::args::Cmd = crate::args::Cmd {
+    name: "run",
+    usage: "usage: iolab run [options] [job files]   (fio's options; --cmdhelp lists them)",
+};
+
+pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
+    let args = match crate::args::utf8_args(&CMD, args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let args = &args[..];
     match run(args) {
         Ok(code) => code,
         Err(msg) => {

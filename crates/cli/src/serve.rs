@@ -27,7 +27,17 @@ usage: iolab serve DIR [options]
 
 Prints \"listening on ADDR\" once it accepts connections.";
 
-pub fn main(args: &[String]) -> ExitCode {
+const CMD: crate::args::Cmd = crate::args::Cmd {
+    name: "serve",
+    usage: USAGE,
+};
+
+pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
+    let args = match crate::args::utf8_args(&CMD, args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let args = &args[..];
     let opts = match parse(args) {
         Ok(Some(o)) => o,
         Ok(None) => {

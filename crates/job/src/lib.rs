@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod arith;
+mod closest;
 pub mod cmdline;
 pub mod error;
 pub mod options;
@@ -15,6 +16,7 @@ pub mod parse;
 pub mod spec;
 pub mod value;
 
+pub use closest::closest;
 pub use cmdline::{parse_cmdline, Invocation, OutputFormat, TopLevel};
 pub use error::{ErrorKind, JobError, Loc, Warning};
 pub use parse::{JobFile, ParseOpts, RawJob, RawOption, Vars};
