@@ -1,38 +1,17 @@
-//! Every fio example job file in `shared/corpus/fio-examples` parses, then either resolves to
+//! Every fio example job file in `shared/corpus/fio-examples` (beside the repository; the test
+//! is listed as ignored without it) parses, then either resolves to
 //! JobSpecs or is refused with an error naming the option, the file and the line.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-fn corpus_dir() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // crates/job -> <repo>; shared/ sits beside the repo (/work/shared next to /work/main or
-    // /work/wt-*), or inside a checkout that carries it.
-    let repo = manifest.join("../..");
-    let candidates = [
-        manifest.join("../../../shared/corpus/fio-examples"),
-        repo.join("../shared/corpus/fio-examples"),
-        repo.join("shared/corpus/fio-examples"),
-    ];
-    for c in &candidates {
-        if c.is_dir() {
-            return c.clone();
-        }
-    }
-    panic!(
-        "fio example corpus not found; looked in: {}",
-        candidates
-            .iter()
-            .map(|c| c.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-}
+iolab_testkit::corpus_test!(
+    every_corpus_file_parses_and_resolves_or_is_refused_by_name,
+    check_corpus
+);
 
-#[test]
-fn every_corpus_file_parses_and_resolves_or_is_refused_by_name() {
-    let dir = corpus_dir();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+fn check_corpus(dir: &Path) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "fio"))
