@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     let argv0 = args.next().unwrap_or_default();
     let rest: Vec<OsString> = args.collect();
     if Path::new(&argv0).file_name().is_some_and(|n| n == "fio") {
-        return run::main(&rest);
+        return run::main(&rest, run::Called::Fio);
     }
     let Some(first) = rest.first() else {
         eprintln!("{USAGE}");
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
     };
     let tail = &rest[1..];
     match first.to_str().unwrap_or("") {
-        "run" => run::main(tail),
+        "run" => run::main(tail, run::Called::Iolab),
         "compare" => compare::main(tail),
         "report" => report_cmd::main(tail),
         "cp" => cp::main(tail),

@@ -17,29 +17,130 @@ use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
 /// The version string scripts see: fio's form first, so `fio-3.NN` parsers keep working.
 pub const FIO_VERSION: &str = concat!("fio-3.33 (iolab ", env!("CARGO_PKG_VERSION"), ")");
 
-const CMD: crate::args::Cmd = crate::args::Cmd {
-    name: "run",
-    usage: "usage: iolab run [options] [job files]   (fio's options; --cmdhelp lists them)",
-};
+/// How the binary was called: its messages speak as the program the user typed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Called {
+    /// `iolab run`.
+    Iolab,
+    /// A symlink named `fio`: fio's own words, for the scripts that read them.
+    Fio,
+}
 
-pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
-    let args = match crate::args::utf8_args(&CMD, args) {
-        Ok(a) => a,
-        Err(code) => return code,
+impl Called {
+    /// What messages on standard error start with.
+    fn prefix(self) -> &'static str {
+        match self {
+            Called::Iolab => "iolab run",
+            Called::Fio => "fio",
+        }
+    }
+}
+
+/// The options that are not job options, for `--help` (fio's `-h` lists the same ones); job
+/// options are described by `--cmdhelp`. A test checks that the parser takes every one.
+const TOP_HELP: &[(&str, &str)] = &[
+    (
+        "--output=FILE",
+        "write the results to FILE instead of standard output",
+    ),
+    (
+        "--output-format=LIST",
+        "normal, json, json+ or terse, comma-separated (default normal)",
+    ),
+    ("--minimal", "the same as --output-format=terse"),
+    (
+        "--section=NAME",
+        "run only this section of the job files (repeatable)",
+    ),
+    (
+        "--parse-only",
+        "check the job files and options, run nothing",
+    ),
+    ("--showcmd", "print each job as a command line, run nothing"),
+    ("--readonly", "refuse any job that would write or trim"),
+    ("--max-jobs=N", "refuse to start more than N jobs"),
+    (
+        "--warnings-fatal",
+        "treat a warning about the job options as an error",
+    ),
+    (
+        "--eta=WHEN",
+        "the status line on standard error: always, never or auto (a terminal)",
+    ),
+    (
+        "--eta-interval=TIME",
+        "how often the status line is refreshed",
+    ),
+    (
+        "--eta-newline=TIME",
+        "start a new status line every TIME (for logs)",
+    ),
+    (
+        "--status-interval=TIME",
+        "print the whole report so far every TIME",
+    ),
+    (
+        "--cmdhelp[=OPTION]",
+        "list the job options, or describe one (\"all\" for every one)",
+    ),
+    (
+        "--enghelp[=ENGINE[,OPTION]]",
+        "list the I/O engines, or an engine's own options",
+    ),
+    (
+        "--version, -v",
+        "print the version (fio's form first) and exit",
+    ),
+    ("--help, -h", "print this help and exit"),
+];
+
+/// fio's top-level options that iolab takes but that change nothing, and those it refuses.
+const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3)";
+const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, --idle-prof, \
+--inflate-log, --trigger*, --aux-path, --alloc-size, --crctest, --cpuclock-test, \
+--bandwidth-log, --merge-blktrace-only";
+
+/// `--help`: the usage line and the options, in fio's `-h` shape.
+fn help_text(called: Called) -> String {
+    let mut s = format!("{FIO_VERSION}\n{}\n", usage_line(called));
+    for (opt, what) in TOP_HELP {
+        s.push_str(&format!("  {opt:<28} {what}\n"));
+    }
+    s.push_str(&format!(
+        "\nAccepted, without effect: {TOP_INERT}.\nRefused by name: {TOP_REFUSED}.\n\n\
+         Job options (--name=NAME --rw=randread --bs=4k ...) are fio's; --cmdhelp lists them, \
+         --cmdhelp=OPTION\ndescribes one. Job files are fio's; '-' reads one from standard input.\n"
+    ));
+    s
+}
+
+fn usage_line(called: Called) -> String {
+    let prog = match called {
+        Called::Iolab => "iolab run",
+        Called::Fio => "fio",
     };
-    let args = &args[..];
-    match run(args) {
+    format!("usage: {prog} [options] [job options] [job file(s)]")
+}
+
+/// Runs `iolab run ARGS` (or `fio ARGS`), printing any failure as one line on standard error.
+pub fn main(args: &[std::ffi::OsString], called: Called) -> ExitCode {
+    match run(args, called) {
         Ok(code) => code,
         Err(msg) => {
-            eprintln!("{msg}");
+            eprintln!("{}: {msg}", called.prefix());
             ExitCode::from(1)
         }
     }
 }
 
-fn run(args: &[String]) -> Result<ExitCode, String> {
+fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> {
     let inv = parse_cmdline(args).map_err(|e| e.to_string())?;
     let top = &inv.top;
+    let prefix = called.prefix();
+    if top.help {
+        print!("{}", help_text(called));
+        return Ok(ExitCode::SUCCESS);
+    }
     if top.version {
         println!("{FIO_VERSION}");
         return Ok(ExitCode::SUCCESS);
@@ -52,13 +153,18 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         print!("{}", enghelp(which.as_deref())?);
         return Ok(ExitCode::SUCCESS);
     }
-    if top.help || (inv.job_files.is_empty() && inv.cmdline_jobs.is_empty()) {
-        println!("usage: iolab run [options] [job files]   (fio's options; --cmdhelp lists them)");
-        return Ok(if top.help {
-            ExitCode::SUCCESS
+    if inv.job_files.is_empty() && inv.cmdline_jobs.is_empty() {
+        // fio says "No job(s) defined" and exits 1; the usage goes to standard error here, as
+        // every iolab refusal does, so that standard output only ever carries results.
+        eprintln!("{prefix}: no job(s) defined");
+        eprintln!("{}", usage_line(called));
+        let help = if called == Called::Fio {
+            "fio"
         } else {
-            ExitCode::from(1)
-        });
+            "iolab run"
+        };
+        eprintln!("Try '{help} --help' for the options.");
+        return Ok(ExitCode::from(1));
     }
     let file = inv.load().map_err(|e| e.to_string())?;
     if top.showcmd {
@@ -77,10 +183,10 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let mut resolved = file.resolve().map_err(|e| e.to_string())?;
     for w in &resolved.warnings {
-        eprintln!("fio: warning: {w}");
+        eprintln!("{prefix}: warning: {w}");
     }
     if top.warnings_fatal && !resolved.warnings.is_empty() {
-        return Err("fio: warnings are fatal (--warnings-fatal)".into());
+        return Err("warnings are fatal (--warnings-fatal)".into());
     }
     if top.parse_only {
         return Ok(ExitCode::SUCCESS);
@@ -95,13 +201,13 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     attach_options(&file, &resolved.jobs, &mut plans);
     if let Some(max) = top.max_jobs {
         if plans.len() > max as usize {
-            return Err(format!("fio: {} jobs exceed --max-jobs={max}", plans.len()));
+            return Err(format!("{} jobs exceed --max-jobs={max}", plans.len()));
         }
     }
     if top.readonly {
         if let Some(p) = plans.iter().find(|p| p.pattern.write || p.pattern.trim) {
             return Err(format!(
-                "fio: job <{}> has write bit set, but fio is in read-only mode",
+                "job <{}> has write bit set, but --readonly is on",
                 p.name
             ));
         }
@@ -110,7 +216,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     // Not a held stdout lock: periodic reports (--status-interval) write from another thread.
     let mut out: Box<dyn Write + Send> = match &top.output {
         Some(p) => Box::new(io::BufWriter::new(
-            File::create(p).map_err(|e| format!("fio: {p}: {e}"))?,
+            File::create(p).map_err(|e| format!("--output: {p}: {e}"))?,
         )),
         None => Box::new(io::stdout()),
     };
@@ -121,8 +227,13 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             r => r.map_err(write_error)?,
         }
     }
-    let stop =
-        stop_on_signals().map_err(|e| format!("fio: cannot install signal handlers: {e}"))?;
+    let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    // Which signal stopped the run, for the closing message (fio names it by number).
+    let signal = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&signal), sig as usize)
+            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    }
     let start = SystemTime::now();
     let group_reporting: Vec<bool> = resolved.jobs.iter().map(|j| j.group_reporting).collect();
     let shared = std::sync::Mutex::new(out);
@@ -151,18 +262,24 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         sink: &sink,
     });
     let outcome = iolab_bench::run_reporting(&plans, &stop, status_line(top)?, periodic)
-        .map_err(|e| format!("fio: {e}"))?;
+        .map_err(|e| e.to_string())?;
     let report = build_report(&plans, &resolved.jobs, &outcome, start, &group_reporting);
     let mut out = shared
         .into_inner()
-        .map_err(|_| "fio: output lock poisoned".to_string())?;
+        .map_err(|_| "a status report panicked while writing".to_string())?;
     let written = write_formats(&report, &formats, &mut out);
     match written {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         r => r.map_err(write_error)?,
     }
     if outcome.interrupted {
-        eprintln!("fio: terminating on signal; results above cover what ran");
+        let sig = signal.load(std::sync::atomic::Ordering::Relaxed);
+        match called {
+            Called::Fio => eprintln!("fio: terminating on signal {sig}"),
+            Called::Iolab => eprintln!(
+                "{prefix}: terminating on signal {sig}; the results cover what ran until then"
+            ),
+        }
         return Ok(ExitCode::from(130));
     }
     Ok(if outcome.jobs.iter().any(|j| j.error.is_some()) {
@@ -208,7 +325,7 @@ fn snapshot_outcome(p: &JobPlan, s: &iolab_stats::JobStats) -> iolab_bench::JobO
 /// A reader that went away (`iolab run ... | head`) is not an error, as in ripgrep: callers
 /// match `BrokenPipe` before they come here.
 fn write_error(e: io::Error) -> String {
-    format!("fio: writing output: {e}")
+    format!("writing the results: {e}")
 }
 
 /// fio writes its formats in one fixed order, whatever order `--output-format` names them in:
@@ -277,7 +394,7 @@ fn enghelp(which: Option<&str>) -> Result<String, String> {
         .find(|(n, _)| *n == engine)
         .ok_or_else(|| {
             format!(
-                "fio: engine {engine} not loadable (iolab has: {})",
+                "--enghelp: no engine '{engine}' (iolab has: {})",
                 ENGINE_OPTIONS
                     .iter()
                     .map(|e| e.0)
@@ -292,7 +409,7 @@ fn enghelp(which: Option<&str>) -> Result<String, String> {
     }
     if s.is_empty() {
         s = match only {
-            Some(o) => return Err(format!("fio: engine {engine} has no option {o}")),
+            Some(o) => return Err(format!("--enghelp: engine {engine} has no option '{o}'")),
             None => format!("engine {engine} has no engine-specific options\n"),
         };
     }
@@ -576,4 +693,32 @@ pub(crate) fn fio_date(t: SystemTime) -> String {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ][(mon - 1) as usize];
     format!("{wd} {mn} {d:2} {h:02}:{m:02}:{s:02} {y}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--help` lists only options the parser takes as top-level ones.
+    #[test]
+    fn every_option_in_the_help_is_a_top_level_option() {
+        for (spelled, _) in TOP_HELP {
+            for form in spelled.split(", ") {
+                let name = form.split(['=', '[']).next().unwrap_or(form);
+                let word = if form.contains('=') && !form.contains("[=") {
+                    format!("{name}=1")
+                } else {
+                    name.to_string()
+                };
+                match parse_cmdline(&[word.as_str()]) {
+                    Ok(inv) => assert!(
+                        inv.globals.is_empty() && inv.cmdline_jobs.is_empty(),
+                        "{word} is a job option"
+                    ),
+                    // A value the option refuses is still the option's own error.
+                    Err(e) => assert_eq!(e.kind, iolab_job::ErrorKind::Usage, "{word}: {e}"),
+                }
+            }
+        }
+    }
 }

@@ -445,6 +445,116 @@ fn invoked_as_fio_behaves_as_iolab_run() {
     assert!(out.stdout.contains("issued rwts: total=256,0,0,0"));
 }
 
+/// Regression: `iolab run --help` printed one line and `-h` said "option 'h' is ambiguous".
+/// Both print fio's `-h` shape: the version, a usage line, the top-level options, one line
+/// each, and where the job options are described; on standard output, exit 0.
+#[test]
+fn help_and_h_print_usage_and_the_options_on_stdout() {
+    let t = TestDir::new("help");
+    for flag in ["--help", "-h"] {
+        let out = t.run(&[flag]).ok();
+        assert!(out.stderr.is_empty(), "{flag}: {}", out.stderr);
+        let mut lines = out.stdout.lines();
+        assert!(
+            lines.next().unwrap().starts_with("fio-3."),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            lines
+                .next()
+                .unwrap()
+                .starts_with("usage: iolab run [options]"),
+            "{}",
+            out.stdout
+        );
+        for opt in [
+            "--output=FILE",
+            "--output-format=LIST",
+            "--section=NAME",
+            "--cmdhelp",
+        ] {
+            assert!(
+                out.stdout.contains(&format!("\n  {opt}")),
+                "{flag}: no {opt}"
+            );
+        }
+        assert!(
+            out.stdout.contains("--cmdhelp lists them"),
+            "{}",
+            out.stdout
+        );
+    }
+    let fio = t.path.join("fio");
+    std::os::unix::fs::symlink(BIN, &fio).unwrap();
+    let mut c = Command::new(&fio);
+    c.arg("-h").current_dir(&t.path);
+    let out = finish(c, None).ok();
+    assert!(
+        out.stdout.contains("\nusage: fio [options]"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// As fio: no job is exit 1 with "No job(s) defined"; the usage goes to standard error.
+#[test]
+fn no_arguments_is_exit_1_with_the_usage_on_stderr() {
+    let t = TestDir::new("no-args");
+    let out = t.run(&[]).fails();
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .starts_with("iolab run: no job(s) defined\nusage: iolab run"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Regression: `--alloc-size` reached the user as "internal: unhandled top-level option".
+#[test]
+fn refused_fio_options_are_named_once_and_never_internal() {
+    let t = TestDir::new("refused-top");
+    for arg in ["--alloc-size=1024", "--server", "--idle-prof=system"] {
+        let out = t.run(&[arg, "--name=x", "--ioengine=null"]).fails();
+        let name = arg.trim_start_matches('-').split('=').next().unwrap();
+        assert!(!out.stderr.contains("internal"), "{}", out.stderr);
+        assert_eq!(out.stderr.matches(name).count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains("not supported"), "{}", out.stderr);
+    }
+}
+
+/// Linux file names are bytes: a job file whose name is not UTF-8 runs (it made
+/// `iolab run` refuse the whole command line); an option that is not UTF-8 is refused by its
+/// position, shown escaped.
+#[test]
+fn non_utf8_job_file_name_runs_and_non_utf8_option_is_named() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let t = TestDir::new("non-utf8");
+    let name = OsStr::from_bytes(b"caf\xe9.fio");
+    std::fs::write(t.path.join(name), "[j]\nioengine=null\nsize=1m\n").unwrap();
+    let mut c = Command::new(BIN);
+    c.arg("run")
+        .arg(name)
+        .arg("--output-format=json")
+        .current_dir(&t.path);
+    let v = finish(c, None).ok().json();
+    assert_eq!(job_names(&v), ["j"]);
+    assert_eq!(u64_at(&v, "/jobs/0/read/total_ios"), 256);
+
+    let mut c = Command::new(BIN);
+    c.arg("run")
+        .arg("--name=x")
+        .arg(OsStr::from_bytes(b"--bs=4\xe9"))
+        .current_dir(&t.path);
+    let out = finish(c, None).fails();
+    assert_eq!(
+        out.stderr,
+        "iolab run: command line argument 2: \"--bs=4\\xE9\" is not valid UTF-8\n"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. Errors: file, line and option named; exit status 1; never a panic.
 
@@ -711,20 +821,20 @@ fn jsonplus_key_tree_matches_fio_libaio_randread() {
 // ---------------------------------------------------------------------------------------------
 // 7. Ctrl-C: SIGINT or SIGTERM stops the jobs, prints what was measured, exits 130.
 
-fn interrupted_run_prints_results(signal: &str) {
-    let t = TestDir::new(&format!("signal-{signal}"));
-    let child = spawn(
-        t.cmd(&[
-            "run",
-            "--name=x",
-            "--ioengine=null",
-            "--time_based",
-            "--runtime=60",
-            "--size=1m",
-            "--output-format=json",
-        ]),
-        false,
-    );
+/// A null-engine job that would run for 60 s.
+const LONG_RUN: [&str; 6] = [
+    "--name=x",
+    "--ioengine=null",
+    "--time_based",
+    "--runtime=60",
+    "--size=1m",
+    "--output-format=json",
+];
+
+/// Starts `c` (a [`LONG_RUN`]), sends `signal` after 500 ms, and checks that it stopped with
+/// exit 130 and the results so far.
+fn interrupted_run_prints_results(c: Command, signal: &str) -> Out {
+    let child = spawn(c, false);
     std::thread::sleep(Duration::from_millis(500));
     let kill = Command::new("/bin/kill")
         .arg(format!("-{signal}"))
@@ -737,16 +847,49 @@ fn interrupted_run_prints_results(signal: &str) {
     assert_eq!(out.code, Some(130), "stderr: {}", out.stderr);
     let v = out.json();
     assert!(u64_at(&v, "/jobs/0/read/total_ios") > 0);
+    out
 }
 
+/// Regression: `iolab run` said "fio: terminating..." on SIGINT even when called as iolab.
 #[test]
 fn sigint_stops_the_run_and_prints_results_so_far() {
-    interrupted_run_prints_results("INT");
+    let t = TestDir::new("signal-INT");
+    let out = interrupted_run_prints_results(t.cmd(&[&["run"], &LONG_RUN[..]].concat()), "INT");
+    assert!(
+        out.stderr.contains("iolab run: terminating on signal 2;"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("fio:"), "{}", out.stderr);
 }
 
 #[test]
 fn sigterm_stops_the_run_and_prints_results_so_far() {
-    interrupted_run_prints_results("TERM");
+    let t = TestDir::new("signal-TERM");
+    let out = interrupted_run_prints_results(t.cmd(&[&["run"], &LONG_RUN[..]].concat()), "TERM");
+    assert!(
+        out.stderr.contains("iolab run: terminating on signal 15;"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Called as `fio`, the closing line is fio 3.33's own, for scripts that look for it.
+#[test]
+fn sigint_as_fio_says_what_fio_says() {
+    let t = TestDir::new("signal-INT-fio");
+    let fio = t.path.join("fio");
+    std::os::unix::fs::symlink(BIN, &fio).unwrap();
+    let mut c = Command::new(&fio);
+    c.args(LONG_RUN).current_dir(&t.path);
+    let out = interrupted_run_prints_results(c, "INT");
+    assert!(
+        out.stderr
+            .lines()
+            .any(|l| l == "fio: terminating on signal 2"),
+        "{}",
+        out.stderr
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

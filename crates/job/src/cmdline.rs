@@ -3,6 +3,10 @@
 //! Both `--opt=value` and fio's single-dash `-opt=value` are accepted, as are `--opt value`
 //! and unambiguous prefixes of option names (fio uses getopt_long_only).
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
 use crate::error::{ErrorKind, JobError, Loc};
 use crate::parse::{self, JobFile, ParseOpts, RawJob, RawOption, Vars};
 
@@ -67,8 +71,9 @@ pub struct TopLevel {
 pub struct Invocation {
     /// Top-level options.
     pub top: TopLevel,
-    /// Job files named on the command line, in order (`-` = stdin).
-    pub job_files: Vec<String>,
+    /// Job files named on the command line, in order (`-` = stdin). Paths, not text: a Linux
+    /// file name is bytes.
+    pub job_files: Vec<PathBuf>,
     /// Options given before the first `--name`: they apply to every job, also those in files.
     pub globals: Vec<RawOption>,
     /// Jobs defined with `--name=` on the command line.
@@ -134,6 +139,7 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "trigger",
     "trigger-remote",
     "aux-path",
+    "alloc-size",
     "crctest",
     "cpuclock-test",
     "bandwidth-log",
@@ -222,7 +228,8 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         "append-terse" => top.append_terse = true,
         "debug" => top.debug = Some(req()?),
         other if TOP_UNSUPPORTED.contains(&other) => {
-            return Err(format!("fio's --{other} is not supported by iolab"))
+            // The caller names the option; the message says only what is wrong with it.
+            return Err("not supported by iolab (a fio option it does not have)".to_string());
         }
         other => return Err(format!("internal: unhandled top-level option '{other}'")),
     }
@@ -230,32 +237,56 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
 }
 
 /// Parses fio's command line. `args` excludes the program name.
-pub fn parse_cmdline(args: &[String]) -> Result<Invocation, JobError> {
+pub fn parse_cmdline<A: AsRef<OsStr>>(args: &[A]) -> Result<Invocation, JobError> {
     parse_cmdline_with(args, &Vars::system())
 }
 
+/// Argument `i` (0-based) as text: options and their values must be UTF-8, job files need not.
+fn text<A: AsRef<OsStr>>(args: &[A], i: usize) -> Result<String, JobError> {
+    let a = args[i].as_ref();
+    a.to_str().map(String::from).ok_or_else(|| {
+        JobError::new(ErrorKind::Usage, format!("{a:?} is not valid UTF-8"))
+            .at(&Loc::cmdline(i + 1))
+    })
+}
+
 /// [`parse_cmdline`] with explicit variable values (for tests).
-pub fn parse_cmdline_with(args: &[String], vars: &Vars) -> Result<Invocation, JobError> {
+pub fn parse_cmdline_with<A: AsRef<OsStr>>(
+    args: &[A],
+    vars: &Vars,
+) -> Result<Invocation, JobError> {
     let mut inv = Invocation::default();
     let mut i = 0;
     while i < args.len() {
         let loc = Loc::cmdline(i + 1);
-        let arg = &args[i];
+        let raw = args[i].as_ref().as_bytes();
+        let dashes = raw.iter().take(2).take_while(|b| **b == b'-').count();
+        if dashes == 0 || raw.len() == dashes {
+            inv.job_files.push(PathBuf::from(args[i].as_ref()));
+            i += 1;
+            continue;
+        }
+        let arg = text(args, i)?;
         i += 1;
-        let body = match arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
-            Some(b) if !b.is_empty() && arg != "-" => b,
-            _ => {
-                inv.job_files.push(arg.clone());
-                continue;
-            }
-        };
+        let body = &arg[dashes..];
         let (name, mut value) = match body.split_once('=') {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (body, None),
         };
-        if let Some((top, kind)) = top_lookup(name).map_err(|e| e.at(&loc))? {
+        // getopt_long_only: a single-dash word that is no long option falls back to fio's short
+        // options, so `-h` is help and `-v` the version (where `--h` and `--v` are ambiguous).
+        let short = match (dashes, name) {
+            (1, "h") => Some("help"),
+            (1, "v") => Some("version"),
+            _ => None,
+        };
+        let found = match short {
+            Some(long) => Ok(TOP.iter().find(|(n, _)| *n == long).copied()),
+            None => top_lookup(name),
+        };
+        if let Some((top, kind)) = found.map_err(|e| e.at(&loc))? {
             if value.is_none() && kind == Arg::Required && i < args.len() {
-                value = Some(args[i].clone());
+                value = Some(text(args, i)?);
                 i += 1;
             }
             set_top(&mut inv.top, top, value).map_err(|m| {
@@ -272,7 +303,7 @@ pub fn parse_cmdline_with(args: &[String], vars: &Vars) -> Result<Invocation, Jo
             .map_or_else(|| parse::find_prefix(name).map_err(|e| e.at(&loc)), Ok)?;
         // getopt_long: a required argument may be the next word (`--bs 4k`).
         if value.is_none() && def.kind != crate::options::Kind::Flag && i < args.len() {
-            value = Some(args[i].clone());
+            value = Some(text(args, i)?);
             i += 1;
         }
         let text = match &value {
@@ -318,10 +349,10 @@ impl Invocation {
     pub fn load_with(&self, vars: Vars) -> Result<JobFile, JobError> {
         let mut texts = Vec::new();
         for f in &self.job_files {
-            let name = if f == "-" {
+            let name = if f.as_os_str() == "-" {
                 "<stdin>".to_string()
             } else {
-                f.clone()
+                f.display().to_string()
             };
             texts.push((parse::read_job_file(f)?, name));
         }
@@ -425,7 +456,7 @@ mod tests {
         assert_eq!(i.top.max_jobs, Some(8));
         assert_eq!(i.top.sections, vec!["a".to_string(), "b".to_string()]);
         assert_eq!(i.top.status_interval_us, Some(2_000_000));
-        assert_eq!(i.job_files, vec!["job1.fio".to_string(), "-".to_string()]);
+        assert_eq!(i.job_files, [PathBuf::from("job1.fio"), PathBuf::from("-")]);
         assert_eq!(i.top.cmdhelp, Some(Some("bs".to_string())));
         assert_eq!(inv("--cmdhelp").top.cmdhelp, Some(None));
         assert_eq!(
@@ -447,6 +478,61 @@ mod tests {
         );
         assert_eq!(err("--name=x --filen=/a").kind, ErrorKind::AmbiguousOption);
         assert_eq!(err("--name=x --direc=1").kind, ErrorKind::AmbiguousOption);
+    }
+
+    /// Regression: `--alloc-size` reached the user as "internal: unhandled top-level option".
+    #[test]
+    fn every_top_level_option_is_handled_or_refused_by_name() {
+        for (name, arg) in TOP {
+            let word = match arg {
+                Arg::None => format!("--{name}"),
+                _ => format!("--{name}=1"),
+            };
+            if let Err(e) = parse_cmdline_with(&[word.as_str()], &Vars::system()) {
+                let text = e.to_string();
+                assert!(!text.contains("internal"), "{word}: {text}");
+                assert_eq!(
+                    text.matches(&format!("'{name}'")).count(),
+                    1,
+                    "{word}: {text}"
+                );
+            }
+        }
+    }
+
+    /// Regression: `iolab run -h` said "option 'h' is ambiguous"; fio's -h is help, -v version.
+    #[test]
+    fn single_dash_h_and_v_are_fios_short_options() {
+        assert!(inv("-h").top.help);
+        assert!(inv("-v").top.version);
+        assert_eq!(err("--h").kind, ErrorKind::AmbiguousOption);
+    }
+
+    #[test]
+    fn job_files_may_be_any_bytes_but_options_must_be_text() {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStringExt;
+        let vars = Vars {
+            pagesize: 4096,
+            ncpus: 2,
+            mb_memory: 64,
+            env: Box::new(|_| None),
+        };
+        let file = OsString::from_vec(b"caf\xe9.fio".to_vec());
+        let i = parse_cmdline_with(std::slice::from_ref(&file), &vars)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(i.job_files, [PathBuf::from(&file)]);
+        let bad = [
+            OsString::from("--name=x"),
+            OsString::from_vec(b"--bs=4\xe9".to_vec()),
+        ];
+        let e = parse_cmdline_with(&bad, &vars)
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(
+            e.to_string(),
+            r#"command line argument 2: "--bs=4\xE9" is not valid UTF-8"#
+        );
     }
 
     #[test]

@@ -23,19 +23,22 @@ pub use parse::{JobFile, ParseOpts, RawJob, RawOption, Vars};
 pub use spec::{JobSpec, Resolved};
 
 /// Parses job files (`-` = standard input); each file is its own group, as in fio.
-pub fn parse_files<P: AsRef<str>>(paths: &[P]) -> Result<JobFile, JobError> {
+pub fn parse_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<JobFile, JobError> {
     parse_files_with(paths, &ParseOpts::default())
 }
 
 /// [`parse_files`] with explicit sections, variables and base (global) options.
-pub fn parse_files_with<P: AsRef<str>>(paths: &[P], opts: &ParseOpts) -> Result<JobFile, JobError> {
+pub fn parse_files_with<P: AsRef<std::path::Path>>(
+    paths: &[P],
+    opts: &ParseOpts,
+) -> Result<JobFile, JobError> {
     let mut texts = Vec::new();
     for p in paths {
         let p = p.as_ref();
-        let name = if p == "-" {
+        let name = if p.as_os_str() == "-" {
             "<stdin>".to_string()
         } else {
-            p.to_string()
+            p.display().to_string()
         };
         texts.push((parse::read_job_file(p)?, name));
     }
@@ -48,6 +51,6 @@ pub fn parse_str(text: &str, name: &str) -> Result<JobFile, JobError> {
 }
 
 /// Parses and resolves job files in one go.
-pub fn load_files<P: AsRef<str>>(paths: &[P]) -> Result<Resolved, JobError> {
+pub fn load_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Resolved, JobError> {
     parse_files(paths)?.resolve()
 }

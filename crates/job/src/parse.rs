@@ -399,16 +399,22 @@ pub fn parse_texts(texts: &[(String, String)], opts: &ParseOpts) -> Result<JobFi
 }
 
 /// Reads a job file, `-` meaning standard input.
-pub fn read_job_file(path: &str) -> Result<String, JobError> {
-    if path == "-" {
+pub fn read_job_file(path: impl AsRef<Path>) -> Result<String, JobError> {
+    let path = path.as_ref();
+    if path.as_os_str() == "-" {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| {
             JobError::new(ErrorKind::Io, format!("cannot read standard input: {e}"))
         })?;
         return Ok(s);
     }
-    std::fs::read_to_string(path)
-        .map_err(|e| JobError::new(ErrorKind::Io, format!("cannot read job file '{path}': {e}")))
+    std::fs::read_to_string(path).map_err(|e| {
+        let shown = path.display();
+        JobError::new(
+            ErrorKind::Io,
+            format!("cannot read job file '{shown}': {e}"),
+        )
+    })
 }
 
 #[cfg(test)]
