@@ -76,15 +76,23 @@ fn depths(list: &str) -> Result<Vec<u32>, String> {
         .collect()
 }
 
-/// A fio option compare passes on, or why not: an unknown name gets the closest of compare's
-/// own options first (`--engine` → `--engines`), then fio's suggestion.
-fn fio_option(name: &str) -> Result<(), String> {
+/// A fio option compare passes on (its exact name, an alias or fio's unique prefix), or why
+/// not: an unknown name gets the closest of compare's and fio's option names. The option's
+/// own name comes back.
+fn fio_option(name: &str) -> Result<&'static str, String> {
+    use iolab_job::options::{find, OPTIONS};
+    if let Some(def) = find(name) {
+        return Ok(def.name);
+    }
     match iolab_job::parse::find_prefix(name) {
-        Ok(_) => Ok(()),
+        Ok(def) => Ok(def.name),
         Err(e) if e.kind == iolab_job::ErrorKind::UnknownOption => {
-            match iolab_job::closest(name, LONGS.iter().copied()) {
+            let fio = OPTIONS
+                .iter()
+                .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
+            match iolab_job::closest(name, LONGS.iter().copied().chain(fio)) {
                 Some(s) => Err(format!("unknown option '--{name}'; did you mean '--{s}'?")),
-                None => Err(e.message),
+                None => Err(format!("unknown option '--{name}'")),
             }
         }
         Err(e) => Err(e.message),
@@ -135,7 +143,13 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
             },
             "directory" => a.directory = Some(value()?),
             _ => {
-                fio_option(name)?;
+                // Compare sets these per run; taken silently they would be ignored.
+                if matches!(fio_option(name)?, "ioengine" | "numjobs") {
+                    return Err(format!(
+                        "--{name}: compare sets it for each run; choose engines with --engines \
+                         and depths with --iodepth"
+                    ));
+                }
                 a.fio.push(match inline {
                     Some(v) => format!("--{name}={v}"),
                     None => format!("--{name}"),

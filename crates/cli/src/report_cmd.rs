@@ -67,8 +67,7 @@ fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
             .collect::<Result<Vec<_>, String>>()?;
         iolab_compare::comparison_from_logs(&files).map_err(|e| e.to_string())?
     } else if inputs.len() == 1 {
-        iolab_compare::from_json(&read(&input)?)
-            .map_err(|e| format!("{}: {e}", input.display()))?
+        iolab_compare::from_json(&read(&input)?).map_err(|e| format!("{}: {e}", input.display()))?
     } else {
         return Err("give one JSON file, or fio log files (*.log)".into());
     };

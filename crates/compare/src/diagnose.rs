@@ -21,7 +21,11 @@ const MOSTLY: f64 = 0.5;
 pub fn diagnose(rows: &[CompareRow], caps: &[Option<Caps>], w: Workload) -> Vec<Finding> {
     let ran: Vec<(&CompareRow, Option<&Caps>)> = rows
         .iter()
-        .zip(caps.iter().map(Option::as_ref).chain(std::iter::repeat(None)))
+        .zip(
+            caps.iter()
+                .map(Option::as_ref)
+                .chain(std::iter::repeat(None)),
+        )
         .filter(|(r, _)| r.error.is_none() && r.iops > 0.0)
         .collect();
     let mut out = Vec::new();
@@ -167,8 +171,9 @@ fn page_cache(r: &CompareRow) -> Option<Finding> {
     (total > 1000.0 && (dev as f64) < total * 0.1).then(|| Finding {
         title: format!("{} was served from the page cache", r.label),
         evidence: format!("{total:.0} reads, {dev} reached the device"),
-        advice: "these figures measure memory, not the disk: use direct=1 or a file larger than RAM"
-            .into(),
+        advice:
+            "these figures measure memory, not the disk: use direct=1 or a file larger than RAM"
+                .into(),
     })
 }
 
@@ -221,7 +226,11 @@ mod tests {
     #[test]
     fn buffered_libaio_that_blocked_in_submit_is_called_synchronous() {
         // 30k IOPS at 32 requested, 30us spent in io_submit and 1us waiting: depth ~0.9.
-        let f = diagnose(&[row("libaio", 32, 30_000.0, 30_000.0, 1_000.0)], &[aio()], BUFFERED);
+        let f = diagnose(
+            &[row("libaio", 32, 30_000.0, 30_000.0, 1_000.0)],
+            &[aio()],
+            BUFFERED,
+        );
         assert!(
             f.iter()
                 .any(|f| f.title == "libaio ran synchronously" && f.advice.contains("direct=1")),
@@ -249,19 +258,35 @@ mod tests {
         let f = diagnose(&[r.clone()], &[aio()], BUFFERED);
         let titles: Vec<&str> = f.iter().map(|f| f.title.as_str()).collect();
         assert!(titles.contains(&"libaio ran synchronously"), "{titles:?}");
-        assert!(titles.contains(&"libaio was served from the page cache"), "{titles:?}");
+        assert!(
+            titles.contains(&"libaio was served from the page cache"),
+            "{titles:?}"
+        );
         let sync = &f[0];
-        assert!(sync.evidence.contains("90%") && sync.advice.contains("io_submit"), "{sync:?}");
+        assert!(
+            sync.evidence.contains("90%") && sync.advice.contains("io_submit"),
+            "{sync:?}"
+        );
         // The same figures from an engine whose submission never blocks: no such finding.
         let f = diagnose(&[r], &[plain_async()], BUFFERED);
-        assert!(f.iter().all(|f| !f.title.contains("synchronously")), "{f:?}");
+        assert!(
+            f.iter().all(|f| !f.title.contains("synchronously")),
+            "{f:?}"
+        );
     }
 
     #[test]
     fn direct_libaio_that_filled_its_queue_is_not() {
         // 70k IOPS with 450us latency: 31.5 in flight of 32.
-        let f = diagnose(&[row("libaio", 32, 70_000.0, 5_000.0, 445_000.0)], &[aio()], DIRECT);
-        assert!(f.iter().all(|f| !f.title.contains("synchronously")), "{f:?}");
+        let f = diagnose(
+            &[row("libaio", 32, 70_000.0, 5_000.0, 445_000.0)],
+            &[aio()],
+            DIRECT,
+        );
+        assert!(
+            f.iter().all(|f| !f.title.contains("synchronously")),
+            "{f:?}"
+        );
     }
 
     #[test]
@@ -303,6 +328,10 @@ mod tests {
             .expect("finding");
         assert!(d.evidence.starts_with("libaio, io_uring reached"), "{d:?}");
         assert!(d.advice.contains("io_uring is cheapest"), "{d:?}");
-        assert!(f.iter().any(|f| f.title == "posixaio was serialised by glibc"), "{f:?}");
+        assert!(
+            f.iter()
+                .any(|f| f.title == "posixaio was serialised by glibc"),
+            "{f:?}"
+        );
     }
 }

@@ -68,9 +68,10 @@ fn listed_percentiles(d: &DirReport) -> [Option<u64>; 6] {
 
 /// A mean over directions weighted by their sample counts; `None` without samples.
 fn mean_of(ds: &[&DirReport], f: impl Fn(&DirReport) -> (f64, u64)) -> Option<(f64, u64)> {
-    let (sum, n) = ds.iter().map(|d| f(d)).fold((0.0, 0u64), |(s, n), (m, k)| {
-        (s + m * k as f64, n + k)
-    });
+    let (sum, n) = ds
+        .iter()
+        .map(|d| f(d))
+        .fold((0.0, 0u64), |(s, n), (m, k)| (s + m * k as f64, n + k));
     (n > 0).then(|| (sum / n as f64, n))
 }
 
@@ -106,13 +107,19 @@ pub fn derive(job: &JobReport, facts: RunFacts) -> CompareRow {
     // call that took k I/Os counts k times: scaled by calls per I/O, the sum is the time
     // spent inside submission (exact when each call takes one, fio's default).
     let submit_share = slat.filter(|_| thread_ns > 0.0).map(|(mean, n)| {
-        let calls = facts.submit_calls.map_or(1.0, |c| (c as f64 / n as f64).min(1.0));
+        let calls = facts
+            .submit_calls
+            .map_or(1.0, |c| (c as f64 / n as f64).min(1.0));
         mean * n as f64 * calls / thread_ns
     });
     let (usr_cpu, sys_cpu, cpu_ns) = match facts.process_cpu_us {
         Some((user, sys)) if runtime_ms > 0 => {
             let run_us = runtime_ms as f64 * 1000.0;
-            (user / run_us * 100.0, sys / run_us * 100.0, (user + sys) * 1000.0)
+            (
+                user / run_us * 100.0,
+                sys / run_us * 100.0,
+                (user + sys) * 1000.0,
+            )
         }
         _ => (
             job.usr_cpu,
@@ -183,7 +190,12 @@ mod tests {
     fn a_percentile_the_report_lacks_is_none_not_zero() {
         // fio's default percentile list stops at 99.99.
         let job = JobReport {
-            read: dir(4000, 900.0, None, vec![(50.0, 800), (99.0, 2000), (99.99, 9000)]),
+            read: dir(
+                4000,
+                900.0,
+                None,
+                vec![(50.0, 800), (99.0, 2000), (99.99, 9000)],
+            ),
             ..JobReport::default()
         };
         let r = derive(&job, RunFacts::default());
@@ -191,7 +203,10 @@ mod tests {
         assert_eq!(r.clat_pct[1], None);
         assert_eq!(r.clat_pct[5], None);
         assert_eq!(r.clat_samples, 4000);
-        assert_eq!(r.syscalls_per_io, None, "fio's output has no system call counts");
+        assert_eq!(
+            r.syscalls_per_io, None,
+            "fio's output has no system call counts"
+        );
         assert_eq!(r.slat_mean, None, "a synchronous engine has no slat");
     }
 

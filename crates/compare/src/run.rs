@@ -55,9 +55,20 @@ pub fn base_spec(job_file: Option<&str>, fio: &[String], file: &Path) -> Result<
             argv.extend(fio.iter().cloned());
         }
     }
-    let inv = iolab_job::parse_cmdline(&argv).map_err(|e| e.to_string())?;
-    let loaded = inv.load().map_err(|e| e.to_string())?;
-    let mut resolved = loaded.resolve().map_err(|e| e.to_string())?;
+    // The argument numbers of our argv (defaults first) are not the user's: an error on the
+    // command line names the option alone.
+    let say = |mut e: iolab_job::JobError| {
+        if e.loc
+            .as_ref()
+            .is_some_and(|l| l.file == iolab_job::error::CMDLINE)
+        {
+            e.loc = None;
+        }
+        e.to_string()
+    };
+    let inv = iolab_job::parse_cmdline(&argv).map_err(say)?;
+    let loaded = inv.load().map_err(say)?;
+    let mut resolved = loaded.resolve().map_err(say)?;
     let mut spec = resolved
         .jobs
         .drain(..)
@@ -153,9 +164,7 @@ fn run_one(
     let cpu0 = process_usage().ok();
     let out = plan_jobs(std::slice::from_ref(&spec), env)
         .map_err(|e| e.to_string())
-        .and_then(|plans| {
-            run_with(&plans, stop, StatusLine::default()).map_err(|e| e.to_string())
-        });
+        .and_then(|plans| run_with(&plans, stop, StatusLine::default()).map_err(|e| e.to_string()));
     let cpu1 = process_usage().ok();
     let row = match out {
         Ok(out) => row_of(&out, facts, cpu0.zip(cpu1)),
@@ -168,7 +177,11 @@ fn run_one(
 }
 
 /// The row of one run: its jobs merged into one fio-shaped job, and what fio would not know.
-fn row_of(out: &RunOutcome, mut facts: RunFacts, cpu: Option<(ThreadUsage, ThreadUsage)>) -> CompareRow {
+fn row_of(
+    out: &RunOutcome,
+    mut facts: RunFacts,
+    cpu: Option<(ThreadUsage, ThreadUsage)>,
+) -> CompareRow {
     let mut s = JobStats::default();
     let (mut calls, mut submits) = (0, 0);
     for j in &out.jobs {
@@ -237,7 +250,12 @@ fn iops_series(out: &RunOutcome) -> Vec<(u64, f64)> {
 
 /// Mean latency over time: the jobs' interval means averaged (they run the same workload).
 fn lat_series(out: &RunOutcome) -> Vec<(u64, f64)> {
-    let len = out.jobs.iter().map(|j| j.lat_series.len()).min().unwrap_or(0);
+    let len = out
+        .jobs
+        .iter()
+        .map(|j| j.lat_series.len())
+        .min()
+        .unwrap_or(0);
     (0..len)
         .map(|i| {
             let ms = out.jobs[0].lat_series[i].0;
@@ -256,7 +274,7 @@ fn workload_of(o: &CompareOpts) -> Vec<(String, String)> {
         ("direct".into(), u8::from(s.direct).to_string()),
     ];
     use iolab_job::value::SizeOrPct;
-    let size = match s.size.clone().or(s.filesize.map(|f| SizeOrPct::Bytes(f.0))) {
+    let size = match s.size.or(s.filesize.map(|f| SizeOrPct::Bytes(f.0))) {
         Some(SizeOrPct::Bytes(b)) => bytes(b),
         Some(SizeOrPct::Percent(p)) => format!("{p}%"),
         Some(SizeOrPct::Zones(z)) => format!("{z}z"),
@@ -283,7 +301,7 @@ fn workload_of(o: &CompareOpts) -> Vec<(String, String)> {
 /// `512m`, `1g`, `12345`: the largest fio unit that divides the size.
 fn bytes(b: u64) -> String {
     for (shift, unit) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-        if b >= 1 << shift && b % (1 << shift) == 0 {
+        if b >= 1 << shift && b.is_multiple_of(1 << shift) {
             return format!("{}{unit}", b >> shift);
         }
     }

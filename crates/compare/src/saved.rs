@@ -3,7 +3,7 @@
 //! derivation as compare's rows, with the same findings), and fio's log files.
 
 use iolab_report::compare::{read_compare_json, CompareRow, Comparison, Machine, Source};
-use iolab_report::{ReportError, Report};
+use iolab_report::{Report, ReportError};
 
 use crate::diagnose::{diagnose, Workload};
 use crate::row::{derive, RunFacts};
@@ -53,7 +53,10 @@ fn from_fio(report: Report) -> Comparison {
         .unwrap_or_default();
     let w = Workload {
         direct: option(&options, "direct").is_some_and(|v| v == "1"),
-        reads: !matches!(option(&options, "rw").as_deref(), Some("write" | "randwrite")),
+        reads: !matches!(
+            option(&options, "rw").as_deref(),
+            Some("write" | "randwrite")
+        ),
     };
     Comparison {
         source: Source::FioJson {
@@ -188,7 +191,6 @@ pub fn comparison_from_logs(files: &[(String, String)]) -> Result<Comparison, Re
         ..Comparison::default()
     })
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -12,8 +12,11 @@ pub struct Variant {
     pub opts: EngineOpts,
 }
 
-/// The variants `--engines` takes beyond the plain engine names, with what they switch on.
-const EXTRA: [(&str, &str, fn(&mut EngineOpts)); 3] = [
+/// A variant beyond the plain engine names: its name, its label, what it switches on.
+type Extra = (&'static str, &'static str, fn(&mut EngineOpts));
+
+/// The variants `--engines` takes beyond the plain engine names.
+const EXTRA: [Extra; 3] = [
     ("io_uring-sqpoll", "io_uring sqpoll", |o| o.sqpoll = true),
     ("io_uring-fixed", "io_uring fixedbufs+regfiles", |o| {
         o.fixedbufs = true;
@@ -114,8 +117,14 @@ mod tests {
         let v = Variant::parse("io_uring-sqpoll").expect("known");
         assert_eq!(v.opts.kind, EngineKind::IoUring);
         assert!(v.opts.sqpoll && !v.opts.fixedbufs);
-        assert_eq!(Variant::parse("io_uring_fixed").map(|v| v.label), Some("io_uring fixedbufs+regfiles".into()));
-        assert_eq!(Variant::parse("libaio").map(|v| v.opts.kind), Some(EngineKind::Libaio));
+        assert_eq!(
+            Variant::parse("io_uring_fixed").map(|v| v.label),
+            Some("io_uring fixedbufs+regfiles".into())
+        );
+        assert_eq!(
+            Variant::parse("libaio").map(|v| v.opts.kind),
+            Some(EngineKind::Libaio)
+        );
         for n in DEFAULT_ENGINES {
             assert!(Variant::parse(n).is_some(), "{n}");
         }
@@ -124,15 +133,22 @@ mod tests {
     #[test]
     fn an_unknown_engine_is_named_once_with_a_suggestion() {
         let e = parse_list("psync,libaoi").unwrap_err();
-        assert_eq!(e, "--engines: unknown engine 'libaoi'; did you mean 'libaio'?");
+        assert_eq!(
+            e,
+            "--engines: unknown engine 'libaoi'; did you mean 'libaio'?"
+        );
         assert!(parse_list(" , ").is_err());
     }
 
     #[test]
     fn a_synchronous_engine_says_so_in_its_caps() {
-        let caps = Variant::parse("psync").and_then(|v| v.caps(8)).expect("psync opens");
+        let caps = Variant::parse("psync")
+            .and_then(|v| v.caps(8))
+            .expect("psync opens");
         assert!(caps.sync_only);
-        let null = Variant::parse("null").and_then(|v| v.caps(8)).expect("null opens");
+        let null = Variant::parse("null")
+            .and_then(|v| v.caps(8))
+            .expect("null opens");
         assert!(!null.sync_only);
     }
 }

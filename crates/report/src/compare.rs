@@ -263,7 +263,12 @@ pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::Rep
     use serde_json::Value;
     let c = v.get("iolab compare").cloned().unwrap_or_default();
     let mut reports = Vec::new();
-    for r in v.get("runs").and_then(Value::as_array).into_iter().flatten() {
+    for r in v
+        .get("runs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         reports.push(crate::read_fio_json(&r.to_string())?);
     }
     let mut reports = reports.into_iter();
@@ -412,7 +417,10 @@ mod tests {
             ..Comparison::default()
         });
         assert!(s.contains(columns::MISSING), "{s}");
-        assert!(!s.contains("*2.00"), "one measured value is not a ranking: {s}");
+        assert!(
+            !s.contains("*2.00"),
+            "one measured value is not a ranking: {s}"
+        );
         assert!(!s.contains("0.00"), "{s}");
     }
 

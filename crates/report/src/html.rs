@@ -173,7 +173,11 @@ fn table(s: &mut String, c: &Comparison) {
                 Cell::Missing => {
                     let _ = write!(s, "<td class=\"missing\">{MISSING}</td>");
                 }
-                Cell::Value { v, best, sparse: thin } => {
+                Cell::Value {
+                    v,
+                    best,
+                    sparse: thin,
+                } => {
                     sparse |= thin;
                     let text = esc(&(col.html)(v));
                     let note = if thin {
@@ -200,7 +204,11 @@ fn table(s: &mut String, c: &Comparison) {
          worse by itself.</p>\n"
     );
     if sparse {
-        let _ = writeln!(s, "<p class=\"note\" id=\"sparse-note\">{}</p>", esc(SPARSE_NOTE));
+        let _ = writeln!(
+            s,
+            "<p class=\"note\" id=\"sparse-note\">{}</p>",
+            esc(SPARSE_NOTE)
+        );
     }
     s.push_str("</section>\n");
 }
@@ -457,30 +465,41 @@ fn bars(s: &mut String, c: &Comparison) {
             })
             .collect()
     };
-    let charts: [(&str, &str, &str, &str, fn(&CompareRow) -> Option<f64>, fn(f64) -> String); 2] = [
-        (
-            "plot-bars-iops",
-            "IOPS by engine",
-            "IOPS (higher is better)",
-            "I/Os per second over the whole run.",
-            |r| Some(r.iops).filter(|v| *v > 0.0),
-            fmt_si,
-        ),
-        (
-            "plot-bars-cpu",
-            "CPU time per I/O by engine",
-            "CPU time per I/O, user + system (lower is better)",
-            "User plus system CPU time of the whole process divided by the I/Os done.",
-            |r| r.cpu_ns_per_io,
-            fmt_ns,
-        ),
+    struct Chart {
+        id: &'static str,
+        title: &'static str,
+        axis: &'static str,
+        caption: &'static str,
+        val: fn(&CompareRow) -> Option<f64>,
+        fmt: fn(f64) -> String,
+    }
+    let charts = [
+        Chart {
+            id: "plot-bars-iops",
+            title: "IOPS by engine",
+            axis: "IOPS (higher is better)",
+            caption: "I/Os per second over the whole run.",
+            val: |r| Some(r.iops).filter(|v| *v > 0.0),
+            fmt: fmt_si,
+        },
+        Chart {
+            id: "plot-bars-cpu",
+            title: "CPU time per I/O by engine",
+            axis: "CPU time per I/O, user + system (lower is better)",
+            caption: "User plus system CPU time divided by the I/Os done (compare counts the \
+                      whole process, so helper and kernel threads are included).",
+            val: |r| r.cpu_ns_per_io,
+            fmt: fmt_ns,
+        },
     ];
-    for (id, title, axis, caption, val, fmt) in charts {
-        let bars = mk(val, fmt);
+    for ch in charts {
+        let bars = mk(ch.val, ch.fmt);
+        // Bars for none of the rows would be an empty chart.
         if bars.iter().all(|b| b.value.is_none()) {
             continue;
         }
-        figure(s, id, &svg::bar_chart(title, axis, &bars, fmt), caption);
+        let svg = svg::bar_chart(ch.title, ch.axis, &bars, ch.fmt);
+        figure(s, ch.id, &svg, ch.caption);
     }
 }
 

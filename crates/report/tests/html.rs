@@ -163,7 +163,11 @@ fn empty_comparison_still_renders_every_part() {
     let html = render(&Comparison::default());
     assert_clean(&html);
     assert_eq!(html.matches("<tr><td class=\"label\">").count(), 0);
-    assert_eq!(html.matches("<figure").count(), 0, "nothing to draw, no chart");
+    assert_eq!(
+        html.matches("<figure").count(),
+        0,
+        "nothing to draw, no chart"
+    );
     assert!(html.contains("Nothing to plot"));
     assert!(html.contains("<title>iolab compare</title>"));
 }
@@ -257,7 +261,10 @@ fn fio_source_is_titled_as_such_and_missing_figures_are_dashes() {
         ..Default::default()
     });
     assert_clean(&html);
-    assert!(html.contains("<title>fio results (fio-3.33): rw=randread</title>"), "title");
+    assert!(
+        html.contains("<title>fio results (fio-3.33): rw=randread</title>"),
+        "title"
+    );
     assert!(html.contains("read from fio&#39;s JSON output"));
     assert!(!html.contains("iolab compare"));
     let c = cells(&html, "job1");
@@ -280,7 +287,10 @@ fn a_percentile_with_few_samples_beyond_it_carries_the_note() {
     assert!(html.contains("id=\"sparse-note\""), "note missing");
     let c = cells(&html, "short");
     // 5000 completions: 0.5 beyond p99.99, 0.05 beyond p99.999, 5 beyond p99.9, 50 beyond p99.
-    assert!(c[6].ends_with('†') && c[7].ends_with('†') && c[8].ends_with('†'), "{c:?}");
+    assert!(
+        c[6].ends_with('†') && c[7].ends_with('†') && c[8].ends_with('†'),
+        "{c:?}"
+    );
     assert!(!c[5].ends_with('†'), "{c:?}");
     assert!(!cells(&html, "long")[8].ends_with('†'));
     let plenty = render(&full());
@@ -291,13 +301,23 @@ fn a_percentile_with_few_samples_beyond_it_carries_the_note() {
 fn the_workload_table_lists_every_option_given() {
     let mut c = full();
     c.workload.extend(
-        [("engines", "psync, libaio"), ("iodepth", "1, 32"), ("size", "512m"), ("numjobs", "1")]
-            .map(|(k, v)| (k.to_owned(), v.to_owned())),
+        [
+            ("engines", "psync, libaio"),
+            ("iodepth", "1, 32"),
+            ("size", "512m"),
+            ("numjobs", "1"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
     );
     let html = render(&c);
     let at = html.find("<section id=\"workload\">").expect("section");
     let w = &html[at..];
-    for kv in ["<th>engines</th><td>psync, libaio</td>", "<th>iodepth</th><td>1, 32</td>", "<th>size</th><td>512m</td>", "<th>numjobs</th><td>1</td>"] {
+    for kv in [
+        "<th>engines</th><td>psync, libaio</td>",
+        "<th>iodepth</th><td>1, 32</td>",
+        "<th>size</th><td>512m</td>",
+        "<th>numjobs</th><td>1</td>",
+    ] {
         assert!(w.contains(kv), "{kv}");
     }
 }
