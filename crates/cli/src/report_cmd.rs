@@ -76,10 +76,8 @@ fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
     iolab_report::write_html(&c, &mut f)
         .and_then(|_| f.flush())
         .map_err(|e| format!("{}: {e}", out.display()))?;
-    eprintln!(
-        "iolab report: {} rows written to {}",
-        c.rows.len(),
-        out.display()
-    );
+    let n = c.rows.len();
+    let rows = if n == 1 { "row" } else { "rows" };
+    eprintln!("iolab report: {n} {rows} written to {}", out.display());
     Ok(())
 }

@@ -87,20 +87,21 @@ pub fn derive(job: &JobReport, facts: RunFacts) -> CompareRow {
         .filter(|&r| r > 0)
         .unwrap_or(job.job_runtime);
     let per = |x: f64| (ios > 0).then(|| x / ios as f64);
-    let clat = mean_of(&ds, |d| (d.clat_ns.mean, d.clat_ns.n));
+    // Several directions merge through their json+ bins; without bins the direction with the
+    // most I/O speaks for the row's completion latency (its mean and percentiles alike).
+    let merged = match ds.as_slice() {
+        [one] => Some(listed_percentiles(one)),
+        several => merged_percentiles(several),
+    };
+    let main = ds.iter().copied().max_by_key(|d| d.total_ios);
+    let (clat_dirs, clat_pct) = match (merged, main) {
+        (Some(p), _) => (ds.clone(), p),
+        (None, Some(m)) => (vec![m], listed_percentiles(m)),
+        (None, None) => (Vec::new(), [None; 6]),
+    };
+    let clat = mean_of(&clat_dirs, |d| (d.clat_ns.mean, d.clat_ns.n));
     let slat = mean_of(&ds, |d| (d.slat_ns.mean, d.slat_ns.n));
     let lat = mean_of(&ds, |d| (d.lat_ns.mean, d.lat_ns.n));
-    let clat_pct = match ds.as_slice() {
-        [one] => listed_percentiles(one),
-        several => merged_percentiles(several).unwrap_or_else(|| {
-            // Without bins, the direction with the most I/O speaks for the row.
-            several
-                .iter()
-                .max_by_key(|d| d.total_ios)
-                .map(|d| listed_percentiles(d))
-                .unwrap_or_default()
-        }),
-    };
     let jobs = facts.jobs.max(1);
     let thread_ns = runtime_ms as f64 * 1e6 * f64::from(jobs);
     // Each I/O's slat runs from its issue to the end of the submit call that took it, so a
