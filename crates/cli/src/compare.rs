@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
 use iolab_compare::{CompareOpts, Variant};
+use iolab_job::options::{Kind, OptDef};
 use iolab_report::compare::{write_compare_json, write_table};
 
 use crate::args::Cmd;
@@ -77,15 +78,14 @@ fn depths(list: &str) -> Result<Vec<u32>, String> {
 }
 
 /// A fio option compare passes on (its exact name, an alias or fio's unique prefix), or why
-/// not: an unknown name gets the closest of compare's and fio's option names. The option's
-/// own name comes back.
-fn fio_option(name: &str) -> Result<&'static str, String> {
+/// not: an unknown name gets the closest of compare's and fio's option names.
+fn fio_option(name: &str) -> Result<&'static OptDef, String> {
     use iolab_job::options::{find, OPTIONS};
     if let Some(def) = find(name) {
-        return Ok(def.name);
+        return Ok(def);
     }
     match iolab_job::parse::find_prefix(name) {
-        Ok(def) => Ok(def.name),
+        Ok(def) => Ok(def),
         Err(e) if e.kind == iolab_job::ErrorKind::UnknownOption => {
             let fio = OPTIONS
                 .iter()
@@ -143,13 +143,19 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
             },
             "directory" => a.directory = Some(value()?),
             _ => {
+                let def = fio_option(name)?;
                 // Compare sets these per run; taken silently they would be ignored.
-                if matches!(fio_option(name)?, "ioengine" | "numjobs") {
+                if matches!(def.name, "ioengine" | "numjobs") {
                     return Err(format!(
                         "--{name}: compare sets it for each run; choose engines with --engines \
                          and depths with --iodepth"
                     ));
                 }
+                // As fio's getopt: an option with a value takes the next argument (`--bs 8k`).
+                let inline = match inline {
+                    None if def.kind != Kind::Flag => rest.next().cloned(),
+                    v => v,
+                };
                 a.fio.push(match inline {
                     Some(v) => format!("--{name}={v}"),
                     None => format!("--{name}"),

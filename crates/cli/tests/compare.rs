@@ -304,7 +304,11 @@ fn the_report_names_the_whole_workload() {
             "--engines=null,psync",
             "--iodepth=1,2",
             "--runtime=200ms",
-            "--size=8m",
+            // fio's `--name value` spelling too.
+            "--size",
+            "8m",
+            "--bs",
+            "8k",
             "--report=w.html",
         ],
     );
@@ -318,6 +322,7 @@ fn the_report_names_the_whole_workload() {
         "<th>engines</th><td>null, psync</td>",
         "<th>iodepth</th><td>1, 2</td>",
         "<th>size</th><td>8m</td>",
+        "<th>bs</th><td>8k</td>",
         "<th>numjobs</th>",
     ] {
         assert!(w.contains(kv), "{kv} missing");

@@ -270,7 +270,7 @@ fn workload_of(o: &CompareOpts) -> Vec<(String, String)> {
     let s = &o.base;
     let mut w = vec![
         ("rw".to_string(), s.rw.name().to_string()),
-        ("bs".into(), s.bs.read.to_string()),
+        ("bs".into(), bytes(s.bs.read)),
         ("direct".into(), u8::from(s.direct).to_string()),
     ];
     use iolab_job::value::SizeOrPct;
@@ -306,4 +306,17 @@ fn bytes(b: u64) -> String {
         }
     }
     b.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_fio_writes_them() {
+        assert_eq!(bytes(512 << 20), "512m");
+        assert_eq!(bytes(4096), "4k");
+        assert_eq!(bytes(3 << 30), "3g");
+        assert_eq!(bytes(1000), "1000");
+    }
 }
