@@ -144,6 +144,12 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
             "directory" => a.directory = Some(value()?),
             _ => {
                 let def = fio_option(name)?;
+                // A second job would be dropped: compare runs the first one.
+                if def.name == "name" {
+                    return Err(format!(
+                        "--{name}: compare runs one job; give its options alone, or a job file"
+                    ));
+                }
                 // Compare sets these per run; taken silently they would be ignored.
                 if matches!(def.name, "ioengine" | "numjobs") {
                     return Err(format!(

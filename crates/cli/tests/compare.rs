@@ -293,6 +293,10 @@ fn options_compare_sets_itself_are_refused_not_ignored() {
     let out = compare(&d, &["--ioengine=libaio"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--engines"));
+    // A --name would start a second job, which compare would never run.
+    let out = compare(&d, &["--name=x", "--bs=8k"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--name: compare runs one job"));
 }
 
 #[test]
