@@ -1,82 +1,55 @@
-//! `iolab compare`: one workload on every engine, side by side, with findings.
+//! `iolab compare`: parses the command line and hands the work to `iolab-compare`.
 //!
-//! The workload is one fio job (a built-in default, a job file's first job, or fio options on
-//! the command line); each engine variant runs a copy of it changed only in engine, engine
-//! options and depth, through the same runner as `iolab run`. A synchronous engine reaches
-//! depth N with N jobs.
+//! Compare's own options are listed in [`LONGS`]; every other option is fio's and shapes the
+//! workload, so this parser accepts fio's spellings for those (`--name=value`, `-name=value`)
+//! and leaves their meaning to fio's option table.
 
 use std::fs::File;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
-use iolab_bench::{run_with, stop_on_signals, RunOutcome, StatusLine};
-use iolab_job::spec::EngineOpts as JobEngineOpts;
-use iolab_job::JobSpec;
-use iolab_report::build::{job_report, JobMeta};
-use iolab_report::compare::{
-    diagnose, write_compare_json, write_table, CompareRow, Comparison, Machine, CLAT_PCT,
-};
-use iolab_report::Report;
-use iolab_stats::{JobStats, LatStats};
-use iolab_workload::{plan_jobs, PlanEnv};
+use iolab_compare::{CompareOpts, Variant};
+use iolab_job::options::{Kind, OptDef};
+use iolab_report::compare::{write_compare_json, write_table};
+
+use crate::args::Cmd;
 
 const USAGE: &str = "\
 usage: iolab compare [JOBFILE] [options] [fio options]
 
+Runs one workload on every engine side by side (default: 4 KiB random O_DIRECT reads of a
+512 MiB file in the current directory, 8 s per engine and depth) and explains what it sees.
+
   --engines=LIST      psync,libaio,io_uring,io_uring-sqpoll,io_uring-fixed,posixaio (default),
-                      also sync, pvsync2, mmap, null
+                      also sync, pvsync2, mmap, null, io_uring-hipri
   --iodepth=1,16,64   depths to compare (default 32)
-  --runtime=TIME      per engine and depth (default 8s)
-  --size=SIZE         test file size (default 512m)
   --directory=DIR     where the test file goes (default: the current directory)
   --report=FILE.html  also write the HTML report with plots
   --output-format=normal|json
-  fio options         --rw=randrw --bs=128k --direct=0 ... change the workload";
+  -h, --help          print this help
+  fio options         --rw=randrw --bs=128k --direct=0 --size=1g --runtime=4 ... change the
+                      workload; a JOBFILE's first job replaces the default workload";
 
-struct Variant {
-    label: String,
-    engine: String,
-    opts: JobEngineOpts,
-}
+const CMD: Cmd = Cmd {
+    name: "compare",
+    usage: USAGE,
+};
 
-fn variant(name: &str) -> Option<Variant> {
-    let mut opts = JobEngineOpts {
-        nonvectored: -1,
-        ..JobEngineOpts::default()
-    };
-    let (label, engine) = match name {
-        "io_uring-sqpoll" | "io_uring_sqpoll" => {
-            opts.sqthread_poll = true;
-            ("io_uring sqpoll", "io_uring")
-        }
-        "io_uring-fixed" | "io_uring_fixed" => {
-            opts.fixedbufs = true;
-            opts.registerfiles = true;
-            ("io_uring fixedbufs+regfiles", "io_uring")
-        }
-        "io_uring-hipri" => {
-            opts.hipri = true;
-            ("io_uring hipri", "io_uring")
-        }
-        e @ ("psync" | "sync" | "pvsync2" | "libaio" | "io_uring" | "posixaio" | "mmap"
-        | "null") => (e, e),
-        _ => return None,
-    };
-    Some(Variant {
-        label: label.to_string(),
-        engine: engine.to_string(),
-        opts,
-    })
-}
-
-fn is_sync(engine: &str) -> bool {
-    matches!(engine, "psync" | "sync" | "pvsync2" | "mmap")
-}
+/// Compare's own options; everything else is fio's.
+const LONGS: &[&str] = &[
+    "engines",
+    "iodepth",
+    "directory",
+    "report",
+    "output-format",
+    "help",
+];
 
 struct Args {
-    engines: Vec<String>,
+    variants: Vec<Variant>,
     depths: Vec<u32>,
     report: Option<PathBuf>,
     json: bool,
@@ -86,18 +59,49 @@ struct Args {
     directory: Option<String>,
 }
 
-fn parse_args(args: &[String]) -> Result<Args, String> {
+/// What the command line asks for: to run, or for the usage.
+enum Parsed {
+    Run(Args),
+    Help,
+}
+
+fn depths(list: &str) -> Result<Vec<u32>, String> {
+    list.split(',')
+        .map(|d| {
+            d.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&d| d > 0)
+                .ok_or_else(|| format!("--iodepth: '{}' is not a depth (1 or more)", d.trim()))
+        })
+        .collect()
+}
+
+/// A fio option compare passes on (its exact name, an alias or fio's unique prefix), or why
+/// not: an unknown name gets the closest of compare's and fio's option names.
+fn fio_option(name: &str) -> Result<&'static OptDef, String> {
+    use iolab_job::options::{find, OPTIONS};
+    if let Some(def) = find(name) {
+        return Ok(def);
+    }
+    match iolab_job::parse::find_prefix(name) {
+        Ok(def) => Ok(def),
+        Err(e) if e.kind == iolab_job::ErrorKind::UnknownOption => {
+            let fio = OPTIONS
+                .iter()
+                .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
+            match iolab_job::closest(name, LONGS.iter().copied().chain(fio)) {
+                Some(s) => Err(format!("unknown option '--{name}'; did you mean '--{s}'?")),
+                None => Err(format!("unknown option '--{name}'")),
+            }
+        }
+        Err(e) => Err(e.message),
+    }
+}
+
+fn parse(args: &[String]) -> Result<Parsed, String> {
     let mut a = Args {
-        engines: [
-            "psync",
-            "libaio",
-            "io_uring",
-            "io_uring-sqpoll",
-            "io_uring-fixed",
-            "posixaio",
-        ]
-        .map(String::from)
-        .to_vec(),
+        variants: iolab_compare::parse_list(&iolab_compare::DEFAULT_ENGINES.join(","))?,
         depths: vec![32],
         report: None,
         json: false,
@@ -105,16 +109,14 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         fio: Vec::new(),
         directory: None,
     };
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        i += 1;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
         let Some(body) = arg
             .strip_prefix("--")
             .or_else(|| arg.strip_prefix('-').filter(|b| !b.is_empty()))
         else {
-            if a.job_file.is_some() {
-                return Err(format!("iolab compare: one job file at most ('{arg}')"));
+            if let Some(first) = &a.job_file {
+                return Err(format!("one job file at most: '{first}', then '{arg}'"));
             }
             a.job_file = Some(arg.clone());
             continue;
@@ -123,53 +125,43 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (body, None),
         };
-        let inline2 = inline.clone();
-        let mut value = || -> Result<String, String> {
-            if let Some(v) = inline2.clone() {
-                return Ok(v);
-            }
-            let v = args
-                .get(i)
-                .cloned()
-                .ok_or_else(|| format!("iolab compare: --{name} needs a value"))?;
-            i += 1;
-            Ok(v)
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| rest.next().cloned())
+                .ok_or_else(|| format!("--{name} needs a value"))
         };
         match name {
-            "help" | "h" => return Err(USAGE.to_string()),
-            "engines" => {
-                a.engines = value()?
-                    .split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            }
-            "iodepth" => {
-                a.depths = value()?
-                    .split(',')
-                    .map(|d| {
-                        d.trim()
-                            .parse::<u32>()
-                            .ok()
-                            .filter(|&d| d > 0)
-                            .ok_or_else(|| {
-                                format!("iolab compare: --iodepth: '{d}' is not a depth")
-                            })
-                    })
-                    .collect::<Result<_, _>>()?
-            }
+            "help" | "h" => return Ok(Parsed::Help),
+            "engines" => a.variants = iolab_compare::parse_list(&value()?)?,
+            "iodepth" => a.depths = depths(&value()?)?,
             "report" => a.report = Some(PathBuf::from(value()?)),
             "output-format" => match value()?.as_str() {
                 "json" => a.json = true,
                 "normal" => a.json = false,
-                other => {
-                    return Err(format!(
-                        "iolab compare: --output-format={other}: normal or json"
-                    ))
-                }
+                other => return Err(format!("--output-format: '{other}': normal or json")),
             },
             "directory" => a.directory = Some(value()?),
             _ => {
+                let def = fio_option(name)?;
+                // A second job would be dropped: compare runs the first one.
+                if def.name == "name" {
+                    return Err(format!(
+                        "--{name}: compare runs one job; give its options alone, or a job file"
+                    ));
+                }
+                // Compare sets these per run; taken silently they would be ignored.
+                if matches!(def.name, "ioengine" | "numjobs") {
+                    return Err(format!(
+                        "--{name}: compare sets it for each run; choose engines with --engines \
+                         and depths with --iodepth"
+                    ));
+                }
+                // As fio's getopt: an option with a value takes the next argument (`--bs 8k`).
+                let inline = match inline {
+                    None if def.kind != Kind::Flag => rest.next().cloned(),
+                    v => v,
+                };
                 a.fio.push(match inline {
                     Some(v) => format!("--{name}={v}"),
                     None => format!("--{name}"),
@@ -177,409 +169,57 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             }
         }
     }
-    for e in &a.engines {
-        if variant(e).is_none() {
-            return Err(format!(
-                "iolab compare: unknown engine '{e}' in --engines (see --help)"
-            ));
-        }
-    }
-    Ok(a)
+    Ok(Parsed::Run(a))
 }
-
-/// The base job: built-in defaults, then the job file's first job or the command-line options.
-fn base_spec(a: &Args, file: &Path) -> Result<JobSpec, String> {
-    let mut argv: Vec<String> = vec![];
-    let defaults = [
-        "--rw=randread".to_string(),
-        "--bs=4k".into(),
-        "--direct=1".into(),
-        "--size=512m".into(),
-        "--runtime=8".into(),
-        "--time_based".into(),
-        format!("--filename={}", file.display()),
-    ];
-    match &a.job_file {
-        Some(f) => {
-            argv.extend(a.fio.iter().cloned());
-            argv.push(f.clone());
-        }
-        None => {
-            argv.push("--name=compare".into());
-            argv.extend(defaults);
-            argv.extend(a.fio.iter().cloned());
-        }
-    }
-    let inv = iolab_job::parse_cmdline(&argv).map_err(|e| e.to_string())?;
-    let file_jobs = inv.load().map_err(|e| e.to_string())?;
-    let mut resolved = file_jobs.resolve().map_err(|e| e.to_string())?;
-    let mut spec = resolved
-        .jobs
-        .drain(..)
-        .next()
-        .ok_or("iolab compare: the job file has no job")?;
-    if spec.filename.is_empty() && spec.directory.is_none() {
-        spec.filename = vec![file.display().to_string()];
-    }
-    if spec.size.is_none() && spec.filesize.is_none() {
-        spec.size = Some(iolab_job::value::SizeOrPct::Bytes(512 << 20));
-    }
-    Ok(spec)
-}
-
-const CMD: crate::args::Cmd = crate::args::Cmd {
-    name: "compare",
-    usage: USAGE,
-};
 
 pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
     let args = match crate::args::utf8_args(&CMD, args) {
         Ok(a) => a,
         Err(code) => return code,
     };
-    let args = &args[..];
-    match run(args) {
+    let a = match parse(&args) {
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => return CMD.help(),
+        Err(m) => return CMD.usage_error(m),
+    };
+    match run(a) {
         Ok(code) => code,
-        Err(msg) => {
-            eprintln!("{msg}");
-            ExitCode::from(if msg.starts_with("usage:") { 0 } else { 1 })
-        }
+        Err(m) => CMD.fail(m),
     }
 }
 
-fn run(args: &[String]) -> Result<ExitCode, String> {
-    let a = parse_args(args)?;
-    let dir = PathBuf::from(a.directory.clone().unwrap_or_else(|| ".".into()));
-    let file = dir.join("iolab-compare.dat");
-    let existed = file.exists();
-    let base = base_spec(&a, &file)?;
-    let stop = stop_on_signals().map_err(|e| format!("iolab compare: signals: {e}"))?;
-    let env = PlanEnv {
-        size_of: &|p: &Path| std::fs::metadata(p).ok().map(|m| m.len()),
-        is_block_device: &|_| false,
-        entropy: 1,
-    };
+fn run(a: Args) -> Result<ExitCode, String> {
+    let dir = PathBuf::from(a.directory.as_deref().unwrap_or("."));
+    let file = dir.join(iolab_compare::TEST_FILE);
+    let base = iolab_compare::base_spec(a.job_file.as_deref(), &a.fio, &file)?;
+    let stop = iolab_bench::stop_on_signals().map_err(|e| format!("signals: {e}"))?;
     let start = SystemTime::now();
-    // Lay the file out once, before anything is measured.
-    if let Ok(plans) = plan_jobs(std::slice::from_ref(&base), &env) {
-        iolab_bench::prepare(&plans).map_err(|e| format!("iolab compare: {e}"))?;
-    }
-    let mut rows = Vec::new();
-    'outer: for depth in &a.depths {
-        for name in &a.engines {
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                break 'outer;
-            }
-            let Some(v) = variant(name) else { continue };
-            let mut spec = base.clone();
-            spec.ioengine = v.engine.clone();
-            spec.engine = v.opts.clone();
-            let sync = is_sync(&v.engine);
-            let (d, jobs) = if sync { (1, *depth) } else { (*depth, 1) };
-            spec.iodepth = d;
-            spec.iodepth_low = d;
-            spec.numjobs = jobs;
-            spec.group_reporting = true;
-            eprintln!(
-                "iolab compare: {} at depth {depth}{}",
-                v.label,
-                if sync {
-                    format!(" ({jobs} jobs)")
-                } else {
-                    String::new()
-                }
-            );
-            let cpu0 = iolab_engine::sys::process_usage().ok();
-            let row = match plan_jobs(std::slice::from_ref(&spec), &env)
-                .map_err(|e| e.to_string())
-                .and_then(|plans| {
-                    run_with(&plans, &stop, StatusLine::default()).map_err(|e| e.to_string())
-                }) {
-                Ok(out) => {
-                    let cpu1 = iolab_engine::sys::process_usage().ok();
-                    let mut row = row_from(&v, *depth, jobs, &out);
-                    if let (Some(a), Some(b)) = (cpu0, cpu1) {
-                        process_cpu(&mut row, &a, &b, &out);
-                    }
-                    row
-                }
-                Err(e) => CompareRow {
-                    label: v.label.clone(),
-                    engine: v.engine.clone(),
-                    depth: *depth,
-                    jobs,
-                    error: Some(e),
-                    ..CompareRow::default()
-                },
-            };
-            rows.push(row);
-        }
-    }
-    if !existed {
-        let _ = std::fs::remove_file(&file);
-    }
-    let reads = base.rw != iolab_job::value::RwMode::Write
-        && base.rw != iolab_job::value::RwMode::RandWrite;
-    let c = Comparison {
-        workload: workload_of(&base),
-        findings: diagnose(&rows, base.direct, reads),
-        rows,
-        machine: machine(&file, &dir),
-        time: crate::run::fio_date(start),
+    let opts = CompareOpts {
+        variants: a.variants,
+        depths: a.depths,
+        base,
+        file,
+        dir,
     };
+    let mut c = iolab_compare::run(&opts, &stop, &mut |m| eprintln!("iolab compare: {m}"))?;
+    c.time = crate::run::fio_date(start);
     let mut out = io::stdout().lock();
-    let r = if a.json {
+    let written = if a.json {
         write_compare_json(&c, &mut out)
     } else {
         write_table(&c, &mut out)
     };
-    r.map_err(|e| format!("iolab compare: {e}"))?;
+    written.map_err(|e| format!("standard output: {e}"))?;
     if let Some(path) = &a.report {
-        let mut f = io::BufWriter::new(
-            File::create(path).map_err(|e| format!("iolab compare: {}: {e}", path.display()))?,
-        );
-        write_report(&c, &mut f).map_err(|e| format!("iolab compare: {}: {e}", path.display()))?;
-        f.flush()
-            .map_err(|e| format!("iolab compare: {}: {e}", path.display()))?;
+        let fail = |e: io::Error| format!("{}: {e}", path.display());
+        let mut f = BufWriter::new(File::create(path).map_err(fail)?);
+        iolab_report::write_html(&c, &mut f)
+            .and_then(|()| f.flush())
+            .map_err(fail)?;
         eprintln!("iolab compare: report written to {}", path.display());
     }
-    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+    if stop.load(Ordering::Relaxed) {
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn write_report(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
-    iolab_report::write_html(c, out)
-}
-
-fn row_from(v: &Variant, depth: u32, jobs: u32, out: &RunOutcome) -> CompareRow {
-    let mut s = JobStats::default();
-    let mut calls = 0u64;
-    let mut series: Vec<(u64, f64)> = Vec::new();
-    for j in &out.jobs {
-        s += &j.stats;
-        calls += j.syscalls.total();
-        for (i, &(ms, iops)) in j.iops_series.iter().enumerate() {
-            match series.get_mut(i) {
-                Some(e) => e.1 += iops,
-                None => series.push((ms, iops)),
-            }
-        }
-    }
-    // Jobs end a few milliseconds apart and some take one sample more: summing by index past
-    // the shortest series would show a false drop at the end.
-    let shortest = out
-        .jobs
-        .iter()
-        .map(|j| j.iops_series.len())
-        .min()
-        .unwrap_or(0);
-    series.truncate(shortest);
-    // Mean latency over time: the jobs' interval means averaged (they run the same workload).
-    let lat_len = out
-        .jobs
-        .iter()
-        .map(|j| j.lat_series.len())
-        .min()
-        .unwrap_or(0);
-    let lat_series: Vec<(u64, f64)> = (0..lat_len)
-        .map(|i| {
-            let ms = out.jobs[0].lat_series[i].0;
-            let mean =
-                out.jobs.iter().map(|j| j.lat_series[i].1).sum::<f64>() / out.jobs.len() as f64;
-            (ms, mean)
-        })
-        .collect();
-    let runtime_ms = out
-        .jobs
-        .iter()
-        .map(|j| j.runtime_ms)
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let secs = runtime_ms as f64 / 1000.0;
-    let ios: u64 = s.dirs.iter().map(|d| d.done_ios).sum();
-    let bytes: u64 = s.dirs.iter().map(|d| d.io_bytes).sum();
-    let mut clat = LatStats::default();
-    let mut lat = LatStats::default();
-    let mut slat = LatStats::default();
-    for d in &s.dirs {
-        clat += &d.clat;
-        lat += &d.lat;
-        slat += &d.slat;
-    }
-    let pct = clat.hist.percentiles(&CLAT_PCT);
-    let mut clat_pct = [0u64; 6];
-    for (i, (_, v)) in pct.iter().enumerate().take(6) {
-        clat_pct[i] = *v;
-    }
-    let iops = ios as f64 / secs;
-    let cpu_us = (s.cpu.user_us + s.cpu.sys_us) as f64;
-    let per = |x: f64| if ios > 0 { x / ios as f64 } else { 0.0 };
-    let disk = out.disks.first();
-    let report = Report {
-        jobs: vec![job_report(
-            &s,
-            &JobMeta {
-                name: v.label.clone(),
-                percentiles: CLAT_PCT.to_vec(),
-                clat_percentiles: true,
-                units: Default::default(),
-                ..JobMeta::default()
-            },
-        )],
-        ..Report::default()
-    };
-    CompareRow {
-        label: v.label.clone(),
-        engine: v.engine.clone(),
-        depth,
-        jobs,
-        iops,
-        bw_bytes: bytes as f64 / secs,
-        clat_mean: clat.moments.mean(),
-        clat_pct,
-        slat_mean: if slat.samples() > 0 {
-            slat.moments.mean()
-        } else {
-            0.0
-        },
-        usr_cpu: s.cpu.user_us as f64 / (secs * 1e6) * 100.0,
-        sys_cpu: s.cpu.sys_us as f64 / (secs * 1e6) * 100.0,
-        cpu_ns_per_io: per(cpu_us * 1000.0),
-        syscalls_per_io: per(calls as f64),
-        ctx_per_io: per(s.cpu.ctx as f64),
-        achieved_depth: iops * lat.moments.mean() / 1e9,
-        disk_util: disk.map(|d| {
-            iolab_stats::DiskUtil {
-                name: d.name.clone(),
-                stats: d.delta,
-                msec: d.elapsed_ms,
-            }
-            .util()
-        }),
-        disk_ios: disk.map(|d| d.delta.read_ios + d.delta.write_ios),
-        report,
-        iops_series: series,
-        lat_series,
-        error: out
-            .jobs
-            .iter()
-            .find_map(|j| j.error.as_ref().map(|e| e.1.clone())),
-    }
-}
-
-/// CPU of the whole process over the run, in place of the job threads' own: kernel threads
-/// working for the process (io_uring's SQPOLL poller, io-wq workers) are part of an engine's
-/// cost, and a per-thread figure would leave a busy polling core out.
-fn process_cpu(
-    row: &mut CompareRow,
-    a: &iolab_engine::sys::ThreadUsage,
-    b: &iolab_engine::sys::ThreadUsage,
-    out: &RunOutcome,
-) {
-    let us = |t: (u64, u64)| t.0 * 1_000_000 + t.1;
-    let user = us(b.utime).saturating_sub(us(a.utime)) as f64;
-    let sys = us(b.stime).saturating_sub(us(a.stime)) as f64;
-    let runtime_us = out
-        .jobs
-        .iter()
-        .map(|j| j.runtime_ms)
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64
-        * 1000.0;
-    let ios: u64 = out
-        .jobs
-        .iter()
-        .flat_map(|j| j.stats.dirs.iter())
-        .map(|d| d.done_ios)
-        .sum();
-    row.usr_cpu = user / runtime_us * 100.0;
-    row.sys_cpu = sys / runtime_us * 100.0;
-    if ios > 0 {
-        row.cpu_ns_per_io = (user + sys) * 1000.0 / ios as f64;
-    }
-}
-
-fn workload_of(s: &JobSpec) -> Vec<(String, String)> {
-    let mut w = vec![
-        ("rw".to_string(), s.rw.name().to_string()),
-        ("bs".into(), s.bs.read.to_string()),
-        ("direct".into(), u8::from(s.direct).to_string()),
-    ];
-    if let Some(r) = s.runtime {
-        w.push(("runtime".into(), format!("{}s", r.as_secs_f64())));
-    }
-    if let Some(f) = s.filename.first() {
-        w.push(("filename".into(), f.clone()));
-    }
-    w
-}
-
-fn read(p: impl AsRef<Path>) -> String {
-    std::fs::read_to_string(p)
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
-/// Kernel, CPU, and the device, filesystem and scheduler under the test file.
-fn machine(file: &Path, dir: &Path) -> Machine {
-    let cpu = read("/proc/cpuinfo")
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
-        })
-        .unwrap_or_default();
-    let probe = if file.exists() { file } else { dir };
-    let dev = iolab_stats::disk::disk_of(probe)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let sched = read(format!("/sys/block/{dev}/queue/scheduler"));
-    let sched = sched
-        .split_whitespace()
-        .find(|s| s.starts_with('['))
-        .map(|s| s.trim_matches(['[', ']']).to_string())
-        .unwrap_or(sched);
-    let model = read(format!("/sys/block/{dev}/device/model"));
-    let fs = filesystem_of(probe);
-    Machine {
-        kernel: read("/proc/sys/kernel/osrelease"),
-        cpu,
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1),
-        device: if model.is_empty() {
-            dev
-        } else {
-            format!("{dev} ({model})")
-        },
-        filesystem: fs,
-        scheduler: sched,
-    }
-}
-
-fn filesystem_of(p: &Path) -> String {
-    let Ok(abs) = std::fs::canonicalize(p) else {
-        return String::new();
-    };
-    let info = read("/proc/self/mountinfo");
-    let mut best = (0usize, String::new());
-    for l in info.lines() {
-        let f: Vec<&str> = l.split(' ').collect();
-        let Some(sep) = f.iter().position(|x| *x == "-") else {
-            continue;
-        };
-        let (mnt, fstype) = (
-            f.get(4).copied().unwrap_or(""),
-            f.get(sep + 1).copied().unwrap_or(""),
-        );
-        if abs.starts_with(mnt) && mnt.len() >= best.0 {
-            best = (mnt.len(), format!("{fstype} on {mnt}"));
-        }
-    }
-    best.1
 }

@@ -65,10 +65,9 @@ fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
             .iter()
             .map(|p| Ok((p.display().to_string(), read(p)?)))
             .collect::<Result<Vec<_>, String>>()?;
-        iolab_report::compare::comparison_from_logs(&files).map_err(|e| e.to_string())?
+        iolab_compare::comparison_from_logs(&files).map_err(|e| e.to_string())?
     } else if inputs.len() == 1 {
-        iolab_report::compare::comparison_from_json(&read(&input)?)
-            .map_err(|e| format!("{}: {e}", input.display()))?
+        iolab_compare::from_json(&read(&input)?).map_err(|e| format!("{}: {e}", input.display()))?
     } else {
         return Err("give one JSON file, or fio log files (*.log)".into());
     };
@@ -77,10 +76,8 @@ fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
     iolab_report::write_html(&c, &mut f)
         .and_then(|_| f.flush())
         .map_err(|e| format!("{}: {e}", out.display()))?;
-    eprintln!(
-        "iolab report: {} rows written to {}",
-        c.rows.len(),
-        out.display()
-    );
+    let n = c.rows.len();
+    let rows = if n == 1 { "row" } else { "rows" };
+    eprintln!("iolab report: {n} {rows} written to {}", out.display());
     Ok(())
 }

@@ -384,6 +384,9 @@ pub struct Caps {
     pub async_trim: bool,
     /// The I/O is asynchronous only in appearance: it is done by helper threads (posixaio).
     pub threaded: bool,
+    /// Without O_DIRECT, submission does the I/O before it returns (Linux AIO: io_submit on
+    /// a buffered file reads or writes it synchronously), so depth is an illusion.
+    pub buffered_submit_blocks: bool,
 }
 
 /// How to open an engine. Field names follow fio's engine options.

@@ -98,6 +98,7 @@ impl LibaioEngine {
                 userspace_reap: opts.userspace_reap,
                 async_sync: true,
                 async_trim: false,
+                buffered_submit_blocks: true,
                 ..Caps::default()
             },
             files: Files::default(),

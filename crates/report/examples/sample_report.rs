@@ -97,15 +97,17 @@ fn row(sp: &Spec, seed: u64) -> CompareRow {
         jobs: 1,
         iops: sp.iops,
         bw_bytes: sp.iops * 4096.0,
-        clat_mean: mean,
-        clat_pct: CLAT_PCT.map(at),
-        slat_mean: 0.0,
-        usr_cpu: sp.usr,
-        sys_cpu: sp.sys,
-        cpu_ns_per_io: cpu_ns,
-        syscalls_per_io: sp.syscalls,
-        ctx_per_io: sp.ctx,
-        achieved_depth: sp.iops * mean / 1e9,
+        clat_mean: Some(mean),
+        clat_pct: CLAT_PCT.map(|p| Some(at(p))),
+        clat_samples: n,
+        slat_mean: None,
+        submit_share: None,
+        usr_cpu: Some(sp.usr),
+        sys_cpu: Some(sp.sys),
+        cpu_ns_per_io: Some(cpu_ns),
+        syscalls_per_io: Some(sp.syscalls),
+        ctx_per_io: Some(sp.ctx),
+        achieved_depth: Some(sp.iops * mean / 1e9),
         disk_util: Some(97.5),
         disk_ios: Some(n),
         report: Report {
@@ -185,6 +187,7 @@ fn sample() -> Comparison {
         ..Default::default()
     });
     Comparison {
+        source: Default::default(),
         workload: [
             ("rw", "randread"),
             ("bs", "4k"),

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::compare::{CompareRow, Comparison, CLAT_PCT};
+use crate::columns::{self, Cell, COLUMNS, MISSING, SPARSE_MARK, SPARSE_NOTE};
+use crate::compare::{CompareRow, Comparison, Source};
 use crate::model::LatReport;
 use crate::svg::{self, esc, fmt_ns, fmt_si, Axis, Bar, Series};
 
@@ -54,10 +55,16 @@ fn default_title(c: &Comparison) -> String {
         .filter(|(k, _)| matches!(k.as_str(), "rw" | "readwrite" | "bs" | "blocksize" | "size"))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
+    let what = match &c.source {
+        Source::Compare => "iolab compare".to_owned(),
+        Source::FioJson { version } if !version.is_empty() => format!("fio results ({version})"),
+        Source::FioJson { .. } => "fio results".to_owned(),
+        Source::FioLogs => "fio logs".to_owned(),
+    };
     if opts.is_empty() {
-        "iolab compare".to_owned()
+        what
     } else {
-        format!("iolab compare: {}", opts.join(" "))
+        format!("{what}: {}", opts.join(" "))
     }
 }
 
@@ -90,11 +97,13 @@ fn render(c: &Comparison, title: &str) -> String {
 
 fn subtitle(c: &Comparison) -> String {
     let m = &c.machine;
-    let mut parts = vec![format!(
-        "{} engine/depth row{}",
-        c.rows.len(),
-        if c.rows.len() == 1 { "" } else { "s" }
-    )];
+    let n = c.rows.len();
+    let plural = if n == 1 { "" } else { "s" };
+    let mut parts = vec![match &c.source {
+        Source::Compare => format!("{n} engine/depth row{plural}"),
+        Source::FioJson { .. } => format!("{n} job{plural} read from fio's JSON output"),
+        Source::FioLogs => format!("{n} job{plural} read from fio's log files"),
+    }];
     for (k, v) in [
         ("kernel", &m.kernel),
         ("device", &m.device),
@@ -125,161 +134,22 @@ fn findings(s: &mut String, c: &Comparison) {
     s.push_str("</section>\n");
 }
 
-/// Which way a column's best value lies.
-#[derive(Clone, Copy, PartialEq)]
-enum Best {
-    High,
-    /// Lowest non-zero: a zero latency or CPU figure means "not measured".
-    LowNonZero,
-    Low,
-    /// CPU %, depth and utilisation are not better one way or the other on their own.
-    None,
-}
-
-struct Col {
-    head: &'static str,
-    best: Best,
-    val: fn(&CompareRow) -> Option<f64>,
-    fmt: fn(f64) -> String,
-}
-
-fn pct1(v: f64) -> String {
-    format!("{v:.1}")
-}
-
-fn two(v: f64) -> String {
-    format!("{v:.2}")
-}
-
-fn bw(v: f64) -> String {
-    let mib = v / (1024.0 * 1024.0);
-    if mib >= 1024.0 {
-        format!("{} GiB/s", svg::sig3(mib / 1024.0))
-    } else if mib >= 1.0 {
-        format!("{} MiB/s", svg::sig3(mib))
-    } else {
-        format!("{} KiB/s", svg::sig3(v / 1024.0))
-    }
-}
-
-fn cols() -> Vec<Col> {
-    // Slots of `CompareRow::clat_pct` (see `CLAT_PCT`): p90 is left out of the table.
-    fn pct(slot: usize) -> fn(&CompareRow) -> Option<f64> {
-        match slot {
-            0 => |r| Some(r.clat_pct[0] as f64),
-            2 => |r| Some(r.clat_pct[2] as f64),
-            3 => |r| Some(r.clat_pct[3] as f64),
-            4 => |r| Some(r.clat_pct[4] as f64),
-            _ => |r| Some(r.clat_pct[5] as f64),
-        }
-    }
-    let mut v = vec![
-        Col {
-            head: "IOPS",
-            best: Best::High,
-            val: |r| Some(r.iops),
-            fmt: fmt_si,
-        },
-        Col {
-            head: "bandwidth",
-            best: Best::High,
-            val: |r| Some(r.bw_bytes),
-            fmt: bw,
-        },
-        Col {
-            head: "clat mean",
-            best: Best::LowNonZero,
-            val: |r| Some(r.clat_mean),
-            fmt: fmt_ns,
-        },
-    ];
-    for (slot, h) in [
-        (0, "p50"),
-        (2, "p99"),
-        (3, "p99.9"),
-        (4, "p99.99"),
-        (5, "p99.999"),
-    ] {
-        debug_assert_eq!(format!("p{}", CLAT_PCT[slot]), h);
-        v.push(Col {
-            head: h,
-            best: Best::LowNonZero,
-            val: pct(slot),
-            fmt: fmt_ns,
-        });
-    }
-    v.extend([
-        Col {
-            head: "usr %",
-            best: Best::None,
-            val: |r| Some(r.usr_cpu),
-            fmt: pct1,
-        },
-        Col {
-            head: "sys %",
-            best: Best::None,
-            val: |r| Some(r.sys_cpu),
-            fmt: pct1,
-        },
-        Col {
-            head: "CPU / I/O",
-            best: Best::LowNonZero,
-            val: |r| Some(r.cpu_ns_per_io),
-            fmt: fmt_ns,
-        },
-        Col {
-            head: "syscalls / I/O",
-            best: Best::Low,
-            val: |r| Some(r.syscalls_per_io),
-            fmt: two,
-        },
-        Col {
-            head: "ctx / I/O",
-            best: Best::Low,
-            val: |r| Some(r.ctx_per_io),
-            fmt: two,
-        },
-        Col {
-            head: "depth reached",
-            best: Best::None,
-            val: |r| Some(r.achieved_depth),
-            fmt: pct1,
-        },
-        Col {
-            head: "disk util %",
-            best: Best::None,
-            val: |r| r.disk_util,
-            fmt: pct1,
-        },
-    ]);
-    v
-}
-
-fn best_of(col: &Col, rows: &[CompareRow]) -> Option<f64> {
-    let vals = rows
-        .iter()
-        .filter(|r| r.error.is_none())
-        .filter_map(|r| (col.val)(r))
-        .filter(|v| v.is_finite());
-    match col.best {
-        Best::High => vals.filter(|&v| v > 0.0).reduce(f64::max),
-        Best::LowNonZero => vals.filter(|&v| v > 0.0).reduce(f64::min),
-        Best::Low => vals.filter(|&v| v >= 0.0).reduce(f64::min),
-        Best::None => None,
-    }
-}
-
 fn table(s: &mut String, c: &Comparison) {
-    let cols = cols();
-    let best: Vec<Option<f64>> = cols.iter().map(|col| best_of(col, &c.rows)).collect();
-    s.push_str(
+    let best = columns::best_values(&c.rows);
+    let name = match c.source {
+        Source::Compare => "engine",
+        _ => "job",
+    };
+    let _ = write!(
+        s,
         "<section id=\"results\"><h2>Results</h2>\n<div class=\"scroll\"><table id=\"compare-table\">\
-         <thead><tr><th class=\"label\">engine</th><th>depth × jobs</th>",
+         <thead><tr><th class=\"label\">{name}</th><th>depth × jobs</th>"
     );
-    for col in &cols {
+    for col in COLUMNS {
         let _ = write!(s, "<th>{}</th>", esc(col.head));
     }
     s.push_str("</tr></thead>\n<tbody>\n");
+    let mut sparse = false;
     for (i, r) in c.rows.iter().enumerate() {
         let _ = write!(
             s,
@@ -293,34 +163,54 @@ fn table(s: &mut String, c: &Comparison) {
             let _ = writeln!(
                 s,
                 "<td class=\"error\" colspan=\"{}\">{}</td></tr>",
-                cols.len(),
+                COLUMNS.len(),
                 esc(e)
             );
             continue;
         }
-        for (col, b) in cols.iter().zip(&best) {
-            match (col.val)(r).filter(|v| v.is_finite()) {
-                None => s.push_str("<td>—</td>"),
-                Some(v) if Some(v) == *b => {
-                    let _ = write!(
-                        s,
-                        "<td class=\"best\"><strong>{}</strong></td>",
-                        esc(&(col.fmt)(v))
-                    );
+        for (col, b) in COLUMNS.iter().zip(&best) {
+            match col.cell(r, *b) {
+                Cell::Missing => {
+                    let _ = write!(s, "<td class=\"missing\">{MISSING}</td>");
                 }
-                Some(v) => {
-                    let _ = write!(s, "<td>{}</td>", esc(&(col.fmt)(v)));
+                Cell::Value {
+                    v,
+                    best,
+                    sparse: thin,
+                } => {
+                    sparse |= thin;
+                    let text = esc(&(col.html)(v));
+                    let note = if thin {
+                        format!("<sup class=\"sparse\">{SPARSE_MARK}</sup>")
+                    } else {
+                        String::new()
+                    };
+                    if best {
+                        let _ = write!(s, "<td class=\"best\"><strong>{text}</strong>{note}</td>");
+                    } else {
+                        let _ = write!(s, "<td>{text}{note}</td>");
+                    }
                 }
             }
         }
         s.push_str("</tr>\n");
     }
-    s.push_str(
-        "</tbody></table></div>\n<p class=\"note\">Best value per column in bold on green. \
-         Latencies are completion latency (clat). Depth reached: I/Os in flight on average \
-         (IOPS × mean latency) against depth × jobs requested. CPU, depth and disk utilisation \
-         are not ranked: higher is not better or worse by itself.</p></section>\n",
+    let _ = write!(
+        s,
+        "</tbody></table></div>\n<p class=\"note\">Best value per column in bold on green; \
+         {MISSING}: not in the source, never ranked. Latencies are completion latency (clat). \
+         Depth reached: I/Os in flight on average (IOPS × mean latency) against depth × jobs \
+         requested. CPU %, depth and disk utilisation are not ranked: higher is not better or \
+         worse by itself.</p>\n"
     );
+    if sparse {
+        let _ = writeln!(
+            s,
+            "<p class=\"note\" id=\"sparse-note\">{}</p>",
+            esc(SPARSE_NOTE)
+        );
+    }
+    s.push_str("</section>\n");
 }
 
 /// The directions of a row that did I/O, with their clat summaries.
@@ -357,11 +247,16 @@ fn figure(s: &mut String, id: &str, svg: &str, caption: &str) {
 
 fn plots(s: &mut String, c: &Comparison) {
     s.push_str("<section id=\"plots\"><h2>Plots</h2>\n");
+    let before = s.len();
     percentiles_plot(s, c);
     iops_time_plot(s, c);
     lat_time_plot(s, c);
     histogram_plot(s, c);
     bars(s, c);
+    // A plot with nothing to draw is left out, not drawn empty.
+    if s.len() == before {
+        s.push_str("<p>Nothing to plot: the rows carry no percentiles, samples or bins.</p>\n");
+    }
     s.push_str("</section>\n");
 }
 
@@ -380,6 +275,9 @@ fn percentiles_plot(s: &mut String, c: &Comparison) {
                 markers: true,
             });
         }
+    }
+    if series.is_empty() {
+        return;
     }
     let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
@@ -416,6 +314,9 @@ fn iops_time_plot(s: &mut String, c: &Comparison) {
             markers: r.iops_series.len() <= 3,
         })
         .collect();
+    if series.is_empty() {
+        return;
+    }
     let t_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -452,6 +353,9 @@ fn lat_time_plot(s: &mut String, c: &Comparison) {
             markers: r.lat_series.len() <= 3,
         })
         .collect();
+    if series.is_empty() {
+        return;
+    }
     let t_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -514,6 +418,9 @@ fn histogram_plot(s: &mut String, c: &Comparison) {
             }
         }
     }
+    if series.is_empty() {
+        return;
+    }
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (lo, hi) = xs.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
     let y_max = series
@@ -538,16 +445,16 @@ fn histogram_plot(s: &mut String, c: &Comparison) {
 }
 
 fn bars(s: &mut String, c: &Comparison) {
-    let mk = |val: fn(&CompareRow) -> f64, fmt: fn(f64) -> String| -> Vec<Bar> {
+    let mk = |val: fn(&CompareRow) -> Option<f64>, fmt: fn(f64) -> String| -> Vec<Bar> {
         c.rows
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let v = Some(val(r)).filter(|v| r.error.is_none() && v.is_finite());
+                let v = val(r).filter(|v| r.error.is_none() && v.is_finite());
                 let text = match (v, &r.error) {
                     (Some(v), _) => fmt(v),
                     (None, Some(_)) => "failed".to_owned(),
-                    (None, None) => "n/a".to_owned(),
+                    (None, None) => MISSING.to_owned(),
                 };
                 Bar {
                     label: r.label.clone(),
@@ -558,30 +465,42 @@ fn bars(s: &mut String, c: &Comparison) {
             })
             .collect()
     };
-    let iops = svg::bar_chart(
-        "IOPS by engine",
-        "IOPS (higher is better)",
-        &mk(|r| r.iops, fmt_si),
-        fmt_si,
-    );
-    figure(
-        s,
-        "plot-bars-iops",
-        &iops,
-        "I/Os per second over the whole run.",
-    );
-    let cpu = svg::bar_chart(
-        "CPU time per I/O by engine",
-        "CPU time per I/O, user + system (lower is better)",
-        &mk(|r| r.cpu_ns_per_io, fmt_ns),
-        fmt_ns,
-    );
-    figure(
-        s,
-        "plot-bars-cpu",
-        &cpu,
-        "User plus system CPU time of the benchmark threads divided by the I/Os done.",
-    );
+    struct Chart {
+        id: &'static str,
+        title: &'static str,
+        axis: &'static str,
+        caption: &'static str,
+        val: fn(&CompareRow) -> Option<f64>,
+        fmt: fn(f64) -> String,
+    }
+    let charts = [
+        Chart {
+            id: "plot-bars-iops",
+            title: "IOPS by engine",
+            axis: "IOPS (higher is better)",
+            caption: "I/Os per second over the whole run.",
+            val: |r| Some(r.iops).filter(|v| *v > 0.0),
+            fmt: fmt_si,
+        },
+        Chart {
+            id: "plot-bars-cpu",
+            title: "CPU time per I/O by engine",
+            axis: "CPU time per I/O, user + system (lower is better)",
+            caption: "User plus system CPU time divided by the I/Os done (compare counts the \
+                      whole process, so helper and kernel threads are included).",
+            val: |r| r.cpu_ns_per_io,
+            fmt: fmt_ns,
+        },
+    ];
+    for ch in charts {
+        let bars = mk(ch.val, ch.fmt);
+        // Bars for none of the rows would be an empty chart.
+        if bars.iter().all(|b| b.value.is_none()) {
+            continue;
+        }
+        let svg = svg::bar_chart(ch.title, ch.axis, &bars, ch.fmt);
+        figure(s, ch.id, &svg, ch.caption);
+    }
 }
 
 fn kv_table(s: &mut String, rows: &[(&str, String)]) {
@@ -655,20 +574,20 @@ mod tests {
     }
 
     #[test]
-    fn best_ignores_failed_rows_and_unmeasured_zeros() {
+    fn best_ignores_failed_rows() {
         let row = |iops: f64, mean: f64, err: bool| CompareRow {
             iops,
-            clat_mean: mean,
+            clat_mean: Some(mean),
             error: err.then(|| "x".to_owned()),
             ..Default::default()
         };
         let rows = [
-            row(10.0, 0.0, false),
+            row(10.0, 7.0, false),
             row(20.0, 5.0, false),
             row(99.0, 1.0, true),
         ];
-        let cols = cols();
-        assert_eq!(best_of(&cols[0], &rows), Some(20.0));
-        assert_eq!(best_of(&cols[2], &rows), Some(5.0));
+        let best = columns::best_values(&rows);
+        assert_eq!(best[0], Some(20.0));
+        assert_eq!(best[2], Some(5.0));
     }
 }

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod build;
+pub mod columns;
 pub mod compare;
 mod fmt;
 mod group;

@@ -1,0 +1,26 @@
+//! `iolab compare` in one place: one workload on every engine side by side, with findings.
+//!
+//! - [`Variant`]: an engine (`EngineKind`) with engine options, as `--engines` names it;
+//! - [`run`]: the runs, through the same runner as `iolab run`, into a [`Comparison`];
+//! - [`row::derive`]: the one way a table row is made from a fio-shaped job report, used for
+//!   compare's runs and for fio's JSON alike;
+//! - [`diagnose`]: the findings, drawn from the rows and the engines' capabilities;
+//! - [`machine`]: what the comparison ran on;
+//! - [`from_json`] / [`comparison_from_logs`]: comparisons from saved results (`iolab report`).
+//!
+//! The report model and its writers (text table, JSON, HTML) live in `iolab-report`, which
+//! knows nothing of this crate.
+#![forbid(unsafe_code)]
+
+pub mod diagnose;
+pub mod machine;
+pub mod row;
+mod run;
+mod saved;
+mod variant;
+
+pub use diagnose::{diagnose, Workload};
+pub use iolab_report::compare::Comparison;
+pub use run::{base_spec, run, CompareOpts, TEST_FILE};
+pub use saved::{comparison_from_logs, from_json};
+pub use variant::{parse_list, Variant, DEFAULT_ENGINES};

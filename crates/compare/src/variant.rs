@@ -1,0 +1,154 @@
+//! What compare puts side by side: an engine (`EngineKind`) with engine options, under a name
+//! the command line and the table use (`io_uring-sqpoll` → "io_uring sqpoll").
+
+use iolab_engine::{Caps, EngineKind, EngineOpts};
+
+/// One engine configuration to compare.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// What the table calls it.
+    pub label: String,
+    /// The engine and its options; `depth` is set per run.
+    pub opts: EngineOpts,
+}
+
+/// A variant beyond the plain engine names: its name, its label, what it switches on.
+type Extra = (&'static str, &'static str, fn(&mut EngineOpts));
+
+/// The variants `--engines` takes beyond the plain engine names.
+const EXTRA: [Extra; 3] = [
+    ("io_uring-sqpoll", "io_uring sqpoll", |o| o.sqpoll = true),
+    ("io_uring-fixed", "io_uring fixedbufs+regfiles", |o| {
+        o.fixedbufs = true;
+        o.registerfiles = true;
+    }),
+    ("io_uring-hipri", "io_uring hipri", |o| o.hipri = true),
+];
+
+/// The default `--engines`: the engines people choose between.
+pub const DEFAULT_ENGINES: [&str; 6] = [
+    "psync",
+    "libaio",
+    "io_uring",
+    "io_uring-sqpoll",
+    "io_uring-fixed",
+    "posixaio",
+];
+
+impl Variant {
+    /// The variant called `name` on the command line (`io_uring_sqpoll` is also accepted).
+    pub fn parse(name: &str) -> Option<Variant> {
+        if let Some(kind) = EngineKind::from_name(name) {
+            return Some(Variant {
+                label: kind.name().to_string(),
+                opts: EngineOpts::new(kind, 1),
+            });
+        }
+        let dashed = name.replace('_', "-").replacen("io-uring", "io_uring", 1);
+        let (_, label, set) = EXTRA.iter().find(|(n, ..)| *n == dashed)?;
+        let mut opts = EngineOpts::new(EngineKind::IoUring, 1);
+        set(&mut opts);
+        Some(Variant {
+            label: label.to_string(),
+            opts,
+        })
+    }
+
+    /// Every name `parse` takes, for "did you mean" and the usage text.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        EngineKind::ALL
+            .into_iter()
+            .map(EngineKind::name)
+            .chain(EXTRA.iter().map(|(n, ..)| *n))
+    }
+
+    /// What the engine, opened at `depth`, can do (opening is how an engine tells: its
+    /// capabilities depend on its options and on the kernel). `None` when it cannot be
+    /// opened here; the run then says why.
+    pub fn caps(&self, depth: u32) -> Option<Caps> {
+        let mut o = self.opts.clone();
+        o.depth = depth.max(1);
+        iolab_engine::open(&o).ok().map(|e| e.caps().clone())
+    }
+
+    /// The job spec's engine options for this variant.
+    pub fn job_opts(&self) -> iolab_job::spec::EngineOpts {
+        let o = &self.opts;
+        iolab_job::spec::EngineOpts {
+            hipri: o.hipri,
+            nowait: o.nowait,
+            sqthread_poll: o.sqpoll,
+            sqthread_poll_cpu: o.sqpoll_cpu,
+            fixedbufs: o.fixedbufs,
+            registerfiles: o.registerfiles,
+            nonvectored: -1,
+            userspace_reap: o.userspace_reap,
+        }
+    }
+}
+
+/// `--engines=LIST`: the variants, or the name that is not one (with the closest that is).
+pub fn parse_list(list: &str) -> Result<Vec<Variant>, String> {
+    let names: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        return Err("--engines: no engine named".into());
+    }
+    names
+        .into_iter()
+        .map(|n| {
+            Variant::parse(n).ok_or_else(|| match iolab_job::closest(n, Variant::names()) {
+                Some(s) => format!("--engines: unknown engine '{n}'; did you mean '{s}'?"),
+                None => format!("--engines: unknown engine '{n}'"),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_become_engines_with_options() {
+        let v = Variant::parse("io_uring-sqpoll").expect("known");
+        assert_eq!(v.opts.kind, EngineKind::IoUring);
+        assert!(v.opts.sqpoll && !v.opts.fixedbufs);
+        assert_eq!(
+            Variant::parse("io_uring_fixed").map(|v| v.label),
+            Some("io_uring fixedbufs+regfiles".into())
+        );
+        assert_eq!(
+            Variant::parse("libaio").map(|v| v.opts.kind),
+            Some(EngineKind::Libaio)
+        );
+        for n in DEFAULT_ENGINES {
+            assert!(Variant::parse(n).is_some(), "{n}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_engine_is_named_once_with_a_suggestion() {
+        let e = parse_list("psync,libaoi").unwrap_err();
+        assert_eq!(
+            e,
+            "--engines: unknown engine 'libaoi'; did you mean 'libaio'?"
+        );
+        assert!(parse_list(" , ").is_err());
+    }
+
+    #[test]
+    fn a_synchronous_engine_says_so_in_its_caps() {
+        let caps = Variant::parse("psync")
+            .and_then(|v| v.caps(8))
+            .expect("psync opens");
+        assert!(caps.sync_only);
+        let null = Variant::parse("null")
+            .and_then(|v| v.caps(8))
+            .expect("null opens");
+        assert!(!null.sync_only);
+    }
+}

@@ -1,0 +1,289 @@
+//! The comparison's columns, defined once for the text table and the HTML table: heading,
+//! value, which way is better, and the two formats. A figure the row lacks is shown as
+//! [`MISSING`] and never ranked; a percentile with fewer than [`SPARSE_TAIL`] completions
+//! beyond it is marked and not ranked either (it is one of a handful of I/Os, not a rate).
+
+use crate::compare::{human_count, human_ns, CompareRow, CLAT_PCT};
+use crate::svg::{fmt_ns, fmt_si, sig3};
+
+/// What a missing figure looks like, in every table.
+pub const MISSING: &str = "–";
+/// Marks a percentile that rests on too few samples.
+pub const SPARSE_MARK: &str = "†";
+/// A percentile needs this many completions beyond it to be shown without the mark.
+pub const SPARSE_TAIL: f64 = 10.0;
+/// The note under a table with marked cells.
+pub const SPARSE_NOTE: &str = "†: fewer than 10 completions lie beyond this percentile, so it is \
+     the latency of a handful of I/Os rather than a tail you can rely on; run longer for a \
+     steady figure. Not ranked.";
+
+/// Which way a column's best value lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rank {
+    High,
+    Low,
+    /// CPU %, depth and utilisation are not better one way or the other on their own.
+    None,
+}
+
+/// One column of both tables.
+pub struct Column {
+    /// Heading of the text table (fits 10 characters).
+    pub short: &'static str,
+    /// Heading of the HTML table.
+    pub head: &'static str,
+    pub rank: Rank,
+    pub val: fn(&CompareRow) -> Option<f64>,
+    pub text: fn(f64) -> String,
+    pub html: fn(f64) -> String,
+    /// The percentile this column shows, for the sample-count check.
+    pub pct: Option<f64>,
+}
+
+/// What a table shows in one cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cell {
+    Missing,
+    Value { v: f64, best: bool, sparse: bool },
+}
+
+impl Column {
+    fn value(&self, r: &CompareRow) -> Option<f64> {
+        (self.val)(r).filter(|v| v.is_finite())
+    }
+
+    /// Whether too few completions lie beyond this column's percentile in `r`.
+    fn sparse(&self, r: &CompareRow) -> bool {
+        self.pct.is_some_and(|p| {
+            r.clat_samples > 0 && (r.clat_samples as f64) * (1.0 - p / 100.0) < SPARSE_TAIL
+        })
+    }
+
+    /// The cell of row `r`, given the column's best value.
+    pub fn cell(&self, r: &CompareRow, best: Option<f64>) -> Cell {
+        match self.value(r) {
+            None => Cell::Missing,
+            Some(v) => {
+                let sparse = self.sparse(r);
+                Cell::Value {
+                    v,
+                    best: !sparse && Some(v) == best,
+                    sparse,
+                }
+            }
+        }
+    }
+
+    /// The best value over the rows that ran, when at least two of them have a comparable
+    /// figure and the figures differ (a column of equal values has no best).
+    fn best(&self, rows: &[CompareRow]) -> Option<f64> {
+        let vals: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.error.is_none() && !self.sparse(r))
+            .filter_map(|r| self.value(r))
+            .collect();
+        let hi = vals.iter().copied().reduce(f64::max)?;
+        let lo = vals.iter().copied().reduce(f64::min)?;
+        if vals.len() < 2 || hi == lo {
+            return None;
+        }
+        match self.rank {
+            Rank::High => Some(hi),
+            Rank::Low => Some(lo),
+            Rank::None => None,
+        }
+    }
+}
+
+/// Each column's best value, in [`COLUMNS`] order.
+pub fn best_values(rows: &[CompareRow]) -> Vec<Option<f64>> {
+    COLUMNS.iter().map(|c| c.best(rows)).collect()
+}
+
+fn human_bytes(v: f64) -> String {
+    if v >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}GiB/s", v / (1024.0 * 1024.0 * 1024.0))
+    } else {
+        format!("{:.1}MiB/s", v / (1024.0 * 1024.0))
+    }
+}
+
+fn bw(v: f64) -> String {
+    let mib = v / (1024.0 * 1024.0);
+    if mib >= 1024.0 {
+        format!("{} GiB/s", sig3(mib / 1024.0))
+    } else if mib >= 1.0 {
+        format!("{} MiB/s", sig3(mib))
+    } else {
+        format!("{} KiB/s", sig3(v / 1024.0))
+    }
+}
+
+fn one(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+fn two(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn three(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+fn whole(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+const fn pct_col(short: &'static str, slot: usize, val: fn(&CompareRow) -> Option<f64>) -> Column {
+    Column {
+        short,
+        head: short,
+        rank: Rank::Low,
+        val,
+        text: human_ns,
+        html: fmt_ns,
+        pct: Some(CLAT_PCT[slot]),
+    }
+}
+
+/// The columns, in order. p90 is carried by the rows but left out of the tables.
+pub const COLUMNS: [Column; 15] = [
+    Column {
+        short: "IOPS",
+        head: "IOPS",
+        rank: Rank::High,
+        val: |r| Some(r.iops).filter(|_| r.iops > 0.0),
+        text: human_count,
+        html: fmt_si,
+        pct: None,
+    },
+    Column {
+        short: "BW",
+        head: "bandwidth",
+        rank: Rank::High,
+        val: |r| Some(r.bw_bytes).filter(|_| r.bw_bytes > 0.0),
+        text: human_bytes,
+        html: bw,
+        pct: None,
+    },
+    Column {
+        short: "clat mean",
+        head: "clat mean",
+        rank: Rank::Low,
+        val: |r| r.clat_mean,
+        text: human_ns,
+        html: fmt_ns,
+        pct: None,
+    },
+    pct_col("p50", 0, |r| r.clat_pct[0].map(|v| v as f64)),
+    pct_col("p99", 2, |r| r.clat_pct[2].map(|v| v as f64)),
+    pct_col("p99.9", 3, |r| r.clat_pct[3].map(|v| v as f64)),
+    pct_col("p99.99", 4, |r| r.clat_pct[4].map(|v| v as f64)),
+    pct_col("p99.999", 5, |r| r.clat_pct[5].map(|v| v as f64)),
+    Column {
+        short: "usr%",
+        head: "usr %",
+        rank: Rank::None,
+        val: |r| r.usr_cpu,
+        text: one,
+        html: one,
+        pct: None,
+    },
+    Column {
+        short: "sys%",
+        head: "sys %",
+        rank: Rank::None,
+        val: |r| r.sys_cpu,
+        text: one,
+        html: one,
+        pct: None,
+    },
+    Column {
+        short: "CPU/IO",
+        head: "CPU / I/O",
+        rank: Rank::Low,
+        val: |r| r.cpu_ns_per_io,
+        text: human_ns,
+        html: fmt_ns,
+        pct: None,
+    },
+    Column {
+        short: "calls/IO",
+        head: "syscalls / I/O",
+        rank: Rank::Low,
+        val: |r| r.syscalls_per_io,
+        text: two,
+        html: two,
+        pct: None,
+    },
+    Column {
+        short: "ctx/IO",
+        head: "ctx / I/O",
+        rank: Rank::Low,
+        val: |r| r.ctx_per_io,
+        text: three,
+        html: three,
+        pct: None,
+    },
+    Column {
+        short: "depth",
+        head: "depth reached",
+        rank: Rank::None,
+        val: |r| r.achieved_depth,
+        text: one,
+        html: one,
+        pct: None,
+    },
+    Column {
+        short: "disk%",
+        head: "disk util %",
+        rank: Rank::None,
+        val: |r| r.disk_util,
+        text: whole,
+        html: one,
+        pct: None,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_columns_match_the_rows_slots() {
+        for c in COLUMNS.iter().filter(|c| c.pct.is_some()) {
+            assert_eq!(c.short, format!("p{}", c.pct.unwrap_or_default()));
+        }
+    }
+
+    #[test]
+    fn a_percentile_beyond_the_samples_is_marked_and_not_ranked() {
+        let row = |n: u64, v: u64| CompareRow {
+            clat_samples: n,
+            clat_pct: [Some(v); 6],
+            ..CompareRow::default()
+        };
+        // 5000 completions: 0.05 lie beyond p99.999, 50 beyond p99.
+        let rows = [row(5000, 100), row(5_000_000, 200)];
+        let p99999 = &COLUMNS[7];
+        assert!(matches!(
+            p99999.cell(&rows[0], None),
+            Cell::Value { sparse: true, .. }
+        ));
+        assert!(matches!(
+            COLUMNS[4].cell(&rows[0], None),
+            Cell::Value { sparse: false, .. }
+        ));
+        // The sparse 100 ns does not beat the sound 200 ns; one sound value has no rank.
+        assert_eq!(p99999.best(&rows), None);
+        assert_eq!(COLUMNS[4].best(&rows), Some(100.0));
+    }
+
+    #[test]
+    fn usr_and_sys_are_ranked_in_neither_table() {
+        for c in COLUMNS.iter().filter(|c| c.short.ends_with('%')) {
+            assert_eq!(c.rank, Rank::None, "{}", c.short);
+        }
+    }
+}
