@@ -180,6 +180,64 @@ fn sparse_files_stay_sparse_by_every_method() {
     }
 }
 
+/// Regression: a file that is all hole (`truncate -s 10M`) was copied as 0 bytes, exit 0, by
+/// the engine (the default on ext4 for big files, --method=engine, any --engine, and in -r).
+#[test]
+fn all_hole_empty_and_trailing_hole_files_keep_size_and_holes_by_every_method() {
+    let d = dir("holes");
+    let src = d.join("src");
+    fs::create_dir(&src).expect("mkdir");
+    let sizes = [("allhole", 10 << 20), ("empty", 0), ("tail", 6 << 20)];
+    for (name, len) in sizes {
+        fs::File::create(src.join(name))
+            .and_then(|f| f.set_len(len))
+            .expect("truncate");
+    }
+    use std::os::unix::fs::FileExt;
+    fs::File::options()
+        .write(true)
+        .open(src.join("tail"))
+        .and_then(|f| f.write_all_at(&pattern(5000, 3), 4096))
+        .expect("write");
+    for (k, v) in [
+        vec![],
+        vec!["--method=engine"],
+        vec!["--engine=psync"],
+        vec!["--method=engine", "--engine=libaio", "--direct"],
+        vec!["--method=copy_file_range"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        for tree in [false, true] {
+            let out = d.join(format!("out{k}{tree}"));
+            let mut args = v.clone();
+            if tree {
+                args.extend(["-r", s(&src), s(&out)]);
+                ok(&args);
+            } else {
+                fs::create_dir(&out).expect("mkdir");
+                for (name, _) in sizes {
+                    let mut a = args.clone();
+                    let (from, to) = (src.join(name), out.join(name));
+                    a.extend([s(&from), s(&to)]);
+                    ok(&a);
+                }
+            }
+            for (name, len) in sizes {
+                let m = fs::metadata(out.join(name)).expect("stat");
+                assert_eq!(m.len(), len, "{v:?} tree={tree}: {name}");
+                assert!(m.blocks() * 512 <= 64 << 10, "{v:?}: {name} not sparse");
+                assert!(
+                    fs::read(out.join(name)).expect("read")
+                        == fs::read(src.join(name)).expect("read"),
+                    "{v:?} tree={tree}: {name} differs"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn trees_keep_structure_links_modes_and_times_with_p() {
     let d = dir("tree");

@@ -368,7 +368,9 @@ impl<'o> Pipeline<'o> {
                 job.extents.clear();
             }
         }
-        if job.used == Used::Engine && !job.extents.is_empty() {
+        // Every file the engine copies gets its size here, before any write: a file that is
+        // all hole has no extents to write, and without this it would be copied as 0 bytes.
+        if job.used == Used::Engine && size > 0 {
             let fd = temp.file.as_raw_fd();
             // A file system that refuses O_DIRECT, or wants an alignment beyond the
             // DIRECT_ALIGN our whole-block writes keep, keeps the buffered destination.
@@ -377,7 +379,7 @@ impl<'o> Pipeline<'o> {
                 Some((mem, off)) => mem as u64 <= DIRECT_ALIGN && off as u64 <= DIRECT_ALIGN,
                 None => true,
             };
-            if hybrid && aligned {
+            if hybrid && aligned && !job.extents.is_empty() {
                 job.dst_direct = engine::sys::fs::set_direct(fd, true).is_ok();
             }
             let dense = job.extents == [(0, size)];
