@@ -60,7 +60,6 @@ pub fn describe(err: lexopt::Error, longs: &[&str]) -> String {
 }
 
 /// An option's value that must be text (a number, a size, a name).
-#[allow(dead_code)] // for cp's and serve's options, as they move to OS strings
 pub fn text(value: OsString, option: &str) -> Result<String, String> {
     value
         .into_string()

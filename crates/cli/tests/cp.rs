@@ -462,7 +462,8 @@ fn a_killed_copy_leaves_the_old_destination_and_at_most_a_temporary_the_next_run
 
     // A named temporary file: left by the kill, removed (and named) by the next run.
     let mut child = slow_copy(&src, &dst, "0");
-    let tmp = d.join(format!(".dst.iolab-{}.tmp", child.id()));
+    let host = fs::read_to_string("/proc/sys/kernel/hostname").expect("host name");
+    let tmp = d.join(format!(".dst.iolab-{}-{}.tmp", host.trim(), child.id()));
     let t = Instant::now();
     while fs::metadata(&tmp).map(|m| m.len()).unwrap_or(0) == 0 {
         assert!(

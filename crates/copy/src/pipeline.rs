@@ -19,10 +19,11 @@ use iolab_engine::{self as engine, Buf, Done, Engine, EngineOpts, FileId, Op, Qu
 use crate::dest::{self, Committed, DestFlags, Temp};
 use crate::error::human;
 use crate::extents::{self, Kernel};
-use crate::meta;
 use crate::verify::Verifier;
+use crate::{meta, nodes};
 use crate::{
-    CopyError, CopyOpts, Entry, Event, Method, Plan, Summary, SyncWrites, Used, DIRECT_ALIGN,
+    CopyError, CopyOpts, Entry, Event, Method, Plan, Sparse, Summary, SyncWrites, Used,
+    DIRECT_ALIGN,
 };
 
 /// Files in flight at once (each holds two descriptors).
@@ -41,6 +42,14 @@ pub(crate) fn run(
     let mut dirs: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
     let mut synced_dirs: HashSet<PathBuf> = HashSet::new();
     let mut files: Vec<(&Path, &Path)> = Vec::new();
+    let mut links = Vec::new();
+    for (dst, why) in &plan.skipped {
+        sum.skipped += 1;
+        on(Event::Skipped {
+            dst: dst.clone(),
+            why,
+        });
+    }
     for entry in &plan.entries {
         match entry {
             Entry::Dir { src, dst } => match meta::make_dir(src, dst) {
@@ -57,42 +66,48 @@ pub(crate) fn run(
                     on(Event::Failed(e));
                 }
             },
-            Entry::Symlink { src, dst, target } => {
-                match dest::symlink(target, dst, opts.no_clobber) {
-                    Ok(Committed::Done) => {
-                        if opts.preserve {
-                            if let Ok(m) = fs::symlink_metadata(src) {
-                                let _ =
-                                    std::os::unix::fs::lchown(dst, Some(m.uid()), Some(m.gid()));
-                            }
-                        }
-                        sum.symlinks += 1;
+            Entry::File { src, dst, .. } if opts.attributes_only => {
+                match nodes::attributes_only(src, dst, opts) {
+                    Ok(Some(ev)) => {
+                        sum.files += 1;
                         synced_dirs.insert(parent_of(dst).to_path_buf());
-                        on(Event::Symlink {
-                            dst: dst.clone(),
-                            target: target.clone(),
-                        });
+                        on(ev);
                     }
-                    Ok(Committed::Exists) => {
+                    Ok(None) => {
                         sum.skipped += 1;
-                        on(Event::Skipped { dst: dst.clone() });
+                        on(Event::Skipped {
+                            dst: dst.clone(),
+                            why: "-n",
+                        });
                     }
                     Err(e) => {
                         sum.failed += 1;
-                        on(Event::Failed(CopyError::io("create link", dst, e)));
+                        on(Event::Failed(e));
                     }
                 }
             }
             Entry::File { src, dst, .. } => files.push((src, dst)),
+            // Hard links point at copies made by the pipeline: made after it.
+            Entry::Link { .. } => links.push(entry),
+            Entry::Symlink { dst, .. } | Entry::Node { dst, .. } => {
+                synced_dirs.insert(parent_of(dst).to_path_buf());
+                nodes::make(entry, opts, &mut sum, on);
+            }
         }
     }
     if !files.is_empty() {
         let mut p = Pipeline::new(opts)?;
         p.run(&files, &mut sum, &mut synced_dirs, on)?;
     }
+    for entry in links {
+        if let Entry::Link { dst, .. } = entry {
+            synced_dirs.insert(parent_of(dst).to_path_buf());
+        }
+        nodes::make(entry, opts, &mut sum, on);
+    }
     // Directories get their final mode and times once nothing more is written into them.
     for (src, dst, created) in dirs.iter().rev() {
-        if let Err(e) = meta::finish_dir(src, dst, *created, opts.preserve) {
+        if let Err(e) = meta::finish_dir(src, dst, *created, &opts.preserve) {
             sum.failed += 1;
             on(Event::Failed(e));
         }
@@ -142,6 +157,8 @@ struct Job<'p> {
     used: Used,
     state: State,
     error: Option<CopyError>,
+    /// Bytes of this file added to the progress counter (holes are added at the end).
+    counted: u64,
 }
 
 impl Job<'_> {
@@ -264,6 +281,10 @@ impl<'o> Pipeline<'o> {
                         jobs[slot] = Some(job);
                         self.advance_job(&mut jobs, slot);
                     }
+                    Err(CopyError::Interrupted) => {
+                        self.abandon(&mut jobs);
+                        return Err(CopyError::Interrupted);
+                    }
                     Err(e) => {
                         sum.failed += 1;
                         on(Event::Failed(e));
@@ -308,8 +329,12 @@ impl<'o> Pipeline<'o> {
         let meta = sf.metadata().map_err(|e| CopyError::io("stat", src, e))?;
         // The size now, not at planning: the open file is what gets copied.
         let size = meta.len();
-        let extents =
-            extents::data_extents(&sf, &meta).map_err(|e| CopyError::io("seek", src, e))?;
+        let extents = if o.sparse == Sparse::Never {
+            // Every byte written: the holes become zeros on disk.
+            vec![(0, size)]
+        } else {
+            extents::data_extents(&sf, &meta).map_err(|e| CopyError::io("seek", src, e))?
+        };
         let old = fs::metadata(dst).ok();
         let temp = Temp::create(dst, meta.mode(), self.flags, o.tmpfile)
             .map_err(|e| CopyError::io("create a temporary file for", dst, e))?;
@@ -330,6 +355,7 @@ impl<'o> Pipeline<'o> {
             used: Used::Engine,
             state: State::Data,
             error: None,
+            counted: 0,
         };
         let kernel_ok = o.method != Method::Engine && !o.direct && o.sync == SyncWrites::Off;
         if matches!(o.method, Method::CopyFileRange | Method::Reflink) && !kernel_ok {
@@ -339,6 +365,9 @@ impl<'o> Pipeline<'o> {
                  cannot be combined with --direct or --sync",
             ));
         }
+        // --sparse=always and =never decide block by block what is written; only the engine
+        // sees the blocks.
+        let kernel_ok = kernel_ok && o.sparse == Sparse::Auto;
         // Auto on a local file system, for a file worth it, with the fsync on: the engine with
         // an O_DIRECT destination beats copy_file_range + fsync. It reads the source through
         // the page cache (a warm source costs no device reads) and writes straight to the
@@ -356,14 +385,22 @@ impl<'o> Pipeline<'o> {
                 engine::sys::fs::set_direct(temp.file.as_raw_fd(), false)
                     .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
             }
-            let n = extents::read_to_end_into(&sf, &temp.file)
-                .map_err(|e| self.write_error("copy", &job, e))?;
+            let n = match extents::read_to_end_into(&sf, &temp.file, &o.cancel) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    return Err(CopyError::Interrupted)
+                }
+                r => r.map_err(|e| self.write_error("copy", &job, e))?,
+            };
             o.progress.fetch_add(n, Ordering::Relaxed);
+            job.counted = n;
             job.size = n;
             job.used = Used::Stream;
             job.extents.clear();
         } else if kernel_ok && size > 0 {
-            if let Some(used) = self.kernel_copy(&job, &sf, &temp, !hybrid)? {
+            let before = o.progress.load(Ordering::Relaxed);
+            let used = self.kernel_copy(&job, &sf, &temp, !hybrid)?;
+            job.counted = o.progress.load(Ordering::Relaxed).saturating_sub(before);
+            if let Some(used) = used {
                 job.used = used;
                 job.extents.clear();
             }
@@ -382,7 +419,8 @@ impl<'o> Pipeline<'o> {
             if hybrid && aligned && !job.extents.is_empty() {
                 job.dst_direct = engine::sys::fs::set_direct(fd, true).is_ok();
             }
-            let dense = job.extents == [(0, size)];
+            // Preallocated blocks are not holes: --sparse=always leaves the size alone.
+            let dense = job.extents == [(0, size)] && o.sparse != Sparse::Always;
             let r = if dense {
                 engine::sys::preallocate(fd, size).map(drop)
             } else {
@@ -557,6 +595,19 @@ impl<'o> Pipeline<'o> {
                     n
                 };
                 req.buf.as_mut_slice()[n..len].fill(0);
+                if self.opts.sparse == Sparse::Always
+                    && req.buf.as_slice()[..n].iter().all(|&b| b == 0)
+                {
+                    // --sparse=always: a block of zeros is left a hole (the size is set).
+                    self.opts.progress.fetch_add(n as u64, Ordering::Relaxed);
+                    job.counted += n as u64;
+                    self.free.push(req.buf);
+                    if job.inflight == 0 {
+                        let slot = req.tag as usize;
+                        self.advance_job(jobs, slot);
+                    }
+                    return;
+                }
                 let Some(dst) = job.dst else { return };
                 job.inflight += 1;
                 self.queue(Req::data(Op::Write, dst, req.offset, len, req.buf).with_tag(req.tag));
@@ -564,6 +615,7 @@ impl<'o> Pipeline<'o> {
             (Op::Write, Ok(n)) => {
                 let real = (n as u64).min(job.size.saturating_sub(req.offset));
                 self.opts.progress.fetch_add(real, Ordering::Relaxed);
+                job.counted += real;
                 self.free.push(req.buf);
             }
             (Op::Fsync, Ok(_)) => job.state = State::Finished,
@@ -628,7 +680,14 @@ impl<'o> Pipeline<'o> {
                     .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
             }
         }
-        meta::apply_file(f, dst, &job.meta, job.old.as_ref(), self.opts.preserve)?;
+        meta::apply_file(
+            f,
+            job.src_path,
+            dst,
+            &job.meta,
+            job.old.as_ref(),
+            &self.opts.preserve,
+        )?;
         Ok(())
     }
 
@@ -654,7 +713,10 @@ impl<'o> Pipeline<'o> {
                 on(Event::Failed(e));
                 continue;
             }
-            match self.name(&mut job) {
+            // The holes: the progress counts a file's size once it is done.
+            let holes = job.size.saturating_sub(job.counted);
+            self.opts.progress.fetch_add(holes, Ordering::Relaxed);
+            match self.name(&mut job, on) {
                 Ok(Some(ev)) => {
                     sum.files += 1;
                     sum.bytes += job.size;
@@ -665,6 +727,7 @@ impl<'o> Pipeline<'o> {
                     sum.skipped += 1;
                     on(Event::Skipped {
                         dst: job.dst_path.to_path_buf(),
+                        why: "-n",
                     });
                 }
                 Err(e) => {
@@ -683,7 +746,11 @@ impl<'o> Pipeline<'o> {
     }
 
     /// Verifies (when asked) and gives the destination its name. `None`: skipped by `-n`.
-    fn name(&mut self, job: &mut Job<'_>) -> Result<Option<Event>, CopyError> {
+    fn name(
+        &mut self,
+        job: &mut Job<'_>,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Option<Event>, CopyError> {
         let Some(temp) = job.temp.take() else {
             return Err(CopyError::refused(job.dst_path, "lost its temporary file"));
         };
@@ -692,6 +759,11 @@ impl<'o> Pipeline<'o> {
         } else {
             None
         };
+        if let (Some(b), Some(_)) = (&self.opts.backup, &job.old) {
+            // Part of the commit: the old file keeps a second name, then the copy takes its own.
+            nodes::keep_backup(job.dst_path, b, on)
+                .map_err(|e| self.write_error("make the backup of", job, e))?;
+        }
         match temp.commit(self.opts.no_clobber, job.old.is_some()) {
             Ok(Committed::Done) => Ok(Some(Event::Copied {
                 src: job.src_path.to_path_buf(),
