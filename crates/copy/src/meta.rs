@@ -144,12 +144,16 @@ pub(crate) fn finish_dir(
     if p.mode {
         fs::set_permissions(dst, fs::Permissions::from_mode(m.mode() & 0o7777))
             .map_err(|e| CopyError::io("set mode of", dst, e))?;
-    } else if created && m.mode() & 0o200 == 0 {
-        // Created writable so the copy could fill it; now as the source says (umask applied
-        // at creation already removed what it removes).
+    } else if created {
+        // Created writable so the copy could fill it; now as the source says with the umask
+        // (which creation applied to the bits it was given), and the sticky and set-id bits
+        // (which mkdir drops), as cp does.
         let now = fs::metadata(dst).map_err(|e| CopyError::io("stat", dst, e))?;
-        fs::set_permissions(dst, fs::Permissions::from_mode(now.mode() & 0o7577))
-            .map_err(|e| CopyError::io("set mode of", dst, e))?;
+        let want = (now.mode() & m.mode() & 0o777) | (m.mode() & 0o7000);
+        if now.mode() & 0o7777 != want {
+            fs::set_permissions(dst, fs::Permissions::from_mode(want))
+                .map_err(|e| CopyError::io("set mode of", dst, e))?;
+        }
     }
     if p.timestamps {
         let t = times(&m, src)?;

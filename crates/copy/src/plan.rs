@@ -146,11 +146,7 @@ fn src_name(src: &Path) -> Option<PathBuf> {
 fn add_source(plan: &mut Plan, src: &Path, dst: &Path, opts: &CopyOpts) -> Result<(), CopyError> {
     // Command-line symlinks are followed without -r (cp's default), copied as links with it;
     // -L and -H follow them, -P (and -d) do not.
-    let follow = match opts.deref {
-        Some(Deref::Never) => false,
-        Some(_) => true,
-        None => !opts.recursive,
-    };
+    let follow = deref(opts) != Deref::Never;
     let meta = if follow {
         fs::metadata(src)
     } else {
@@ -167,7 +163,18 @@ fn add_source(plan: &mut Plan, src: &Path, dst: &Path, opts: &CopyOpts) -> Resul
         refuse_into_itself(src, dst)?;
         return add_tree(plan, src, dst, opts, meta.dev());
     }
-    add_leaf(plan, src, dst, &meta, opts)
+    add_leaf(plan, src, dst, &meta, opts, true)
+}
+
+/// Which links are followed: as asked, else cp's default: none in a tree copy, every one
+/// otherwise (`-l` included: GNU cp hard links what a link points at).
+fn deref(opts: &CopyOpts) -> Deref {
+    opts.deref
+        .unwrap_or(if opts.recursive && opts.make != Make::HardLink {
+            Deref::Never
+        } else {
+            Deref::Always
+        })
 }
 
 /// A directory copied into itself would never end.
@@ -220,9 +227,9 @@ fn add_tree(
     for child in children {
         let s = child.path();
         let d = dst.join(child.file_name());
-        let m = match opts.deref {
-            // -L: links inside the tree are followed too (a dangling one stays a link).
-            Some(Deref::Always) => fs::metadata(&s).or_else(|_| fs::symlink_metadata(&s)),
+        let m = match deref(opts) {
+            // -L: links inside the tree are followed too (a dangling one cannot be, as in cp).
+            Deref::Always => fs::metadata(&s),
             _ => fs::symlink_metadata(&s),
         };
         let result = match m {
@@ -232,7 +239,7 @@ fn add_tree(
                 Ok(())
             }
             Ok(m) if m.is_dir() => add_tree(plan, &s, &d, opts, dev),
-            Ok(m) => add_leaf(plan, &s, &d, &m, opts),
+            Ok(m) => add_leaf(plan, &s, &d, &m, opts, false),
             Err(e) => Err(CopyError::io("stat", &s, e)),
         };
         if let Err(e) = result {
@@ -248,11 +255,12 @@ fn add_leaf(
     dst: &Path,
     meta: &Metadata,
     opts: &CopyOpts,
+    top: bool,
 ) -> Result<(), CopyError> {
     let ft = meta.file_type();
     let (src, dst) = (src.to_path_buf(), dst.to_path_buf());
     if opts.make != Make::Copy {
-        return add_made_link(plan, src, dst, opts);
+        return add_made_link(plan, src, dst, opts, top);
     }
     if ft.is_socket() && (!opts.recursive || opts.copy_contents) {
         return Err(CopyError::refused(
@@ -299,6 +307,7 @@ fn add_made_link(
     src: PathBuf,
     dst: PathBuf,
     opts: &CopyOpts,
+    top: bool,
 ) -> Result<(), CopyError> {
     let hard = opts.make == Make::HardLink;
     if !hard && src.is_relative() {
@@ -332,11 +341,16 @@ fn add_made_link(
         }
     }
     plan.entries.push(if hard {
-        Entry::Link {
-            target: src.clone(),
-            src,
-            dst,
-        }
+        // A link that is followed (-L, and -l's default) is hard linked at what it points to.
+        let link = fs::symlink_metadata(&src).is_ok_and(|m| m.file_type().is_symlink());
+        let follow =
+            link && (deref(opts) == Deref::Always || (deref(opts) == Deref::CommandLine && top));
+        let target = if follow {
+            fs::canonicalize(&src).map_err(|e| CopyError::io("resolve", &src, e))?
+        } else {
+            src.clone()
+        };
+        Entry::Link { target, src, dst }
     } else {
         Entry::Symlink {
             target: src.clone(),
