@@ -205,6 +205,8 @@ fn all_hole_empty_and_trailing_hole_files_keep_size_and_holes_by_every_method() 
         vec!["--engine=psync"],
         vec!["--method=engine", "--engine=libaio", "--direct"],
         vec!["--method=copy_file_range"],
+        vec!["--sparse=always"],
+        vec!["--reflink=never"],
     ]
     .iter()
     .enumerate()
@@ -611,4 +613,113 @@ fn verify_catches_a_corrupted_copy_and_does_not_name_it() {
     // Without the flip the same copy verifies and lands.
     ok(&["--verify", s(&src), s(&dst)]);
     assert!(fs::read(&dst).expect("read") == pattern(300_000, 8));
+}
+
+/// Regression: at 80 columns the bar wrapped and erased the `-v` lines, and a finished bar stayed
+/// at 96%. Under a pseudo-terminal 80 columns wide (script(1)): every bar line fits, every `-v`
+/// line is printed whole, and the bar is cleared at the end.
+#[test]
+fn the_progress_bar_fits_80_columns_keeps_v_lines_and_clears() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: script(1) is not installed (util-linux)");
+        return;
+    }
+    let d = dir("progress");
+    let src = d.join("src");
+    fs::create_dir(&src).expect("mkdir");
+    for i in 0..3 {
+        fs::write(src.join(format!("f{i}")), pattern(8 << 20, i)).expect("write");
+    }
+    let dst = d.join("dst");
+    let line = format!(
+        "stty cols 80; {} cp -r -v --progress --method=engine --sync --bs=64k {} {}",
+        env!("CARGO_BIN_EXE_iolab"),
+        s(&src),
+        s(&dst)
+    );
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .expect("script");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
+    let plain = strip_escapes(&raw);
+    let bars: Vec<&str> = plain
+        .split(['\r', '\n'])
+        .filter(|l| l.contains('%') && l.contains("files"))
+        .collect();
+    assert!(!bars.is_empty(), "no bar was drawn: {raw:?}");
+    for b in &bars {
+        assert!(
+            b.chars().count() <= 80,
+            "{} columns: {b}",
+            b.chars().count()
+        );
+    }
+    for i in 0..3 {
+        let want = format!(
+            "'{}' -> '{}' (",
+            s(&src.join(format!("f{i}"))),
+            s(&dst.join(format!("f{i}")))
+        );
+        assert!(
+            plain.split(['\r', '\n']).any(|l| l.starts_with(&want)),
+            "{want} missing: {raw:?}"
+        );
+    }
+    // The last thing drawn on the bar's line is its erasure.
+    let last_bar = raw.rfind("/3 files").expect("bar");
+    assert!(
+        raw[last_bar..].contains("\x1b[2K"),
+        "bar left on screen: {:?}",
+        &raw[last_bar..]
+    );
+    assert!(plain.contains("3 files, 24.0 MiB"), "{plain}");
+}
+
+/// Removes terminal escape sequences (CSI ... letter).
+fn strip_escapes(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            chars.next();
+            for n in chars.by_ref() {
+                if n.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// -i asks on standard input: "y" replaces, anything else keeps the destination.
+#[test]
+fn interactive_asks_and_keeps_the_destination_unless_told_yes() {
+    use std::io::Write;
+    let d = dir("interactive");
+    let (a, b) = (d.join("a"), d.join("b"));
+    fs::write(&a, b"new").expect("write");
+    for (answer, want) in [("n\n", &b"old"[..]), ("", b"old"), ("y\n", b"new")] {
+        fs::write(&b, b"old").expect("write");
+        let mut child = cp_cmd(&["-i", s(&a), s(&b)])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        if let Some(mut i) = child.stdin.take() {
+            i.write_all(answer.as_bytes()).expect("answer");
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("overwrite"));
+        assert_eq!(fs::read(&b).expect("read"), want, "answer {answer:?}");
+    }
 }
