@@ -21,6 +21,7 @@ mod meta;
 mod nodes;
 mod pipeline;
 mod plan;
+mod run;
 mod verify;
 
 use std::path::PathBuf;
@@ -300,5 +301,5 @@ pub struct Summary {
 /// directories' own metadata. Errors on single entries are reported through `on` and counted;
 /// the run goes on, as cp does. Stops early only when cancelled.
 pub fn run(plan: &Plan, opts: &CopyOpts, on: &mut dyn FnMut(Event)) -> Result<Summary, CopyError> {
-    pipeline::run(plan, opts, on)
+    run::run(plan, opts, on)
 }

@@ -1,4 +1,4 @@
-//! The copy pipeline: every file of a plan through one engine, `iodepth` buffers in flight.
+//! The copy pipeline: the files of a plan through one engine, `iodepth` buffers in flight.
 //!
 //! A buffer goes round a loop: read at an offset of a source, and when the read completes,
 //! written at the same offset of the destination; when the write completes it takes the next
@@ -21,10 +21,7 @@ use crate::error::human;
 use crate::extents::{self, Kernel};
 use crate::verify::Verifier;
 use crate::{meta, nodes};
-use crate::{
-    CopyError, CopyOpts, Entry, Event, Method, Plan, Sparse, Summary, SyncWrites, Used,
-    DIRECT_ALIGN,
-};
+use crate::{CopyError, CopyOpts, Event, Method, Sparse, Summary, SyncWrites, Used, DIRECT_ALIGN};
 
 /// Files in flight at once (each holds two descriptors).
 const MAX_ACTIVE: usize = 64;
@@ -33,97 +30,7 @@ const MAX_ACTIVE: usize = 64;
 /// copy_file_range: below it one copy_file_range call is cheaper than setting up the window.
 const HYBRID_MIN: u64 = 4 << 20;
 
-pub(crate) fn run(
-    plan: &Plan,
-    opts: &CopyOpts,
-    on: &mut dyn FnMut(Event),
-) -> Result<Summary, CopyError> {
-    let mut sum = Summary::default();
-    let mut dirs: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
-    let mut synced_dirs: HashSet<PathBuf> = HashSet::new();
-    let mut files: Vec<(&Path, &Path)> = Vec::new();
-    let mut links = Vec::new();
-    for (dst, why) in &plan.skipped {
-        sum.skipped += 1;
-        on(Event::Skipped {
-            dst: dst.clone(),
-            why,
-        });
-    }
-    for entry in &plan.entries {
-        match entry {
-            Entry::Dir { src, dst } => match meta::make_dir(src, dst) {
-                Ok(created) => {
-                    if created {
-                        sum.dirs += 1;
-                        synced_dirs.insert(parent_of(dst).to_path_buf());
-                        on(Event::Dir { dst: dst.clone() });
-                    }
-                    dirs.push((src.clone(), dst.clone(), created));
-                }
-                Err(e) => {
-                    sum.failed += 1;
-                    on(Event::Failed(e));
-                }
-            },
-            Entry::File { src, dst, .. } if opts.attributes_only => {
-                match nodes::attributes_only(src, dst, opts) {
-                    Ok(Some(ev)) => {
-                        sum.files += 1;
-                        synced_dirs.insert(parent_of(dst).to_path_buf());
-                        on(ev);
-                    }
-                    Ok(None) => {
-                        sum.skipped += 1;
-                        on(Event::Skipped {
-                            dst: dst.clone(),
-                            why: "-n",
-                        });
-                    }
-                    Err(e) => {
-                        sum.failed += 1;
-                        on(Event::Failed(e));
-                    }
-                }
-            }
-            Entry::File { src, dst, .. } => files.push((src, dst)),
-            // Hard links point at copies made by the pipeline: made after it.
-            Entry::Link { .. } => links.push(entry),
-            Entry::Symlink { dst, .. } | Entry::Node { dst, .. } => {
-                synced_dirs.insert(parent_of(dst).to_path_buf());
-                nodes::make(entry, opts, &mut sum, on);
-            }
-        }
-    }
-    if !files.is_empty() {
-        let mut p = Pipeline::new(opts)?;
-        p.run(&files, &mut sum, &mut synced_dirs, on)?;
-    }
-    for entry in links {
-        if let Entry::Link { dst, .. } = entry {
-            synced_dirs.insert(parent_of(dst).to_path_buf());
-        }
-        nodes::make(entry, opts, &mut sum, on);
-    }
-    // Directories get their final mode and times once nothing more is written into them.
-    for (src, dst, created) in dirs.iter().rev() {
-        if let Err(e) = meta::finish_dir(src, dst, *created, &opts.preserve) {
-            sum.failed += 1;
-            on(Event::Failed(e));
-        }
-    }
-    if opts.fsync {
-        for d in &synced_dirs {
-            if let Err(e) = File::open(d).and_then(|f| f.sync_all()) {
-                sum.failed += 1;
-                on(Event::Failed(CopyError::io("fsync directory", d, e)));
-            }
-        }
-    }
-    Ok(sum)
-}
-
-fn parent_of(p: &Path) -> &Path {
+pub(crate) fn parent_of(p: &Path) -> &Path {
     match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -192,7 +99,7 @@ fn round_up(n: u64, align: u64) -> u64 {
     n.div_ceil(align) * align
 }
 
-struct Pipeline<'o> {
+pub(crate) struct Pipeline<'o> {
     opts: &'o CopyOpts,
     engine: Box<dyn Engine>,
     describe: String,
@@ -209,7 +116,7 @@ struct Pipeline<'o> {
 }
 
 impl<'o> Pipeline<'o> {
-    fn new(opts: &'o CopyOpts) -> Result<Pipeline<'o>, CopyError> {
+    pub(crate) fn new(opts: &'o CopyOpts) -> Result<Pipeline<'o>, CopyError> {
         let depth = opts.iodepth.max(1);
         if opts.direct && !(opts.bs as u64).is_multiple_of(DIRECT_ALIGN) {
             return Err(CopyError::refused(
@@ -242,7 +149,7 @@ impl<'o> Pipeline<'o> {
         })
     }
 
-    fn run<'p>(
+    pub(crate) fn run<'p>(
         &mut self,
         files: &[(&'p Path, &'p Path)],
         sum: &mut Summary,
