@@ -4,7 +4,7 @@
 //! the new file, by a hard link (the destination's name never goes missing), so a copy that
 //! fails or is interrupted leaves no backup and the destination untouched.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -92,20 +92,11 @@ fn highest_number(dst: &Path) -> u64 {
 /// is renamed over it. File systems without hard links get a rename of `dst` (its name is then
 /// missing until the commit that follows).
 pub(crate) fn keep(dst: &Path, backup: &Path) -> io::Result<()> {
-    let mut tmp = backup.as_os_str().to_os_string();
-    tmp.push(OsStr::new(&format!(".iolab-backup-{}", std::process::id())));
-    let tmp = PathBuf::from(tmp);
-    let _ = fs::remove_file(&tmp);
-    match fs::hard_link(dst, &tmp) {
-        Ok(()) => fs::rename(&tmp, backup).inspect_err(|_| {
-            let _ = fs::remove_file(&tmp);
-        }),
-        Err(e)
-            if e.raw_os_error() == Some(libc::EPERM) || e.raw_os_error() == Some(libc::EMLINK) =>
-        {
+    match crate::dest::replace_with(backup, |tmp| fs::hard_link(dst, tmp)) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EMLINK)) => {
             fs::rename(dst, backup)
         }
-        Err(e) => Err(e),
+        r => r,
     }
 }
 

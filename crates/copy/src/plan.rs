@@ -265,7 +265,7 @@ fn add_leaf(
     if ft.is_socket() && (!opts.recursive || opts.copy_contents) {
         return Err(CopyError::refused(
             &src,
-            "is a socket; there is nothing to read",
+            "is a socket; there is nothing to read (cp -r recreates it)",
         ));
     }
     // Inside a tree (-r), FIFOs and device nodes are recreated; without -r their contents are
