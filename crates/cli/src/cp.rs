@@ -274,6 +274,13 @@ fn check(a: &mut Args) -> Result<(), String> {
     if o.method == Method::Reflink && o.sparse != Sparse::Auto {
         return Err("--reflink can be used only with --sparse=auto".into());
     }
+    if o.method == Method::CopyFileRange && o.sparse != Sparse::Auto {
+        return Err(
+            "--method=copy_file_range cannot place holes itself; use --sparse=auto, or \
+                    --method=engine (or auto) with --sparse=always|never"
+                .into(),
+        );
+    }
     if o.make != Make::Copy && o.attributes_only {
         return Err(
             "--attributes-only cannot be combined with -l or -s: links have no data to \
@@ -761,6 +768,53 @@ mod tests {
                 1,
                 "{line}: named more than once: {e}"
             );
+        }
+    }
+
+    /// Any argument list, however odd, is parsed or refused: never a panic.
+    #[test]
+    fn no_argument_list_panics() {
+        let tokens: [&[u8]; 24] = [
+            b"-",
+            b"--",
+            b"-t",
+            b"-S",
+            b"--backup=",
+            b"--reflink=",
+            b"--sparse",
+            b"-abdfHilLnPprRsTuvx",
+            b"--preserve=",
+            b"--no-preserve=all,",
+            b"--bs=",
+            b"--iodepth=99999999999",
+            b"\xff\xfe",
+            b"-\xe9",
+            b"--\xe9=1",
+            b"--engine=",
+            b"a",
+            b"b/",
+            b"--method=",
+            b"--sync=x",
+            b"-tS",
+            b"--parents",
+            b"--target-directory",
+            b"-Zq",
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..5000 {
+            let mut line = Vec::new();
+            for _ in 0..(x % 6) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                line.push(OsString::from_vec(
+                    tokens[(x % tokens.len() as u64) as usize].to_vec(),
+                ));
+            }
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let _ = parse(&line);
         }
     }
 
