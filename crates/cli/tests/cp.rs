@@ -564,6 +564,17 @@ fn reflink_is_used_where_the_file_system_shares_blocks() {
         assert!(said.contains("(reflink,"), "{v:?}: {said}");
         assert!(fs::read(&dst).expect("read") == data);
     }
+    // A file that is all hole keeps its size and its holes through a reflink too.
+    let hole = mnt.join("hole");
+    fs::File::create(&hole)
+        .and_then(|f| f.set_len(10 << 20))
+        .expect("truncate");
+    for v in ["--method=reflink", "--method=auto"] {
+        let dst = mnt.join(format!("hole{v}"));
+        ok(&[v, s(&hole), s(&dst)]);
+        let m = fs::metadata(&dst).expect("stat");
+        assert_eq!((m.len(), m.blocks()), (10 << 20, 0), "{v}");
+    }
     // On a file system without reflinks, forcing it is a clear error and nothing is created.
     let out = cp(&["--method=reflink", s(&src), s(&d.join("no"))]);
     assert_eq!(out.status.code(), Some(1));
