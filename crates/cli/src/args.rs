@@ -21,7 +21,9 @@ pub struct Cmd {
 impl Cmd {
     /// `--help`: the usage on standard output, exit 0.
     pub fn help(&self) -> ExitCode {
-        println!("{}", self.usage.trim_end());
+        // `iolab X --help | head` closes the pipe early; that is no reason to panic.
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), "{}", self.usage.trim_end());
         ExitCode::SUCCESS
     }
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use iolab_copy::{
-    Backup, BackupKind, CopyError, CopyOpts, Deref, Entry, Event, Make, Method, Preserve, Sparse,
-    SyncWrites,
+    shown, Backup, BackupKind, CopyError, CopyOpts, Deref, Entry, Event, Make, Method, Preserve,
+    Sparse, SyncWrites,
 };
 use iolab_engine::EngineKind;
 use lexopt::prelude::*;
@@ -603,7 +603,7 @@ fn ask_before_replacing(plan: &mut iolab_copy::Plan) {
         if std::fs::symlink_metadata(dst).is_err() {
             return true;
         }
-        eprint!("iolab cp: overwrite '{}'? ", dst.display());
+        eprint!("iolab cp: overwrite '{}'? ", shown(dst));
         let _ = std::io::stderr().flush();
         let mut answer = String::new();
         let yes = lines.read_line(&mut answer).is_ok_and(|n| n > 0)
@@ -638,12 +638,20 @@ fn watch_stop(stop: Arc<AtomicBool>, finished: Arc<AtomicBool>) {
     });
 }
 
+/// A `-v` line on standard output. A closed pipe (`iolab cp -v ... | head`) is not an error of
+/// the copy, and must not end it.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 fn report(ev: Event, verbose: bool) {
     match ev {
         Event::Failed(e) => eprintln!("iolab cp: {e}"),
         Event::Stale { path } => eprintln!(
             "iolab cp: removed '{}', left by an interrupted copy",
-            path.display()
+            shown(&path)
         ),
         _ if !verbose => {}
         Event::Copied {
@@ -658,30 +666,26 @@ fn report(ev: Event, verbose: bool) {
             let crc = crc32c
                 .map(|c| format!(", verified crc32c {c:08x}"))
                 .unwrap_or_default();
-            println!(
+            say!(
                 "'{}' -> '{}' ({how}, {bytes} bytes{crc})",
-                src.display(),
-                dst.display()
+                shown(&src),
+                shown(&dst)
             );
         }
-        Event::Dir { dst } => println!("created directory '{}'", dst.display()),
+        Event::Dir { dst } => say!("created directory '{}'", shown(&dst)),
         Event::Symlink { dst, target } => {
-            println!("'{}' -> '{}' (symlink)", dst.display(), target.display())
+            say!("'{}' -> '{}' (symlink)", shown(&dst), shown(&target))
         }
         Event::HardLink { dst, target } => {
-            println!("'{}' => '{}' (hard link)", dst.display(), target.display())
+            say!("'{}' => '{}' (hard link)", shown(&dst), shown(&target))
         }
         Event::Node { src, dst } => {
-            println!("'{}' -> '{}' (special file)", src.display(), dst.display())
+            say!("'{}' -> '{}' (special file)", shown(&src), shown(&dst))
         }
         Event::Backup { dst, backup } => {
-            println!(
-                "(backup: '{}' kept as '{}')",
-                dst.display(),
-                backup.display()
-            )
+            say!("(backup: '{}' kept as '{}')", shown(&dst), shown(&backup))
         }
-        Event::Skipped { dst, why } => println!("not replacing '{}' ({why})", dst.display()),
+        Event::Skipped { dst, why } => say!("not replacing '{}' ({why})", shown(&dst)),
     }
 }
 

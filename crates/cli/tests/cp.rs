@@ -734,3 +734,40 @@ fn interactive_asks_and_keeps_the_destination_unless_told_yes() {
         assert_eq!(fs::read(&b).expect("read"), want, "answer {answer:?}");
     }
 }
+
+/// Regression: `iolab cp -rv ... | head -2` panicked on the first `-v` line after head exited,
+/// leaving the tree half copied. A closed standard output ends no copy.
+#[test]
+fn a_closed_stdout_does_not_stop_a_verbose_copy() {
+    let d = dir("epipe");
+    let src = d.join("src");
+    fs::create_dir(&src).expect("mkdir");
+    for i in 0..50 {
+        fs::write(src.join(format!("f{i}")), pattern(100, i)).expect("write");
+    }
+    let dst = d.join("dst");
+    let mut child = cp_cmd(&["-rv", s(&src), s(&dst)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("panicked"), "{err}");
+    assert_eq!(names(&dst).len(), 50);
+    let help = cp_cmd(&["--help"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            drop(c.stdout.take());
+            c.wait_with_output()
+        })
+        .expect("help");
+    assert!(
+        help.status.success(),
+        "{}",
+        String::from_utf8_lossy(&help.stderr)
+    );
+}

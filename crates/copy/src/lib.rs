@@ -32,7 +32,7 @@ use iolab_engine::EngineKind;
 
 pub use backup::{Backup, BackupKind};
 pub use dest::remove_temporaries;
-pub use error::CopyError;
+pub use error::{shown, CopyError};
 
 /// O_DIRECT alignment the copy keeps: offsets, lengths and `bs` are multiples of it (buffers
 /// are page-aligned). It covers every device whose logical block is at most 4 KiB.

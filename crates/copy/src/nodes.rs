@@ -11,6 +11,7 @@ use std::path::Path;
 use iolab_engine::sys::fs as sysfs;
 
 use crate::dest::{self, Committed, DestFlags, Temp};
+use crate::error::shown;
 use crate::{backup, meta, CopyError, CopyOpts, Entry, Event, Summary, SyncWrites, Used};
 
 /// Makes a symbolic link, hard link or node entry; counts it and reports it through `on`.
@@ -29,8 +30,7 @@ pub(crate) fn make(entry: &Entry, opts: &CopyOpts, sum: &mut Summary, on: &mut d
         }
         Entry::Link { dst, target, .. } => place(dst, opts, on, |p| fs::hard_link(target, p))
             .map_err(|e| {
-                CopyError::io("create hard link", dst, e)
-                    .detail(format!("to '{}'", target.display()))
+                CopyError::io("create hard link", dst, e).detail(format!("to '{}'", shown(target)))
             })
             .map(|c| {
                 (c == Committed::Done).then(|| Event::HardLink {

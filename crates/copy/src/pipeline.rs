@@ -18,6 +18,7 @@ use iolab_engine::{self as engine, Buf, Done, Engine, EngineOpts, FileId, Op, Qu
 
 use crate::dest::{self, Committed, DestFlags, Temp};
 use crate::error::human;
+use crate::error::shown;
 use crate::extents::{self, Kernel};
 use crate::verify::Verifier;
 use crate::{meta, nodes};
@@ -337,7 +338,7 @@ impl<'o> Pipeline<'o> {
                 CopyError::io("allocate", dst, e).detail(format!(
                     "{} needed; '{}' was not changed",
                     human(size),
-                    dst.display()
+                    shown(dst)
                 ))
             })?;
         }
@@ -418,8 +419,8 @@ impl<'o> Pipeline<'o> {
     fn write_error(&self, op: &'static str, job: &Job<'_>, e: io::Error) -> CopyError {
         let dst = job.dst_path;
         CopyError::io(op, dst, e).detail(match &job.old {
-            Some(_) => format!("'{}' was not changed", dst.display()),
-            None => format!("'{}' was not created", dst.display()),
+            Some(_) => format!("'{}' was not changed", shown(dst)),
+            None => format!("'{}' was not created", shown(dst)),
         })
     }
 

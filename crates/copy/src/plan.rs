@@ -8,6 +8,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
+use crate::error::shown;
 use crate::{CopyError, CopyOpts, Deref, Make};
 
 /// One thing to create.
@@ -194,7 +195,7 @@ fn refuse_into_itself(src: &Path, dst: &Path) -> Result<(), CopyError> {
     if dst_c.starts_with(&src_c) {
         return Err(CopyError::refused(
             src,
-            format!("cannot copy a directory into itself ('{}')", dst.display()),
+            format!("cannot copy a directory into itself ('{}')", shown(dst)),
         ));
     }
     Ok(())
@@ -427,10 +428,7 @@ fn add_file(
         if d.dev() == meta.dev() && d.ino() == meta.ino() {
             return Err(CopyError::refused(
                 &src,
-                format!(
-                    "'{}' is the same file; not copied onto itself",
-                    dst.display()
-                ),
+                format!("'{}' is the same file; not copied onto itself", shown(&dst)),
             ));
         }
         if d.is_dir() {
