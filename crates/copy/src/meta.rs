@@ -22,8 +22,8 @@ pub(crate) fn apply_file(
     old: Option<&Metadata>,
     p: &Preserve,
 ) -> Result<(), CopyError> {
-    if p.xattr {
-        copy_xattrs(src, true, dst, |n, v| {
+    if p.xattr || p.mode {
+        copy_xattrs(src, true, dst, !p.xattr, |n, v| {
             sysfs::xattr_set_fd(f.as_raw_fd(), n, v)
         })?;
     }
@@ -57,12 +57,14 @@ fn times(m: &Metadata, path: &Path) -> Result<FileTimes, CopyError> {
         .set_modified(m.modified().map_err(|e| CopyError::io("stat", path, e))?))
 }
 
-/// Copies every extended attribute of `src` with `set`. A destination file system without
-/// xattrs (EOPNOTSUPP) is not an error when the source has none to keep.
+/// Copies the extended attributes of `src` with `set`: every one, or (`acl_only`) the POSIX
+/// ACLs, which GNU cp counts as part of the mode. A file system without xattrs (EOPNOTSUPP)
+/// has none to keep.
 fn copy_xattrs(
     src: &Path,
     follow: bool,
     dst: &Path,
+    acl_only: bool,
     mut set: impl FnMut(&[u8], &[u8]) -> io::Result<()>,
 ) -> Result<(), CopyError> {
     let names = match sysfs::xattr_list(src, follow) {
@@ -71,6 +73,9 @@ fn copy_xattrs(
         Err(e) => return Err(CopyError::io("list extended attributes of", src, e)),
     };
     for name in names {
+        if acl_only && !name.starts_with(b"system.posix_acl_") {
+            continue;
+        }
         let value = match sysfs::xattr_get(src, &name, follow) {
             Ok(v) => v,
             Err(e) if e.raw_os_error() == Some(libc::ENODATA) => continue, // removed meanwhile
@@ -88,8 +93,10 @@ fn copy_xattrs(
 pub(crate) fn apply_node(src: &Path, dst: &Path, p: &Preserve) -> Result<(), CopyError> {
     let m = fs::symlink_metadata(src).map_err(|e| CopyError::io("stat", src, e))?;
     let link = m.file_type().is_symlink();
-    if p.xattr {
-        let r = copy_xattrs(src, false, dst, |n, v| sysfs::xattr_set_link(dst, n, v));
+    if p.xattr || (p.mode && !link) {
+        let r = copy_xattrs(src, false, dst, !p.xattr, |n, v| {
+            sysfs::xattr_set_link(dst, n, v)
+        });
         // Links cannot carry user.* attributes; the kernel says so and cp goes on.
         if !link {
             r?;
@@ -135,8 +142,10 @@ pub(crate) fn finish_dir(
     p: &Preserve,
 ) -> Result<(), CopyError> {
     let m = fs::metadata(src).map_err(|e| CopyError::io("stat", src, e))?;
-    if p.xattr {
-        copy_xattrs(src, true, dst, |n, v| sysfs::xattr_set_link(dst, n, v))?;
+    if p.xattr || p.mode {
+        copy_xattrs(src, true, dst, !p.xattr, |n, v| {
+            sysfs::xattr_set_link(dst, n, v)
+        })?;
     }
     if p.ownership {
         let _ = std::os::unix::fs::chown(dst, Some(m.uid()), Some(m.gid()));
