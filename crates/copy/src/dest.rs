@@ -343,6 +343,27 @@ mod tests {
         }
     }
 
+    /// Regression: a failure between the link to the temporary name and the rename left a
+    /// full-size named temporary until the next run. The same run's error path removes it.
+    #[test]
+    fn a_failed_rename_after_the_link_leaves_no_temporary() {
+        for tmpfile in [true, false] {
+            let d = scratch(&format!("linkrename-{tmpfile}"));
+            let dst = d.join("f");
+            fs::create_dir(&dst).unwrap();
+            fs::write(dst.join("inside"), b"x").unwrap();
+            let t = Temp::create(&dst, 0o644, PLAIN, tmpfile).unwrap();
+            std::io::Write::write_all(&mut &t.file, b"data").unwrap();
+            assert!(
+                t.commit(false, true).is_err(),
+                "a file renamed over a directory"
+            );
+            assert_eq!(names(&d), vec!["f"], "tmpfile={tmpfile}");
+            assert!(!named().iter().any(|p| p.starts_with(&d)));
+            let _ = fs::remove_dir_all(&d);
+        }
+    }
+
     #[test]
     fn stale_temporaries_of_dead_processes_are_removed_live_ones_kept() {
         let d = scratch("stale");
