@@ -552,3 +552,58 @@ fn help_is_on_stdout_and_lists_the_gnu_options() {
     assert!(err.contains("did you mean '--archive'"), "{err}");
     assert_eq!(err.matches("--archiv'").count(), 1, "{err}");
 }
+
+/// A destination we may not write to is replaced only with -f, as in GNU cp (run as nobody in
+/// a directory nobody may write to, on a file only root may write).
+#[test]
+fn a_read_only_destination_needs_f_as_in_gnu_cp() {
+    if gnu_cp().is_none() || !is_root() {
+        eprintln!("skipped: needs GNU cp and root (to run as another user)");
+        return;
+    }
+    let d = dir("readonly");
+    fs::set_permissions(&d, fs::Permissions::from_mode(0o777)).expect("chmod");
+    let as_nobody = |prog: &str, pre: &[&str], args: &[&str], cwd: &Path| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", prog])
+            .args(pre)
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .expect("setpriv")
+    };
+    for flags in [
+        &["a", "b"][..],
+        &["-f", "a", "b"],
+        &["--remove-destination", "a", "b"],
+    ] {
+        let mut status = Vec::new();
+        for who in ["ours", "gnu"] {
+            let s = d.join(format!("{who}{}", flags.len()));
+            fs::create_dir_all(&s).expect("mkdir");
+            fs::set_permissions(&s, fs::Permissions::from_mode(0o777)).expect("chmod");
+            fs::write(s.join("a"), b"new").expect("write");
+            fs::write(s.join("b"), b"old").expect("write");
+            fs::set_permissions(s.join("b"), fs::Permissions::from_mode(0o444)).expect("chmod");
+            let out = if who == "ours" {
+                as_nobody(env!("CARGO_BIN_EXE_iolab"), &["cp"], flags, &s)
+            } else {
+                as_nobody("cp", &[], flags, &s)
+            };
+            if out.status.code().is_none()
+                || String::from_utf8_lossy(&out.stderr).contains("setpriv")
+            {
+                eprintln!("skipped: setpriv cannot switch to nobody here");
+                return;
+            }
+            let m = fs::metadata(s.join("b")).expect("stat");
+            status.push((
+                out.status.code(),
+                fs::read(s.join("b")).expect("read"),
+                m.mode() & 0o7777,
+                m.uid(),
+            ));
+        }
+        assert_eq!(status[0], status[1], "{flags:?}: ours, then GNU cp's");
+    }
+}

@@ -21,7 +21,7 @@ use crate::error::human;
 use crate::error::shown;
 use crate::extents::{self, Kernel};
 use crate::verify::Verifier;
-use crate::{meta, nodes};
+use crate::{meta, nodes, plan};
 use crate::{CopyError, CopyOpts, Event, Method, Sparse, Summary, SyncWrites, Used, DIRECT_ALIGN};
 
 /// Files in flight at once (each holds two descriptors).
@@ -53,6 +53,9 @@ struct Job<'p> {
     meta: Metadata,
     /// The destination as it was (its mode and owner carry over unless `-p`).
     old: Option<Metadata>,
+    /// The old destination is replaced as a new file (`--remove-destination`, or `-f` on one
+    /// we may not write): its mode and owner do not carry over, as in cp.
+    fresh: bool,
     temp: Option<Temp>,
     src: Option<FileId>,
     dst: Option<FileId>,
@@ -244,6 +247,7 @@ impl<'o> Pipeline<'o> {
             extents::data_extents(&sf, &meta).map_err(|e| CopyError::io("seek", src, e))?
         };
         let old = fs::metadata(dst).ok();
+        let fresh = o.remove_destination || (o.force && old.is_some() && !plan::writable(dst));
         let temp = Temp::create(dst, meta.mode(), self.flags, o.tmpfile)
             .map_err(|e| CopyError::io("create a temporary file for", dst, e))?;
         let mut job = Job {
@@ -252,6 +256,7 @@ impl<'o> Pipeline<'o> {
             size,
             meta,
             old,
+            fresh,
             temp: None,
             src: None,
             dst: None,
@@ -593,7 +598,7 @@ impl<'o> Pipeline<'o> {
             job.src_path,
             dst,
             &job.meta,
-            job.old.as_ref(),
+            job.old.as_ref().filter(|_| !job.fresh),
             &self.opts.preserve,
         )?;
         Ok(())

@@ -390,6 +390,29 @@ fn skip_or_refuse_existing(
     Ok(false)
 }
 
+/// GNU cp writes into an existing file, so one we may not write to is an error unless `-f`
+/// (which removes it first). The copy replaces the file rather than writing into it, but keeps
+/// the rule: a read-only file is not replaced by accident.
+fn refuse_unwritable(dst: &Path) -> Result<(), CopyError> {
+    if writable(dst) {
+        return Ok(());
+    }
+    Err(CopyError::refused(
+        dst,
+        "cannot be opened for writing (permission denied); not replaced: -f or \
+         --remove-destination replaces it",
+    ))
+}
+
+/// Whether we may write to the existing file `dst`. Asked by opening it for writing, as cp
+/// does (without truncating: nothing changes).
+pub(crate) fn writable(dst: &Path) -> bool {
+    !matches!(
+        fs::OpenOptions::new().write(true).open(dst),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied
+    )
+}
+
 /// Whether the source's modification time is after the destination's (`-u`).
 fn newer(src: &Metadata, dst: &Metadata) -> bool {
     (src.mtime(), src.mtime_nsec()) > (dst.mtime(), dst.mtime_nsec())
@@ -446,6 +469,9 @@ fn add_file(
         if opts.update && !newer(meta, &d) {
             plan.skipped.push((dst, "-u"));
             return Ok(());
+        }
+        if d.is_file() && !opts.no_clobber && !opts.force && !opts.remove_destination {
+            refuse_unwritable(&dst)?;
         }
     }
     let size = if meta.is_file() { meta.len() } else { 0 };
