@@ -21,7 +21,9 @@ pub struct Cmd {
 impl Cmd {
     /// `--help`: the usage on standard output, exit 0.
     pub fn help(&self) -> ExitCode {
-        println!("{}", self.usage.trim_end());
+        // `iolab X --help | head` closes the pipe early; that is no reason to panic.
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), "{}", self.usage.trim_end());
         ExitCode::SUCCESS
     }
 
@@ -60,7 +62,6 @@ pub fn describe(err: lexopt::Error, longs: &[&str]) -> String {
 }
 
 /// An option's value that must be text (a number, a size, a name).
-#[allow(dead_code)] // for cp's and serve's options, as they move to OS strings
 pub fn text(value: OsString, option: &str) -> Result<String, String> {
     value
         .into_string()

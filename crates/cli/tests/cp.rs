@@ -180,6 +180,66 @@ fn sparse_files_stay_sparse_by_every_method() {
     }
 }
 
+/// Regression: a file that is all hole (`truncate -s 10M`) was copied as 0 bytes, exit 0, by
+/// the engine (the default on ext4 for big files, --method=engine, any --engine, and in -r).
+#[test]
+fn all_hole_empty_and_trailing_hole_files_keep_size_and_holes_by_every_method() {
+    let d = dir("holes");
+    let src = d.join("src");
+    fs::create_dir(&src).expect("mkdir");
+    let sizes = [("allhole", 10 << 20), ("empty", 0), ("tail", 6 << 20)];
+    for (name, len) in sizes {
+        fs::File::create(src.join(name))
+            .and_then(|f| f.set_len(len))
+            .expect("truncate");
+    }
+    use std::os::unix::fs::FileExt;
+    fs::File::options()
+        .write(true)
+        .open(src.join("tail"))
+        .and_then(|f| f.write_all_at(&pattern(5000, 3), 4096))
+        .expect("write");
+    for (k, v) in [
+        vec![],
+        vec!["--method=engine"],
+        vec!["--engine=psync"],
+        vec!["--method=engine", "--engine=libaio", "--direct"],
+        vec!["--method=copy_file_range"],
+        vec!["--sparse=always"],
+        vec!["--reflink=never"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        for tree in [false, true] {
+            let out = d.join(format!("out{k}{tree}"));
+            let mut args = v.clone();
+            if tree {
+                args.extend(["-r", s(&src), s(&out)]);
+                ok(&args);
+            } else {
+                fs::create_dir(&out).expect("mkdir");
+                for (name, _) in sizes {
+                    let mut a = args.clone();
+                    let (from, to) = (src.join(name), out.join(name));
+                    a.extend([s(&from), s(&to)]);
+                    ok(&a);
+                }
+            }
+            for (name, len) in sizes {
+                let m = fs::metadata(out.join(name)).expect("stat");
+                assert_eq!(m.len(), len, "{v:?} tree={tree}: {name}");
+                assert!(m.blocks() * 512 <= 64 << 10, "{v:?}: {name} not sparse");
+                assert!(
+                    fs::read(out.join(name)).expect("read")
+                        == fs::read(src.join(name)).expect("read"),
+                    "{v:?} tree={tree}: {name} differs"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn trees_keep_structure_links_modes_and_times_with_p() {
     let d = dir("tree");
@@ -404,7 +464,8 @@ fn a_killed_copy_leaves_the_old_destination_and_at_most_a_temporary_the_next_run
 
     // A named temporary file: left by the kill, removed (and named) by the next run.
     let mut child = slow_copy(&src, &dst, "0");
-    let tmp = d.join(format!(".dst.iolab-{}.tmp", child.id()));
+    let host = fs::read_to_string("/proc/sys/kernel/hostname").expect("host name");
+    let tmp = d.join(format!(".dst.iolab-{}-{}.tmp", host.trim(), child.id()));
     let t = Instant::now();
     while fs::metadata(&tmp).map(|m| m.len()).unwrap_or(0) == 0 {
         assert!(
@@ -503,6 +564,17 @@ fn reflink_is_used_where_the_file_system_shares_blocks() {
         assert!(said.contains("(reflink,"), "{v:?}: {said}");
         assert!(fs::read(&dst).expect("read") == data);
     }
+    // A file that is all hole keeps its size and its holes through a reflink too.
+    let hole = mnt.join("hole");
+    fs::File::create(&hole)
+        .and_then(|f| f.set_len(10 << 20))
+        .expect("truncate");
+    for v in ["--method=reflink", "--method=auto"] {
+        let dst = mnt.join(format!("hole{v}"));
+        ok(&[v, s(&hole), s(&dst)]);
+        let m = fs::metadata(&dst).expect("stat");
+        assert_eq!((m.len(), m.blocks()), (10 << 20, 0), "{v}");
+    }
     // On a file system without reflinks, forcing it is a clear error and nothing is created.
     let out = cp(&["--method=reflink", s(&src), s(&d.join("no"))]);
     assert_eq!(out.status.code(), Some(1));
@@ -552,4 +624,150 @@ fn verify_catches_a_corrupted_copy_and_does_not_name_it() {
     // Without the flip the same copy verifies and lands.
     ok(&["--verify", s(&src), s(&dst)]);
     assert!(fs::read(&dst).expect("read") == pattern(300_000, 8));
+}
+
+/// Regression: at 80 columns the bar wrapped and erased the `-v` lines, and a finished bar stayed
+/// at 96%. Under a pseudo-terminal 80 columns wide (script(1)): every bar line fits, every `-v`
+/// line is printed whole, and the bar is cleared at the end.
+#[test]
+fn the_progress_bar_fits_80_columns_keeps_v_lines_and_clears() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: script(1) is not installed (util-linux)");
+        return;
+    }
+    let d = dir("progress");
+    let src = d.join("src");
+    fs::create_dir(&src).expect("mkdir");
+    for i in 0..3 {
+        fs::write(src.join(format!("f{i}")), pattern(8 << 20, i)).expect("write");
+    }
+    let dst = d.join("dst");
+    let line = format!(
+        "stty cols 80; {} cp -r -v --progress --method=engine --sync --bs=64k {} {}",
+        env!("CARGO_BIN_EXE_iolab"),
+        s(&src),
+        s(&dst)
+    );
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .expect("script");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
+    let plain = strip_escapes(&raw);
+    let bars: Vec<&str> = plain
+        .split(['\r', '\n'])
+        .filter(|l| l.contains('%') && l.contains("files"))
+        .collect();
+    assert!(!bars.is_empty(), "no bar was drawn: {raw:?}");
+    for b in &bars {
+        assert!(
+            b.chars().count() <= 80,
+            "{} columns: {b}",
+            b.chars().count()
+        );
+    }
+    for i in 0..3 {
+        let want = format!(
+            "'{}' -> '{}' (",
+            s(&src.join(format!("f{i}"))),
+            s(&dst.join(format!("f{i}")))
+        );
+        assert!(
+            plain.split(['\r', '\n']).any(|l| l.starts_with(&want)),
+            "{want} missing: {raw:?}"
+        );
+    }
+    // The last thing drawn on the bar's line is its erasure.
+    let last_bar = raw.rfind("/3 files").expect("bar");
+    assert!(
+        raw[last_bar..].contains("\x1b[2K"),
+        "bar left on screen: {:?}",
+        &raw[last_bar..]
+    );
+    assert!(plain.contains("3 files, 24.0 MiB"), "{plain}");
+}
+
+/// Removes terminal escape sequences (CSI ... letter).
+fn strip_escapes(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            chars.next();
+            for n in chars.by_ref() {
+                if n.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// -i asks on standard input: "y" replaces, anything else keeps the destination.
+#[test]
+fn interactive_asks_and_keeps_the_destination_unless_told_yes() {
+    use std::io::Write;
+    let d = dir("interactive");
+    let (a, b) = (d.join("a"), d.join("b"));
+    fs::write(&a, b"new").expect("write");
+    for (answer, want) in [("n\n", &b"old"[..]), ("", b"old"), ("y\n", b"new")] {
+        fs::write(&b, b"old").expect("write");
+        let mut child = cp_cmd(&["-i", s(&a), s(&b)])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        if let Some(mut i) = child.stdin.take() {
+            i.write_all(answer.as_bytes()).expect("answer");
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("overwrite"));
+        assert_eq!(fs::read(&b).expect("read"), want, "answer {answer:?}");
+    }
+}
+
+/// Regression: `iolab cp -rv ... | head -2` panicked on the first `-v` line after head exited,
+/// leaving the tree half copied. A closed standard output ends no copy.
+#[test]
+fn a_closed_stdout_does_not_stop_a_verbose_copy() {
+    let d = dir("epipe");
+    let src = d.join("src");
+    fs::create_dir(&src).expect("mkdir");
+    for i in 0..50 {
+        fs::write(src.join(format!("f{i}")), pattern(100, i)).expect("write");
+    }
+    let dst = d.join("dst");
+    let mut child = cp_cmd(&["-rv", s(&src), s(&dst)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("panicked"), "{err}");
+    assert_eq!(names(&dst).len(), 50);
+    let help = cp_cmd(&["--help"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            drop(c.stdout.take());
+            c.wait_with_output()
+        })
+        .expect("help");
+    assert!(
+        help.status.success(),
+        "{}",
+        String::from_utf8_lossy(&help.stderr)
+    );
 }

@@ -6,10 +6,12 @@
 //! new one replaces it. `-n` uses `linkat`/`renameat2(RENAME_NOREPLACE)`, which fail rather than
 //! replace, so a file created meanwhile is not clobbered either.
 
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use iolab_engine::sys::fs as sysfs;
 
@@ -62,20 +64,61 @@ fn parent_of(p: &Path) -> &Path {
     }
 }
 
-/// `.NAME.iolab-PID.tmp` beside `dst`.
+/// `.NAME.iolab-HOST-PID.tmp` beside `dst`. The host name keeps copies on different hosts
+/// sharing a network file system from judging each other's temporaries by local pids.
 pub(crate) fn temp_name(dst: &Path) -> PathBuf {
-    let name = dst
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    parent_of(dst).join(format!(".{name}.iolab-{}.tmp", std::process::id()))
+    let mut name = OsString::from(".");
+    name.push(dst.file_name().unwrap_or_default());
+    name.push(format!(".iolab-{}-{}.tmp", host(), std::process::id()));
+    parent_of(dst).join(name)
 }
 
-/// The pid in a temporary name made by [`temp_name`].
-fn temp_pid(name: &str) -> Option<u32> {
+/// This host's name as the kernel has it (`uname -n`); `None` if it cannot be read, and then no
+/// temporary is ever judged stale.
+fn host_name() -> Option<&'static str> {
+    static HOST: OnceLock<Option<String>> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let h = fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+        let h = h.trim();
+        (!h.is_empty() && !h.contains('/')).then(|| h.to_string())
+    })
+    .as_deref()
+}
+
+fn host() -> &'static str {
+    host_name().unwrap_or("unknown-host")
+}
+
+/// The host and pid in a temporary name made by [`temp_name`].
+fn temp_owner(name: &str) -> Option<(&str, u32)> {
     let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
-    let (_, pid) = rest.rsplit_once(".iolab-")?;
-    pid.parse().ok()
+    let (_, owner) = rest.rsplit_once(".iolab-")?;
+    let (host, pid) = owner.rsplit_once('-')?;
+    Some((host, pid.parse().ok()?))
+}
+
+/// Named temporaries that exist now, for [`remove_temporaries`].
+static NAMED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn named() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    NAMED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn register(p: &Path) {
+    named().push(p.to_path_buf());
+}
+
+fn unregister(p: &Path) {
+    named().retain(|q| q != p);
+}
+
+/// Removes every named temporary file this process has at the moment. For a caller that must
+/// end the process while a copy is stuck in a system call (a stalled source after Ctrl-C):
+/// anonymous temporaries go with the process; the named ones go here.
+pub fn remove_temporaries() {
+    for p in named().drain(..) {
+        let _ = fs::remove_file(p);
+    }
 }
 
 impl Temp {
@@ -117,13 +160,14 @@ impl Temp {
                 .open(&path)
         };
         let file = match open() {
-            // Our own pid's name can only be left by an earlier process with the same pid.
+            // Our own host and pid's name can only be left by an earlier process of ours.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 fs::remove_file(&path)?;
                 open()?
             }
             r => r?,
         };
+        register(&path);
         Ok(Temp {
             file,
             final_path: dst.to_path_buf(),
@@ -142,18 +186,16 @@ impl Temp {
                 Ok(Committed::Done)
             }
             None => {
+                // Between the link and the rename the file has a temporary name: registered, so
+                // an interrupted run removes it; on any error it is removed here.
                 let tmp = temp_name(&dst);
-                match sysfs::link_anonymous(&self.file, &tmp) {
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                        fs::remove_file(&tmp)?;
-                        sysfs::link_anonymous(&self.file, &tmp)?;
-                    }
-                    r => r?,
-                }
-                fs::rename(&tmp, &dst).inspect_err(|_| {
+                register(&tmp);
+                let r = link_and_rename(&self.file, &tmp, &dst);
+                if r.is_err() {
                     let _ = fs::remove_file(&tmp);
-                })?;
-                Ok(Committed::Done)
+                }
+                unregister(&tmp);
+                r.map(|_| Committed::Done)
             }
             Some(tmp) => {
                 let r = if no_clobber {
@@ -164,6 +206,7 @@ impl Temp {
                 if r.is_err() {
                     let _ = fs::remove_file(&tmp);
                 }
+                unregister(&tmp);
                 r.map(|_| Committed::Done)
             }
         };
@@ -185,40 +228,54 @@ impl Temp {
 impl Drop for Temp {
     fn drop(&mut self) {
         if let Some(p) = self.named.take() {
-            let _ = fs::remove_file(p);
+            let _ = fs::remove_file(&p);
+            unregister(&p);
         }
     }
 }
 
-/// Creates the symbolic link `dst` → `target`, replacing an existing `dst` atomically (or, with
-/// `no_clobber`, leaving it).
-pub(crate) fn symlink(target: &Path, dst: &Path, no_clobber: bool) -> io::Result<Committed> {
-    if no_clobber {
-        return match std::os::unix::fs::symlink(target, dst) {
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(Committed::Exists),
-            r => r.map(|_| Committed::Done),
-        };
+fn link_and_rename(file: &File, tmp: &Path, dst: &Path) -> io::Result<()> {
+    match sysfs::link_anonymous(file, tmp) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            fs::remove_file(tmp)?;
+            sysfs::link_anonymous(file, tmp)?;
+        }
+        r => r?,
     }
-    let tmp = temp_name(dst);
-    let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp)?;
-    fs::rename(&tmp, dst).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })?;
-    Ok(Committed::Done)
+    fs::rename(tmp, dst)
 }
 
-/// Removes temporary files in `dir` left by copies that were killed (their process is gone),
-/// reporting each. Files of live processes are left alone.
+/// Makes a new node under a temporary name with `make`, then renames it over `dst`.
+pub(crate) fn replace_with(
+    dst: &Path,
+    make: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<()> {
+    let tmp = temp_name(dst);
+    let _ = fs::remove_file(&tmp);
+    register(&tmp);
+    let r = make(&tmp).and_then(|_| {
+        fs::rename(&tmp, dst).inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
+    });
+    unregister(&tmp);
+    r
+}
+
+/// Removes temporary files in `dir` left by copies that were killed, reporting each: only
+/// those provably this host's (its name in theirs) whose process is gone. Another host's
+/// temporaries on a shared file system, and those of live processes, are left alone.
 pub(crate) fn clean_stale(dir: &Path, on: &mut dyn FnMut(Event)) {
+    let Some(me_host) = host_name() else { return };
     let Ok(rd) = fs::read_dir(dir) else { return };
     let me = std::process::id();
     for ent in rd.flatten() {
         let name = ent.file_name();
-        let Some(pid) = name.to_str().and_then(temp_pid) else {
+        let name = name.to_string_lossy();
+        let Some((host, pid)) = temp_owner(&name) else {
             continue;
         };
-        if pid == me || sysfs::process_alive(pid) {
+        if host != me_host || pid == me || sysfs::process_alive(pid) {
             continue;
         }
         let path = ent.path();
@@ -286,19 +343,53 @@ mod tests {
         }
     }
 
+    /// Regression: a failure between the link to the temporary name and the rename left a
+    /// full-size named temporary until the next run. The same run's error path removes it.
+    #[test]
+    fn a_failed_rename_after_the_link_leaves_no_temporary() {
+        for tmpfile in [true, false] {
+            let d = scratch(&format!("linkrename-{tmpfile}"));
+            let dst = d.join("f");
+            fs::create_dir(&dst).unwrap();
+            fs::write(dst.join("inside"), b"x").unwrap();
+            let t = Temp::create(&dst, 0o644, PLAIN, tmpfile).unwrap();
+            std::io::Write::write_all(&mut &t.file, b"data").unwrap();
+            assert!(
+                t.commit(false, true).is_err(),
+                "a file renamed over a directory"
+            );
+            assert_eq!(names(&d), vec!["f"], "tmpfile={tmpfile}");
+            assert!(!named().iter().any(|p| p.starts_with(&d)));
+            let _ = fs::remove_dir_all(&d);
+        }
+    }
+
     #[test]
     fn stale_temporaries_of_dead_processes_are_removed_live_ones_kept() {
         let d = scratch("stale");
+        let h = host();
         // pid 2^22+1 is above the kernel's pid_max limit, so it never exists.
-        fs::write(d.join(".f.iolab-4194305.tmp"), b"x").unwrap();
-        fs::write(d.join(format!(".g.iolab-{}.tmp", std::process::id())), b"x").unwrap();
-        fs::write(d.join(".h.iolab-1.tmp"), b"x").unwrap(); // pid 1 is alive
+        fs::write(d.join(format!(".f.iolab-{h}-4194305.tmp")), b"x").unwrap();
+        fs::write(
+            d.join(format!(".g.iolab-{h}-{}.tmp", std::process::id())),
+            b"x",
+        )
+        .unwrap();
+        fs::write(d.join(format!(".h.iolab-{h}-1.tmp")), b"x").unwrap(); // pid 1 is alive
+                                                                         // Another host's copy in progress on a shared file system: never ours to judge.
+        fs::write(d.join(".i.iolab-other-host-4194305.tmp"), b"x").unwrap();
+        // The old name without a host proves nothing either.
+        fs::write(d.join(".j.iolab-4194305.tmp"), b"x").unwrap();
         let mut seen = Vec::new();
         clean_stale(&d, &mut |e| seen.push(e));
         assert_eq!(seen.len(), 1, "{seen:?}");
-        assert_eq!(names(&d).len(), 2);
-        assert_eq!(temp_pid(".a.b.iolab-77.tmp"), Some(77));
-        assert_eq!(temp_pid("a.iolab-77.tmp"), None);
+        assert_eq!(names(&d).len(), 4);
+        assert_eq!(
+            temp_owner(".a.b.iolab-my-host.lan-77.tmp"),
+            Some(("my-host.lan", 77))
+        );
+        assert_eq!(temp_owner("a.iolab-h-77.tmp"), None);
+        assert_eq!(temp_owner(".a.iolab-77.tmp"), None);
         let _ = fs::remove_dir_all(&d);
     }
 }

@@ -66,7 +66,7 @@ impl fmt::Display for CopyError {
                 err,
                 detail,
             } => {
-                write!(f, "cannot {op} '{}': ", path.display())?;
+                write!(f, "cannot {op} '{}': ", shown(path))?;
                 match err.raw_os_error() {
                     Some(n) => write!(
                         f,
@@ -85,7 +85,7 @@ impl fmt::Display for CopyError {
                 }
                 Ok(())
             }
-            CopyError::Refused { path, why } => write!(f, "'{}': {why}", path.display()),
+            CopyError::Refused { path, why } => write!(f, "'{}': {why}", shown(path)),
             CopyError::Interrupted => {
                 f.write_str("interrupted; temporary files removed, destinations unchanged")
             }
@@ -94,6 +94,27 @@ impl fmt::Display for CopyError {
 }
 
 impl std::error::Error for CopyError {}
+
+/// A path for a message: its bytes as they are where they are UTF-8, `\xNN` where not (Linux
+/// names are bytes; a lossy conversion would show two different names the same).
+pub fn shown(path: &Path) -> String {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02X}");
+        }
+    }
+    out
+}
 
 /// Bytes in a short human form (binary units, as cp's `-v` users read them).
 pub(crate) fn human(n: u64) -> String {
@@ -131,6 +152,9 @@ mod tests {
         assert!(s.ends_with("the destination was not changed"), "{s}");
         assert_eq!(human(1536), "1.5 KiB");
         assert_eq!(human(12), "12 B");
+        use std::os::unix::ffi::OsStrExt;
+        let p = Path::new(std::ffi::OsStr::from_bytes(b"caf\xe9/\xff\xfe\n"));
+        assert_eq!(shown(p), "caf\\xE9/\\xFF\\xFE\\n");
     }
 
     fn libc_enospc() -> i32 {

@@ -59,14 +59,24 @@ pub(crate) fn size_unknown(file: &File, size: u64) -> bool {
 }
 
 /// Plain pread and pwrite from offset 0 until the source ends (not the file position:
-/// SEEK_DATA/SEEK_HOLE moved it). Not `std::io::copy`: it tries copy_file_range first, which
-/// reports some pseudo files as empty.
-pub(crate) fn read_to_end_into(src: &File, dst: &File) -> io::Result<u64> {
+/// SEEK_DATA/SEEK_HOLE moved it); plain read for a FIFO or device, which has no offsets. Not
+/// `std::io::copy`: it tries copy_file_range first, which reports some pseudo files as empty.
+pub(crate) fn read_to_end_into(src: &File, dst: &File, cancel: &AtomicBool) -> io::Result<u64> {
+    use std::io::Read;
     use std::os::unix::fs::FileExt;
+    let seekable = src.metadata()?.is_file();
     let mut buf = vec![0u8; 64 << 10];
     let mut total = 0;
     loop {
-        let n = match src.read_at(&mut buf, total) {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(io::Error::from(io::ErrorKind::Interrupted));
+        }
+        let r = if seekable {
+            src.read_at(&mut buf, total)
+        } else {
+            (&mut &*src).read(&mut buf)
+        };
+        let n = match r {
             Ok(0) => return Ok(total),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

@@ -13,12 +13,15 @@
 //! buffer. Holes stay holes (`SEEK_DATA`/`SEEK_HOLE`).
 #![forbid(unsafe_code)]
 
+mod backup;
 mod dest;
 mod error;
 mod extents;
 mod meta;
+mod nodes;
 mod pipeline;
 mod plan;
+mod run;
 mod verify;
 
 use std::path::PathBuf;
@@ -27,7 +30,9 @@ use std::sync::Arc;
 
 use iolab_engine::EngineKind;
 
-pub use error::CopyError;
+pub use backup::{Backup, BackupKind};
+pub use dest::remove_temporaries;
+pub use error::{shown, CopyError};
 
 /// O_DIRECT alignment the copy keeps: offsets, lengths and `bs` are multiples of it (buffers
 /// are page-aligned). It covers every device whose logical block is at most 4 KiB.
@@ -58,6 +63,71 @@ impl Method {
     }
 }
 
+/// Metadata kept from the source (GNU cp's `--preserve=` attributes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Preserve {
+    pub mode: bool,
+    pub ownership: bool,
+    pub timestamps: bool,
+    /// Hard links between sources stay hard links in the copy.
+    pub links: bool,
+    /// Extended attributes, ACLs (`system.posix_acl_*`) among them.
+    pub xattr: bool,
+}
+
+impl Preserve {
+    /// `-p`: mode, ownership, timestamps.
+    pub const BASIC: Preserve = Preserve {
+        mode: true,
+        ownership: true,
+        timestamps: true,
+        links: false,
+        xattr: false,
+    };
+    /// `--preserve=all`.
+    pub const ALL: Preserve = Preserve {
+        mode: true,
+        ownership: true,
+        timestamps: true,
+        links: true,
+        xattr: true,
+    };
+}
+
+/// Which symbolic links among the sources are followed (`-L`, `-H`, `-P`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deref {
+    /// `-P`: links are copied as links.
+    Never,
+    /// `-H`: links named on the command line are followed, those inside a tree are not.
+    CommandLine,
+    /// `-L`: every link is followed.
+    Always,
+}
+
+/// What is made at the destination.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Make {
+    #[default]
+    Copy,
+    /// `-l`: a hard link to the source.
+    HardLink,
+    /// `-s`: a symbolic link to the source.
+    SymLink,
+}
+
+/// Holes in the copy (`--sparse=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sparse {
+    /// The source's holes stay holes.
+    #[default]
+    Auto,
+    /// Also blocks of zeros become holes.
+    Always,
+    /// Every byte is written: no holes.
+    Never,
+}
+
 /// Synchronous writes on the destination (aiocp's `-f O_SYNC`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SyncWrites {
@@ -83,12 +153,35 @@ pub struct CopyOpts {
     pub sync: SyncWrites,
     /// Checksum source and destination (crc32c) after the copy.
     pub verify: bool,
-    /// Keep mode, owner (where permitted) and timestamps.
-    pub preserve: bool,
+    /// What metadata the copy keeps (`-p`, `--preserve=LIST`, `-a`).
+    pub preserve: Preserve,
     /// Never replace an existing destination.
     pub no_clobber: bool,
     /// Copy directories and what they hold.
     pub recursive: bool,
+    /// Which symbolic links are followed; `None`: cp's default (all without `-r`, none with).
+    pub deref: Option<Deref>,
+    /// Copies, or hard or symbolic links to the sources (`-l`, `-s`).
+    pub make: Make,
+    pub sparse: Sparse,
+    /// `-u`: replace a destination only when the source is newer.
+    pub update: bool,
+    /// `-x`: do not descend into directories on other file systems.
+    pub one_file_system: bool,
+    /// `--parents`: the source's path, as given, is recreated under the target directory.
+    pub parents: bool,
+    /// `-T`: the destination is never a directory to copy into.
+    pub no_target_dir: bool,
+    /// `-f`: replace destinations that are not regular files or not writable.
+    pub force: bool,
+    /// `--remove-destination`: replace the destination itself, never write through a link.
+    pub remove_destination: bool,
+    /// `--attributes-only`: metadata only, no file data.
+    pub attributes_only: bool,
+    /// `--copy-contents`: FIFOs and devices inside a tree are read, not recreated.
+    pub copy_contents: bool,
+    /// `--backup`: an existing destination is kept under a backup name.
+    pub backup: Option<Backup>,
     pub method: Method,
     /// fsync each file before it gets its name, and each directory after (default on).
     pub fsync: bool,
@@ -110,9 +203,21 @@ impl Default for CopyOpts {
             direct: false,
             sync: SyncWrites::Off,
             verify: false,
-            preserve: false,
+            preserve: Preserve::default(),
             no_clobber: false,
             recursive: false,
+            deref: None,
+            make: Make::Copy,
+            sparse: Sparse::Auto,
+            update: false,
+            one_file_system: false,
+            parents: false,
+            no_target_dir: false,
+            force: false,
+            remove_destination: false,
+            attributes_only: false,
+            copy_contents: false,
+            backup: None,
             method: Method::Auto,
             fsync: true,
             tmpfile: true,
@@ -131,6 +236,8 @@ pub enum Used {
     Engine,
     /// read/write until end of file: files whose size says nothing (procfs, sysfs, size 0).
     Stream,
+    /// `--attributes-only`: metadata, no data.
+    Attributes,
 }
 
 impl Used {
@@ -140,6 +247,7 @@ impl Used {
             Used::CopyFileRange => "copy_file_range",
             Used::Engine => "engine",
             Used::Stream => "read/write to end of file",
+            Used::Attributes => "attributes only",
         }
     }
 }
@@ -162,8 +270,14 @@ pub enum Event {
     Dir { dst: PathBuf },
     /// A symbolic link was created.
     Symlink { dst: PathBuf, target: PathBuf },
-    /// Not copied because the destination exists (`-n`).
-    Skipped { dst: PathBuf },
+    /// A hard link was made: to an earlier copy (`--preserve=links`) or to the source (`-l`).
+    HardLink { dst: PathBuf, target: PathBuf },
+    /// A FIFO, socket or device node was recreated.
+    Node { src: PathBuf, dst: PathBuf },
+    /// The old destination was kept under a backup name (`--backup`).
+    Backup { dst: PathBuf, backup: PathBuf },
+    /// Not copied: the destination exists (`-n`) or is not older (`-u`); `why` names the flag.
+    Skipped { dst: PathBuf, why: &'static str },
     /// A temporary file left by a killed copy was removed.
     Stale { path: PathBuf },
     /// One entry failed; the others go on.
@@ -177,6 +291,8 @@ pub struct Summary {
     pub bytes: u64,
     pub dirs: u64,
     pub symlinks: u64,
+    /// Hard links, FIFOs, sockets and device nodes made.
+    pub others: u64,
     pub skipped: u64,
     pub failed: u64,
 }
@@ -185,5 +301,5 @@ pub struct Summary {
 /// directories' own metadata. Errors on single entries are reported through `on` and counted;
 /// the run goes on, as cp does. Stops early only when cancelled.
 pub fn run(plan: &Plan, opts: &CopyOpts, on: &mut dyn FnMut(Event)) -> Result<Summary, CopyError> {
-    pipeline::run(plan, opts, on)
+    run::run(plan, opts, on)
 }

@@ -1,4 +1,4 @@
-//! The copy pipeline: every file of a plan through one engine, `iodepth` buffers in flight.
+//! The copy pipeline: the files of a plan through one engine, `iodepth` buffers in flight.
 //!
 //! A buffer goes round a loop: read at an offset of a source, and when the read completes,
 //! written at the same offset of the destination; when the write completes it takes the next
@@ -18,12 +18,11 @@ use iolab_engine::{self as engine, Buf, Done, Engine, EngineOpts, FileId, Op, Qu
 
 use crate::dest::{self, Committed, DestFlags, Temp};
 use crate::error::human;
+use crate::error::shown;
 use crate::extents::{self, Kernel};
-use crate::meta;
 use crate::verify::Verifier;
-use crate::{
-    CopyError, CopyOpts, Entry, Event, Method, Plan, Summary, SyncWrites, Used, DIRECT_ALIGN,
-};
+use crate::{meta, nodes, plan};
+use crate::{CopyError, CopyOpts, Event, Method, Sparse, Summary, SyncWrites, Used, DIRECT_ALIGN};
 
 /// Files in flight at once (each holds two descriptors).
 const MAX_ACTIVE: usize = 64;
@@ -32,83 +31,7 @@ const MAX_ACTIVE: usize = 64;
 /// copy_file_range: below it one copy_file_range call is cheaper than setting up the window.
 const HYBRID_MIN: u64 = 4 << 20;
 
-pub(crate) fn run(
-    plan: &Plan,
-    opts: &CopyOpts,
-    on: &mut dyn FnMut(Event),
-) -> Result<Summary, CopyError> {
-    let mut sum = Summary::default();
-    let mut dirs: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
-    let mut synced_dirs: HashSet<PathBuf> = HashSet::new();
-    let mut files: Vec<(&Path, &Path)> = Vec::new();
-    for entry in &plan.entries {
-        match entry {
-            Entry::Dir { src, dst } => match meta::make_dir(src, dst) {
-                Ok(created) => {
-                    if created {
-                        sum.dirs += 1;
-                        synced_dirs.insert(parent_of(dst).to_path_buf());
-                        on(Event::Dir { dst: dst.clone() });
-                    }
-                    dirs.push((src.clone(), dst.clone(), created));
-                }
-                Err(e) => {
-                    sum.failed += 1;
-                    on(Event::Failed(e));
-                }
-            },
-            Entry::Symlink { src, dst, target } => {
-                match dest::symlink(target, dst, opts.no_clobber) {
-                    Ok(Committed::Done) => {
-                        if opts.preserve {
-                            if let Ok(m) = fs::symlink_metadata(src) {
-                                let _ =
-                                    std::os::unix::fs::lchown(dst, Some(m.uid()), Some(m.gid()));
-                            }
-                        }
-                        sum.symlinks += 1;
-                        synced_dirs.insert(parent_of(dst).to_path_buf());
-                        on(Event::Symlink {
-                            dst: dst.clone(),
-                            target: target.clone(),
-                        });
-                    }
-                    Ok(Committed::Exists) => {
-                        sum.skipped += 1;
-                        on(Event::Skipped { dst: dst.clone() });
-                    }
-                    Err(e) => {
-                        sum.failed += 1;
-                        on(Event::Failed(CopyError::io("create link", dst, e)));
-                    }
-                }
-            }
-            Entry::File { src, dst, .. } => files.push((src, dst)),
-        }
-    }
-    if !files.is_empty() {
-        let mut p = Pipeline::new(opts)?;
-        p.run(&files, &mut sum, &mut synced_dirs, on)?;
-    }
-    // Directories get their final mode and times once nothing more is written into them.
-    for (src, dst, created) in dirs.iter().rev() {
-        if let Err(e) = meta::finish_dir(src, dst, *created, opts.preserve) {
-            sum.failed += 1;
-            on(Event::Failed(e));
-        }
-    }
-    if opts.fsync {
-        for d in &synced_dirs {
-            if let Err(e) = File::open(d).and_then(|f| f.sync_all()) {
-                sum.failed += 1;
-                on(Event::Failed(CopyError::io("fsync directory", d, e)));
-            }
-        }
-    }
-    Ok(sum)
-}
-
-fn parent_of(p: &Path) -> &Path {
+pub(crate) fn parent_of(p: &Path) -> &Path {
     match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -130,6 +53,9 @@ struct Job<'p> {
     meta: Metadata,
     /// The destination as it was (its mode and owner carry over unless `-p`).
     old: Option<Metadata>,
+    /// The old destination is replaced as a new file (`--remove-destination`, or `-f` on one
+    /// we may not write): its mode and owner do not carry over, as in cp.
+    fresh: bool,
     temp: Option<Temp>,
     src: Option<FileId>,
     dst: Option<FileId>,
@@ -142,6 +68,8 @@ struct Job<'p> {
     used: Used,
     state: State,
     error: Option<CopyError>,
+    /// Bytes of this file added to the progress counter (holes are added at the end).
+    counted: u64,
 }
 
 impl Job<'_> {
@@ -175,7 +103,7 @@ fn round_up(n: u64, align: u64) -> u64 {
     n.div_ceil(align) * align
 }
 
-struct Pipeline<'o> {
+pub(crate) struct Pipeline<'o> {
     opts: &'o CopyOpts,
     engine: Box<dyn Engine>,
     describe: String,
@@ -192,7 +120,7 @@ struct Pipeline<'o> {
 }
 
 impl<'o> Pipeline<'o> {
-    fn new(opts: &'o CopyOpts) -> Result<Pipeline<'o>, CopyError> {
+    pub(crate) fn new(opts: &'o CopyOpts) -> Result<Pipeline<'o>, CopyError> {
         let depth = opts.iodepth.max(1);
         if opts.direct && !(opts.bs as u64).is_multiple_of(DIRECT_ALIGN) {
             return Err(CopyError::refused(
@@ -225,7 +153,7 @@ impl<'o> Pipeline<'o> {
         })
     }
 
-    fn run<'p>(
+    pub(crate) fn run<'p>(
         &mut self,
         files: &[(&'p Path, &'p Path)],
         sum: &mut Summary,
@@ -263,6 +191,10 @@ impl<'o> Pipeline<'o> {
                         };
                         jobs[slot] = Some(job);
                         self.advance_job(&mut jobs, slot);
+                    }
+                    Err(CopyError::Interrupted) => {
+                        self.abandon(&mut jobs);
+                        return Err(CopyError::Interrupted);
                     }
                     Err(e) => {
                         sum.failed += 1;
@@ -308,9 +240,14 @@ impl<'o> Pipeline<'o> {
         let meta = sf.metadata().map_err(|e| CopyError::io("stat", src, e))?;
         // The size now, not at planning: the open file is what gets copied.
         let size = meta.len();
-        let extents =
-            extents::data_extents(&sf, &meta).map_err(|e| CopyError::io("seek", src, e))?;
+        let extents = if o.sparse == Sparse::Never {
+            // Every byte written: the holes become zeros on disk.
+            vec![(0, size)]
+        } else {
+            extents::data_extents(&sf, &meta).map_err(|e| CopyError::io("seek", src, e))?
+        };
         let old = fs::metadata(dst).ok();
+        let fresh = o.remove_destination || (o.force && old.is_some() && !plan::writable(dst));
         let temp = Temp::create(dst, meta.mode(), self.flags, o.tmpfile)
             .map_err(|e| CopyError::io("create a temporary file for", dst, e))?;
         let mut job = Job {
@@ -319,6 +256,7 @@ impl<'o> Pipeline<'o> {
             size,
             meta,
             old,
+            fresh,
             temp: None,
             src: None,
             dst: None,
@@ -330,6 +268,7 @@ impl<'o> Pipeline<'o> {
             used: Used::Engine,
             state: State::Data,
             error: None,
+            counted: 0,
         };
         let kernel_ok = o.method != Method::Engine && !o.direct && o.sync == SyncWrites::Off;
         if matches!(o.method, Method::CopyFileRange | Method::Reflink) && !kernel_ok {
@@ -339,6 +278,9 @@ impl<'o> Pipeline<'o> {
                  cannot be combined with --direct or --sync",
             ));
         }
+        // --sparse=always and =never decide block by block what is written; only the engine
+        // sees the blocks.
+        let kernel_ok = kernel_ok && o.sparse == Sparse::Auto;
         // Auto on a local file system, for a file worth it, with the fsync on: the engine with
         // an O_DIRECT destination beats copy_file_range + fsync. It reads the source through
         // the page cache (a warm source costs no device reads) and writes straight to the
@@ -356,19 +298,29 @@ impl<'o> Pipeline<'o> {
                 engine::sys::fs::set_direct(temp.file.as_raw_fd(), false)
                     .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
             }
-            let n = extents::read_to_end_into(&sf, &temp.file)
-                .map_err(|e| self.write_error("copy", &job, e))?;
+            let n = match extents::read_to_end_into(&sf, &temp.file, &o.cancel) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    return Err(CopyError::Interrupted)
+                }
+                r => r.map_err(|e| self.write_error("copy", &job, e))?,
+            };
             o.progress.fetch_add(n, Ordering::Relaxed);
+            job.counted = n;
             job.size = n;
             job.used = Used::Stream;
             job.extents.clear();
         } else if kernel_ok && size > 0 {
-            if let Some(used) = self.kernel_copy(&job, &sf, &temp, !hybrid)? {
+            let before = o.progress.load(Ordering::Relaxed);
+            let used = self.kernel_copy(&job, &sf, &temp, !hybrid)?;
+            job.counted = o.progress.load(Ordering::Relaxed).saturating_sub(before);
+            if let Some(used) = used {
                 job.used = used;
                 job.extents.clear();
             }
         }
-        if job.used == Used::Engine && !job.extents.is_empty() {
+        // Every file the engine copies gets its size here, before any write: a file that is
+        // all hole has no extents to write, and without this it would be copied as 0 bytes.
+        if job.used == Used::Engine && size > 0 {
             let fd = temp.file.as_raw_fd();
             // A file system that refuses O_DIRECT, or wants an alignment beyond the
             // DIRECT_ALIGN our whole-block writes keep, keeps the buffered destination.
@@ -377,10 +329,11 @@ impl<'o> Pipeline<'o> {
                 Some((mem, off)) => mem as u64 <= DIRECT_ALIGN && off as u64 <= DIRECT_ALIGN,
                 None => true,
             };
-            if hybrid && aligned {
+            if hybrid && aligned && !job.extents.is_empty() {
                 job.dst_direct = engine::sys::fs::set_direct(fd, true).is_ok();
             }
-            let dense = job.extents == [(0, size)];
+            // Preallocated blocks are not holes: --sparse=always leaves the size alone.
+            let dense = job.extents == [(0, size)] && o.sparse != Sparse::Always;
             let r = if dense {
                 engine::sys::preallocate(fd, size).map(drop)
             } else {
@@ -390,7 +343,7 @@ impl<'o> Pipeline<'o> {
                 CopyError::io("allocate", dst, e).detail(format!(
                     "{} needed; '{}' was not changed",
                     human(size),
-                    dst.display()
+                    shown(dst)
                 ))
             })?;
         }
@@ -471,8 +424,8 @@ impl<'o> Pipeline<'o> {
     fn write_error(&self, op: &'static str, job: &Job<'_>, e: io::Error) -> CopyError {
         let dst = job.dst_path;
         CopyError::io(op, dst, e).detail(match &job.old {
-            Some(_) => format!("'{}' was not changed", dst.display()),
-            None => format!("'{}' was not created", dst.display()),
+            Some(_) => format!("'{}' was not changed", shown(dst)),
+            None => format!("'{}' was not created", shown(dst)),
         })
     }
 
@@ -555,6 +508,19 @@ impl<'o> Pipeline<'o> {
                     n
                 };
                 req.buf.as_mut_slice()[n..len].fill(0);
+                if self.opts.sparse == Sparse::Always
+                    && req.buf.as_slice()[..n].iter().all(|&b| b == 0)
+                {
+                    // --sparse=always: a block of zeros is left a hole (the size is set).
+                    self.opts.progress.fetch_add(n as u64, Ordering::Relaxed);
+                    job.counted += n as u64;
+                    self.free.push(req.buf);
+                    if job.inflight == 0 {
+                        let slot = req.tag as usize;
+                        self.advance_job(jobs, slot);
+                    }
+                    return;
+                }
                 let Some(dst) = job.dst else { return };
                 job.inflight += 1;
                 self.queue(Req::data(Op::Write, dst, req.offset, len, req.buf).with_tag(req.tag));
@@ -562,6 +528,7 @@ impl<'o> Pipeline<'o> {
             (Op::Write, Ok(n)) => {
                 let real = (n as u64).min(job.size.saturating_sub(req.offset));
                 self.opts.progress.fetch_add(real, Ordering::Relaxed);
+                job.counted += real;
                 self.free.push(req.buf);
             }
             (Op::Fsync, Ok(_)) => job.state = State::Finished,
@@ -626,7 +593,14 @@ impl<'o> Pipeline<'o> {
                     .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
             }
         }
-        meta::apply_file(f, dst, &job.meta, job.old.as_ref(), self.opts.preserve)?;
+        meta::apply_file(
+            f,
+            job.src_path,
+            dst,
+            &job.meta,
+            job.old.as_ref().filter(|_| !job.fresh),
+            &self.opts.preserve,
+        )?;
         Ok(())
     }
 
@@ -652,7 +626,10 @@ impl<'o> Pipeline<'o> {
                 on(Event::Failed(e));
                 continue;
             }
-            match self.name(&mut job) {
+            // The holes: the progress counts a file's size once it is done.
+            let holes = job.size.saturating_sub(job.counted);
+            self.opts.progress.fetch_add(holes, Ordering::Relaxed);
+            match self.name(&mut job, on) {
                 Ok(Some(ev)) => {
                     sum.files += 1;
                     sum.bytes += job.size;
@@ -663,6 +640,7 @@ impl<'o> Pipeline<'o> {
                     sum.skipped += 1;
                     on(Event::Skipped {
                         dst: job.dst_path.to_path_buf(),
+                        why: "-n",
                     });
                 }
                 Err(e) => {
@@ -681,7 +659,11 @@ impl<'o> Pipeline<'o> {
     }
 
     /// Verifies (when asked) and gives the destination its name. `None`: skipped by `-n`.
-    fn name(&mut self, job: &mut Job<'_>) -> Result<Option<Event>, CopyError> {
+    fn name(
+        &mut self,
+        job: &mut Job<'_>,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Option<Event>, CopyError> {
         let Some(temp) = job.temp.take() else {
             return Err(CopyError::refused(job.dst_path, "lost its temporary file"));
         };
@@ -690,6 +672,11 @@ impl<'o> Pipeline<'o> {
         } else {
             None
         };
+        if let (Some(b), Some(_)) = (&self.opts.backup, &job.old) {
+            // Part of the commit: the old file keeps a second name, then the copy takes its own.
+            nodes::keep_backup(job.dst_path, b, on)
+                .map_err(|e| self.write_error("make the backup of", job, e))?;
+        }
         match temp.commit(self.opts.no_clobber, job.old.is_some()) {
             Ok(Committed::Done) => Ok(Some(Event::Copied {
                 src: job.src_path.to_path_buf(),

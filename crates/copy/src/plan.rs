@@ -1,13 +1,15 @@
 //! What goes where: sources and a destination resolved into a list of entries, as cp resolves
-//! them (`cp SRC DST`, `cp SRC... DIR`, `-r` trees), with the refusals made before anything is
-//! written.
+//! them (`cp SRC DST`, `cp SRC... DIR`, `-r` trees, `--parents`, `-T`), with the refusals and
+//! the `-u` skips decided before anything is written.
 
+use std::collections::HashMap;
 use std::fs::{self, Metadata};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
-use crate::{CopyError, CopyOpts};
+use crate::error::shown;
+use crate::{CopyError, CopyOpts, Deref, Make};
 
 /// One thing to create.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,12 +21,21 @@ pub enum Entry {
     },
     /// A directory, created before what it holds; its mode and times are set after.
     Dir { src: PathBuf, dst: PathBuf },
-    /// A symbolic link inside a `-r` copy, recreated as a link (cp -r does not follow them).
+    /// A symbolic link: one inside a tree copied as a link, or one `-s` makes to the source.
     Symlink {
         src: PathBuf,
         dst: PathBuf,
         target: PathBuf,
     },
+    /// A hard link to `target`: an earlier copy of the same inode (`--preserve=links`), or the
+    /// source itself (`-l`). Made after every file is copied.
+    Link {
+        src: PathBuf,
+        dst: PathBuf,
+        target: PathBuf,
+    },
+    /// A FIFO, socket or device node inside a tree, recreated (`mknod`) as cp -r does.
+    Node { src: PathBuf, dst: PathBuf },
 }
 
 /// The resolved copy: entries in creation order (a directory before its contents).
@@ -33,8 +44,14 @@ pub struct Plan {
     pub entries: Vec<Entry>,
     /// Bytes of file data to copy.
     pub bytes: u64,
+    /// Files to copy.
+    pub files: u64,
     /// Sources that cannot be copied; the rest of the plan still runs.
     pub errors: Vec<CopyError>,
+    /// Destinations left as they are: (path, the flag that says so).
+    pub skipped: Vec<(PathBuf, &'static str)>,
+    /// Inodes with several links already planned, and where their first copy goes.
+    seen: HashMap<(u64, u64), PathBuf>,
 }
 
 /// Resolves `srcs` and `dst` as cp does. An error here means nothing can be done at all
@@ -46,16 +63,28 @@ pub fn plan(srcs: &[PathBuf], dst: &Path, opts: &CopyOpts) -> Result<Plan, CopyE
             "missing file operand: nothing to copy",
         ));
     }
-    let dst_is_dir = fs::metadata(dst).map(|m| m.is_dir()).unwrap_or(false);
-    if srcs.len() > 1 && !dst_is_dir {
+    if opts.no_target_dir && srcs.len() > 1 {
         return Err(CopyError::refused(
             dst,
-            "the target of several sources must be an existing directory",
+            "extra operand: -T (--no-target-directory) takes exactly one source",
+        ));
+    }
+    let dst_is_dir = !opts.no_target_dir && fs::metadata(dst).is_ok_and(|m| m.is_dir());
+    if (srcs.len() > 1 || opts.parents) && !dst_is_dir {
+        return Err(CopyError::refused(
+            dst,
+            if opts.parents {
+                "with --parents, the destination must be an existing directory"
+            } else {
+                "the target of several sources must be an existing directory"
+            },
         ));
     }
     let mut plan = Plan::default();
     for src in srcs {
-        let target = if dst_is_dir {
+        let target = if opts.parents {
+            with_parents(&mut plan, src, dst)
+        } else if dst_is_dir {
             match src_name(src) {
                 Some(name) => dst.join(name),
                 None => {
@@ -84,6 +113,29 @@ pub fn plan(srcs: &[PathBuf], dst: &Path, opts: &CopyOpts) -> Result<Plan, CopyE
     Ok(plan)
 }
 
+/// `--parents`: the directories of `src` as given, made under `dst`; the target inside them.
+fn with_parents(plan: &mut Plan, src: &Path, dst: &Path) -> PathBuf {
+    let parts: Vec<_> = src
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_) | Component::ParentDir))
+        .collect();
+    let (mut s, mut d) = (PathBuf::new(), dst.to_path_buf());
+    if src.is_absolute() {
+        s.push("/");
+    }
+    for (i, c) in parts.iter().enumerate() {
+        s.push(c);
+        d.push(c);
+        if i + 1 < parts.len() {
+            plan.entries.push(Entry::Dir {
+                src: s.clone(),
+                dst: d.clone(),
+            });
+        }
+    }
+    d
+}
+
 /// The name a source is copied under inside a directory (`a/b/` → `b`, `.` → its real name).
 fn src_name(src: &Path) -> Option<PathBuf> {
     if let Some(n) = src.file_name() {
@@ -93,11 +145,13 @@ fn src_name(src: &Path) -> Option<PathBuf> {
 }
 
 fn add_source(plan: &mut Plan, src: &Path, dst: &Path, opts: &CopyOpts) -> Result<(), CopyError> {
-    // Command-line symlinks are followed without -r (cp's default), copied as links with it.
-    let meta = if opts.recursive {
-        fs::symlink_metadata(src)
-    } else {
+    // Command-line symlinks are followed without -r (cp's default), copied as links with it;
+    // -L and -H follow them, -P (and -d) do not.
+    let follow = deref(opts) != Deref::Never;
+    let meta = if follow {
         fs::metadata(src)
+    } else {
+        fs::symlink_metadata(src)
     }
     .map_err(|e| CopyError::io("stat", src, e))?;
     if meta.is_dir() {
@@ -108,9 +162,20 @@ fn add_source(plan: &mut Plan, src: &Path, dst: &Path, opts: &CopyOpts) -> Resul
             ));
         }
         refuse_into_itself(src, dst)?;
-        return add_tree(plan, src, dst);
+        return add_tree(plan, src, dst, opts, meta.dev());
     }
-    add_leaf(plan, src, dst, &meta)
+    add_leaf(plan, src, dst, &meta, opts, true)
+}
+
+/// Which links are followed: as asked, else cp's default: none in a tree copy, every one
+/// otherwise (`-l` included: GNU cp hard links what a link points at).
+fn deref(opts: &CopyOpts) -> Deref {
+    opts.deref
+        .unwrap_or(if opts.recursive && opts.make != Make::HardLink {
+            Deref::Never
+        } else {
+            Deref::Always
+        })
 }
 
 /// A directory copied into itself would never end.
@@ -130,13 +195,19 @@ fn refuse_into_itself(src: &Path, dst: &Path) -> Result<(), CopyError> {
     if dst_c.starts_with(&src_c) {
         return Err(CopyError::refused(
             src,
-            format!("cannot copy a directory into itself ('{}')", dst.display()),
+            format!("cannot copy a directory into itself ('{}')", shown(dst)),
         ));
     }
     Ok(())
 }
 
-fn add_tree(plan: &mut Plan, src: &Path, dst: &Path) -> Result<(), CopyError> {
+fn add_tree(
+    plan: &mut Plan,
+    src: &Path,
+    dst: &Path,
+    opts: &CopyOpts,
+    dev: u64,
+) -> Result<(), CopyError> {
     if let Ok(m) = fs::symlink_metadata(dst) {
         if !m.is_dir() {
             return Err(CopyError::refused(
@@ -157,9 +228,19 @@ fn add_tree(plan: &mut Plan, src: &Path, dst: &Path) -> Result<(), CopyError> {
     for child in children {
         let s = child.path();
         let d = dst.join(child.file_name());
-        let result = match fs::symlink_metadata(&s) {
-            Ok(m) if m.is_dir() => add_tree(plan, &s, &d),
-            Ok(m) => add_leaf(plan, &s, &d, &m),
+        let m = match deref(opts) {
+            // -L: links inside the tree are followed too (a dangling one cannot be, as in cp).
+            Deref::Always => fs::metadata(&s),
+            _ => fs::symlink_metadata(&s),
+        };
+        let result = match m {
+            // -x: a mount point is made, what is mounted there is not copied (as cp -x).
+            Ok(m) if m.is_dir() && opts.one_file_system && m.dev() != dev => {
+                plan.entries.push(Entry::Dir { src: s, dst: d });
+                Ok(())
+            }
+            Ok(m) if m.is_dir() => add_tree(plan, &s, &d, opts, dev),
+            Ok(m) => add_leaf(plan, &s, &d, &m, opts, false),
             Err(e) => Err(CopyError::io("stat", &s, e)),
         };
         if let Err(e) = result {
@@ -169,41 +250,189 @@ fn add_tree(plan: &mut Plan, src: &Path, dst: &Path) -> Result<(), CopyError> {
     Ok(())
 }
 
-fn add_leaf(plan: &mut Plan, src: &Path, dst: &Path, meta: &Metadata) -> Result<(), CopyError> {
+fn add_leaf(
+    plan: &mut Plan,
+    src: &Path,
+    dst: &Path,
+    meta: &Metadata,
+    opts: &CopyOpts,
+    top: bool,
+) -> Result<(), CopyError> {
     let ft = meta.file_type();
-    if ft.is_symlink() {
-        let target = fs::read_link(src).map_err(|e| CopyError::io("read link", src, e))?;
-        plan.entries.push(Entry::Symlink {
-            src: src.to_path_buf(),
-            dst: dst.to_path_buf(),
-            target,
-        });
-        return Ok(());
+    let (src, dst) = (src.to_path_buf(), dst.to_path_buf());
+    if opts.make != Make::Copy {
+        return add_made_link(plan, src, dst, opts, top);
     }
-    if !ft.is_file() {
-        let kind = if ft.is_fifo() {
-            "a FIFO"
-        } else if ft.is_socket() {
-            "a socket"
-        } else if ft.is_block_device() {
-            "a block device"
-        } else if ft.is_char_device() {
-            "a character device"
-        } else {
-            "not a regular file"
-        };
+    if ft.is_socket() && (!opts.recursive || opts.copy_contents) {
         return Err(CopyError::refused(
-            src,
-            format!("is {kind}; only regular files, directories and links are copied"),
+            &src,
+            "is a socket; there is nothing to read (cp -r recreates it)",
         ));
     }
-    let mut dst = dst.to_path_buf();
+    // Inside a tree (-r), FIFOs and device nodes are recreated; without -r their contents are
+    // read, as cp does (a FIFO until its writer closes it).
+    let node = !ft.is_file() && !ft.is_symlink() && opts.recursive && !opts.copy_contents;
+    if (ft.is_symlink() || node) && skip_or_refuse_existing(plan, &dst, meta, opts)? {
+        return Ok(());
+    }
+    if ft.is_symlink() {
+        let target = fs::read_link(&src).map_err(|e| CopyError::io("read link", &src, e))?;
+        plan.entries.push(Entry::Symlink { src, dst, target });
+        return Ok(());
+    }
+    if opts.preserve.links && meta.nlink() > 1 {
+        match plan.seen.get(&(meta.dev(), meta.ino())) {
+            Some(first) => {
+                let target = first.clone();
+                if !skip_or_refuse_existing(plan, &dst, meta, opts)? {
+                    plan.entries.push(Entry::Link { src, dst, target });
+                }
+                return Ok(());
+            }
+            None => {
+                plan.seen.insert((meta.dev(), meta.ino()), dst.clone());
+            }
+        }
+    }
+    if node {
+        plan.entries.push(Entry::Node { src, dst });
+        return Ok(());
+    }
+    add_file(plan, src, dst, meta, opts)
+}
+
+/// `-l` and `-s`: a link to the source instead of a copy. An existing destination is an error,
+/// as in cp, unless `-f` or `--remove-destination` (`-n`: left alone).
+fn add_made_link(
+    plan: &mut Plan,
+    src: PathBuf,
+    dst: PathBuf,
+    opts: &CopyOpts,
+    top: bool,
+) -> Result<(), CopyError> {
+    let hard = opts.make == Make::HardLink;
+    if !hard && src.is_relative() {
+        let dir = dst
+            .parent()
+            .map(|p| p.as_os_str().is_empty() || p == Path::new("."));
+        if dir == Some(false) {
+            return Err(CopyError::refused(
+                &dst,
+                "can make relative symbolic links only in the current directory; give the                  source as an absolute path",
+            ));
+        }
+    }
+    if let Ok(m) = fs::symlink_metadata(&dst) {
+        if opts.no_clobber {
+            plan.skipped.push((dst, "-n"));
+            return Ok(());
+        }
+        if m.is_dir() {
+            return Err(CopyError::refused(
+                &dst,
+                "is a directory; a link cannot replace it",
+            ));
+        }
+        if !opts.force && !opts.remove_destination {
+            let what = if hard { "hard" } else { "symbolic" };
+            return Err(CopyError::refused(
+                &dst,
+                format!("exists; not replaced by a {what} link without -f or --remove-destination"),
+            ));
+        }
+    }
+    plan.entries.push(if hard {
+        // A link that is followed (-L, and -l's default) is hard linked at what it points to.
+        let link = fs::symlink_metadata(&src).is_ok_and(|m| m.file_type().is_symlink());
+        let follow =
+            link && (deref(opts) == Deref::Always || (deref(opts) == Deref::CommandLine && top));
+        let target = if follow {
+            fs::canonicalize(&src).map_err(|e| CopyError::io("resolve", &src, e))?
+        } else {
+            src.clone()
+        };
+        Entry::Link { target, src, dst }
+    } else {
+        Entry::Symlink {
+            target: src.clone(),
+            src,
+            dst,
+        }
+    });
+    Ok(())
+}
+
+/// For a link or node replacing `dst`: true when `-u` or `-n` leaves `dst` alone; an error
+/// when `dst` is a directory.
+fn skip_or_refuse_existing(
+    plan: &mut Plan,
+    dst: &Path,
+    meta: &Metadata,
+    opts: &CopyOpts,
+) -> Result<bool, CopyError> {
+    let Ok(d) = fs::symlink_metadata(dst) else {
+        return Ok(false);
+    };
+    if d.is_dir() {
+        return Err(CopyError::refused(
+            dst,
+            "is a directory; it cannot be replaced",
+        ));
+    }
+    if opts.no_clobber {
+        plan.skipped.push((dst.to_path_buf(), "-n"));
+        return Ok(true);
+    }
+    if opts.update && !newer(meta, &d) {
+        plan.skipped.push((dst.to_path_buf(), "-u"));
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// GNU cp writes into an existing file, so one we may not write to is an error unless `-f`
+/// (which removes it first). The copy replaces the file rather than writing into it, but keeps
+/// the rule: a read-only file is not replaced by accident.
+fn refuse_unwritable(dst: &Path) -> Result<(), CopyError> {
+    if writable(dst) {
+        return Ok(());
+    }
+    Err(CopyError::refused(
+        dst,
+        "cannot be opened for writing (permission denied); not replaced: -f or \
+         --remove-destination replaces it",
+    ))
+}
+
+/// Whether we may write to the existing file `dst`. Asked by opening it for writing, as cp
+/// does (without truncating: nothing changes).
+pub(crate) fn writable(dst: &Path) -> bool {
+    !matches!(
+        fs::OpenOptions::new().write(true).open(dst),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied
+    )
+}
+
+/// Whether the source's modification time is after the destination's (`-u`).
+fn newer(src: &Metadata, dst: &Metadata) -> bool {
+    (src.mtime(), src.mtime_nsec()) > (dst.mtime(), dst.mtime_nsec())
+}
+
+fn add_file(
+    plan: &mut Plan,
+    src: PathBuf,
+    mut dst: PathBuf,
+    meta: &Metadata,
+    opts: &CopyOpts,
+) -> Result<(), CopyError> {
     let mut existing = fs::symlink_metadata(&dst).ok();
-    if existing
-        .as_ref()
-        .is_some_and(|m| m.file_type().is_symlink())
+    if !opts.remove_destination
+        && existing
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_symlink())
     {
         // cp writes through a link to a file; so do we: the link's target is replaced.
+        // (--remove-destination replaces the link itself.)
         existing = fs::metadata(&dst).ok();
         match &existing {
             Some(m) if m.is_file() => {
@@ -213,7 +442,7 @@ fn add_leaf(plan: &mut Plan, src: &Path, dst: &Path, meta: &Metadata) -> Result<
             None => {
                 return Err(CopyError::refused(
                     &dst,
-                    "is a dangling symbolic link; not writing through it",
+                    "is a dangling symbolic link; not writing through it (--remove-destination                      replaces the link)",
                 ))
             }
         }
@@ -221,11 +450,8 @@ fn add_leaf(plan: &mut Plan, src: &Path, dst: &Path, meta: &Metadata) -> Result<
     if let Some(d) = existing {
         if d.dev() == meta.dev() && d.ino() == meta.ino() {
             return Err(CopyError::refused(
-                src,
-                format!(
-                    "'{}' is the same file; not copied onto itself",
-                    dst.display()
-                ),
+                &src,
+                format!("'{}' is the same file; not copied onto itself", shown(&dst)),
             ));
         }
         if d.is_dir() {
@@ -234,20 +460,24 @@ fn add_leaf(plan: &mut Plan, src: &Path, dst: &Path, meta: &Metadata) -> Result<
                 "is a directory; a file cannot replace it",
             ));
         }
-        if !d.is_file() {
+        if !d.is_file() && !d.file_type().is_symlink() && !opts.force && !opts.remove_destination {
             return Err(CopyError::refused(
                 &dst,
-                "exists and is not a regular file (a device, FIFO or socket); iolab cp \
-                 replaces files by renaming a complete copy over them and will not replace it",
+                "exists and is not a regular file (a device, FIFO or socket); iolab cp                  replaces files by renaming a complete copy over them and will not replace it                  without -f or --remove-destination",
             ));
         }
+        if opts.update && !newer(meta, &d) {
+            plan.skipped.push((dst, "-u"));
+            return Ok(());
+        }
+        if d.is_file() && !opts.no_clobber && !opts.force && !opts.remove_destination {
+            refuse_unwritable(&dst)?;
+        }
     }
-    plan.bytes += meta.len();
-    plan.entries.push(Entry::File {
-        src: src.to_path_buf(),
-        dst,
-        size: meta.len(),
-    });
+    let size = if meta.is_file() { meta.len() } else { 0 };
+    plan.bytes += size;
+    plan.files += 1;
+    plan.entries.push(Entry::File { src, dst, size });
     Ok(())
 }
 
@@ -316,6 +546,20 @@ mod tests {
             recursive: true,
             ..CopyOpts::default()
         };
+        let p = plan(
+            &[d.join("a")],
+            &d.join("t"),
+            &CopyOpts {
+                no_target_dir: true,
+                ..CopyOpts::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            p.errors[0].to_string().contains("is a directory"),
+            "{}",
+            p.errors[0]
+        );
         let p = plan(&[d.join("t")], &d.join("t/inner"), &r).unwrap();
         assert!(
             p.errors[0].to_string().contains("into itself"),
@@ -329,6 +573,16 @@ mod tests {
             "{}",
             p.errors[0]
         );
+        let p = plan(
+            &[d.join("a")],
+            Path::new("/dev/null"),
+            &CopyOpts {
+                force: true,
+                ..CopyOpts::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.entries.len(), 1, "-f replaces it");
         let _ = fs::remove_dir_all(&d);
     }
 

@@ -1,7 +1,9 @@
 //! File-system calls the copy tool needs beyond reads and writes: in-kernel copies
 //! (`copy_file_range`, `FICLONE`), extent walking (`SEEK_DATA`/`SEEK_HOLE`), anonymous
 //! temporary files given a name only when complete (`O_TMPFILE` + `linkat`), and a rename that
-//! never replaces (`renameat2(RENAME_NOREPLACE)`). Safe wrappers; the callers stay unsafe-free.
+//! never replaces (`renameat2(RENAME_NOREPLACE)`), and what `cp -a` keeps beyond std
+//! (extended attributes, device nodes, the times of a link). Safe wrappers; the callers stay
+//! unsafe-free.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -141,6 +143,123 @@ pub fn process_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// The names of the extended attributes of `path` (of the link itself unless `follow`).
+pub fn xattr_list(path: &Path, follow: bool) -> io::Result<Vec<Vec<u8>>> {
+    let p = cpath(path)?;
+    let call = |buf: &mut [u8]| {
+        let (ptr, len) = (buf.as_mut_ptr().cast::<libc::c_char>(), buf.len());
+        // SAFETY: `p` is NUL-terminated; the kernel writes at most `len` bytes at `ptr`, which
+        // points into `buf` (a null pointer with length 0 asks for the size only).
+        let r = unsafe {
+            if follow {
+                libc::listxattr(p.as_ptr(), ptr, len)
+            } else {
+                libc::llistxattr(p.as_ptr(), ptr, len)
+            }
+        };
+        cvt(r)
+    };
+    let buf = sized_read(call)?;
+    Ok(buf
+        .split(|&b| b == 0)
+        .filter(|n| !n.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
+}
+
+/// The value of extended attribute `name` of `path` (of the link itself unless `follow`).
+pub fn xattr_get(path: &Path, name: &[u8], follow: bool) -> io::Result<Vec<u8>> {
+    let p = cpath(path)?;
+    let n = CString::new(name).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    sized_read(|buf: &mut [u8]| {
+        let (ptr, len) = (buf.as_mut_ptr().cast::<libc::c_void>(), buf.len());
+        // SAFETY: both strings are NUL-terminated; the kernel writes at most `len` bytes at
+        // `ptr`, which points into `buf`.
+        let r = unsafe {
+            if follow {
+                libc::getxattr(p.as_ptr(), n.as_ptr(), ptr, len)
+            } else {
+                libc::lgetxattr(p.as_ptr(), n.as_ptr(), ptr, len)
+            }
+        };
+        cvt(r)
+    })
+}
+
+/// Sets extended attribute `name` on an open file.
+pub fn xattr_set_fd(fd: RawFd, name: &[u8], value: &[u8]) -> io::Result<()> {
+    let n = CString::new(name).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: `n` is NUL-terminated; the kernel reads `value.len()` bytes from `value`.
+    let r = unsafe { libc::fsetxattr(fd, n.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// Sets extended attribute `name` on `path` itself (a link is not followed).
+pub fn xattr_set_link(path: &Path, name: &[u8], value: &[u8]) -> io::Result<()> {
+    let (p, n) = (
+        cpath(path)?,
+        CString::new(name).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?,
+    );
+    // SAFETY: both strings are NUL-terminated; the kernel reads `value.len()` bytes from `value`.
+    let r = unsafe {
+        libc::lsetxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    cvt(r as isize).map(|_| ())
+}
+
+/// A size-then-fill read (`listxattr`, `getxattr`): asks for the size, reads, and asks again if
+/// the value grew in between.
+fn sized_read(mut call: impl FnMut(&mut [u8]) -> io::Result<usize>) -> io::Result<Vec<u8>> {
+    for _ in 0..4 {
+        let want = call(&mut [])?;
+        let mut buf = vec![0u8; want];
+        match call(&mut buf) {
+            Ok(n) => {
+                buf.truncate(n);
+                return Ok(buf);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ERANGE) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::ERANGE))
+}
+
+/// `mknod`: a FIFO, socket or device node at `path` (`mode` carries the type bits).
+pub fn mknod(path: &Path, mode: u32, rdev: u64) -> io::Result<()> {
+    let p = cpath(path)?;
+    // SAFETY: `p` is NUL-terminated and lives across the call.
+    let r = unsafe { libc::mknod(p.as_ptr(), mode as libc::mode_t, rdev as libc::dev_t) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// Sets the access and modification times (seconds, nanoseconds) of `path` itself, a symbolic
+/// link included (`utimensat` with `AT_SYMLINK_NOFOLLOW`).
+pub fn set_times_nofollow(path: &Path, atime: (i64, i64), mtime: (i64, i64)) -> io::Result<()> {
+    let p = cpath(path)?;
+    let ts = |(s, ns): (i64, i64)| libc::timespec {
+        tv_sec: s as libc::time_t,
+        tv_nsec: ns as _,
+    };
+    let times = [ts(atime), ts(mtime)];
+    // SAFETY: `p` is NUL-terminated; `times` is an array of two timespecs, as utimensat reads.
+    let r = unsafe {
+        libc::utimensat(
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            times.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    cvt(r as isize).map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +347,25 @@ mod tests {
         rename_noreplace(&d.join("new"), &d.join("free")).unwrap();
         assert!(!d.join("new").exists() && d.join("free").exists());
         assert!(process_alive(std::process::id()));
+        std::fs::write(d.join("x"), b"").unwrap();
+        let fx = File::open(d.join("x")).unwrap();
+        match xattr_set_fd(fx.as_raw_fd(), b"user.iolab", b"v1") {
+            Ok(()) => {
+                let names = xattr_list(&d.join("x"), true).unwrap();
+                assert!(names.contains(&b"user.iolab".to_vec()), "{names:?}");
+                assert_eq!(
+                    xattr_get(&d.join("x"), b"user.iolab", false).unwrap(),
+                    b"v1"
+                );
+            }
+            Err(e) => eprintln!("skipped xattrs: {e}"),
+        }
+        mknod(&d.join("fifo"), libc::S_IFIFO | 0o600, 0).unwrap();
+        set_times_nofollow(&d.join("fifo"), (5, 0), (7, 500)).unwrap();
+        let m = std::fs::symlink_metadata(d.join("fifo")).unwrap();
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        assert!(m.file_type().is_fifo());
+        assert_eq!((m.mtime(), m.mtime_nsec()), (7, 500));
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -1,0 +1,100 @@
+//! A run of a plan: directories first, links and special files as they come, every file
+//! through the [`Pipeline`], hard links to the copies after it, then the directories' own
+//! metadata and the fsync of every directory that got a new name.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::pipeline::{parent_of, Pipeline};
+use crate::{meta, nodes, CopyError, CopyOpts, Entry, Event, Plan, Summary};
+
+pub(crate) fn run(
+    plan: &Plan,
+    opts: &CopyOpts,
+    on: &mut dyn FnMut(Event),
+) -> Result<Summary, CopyError> {
+    let mut sum = Summary::default();
+    let mut dirs: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
+    let mut synced_dirs: HashSet<PathBuf> = HashSet::new();
+    let mut files: Vec<(&Path, &Path)> = Vec::new();
+    let mut links = Vec::new();
+    for (dst, why) in &plan.skipped {
+        sum.skipped += 1;
+        on(Event::Skipped {
+            dst: dst.clone(),
+            why,
+        });
+    }
+    for entry in &plan.entries {
+        match entry {
+            Entry::Dir { src, dst } => match meta::make_dir(src, dst) {
+                Ok(created) => {
+                    if created {
+                        sum.dirs += 1;
+                        synced_dirs.insert(parent_of(dst).to_path_buf());
+                        on(Event::Dir { dst: dst.clone() });
+                    }
+                    dirs.push((src.clone(), dst.clone(), created));
+                }
+                Err(e) => {
+                    sum.failed += 1;
+                    on(Event::Failed(e));
+                }
+            },
+            Entry::File { src, dst, .. } if opts.attributes_only => {
+                match nodes::attributes_only(src, dst, opts) {
+                    Ok(Some(ev)) => {
+                        sum.files += 1;
+                        synced_dirs.insert(parent_of(dst).to_path_buf());
+                        on(ev);
+                    }
+                    Ok(None) => {
+                        sum.skipped += 1;
+                        on(Event::Skipped {
+                            dst: dst.clone(),
+                            why: "-n",
+                        });
+                    }
+                    Err(e) => {
+                        sum.failed += 1;
+                        on(Event::Failed(e));
+                    }
+                }
+            }
+            Entry::File { src, dst, .. } => files.push((src, dst)),
+            // Hard links point at copies made by the pipeline: made after it.
+            Entry::Link { .. } => links.push(entry),
+            Entry::Symlink { dst, .. } | Entry::Node { dst, .. } => {
+                synced_dirs.insert(parent_of(dst).to_path_buf());
+                nodes::make(entry, opts, &mut sum, on);
+            }
+        }
+    }
+    if !files.is_empty() {
+        let mut p = Pipeline::new(opts)?;
+        p.run(&files, &mut sum, &mut synced_dirs, on)?;
+    }
+    for entry in links {
+        if let Entry::Link { dst, .. } = entry {
+            synced_dirs.insert(parent_of(dst).to_path_buf());
+        }
+        nodes::make(entry, opts, &mut sum, on);
+    }
+    // Directories get their final mode and times once nothing more is written into them.
+    for (src, dst, created) in dirs.iter().rev() {
+        if let Err(e) = meta::finish_dir(src, dst, *created, &opts.preserve) {
+            sum.failed += 1;
+            on(Event::Failed(e));
+        }
+    }
+    if opts.fsync {
+        for d in &synced_dirs {
+            if let Err(e) = File::open(d).and_then(|f| f.sync_all()) {
+                sum.failed += 1;
+                on(Event::Failed(CopyError::io("fsync directory", d, e)));
+            }
+        }
+    }
+    Ok(sum)
+}
