@@ -11,7 +11,6 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use iolab_engine::{
@@ -20,6 +19,7 @@ use iolab_engine::{
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::{Dir as WDir, IoGen, JobPlan, SyncMode, Taus88};
 
+use crate::gate::StartGate;
 use crate::status::Progress;
 use crate::BenchError;
 
@@ -59,7 +59,26 @@ impl Stops<'_> {
     pub fn is_set(&self) -> bool {
         self.signal.load(Ordering::Relaxed) || self.exit_all.load(Ordering::Relaxed)
     }
+
+    /// Sleeps for `d`, or less when a stop comes: it is checked every [`STOP_POLL`], so that
+    /// startdelay, thinktime and the like end within that of Ctrl-C. False when stopped.
+    pub fn pause(&self, d: Duration) -> bool {
+        let end = Instant::now() + d;
+        loop {
+            if self.is_set() {
+                return false;
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            std::thread::sleep(left.min(STOP_POLL));
+        }
+    }
 }
+
+/// How often a waiting job looks at the stop flags.
+pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// Seed of the block that dedupe_percentage repeats.
 const DEDUPE_SEED: u64 = 0x0ded_f00d;
@@ -139,19 +158,20 @@ fn usage() -> CpuUsage {
 pub fn run(
     plan: &JobPlan,
     stop: &Stops<'_>,
-    start: &Barrier,
+    start: &StartGate,
     clock: Clock,
     progress: &Progress,
     wait_on: &[&Progress],
 ) -> Result<JobOutcome, BenchError> {
-    // Everything that can fail before the start line fails before it, but every thread must
-    // still reach the barrier or the others would wait for ever.
+    // Everything that can fail before the start line fails before it, and says so at the
+    // line: one job that cannot start calls the start off for the whole phase.
     let setup = setup(plan);
-    start.wait();
+    let go = start.wait(setup.is_ok());
     let (mut eng, files, bufs) = setup?;
-    if !plan.startdelay.is_zero() {
-        std::thread::sleep(plan.startdelay);
+    if !go {
+        return Err(BenchError::NotStarted);
     }
+    stop.pause(plan.startdelay);
     // fio's wait_for: start when the named job (all its clones) has finished.
     while wait_on.iter().any(|p| !p.finished.load(Ordering::Relaxed)) && !stop.is_set() {
         std::thread::sleep(Duration::from_millis(10));
@@ -462,7 +482,7 @@ impl<'a> Runner<'a> {
                         think_count = 0;
                         self.commit()?;
                         self.drain()?;
-                        self.think();
+                        self.think(stop);
                     }
                 }
             }
@@ -686,9 +706,9 @@ impl<'a> Runner<'a> {
     }
 
     /// Reaps at least `min`; one clock reading is everyone's completion time. The wait is
-    /// bounded so that a stop or the end of the runtime is noticed within a quarter second.
+    /// bounded so that a stop or the end of the runtime is noticed within [`STOP_POLL`].
     fn reap(&mut self, min: usize, deadline: Option<u64>) -> std::io::Result<()> {
-        let mut wait = Duration::from_millis(250);
+        let mut wait = STOP_POLL;
         if let Some(d) = deadline {
             wait = wait.min(
                 Duration::from_nanos(d.saturating_sub(self.now)).max(Duration::from_micros(100)),
@@ -777,15 +797,15 @@ impl<'a> Runner<'a> {
         self.cpu0 = usage();
     }
 
-    /// fio's thinktime: spin for thinktime_spin, sleep for the rest.
-    fn think(&mut self) {
+    /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.
+    fn think(&mut self, stop: &Stops<'_>) {
         let plan = self.plan;
         let spin = plan.thinktime_spin.min(plan.thinktime);
         let t = Instant::now();
-        while t.elapsed() < spin {
+        while t.elapsed() < spin && !stop.is_set() {
             std::hint::spin_loop();
         }
-        std::thread::sleep(plan.thinktime - spin);
+        stop.pause(plan.thinktime - spin);
         self.now = self.clock.now();
     }
 
