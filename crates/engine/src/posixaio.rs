@@ -16,6 +16,7 @@
 //! POSIX AIO form and completes synchronously inside `queue`.
 
 use std::fs::File;
+use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
 use std::ptr::{self, NonNull};
@@ -71,6 +72,12 @@ impl Drop for Cbs {
     }
 }
 
+/// The most control blocks handed to one `aio_suspend`. glibc copies its list argument into
+/// two variable-length arrays on the calling thread's stack (about 40 bytes an entry), so a
+/// list of 70,000 overran a 2 MiB job-thread stack: segfaults, aborts, garbage errno values.
+/// 1024 entries is 40 KiB.
+const SUSPEND_MAX: usize = 1024;
+
 pub(crate) struct PosixAioEngine {
     caps: Caps,
     files: Files,
@@ -79,13 +86,14 @@ pub(crate) struct PosixAioEngine {
     reqs: Box<[Option<Req>]>,
     /// Slots with no request.
     free: Vec<u32>,
-    /// `aio_suspend`'s list: slot `i`'s control block while in flight, else null (which
-    /// `aio_suspend` skips).
-    list: Box<[*const libc::aiocb]>,
-    in_flight: usize,
-    /// Where the next completion scan starts, so that low slots cannot starve high ones when
-    /// `max` is small.
-    cursor: usize,
+    /// In-flight slots, oldest first. glibc runs the requests of one descriptor one after
+    /// another in submission order, so the oldest are the ones to poll and wait on: only the
+    /// first [`SUSPEND_MAX`] are, which bounds both `aio_suspend`'s list and each scan.
+    order: VecDeque<u32>,
+    /// `aio_suspend`'s list, rebuilt from the front of `order` (capacity SUSPEND_MAX).
+    list: Vec<*const libc::aiocb>,
+    /// Slots taken off `order` during a scan and still in flight (capacity SUSPEND_MAX).
+    keep: Vec<u32>,
     calls: SysCalls,
 }
 
@@ -110,9 +118,9 @@ impl PosixAioEngine {
             reqs: (0..depth).map(|_| None).collect(),
             // Popped from the end: slot 0 is used first.
             free: (0..depth as u32).rev().collect(),
-            list: vec![ptr::null(); depth].into_boxed_slice(),
-            in_flight: 0,
-            cursor: 0,
+            order: VecDeque::with_capacity(depth),
+            list: Vec::with_capacity(SUSPEND_MAX.min(depth)),
+            keep: Vec::with_capacity(SUSPEND_MAX.min(depth)),
             calls: SysCalls::default(),
         }
     }
@@ -157,23 +165,18 @@ impl PosixAioEngine {
         sys::cvt(ret as isize).map(|_| ())
     }
 
-    /// Takes slot `i`'s request out with its outcome and frees the slot.
+    /// Takes slot `i`'s request (already off `order`) out with its outcome and frees the slot.
     fn finish(&mut self, i: usize, result: io::Result<usize>, out: &mut Vec<Done>) {
-        self.list[i] = ptr::null();
-        self.in_flight -= 1;
         self.free.push(i as u32);
         if let Some(req) = self.reqs[i].take() {
             out.push(Done { req, result });
         }
     }
 
-    /// The outcome of slot `i` if its current part has completed (consuming it: aio_return
-    /// may be called once), else `None`.
+    /// The outcome of in-flight slot `i` if its current part has completed (consuming it:
+    /// aio_return may be called once), else `None`.
     fn poll_slot(&self, i: usize) -> Option<io::Result<usize>> {
-        let cb = self.list[i];
-        if cb.is_null() {
-            return None;
-        }
+        let cb = self.cbs.get(i);
         // SAFETY: cb is slot i's control block, in flight; aio_error only reads its status.
         let err = unsafe { libc::aio_error(cb) };
         if err == libc::EINPROGRESS {
@@ -181,7 +184,7 @@ impl PosixAioEngine {
         }
         // SAFETY: the request has completed, so its status is final; this is the one
         // aio_return for this start.
-        let ret = unsafe { libc::aio_return(cb.cast_mut()) };
+        let ret = unsafe { libc::aio_return(cb) };
         Some(match err {
             0 => Ok(ret.max(0) as usize),
             -1 => Err(io::Error::last_os_error()),
@@ -189,16 +192,23 @@ impl PosixAioEngine {
         })
     }
 
-    /// Collects at most `max` completed requests into `out`, restarting short transfers.
+    /// Collects at most `max` completed requests into `out` from the oldest
+    /// [`SUSPEND_MAX`] in flight, restarting short transfers.
     fn harvest(&mut self, max: usize, out: &mut Vec<Done>) -> usize {
-        let n = self.list.len();
         let mut got = 0;
-        let mut k = 0;
-        while k < n && got < max && self.in_flight > 0 {
-            let i = (self.cursor + k) % n;
-            k += 1;
-            let Some(res) = self.poll_slot(i) else {
-                continue;
+        let scan = self.order.len().min(SUSPEND_MAX);
+        self.keep.clear();
+        for _ in 0..scan {
+            let Some(slot) = self.order.pop_front() else {
+                break;
+            };
+            let i = slot as usize;
+            let res = match self.poll_slot(i) {
+                Some(res) if got < max => res,
+                _ => {
+                    self.keep.push(slot);
+                    continue;
+                }
             };
             let outcome = match self.reqs[i].as_mut() {
                 None => Err(ebadf()),
@@ -209,7 +219,10 @@ impl PosixAioEngine {
                         match fd
                             .and_then(|f| Self::start(&self.cbs, &mut self.calls, i, f.fd(), req))
                         {
-                            Ok(()) => continue,
+                            Ok(()) => {
+                                self.keep.push(slot);
+                                continue;
+                            }
                             Err(e) => Err(e),
                         }
                     }
@@ -218,12 +231,15 @@ impl PosixAioEngine {
             self.finish(i, outcome, out);
             got += 1;
         }
-        self.cursor = (self.cursor + k) % n.max(1);
+        // Back at the front, in their order.
+        for &slot in self.keep.iter().rev() {
+            self.order.push_front(slot);
+        }
         got
     }
 
-    /// One `aio_suspend` on everything in flight, until `deadline`. Returns false when the
-    /// deadline has passed.
+    /// One `aio_suspend` on the oldest [`SUSPEND_MAX`] in flight, until `deadline`. Returns
+    /// false when the deadline has passed.
     fn suspend(&mut self, deadline: Option<Instant>) -> io::Result<bool> {
         let ts = match deadline {
             None => None,
@@ -238,21 +254,36 @@ impl PosixAioEngine {
                 })
             }
         };
-        let tsp = ts
-            .as_ref()
-            .map_or(ptr::null(), |t| t as *const libc::timespec);
         self.calls.reap += 1;
-        // SAFETY: list holds list.len() entries, each null or an in-flight control block of
-        // ours; tsp is null or points at ts, which outlives the call.
+        match self.suspend_front(ts.as_ref()) {
+            Ok(()) => Ok(true),
+            Err(e) => match e.raw_os_error() {
+                Some(libc::EAGAIN) => Ok(false),
+                Some(libc::EINTR) => Ok(true),
+                _ => Err(e),
+            },
+        }
+    }
+
+    /// `aio_suspend` on the control blocks of the first [`SUSPEND_MAX`] slots of `order`.
+    fn suspend_front(&mut self, ts: Option<&libc::timespec>) -> io::Result<()> {
+        self.list.clear();
+        let cbs = &self.cbs;
+        self.list.extend(
+            self.order
+                .iter()
+                .take(SUSPEND_MAX)
+                .map(|&i| cbs.get(i as usize).cast_const()),
+        );
+        let tsp = ts.map_or(ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: list holds list.len() <= SUSPEND_MAX entries (a bounded stack copy inside
+        // glibc), each an in-flight control block of ours; tsp is null or points at a
+        // timespec that outlives the call.
         let ret = unsafe { libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, tsp) };
         if ret == 0 {
-            return Ok(true);
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EAGAIN) => Ok(false),
-            Some(libc::EINTR) => Ok(true),
-            _ => Err(e),
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
         }
     }
 
@@ -282,8 +313,7 @@ impl PosixAioEngine {
             return Err((req, e));
         }
         self.reqs[i] = Some(req);
-        self.list[i] = self.cbs.get(i);
-        self.in_flight += 1;
+        self.order.push_back(i as u32);
         Ok(Queued::Queued)
     }
 }
@@ -347,13 +377,13 @@ impl Engine for PosixAioEngine {
         timeout: Option<Duration>,
         out: &mut Vec<Done>,
     ) -> io::Result<usize> {
-        let want = min.min(max).min(self.in_flight);
+        let want = min.min(max).min(self.order.len());
         let mut got = self.harvest(max, out);
         if got >= want {
             return Ok(got);
         }
         let deadline = timeout.map(|t| Instant::now() + t);
-        while got < want && self.in_flight > 0 {
+        while got < want && !self.order.is_empty() {
             if !self.suspend(deadline)? {
                 break;
             }
@@ -363,7 +393,7 @@ impl Engine for PosixAioEngine {
     }
 
     fn in_flight(&self) -> usize {
-        self.in_flight
+        self.order.len()
     }
 
     fn syscalls(&self) -> SysCalls {
@@ -373,7 +403,7 @@ impl Engine for PosixAioEngine {
 
 impl Drop for PosixAioEngine {
     fn drop(&mut self) {
-        if self.in_flight == 0 {
+        if self.order.is_empty() {
             return;
         }
         for (_, f) in self.files.iter() {
@@ -382,23 +412,17 @@ impl Drop for PosixAioEngine {
             unsafe { libc::aio_cancel(f.fd(), ptr::null_mut()) };
         }
         // Every control block and buffer must outlive glibc's use of it: wait until each
-        // request has finished, cancelled or not, taking it out of the list as it does.
-        while self.in_flight > 0 {
-            for i in 0..self.list.len() {
-                if self.poll_slot(i).is_some() {
-                    self.list[i] = ptr::null();
-                    self.in_flight -= 1;
-                }
-            }
-            if self.in_flight == 0 {
+        // request has finished, cancelled or not, taking it off `order` as it does.
+        while !self.order.is_empty() {
+            let order = std::mem::take(&mut self.order);
+            self.order = order
+                .into_iter()
+                .filter(|&i| self.poll_slot(i as usize).is_none())
+                .collect();
+            if self.order.is_empty() {
                 break;
             }
-            // SAFETY: as in suspend(): null or in-flight control blocks, no timeout.
-            let ret = unsafe {
-                libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, ptr::null())
-            };
-            if ret != 0 {
-                let e = io::Error::last_os_error();
+            if let Err(e) = self.suspend_front(None) {
                 if e.raw_os_error() != Some(libc::EINTR) && e.raw_os_error() != Some(libc::EAGAIN) {
                     // Nothing safe remains but to keep the memory alive: leak it rather than
                     // free what a glibc thread may still write.
@@ -612,5 +636,47 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
             assert!(probe.iter().all(|b| b.as_slice().iter().all(|&x| x == 0)));
         }
+    }
+
+    #[test]
+    fn deep_queue_does_not_overrun_the_stack_in_aio_suspend() {
+        // Regression: iodepth=70000..100000 handed glibc's aio_suspend the whole request
+        // list, which it copies onto the stack (~40 bytes an entry): a 2 MiB job thread
+        // crashed. The same ratio here, 20,000 in a 512 KiB thread (glibc's enqueue is
+        // quadratic in the queue of one descriptor, so 100,000 would take minutes). Reads of
+        // a pipe (glibc falls back from pread to read) stay in progress until it is written,
+        // so the wait below really has all of them pending.
+        const DEPTH: usize = 20_000;
+        let (rx, mut tx) = std::io::pipe().unwrap();
+        let rx = File::from(std::os::fd::OwnedFd::from(rx));
+        let h = std::thread::Builder::new()
+            .stack_size(512 << 10)
+            .spawn(move || {
+                let mut e = open(&EngineOpts::new(KIND, DEPTH as u32)).unwrap();
+                let id = e.add_file(rx, Path::new("pipe")).unwrap();
+                for _ in 0..DEPTH {
+                    let req = Req::read(id, 0, Buf::new(1).unwrap());
+                    assert!(matches!(e.queue(req), Queued::Queued));
+                }
+                let mut done = Vec::new();
+                let n = e
+                    .reap(1, usize::MAX, Some(Duration::from_millis(100)), &mut done)
+                    .unwrap();
+                assert_eq!(n, 0, "nothing was written yet");
+                let writer = std::thread::spawn(move || {
+                    use std::io::Write;
+                    tx.write_all(&vec![9u8; DEPTH]).unwrap();
+                });
+                while done.len() < DEPTH {
+                    let n = e
+                        .reap(1, usize::MAX, Some(Duration::from_secs(30)), &mut done)
+                        .unwrap();
+                    assert!(n > 0, "no completion within 30 s");
+                }
+                writer.join().unwrap();
+                assert!(done.iter().all(|d| d.result.as_ref().unwrap() == &1));
+            })
+            .unwrap();
+        h.join().unwrap();
     }
 }
