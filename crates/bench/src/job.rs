@@ -20,6 +20,7 @@ use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::{Dir as WDir, IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::gate::StartGate;
+use crate::mem;
 use crate::status::Progress;
 use crate::BenchError;
 
@@ -167,7 +168,7 @@ pub fn run(
     // line: one job that cannot start calls the start off for the whole phase.
     let setup = setup(plan);
     let go = start.wait(setup.is_ok());
-    let (mut eng, files, bufs) = setup?;
+    let (mut eng, files, bufs, gen) = setup?;
     if !go {
         return Err(BenchError::NotStarted);
     }
@@ -178,7 +179,7 @@ pub fn run(
     }
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();
-    let mut runner = Runner::new(plan, &mut *eng, files, bufs, clock, progress);
+    let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     let result = runner.run(stop);
     progress.finished.store(true, Ordering::Relaxed);
     if plan.exitall {
@@ -200,7 +201,11 @@ pub fn run(
     Ok(out)
 }
 
-type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>);
+type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen);
+
+/// Bytes of bookkeeping per request slot, at most, across the engines and the runner
+/// (posixaio's control block is the largest part): what a depth costs before its buffers.
+const SLOT_BYTES: u64 = 512;
 
 fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     if !plan.cpus_allowed.is_empty() {
@@ -208,6 +213,14 @@ fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
             .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;
     }
     let opts = engine_opts(plan)?;
+    let memory = mem::total();
+    mem::check(
+        plan,
+        memory,
+        u64::from(opts.depth) * SLOT_BYTES,
+        format_args!("iodepth={} of request slots", opts.depth),
+        "lower iodepth",
+    )?;
     let mut eng = iolab_engine::open(&opts)
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
     let mut ids = Vec::with_capacity(plan.files.len());
@@ -242,17 +255,44 @@ fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         .map(|b| b.max())
         .max()
         .unwrap_or(4096)
-        .max(1) as usize;
+        .max(1);
+    // As fio: a synchronous engine has one I/O in flight whatever iodepth says.
+    let depth = if eng.caps().sync_only {
+        1
+    } else {
+        plan.iodepth.max(1)
+    };
+    mem::check(
+        plan,
+        memory,
+        u64::from(depth).saturating_mul(bs),
+        format_args!("iodepth={depth} x bs={bs} of buffers"),
+        "lower iodepth or bs",
+    )?;
+    let map: u64 = IoGen::map_bytes(&plan.pattern).iter().sum();
+    mem::check(
+        plan,
+        memory,
+        map,
+        format_args!("the random map"),
+        "use norandommap=1",
+    )?;
+    let gen = IoGen::try_new(plan.pattern.clone())
+        .map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
     let mut rng = Taus88::new(plan.pattern.seed ^ 0xb0f);
-    let mut bufs = Vec::with_capacity(plan.iodepth as usize);
-    for _ in 0..plan.iodepth.max(1) {
+    let mut bufs = Vec::new();
+    bufs.try_reserve_exact(depth as usize).map_err(|_| {
+        BenchError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name))
+    })?;
+    let bs = bs as usize;
+    for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
             .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
         fill(&mut b, plan, &mut rng);
         bufs.push(b);
     }
-    Ok((eng, ids, bufs))
+    Ok((eng, ids, bufs, gen))
 }
 
 /// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
@@ -326,6 +366,7 @@ impl<'a> Runner<'a> {
         eng: &'a mut dyn Engine,
         files: Vec<FileId>,
         bufs: Vec<Buf>,
+        gen: IoGen,
         clock: Clock,
         progress: &'a Progress,
     ) -> Self {
@@ -347,7 +388,7 @@ impl<'a> Runner<'a> {
             free_slots: (0..depth as u32).rev().collect(),
             queued: Vec::with_capacity(depth),
             out: Vec::with_capacity(depth),
-            gen: IoGen::new(plan.pattern.clone()),
+            gen,
             clock,
             stats: JobStats::new(),
             bw: Sampler::new(SampleKind::BandwidthKib, 500, now),

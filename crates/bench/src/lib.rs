@@ -5,6 +5,7 @@
 mod gate;
 mod job;
 mod layout;
+mod mem;
 mod status;
 
 pub use status::Progress;

@@ -31,7 +31,25 @@ use crate::{
 const KIND: EngineKind = EngineKind::PosixAio;
 
 pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(Box::new(PosixAioEngine::new(opts)))
+    let depth = opts.depth.max(1) as usize;
+    match PosixAioEngine::new(depth) {
+        Some(e) => Ok(Box::new(e)),
+        None => Err(EngineError::new(ErrorKind::Limit, "open", KIND)
+            .source(io::Error::from_raw_os_error(libc::ENOMEM))
+            .hint(format!(
+                "iodepth={depth} needs {} MiB of control blocks; lower iodepth",
+                (depth * std::mem::size_of::<libc::aiocb>()) >> 20
+            ))),
+    }
+}
+
+/// A vector of `n` copies of `v`, or `None` when the memory cannot be had: the depth comes
+/// from the job file, and a huge one must be refused rather than abort.
+fn try_vec<T: Clone>(n: usize, v: T) -> Option<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).ok()?;
+    out.resize(n, v);
+    Some(out)
 }
 
 /// The control blocks, one per slot, in a raw allocation: no Rust reference (and no `Box`,
@@ -42,17 +60,18 @@ struct Cbs {
 }
 
 impl Cbs {
-    fn new(len: usize) -> Cbs {
+    /// `len` zeroed control blocks, or `None` when the memory cannot be had.
+    fn new(len: usize) -> Option<Cbs> {
         // SAFETY: aiocb is plain C data (integers, raw pointers, padding); all-zero is a valid
         // value and is what glibc expects of the fields it keeps private.
         let zero: libc::aiocb = unsafe { std::mem::zeroed() };
-        let boxed: Box<[libc::aiocb]> = vec![zero; len].into_boxed_slice();
+        let boxed: Box<[libc::aiocb]> = try_vec(len, zero)?.into_boxed_slice();
         let raw = Box::into_raw(boxed) as *mut libc::aiocb;
-        Cbs {
+        Some(Cbs {
             // Box::into_raw never returns null (dangling but non-null for len 0).
             ptr: NonNull::new(raw).unwrap_or(NonNull::dangling()),
             len,
-        }
+        })
     }
 
     /// The control block of slot `i` (`i < len`).
@@ -104,9 +123,19 @@ pub(crate) struct PosixAioEngine {
 unsafe impl Send for PosixAioEngine {}
 
 impl PosixAioEngine {
-    fn new(opts: &EngineOpts) -> PosixAioEngine {
-        let depth = opts.depth.max(1) as usize;
-        PosixAioEngine {
+    /// The engine for `depth` requests in flight; `None` when their memory cannot be had.
+    fn new(depth: usize) -> Option<PosixAioEngine> {
+        let mut reqs = Vec::new();
+        reqs.try_reserve_exact(depth).ok()?;
+        reqs.extend((0..depth).map(|_| None));
+        let mut free = try_vec(depth, 0u32)?;
+        // Popped from the end: slot 0 is used first.
+        for (i, f) in free.iter_mut().rev().enumerate() {
+            *f = i as u32;
+        }
+        let mut order = VecDeque::new();
+        order.try_reserve_exact(depth).ok()?;
+        Some(PosixAioEngine {
             caps: Caps {
                 max_depth: depth as u32,
                 async_sync: true,
@@ -114,15 +143,14 @@ impl PosixAioEngine {
                 ..Caps::default()
             },
             files: Files::default(),
-            cbs: Cbs::new(depth),
-            reqs: (0..depth).map(|_| None).collect(),
-            // Popped from the end: slot 0 is used first.
-            free: (0..depth as u32).rev().collect(),
-            order: VecDeque::with_capacity(depth),
+            cbs: Cbs::new(depth)?,
+            reqs: reqs.into_boxed_slice(),
+            free,
+            order,
             list: Vec::with_capacity(SUSPEND_MAX.min(depth)),
             keep: Vec::with_capacity(SUSPEND_MAX.min(depth)),
             calls: SysCalls::default(),
-        }
+        })
     }
 
     /// Starts (or restarts, after a short transfer) the remaining part of `req` in slot `i`.
@@ -427,8 +455,11 @@ impl Drop for PosixAioEngine {
                     // Nothing safe remains but to keep the memory alive: leak it rather than
                     // free what a glibc thread may still write.
                     std::mem::forget(std::mem::take(&mut self.reqs));
-                    let cbs = std::mem::replace(&mut self.cbs, Cbs::new(0));
-                    std::mem::forget(cbs);
+                    let empty = Cbs {
+                        ptr: NonNull::dangling(),
+                        len: 0,
+                    };
+                    std::mem::forget(std::mem::replace(&mut self.cbs, empty));
                     return;
                 }
             }
