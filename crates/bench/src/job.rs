@@ -20,6 +20,7 @@ use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::{Dir as WDir, IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::gate::StartGate;
+use crate::joberr::{site, JobError};
 use crate::mem;
 use crate::status::Progress;
 use crate::BenchError;
@@ -35,6 +36,9 @@ pub struct JobOutcome {
     pub runtime_ms: u64,
     /// First error (errno, message) where the job stopped on one.
     pub error: Option<(i32, String)>,
+    /// The same error as fio details it after `err=N` on the job line
+    /// (`file:job.rs:812, func=io_u error, error=No space left on device`).
+    pub error_detail: Option<String>,
     pub engine: String,
     pub syscalls: SysCalls,
     /// I/Os whose completion failed but the job went on (continue_on_error).
@@ -185,10 +189,10 @@ pub fn run(
     if plan.exitall {
         stop.exit_all.store(true, Ordering::Relaxed);
     }
-    let mut out = runner.finish();
     if let Err(e) = result {
-        out.error = Some((e.raw_os_error().unwrap_or(libc::EIO), e.to_string()));
+        runner.fail(&e, e.to_string(), "do_io", site!());
     }
+    let mut out = runner.finish();
     out.syscalls = eng.syscalls();
     out.started_ns = started_ns;
     out.ended_ns = clock.now();
@@ -338,7 +342,7 @@ struct Runner<'a> {
     cpu0: CpuUsage,
     rng: Taus88,
     writes_since_sync: u32,
-    error: Option<std::io::Error>,
+    error: Option<JobError>,
     errors_ignored: u64,
     ramping: bool,
     rate_limited: bool,
@@ -677,7 +681,9 @@ impl<'a> Runner<'a> {
                 };
                 if let (Some(msg), None) = (low, &self.error) {
                     eprintln!("fio: {}: {msg}", self.plan.name);
-                    self.error = Some(std::io::Error::other(msg));
+                    // fio: td_verror(td, EIO, "check_min_rate").
+                    let eio = std::io::Error::from_raw_os_error(libc::EIO);
+                    self.fail(&eio, msg, "check_min_rate", site!());
                 }
             }
         }
@@ -731,7 +737,10 @@ impl<'a> Runner<'a> {
         }
         let n = self.queued.len() as u32;
         let depth = self.in_flight() as u32;
-        self.eng.commit()?;
+        if let Err(e) = self.eng.commit() {
+            self.fail(&e, format!("commit: {e}"), "td_io_commit", site!());
+            return Err(e);
+        }
         self.now = self.clock.now();
         self.stats.depth.mark_depth(depth, n);
         self.stats.depth.mark_submit(n);
@@ -757,7 +766,14 @@ impl<'a> Runner<'a> {
         }
         let max = (self.plan.iodepth_batch_complete_max as usize).clamp(min.max(1), self.depth());
         let mut out = std::mem::take(&mut self.out);
-        let n = self.eng.reap(min, max, Some(wait), &mut out)?;
+        let n = match self.eng.reap(min, max, Some(wait), &mut out) {
+            Ok(n) => n,
+            Err(e) => {
+                self.out = out;
+                self.fail(&e, format!("reap: {e}"), "td_io_getevents", site!());
+                return Err(e);
+            }
+        };
         self.now = self.clock.now();
         self.stats.depth.mark_complete(n as u32);
         for d in out.drain(..) {
@@ -810,8 +826,8 @@ impl<'a> Runner<'a> {
                 } else if self.error.is_none() {
                     let msg = d.error_message(self.eng.kind().name()).unwrap_or_default();
                     eprintln!("fio: io_u error: {msg}");
-                    if let Err(e) = d.result {
-                        self.error = Some(std::io::Error::new(e.kind(), msg));
+                    if let Err(e) = &d.result {
+                        self.fail(e, msg, "io_u error", site!());
                     }
                 }
             }
@@ -819,6 +835,19 @@ impl<'a> Runner<'a> {
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
+        }
+    }
+
+    /// Records the error that stops the job (the first one only), with its real errno (EIO
+    /// only when the error has none, as fio's default).
+    fn fail(&mut self, e: &std::io::Error, message: String, func: &'static str, at: &'static str) {
+        if self.error.is_none() {
+            self.error = Some(JobError {
+                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                message,
+                func,
+                site: at,
+            });
         }
     }
 
@@ -907,15 +936,17 @@ impl<'a> Runner<'a> {
         }
         stats.total_run_time_ms = runtime_ms;
         stats.cpu = usage() - self.cpu0;
+        if let Some(e) = &self.error {
+            eprintln!("{}", e.fio_line(std::process::id()));
+        }
         JobOutcome {
             name: self.plan.name.clone(),
             clone: self.plan.clone,
             group: self.plan.group,
             stats,
             runtime_ms,
-            error: self
-                .error
-                .map(|e| (e.raw_os_error().unwrap_or(libc::EIO), e.to_string())),
+            error_detail: self.error.as_ref().map(JobError::fio_detail),
+            error: self.error.map(|e| (e.errno, e.message)),
             engine: String::new(),
             syscalls: SysCalls::default(),
             errors_ignored: self.errors_ignored,

@@ -4,6 +4,7 @@
 
 mod gate;
 mod job;
+mod joberr;
 mod layout;
 mod mem;
 mod status;
@@ -22,6 +23,7 @@ use iolab_stats::{disk, DiskStats};
 use iolab_workload::JobPlan;
 
 pub use job::{Clock, JobOutcome, Stops};
+pub use joberr::{strerror, JobError};
 
 /// Why a run could not start or go on.
 #[derive(Debug)]
