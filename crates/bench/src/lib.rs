@@ -7,6 +7,7 @@ mod job;
 mod joberr;
 mod layout;
 mod mem;
+mod setup;
 mod status;
 
 pub use status::Progress;

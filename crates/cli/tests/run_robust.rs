@@ -28,7 +28,10 @@ impl Out {
     #[track_caller]
     fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!("stdout is not JSON ({e}):\n{}\n{}", self.stdout, self.stderr)
+            panic!(
+                "stdout is not JSON ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
         })
     }
 
@@ -275,8 +278,8 @@ fn io_error_reports_its_errno_not_eio() {
     o.no_crash();
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     assert!(
-        o.stdout
-            .contains("err=21 (file:job.rs:") && o.stdout.contains("func=io_u error, error=Is a directory)"),
+        o.stdout.contains("err=21 (file:job.rs:")
+            && o.stdout.contains("func=io_u error, error=Is a directory)"),
         "{}",
         o.stdout
     );
@@ -285,7 +288,11 @@ fn io_error_reports_its_errno_not_eio() {
         "fio's 'fio: pid=..., err=21/file:...' line: {}",
         o.stderr
     );
-    assert!(o.stderr.contains("EISDIR"), "iolab's own line: {}", o.stderr);
+    assert!(
+        o.stderr.contains("EISDIR"),
+        "iolab's own line: {}",
+        o.stderr
+    );
     let mut json = d.cmd(&args);
     json.arg("--output-format=json");
     let o = run(json, SHORT, "read of a directory, JSON");

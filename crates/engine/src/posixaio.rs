@@ -15,8 +15,8 @@
 //! what it can and waits for the rest before that memory or any buffer is freed. Trim has no
 //! POSIX AIO form and completes synchronously inside `queue`.
 
-use std::fs::File;
 use std::collections::VecDeque;
+use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::ptr::{self, NonNull};

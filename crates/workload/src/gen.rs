@@ -219,7 +219,7 @@ impl IoGen {
             issued: 0,
             run_left: 0,
             pending_write: None,
-            unit_aligned: [0, 1, 2].map(|d| unit % p.ba[d].max(1) == 0),
+            unit_aligned: [0, 1, 2].map(|d| unit.is_multiple_of(p.ba[d].max(1))),
             p,
         })
     }
