@@ -199,6 +199,8 @@ struct Runner<'a> {
     /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
     /// recorded per I/O and copied into lat at the end.
     sync: bool,
+    /// In-flight I/O was cancelled at the end: ECANCELED completions are I/O not done.
+    cancelled: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -258,6 +260,7 @@ impl<'a> Runner<'a> {
             lat_window: (0.0, 0),
             next_due: [0; 3],
             sync: false,
+            cancelled: false,
         }
     }
 
@@ -395,8 +398,13 @@ impl<'a> Runner<'a> {
         if let Some(r) = pending.take() {
             self.unissue(r);
         }
-        // Stopped: what is in flight still completes and is counted.
+        // Stopped: what is in flight still completes and is counted, except what the engine
+        // has not started, which it drops as fio's cleanup_pending_aio has it cancelled.
         self.commit()?;
+        if !gen_done {
+            self.cancelled = true;
+            self.eng.cancel();
+        }
         self.drain()?;
         if plan.end_fsync || plan.fsync_on_close {
             self.sync_all_files()?;
@@ -657,6 +665,13 @@ impl<'a> Runner<'a> {
                 }
             }
             (Ok(_), None) => self.stats.record_sync(self.now - issue),
+            (Err(e), _) if self.cancelled && e.raw_os_error() == Some(libc::ECANCELED) => {
+                // Never done: not issued either, as fio puts a cancelled io_u back.
+                match dir {
+                    Some(d) => self.stats.dir_mut(d).total_ios -= 1,
+                    None => self.stats.sync.total_ios -= 1,
+                }
+            }
             (Err(_), _) => {
                 if self.plan.continue_on_error {
                     self.errors_ignored += 1;
