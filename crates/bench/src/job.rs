@@ -79,6 +79,9 @@ impl Stops<'_> {
 /// How often a waiting job looks at the stop flags.
 pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
 
+/// How long I/O in flight at a stop (Ctrl-C, exitall) gets to complete.
+const STOP_GRACE: Duration = Duration::from_millis(100);
+
 /// Seed of the block that dedupe_percentage repeats.
 const DEDUPE_SEED: u64 = 0x0ded_f00d;
 
@@ -155,6 +158,19 @@ pub fn run(
         if f.unlink {
             let _ = std::fs::remove_file(&f.path);
         }
+    }
+    let stuck = eng.in_flight();
+    if stuck > 0 {
+        // Stalled I/O after a stop: the kernel (or glibc's threads) may still write into its
+        // buffers, which the engine holds. Dropping the engine would wait for it, for ever on
+        // a stalled device, so the engine and that memory are left alone until the process
+        // exits: the results so far are what the stop asked for.
+        eprintln!(
+            "fio: {}: {stuck} I/O still in flight {} ms after the stop; not waited for",
+            plan.name,
+            STOP_GRACE.as_millis()
+        );
+        std::mem::forget(eng);
     }
     Ok(out)
 }
@@ -404,6 +420,16 @@ impl<'a> Runner<'a> {
         if !gen_done {
             self.cancelled = true;
             self.eng.cancel();
+        }
+        if stop.is_set() {
+            // What is in flight gets STOP_GRACE: a stalled device must not hold the results
+            // back. What is still out after it is left to the kernel (see `run`).
+            let end = self.now + STOP_GRACE.as_nanos() as u64;
+            while self.eng.in_flight() > 0 && self.now < end {
+                let n = self.eng.in_flight();
+                self.reap(n, Some(end))?;
+            }
+            return Ok(());
         }
         self.drain()?;
         if plan.end_fsync || plan.fsync_on_close {

@@ -397,3 +397,50 @@ fn sigint_ends_file_layout() {
     let len = std::fs::metadata(d.0.join("big")).map(|m| m.len());
     assert!(len.as_ref().is_ok_and(|&l| l < 3 << 30), "{len:?}");
 }
+
+#[test]
+fn sigint_ends_stalled_reads() {
+    // Regression: a stop waited for every I/O in flight, for ever on a stalled device. Reads
+    // of a FIFO that has a writer which never writes stall like one. (libaio reads a pipe
+    // inside io_submit and the sync engines inside read(2): those threads cannot be stopped
+    // from outside, so only engines that submit and wait apart are tested.)
+    let d = Dir::new("stalled");
+    let fifo = d.0.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // Read and write: opening holds a writer without blocking, and keeps the reads waiting.
+    let _writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    for engine in ["posixaio", "io_uring"] {
+        let o = interrupt(
+            d.cmd(&[
+                "--name=j",
+                "--filename=fifo",
+                "--rw=read",
+                "--size=1m",
+                &format!("--ioengine={engine}"),
+                "--iodepth=4",
+                "--output-format=json",
+            ]),
+            Duration::from_millis(700),
+            "INT",
+            AFTER_SIGNAL,
+            engine,
+        );
+        o.no_crash();
+        if engine == "io_uring" && o.code == Some(1) {
+            eprintln!("skipped io_uring: not available here ({})", o.stderr.trim());
+            continue;
+        }
+        assert_eq!(o.code, Some(130), "{engine}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("not waited for"),
+            "{engine}: {}",
+            o.stderr
+        );
+        assert_eq!(job_names(&o.json()), ["j"], "{engine}");
+    }
+}
