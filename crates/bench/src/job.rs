@@ -1,4 +1,4 @@
-//! One job thread: open the files and the engine, then the per-I/O loop
+//! One job thread: its setup (setup.rs), the start line, then the per-I/O loop
 //! (generate → queue → commit → reap → record) until the byte budget, the runtime or a stop.
 //!
 //! Timestamps are batched the way fio batches them: one clock read after each commit (the
@@ -6,20 +6,16 @@
 //! of everything it returned); an I/O's issue time is the latest reading, taken a few
 //! nanoseconds of request generation earlier. Synchronous engines need one reading per I/O.
 
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use iolab_engine::{
-    sys, Buf, Done, Engine, EngineKind, EngineOpts, FileId, Op, Queued, Req, SysCalls,
-};
+use iolab_engine::{sys, Buf, Done, Engine, FileId, Op, Queued, Req, SysCalls};
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
-use iolab_workload::{Dir as WDir, IoGen, JobPlan, SyncMode, Taus88};
+use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
+use crate::gate::StartGate;
+use crate::joberr::{site, JobError};
+use crate::setup::{fill, setup};
 use crate::status::Progress;
 use crate::BenchError;
 
@@ -34,6 +30,9 @@ pub struct JobOutcome {
     pub runtime_ms: u64,
     /// First error (errno, message) where the job stopped on one.
     pub error: Option<(i32, String)>,
+    /// The same error as fio details it after `err=N` on the job line
+    /// (`file:job.rs:812, func=io_u error, error=No space left on device`).
+    pub error_detail: Option<String>,
     pub engine: String,
     pub syscalls: SysCalls,
     /// I/Os whose completion failed but the job went on (continue_on_error).
@@ -59,7 +58,29 @@ impl Stops<'_> {
     pub fn is_set(&self) -> bool {
         self.signal.load(Ordering::Relaxed) || self.exit_all.load(Ordering::Relaxed)
     }
+
+    /// Sleeps for `d`, or less when a stop comes: it is checked every [`STOP_POLL`], so that
+    /// startdelay, thinktime and the like end within that of Ctrl-C. False when stopped.
+    pub fn pause(&self, d: Duration) -> bool {
+        let end = Instant::now() + d;
+        loop {
+            if self.is_set() {
+                return false;
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            std::thread::sleep(left.min(STOP_POLL));
+        }
+    }
 }
+
+/// How often a waiting job looks at the stop flags.
+pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// How long I/O in flight at a stop (Ctrl-C, exitall) gets to complete.
+const STOP_GRACE: Duration = Duration::from_millis(100);
 
 /// Seed of the block that dedupe_percentage repeats.
 const DEDUPE_SEED: u64 = 0x0ded_f00d;
@@ -78,46 +99,6 @@ struct Slot {
 /// The clock every job of a run shares, so sample windows line up: nanoseconds since the
 /// run started (the TSC where it is invariant, else CLOCK_MONOTONIC; see engine::sys::clock).
 pub type Clock = sys::clock::Clock;
-
-fn engine_opts(plan: &JobPlan) -> Result<EngineOpts, BenchError> {
-    let e = &plan.engine;
-    let kind = EngineKind::from_name(&e.name).ok_or_else(|| {
-        BenchError::Refused(format!(
-            "{}: ioengine '{}' is not available in iolab",
-            plan.name, e.name
-        ))
-    })?;
-    let mut o = EngineOpts::new(kind, plan.iodepth.max(1));
-    o.hipri = e.hipri;
-    o.nowait = e.nowait;
-    o.sqpoll = e.sqthread_poll;
-    o.sqpoll_cpu = e.sqthread_poll_cpu;
-    o.fixedbufs = e.fixedbufs;
-    o.registerfiles = e.registerfiles;
-    o.nonvectored = e.nonvectored;
-    o.userspace_reap = e.userspace_reap;
-    o.max_files = (plan.files.len() as u32).max(1);
-    Ok(o)
-}
-
-fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
-    let p = &plan.pattern;
-    let write = p.write || p.trim || p.trimwrite;
-    let mut flags = 0;
-    if plan.direct {
-        flags |= libc::O_DIRECT;
-    }
-    match plan.sync {
-        SyncMode::None => {}
-        SyncMode::Sync => flags |= libc::O_SYNC,
-        SyncMode::Dsync => flags |= libc::O_DSYNC,
-    }
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .custom_flags(flags)
-        .open(path)
-}
 
 fn stat_dir(d: WDir) -> Dir {
     match d {
@@ -139,35 +120,36 @@ fn usage() -> CpuUsage {
 pub fn run(
     plan: &JobPlan,
     stop: &Stops<'_>,
-    start: &Barrier,
+    start: &StartGate,
     clock: Clock,
     progress: &Progress,
     wait_on: &[&Progress],
 ) -> Result<JobOutcome, BenchError> {
-    // Everything that can fail before the start line fails before it, but every thread must
-    // still reach the barrier or the others would wait for ever.
+    // Everything that can fail before the start line fails before it, and says so at the
+    // line: one job that cannot start calls the start off for the whole phase.
     let setup = setup(plan);
-    start.wait();
-    let (mut eng, files, bufs) = setup?;
-    if !plan.startdelay.is_zero() {
-        std::thread::sleep(plan.startdelay);
+    let go = start.wait(setup.is_ok());
+    let (mut eng, files, bufs, gen) = setup?;
+    if !go {
+        return Err(BenchError::NotStarted);
     }
+    stop.pause(plan.startdelay);
     // fio's wait_for: start when the named job (all its clones) has finished.
     while wait_on.iter().any(|p| !p.finished.load(Ordering::Relaxed)) && !stop.is_set() {
         std::thread::sleep(Duration::from_millis(10));
     }
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();
-    let mut runner = Runner::new(plan, &mut *eng, files, bufs, clock, progress);
+    let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     let result = runner.run(stop);
     progress.finished.store(true, Ordering::Relaxed);
     if plan.exitall {
         stop.exit_all.store(true, Ordering::Relaxed);
     }
-    let mut out = runner.finish();
     if let Err(e) = result {
-        out.error = Some((e.raw_os_error().unwrap_or(libc::EIO), e.to_string()));
+        runner.fail(&e, e.to_string(), "do_io", site!());
     }
+    let mut out = runner.finish();
     out.syscalls = eng.syscalls();
     out.started_ns = started_ns;
     out.ended_ns = clock.now();
@@ -177,85 +159,20 @@ pub fn run(
             let _ = std::fs::remove_file(&f.path);
         }
     }
-    Ok(out)
-}
-
-type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>);
-
-fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
-    if !plan.cpus_allowed.is_empty() {
-        sys::set_thread_affinity(&plan.cpus_allowed)
-            .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;
-    }
-    let opts = engine_opts(plan)?;
-    let mut eng = iolab_engine::open(&opts)
-        .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
-    let mut ids = Vec::with_capacity(plan.files.len());
-    let diskless = !opts.kind.needs_files();
-    for f in &plan.files {
-        // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
-        // created or read.
-        let file = if diskless {
-            File::open("/dev/null")
-                .map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
-        } else {
-            open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
-        };
-        if plan.invalidate
-            && !file
-                .metadata()
-                .map(|m| m.file_type().is_block_device())
-                .unwrap_or(false)
-        {
-            // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
-            let _ = sys::drop_cache(file.as_raw_fd());
-        }
-        ids.push(
-            eng.add_file(file, &f.path)
-                .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
+    let stuck = eng.in_flight();
+    if stuck > 0 {
+        // Stalled I/O after a stop: the kernel (or glibc's threads) may still write into its
+        // buffers, which the engine holds. Dropping the engine would wait for it, for ever on
+        // a stalled device, so the engine and that memory are left alone until the process
+        // exits: the results so far are what the stop asked for.
+        eprintln!(
+            "fio: {}: {stuck} I/O still in flight {} ms after the stop; not waited for",
+            plan.name,
+            STOP_GRACE.as_millis()
         );
+        std::mem::forget(eng);
     }
-    let bs = plan
-        .pattern
-        .bs
-        .iter()
-        .map(|b| b.max())
-        .max()
-        .unwrap_or(4096)
-        .max(1) as usize;
-    let mut rng = Taus88::new(plan.pattern.seed ^ 0xb0f);
-    let mut bufs = Vec::with_capacity(plan.iodepth as usize);
-    for _ in 0..plan.iodepth.max(1) {
-        let mut b = eng
-            .alloc_buf(bs)
-            .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
-        fill(&mut b, plan, &mut rng);
-        bufs.push(b);
-    }
-    Ok((eng, ids, bufs))
-}
-
-/// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
-/// pattern, or random with a compressible share of zeros.
-fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
-    let f = &plan.buffers;
-    let s = b.as_mut_slice();
-    if f.zero {
-        s.fill(0);
-    } else if !f.pattern.is_empty() {
-        for (i, x) in s.iter_mut().enumerate() {
-            *x = f.pattern[i % f.pattern.len()];
-        }
-    } else {
-        for w in s.chunks_mut(8) {
-            let v = rng.next_u64().to_ne_bytes();
-            w.copy_from_slice(&v[..w.len()]);
-        }
-        if f.compress_percentage > 0 {
-            let zero = s.len() * f.compress_percentage.min(100) as usize / 100;
-            s[..zero].fill(0);
-        }
-    }
+    Ok(out)
 }
 
 struct Runner<'a> {
@@ -278,7 +195,7 @@ struct Runner<'a> {
     cpu0: CpuUsage,
     rng: Taus88,
     writes_since_sync: u32,
-    error: Option<std::io::Error>,
+    error: Option<JobError>,
     errors_ignored: u64,
     ramping: bool,
     rate_limited: bool,
@@ -298,6 +215,8 @@ struct Runner<'a> {
     /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
     /// recorded per I/O and copied into lat at the end.
     sync: bool,
+    /// In-flight I/O was cancelled at the end: ECANCELED completions are I/O not done.
+    cancelled: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -306,6 +225,7 @@ impl<'a> Runner<'a> {
         eng: &'a mut dyn Engine,
         files: Vec<FileId>,
         bufs: Vec<Buf>,
+        gen: IoGen,
         clock: Clock,
         progress: &'a Progress,
     ) -> Self {
@@ -327,7 +247,7 @@ impl<'a> Runner<'a> {
             free_slots: (0..depth as u32).rev().collect(),
             queued: Vec::with_capacity(depth),
             out: Vec::with_capacity(depth),
-            gen: IoGen::new(plan.pattern.clone()),
+            gen,
             clock,
             stats: JobStats::new(),
             bw: Sampler::new(SampleKind::BandwidthKib, 500, now),
@@ -356,6 +276,7 @@ impl<'a> Runner<'a> {
             lat_window: (0.0, 0),
             next_due: [0; 3],
             sync: false,
+            cancelled: false,
         }
     }
 
@@ -462,7 +383,7 @@ impl<'a> Runner<'a> {
                         think_count = 0;
                         self.commit()?;
                         self.drain()?;
-                        self.think();
+                        self.think(stop);
                     }
                 }
             }
@@ -493,8 +414,23 @@ impl<'a> Runner<'a> {
         if let Some(r) = pending.take() {
             self.unissue(r);
         }
-        // Stopped: what is in flight still completes and is counted.
+        // Stopped: what is in flight still completes and is counted, except what the engine
+        // has not started, which it drops as fio's cleanup_pending_aio has it cancelled.
         self.commit()?;
+        if !gen_done {
+            self.cancelled = true;
+            self.eng.cancel();
+        }
+        if stop.is_set() {
+            // What is in flight gets STOP_GRACE: a stalled device must not hold the results
+            // back. What is still out after it is left to the kernel (see `run`).
+            let end = self.now + STOP_GRACE.as_nanos() as u64;
+            while self.eng.in_flight() > 0 && self.now < end {
+                let n = self.eng.in_flight();
+                self.reap(n, Some(end))?;
+            }
+            return Ok(());
+        }
         self.drain()?;
         if plan.end_fsync || plan.fsync_on_close {
             self.sync_all_files()?;
@@ -616,7 +552,9 @@ impl<'a> Runner<'a> {
                 };
                 if let (Some(msg), None) = (low, &self.error) {
                     eprintln!("fio: {}: {msg}", self.plan.name);
-                    self.error = Some(std::io::Error::other(msg));
+                    // fio: td_verror(td, EIO, "check_min_rate").
+                    let eio = std::io::Error::from_raw_os_error(libc::EIO);
+                    self.fail(&eio, msg, "check_min_rate", site!());
                 }
             }
         }
@@ -670,7 +608,10 @@ impl<'a> Runner<'a> {
         }
         let n = self.queued.len() as u32;
         let depth = self.in_flight() as u32;
-        self.eng.commit()?;
+        if let Err(e) = self.eng.commit() {
+            self.fail(&e, format!("commit: {e}"), "td_io_commit", site!());
+            return Err(e);
+        }
         self.now = self.clock.now();
         self.stats.depth.mark_depth(depth, n);
         self.stats.depth.mark_submit(n);
@@ -686,9 +627,9 @@ impl<'a> Runner<'a> {
     }
 
     /// Reaps at least `min`; one clock reading is everyone's completion time. The wait is
-    /// bounded so that a stop or the end of the runtime is noticed within a quarter second.
+    /// bounded so that a stop or the end of the runtime is noticed within [`STOP_POLL`].
     fn reap(&mut self, min: usize, deadline: Option<u64>) -> std::io::Result<()> {
-        let mut wait = Duration::from_millis(250);
+        let mut wait = STOP_POLL;
         if let Some(d) = deadline {
             wait = wait.min(
                 Duration::from_nanos(d.saturating_sub(self.now)).max(Duration::from_micros(100)),
@@ -696,7 +637,14 @@ impl<'a> Runner<'a> {
         }
         let max = (self.plan.iodepth_batch_complete_max as usize).clamp(min.max(1), self.depth());
         let mut out = std::mem::take(&mut self.out);
-        let n = self.eng.reap(min, max, Some(wait), &mut out)?;
+        let n = match self.eng.reap(min, max, Some(wait), &mut out) {
+            Ok(n) => n,
+            Err(e) => {
+                self.out = out;
+                self.fail(&e, format!("reap: {e}"), "td_io_getevents", site!());
+                return Err(e);
+            }
+        };
         self.now = self.clock.now();
         self.stats.depth.mark_complete(n as u32);
         for d in out.drain(..) {
@@ -743,14 +691,21 @@ impl<'a> Runner<'a> {
                 }
             }
             (Ok(_), None) => self.stats.record_sync(self.now - issue),
+            (Err(e), _) if self.cancelled && e.raw_os_error() == Some(libc::ECANCELED) => {
+                // Never done: not issued either, as fio puts a cancelled io_u back.
+                match dir {
+                    Some(d) => self.stats.dir_mut(d).total_ios -= 1,
+                    None => self.stats.sync.total_ios -= 1,
+                }
+            }
             (Err(_), _) => {
                 if self.plan.continue_on_error {
                     self.errors_ignored += 1;
                 } else if self.error.is_none() {
                     let msg = d.error_message(self.eng.kind().name()).unwrap_or_default();
                     eprintln!("fio: io_u error: {msg}");
-                    if let Err(e) = d.result {
-                        self.error = Some(std::io::Error::new(e.kind(), msg));
+                    if let Err(e) = &d.result {
+                        self.fail(e, msg, "io_u error", site!());
                     }
                 }
             }
@@ -758,6 +713,19 @@ impl<'a> Runner<'a> {
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
+        }
+    }
+
+    /// Records the error that stops the job (the first one only), with its real errno (EIO
+    /// only when the error has none, as fio's default).
+    fn fail(&mut self, e: &std::io::Error, message: String, func: &'static str, at: &'static str) {
+        if self.error.is_none() {
+            self.error = Some(JobError {
+                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                message,
+                func,
+                site: at,
+            });
         }
     }
 
@@ -777,15 +745,15 @@ impl<'a> Runner<'a> {
         self.cpu0 = usage();
     }
 
-    /// fio's thinktime: spin for thinktime_spin, sleep for the rest.
-    fn think(&mut self) {
+    /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.
+    fn think(&mut self, stop: &Stops<'_>) {
         let plan = self.plan;
         let spin = plan.thinktime_spin.min(plan.thinktime);
         let t = Instant::now();
-        while t.elapsed() < spin {
+        while t.elapsed() < spin && !stop.is_set() {
             std::hint::spin_loop();
         }
-        std::thread::sleep(plan.thinktime - spin);
+        stop.pause(plan.thinktime - spin);
         self.now = self.clock.now();
     }
 
@@ -846,15 +814,17 @@ impl<'a> Runner<'a> {
         }
         stats.total_run_time_ms = runtime_ms;
         stats.cpu = usage() - self.cpu0;
+        if let Some(e) = &self.error {
+            eprintln!("{}", e.fio_line(std::process::id()));
+        }
         JobOutcome {
             name: self.plan.name.clone(),
             clone: self.plan.clone,
             group: self.plan.group,
             stats,
             runtime_ms,
-            error: self
-                .error
-                .map(|e| (e.raw_os_error().unwrap_or(libc::EIO), e.to_string())),
+            error_detail: self.error.as_ref().map(JobError::fio_detail),
+            error: self.error.map(|e| (e.errno, e.message)),
             engine: String::new(),
             syscalls: SysCalls::default(),
             errors_ignored: self.errors_ignored,

@@ -7,6 +7,7 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_engine::sys;
 use iolab_workload::{JobPlan, Taus88};
@@ -17,12 +18,16 @@ const CHUNK: usize = 1 << 20;
 
 /// Makes every file of `plan` exist with at least its size, writing data where the job reads
 /// (a read of a hole measures nothing). Prints fio's "Laying out IO file" line to stderr.
-pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
+/// A `stop` ends the work between chunks of [`CHUNK`]: the run then reports what it has.
+pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
     if !diskless_ok(plan) {
         return Ok(());
     }
     let writes = plan.pattern.write || plan.pattern.trim || plan.pattern.trimwrite;
     for f in &plan.files {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
         let meta = fs::metadata(&f.path).ok();
         if meta
             .as_ref()
@@ -40,7 +45,7 @@ pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
         }
         let have = meta.as_ref().map(|m| m.len()).unwrap_or(0);
         if have >= f.size {
-            pre_read(plan, &f.path)?;
+            pre_read(plan, &f.path, stop)?;
             continue;
         }
         if let Some(dir) = f.path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -53,22 +58,22 @@ pub fn prepare(plan: &JobPlan) -> Result<(), BenchError> {
             1,
             f.size >> 20
         );
-        lay_out(&f.path, have, f.size, plan.pattern.read)
+        lay_out(&f.path, have, f.size, plan.pattern.read, stop)
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
-        pre_read(plan, &f.path)?;
+        pre_read(plan, &f.path, stop)?;
     }
     Ok(())
 }
 
 /// fio's pre_read: read the whole file once so that a buffered job starts with it cached
 /// (without O_DIRECT; with it, fio does nothing and neither do we).
-fn pre_read(plan: &JobPlan, path: &Path) -> Result<(), BenchError> {
+fn pre_read(plan: &JobPlan, path: &Path, stop: &AtomicBool) -> Result<(), BenchError> {
     if !plan.pre_read || plan.direct {
         return Ok(());
     }
     let mut f = File::open(path).map_err(|e| BenchError::file(path, "pre_read", e))?;
     let mut buf = vec![0u8; CHUNK];
-    loop {
+    while !stop.load(Ordering::Relaxed) {
         match f.read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(_) => {}
@@ -76,6 +81,7 @@ fn pre_read(plan: &JobPlan, path: &Path) -> Result<(), BenchError> {
             Err(e) => return Err(BenchError::file(path, "pre_read", e)),
         }
     }
+    Ok(())
 }
 
 /// False for engines that touch no files (null): nothing to lay out.
@@ -83,7 +89,13 @@ fn diskless_ok(plan: &JobPlan) -> bool {
     iolab_engine::EngineKind::from_name(&plan.engine.name).is_none_or(|k| k.needs_files())
 }
 
-fn lay_out(path: &Path, from: u64, size: u64, fill: bool) -> std::io::Result<()> {
+fn lay_out(
+    path: &Path,
+    from: u64,
+    size: u64,
+    fill: bool,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
     let mut file = OpenOptions::new()
         .create(true)
         .write(true)
@@ -102,6 +114,12 @@ fn lay_out(path: &Path, from: u64, size: u64, fill: bool) -> std::io::Result<()>
     use std::io::Seek;
     file.seek(std::io::SeekFrom::Start(from))?;
     while at < size {
+        if stop.load(Ordering::Relaxed) {
+            // Cut back to what was written, so that the next run goes on from there instead
+            // of taking the preallocated rest for laid-out data.
+            file.set_len(at)?;
+            return Ok(());
+        }
         for w in buf.chunks_exact_mut(8) {
             w.copy_from_slice(&rng.next_u64().to_ne_bytes());
         }

@@ -2,8 +2,12 @@
 //! runtime, Ctrl-C. What comes out is statistics; formats are the report crate's business.
 #![forbid(unsafe_code)]
 
+mod gate;
 mod job;
+mod joberr;
 mod layout;
+mod mem;
+mod setup;
 mod status;
 
 pub use status::Progress;
@@ -12,7 +16,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Instant;
 
 use iolab_engine::EngineError;
@@ -20,6 +24,7 @@ use iolab_stats::{disk, DiskStats};
 use iolab_workload::JobPlan;
 
 pub use job::{Clock, JobOutcome, Stops};
+pub use joberr::{strerror, JobError};
 
 /// Why a run could not start or go on.
 #[derive(Debug)]
@@ -30,6 +35,9 @@ pub enum BenchError {
     Engine(String, Box<EngineError>),
     /// A safety rule or an unavailable feature refused the job.
     Refused(String),
+    /// The job did not start because another job of its phase failed to (that job's error
+    /// is the one reported).
+    NotStarted,
 }
 
 impl BenchError {
@@ -44,6 +52,7 @@ impl fmt::Display for BenchError {
             BenchError::File(p, what, e) => write!(f, "{}: {what}: {e}", p.display()),
             BenchError::Engine(job, e) => write!(f, "{job}: {e}"),
             BenchError::Refused(m) => f.write_str(m),
+            BenchError::NotStarted => f.write_str("not started: another job failed to start"),
         }
     }
 }
@@ -67,11 +76,16 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
-/// Installs SIGINT/SIGTERM handlers that set `stop` (and, on a second signal, exit as the
-/// shell expects), so that a run stops and still reports what it measured.
+/// Installs SIGINT/SIGTERM/SIGHUP handlers that set `stop` (and, on a second signal, exit as
+/// the shell expects), so that a run stops and still reports what it measured.
+///
+/// SIGHUP is a deliberate difference: fio 3.33 leaves it at the default action and dies
+/// without a report (exit 129, an empty --output file). A run whose terminal went away still
+/// has results worth keeping, so here it stops the run like SIGINT.
 pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
         // A second signal while stopping ends the process at once (exit code 130).
         signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))?;
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
@@ -112,7 +126,8 @@ impl Default for StatusLine {
 /// Lays out every file the plans need (as `run` does first), so a caller can keep that work
 /// out of what it measures around `run`.
 pub fn prepare(plans: &[JobPlan]) -> Result<(), BenchError> {
-    plans.iter().try_for_each(layout::prepare)
+    let never = AtomicBool::new(false);
+    plans.iter().try_for_each(|p| layout::prepare(p, &never))
 }
 
 /// Runs `plans` with the status line when standard error is a terminal.
@@ -196,7 +211,7 @@ fn run_phases(
     progress: &[Progress],
 ) -> Result<RunOutcome, BenchError> {
     for p in plans {
-        layout::prepare(p)?;
+        layout::prepare(p, stop)?;
     }
     let disks_before = disk_snapshot(plans);
     let t_disk = Instant::now();
@@ -215,35 +230,11 @@ fn run_phases(
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let barrier = Barrier::new(phase.len());
-        let results: Vec<Result<JobOutcome, BenchError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = phase
-                .iter()
-                .zip(prog)
-                .map(|(p, pr)| {
-                    let b = &barrier;
-                    std::thread::Builder::new()
-                        .name(format!("{}.{}", p.name, p.clone))
-                        .spawn_scoped(s, move || {
-                            job::run(p, stops, b, clock, pr, &wait_on(p, phase, prog))
-                        })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(h) => h.join().unwrap_or_else(|_| {
-                        Err(BenchError::Refused("a job thread panicked".into()))
-                    }),
-                    Err(e) => Err(BenchError::Refused(format!(
-                        "cannot start a job thread: {e}"
-                    ))),
-                })
-                .collect()
-        });
+        let results = run_phase(phase, prog, stops, clock);
         for r in results {
             match r {
                 Ok(j) => jobs.push(j),
+                Err(BenchError::NotStarted) => {}
                 Err(e) if first_error.is_none() => first_error = Some(e),
                 Err(_) => {}
             }
@@ -272,6 +263,59 @@ fn run_phases(
         disks,
         interrupted: stop.load(std::sync::atomic::Ordering::Relaxed),
     })
+}
+
+/// Runs the jobs of one phase, a thread each, started together. A thread that cannot be
+/// created, or a job whose setup fails, calls the start off: the others return
+/// [`BenchError::NotStarted`] instead of waiting for a thread that does not exist.
+fn run_phase(
+    phase: &[JobPlan],
+    prog: &[Progress],
+    stops: &Stops<'_>,
+    clock: Clock,
+) -> Vec<Result<JobOutcome, BenchError>> {
+    let gate = gate::StartGate::new(phase.len());
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(phase.len());
+        let mut spawn_error = None;
+        for (p, pr) in phase.iter().zip(prog) {
+            let g = &gate;
+            let spawned = std::thread::Builder::new()
+                .name(thread_name(&p.name, p.clone))
+                .spawn_scoped(s, move || {
+                    job::run(p, stops, g, clock, pr, &wait_on(p, phase, prog))
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    gate.call_off();
+                    spawn_error = Some(BenchError::Refused(format!(
+                        "{}: cannot start a job thread ({} jobs in this phase): {e}",
+                        p.name,
+                        phase.len()
+                    )));
+                    break;
+                }
+            }
+        }
+        let mut results: Vec<_> = spawn_error.into_iter().map(Err).collect();
+        results.extend(handles.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(BenchError::Refused("a job thread panicked".into())))
+        }));
+        results
+    })
+}
+
+/// A thread name the OS accepts: no NUL (std panics on one) and at most 15 bytes (Linux's
+/// limit), cut on a character boundary.
+fn thread_name(job: &str, clone: u32) -> String {
+    let full = format!("{job}.{clone}").replace('\0', "_");
+    let mut end = full.len().min(15);
+    while !full.is_char_boundary(end) {
+        end -= 1;
+    }
+    full[..end].to_string()
 }
 
 /// Plans split into phases: a job with `stonewall` waits for everything before it.
@@ -315,4 +359,18 @@ fn disk_snapshot(plans: &[JobPlan]) -> Vec<(String, DiskStats)> {
         .into_iter()
         .filter_map(|n| DiskStats::read(&n).ok().map(|s| (n, s)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thread_name;
+
+    #[test]
+    fn thread_name_with_nul_or_long_name_is_sanitized() {
+        // Regression: a NUL in a job name panicked in thread naming and hung the run.
+        assert_eq!(thread_name("a\0b", 0), "a_b.0");
+        assert_eq!(thread_name("a-very-long-job-name", 12), "a-very-long-job");
+        // 15 bytes would cut 'é' in half: the name stops before it.
+        assert_eq!(thread_name("abcdefghijklmné", 0), "abcdefghijklmn");
+    }
 }

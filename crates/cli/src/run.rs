@@ -312,6 +312,7 @@ fn snapshot_outcome(p: &JobPlan, s: &iolab_stats::JobStats) -> iolab_bench::JobO
         stats: s.clone(),
         runtime_ms: s.total_run_time_ms,
         error: None,
+        error_detail: None,
         engine: String::new(),
         syscalls: Default::default(),
         errors_ignored: 0,
@@ -636,7 +637,9 @@ fn build_report(
             if let Some((s, m)) = merged.take() {
                 jobs.push(job_report(&s, &m));
             }
-            jobs.push(job_report(&j.stats, &meta(plan, err)));
+            let mut r = job_report(&j.stats, &meta(plan, err));
+            r.verror = j.error_detail.clone();
+            jobs.push(r);
         }
     }
     if let Some((s, m)) = merged.take() {

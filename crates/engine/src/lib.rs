@@ -488,6 +488,11 @@ pub trait Engine: Send {
 
     /// System calls made so far.
     fn syscalls(&self) -> SysCalls;
+
+    /// fio's cancel hook, for a job that ends with I/O in flight: drops what the engine has
+    /// not started. Every request still comes back through `reap`, a cancelled one with
+    /// ECANCELED. The default cancels nothing: everything completes.
+    fn cancel(&mut self) {}
 }
 
 /// Opens the engine that `opts` names, probing the kernel for what it needs; a mode the

@@ -15,6 +15,7 @@
 //! what it can and waits for the rest before that memory or any buffer is freed. Trim has no
 //! POSIX AIO form and completes synchronously inside `queue`.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::path::Path;
@@ -30,7 +31,25 @@ use crate::{
 const KIND: EngineKind = EngineKind::PosixAio;
 
 pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(Box::new(PosixAioEngine::new(opts)))
+    let depth = opts.depth.max(1) as usize;
+    match PosixAioEngine::new(depth) {
+        Some(e) => Ok(Box::new(e)),
+        None => Err(EngineError::new(ErrorKind::Limit, "open", KIND)
+            .source(io::Error::from_raw_os_error(libc::ENOMEM))
+            .hint(format!(
+                "iodepth={depth} needs {} MiB of control blocks; lower iodepth",
+                (depth * std::mem::size_of::<libc::aiocb>()) >> 20
+            ))),
+    }
+}
+
+/// A vector of `n` copies of `v`, or `None` when the memory cannot be had: the depth comes
+/// from the job file, and a huge one must be refused rather than abort.
+fn try_vec<T: Clone>(n: usize, v: T) -> Option<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).ok()?;
+    out.resize(n, v);
+    Some(out)
 }
 
 /// The control blocks, one per slot, in a raw allocation: no Rust reference (and no `Box`,
@@ -41,17 +60,18 @@ struct Cbs {
 }
 
 impl Cbs {
-    fn new(len: usize) -> Cbs {
+    /// `len` zeroed control blocks, or `None` when the memory cannot be had.
+    fn new(len: usize) -> Option<Cbs> {
         // SAFETY: aiocb is plain C data (integers, raw pointers, padding); all-zero is a valid
         // value and is what glibc expects of the fields it keeps private.
         let zero: libc::aiocb = unsafe { std::mem::zeroed() };
-        let boxed: Box<[libc::aiocb]> = vec![zero; len].into_boxed_slice();
+        let boxed: Box<[libc::aiocb]> = try_vec(len, zero)?.into_boxed_slice();
         let raw = Box::into_raw(boxed) as *mut libc::aiocb;
-        Cbs {
+        Some(Cbs {
             // Box::into_raw never returns null (dangling but non-null for len 0).
             ptr: NonNull::new(raw).unwrap_or(NonNull::dangling()),
             len,
-        }
+        })
     }
 
     /// The control block of slot `i` (`i < len`).
@@ -71,6 +91,12 @@ impl Drop for Cbs {
     }
 }
 
+/// The most control blocks handed to one `aio_suspend`. glibc copies its list argument into
+/// two variable-length arrays on the calling thread's stack (about 40 bytes an entry), so a
+/// list of 70,000 overran a 2 MiB job-thread stack: segfaults, aborts, garbage errno values.
+/// 1024 entries is 40 KiB.
+const SUSPEND_MAX: usize = 1024;
+
 pub(crate) struct PosixAioEngine {
     caps: Caps,
     files: Files,
@@ -79,13 +105,14 @@ pub(crate) struct PosixAioEngine {
     reqs: Box<[Option<Req>]>,
     /// Slots with no request.
     free: Vec<u32>,
-    /// `aio_suspend`'s list: slot `i`'s control block while in flight, else null (which
-    /// `aio_suspend` skips).
-    list: Box<[*const libc::aiocb]>,
-    in_flight: usize,
-    /// Where the next completion scan starts, so that low slots cannot starve high ones when
-    /// `max` is small.
-    cursor: usize,
+    /// In-flight slots, oldest first. glibc runs the requests of one descriptor one after
+    /// another in submission order, so the oldest are the ones to poll and wait on: only the
+    /// first [`SUSPEND_MAX`] are, which bounds both `aio_suspend`'s list and each scan.
+    order: VecDeque<u32>,
+    /// `aio_suspend`'s list, rebuilt from the front of `order` (capacity SUSPEND_MAX).
+    list: Vec<*const libc::aiocb>,
+    /// Slots taken off `order` during a scan and still in flight (capacity SUSPEND_MAX).
+    keep: Vec<u32>,
     calls: SysCalls,
 }
 
@@ -96,9 +123,19 @@ pub(crate) struct PosixAioEngine {
 unsafe impl Send for PosixAioEngine {}
 
 impl PosixAioEngine {
-    fn new(opts: &EngineOpts) -> PosixAioEngine {
-        let depth = opts.depth.max(1) as usize;
-        PosixAioEngine {
+    /// The engine for `depth` requests in flight; `None` when their memory cannot be had.
+    fn new(depth: usize) -> Option<PosixAioEngine> {
+        let mut reqs = Vec::new();
+        reqs.try_reserve_exact(depth).ok()?;
+        reqs.extend((0..depth).map(|_| None));
+        let mut free = try_vec(depth, 0u32)?;
+        // Popped from the end: slot 0 is used first.
+        for (i, f) in free.iter_mut().rev().enumerate() {
+            *f = i as u32;
+        }
+        let mut order = VecDeque::new();
+        order.try_reserve_exact(depth).ok()?;
+        Some(PosixAioEngine {
             caps: Caps {
                 max_depth: depth as u32,
                 async_sync: true,
@@ -106,15 +143,14 @@ impl PosixAioEngine {
                 ..Caps::default()
             },
             files: Files::default(),
-            cbs: Cbs::new(depth),
-            reqs: (0..depth).map(|_| None).collect(),
-            // Popped from the end: slot 0 is used first.
-            free: (0..depth as u32).rev().collect(),
-            list: vec![ptr::null(); depth].into_boxed_slice(),
-            in_flight: 0,
-            cursor: 0,
+            cbs: Cbs::new(depth)?,
+            reqs: reqs.into_boxed_slice(),
+            free,
+            order,
+            list: Vec::with_capacity(SUSPEND_MAX.min(depth)),
+            keep: Vec::with_capacity(SUSPEND_MAX.min(depth)),
             calls: SysCalls::default(),
-        }
+        })
     }
 
     /// Starts (or restarts, after a short transfer) the remaining part of `req` in slot `i`.
@@ -157,23 +193,18 @@ impl PosixAioEngine {
         sys::cvt(ret as isize).map(|_| ())
     }
 
-    /// Takes slot `i`'s request out with its outcome and frees the slot.
+    /// Takes slot `i`'s request (already off `order`) out with its outcome and frees the slot.
     fn finish(&mut self, i: usize, result: io::Result<usize>, out: &mut Vec<Done>) {
-        self.list[i] = ptr::null();
-        self.in_flight -= 1;
         self.free.push(i as u32);
         if let Some(req) = self.reqs[i].take() {
             out.push(Done { req, result });
         }
     }
 
-    /// The outcome of slot `i` if its current part has completed (consuming it: aio_return
-    /// may be called once), else `None`.
+    /// The outcome of in-flight slot `i` if its current part has completed (consuming it:
+    /// aio_return may be called once), else `None`.
     fn poll_slot(&self, i: usize) -> Option<io::Result<usize>> {
-        let cb = self.list[i];
-        if cb.is_null() {
-            return None;
-        }
+        let cb = self.cbs.get(i);
         // SAFETY: cb is slot i's control block, in flight; aio_error only reads its status.
         let err = unsafe { libc::aio_error(cb) };
         if err == libc::EINPROGRESS {
@@ -181,7 +212,7 @@ impl PosixAioEngine {
         }
         // SAFETY: the request has completed, so its status is final; this is the one
         // aio_return for this start.
-        let ret = unsafe { libc::aio_return(cb.cast_mut()) };
+        let ret = unsafe { libc::aio_return(cb) };
         Some(match err {
             0 => Ok(ret.max(0) as usize),
             -1 => Err(io::Error::last_os_error()),
@@ -189,16 +220,23 @@ impl PosixAioEngine {
         })
     }
 
-    /// Collects at most `max` completed requests into `out`, restarting short transfers.
+    /// Collects at most `max` completed requests into `out` from the oldest
+    /// [`SUSPEND_MAX`] in flight, restarting short transfers.
     fn harvest(&mut self, max: usize, out: &mut Vec<Done>) -> usize {
-        let n = self.list.len();
         let mut got = 0;
-        let mut k = 0;
-        while k < n && got < max && self.in_flight > 0 {
-            let i = (self.cursor + k) % n;
-            k += 1;
-            let Some(res) = self.poll_slot(i) else {
-                continue;
+        let scan = self.order.len().min(SUSPEND_MAX);
+        self.keep.clear();
+        for _ in 0..scan {
+            let Some(slot) = self.order.pop_front() else {
+                break;
+            };
+            let i = slot as usize;
+            let res = match self.poll_slot(i) {
+                Some(res) if got < max => res,
+                _ => {
+                    self.keep.push(slot);
+                    continue;
+                }
             };
             let outcome = match self.reqs[i].as_mut() {
                 None => Err(ebadf()),
@@ -209,7 +247,10 @@ impl PosixAioEngine {
                         match fd
                             .and_then(|f| Self::start(&self.cbs, &mut self.calls, i, f.fd(), req))
                         {
-                            Ok(()) => continue,
+                            Ok(()) => {
+                                self.keep.push(slot);
+                                continue;
+                            }
                             Err(e) => Err(e),
                         }
                     }
@@ -218,12 +259,15 @@ impl PosixAioEngine {
             self.finish(i, outcome, out);
             got += 1;
         }
-        self.cursor = (self.cursor + k) % n.max(1);
+        // Back at the front, in their order.
+        for &slot in self.keep.iter().rev() {
+            self.order.push_front(slot);
+        }
         got
     }
 
-    /// One `aio_suspend` on everything in flight, until `deadline`. Returns false when the
-    /// deadline has passed.
+    /// One `aio_suspend` on the oldest [`SUSPEND_MAX`] in flight, until `deadline`. Returns
+    /// false when the deadline has passed.
     fn suspend(&mut self, deadline: Option<Instant>) -> io::Result<bool> {
         let ts = match deadline {
             None => None,
@@ -238,21 +282,36 @@ impl PosixAioEngine {
                 })
             }
         };
-        let tsp = ts
-            .as_ref()
-            .map_or(ptr::null(), |t| t as *const libc::timespec);
         self.calls.reap += 1;
-        // SAFETY: list holds list.len() entries, each null or an in-flight control block of
-        // ours; tsp is null or points at ts, which outlives the call.
+        match self.suspend_front(ts.as_ref()) {
+            Ok(()) => Ok(true),
+            Err(e) => match e.raw_os_error() {
+                Some(libc::EAGAIN) => Ok(false),
+                Some(libc::EINTR) => Ok(true),
+                _ => Err(e),
+            },
+        }
+    }
+
+    /// `aio_suspend` on the control blocks of the first [`SUSPEND_MAX`] slots of `order`.
+    fn suspend_front(&mut self, ts: Option<&libc::timespec>) -> io::Result<()> {
+        self.list.clear();
+        let cbs = &self.cbs;
+        self.list.extend(
+            self.order
+                .iter()
+                .take(SUSPEND_MAX)
+                .map(|&i| cbs.get(i as usize).cast_const()),
+        );
+        let tsp = ts.map_or(ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: list holds list.len() <= SUSPEND_MAX entries (a bounded stack copy inside
+        // glibc), each an in-flight control block of ours; tsp is null or points at a
+        // timespec that outlives the call.
         let ret = unsafe { libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, tsp) };
         if ret == 0 {
-            return Ok(true);
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EAGAIN) => Ok(false),
-            Some(libc::EINTR) => Ok(true),
-            _ => Err(e),
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
         }
     }
 
@@ -282,8 +341,7 @@ impl PosixAioEngine {
             return Err((req, e));
         }
         self.reqs[i] = Some(req);
-        self.list[i] = self.cbs.get(i);
-        self.in_flight += 1;
+        self.order.push_back(i as u32);
         Ok(Queued::Queued)
     }
 }
@@ -347,13 +405,13 @@ impl Engine for PosixAioEngine {
         timeout: Option<Duration>,
         out: &mut Vec<Done>,
     ) -> io::Result<usize> {
-        let want = min.min(max).min(self.in_flight);
+        let want = min.min(max).min(self.order.len());
         let mut got = self.harvest(max, out);
         if got >= want {
             return Ok(got);
         }
         let deadline = timeout.map(|t| Instant::now() + t);
-        while got < want && self.in_flight > 0 {
+        while got < want && !self.order.is_empty() {
             if !self.suspend(deadline)? {
                 break;
             }
@@ -363,7 +421,17 @@ impl Engine for PosixAioEngine {
     }
 
     fn in_flight(&self) -> usize {
-        self.in_flight
+        self.order.len()
+    }
+
+    fn cancel(&mut self) {
+        // glibc runs one descriptor's requests one after another: at a deep queue, nearly
+        // all are still waiting, and draining them overran runtime=1 by seconds.
+        for (_, f) in self.files.iter() {
+            // SAFETY: a null aiocb asks glibc to cancel every request on the fd that has not
+            // started; each still completes (ECANCELED) through aio_error, reaped as usual.
+            unsafe { libc::aio_cancel(f.fd(), ptr::null_mut()) };
+        }
     }
 
     fn syscalls(&self) -> SysCalls {
@@ -373,7 +441,7 @@ impl Engine for PosixAioEngine {
 
 impl Drop for PosixAioEngine {
     fn drop(&mut self) {
-        if self.in_flight == 0 {
+        if self.order.is_empty() {
             return;
         }
         for (_, f) in self.files.iter() {
@@ -382,29 +450,26 @@ impl Drop for PosixAioEngine {
             unsafe { libc::aio_cancel(f.fd(), ptr::null_mut()) };
         }
         // Every control block and buffer must outlive glibc's use of it: wait until each
-        // request has finished, cancelled or not, taking it out of the list as it does.
-        while self.in_flight > 0 {
-            for i in 0..self.list.len() {
-                if self.poll_slot(i).is_some() {
-                    self.list[i] = ptr::null();
-                    self.in_flight -= 1;
-                }
-            }
-            if self.in_flight == 0 {
+        // request has finished, cancelled or not, taking it off `order` as it does.
+        while !self.order.is_empty() {
+            let order = std::mem::take(&mut self.order);
+            self.order = order
+                .into_iter()
+                .filter(|&i| self.poll_slot(i as usize).is_none())
+                .collect();
+            if self.order.is_empty() {
                 break;
             }
-            // SAFETY: as in suspend(): null or in-flight control blocks, no timeout.
-            let ret = unsafe {
-                libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, ptr::null())
-            };
-            if ret != 0 {
-                let e = io::Error::last_os_error();
+            if let Err(e) = self.suspend_front(None) {
                 if e.raw_os_error() != Some(libc::EINTR) && e.raw_os_error() != Some(libc::EAGAIN) {
                     // Nothing safe remains but to keep the memory alive: leak it rather than
                     // free what a glibc thread may still write.
                     std::mem::forget(std::mem::take(&mut self.reqs));
-                    let cbs = std::mem::replace(&mut self.cbs, Cbs::new(0));
-                    std::mem::forget(cbs);
+                    let empty = Cbs {
+                        ptr: NonNull::dangling(),
+                        len: 0,
+                    };
+                    std::mem::forget(std::mem::replace(&mut self.cbs, empty));
                     return;
                 }
             }
@@ -612,5 +677,86 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
             assert!(probe.iter().all(|b| b.as_slice().iter().all(|&x| x == 0)));
         }
+    }
+
+    #[test]
+    fn deep_queue_does_not_overrun_the_stack_in_aio_suspend() {
+        // Regression: iodepth=70000..100000 handed glibc's aio_suspend the whole request
+        // list, which it copies onto the stack (~40 bytes an entry): a 2 MiB job thread
+        // crashed. The same ratio here, 20,000 in a 512 KiB thread (glibc's enqueue is
+        // quadratic in the queue of one descriptor, so 100,000 would take minutes). Reads of
+        // a pipe (glibc falls back from pread to read) stay in progress until it is written,
+        // so the wait below really has all of them pending.
+        const DEPTH: usize = 20_000;
+        let (rx, mut tx) = std::io::pipe().unwrap();
+        let rx = File::from(std::os::fd::OwnedFd::from(rx));
+        let h = std::thread::Builder::new()
+            .stack_size(512 << 10)
+            .spawn(move || {
+                let mut e = open(&EngineOpts::new(KIND, DEPTH as u32)).unwrap();
+                let id = e.add_file(rx, Path::new("pipe")).unwrap();
+                for _ in 0..DEPTH {
+                    let req = Req::read(id, 0, Buf::new(1).unwrap());
+                    assert!(matches!(e.queue(req), Queued::Queued));
+                }
+                let mut done = Vec::new();
+                let n = e
+                    .reap(1, usize::MAX, Some(Duration::from_millis(100)), &mut done)
+                    .unwrap();
+                assert_eq!(n, 0, "nothing was written yet");
+                let writer = std::thread::spawn(move || {
+                    use std::io::Write;
+                    tx.write_all(&vec![9u8; DEPTH]).unwrap();
+                });
+                while done.len() < DEPTH {
+                    let n = e
+                        .reap(1, usize::MAX, Some(Duration::from_secs(30)), &mut done)
+                        .unwrap();
+                    assert!(n > 0, "no completion within 30 s");
+                }
+                writer.join().unwrap();
+                assert!(done.iter().all(|d| d.result.as_ref().unwrap() == &1));
+            })
+            .unwrap();
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn cancel_drops_what_has_not_started_and_everything_still_comes_back() {
+        // Regression: at iodepth 20,000 the queue left at the end of runtime=1 took seconds
+        // to drain. Pipe reads stay queued behind the first, which waits for data.
+        const N: usize = 100;
+        let (rx, mut tx) = std::io::pipe().unwrap();
+        let rx = File::from(std::os::fd::OwnedFd::from(rx));
+        let mut e = open(&EngineOpts::new(KIND, N as u32)).unwrap();
+        let id = e.add_file(rx, Path::new("pipe")).unwrap();
+        for _ in 0..N {
+            assert!(matches!(
+                e.queue(Req::read(id, 0, Buf::new(1).unwrap())),
+                Queued::Queued
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        e.cancel();
+        {
+            use std::io::Write;
+            tx.write_all(&[1u8; N]).unwrap();
+        }
+        let mut done = Vec::new();
+        while done.len() < N {
+            let n = e
+                .reap(1, usize::MAX, Some(Duration::from_secs(10)), &mut done)
+                .unwrap();
+            assert!(n > 0, "no completion within 10 s");
+        }
+        let cancelled = done
+            .iter()
+            .filter(|d| {
+                d.result
+                    .as_ref()
+                    .is_err_and(|e| e.raw_os_error() == Some(libc::ECANCELED))
+            })
+            .count();
+        assert!(cancelled >= N - 2, "{cancelled} of {N} cancelled");
     }
 }

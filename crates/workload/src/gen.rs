@@ -134,33 +134,82 @@ pub struct IoGen {
     unit_aligned: [bool; 3],
 }
 
+/// The random map of a file cannot be allocated (fio: "failed allocating random map").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapAllocError {
+    /// Index of the file in the pattern.
+    pub file: usize,
+    /// Bytes the map needed.
+    pub bytes: u64,
+}
+
+impl std::fmt::Display for MapAllocError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot allocate the random map ({} MiB) of file {}: use norandommap=1 \
+             (or a smaller size)",
+            self.bytes.div_ceil(1 << 20),
+            self.file
+        )
+    }
+}
+
+impl std::error::Error for MapAllocError {}
+
+/// The random map's unit: the smallest block size of the directions the pattern uses.
+fn map_unit(p: &Pattern) -> u64 {
+    [Dir::Read, Dir::Write, Dir::Trim]
+        .iter()
+        .filter(|d| p.has(**d))
+        .map(|d| p.bs[*d as usize].min())
+        .min()
+        .unwrap_or(4096)
+        .max(1)
+}
+
 impl IoGen {
-    pub fn new(p: Pattern) -> IoGen {
-        let unit = [Dir::Read, Dir::Write, Dir::Trim]
+    /// Bytes of random map the pattern needs per file (0 without one), so that a caller
+    /// can refuse a map larger than the machine before trying to allocate it.
+    pub fn map_bytes(p: &Pattern) -> Vec<u64> {
+        let unit = map_unit(p);
+        p.files
             .iter()
-            .filter(|d| p.has(**d))
-            .map(|d| p.bs[*d as usize].min())
-            .min()
-            .unwrap_or(4096)
-            .max(1);
-        let files = p
-            .files
-            .iter()
-            .map(|&span| {
-                let blocks = (span.len / unit).max(1);
-                FileState {
-                    span,
-                    pos: [0; 3],
-                    map: (p.random && p.random_map).then(|| RandomMap::new(blocks)),
-                    picker: Picker::new(&p.dist, blocks, unit),
-                    unit,
+            .map(|s| {
+                if p.random && p.random_map {
+                    RandomMap::bytes_for((s.len / unit).max(1))
+                } else {
+                    0
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    /// The generator of `p`; fails only when a random map cannot be allocated.
+    pub fn try_new(p: Pattern) -> Result<IoGen, MapAllocError> {
+        let unit = map_unit(&p);
+        let mut files = Vec::with_capacity(p.files.len());
+        for (i, &span) in p.files.iter().enumerate() {
+            let blocks = (span.len / unit).max(1);
+            let map = match p.random && p.random_map {
+                false => None,
+                true => Some(RandomMap::try_new(blocks).map_err(|_| MapAllocError {
+                    file: i,
+                    bytes: RandomMap::bytes_for(blocks),
+                })?),
+            };
+            files.push(FileState {
+                span,
+                pos: [0; 3],
+                map,
+                picker: Picker::new(&p.dist, blocks, unit),
+                unit,
+            });
+        }
         // Separate streams, as fio keeps them, so that changing the block size does not change
         // the offsets and changing the mix does not change either.
         let s = p.seed;
-        IoGen {
+        Ok(IoGen {
             files,
             rng_off: Taus88::new(s),
             rng_mix: Taus88::new(s ^ 0x5851_f42d_4c95_7f2d),
@@ -170,9 +219,9 @@ impl IoGen {
             issued: 0,
             run_left: 0,
             pending_write: None,
-            unit_aligned: [0, 1, 2].map(|d| unit % p.ba[d].max(1) == 0),
+            unit_aligned: [0, 1, 2].map(|d| unit.is_multiple_of(p.ba[d].max(1))),
             p,
-        }
+        })
     }
 
     pub fn pattern(&self) -> &Pattern {
@@ -336,7 +385,7 @@ mod tests {
     use super::*;
 
     fn all(p: Pattern) -> Vec<IoUnit> {
-        let mut g = IoGen::new(p);
+        let mut g = IoGen::try_new(p).unwrap();
         std::iter::from_fn(|| g.next_io()).collect()
     }
 
@@ -398,7 +447,7 @@ mod tests {
             bytes: None,
             ..Pattern::simple(true, false, true, 4096, 1 << 30)
         };
-        let mut g = IoGen::new(p);
+        let mut g = IoGen::try_new(p).unwrap();
         let mut n = [0u32; 3];
         for _ in 0..100_000 {
             match g.next_io().map(|i| i.len) {

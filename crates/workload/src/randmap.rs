@@ -14,14 +14,22 @@ pub struct RandomMap {
 }
 
 impl RandomMap {
-    pub fn new(blocks: u64) -> RandomMap {
-        let words = blocks.div_ceil(64) as usize;
-        RandomMap {
+    /// The map of `blocks` blocks, or an error when its memory cannot be had: a huge file
+    /// (`size=1p`) needs a map of many GiB, which must be refused, not abort the process.
+    pub fn try_new(blocks: u64) -> Result<RandomMap, std::collections::TryReserveError> {
+        let words = usize::try_from(blocks.div_ceil(64)).unwrap_or(usize::MAX);
+        Ok(RandomMap {
             blocks,
             used: 0,
-            bits: vec![0; words],
-            full: vec![0; words.div_ceil(64)],
-        }
+            bits: zeroed(words)?,
+            full: zeroed(words.div_ceil(64))?,
+        })
+    }
+
+    /// Bytes the map of `blocks` blocks takes.
+    pub fn bytes_for(blocks: u64) -> u64 {
+        let words = blocks.div_ceil(64);
+        (words + words.div_ceil(64)).saturating_mul(8)
     }
 
     pub fn blocks(&self) -> u64 {
@@ -118,6 +126,13 @@ impl RandomMap {
     }
 }
 
+fn zeroed(n: usize) -> Result<Vec<u64>, std::collections::TryReserveError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,7 +141,7 @@ mod tests {
     #[test]
     fn every_block_exactly_once_per_pass() {
         for blocks in [1u64, 63, 64, 65, 4097, 100_000] {
-            let mut m = RandomMap::new(blocks);
+            let mut m = RandomMap::try_new(blocks).unwrap();
             let mut r = Taus88::new(blocks);
             let mut seen = vec![false; blocks as usize];
             for _ in 0..blocks {
@@ -144,5 +159,13 @@ mod tests {
             m.reset();
             assert_eq!(m.take(blocks - 1), Some(blocks - 1));
         }
+    }
+
+    #[test]
+    fn map_too_large_to_allocate_is_an_error_not_an_abort() {
+        // Regression: size=1p with a random map aborted the process on a 32 GiB allocation.
+        assert!(RandomMap::try_new(u64::MAX).is_err());
+        // 1 PiB of 4 KiB blocks: 32 GiB of bits plus the full-word level.
+        assert_eq!(RandomMap::bytes_for(1 << 38), (32 << 30) + (512 << 20));
     }
 }

@@ -1,0 +1,57 @@
+//! What a job would allocate, checked against the machine before it is tried: a size from
+//! the job file (`size=1p` with a random map, `iodepth=4000000000`) gets a clear refusal that
+//! names the option, not an abort on a failed allocation.
+
+use std::fmt;
+
+use iolab_workload::JobPlan;
+
+use crate::BenchError;
+
+/// The machine's memory (MemTotal), `None` when /proc/meminfo cannot tell.
+pub(crate) fn total() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuses `need` bytes for `what` when they exceed the machine's memory.
+pub(crate) fn check(
+    plan: &JobPlan,
+    memory: Option<u64>,
+    need: u64,
+    what: fmt::Arguments<'_>,
+    fix: &str,
+) -> Result<(), BenchError> {
+    match memory {
+        Some(m) if need > m => Err(BenchError::Refused(format!(
+            "{}: {what} needs {}, more than this machine's {} of memory; {fix}",
+            plan.name,
+            human(need),
+            human(m)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn human(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut v, mut i) = (b as f64, 0);
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    format!("{v:.1} {}", U[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human(512), "512.0 B");
+        assert_eq!(human(32 << 30), "32.0 GiB");
+    }
+}

@@ -1,0 +1,170 @@
+//! A job's setup, before the start line: the engine, the files, the generator and the
+//! buffers, with what they would cost checked against the machine first. Whatever fails
+//! here fails before the phase starts, and calls its start off.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+use iolab_engine::{sys, Buf, Engine, EngineKind, EngineOpts, FileId};
+use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
+
+use crate::{mem, BenchError};
+
+fn engine_opts(plan: &JobPlan) -> Result<EngineOpts, BenchError> {
+    let e = &plan.engine;
+    let kind = EngineKind::from_name(&e.name).ok_or_else(|| {
+        BenchError::Refused(format!(
+            "{}: ioengine '{}' is not available in iolab",
+            plan.name, e.name
+        ))
+    })?;
+    let mut o = EngineOpts::new(kind, plan.iodepth.max(1));
+    o.hipri = e.hipri;
+    o.nowait = e.nowait;
+    o.sqpoll = e.sqthread_poll;
+    o.sqpoll_cpu = e.sqthread_poll_cpu;
+    o.fixedbufs = e.fixedbufs;
+    o.registerfiles = e.registerfiles;
+    o.nonvectored = e.nonvectored;
+    o.userspace_reap = e.userspace_reap;
+    o.max_files = (plan.files.len() as u32).max(1);
+    Ok(o)
+}
+
+fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
+    let p = &plan.pattern;
+    let write = p.write || p.trim || p.trimwrite;
+    let mut flags = 0;
+    if plan.direct {
+        flags |= libc::O_DIRECT;
+    }
+    match plan.sync {
+        SyncMode::None => {}
+        SyncMode::Sync => flags |= libc::O_SYNC,
+        SyncMode::Dsync => flags |= libc::O_DSYNC,
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(flags)
+        .open(path)
+}
+
+pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen);
+
+/// Bytes of bookkeeping per request slot, at most, across the engines and the runner
+/// (posixaio's control block is the largest part): what a depth costs before its buffers.
+const SLOT_BYTES: u64 = 512;
+
+pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
+    if !plan.cpus_allowed.is_empty() {
+        sys::set_thread_affinity(&plan.cpus_allowed)
+            .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;
+    }
+    let opts = engine_opts(plan)?;
+    let memory = mem::total();
+    mem::check(
+        plan,
+        memory,
+        u64::from(opts.depth) * SLOT_BYTES,
+        format_args!("iodepth={} of request slots", opts.depth),
+        "lower iodepth",
+    )?;
+    let mut eng = iolab_engine::open(&opts)
+        .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+    let mut ids = Vec::with_capacity(plan.files.len());
+    let diskless = !opts.kind.needs_files();
+    for f in &plan.files {
+        // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
+        // created or read.
+        let file = if diskless {
+            File::open("/dev/null")
+                .map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
+        } else {
+            open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
+        };
+        if plan.invalidate
+            && !file
+                .metadata()
+                .map(|m| m.file_type().is_block_device())
+                .unwrap_or(false)
+        {
+            // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
+            let _ = sys::drop_cache(file.as_raw_fd());
+        }
+        ids.push(
+            eng.add_file(file, &f.path)
+                .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
+        );
+    }
+    let bs = plan
+        .pattern
+        .bs
+        .iter()
+        .map(|b| b.max())
+        .max()
+        .unwrap_or(4096)
+        .max(1);
+    // As fio: a synchronous engine has one I/O in flight whatever iodepth says.
+    let depth = if eng.caps().sync_only {
+        1
+    } else {
+        plan.iodepth.max(1)
+    };
+    mem::check(
+        plan,
+        memory,
+        u64::from(depth).saturating_mul(bs),
+        format_args!("iodepth={depth} x bs={bs} of buffers"),
+        "lower iodepth or bs",
+    )?;
+    let map: u64 = IoGen::map_bytes(&plan.pattern).iter().sum();
+    mem::check(
+        plan,
+        memory,
+        map,
+        format_args!("the random map"),
+        "use norandommap=1",
+    )?;
+    let gen = IoGen::try_new(plan.pattern.clone())
+        .map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
+    let mut rng = Taus88::new(plan.pattern.seed ^ 0xb0f);
+    let mut bufs = Vec::new();
+    bufs.try_reserve_exact(depth as usize).map_err(|_| {
+        BenchError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name))
+    })?;
+    let bs = bs as usize;
+    for _ in 0..depth {
+        let mut b = eng
+            .alloc_buf(bs)
+            .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+        fill(&mut b, plan, &mut rng);
+        bufs.push(b);
+    }
+    Ok((eng, ids, bufs, gen))
+}
+
+/// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
+/// pattern, or random with a compressible share of zeros.
+pub(crate) fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
+    let f = &plan.buffers;
+    let s = b.as_mut_slice();
+    if f.zero {
+        s.fill(0);
+    } else if !f.pattern.is_empty() {
+        for (i, x) in s.iter_mut().enumerate() {
+            *x = f.pattern[i % f.pattern.len()];
+        }
+    } else {
+        for w in s.chunks_mut(8) {
+            let v = rng.next_u64().to_ne_bytes();
+            w.copy_from_slice(&v[..w.len()]);
+        }
+        if f.compress_percentage > 0 {
+            let zero = s.len() * f.compress_percentage.min(100) as usize / 100;
+            s[..zero].fill(0);
+        }
+    }
+}
