@@ -156,7 +156,11 @@ impl Vars {
             .saturating_add(usize::try_from(budget.text).unwrap_or(usize::MAX));
         let out = self
             .expand_max(s, max)
-            .ok_or_else(|| JobError::new(ErrorKind::Io, "variables expand past the limit"))
+            .ok_or_else(|| {
+                let mib = crate::read::MAX_TEXT_BYTES >> 20;
+                let m = format!("variables expand past {mib} MiB of job text in all");
+                JobError::new(ErrorKind::Io, m)
+            })
             .and_then(|out| {
                 budget
                     .take_text(out.len().saturating_sub(s.len()), "variables expand")
