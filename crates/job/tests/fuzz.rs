@@ -240,18 +240,61 @@ fn job_file() {
     });
 }
 
-const EXPR_ALPHABET: &[u8] = b"0123456789+-*/%^().kKmMgGtTpPiIbBsuhdxX \t eE";
+/// Expression pieces: characters, and numbers at the edges of i64.
+const EXPR_TOKENS: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "7",
+    "63",
+    "64",
+    "0x10",
+    "0xffffffffffffffff",
+    "1.5",
+    ".5",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-2^63",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "^",
+    "(",
+    ")",
+    "k",
+    "m",
+    "g",
+    "t",
+    "p",
+    "kib",
+    "pib",
+    "s",
+    "ms",
+    "us",
+    "h",
+    "d",
+    " ",
+    "e",
+    "x",
+    "/-1",
+    "%-1",
+    "^-1",
+];
 
 #[test]
 fn expr() {
-    let chars = proptest::collection::vec(0..EXPR_ALPHABET.len(), 0..48);
-    let input = (chars, 0usize..3, 0usize..300);
-    campaign("expr", input, |(chars, shape, depth)| {
-        let body: String = chars.iter().map(|i| EXPR_ALPHABET[*i] as char).collect();
-        // Plain, nested in `depth` parentheses, or behind `depth` unary minus signs.
+    let body = proptest::collection::vec(0..EXPR_TOKENS.len(), 0..24);
+    // Mostly shallow; one in ten deeper than the limit, as the stack overflows were.
+    let depth = prop_oneof![9 => 0usize..300, 1 => 50_000usize..120_000];
+    campaign("expr", (body, 0usize..4, depth), |(body, shape, depth)| {
+        let body: String = body.iter().map(|i| EXPR_TOKENS[*i]).collect();
+        // Plain, nested in `depth` parentheses, behind `depth` unary minus signs, or `2^`s.
         let s = match shape {
             0 => format!("({body})"),
             1 => format!("{}{body}{}", "(".repeat(depth + 1), ")".repeat(depth + 1)),
+            2 => format!("({}{body})", "2^".repeat(depth)),
             _ => format!("({}{body})", "-".repeat(depth)),
         };
         let _ = value::parse_int(&s);
@@ -316,4 +359,58 @@ fn cmdline() {
         }
         Ok(())
     });
+}
+
+/// Every seed of the cargo-fuzz corpora (`fuzz/corpus/<target>/`, the crash inputs among
+/// them) through the same entry points as the fuzz targets, so they stay regression tests.
+#[test]
+fn fuzz_corpus_seeds_replay() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let opts = ParseOpts {
+        sections: Vec::new(),
+        vars: vars(),
+        base: Vec::new(),
+    };
+    let mut replayed = 0;
+    for target in ["job_file", "expr", "cmdline"] {
+        let dir = root.join(target);
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let text = String::from_utf8_lossy(&data).into_owned();
+            let start = Instant::now();
+            match target {
+                "job_file" => {
+                    if let Err(e) =
+                        parse_str_with(&text, "fuzz.fio", &opts).and_then(|f| f.resolve())
+                    {
+                        assert!(e.loc.is_some(), "{}: {e}", path.display());
+                    }
+                }
+                "expr" => {
+                    let _ = value::parse_int(&format!("({text})"));
+                    let _ = value::parse_time(&text, TimeUnit::Seconds);
+                }
+                _ => {
+                    let args: Vec<String> = text.split('\n').map(String::from).collect();
+                    if let Ok(inv) = parse_cmdline_with(&args, &vars()) {
+                        let jobs = inv.cmdline_jobs;
+                        let _ = JobFile {
+                            jobs,
+                            warnings: Vec::new(),
+                        }
+                        .resolve();
+                    }
+                }
+            }
+            assert!(start.elapsed() < hang_limit(), "{} hangs", path.display());
+            replayed += 1;
+        }
+    }
+    assert!(
+        replayed >= 25,
+        "only {replayed} seeds found under {}",
+        root.display()
+    );
 }
