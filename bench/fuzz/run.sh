@@ -22,7 +22,7 @@ IOLAB_FUZZ_CASES=$cases IOLAB_FUZZ_HANG_MS=$hang_ms \
   --nocapture --test-threads=1 >"$log/proptest.txt" 2>&1
 rc=$?
 for t in job_file expr cmdline; do
-  line=$(grep "^fuzz $t:" "$log/proptest.txt" | head -1)
+  line=$(grep -o "fuzz $t: .*" "$log/proptest.txt" | head -1)
   tried=$(sed -n 's/.*: \([0-9]*\) inputs tried.*/\1/p' <<<"$line")
   # proptest stops a target at its first failure (and shrinks it): 0 or 1 of each.
   crashes=0 hangs=0

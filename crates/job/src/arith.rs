@@ -63,67 +63,48 @@ fn suffix(word: &str) -> Option<Num> {
     Some(Num::int(v))
 }
 
-fn lex(s: &str) -> Result<Vec<Tok>, String> {
+/// The token starting at byte `i` (after blanks) and where it ends; None at the end. Tokens
+/// are read one at a time, so a long expression costs no memory beyond the nesting.
+fn lex_one(s: &str, mut i: usize) -> Result<Option<(Tok, usize)>, String> {
     let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == b' ' || c == b'\t' {
-            i += 1;
-        } else if c == b'0' && i + 1 < b.len() && (b[i + 1] == b'x' || b[i + 1] == b'X') {
-            let start = i + 2;
-            let mut j = start;
-            while j < b.len() && b[j].is_ascii_hexdigit() {
-                j += 1;
-            }
-            let v = i64::from_str_radix(&s[start..j], 16)
-                .map_err(|_| format!("bad number '{}'", &s[i..j]))?;
-            out.push(Tok::Num(Num::int(v)));
-            i = j;
-        } else if c.is_ascii_digit() || c == b'.' {
-            let mut j = i;
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            if j < b.len() && b[j] == b'.' {
-                j += 1;
-                let frac = j;
-                while j < b.len() && b[j].is_ascii_digit() {
-                    j += 1;
-                }
-                if frac == j {
-                    return Err(format!("bad number '{}'", &s[i..j]));
-                }
-                let v: f64 = s[i..j]
-                    .parse()
-                    .map_err(|_| format!("bad number '{}'", &s[i..j]))?;
-                out.push(Tok::Num(Num::float(v)));
-            } else {
-                let v: i64 = s[i..j]
-                    .parse()
-                    .map_err(|_| format!("bad number '{}'", &s[i..j]))?;
-                out.push(Tok::Num(Num::int(v)));
-            }
-            i = j;
-        } else if c.is_ascii_alphabetic() {
-            let mut j = i;
-            while j < b.len() && b[j].is_ascii_alphabetic() {
-                j += 1;
-            }
-            let word = &s[i..j];
-            let n = suffix(word).ok_or_else(|| format!("unknown unit '{word}'"))?;
-            out.push(Tok::Suffix(n));
-            i = j;
-        } else if b"+-*/%^()".contains(&c) {
-            out.push(Tok::Op(c as char));
-            i += 1;
-        } else {
-            let ch = s[i..].chars().next().unwrap_or('?');
-            return Err(format!("unexpected character '{}'", ch.escape_debug()));
-        }
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
     }
-    Ok(out)
+    let Some(&c) = b.get(i) else {
+        return Ok(None);
+    };
+    let run =
+        |from: usize, f: fn(&u8) -> bool| from + b[from..].iter().take_while(|c| f(c)).count();
+    let bad = |j: usize| format!("bad number '{}'", &s[i..j]);
+    if c == b'0' && matches!(b.get(i + 1), Some(b'x' | b'X')) {
+        let j = run(i + 2, u8::is_ascii_hexdigit);
+        let v = i64::from_str_radix(&s[i + 2..j], 16).map_err(|_| bad(j))?;
+        return Ok(Some((Tok::Num(Num::int(v)), j)));
+    }
+    if c.is_ascii_digit() || c == b'.' {
+        let j = run(i, u8::is_ascii_digit);
+        if b.get(j) == Some(&b'.') {
+            let end = run(j + 1, u8::is_ascii_digit);
+            if end == j + 1 {
+                return Err(bad(end));
+            }
+            let v: f64 = s[i..end].parse().map_err(|_| bad(end))?;
+            return Ok(Some((Tok::Num(Num::float(v)), end)));
+        }
+        let v: i64 = s[i..j].parse().map_err(|_| bad(j))?;
+        return Ok(Some((Tok::Num(Num::int(v)), j)));
+    }
+    if c.is_ascii_alphabetic() {
+        let j = run(i, u8::is_ascii_alphabetic);
+        let word = &s[i..j];
+        let n = suffix(word).ok_or_else(|| format!("unknown unit '{word}'"))?;
+        return Ok(Some((Tok::Suffix(n), j)));
+    }
+    if b"+-*/%^()".contains(&c) {
+        return Ok(Some((Tok::Op(c as char), i + 1)));
+    }
+    let ch = s[i..].chars().next().unwrap_or('?');
+    Err(format!("unexpected character '{}'", ch.escape_debug()))
 }
 
 /// How deeply an expression may nest (parentheses, unary minus, `^` chains). fio's own
@@ -131,9 +112,12 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
 /// also keeps it well inside the smallest thread stack.
 pub const MAX_DEPTH: usize = 256;
 
-struct Parser {
-    toks: Vec<Tok>,
+struct Parser<'a> {
+    s: &'a str,
+    /// Byte offset of the next token not yet peeked.
     pos: usize,
+    /// The next token and where it ends, once looked at.
+    peeked: Option<(Tok, usize)>,
     depth: usize,
 }
 
@@ -184,18 +168,29 @@ fn bin(op: char, a: Num, b: Num) -> Result<Num, String> {
     })
 }
 
-impl Parser {
-    fn peek_op(&self) -> Option<char> {
-        match self.toks.get(self.pos) {
-            Some(Tok::Op(c)) => Some(*c),
-            _ => None,
+impl Parser<'_> {
+    fn peek(&mut self) -> Result<Option<Tok>, String> {
+        if self.peeked.is_none() {
+            self.peeked = lex_one(self.s, self.pos)?;
         }
+        Ok(self.peeked.as_ref().map(|(t, _)| t.clone()))
+    }
+    fn bump(&mut self) {
+        if let Some((_, end)) = self.peeked.take() {
+            self.pos = end;
+        }
+    }
+    fn peek_op(&mut self) -> Result<Option<char>, String> {
+        Ok(match self.peek()? {
+            Some(Tok::Op(c)) => Some(c),
+            _ => None,
+        })
     }
     // Precedence, lowest first, as fio's grammar declares it: + - < * / < ^ (right) < % < unary.
     fn expr(&mut self) -> Result<Num, String> {
         let mut v = self.term()?;
-        while let Some(op @ ('+' | '-')) = self.peek_op() {
-            self.pos += 1;
+        while let Some(op @ ('+' | '-')) = self.peek_op()? {
+            self.bump();
             let r = self.term()?;
             v = bin(op, v, r)?;
         }
@@ -203,8 +198,8 @@ impl Parser {
     }
     fn term(&mut self) -> Result<Num, String> {
         let mut v = self.power()?;
-        while let Some(op @ ('*' | '/')) = self.peek_op() {
-            self.pos += 1;
+        while let Some(op @ ('*' | '/')) = self.peek_op()? {
+            self.bump();
             let r = self.power()?;
             v = bin(op, v, r)?;
         }
@@ -220,8 +215,8 @@ impl Parser {
     }
     fn power(&mut self) -> Result<Num, String> {
         let base = self.modulo()?;
-        if self.peek_op() == Some('^') {
-            self.pos += 1;
+        if self.peek_op()? == Some('^') {
+            self.bump();
             self.enter()?;
             let e = self.power()?;
             self.depth -= 1;
@@ -231,16 +226,16 @@ impl Parser {
     }
     fn modulo(&mut self) -> Result<Num, String> {
         let mut v = self.unary()?;
-        while self.peek_op() == Some('%') {
-            self.pos += 1;
+        while self.peek_op()? == Some('%') {
+            self.bump();
             let r = self.unary()?;
             v = bin('%', v, r)?;
         }
         Ok(v)
     }
     fn unary(&mut self) -> Result<Num, String> {
-        if self.peek_op() == Some('-') {
-            self.pos += 1;
+        if self.peek_op()? == Some('-') {
+            self.bump();
             self.enter()?;
             let v = self.unary()?;
             self.depth -= 1;
@@ -253,31 +248,31 @@ impl Parser {
     }
     fn postfix(&mut self) -> Result<Num, String> {
         let mut v = self.primary()?;
-        while let Some(Tok::Suffix(m)) = self.toks.get(self.pos) {
-            let m = *m;
-            self.pos += 1;
+        while let Some(Tok::Suffix(m)) = self.peek()? {
+            self.bump();
             v = bin('*', v, m)?;
         }
         Ok(v)
     }
     fn primary(&mut self) -> Result<Num, String> {
-        match self.toks.get(self.pos).cloned() {
+        match self.peek()? {
             Some(Tok::Num(n)) => {
-                self.pos += 1;
+                self.bump();
                 Ok(n)
             }
             Some(Tok::Op('(')) => {
-                self.pos += 1;
+                self.bump();
                 self.enter()?;
                 let v = self.expr()?;
                 self.depth -= 1;
-                if self.peek_op() != Some(')') {
+                if self.peek_op()? != Some(')') {
                     return Err("missing ')'".into());
                 }
-                self.pos += 1;
+                self.bump();
                 Ok(v)
             }
-            Some(t) => Err(format!("unexpected {t:?}")),
+            Some(Tok::Op(c)) => Err(format!("unexpected '{c}'")),
+            Some(Tok::Suffix(_)) => Err("a unit without a number".into()),
             None => Err("unexpected end of expression".into()),
         }
     }
@@ -285,14 +280,14 @@ impl Parser {
 
 /// Evaluates an arithmetic expression such as `(1024*8)k`.
 pub fn eval(s: &str) -> Result<Num, String> {
-    let toks = lex(s)?;
     let mut p = Parser {
-        toks,
+        s,
         pos: 0,
+        peeked: None,
         depth: 0,
     };
     let v = p.expr()?;
-    if p.pos != p.toks.len() {
+    if p.peek()?.is_some() {
         return Err(format!("trailing input in expression '{s}'"));
     }
     Ok(v)

@@ -106,8 +106,9 @@ const TOP: &[(&str, Arg)] = &[
     ("warnings-fatal", Arg::None),
     ("terse-version", Arg::Required),
     ("append-terse", Arg::None),
+    ("alloc-size", Arg::Required),
+    // fio has these; iolab refuses them by name (--debug until a category is implemented).
     ("debug", Arg::Required),
-    // fio has these; iolab refuses them by name.
     ("server", Arg::Optional),
     ("client", Arg::Required),
     ("daemonize", Arg::Required),
@@ -119,7 +120,6 @@ const TOP: &[(&str, Arg)] = &[
     ("trigger", Arg::Required),
     ("trigger-remote", Arg::Required),
     ("aux-path", Arg::Required),
-    ("alloc-size", Arg::Required),
     ("crctest", Arg::Optional),
     ("cpuclock-test", Arg::None),
     ("bandwidth-log", Arg::None),
@@ -501,6 +501,20 @@ mod tests {
         assert_eq!(err("--name=x --direct").kind, ErrorKind::MissingValue);
         assert_eq!(err("--server").kind, ErrorKind::Unsupported);
         assert_eq!(err("--output-format=xml").kind, ErrorKind::Usage);
+    }
+
+    #[test]
+    fn every_top_level_option_is_handled() {
+        // Regression: --alloc-size was listed but not handled, and said "internal: ...".
+        for (name, _) in TOP {
+            let r = set_top(&mut TopLevel::default(), name, Some("1".into()));
+            assert!(
+                r.as_ref()
+                    .err()
+                    .is_none_or(|m| !m.contains("does not handle")),
+                "--{name}: {r:?}"
+            );
+        }
     }
 
     #[test]

@@ -385,14 +385,20 @@ impl State<'_> {
         if depth >= MAX_INCLUDE_DEPTH {
             return Err(JobError::new(
                 ErrorKind::Syntax,
-                format!("include nested too deeply at '{file}'"),
+                format!(
+                    "include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels) at '{}'",
+                    options::shown(file)
+                ),
             )
             .at(loc));
         }
         if self.budget.includes == 0 {
             return Err(JobError::new(
                 ErrorKind::Syntax,
-                format!("more than {MAX_INCLUDES} included files at '{file}'"),
+                format!(
+                    "more than {MAX_INCLUDES} included files at '{}'",
+                    options::shown(file)
+                ),
             )
             .at(loc));
         }
