@@ -25,7 +25,7 @@ pub const MAX_JOBS: usize = 4096;
 /// is shared, not copied, but each job still reads it when it is resolved).
 pub const MAX_APPLIED_OPTIONS: u64 = 1 << 22;
 /// Likewise for the bytes of their values.
-pub const MAX_APPLIED_BYTES: u64 = 64 << 20;
+pub const MAX_APPLIED_BYTES: u64 = 32 << 20;
 
 /// What is left of [`MAX_TEXT_BYTES`], and of the other budgets, in one run.
 #[derive(Debug, Clone)]
