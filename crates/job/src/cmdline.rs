@@ -250,6 +250,38 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
 /// The command line's globals as every `--name` job shares them, and their weight.
 type SharedGlobals = (Arc<[RawOption]>, (usize, usize));
 
+/// Puts a job option where it belongs: `--name` starts a job that shares the globals, later
+/// options go to the last job, earlier ones are globals.
+fn place(
+    inv: &mut Invocation,
+    shared: &mut Option<SharedGlobals>,
+    budget: &mut Budget,
+    opt: RawOption,
+    loc: &Loc,
+) -> Result<(), JobError> {
+    let usage = |m: String| JobError::new(ErrorKind::Usage, m).at(loc);
+    let bytes = opt.value.as_ref().map_or(0, String::len);
+    if opt.def.name == "name" {
+        if inv.cmdline_jobs.len() >= MAX_JOBS {
+            return Err(usage(format!("more than {MAX_JOBS} jobs (fio's limit)")));
+        }
+        let (globals, (n, b)) =
+            shared.get_or_insert_with(|| (inv.globals.clone().into(), parse::weight(&inv.globals)));
+        budget.apply(*n + 1, *b + bytes).map_err(usage)?;
+        let mut job = RawJob::new(opt.value.clone().unwrap_or_default(), loc.clone(), 0);
+        job.inherited.len = globals.len();
+        job.inherited.globals = globals.clone();
+        job.own.push(opt);
+        inv.cmdline_jobs.push(job);
+    } else if let Some(job) = inv.cmdline_jobs.last_mut() {
+        budget.apply(1, bytes).map_err(usage)?;
+        job.own.push(opt);
+    } else {
+        inv.globals.push(opt);
+    }
+    Ok(())
+}
+
 /// Parses fio's command line. `args` excludes the program name.
 pub fn parse_cmdline(args: &[String]) -> Result<Invocation, JobError> {
     parse_cmdline_with(args, &Vars::system())
@@ -318,29 +350,7 @@ pub fn parse_cmdline_with(args: &[String], vars: &Vars) -> Result<Invocation, Jo
             e
         })?;
         opt.spelled = name.to_string();
-        let usage = |m: String| JobError::new(ErrorKind::Usage, m).at(&loc);
-        if def.name == "name" {
-            if inv.cmdline_jobs.len() >= MAX_JOBS {
-                return Err(usage(format!("more than {MAX_JOBS} jobs (fio's limit)")));
-            }
-            let (globals, (n, b)) = shared
-                .get_or_insert_with(|| (inv.globals.clone().into(), parse::weight(&inv.globals)));
-            budget
-                .apply(*n + 1, opt.value.as_ref().map_or(0, String::len) + *b)
-                .map_err(usage)?;
-            let mut job = RawJob::new(opt.value.clone().unwrap_or_default(), loc.clone(), 0);
-            job.inherited.len = globals.len();
-            job.inherited.globals = globals.clone();
-            job.own.push(opt);
-            inv.cmdline_jobs.push(job);
-        } else if let Some(job) = inv.cmdline_jobs.last_mut() {
-            budget
-                .apply(1, opt.value.as_ref().map_or(0, String::len))
-                .map_err(usage)?;
-            job.own.push(opt);
-        } else {
-            inv.globals.push(opt);
-        }
+        place(&mut inv, &mut shared, &mut budget, opt, &loc)?;
     }
     if inv.top.output_format.is_empty() {
         inv.top.output_format.push(OutputFormat::Normal);
