@@ -171,7 +171,7 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
         // fio's --showcmd: each job as the command line that would define it, then exit.
         for job in &file.jobs {
             let mut line = format!("fio --name={}", job.name);
-            for o in job.options.iter().filter(|o| o.def.name != "name") {
+            for o in job.options().filter(|o| o.def.name != "name") {
                 match o.value.as_deref() {
                     Some(v) if !v.is_empty() => line.push_str(&format!(" --{}={v}", o.spelled)),
                     _ => line.push_str(&format!(" --{}", o.spelled)),
@@ -464,8 +464,7 @@ fn entropy() -> u64 {
 fn attach_options(file: &JobFile, specs: &[iolab_job::JobSpec], plans: &mut [JobPlan]) {
     for (raw, spec) in file.jobs.iter().zip(specs) {
         let opts: Vec<(String, String)> = raw
-            .options
-            .iter()
+            .options()
             .filter_map(|o| {
                 o.value
                     .as_ref()

@@ -512,10 +512,28 @@ fn no_arguments_is_exit_1_with_the_usage_on_stderr() {
 }
 
 /// Regression: `--alloc-size` reached the user as "internal: unhandled top-level option".
+/// iolab has no shared-memory pool for it to size, so it is checked and has no effect.
 #[test]
 fn refused_fio_options_are_named_once_and_never_internal() {
     let t = TestDir::new("refused-top");
-    for arg in ["--alloc-size=1024", "--server", "--idle-prof=system"] {
+    t.run(&[
+        "--alloc-size=1024",
+        "--name=x",
+        "--ioengine=null",
+        "--size=4k",
+    ])
+    .ok();
+    let bad = t
+        .run(&["--alloc-size=lots", "--name=x", "--ioengine=null"])
+        .fails();
+    assert!(!bad.stderr.contains("internal"), "{}", bad.stderr);
+    assert_eq!(
+        bad.stderr.matches("alloc-size").count(),
+        1,
+        "{}",
+        bad.stderr
+    );
+    for arg in ["--server", "--idle-prof=system"] {
         let out = t.run(&[arg, "--name=x", "--ioengine=null"]).fails();
         let name = arg.trim_start_matches('-').split('=').next().unwrap();
         assert!(!out.stderr.contains("internal"), "{}", out.stderr);

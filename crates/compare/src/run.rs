@@ -60,7 +60,7 @@ pub fn base_spec(job_file: Option<&str>, fio: &[String], file: &Path) -> Result<
     let say = |mut e: iolab_job::JobError| {
         if e.loc
             .as_ref()
-            .is_some_and(|l| l.file == iolab_job::error::CMDLINE)
+            .is_some_and(|l| &*l.file == iolab_job::error::CMDLINE)
         {
             e.loc = None;
         }

@@ -6,9 +6,11 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::error::{ErrorKind, JobError, Loc};
 use crate::parse::{self, JobFile, ParseOpts, RawJob, RawOption, Vars};
+use crate::read::{Budget, MAX_JOBS};
 
 /// Output formats of `--output-format` (comma-separated in fio).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +64,9 @@ pub struct TopLevel {
     pub terse_version: Option<u32>,
     /// `--append-terse`.
     pub append_terse: bool,
-    /// `--debug=...` (accepted, iolab has no fio debug classes).
-    pub debug: Option<String>,
+    /// `--alloc-size=KiB`: checked, and of no effect. fio sizes its shared-memory pool with
+    /// it; iolab runs jobs as threads and has no such pool, so there is nothing to size.
+    pub alloc_size_kib: Option<u64>,
 }
 
 /// What `iolab run` / `fio` was asked to do.
@@ -107,8 +110,9 @@ const TOP: &[(&str, Arg)] = &[
     ("warnings-fatal", Arg::None),
     ("terse-version", Arg::Required),
     ("append-terse", Arg::None),
+    ("alloc-size", Arg::Required),
+    // fio has these; iolab refuses them by name (--debug until a category is implemented).
     ("debug", Arg::Required),
-    // fio has these; iolab refuses them by name.
     ("server", Arg::Optional),
     ("client", Arg::Required),
     ("daemonize", Arg::Required),
@@ -120,7 +124,6 @@ const TOP: &[(&str, Arg)] = &[
     ("trigger", Arg::Required),
     ("trigger-remote", Arg::Required),
     ("aux-path", Arg::Required),
-    ("alloc-size", Arg::Required),
     ("crctest", Arg::Optional),
     ("cpuclock-test", Arg::None),
     ("bandwidth-log", Arg::None),
@@ -139,7 +142,6 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "trigger",
     "trigger-remote",
     "aux-path",
-    "alloc-size",
     "crctest",
     "cpuclock-test",
     "bandwidth-log",
@@ -226,12 +228,60 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
             )
         }
         "append-terse" => top.append_terse = true,
-        "debug" => top.debug = Some(req()?),
-        other if TOP_UNSUPPORTED.contains(&other) => {
-            // The caller names the option; the message says only what is wrong with it.
-            return Err("not supported by iolab (a fio option it does not have)".to_string());
+        "debug" => {
+            // No debug category is implemented yet; accepting one would print nothing and
+            // leave the user wondering.
+            return Err(format!(
+                "not supported by iolab: fio's debug categories ('{}') are not implemented",
+                req()?
+            ));
         }
-        other => return Err(format!("internal: unhandled top-level option '{other}'")),
+        "alloc-size" => {
+            let kib = req()?
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|k| *k > 0)
+                .ok_or("needs a size in KiB, a whole number above 0")?;
+            top.alloc_size_kib = Some(kib);
+        }
+        other if TOP_UNSUPPORTED.contains(&other) => return Err("not supported by iolab".into()),
+        other => return Err(format!("iolab does not handle --{other}")),
+    }
+    Ok(())
+}
+
+/// The command line's globals as every `--name` job shares them, and their weight.
+type SharedGlobals = (Arc<[RawOption]>, (usize, usize));
+
+/// Puts a job option where it belongs: `--name` starts a job that shares the globals, later
+/// options go to the last job, earlier ones are globals.
+fn place(
+    inv: &mut Invocation,
+    shared: &mut Option<SharedGlobals>,
+    budget: &mut Budget,
+    opt: RawOption,
+    loc: &Loc,
+) -> Result<(), JobError> {
+    let usage = |m: String| JobError::new(ErrorKind::Usage, m).at(loc);
+    let bytes = opt.value.as_ref().map_or(0, String::len);
+    if opt.def.name == "name" {
+        if inv.cmdline_jobs.len() >= MAX_JOBS {
+            return Err(usage(format!("more than {MAX_JOBS} jobs (fio's limit)")));
+        }
+        let (globals, (n, b)) =
+            shared.get_or_insert_with(|| (inv.globals.clone().into(), parse::weight(&inv.globals)));
+        budget.apply(*n + 1, *b + bytes).map_err(usage)?;
+        let mut job = RawJob::new(opt.value.clone().unwrap_or_default(), loc.clone(), 0);
+        job.inherited.len = globals.len();
+        job.inherited.globals = globals.clone();
+        job.own.push(opt);
+        inv.cmdline_jobs.push(job);
+    } else if let Some(job) = inv.cmdline_jobs.last_mut() {
+        budget.apply(1, bytes).map_err(usage)?;
+        job.own.push(opt);
+    } else {
+        inv.globals.push(opt);
     }
     Ok(())
 }
@@ -256,6 +306,15 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
     vars: &Vars,
 ) -> Result<Invocation, JobError> {
     let mut inv = Invocation::default();
+    let mut budget = Budget::default();
+    // The globals, shared by every `--name` job once the first one starts them.
+    let mut shared: Option<SharedGlobals> = None;
+    if let Some(at) = args.iter().position(|a| a.as_ref().as_bytes().contains(&0)) {
+        return Err(
+            JobError::new(ErrorKind::Usage, "argument contains a NUL byte")
+                .at(&Loc::cmdline(at + 1)),
+        );
+    }
     let mut i = 0;
     while i < args.len() {
         let loc = Loc::cmdline(i + 1);
@@ -307,7 +366,11 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
             i += 1;
         }
         let text = match &value {
-            Some(v) => format!("{}={}", def.name, vars.expand(v)),
+            Some(v) => format!(
+                "{}={}",
+                def.name,
+                vars.expand_within(v, &mut budget).map_err(|e| e.at(&loc))?
+            ),
             None => def.name.to_string(),
         };
         let mut opt = parse::parse_option(&text, &loc, false).map_err(|mut e| {
@@ -315,21 +378,7 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
             e
         })?;
         opt.spelled = name.to_string();
-        if def.name == "name" {
-            let job_name = opt.value.clone().unwrap_or_default();
-            let mut options = inv.globals.clone();
-            options.push(opt);
-            inv.cmdline_jobs.push(RawJob {
-                name: job_name,
-                loc,
-                options,
-                group: 0,
-            });
-        } else if let Some(job) = inv.cmdline_jobs.last_mut() {
-            job.options.push(opt);
-        } else {
-            inv.globals.push(opt);
-        }
+        place(&mut inv, &mut shared, &mut budget, opt, &loc)?;
     }
     if inv.top.output_format.is_empty() {
         inv.top.output_format.push(OutputFormat::Normal);
@@ -347,27 +396,25 @@ impl Invocation {
 
     /// [`Invocation::load`] with explicit variable values.
     pub fn load_with(&self, vars: Vars) -> Result<JobFile, JobError> {
-        let mut texts = Vec::new();
-        for f in &self.job_files {
-            let name = if f.as_os_str() == "-" {
-                "<stdin>".to_string()
-            } else {
-                f.display().to_string()
-            };
-            texts.push((parse::read_job_file(f)?, name));
-        }
+        let (texts, budget) = parse::read_texts(&self.job_files)?;
         let opts = ParseOpts {
             sections: self.top.sections.clone(),
             vars,
             base: self.globals.clone(),
         };
-        let mut files = parse::parse_texts(&texts, &opts)?;
+        let mut files = parse::parse_texts_within(&texts, &opts, budget)?;
         let offset = usize::from(!self.cmdline_jobs.is_empty());
         for j in &mut files.jobs {
             j.group += offset;
         }
         let mut jobs = self.cmdline_jobs.clone();
         jobs.append(&mut files.jobs);
+        if jobs.len() > MAX_JOBS {
+            return Err(JobError::new(
+                ErrorKind::Usage,
+                format!("more than {MAX_JOBS} jobs (fio's limit) on the command line and in job files together"),
+            ));
+        }
         Ok(JobFile {
             jobs,
             warnings: files.warnings,
@@ -414,7 +461,7 @@ mod tests {
         assert_eq!(i.cmdline_jobs.len(), 1);
         let j = &i.cmdline_jobs[0];
         assert_eq!(j.name, "randwrite");
-        assert_eq!(j.options.len(), 8);
+        assert_eq!(j.options().count(), 8);
         let file = JobFile {
             jobs: i.cmdline_jobs.clone(),
             warnings: Vec::new(),
@@ -471,7 +518,7 @@ mod tests {
         // Verified with fio 3.33: --runti, --ioeng, --time_b, --output-f are accepted;
         // --filen, --direc, --ra are ambiguous.
         let i = inv("--name=x --runti=1 --ioeng=null --time_b");
-        assert_eq!(i.cmdline_jobs[0].options.len(), 4);
+        assert_eq!(i.cmdline_jobs[0].options().count(), 4);
         assert_eq!(
             inv("--output-f=json").top.output_format,
             vec![OutputFormat::Json]
@@ -547,6 +594,20 @@ mod tests {
         assert_eq!(err("--name=x --direct").kind, ErrorKind::MissingValue);
         assert_eq!(err("--server").kind, ErrorKind::Unsupported);
         assert_eq!(err("--output-format=xml").kind, ErrorKind::Usage);
+    }
+
+    #[test]
+    fn every_top_level_option_is_handled() {
+        // Regression: --alloc-size was listed but not handled, and said "internal: ...".
+        for (name, _) in TOP {
+            let r = set_top(&mut TopLevel::default(), name, Some("1".into()));
+            assert!(
+                r.as_ref()
+                    .err()
+                    .is_none_or(|m| !m.contains("does not handle")),
+                "--{name}: {r:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,20 +1,22 @@
 //! The one error type of this crate: where (file, line), which option, what went wrong.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// Where a piece of input came from: a job file and its 1-based line, or the command line and
 /// the 1-based index of the argument.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Loc {
-    /// Path of the job file as given (or `<stdin>`, or `<command line>`).
-    pub file: String,
+    /// Path of the job file as given (or `<stdin>`, or `<command line>`); shared by every
+    /// option of the file, which may be many.
+    pub file: Arc<str>,
     /// 1-based line in the file, or argument index on the command line; 0 when unknown.
     pub line: usize,
 }
 
 impl Loc {
     /// A location in a named file.
-    pub fn new(file: impl Into<String>, line: usize) -> Self {
+    pub fn new(file: impl Into<Arc<str>>, line: usize) -> Self {
         Loc {
             file: file.into(),
             line,
@@ -23,7 +25,7 @@ impl Loc {
     /// The command line, argument `index` (1-based).
     pub fn cmdline(index: usize) -> Self {
         Loc {
-            file: CMDLINE.to_string(),
+            file: CMDLINE.into(),
             line: index,
         }
     }
@@ -34,7 +36,7 @@ pub const CMDLINE: &str = "<command line>";
 
 impl fmt::Display for Loc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.file == CMDLINE {
+        if &*self.file == CMDLINE {
             write!(f, "command line argument {}", self.line)
         } else if self.line == 0 {
             write!(f, "{}", self.file)
@@ -127,7 +129,7 @@ impl std::error::Error for JobError {}
 
 /// A problem fio accepts silently and iolab accepts too, but reports (e.g. `runtime=2sec`,
 /// which fio reads as 2 microseconds).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Warning {
     /// Where.
     pub loc: Loc,

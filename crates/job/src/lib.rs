@@ -13,13 +13,18 @@ pub mod cmdline;
 pub mod error;
 pub mod options;
 pub mod parse;
+mod read;
 pub mod spec;
 pub mod value;
 
 pub use closest::closest;
 pub use cmdline::{parse_cmdline, Invocation, OutputFormat, TopLevel};
 pub use error::{ErrorKind, JobError, Loc, Warning};
-pub use parse::{JobFile, ParseOpts, RawJob, RawOption, Vars};
+pub use parse::{Inherited, JobFile, ParseOpts, RawJob, RawOption, Vars};
+pub use read::{
+    MAX_APPLIED_BYTES, MAX_APPLIED_OPTIONS, MAX_INCLUDES, MAX_INCLUDE_DEPTH, MAX_JOBS,
+    MAX_TEXT_BYTES,
+};
 pub use spec::{JobSpec, Resolved};
 
 /// Parses job files (`-` = standard input); each file is its own group, as in fio.
@@ -32,17 +37,8 @@ pub fn parse_files_with<P: AsRef<std::path::Path>>(
     paths: &[P],
     opts: &ParseOpts,
 ) -> Result<JobFile, JobError> {
-    let mut texts = Vec::new();
-    for p in paths {
-        let p = p.as_ref();
-        let name = if p.as_os_str() == "-" {
-            "<stdin>".to_string()
-        } else {
-            p.display().to_string()
-        };
-        texts.push((parse::read_job_file(p)?, name));
-    }
-    parse::parse_texts(&texts, opts)
+    let (texts, budget) = parse::read_texts(paths)?;
+    parse::parse_texts_within(&texts, opts, budget)
 }
 
 /// Parses job-file text; `name` appears in errors and locates relative `include`s.

@@ -491,38 +491,66 @@ pub fn find(name: &str) -> Option<&'static OptDef> {
     OPTIONS.iter().find(|o| o.matches(name))
 }
 
-/// Levenshtein distance, as fio's `string_distance`.
-fn distance(a: &str, b: &str) -> usize {
+/// Names longer than this get no "Did you mean": no option name comes close, and the search
+/// would cost time in proportion to the length (a 1 MiB name took 11 s).
+pub const MAX_SUGGEST_LEN: usize = 64;
+
+/// Levenshtein distance, as fio's `string_distance`, or None once it exceeds `limit`.
+fn distance(a: &[char], b: &str, limit: usize) -> Option<usize> {
     let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
+    }
     let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+    for (i, ca) in a.iter().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
+            let sub = prev[j] + usize::from(ca != cb);
             cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        if cur.iter().min().is_some_and(|m| *m > limit) {
+            return None;
         }
         prev = cur;
     }
-    prev[b.len()]
+    prev.last().copied().filter(|d| *d <= limit)
 }
 
 /// fio's "Did you mean ...?": the closest option name, if it is close enough (fio accepts a
 /// distance up to about half the length of what was typed, at least 2).
 pub fn suggest(name: &str) -> Option<&'static str> {
-    let best = OPTIONS
+    if name.len() > MAX_SUGGEST_LEN {
+        return None;
+    }
+    let typed: Vec<char> = name.chars().collect();
+    let limit = (typed.len() / 2).max(2);
+    OPTIONS
         .iter()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
-        .map(|n| (distance(name, n), n))
-        .min_by_key(|(d, _)| *d)?;
-    let limit = (name.chars().count() / 2).max(2);
-    (best.0 <= limit).then_some(best.1)
+        .filter_map(|n| Some((distance(&typed, n, limit)?, n)))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// A name as errors show it: long ones cut (a 1 MiB option name is not worth echoing).
+pub fn shown(name: &str) -> String {
+    const KEEP: usize = 64;
+    if name.len() <= KEEP + 16 {
+        return name.to_string();
+    }
+    let cut = (0..=KEEP)
+        .rev()
+        .find(|i| name.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}... ({} bytes)", &name[..cut], name.len())
 }
 
 /// The message for an unknown name, with the hint when there is one.
 pub fn unknown_message(name: &str) -> String {
+    let shown = shown(name);
     match suggest(name) {
-        Some(s) => format!("unknown option '{name}'. Did you mean {s}?"),
-        None => format!("unknown option '{name}'"),
+        Some(s) => format!("unknown option '{shown}'. Did you mean {s}?"),
+        None => format!("unknown option '{shown}'"),
     }
 }
 
@@ -633,10 +661,24 @@ mod tests {
         assert_eq!(suggest("siz"), Some("size"));
         assert_eq!(suggest("iodeph"), Some("iodepth"));
         assert_eq!(suggest("qqqqqqqqqqqqqqqq"), None);
+        assert_eq!(suggest("runtme"), Some("runtime"));
+        assert_eq!(suggest("rw"), Some("rw"));
+        assert_eq!(suggest("ioenigne"), Some("ioengine"));
         assert_eq!(
             unknown_message("blocksze"),
             "unknown option 'blocksze'. Did you mean blocksize?"
         );
+    }
+
+    #[test]
+    fn regression_a_long_unknown_name_made_did_you_mean_take_seconds() {
+        // Bounded by input size: a quadratic search over 1 MiB would not finish in a test run.
+        let long = format!("blocksize{}", "x".repeat(1 << 20));
+        assert_eq!(suggest(&long), None);
+        let m = unknown_message(&long);
+        assert!(m.len() < 200 && m.contains("(1048585 bytes)"), "{m}");
+        assert_eq!(suggest(&"b".repeat(MAX_SUGGEST_LEN + 1)), None);
+        assert_eq!(shown("é".repeat(100).as_str()).chars().take(32).count(), 32);
     }
 
     #[test]

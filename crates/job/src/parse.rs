@@ -3,10 +3,13 @@
 //! (globals above it, then its own) with their source lines, each already checked against its
 //! grammar. Turning them into typed [`crate::JobSpec`]s is [`JobFile::resolve`]'s job.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{ErrorKind, JobError, Loc, Warning};
 use crate::options::{self, OptDef};
+use crate::read::{self, Budget, MAX_INCLUDES, MAX_INCLUDE_DEPTH, MAX_JOBS};
 
 /// One `name[=value]` as written, checked against its option's grammar.
 #[derive(Debug, Clone)]
@@ -28,10 +31,59 @@ pub struct RawJob {
     pub name: String,
     /// The `[name]` line (or the `--name` argument).
     pub loc: Loc,
-    /// Globals first, then the job's own options; later ones win.
-    pub options: Vec<RawOption>,
+    /// The options it inherits: the command line's globals and the `[global]` options above
+    /// it. Shared with the other jobs, not copied: 20,000 sections under one large `[global]`
+    /// value once took 3.9 GB.
+    pub inherited: Inherited,
+    /// The job's own options, after the inherited ones.
+    pub own: Vec<RawOption>,
     /// Index of the job file (or 0 for the command line); fio stonewalls between files.
     pub group: usize,
+}
+
+impl RawJob {
+    /// A job with no options.
+    pub fn new(name: impl Into<String>, loc: Loc, group: usize) -> Self {
+        RawJob {
+            name: name.into(),
+            loc,
+            inherited: Inherited::default(),
+            own: Vec::new(),
+            group,
+        }
+    }
+
+    /// Every option in the order it applies (globals first, later ones win).
+    pub fn options(&self) -> impl DoubleEndedIterator<Item = &RawOption> + '_ {
+        self.inherited.iter().chain(&self.own)
+    }
+}
+
+/// Options a job shares with others: the base (command-line globals), then the first `len`
+/// options of its file's `[global]` sections.
+#[derive(Debug, Clone, Default)]
+pub struct Inherited {
+    /// Applies to every job.
+    pub base: Arc<[RawOption]>,
+    /// All the `[global]` options of the job's file, in order.
+    pub globals: Arc<[RawOption]>,
+    /// How many of `globals` were written above the job.
+    pub len: usize,
+}
+
+impl Inherited {
+    /// The inherited options in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &RawOption> + '_ {
+        let g = self.globals.get(..self.len).unwrap_or(&self.globals[..]);
+        self.base.iter().chain(g)
+    }
+}
+
+/// The weight of options for [`Budget::apply`]: how many, and how many bytes of values.
+pub(crate) fn weight<'a>(opts: impl IntoIterator<Item = &'a RawOption>) -> (usize, usize) {
+    opts.into_iter().fold((0, 0), |(n, b), o| {
+        (n + 1, b + o.value.as_ref().map_or(0, String::len))
+    })
 }
 
 /// Parsed job files: the jobs and any warnings, not yet resolved.
@@ -93,7 +145,33 @@ impl Vars {
 
     /// Expands `${NAME}` and fio's `$pagesize`, `$mb_memory`, `$ncpus` in `s`.
     pub fn expand(&self, s: &str) -> String {
-        let mut out = String::with_capacity(s.len());
+        self.expand_max(s, usize::MAX).unwrap_or_default()
+    }
+
+    /// [`Vars::expand`], charging what the text grows by to the budget: `${HOME}` repeated
+    /// over a 16 MiB file must not become gigabytes.
+    pub(crate) fn expand_within(&self, s: &str, budget: &mut Budget) -> Result<String, JobError> {
+        let max = s
+            .len()
+            .saturating_add(usize::try_from(budget.text).unwrap_or(usize::MAX));
+        let out = self
+            .expand_max(s, max)
+            .ok_or_else(|| {
+                let mib = crate::read::MAX_TEXT_BYTES >> 20;
+                let m = format!("variables expand past {mib} MiB of job text in all");
+                JobError::new(ErrorKind::Io, m)
+            })
+            .and_then(|out| {
+                budget
+                    .take_text(out.len().saturating_sub(s.len()), "variables expand")
+                    .map(|()| out)
+            })?;
+        Ok(out)
+    }
+
+    /// Expands, or None when the result would be longer than `max` bytes.
+    fn expand_max(&self, s: &str, max: usize) -> Option<String> {
+        let mut out = String::with_capacity(s.len().min(max));
         let mut rest = s;
         while let Some(i) = rest.find('$') {
             out.push_str(&rest[..i]);
@@ -101,28 +179,31 @@ impl Vars {
             if let Some(close) = tail.strip_prefix("${").and_then(|t| t.find('}')) {
                 out.push_str(&(self.env)(&tail[2..2 + close]).unwrap_or_default());
                 rest = &tail[close + 3..];
-                continue;
+            } else {
+                let kw = [
+                    ("$pagesize", self.pagesize),
+                    ("$mb_memory", self.mb_memory),
+                    ("$ncpus", self.ncpus),
+                ]
+                .into_iter()
+                .find(|(k, _)| tail.starts_with(k));
+                match kw {
+                    Some((k, v)) => {
+                        out.push_str(&v.to_string());
+                        rest = &tail[k.len()..];
+                    }
+                    None => {
+                        out.push('$');
+                        rest = &tail[1..];
+                    }
+                }
             }
-            let kw = [
-                ("$pagesize", self.pagesize),
-                ("$mb_memory", self.mb_memory),
-                ("$ncpus", self.ncpus),
-            ]
-            .into_iter()
-            .find(|(k, _)| tail.starts_with(k));
-            match kw {
-                Some((k, v)) => {
-                    out.push_str(&v.to_string());
-                    rest = &tail[k.len()..];
-                }
-                None => {
-                    out.push('$');
-                    rest = &tail[1..];
-                }
+            if out.len() > max {
+                return None;
             }
         }
         out.push_str(rest);
-        out
+        (out.len() <= max).then_some(out)
     }
 }
 
@@ -146,14 +227,16 @@ impl Default for ParseOpts {
     }
 }
 
-const MAX_INCLUDE_DEPTH: usize = 16;
-
 struct State<'a> {
     opts: &'a ParseOpts,
+    base: Arc<[RawOption]>,
     group: usize,
     globals: Vec<RawOption>,
+    /// What the current globals weigh (see [`weight`]), and the base.
+    globals_weight: (usize, usize),
     current: Option<Section>,
     out: JobFile,
+    budget: Budget,
 }
 
 enum Section {
@@ -169,6 +252,31 @@ impl State<'_> {
         }
     }
 
+    fn new_job(&mut self, name: &str, loc: &Loc) -> Result<RawJob, JobError> {
+        if self.out.jobs.len() >= MAX_JOBS {
+            return Err(JobError::new(
+                ErrorKind::Syntax,
+                format!(
+                    "job '{}': more than {MAX_JOBS} jobs (fio's limit)",
+                    options::shown(name)
+                ),
+            )
+            .at(loc));
+        }
+        let (n, b) = self.globals_weight;
+        self.budget.apply(n, b).map_err(|m| {
+            JobError::new(
+                ErrorKind::Syntax,
+                format!("job '{}': {m}", options::shown(name)),
+            )
+            .at(loc)
+        })?;
+        let mut job = RawJob::new(name, loc.clone(), self.group);
+        job.inherited.base = self.base.clone();
+        job.inherited.len = self.globals.len();
+        Ok(job)
+    }
+
     fn file(
         &mut self,
         text: &str,
@@ -176,8 +284,17 @@ impl State<'_> {
         dir: Option<&Path>,
         depth: usize,
     ) -> Result<(), JobError> {
+        let name: Arc<str> = name.into();
         for (idx, raw_line) in text.lines().enumerate() {
-            let loc = Loc::new(name, idx + 1);
+            let loc = Loc {
+                file: name.clone(),
+                line: idx + 1,
+            };
+            if raw_line.contains('\0') {
+                // A NUL ends the line in fio (C strings); in a job name it panicked when the
+                // thread was named.
+                return Err(JobError::new(ErrorKind::Syntax, "NUL byte in line").at(&loc));
+            }
             self.line(raw_line, &loc, dir, depth)?;
         }
         Ok(())
@@ -202,7 +319,7 @@ impl State<'_> {
                 .ok_or_else(|| {
                     JobError::new(
                         ErrorKind::Syntax,
-                        format!("unterminated section header '{line}'"),
+                        format!("unterminated section header '{}'", options::shown(line)),
                     )
                     .at(loc)
                 })?
@@ -218,14 +335,7 @@ impl State<'_> {
             {
                 Section::Skipped
             } else {
-                let mut options = self.opts.base.clone();
-                options.extend(self.globals.iter().cloned());
-                Section::Job(RawJob {
-                    name: name.to_string(),
-                    loc: loc.clone(),
-                    options,
-                    group: self.group,
-                })
+                Section::Job(self.new_job(name, loc)?)
             });
             return Ok(());
         }
@@ -235,8 +345,13 @@ impl State<'_> {
         {
             return self.include(file.trim(), loc, dir, depth);
         }
-        let line = self.opts.vars.expand(line);
+        let line = self
+            .opts
+            .vars
+            .expand_within(line, &mut self.budget)
+            .map_err(|e| e.at(loc))?;
         let opt = parse_option(&line, loc, false)?;
+        let (n, b) = weight([&opt]);
         match &mut self.current {
             None => Err(
                 JobError::new(ErrorKind::Syntax, "option outside of a [section]")
@@ -245,10 +360,15 @@ impl State<'_> {
             ),
             Some(Section::Global) => {
                 self.globals.push(opt);
+                self.globals_weight.0 += n;
+                self.globals_weight.1 += b;
                 Ok(())
             }
             Some(Section::Job(j)) => {
-                j.options.push(opt);
+                self.budget
+                    .apply(n, b)
+                    .map_err(|m| JobError::new(ErrorKind::Syntax, m).at(loc))?;
+                j.own.push(opt);
                 Ok(())
             }
             Some(Section::Skipped) => Ok(()),
@@ -265,21 +385,30 @@ impl State<'_> {
         if depth >= MAX_INCLUDE_DEPTH {
             return Err(JobError::new(
                 ErrorKind::Syntax,
-                format!("include nested too deeply at '{file}'"),
+                format!(
+                    "include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels) at '{}'",
+                    options::shown(file)
+                ),
             )
             .at(loc));
         }
+        if self.budget.includes == 0 {
+            return Err(JobError::new(
+                ErrorKind::Syntax,
+                format!(
+                    "more than {MAX_INCLUDES} included files at '{}'",
+                    options::shown(file)
+                ),
+            )
+            .at(loc));
+        }
+        self.budget.includes -= 1;
         let path = match dir {
             Some(d) if Path::new(file).is_relative() => d.join(file),
             _ => PathBuf::from(file),
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            JobError::new(
-                ErrorKind::Io,
-                format!("cannot include '{}': {e}", path.display()),
-            )
-            .at(loc)
-        })?;
+        let what = format!("cannot include '{}'", path.display());
+        let text = read::file(&path, &mut self.budget, &what).map_err(|e| e.at(loc))?;
         let name = path.display().to_string();
         self.file(&text, &name, path.parent(), depth + 1)
     }
@@ -347,20 +476,33 @@ pub fn find_prefix(name: &str) -> Result<&'static OptDef, JobError> {
     }
 }
 
+/// Warnings of the options that apply to some job, each option looked at once even when
+/// many jobs share it, each warning reported once.
 fn collect_warnings(out: &mut JobFile) {
     let mut warnings = Vec::new();
+    let mut seen = HashSet::new();
+    // How much of each shared slice has been looked at, by address.
+    let mut done: HashMap<*const RawOption, usize> = HashMap::new();
     for j in &out.jobs {
-        for o in &j.options {
-            if let Ok(ws) = o.def.check(o.value.as_deref()) {
-                for w in ws {
-                    let w = Warning {
-                        loc: o.loc.clone(),
-                        option: o.spelled.clone(),
-                        message: w,
-                    };
-                    if !warnings.contains(&w) {
-                        warnings.push(w);
-                    }
+        let inh = &j.inherited;
+        let shared = [(&inh.base, inh.base.len()), (&inh.globals, inh.len)];
+        let mut fresh: Vec<&RawOption> = Vec::new();
+        for (slice, len) in shared {
+            let from = done.entry(slice.as_ptr()).or_insert(0);
+            if let Some(new) = slice.get(*from..len) {
+                fresh.extend(new);
+                *from = len;
+            }
+        }
+        for o in fresh.into_iter().chain(&j.own) {
+            for w in o.def.check(o.value.as_deref()).unwrap_or_default() {
+                let w = Warning {
+                    loc: o.loc.clone(),
+                    option: o.spelled.clone(),
+                    message: w,
+                };
+                if seen.insert(w.clone()) {
+                    warnings.push(w);
                 }
             }
         }
@@ -376,45 +518,75 @@ pub fn parse_str_with(text: &str, name: &str, opts: &ParseOpts) -> Result<JobFil
 
 /// Parses several job texts; each is its own group (fio stonewalls between job files).
 pub fn parse_texts(texts: &[(String, String)], opts: &ParseOpts) -> Result<JobFile, JobError> {
+    let mut budget = Budget::default();
+    for (text, name) in texts {
+        budget.take_text(text.len(), name)?;
+    }
+    parse_texts_within(texts, opts, budget)
+}
+
+/// [`parse_texts`] with what is left of the budget after reading the texts.
+pub(crate) fn parse_texts_within(
+    texts: &[(String, String)],
+    opts: &ParseOpts,
+    budget: Budget,
+) -> Result<JobFile, JobError> {
+    let base: Arc<[RawOption]> = opts.base.clone().into();
     let mut st = State {
+        globals_weight: weight(base.iter()),
+        base,
         opts,
         group: 0,
         globals: Vec::new(),
         current: None,
         out: JobFile::default(),
+        budget,
     };
     for (i, (text, name)) in texts.iter().enumerate() {
         st.group = i;
         st.globals.clear();
+        st.globals_weight = weight(st.base.iter());
         st.current = None;
+        let first_job = st.out.jobs.len();
         let dir = Path::new(name)
             .parent()
             .filter(|p| !p.as_os_str().is_empty());
         st.file(text, name, dir, 0)?;
         st.finish_section();
+        // The file's globals are complete: its jobs share them from here on.
+        let globals: Arc<[RawOption]> = std::mem::take(&mut st.globals).into();
+        for j in st.out.jobs.get_mut(first_job..).unwrap_or_default() {
+            j.inherited.globals = globals.clone();
+        }
     }
     let mut out = st.out;
     collect_warnings(&mut out);
     Ok(out)
 }
 
-/// Reads a job file, `-` meaning standard input.
+/// Reads a job file, `-` meaning standard input, refusing anything but a regular file and
+/// more than [`read::MAX_TEXT_BYTES`].
 pub fn read_job_file(path: impl AsRef<Path>) -> Result<String, JobError> {
-    let path = path.as_ref();
-    if path.as_os_str() == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| {
-            JobError::new(ErrorKind::Io, format!("cannot read standard input: {e}"))
-        })?;
-        return Ok(s);
+    read::job_file(path.as_ref(), &mut Budget::default())
+}
+
+/// Reads job files (`-` = standard input) into `(text, name)` pairs for [`parse_texts`],
+/// within one budget for all of them.
+pub(crate) fn read_texts<P: AsRef<Path>>(
+    paths: &[P],
+) -> Result<(Vec<(String, String)>, Budget), JobError> {
+    let mut budget = Budget::default();
+    let mut texts = Vec::new();
+    for p in paths {
+        let p = p.as_ref();
+        let name = if p.as_os_str() == "-" {
+            "<stdin>".to_string()
+        } else {
+            p.display().to_string()
+        };
+        texts.push((read::job_file(p, &mut budget)?, name));
     }
-    std::fs::read_to_string(path).map_err(|e| {
-        let shown = path.display();
-        JobError::new(
-            ErrorKind::Io,
-            format!("cannot read job file '{shown}': {e}"),
-        )
-    })
+    Ok((texts, budget))
 }
 
 #[cfg(test)]
@@ -445,8 +617,7 @@ mod tests {
 
     fn value(f: &JobFile, job: usize, name: &str) -> Option<String> {
         f.jobs[job]
-            .options
-            .iter()
+            .options()
             .rev()
             .find(|o| o.def.name == name)
             .and_then(|o| o.value.clone())
@@ -463,8 +634,7 @@ mod tests {
         assert_eq!(value(&f, 0, "bs").as_deref(), Some("8k"));
         assert_eq!(value(&f, 0, "rw").as_deref(), Some("randread"));
         assert!(f.jobs[0]
-            .options
-            .iter()
+            .options()
             .any(|o| o.def.name == "time_based" && o.value.is_none()));
         // A global section only affects jobs below it.
         assert_eq!(value(&f, 0, "iodepth"), None);
