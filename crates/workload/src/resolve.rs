@@ -61,10 +61,29 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
             }
         }
         for clone in 0..spec.numjobs.max(1) {
-            out.push(plan_one(spec, clone, group, out.len() as u64, env)?);
+            out.push(plan_one(spec, i, clone, group, out.len() as u64, env)?);
         }
     }
     Ok(out)
+}
+
+/// fio's "job options": each plan gets the options written for its job (those with a value),
+/// after its name, for the JSON report.
+pub fn attach_options(file: &iolab_job::JobFile, specs: &[JobSpec], plans: &mut [JobPlan]) {
+    for p in plans {
+        let (Some(raw), Some(spec)) = (file.jobs.get(p.spec), specs.get(p.spec)) else {
+            continue;
+        };
+        let written = raw.options.iter().filter_map(|o| {
+            o.value
+                .as_ref()
+                .filter(|v| !v.is_empty())
+                .map(|v| (o.def.name.to_string(), v.clone()))
+        });
+        p.options = std::iter::once(("name".to_string(), spec.name.clone()))
+            .chain(written)
+            .collect();
+    }
 }
 
 fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
@@ -189,6 +208,7 @@ fn arr(p: &PerDir<u64>) -> [u64; 3] {
 
 fn plan_one(
     spec: &JobSpec,
+    spec_index: usize,
     clone: u32,
     group: u32,
     index: u64,
@@ -300,6 +320,8 @@ fn plan_one(
     let e = &spec.engine;
     Ok(JobPlan {
         name: spec.name.clone(),
+        spec: spec_index,
+        rw: spec.rw,
         clone,
         group,
         stonewall: spec.stonewall,
