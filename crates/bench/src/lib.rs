@@ -2,10 +2,13 @@
 //! runtime, Ctrl-C. What comes out is statistics; formats are the report crate's business.
 #![forbid(unsafe_code)]
 
+pub mod clamp;
+mod env;
 mod job;
 mod layout;
 mod status;
 
+pub use env::{host_env, status_line};
 pub use status::Progress;
 
 use std::collections::BTreeSet;

@@ -202,7 +202,7 @@ fn run(a: Args) -> Result<ExitCode, String> {
         dir,
     };
     let mut c = iolab_compare::run(&opts, &stop, &mut |m| eprintln!("iolab compare: {m}"))?;
-    c.time = crate::run::fio_date(start);
+    c.time = iolab_report::run::fio_date(start);
     let mut out = io::stdout().lock();
     let written = if a.json {
         write_compare_json(&c, &mut out)

@@ -123,6 +123,24 @@ impl EngineKind {
         self != EngineKind::Null
     }
 
+    /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
+    pub fn options(self) -> &'static [&'static str] {
+        match self {
+            EngineKind::Pvsync2 => &["hipri", "nowait"],
+            EngineKind::Libaio => &["userspace_reap", "nowait", "nonvectored"],
+            EngineKind::IoUring => &[
+                "hipri",
+                "fixedbufs",
+                "registerfiles",
+                "sqthread_poll",
+                "sqthread_poll_cpu",
+                "nonvectored",
+                "nowait",
+            ],
+            _ => &[],
+        }
+    }
+
     /// The engine with fio's name `name`.
     pub fn from_name(name: &str) -> Option<EngineKind> {
         EngineKind::ALL.into_iter().find(|k| k.name() == name)

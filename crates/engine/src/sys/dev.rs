@@ -109,7 +109,9 @@ pub struct Mount {
 
 /// The mount table of this process's namespace.
 pub fn mounts() -> io::Result<Vec<Mount>> {
-    Ok(parse_mountinfo(&fs::read_to_string("/proc/self/mountinfo")?))
+    Ok(parse_mountinfo(&fs::read_to_string(
+        "/proc/self/mountinfo",
+    )?))
 }
 
 /// The mount that holds `path` (the longest mount point that is a prefix of its real path).
@@ -154,7 +156,9 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let oct = b.get(i + 1..i + 4).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let oct = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match (b[i], oct) {
             (b'\\', Some(d)) => {
                 out.push(d.iter().fold(0u8, |a, c| a.wrapping_mul(8) + (c - b'0')));
