@@ -77,6 +77,7 @@ impl MmapEngine {
     fn new(_opts: &EngineOpts) -> MmapEngine {
         MmapEngine {
             caps: Caps {
+                direct_io: false,
                 sync_only: true,
                 max_depth: 1,
                 ..Caps::default()

@@ -213,6 +213,56 @@ pub fn write_formats(
 mod tests {
     use super::*;
 
+    fn plans(specs: &[JobSpec]) -> Vec<JobPlan> {
+        let env = iolab_workload::PlanEnv {
+            size_of: &|_| None,
+            is_block_device: &|_| false,
+            entropy: 1,
+        };
+        iolab_workload::plan_jobs(specs, &env).expect("plans")
+    }
+
+    /// Regression: a job's settings were found by its name, so the second of two jobs named
+    /// alike got the first one's (here kb_base and the header's clone count).
+    #[test]
+    fn two_jobs_with_one_name_keep_their_own_settings() {
+        let loc = iolab_job::Loc {
+            file: "x.fio".into(),
+            line: 1,
+        };
+        let mut a = JobSpec::new("same", loc.clone());
+        a.size = Some(iolab_job::value::SizeOrPct::Bytes(1 << 20));
+        let mut b = a.clone();
+        b.kb_base = 1000;
+        b.numjobs = 3;
+        b.new_group = true;
+        let specs = [a, b];
+        let plans = plans(&specs);
+        let pre = preamble(&specs, &plans);
+        assert_eq!(pre.jobs.len(), 2);
+        assert_eq!(pre.jobs[0].units.kb_base, 1024);
+        assert_eq!(pre.jobs[1].units.kb_base, 1000);
+        let clones: Vec<u32> = pre
+            .jobs
+            .iter()
+            .filter_map(|j| j.header.as_ref())
+            .map(|h| h.clones)
+            .collect();
+        assert_eq!(clones, [0, 2]);
+        let stats = JobStats::default();
+        let measured: Vec<Measured<'_>> = plans
+            .iter()
+            .map(|plan| Measured {
+                plan,
+                stats: &stats,
+                errno: 0,
+            })
+            .collect();
+        let r = run_report(&specs, &measured, &[], SystemTime::now());
+        let bases: Vec<u32> = r.jobs.iter().map(|j| j.units.kb_base).collect();
+        assert_eq!(bases, [1024, 1000, 1000, 1000]);
+    }
+
     #[test]
     fn fio_date_prints_as_fio_does() {
         let t = UNIX_EPOCH + std::time::Duration::from_secs(1_795_383_539);
