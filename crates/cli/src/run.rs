@@ -243,12 +243,7 @@ fn execute(
     called: Called,
 ) -> Result<ExitCode, String> {
     let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    // Which signal stopped the run, for the closing message (fio names it by number).
-    let signal = Arc::new(AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
-            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    }
+    let signal = which_signal()?;
     let start = SystemTime::now();
     let shared = Mutex::new(out);
     // fio's --status-interval: the whole report so far, every interval, in the asked formats.
@@ -296,6 +291,16 @@ fn execute(
     }
     let failed = outcome.jobs.iter().any(|j| j.error.is_some());
     Ok(ExitCode::from(u8::from(failed)))
+}
+
+/// Which signal stopped the run, for the closing message (fio names it by number).
+fn which_signal() -> Result<Arc<AtomicUsize>, String> {
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
+            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    }
+    Ok(signal)
 }
 
 fn final_report(

@@ -399,21 +399,6 @@ mod tests {
     }
 
     #[test]
-    fn short_read_at_eof_returns_what_was_there() {
-        let t = TempPath::new("mmap", "eof");
-        std::fs::write(&t.0, vec![7u8; 6000]).unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let f = File::open(&t.0).unwrap();
-        let id = e.add_file(f, &t.0).unwrap();
-        let d = run(&mut *e, Req::read(id, 4096, Buf::new(8192).unwrap()));
-        assert_eq!(d.result.unwrap(), 6000 - 4096);
-        assert!(d.req.buf.as_slice()[..1904].iter().all(|&x| x == 7));
-        assert!(d.req.buf.as_slice()[1904..].iter().all(|&x| x == 0));
-        let d = run(&mut *e, Req::read(id, 1 << 20, Buf::new(4096).unwrap()));
-        assert_eq!(d.result.unwrap(), 0);
-    }
-
-    #[test]
     fn empty_file_reads_nothing_and_writing_past_the_end_extends_it() {
         let t = TempPath::new("mmap", "extend");
         let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
