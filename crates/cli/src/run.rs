@@ -183,9 +183,12 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
     Ok(Some(ExitCode::SUCCESS))
 }
 
+/// The jobs as written and as planned (`JobPlan::spec` indexes the first).
+type Planned = (Vec<JobSpec>, Vec<JobPlan>);
+
 /// Loads, checks and plans the jobs; `None` when the options asked for no run (`--showcmd`,
 /// `--parse-only`).
-fn plan(inv: &Invocation, prefix: &str) -> Result<Option<(Vec<JobSpec>, Vec<JobPlan>)>, String> {
+fn plan(inv: &Invocation, prefix: &str) -> Result<Option<Planned>, String> {
     let top = &inv.top;
     let file = inv.load().map_err(|e| e.to_string())?;
     if top.showcmd {
