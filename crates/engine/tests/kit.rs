@@ -24,91 +24,50 @@ struct Variant {
 }
 
 fn variants(depth: u32) -> Vec<Variant> {
+    use EngineKind::{IoUring, Libaio};
     let o = |k| EngineOpts::new(k, depth);
-    let mut v = vec![
-        Variant {
-            label: "null",
-            opts: o(EngineKind::Null),
-        },
-        Variant {
-            label: "sync",
-            opts: o(EngineKind::Sync),
-        },
-        Variant {
-            label: "psync",
-            opts: o(EngineKind::Psync),
-        },
-        Variant {
-            label: "pvsync2",
-            opts: o(EngineKind::Pvsync2),
-        },
-        Variant {
-            label: "libaio",
-            opts: o(EngineKind::Libaio),
-        },
-        Variant {
-            label: "libaio userspace_reap",
-            opts: EngineOpts {
-                userspace_reap: true,
-                ..o(EngineKind::Libaio)
-            },
-        },
-        Variant {
-            label: "libaio vectored",
-            opts: EngineOpts {
-                nonvectored: Some(false),
-                ..o(EngineKind::Libaio)
-            },
-        },
-        Variant {
-            label: "io_uring",
-            opts: o(EngineKind::IoUring),
-        },
-        Variant {
-            label: "io_uring vectored",
-            opts: EngineOpts {
-                nonvectored: Some(false),
-                ..o(EngineKind::IoUring)
-            },
-        },
-        Variant {
-            label: "io_uring sqpoll",
-            opts: EngineOpts {
-                sqpoll: true,
-                ..o(EngineKind::IoUring)
-            },
-        },
-        Variant {
-            label: "io_uring fixedbufs",
-            opts: EngineOpts {
-                fixedbufs: true,
-                ..o(EngineKind::IoUring)
-            },
-        },
-        Variant {
-            label: "io_uring registerfiles",
-            opts: EngineOpts {
-                registerfiles: true,
-                ..o(EngineKind::IoUring)
-            },
-        },
-        Variant {
-            label: "io_uring fixedbufs registerfiles",
-            opts: EngineOpts {
-                fixedbufs: true,
-                registerfiles: true,
-                ..o(EngineKind::IoUring)
-            },
-        },
-        Variant {
-            label: "posixaio",
-            opts: o(EngineKind::PosixAio),
-        },
-        Variant {
-            label: "mmap",
-            opts: o(EngineKind::Mmap),
-        },
+    let with = |k, set: fn(&mut EngineOpts)| {
+        let mut x = o(k);
+        set(&mut x);
+        x
+    };
+    // Every engine as it opens by default (a new engine joins the kit through EngineKind::ALL),
+    // then the modes that take another path through an engine.
+    let mut v: Vec<Variant> = EngineKind::ALL
+        .into_iter()
+        .map(|k| Variant {
+            label: k.name(),
+            opts: o(k),
+        })
+        .collect();
+    let modes: [(&'static str, EngineOpts); 7] = [
+        (
+            "libaio userspace_reap",
+            with(Libaio, |x| x.userspace_reap = true),
+        ),
+        (
+            "libaio vectored",
+            with(Libaio, |x| x.nonvectored = Some(false)),
+        ),
+        (
+            "io_uring vectored",
+            with(IoUring, |x| x.nonvectored = Some(false)),
+        ),
+        ("io_uring sqpoll", with(IoUring, |x| x.sqpoll = true)),
+        ("io_uring fixedbufs", with(IoUring, |x| x.fixedbufs = true)),
+        (
+            "io_uring registerfiles",
+            with(IoUring, |x| x.registerfiles = true),
+        ),
+        (
+            "io_uring fixedbufs registerfiles",
+            with(IoUring, |x| {
+                x.fixedbufs = true;
+                x.registerfiles = true;
+            }),
+        ),
     ];
+    v.extend(modes.map(|(label, opts)| Variant { label, opts }));
     // IOLAB_KIT_ENGINES=psync,io_uring runs the kit against some engines only (by label prefix).
     if let Ok(only) = std::env::var("IOLAB_KIT_ENGINES") {
         v.retain(|x| {
