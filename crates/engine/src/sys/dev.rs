@@ -192,9 +192,40 @@ mod tests {
     }
 
     #[test]
-    fn the_root_directory_is_on_a_mount() {
+    fn the_root_directory_is_on_a_mount_found_by_its_device_too() {
         let m = mount_of(Path::new("/")).expect("/ is mounted");
         assert_eq!(m.point, PathBuf::from("/"));
         assert!(!m.fstype.is_empty());
+        let by_dev = mount_of_devices(&[m.dev]).expect("its device is mounted");
+        assert_eq!(by_dev.dev, m.dev);
+        assert!(mount_of_devices(&[(u32::MAX, u32::MAX)]).is_none());
+    }
+
+    #[test]
+    fn a_disk_lists_its_partitions_and_a_partition_only_itself() {
+        let Some(dev) = DevInfo::of_path(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .ok()
+            .flatten()
+        else {
+            iolab_testkit::skip("disk partitions", &"the checkout is not on a block device");
+            return;
+        };
+        let own = DevInfo::from_numbers(dev.major, dev.minor).expect("listed");
+        assert_eq!(own.disk_and_partitions()[0], (dev.major, dev.minor));
+        if dev.partition.is_none() {
+            return;
+        }
+        assert_eq!(
+            own.disk_and_partitions().len(),
+            1,
+            "a partition stands for itself"
+        );
+        // The whole disk's list holds the partition the checkout is on.
+        let disk = fs::read_to_string(dev.sysfs.join("dev")).expect("disk's numbers");
+        let (major, minor) = parse_dev(disk.trim()).expect("major:minor");
+        let whole = DevInfo::from_numbers(major, minor).expect("the disk is listed");
+        assert!(whole
+            .disk_and_partitions()
+            .contains(&(dev.major, dev.minor)));
     }
 }
