@@ -2,6 +2,8 @@
 //! runtime, Ctrl-C. What comes out is statistics; formats are the report crate's business.
 #![forbid(unsafe_code)]
 
+pub mod clamp;
+mod env;
 mod gate;
 mod job;
 mod joberr;
@@ -10,6 +12,7 @@ mod mem;
 mod setup;
 mod status;
 
+pub use env::{host_env, status_line};
 pub use status::Progress;
 
 use std::collections::BTreeSet;

@@ -14,12 +14,7 @@ use iolab_stats::Dir;
 use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
 
 fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("runner")
-        .join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).expect("scratch dir");
-    d
+    iolab_testkit::scratch_dir!(&format!("runner/{name}"))
 }
 
 fn plans(text: &str) -> Vec<JobPlan> {
@@ -182,7 +177,7 @@ fn writing_over_a_filesystem_on_a_block_device_is_refused() {
     fs::write(&img, vec![0u8; 16 << 20]).expect("image");
     let ok = |c: &mut Command| c.output().map(|o| o.status.success()).unwrap_or(false);
     if !ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img)) {
-        println!("skip: mkfs.ext4 is not available");
+        iolab_testkit::skip("loop device", &"mkfs.ext4 is not available");
         return;
     }
     let Ok(out) = Command::new("losetup")
@@ -190,14 +185,15 @@ fn writing_over_a_filesystem_on_a_block_device_is_refused() {
         .arg(&img)
         .output()
     else {
-        println!("skip: losetup is not available");
+        iolab_testkit::skip("loop device", &"losetup is not available");
         return;
     };
     if !out.status.success() {
-        println!(
-            "skip: cannot attach a loop device: {}",
+        let why = format!(
+            "cannot attach one: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        iolab_testkit::skip("loop device", &why);
         return;
     }
     let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
 use iolab_compare::{CompareOpts, Variant};
-use iolab_job::options::{Kind, OptDef};
+use iolab_job::options::Kind;
 use iolab_report::compare::{write_compare_json, write_table};
 
 use crate::args::Cmd;
@@ -65,40 +65,6 @@ enum Parsed {
     Help,
 }
 
-fn depths(list: &str) -> Result<Vec<u32>, String> {
-    list.split(',')
-        .map(|d| {
-            d.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|&d| d > 0)
-                .ok_or_else(|| format!("--iodepth: '{}' is not a depth (1 or more)", d.trim()))
-        })
-        .collect()
-}
-
-/// A fio option compare passes on (its exact name, an alias or fio's unique prefix), or why
-/// not: an unknown name gets the closest of compare's and fio's option names.
-fn fio_option(name: &str) -> Result<&'static OptDef, String> {
-    use iolab_job::options::{find, OPTIONS};
-    if let Some(def) = find(name) {
-        return Ok(def);
-    }
-    match iolab_job::parse::find_prefix(name) {
-        Ok(def) => Ok(def),
-        Err(e) if e.kind == iolab_job::ErrorKind::UnknownOption => {
-            let fio = OPTIONS
-                .iter()
-                .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
-            match iolab_job::closest(name, LONGS.iter().copied().chain(fio)) {
-                Some(s) => Err(format!("unknown option '--{name}'; did you mean '--{s}'?")),
-                None => Err(format!("unknown option '--{name}'")),
-            }
-        }
-        Err(e) => Err(e.message),
-    }
-}
-
 fn parse(args: &[String]) -> Result<Parsed, String> {
     let mut a = Args {
         variants: iolab_compare::parse_list(&iolab_compare::DEFAULT_ENGINES.join(","))?,
@@ -134,7 +100,7 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
         match name {
             "help" | "h" => return Ok(Parsed::Help),
             "engines" => a.variants = iolab_compare::parse_list(&value()?)?,
-            "iodepth" => a.depths = depths(&value()?)?,
+            "iodepth" => a.depths = iolab_compare::args::depths(&value()?)?,
             "report" => a.report = Some(PathBuf::from(value()?)),
             "output-format" => match value()?.as_str() {
                 "json" => a.json = true,
@@ -143,20 +109,7 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
             },
             "directory" => a.directory = Some(value()?),
             _ => {
-                let def = fio_option(name)?;
-                // A second job would be dropped: compare runs the first one.
-                if def.name == "name" {
-                    return Err(format!(
-                        "--{name}: compare runs one job; give its options alone, or a job file"
-                    ));
-                }
-                // Compare sets these per run; taken silently they would be ignored.
-                if matches!(def.name, "ioengine" | "numjobs") {
-                    return Err(format!(
-                        "--{name}: compare sets it for each run; choose engines with --engines \
-                         and depths with --iodepth"
-                    ));
-                }
+                let def = iolab_compare::args::fio_option(name, LONGS)?;
                 // As fio's getopt: an option with a value takes the next argument (`--bs 8k`).
                 let inline = match inline {
                     None if def.kind != Kind::Flag => rest.next().cloned(),
@@ -202,7 +155,7 @@ fn run(a: Args) -> Result<ExitCode, String> {
         dir,
     };
     let mut c = iolab_compare::run(&opts, &stop, &mut |m| eprintln!("iolab compare: {m}"))?;
-    c.time = crate::run::fio_date(start);
+    c.time = iolab_report::run::fio_date(start);
     let mut out = io::stdout().lock();
     let written = if a.json {
         write_compare_json(&c, &mut out)

@@ -3,7 +3,6 @@
 #![forbid(unsafe_code)]
 
 mod args;
-mod clamp;
 mod compare;
 mod cp;
 mod report_cmd;

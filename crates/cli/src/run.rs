@@ -2,20 +2,17 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileTypeExt;
-use std::path::Path;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use iolab_bench::{stop_on_signals, RunOutcome};
-use iolab_job::{options, parse_cmdline, JobFile, OutputFormat};
-use iolab_report::build::{disk_util, job_report, set_bw_agg, JobMeta};
-use iolab_report::{JobHeader, Report, Units};
+use iolab_engine::EngineKind;
+use iolab_job::{options, parse_cmdline, Invocation, JobSpec, OutputFormat, TopLevel};
+use iolab_report::run::{output_order, preamble, run_report, write_formats, Measured, FIO_VERSION};
 use iolab_stats::JobStats;
-use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
-
-/// The version string scripts see: fio's form first, so `fio-3.NN` parsers keep working.
-pub const FIO_VERSION: &str = concat!("fio-3.33 (iolab ", env!("CARGO_PKG_VERSION"), ")");
+use iolab_workload::{attach_options, plan_jobs, JobPlan};
 
 /// How the binary was called: its messages speak as the program the user typed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -115,11 +112,10 @@ fn help_text(called: Called) -> String {
 }
 
 fn usage_line(called: Called) -> String {
-    let prog = match called {
-        Called::Iolab => "iolab run",
-        Called::Fio => "fio",
-    };
-    format!("usage: {prog} [options] [job options] [job file(s)]")
+    format!(
+        "usage: {} [options] [job options] [job file(s)]",
+        called.prefix()
+    )
 }
 
 /// Runs `iolab run ARGS` (or `fio ARGS`), printing any failure as one line on standard error.
@@ -135,37 +131,65 @@ pub fn main(args: &[std::ffi::OsString], called: Called) -> ExitCode {
 
 fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> {
     let inv = parse_cmdline(args).map_err(|e| e.to_string())?;
-    let top = &inv.top;
+    if let Some(code) = answer_info(&inv.top, called)? {
+        return Ok(code);
+    }
     let prefix = called.prefix();
-    if top.help {
-        print!("{}", help_text(called));
-        return Ok(ExitCode::SUCCESS);
-    }
-    if top.version {
-        println!("{FIO_VERSION}");
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(which) = &top.cmdhelp {
-        print!("{}", options::cmdhelp(which.as_deref())?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(which) = &top.enghelp {
-        print!("{}", enghelp(which.as_deref())?);
-        return Ok(ExitCode::SUCCESS);
-    }
     if inv.job_files.is_empty() && inv.cmdline_jobs.is_empty() {
         // fio says "No job(s) defined" and exits 1; the usage goes to standard error here, as
         // every iolab refusal does, so that standard output only ever carries results.
         eprintln!("{prefix}: no job(s) defined");
         eprintln!("{}", usage_line(called));
-        let help = if called == Called::Fio {
-            "fio"
-        } else {
-            "iolab run"
-        };
-        eprintln!("Try '{help} --help' for the options.");
+        eprintln!("Try '{prefix} --help' for the options.");
         return Ok(ExitCode::from(1));
     }
+    let Some((specs, plans)) = plan(&inv, prefix)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let top = &inv.top;
+    let formats = output_order(&top.output_format);
+    // Not a held stdout lock: periodic reports (--status-interval) write from another thread.
+    let mut out: Box<dyn Write + Send> = match &top.output {
+        Some(p) => Box::new(io::BufWriter::new(
+            File::create(p).map_err(|e| format!("--output: {p}: {e}"))?,
+        )),
+        None => Box::new(io::stdout()),
+    };
+    if formats.contains(&OutputFormat::Normal) {
+        let written = iolab_report::write_preamble(&preamble(&specs, &plans), &mut out);
+        match written.and_then(|()| out.flush()) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+            r => r.map_err(write_error)?,
+        }
+    }
+    execute(top, &specs, &plans, &formats, out, called)
+}
+
+/// The requests that print something and run nothing (`--help`, `--version`, `--cmdhelp`,
+/// `--enghelp`); `None` when there is none.
+fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, String> {
+    let text = if top.help {
+        help_text(called)
+    } else if top.version {
+        format!("{FIO_VERSION}\n")
+    } else if let Some(which) = &top.cmdhelp {
+        options::cmdhelp(which.as_deref())?
+    } else if let Some(which) = &top.enghelp {
+        enghelp(which.as_deref())?
+    } else {
+        return Ok(None);
+    };
+    print!("{text}");
+    Ok(Some(ExitCode::SUCCESS))
+}
+
+/// The jobs as written and as planned (`JobPlan::spec` indexes the first).
+type Planned = (Vec<JobSpec>, Vec<JobPlan>);
+
+/// Loads, checks and plans the jobs; `None` when the options asked for no run (`--showcmd`,
+/// `--parse-only`).
+fn plan(inv: &Invocation, prefix: &str) -> Result<Option<Planned>, String> {
+    let top = &inv.top;
     let file = inv.load().map_err(|e| e.to_string())?;
     if top.showcmd {
         // fio's --showcmd: each job as the command line that would define it, then exit.
@@ -179,7 +203,7 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
             }
             println!("{line} ");
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     }
     let mut resolved = file.resolve().map_err(|e| e.to_string())?;
     for w in &resolved.warnings {
@@ -189,20 +213,17 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
         return Err("warnings are fatal (--warnings-fatal)".into());
     }
     if top.parse_only {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     }
-    crate::clamp::from_env(&mut resolved.jobs);
-    let env = PlanEnv {
-        size_of: &size_of,
-        is_block_device: &is_block_device,
-        entropy: entropy(),
-    };
-    let mut plans = plan_jobs(&resolved.jobs, &env).map_err(|e| e.to_string())?;
-    attach_options(&file, &resolved.jobs, &mut plans);
-    if let Some(max) = top.max_jobs {
-        if plans.len() > max as usize {
-            return Err(format!("{} jobs exceed --max-jobs={max}", plans.len()));
-        }
+    if let Some(dir) = iolab_bench::clamp::from_env(&mut resolved.jobs) {
+        let env = iolab_bench::clamp::ENV;
+        eprintln!("iolab: {env}={dir}: test hook, jobs clamped to small sizes in that directory");
+    }
+    let specs = resolved.jobs;
+    let mut plans = plan_jobs(&specs, &iolab_bench::host_env()).map_err(|e| e.to_string())?;
+    attach_options(&file, &specs, &mut plans);
+    if let Some(max) = top.max_jobs.filter(|&m| plans.len() > m as usize) {
+        return Err(format!("{} jobs exceed --max-jobs={max}", plans.len()));
     }
     if top.readonly {
         if let Some(p) = plans.iter().find(|p| p.pattern.write || p.pattern.trim) {
@@ -212,115 +233,102 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
             ));
         }
     }
-    let formats = output_order(&top.output_format);
-    // Not a held stdout lock: periodic reports (--status-interval) write from another thread.
-    let mut out: Box<dyn Write + Send> = match &top.output {
-        Some(p) => Box::new(io::BufWriter::new(
-            File::create(p).map_err(|e| format!("--output: {p}: {e}"))?,
-        )),
-        None => Box::new(io::stdout()),
-    };
-    let normal = formats.contains(&OutputFormat::Normal);
-    if normal {
-        match write_headers(&mut out, &plans, &resolved.jobs) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
-            r => r.map_err(write_error)?,
-        }
-    }
+    Ok(Some((specs, plans)))
+}
+
+/// Runs the plans, writing the reports (periodic ones too) and the closing message.
+fn execute(
+    top: &TopLevel,
+    specs: &[JobSpec],
+    plans: &[JobPlan],
+    formats: &[OutputFormat],
+    out: Box<dyn Write + Send>,
+    called: Called,
+) -> Result<ExitCode, String> {
     let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    // Which signal stopped the run, for the closing message (fio names it by number).
-    let signal = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&signal), sig as usize)
-            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    }
+    let signal = which_signal()?;
     let start = SystemTime::now();
-    let group_reporting: Vec<bool> = resolved.jobs.iter().map(|j| j.group_reporting).collect();
-    let shared = std::sync::Mutex::new(out);
+    let shared = Mutex::new(out);
     // fio's --status-interval: the whole report so far, every interval, in the asked formats.
-    let sink = |snaps: &[Option<iolab_stats::JobStats>]| {
-        let (jobs, subset): (Vec<_>, Vec<_>) = snaps
-            .iter()
-            .zip(&plans)
-            .filter_map(|(s, p)| s.as_ref().map(|s| (snapshot_outcome(p, s), p.clone())))
-            .unzip();
-        if jobs.is_empty() {
-            return;
-        }
-        let partial = RunOutcome {
-            jobs,
-            disks: Vec::new(),
-            interrupted: false,
-        };
-        let report = build_report(&subset, &resolved.jobs, &partial, start, &group_reporting);
-        if let Ok(mut o) = shared.lock() {
-            let _ = write_formats(&report, &formats, &mut *o);
+    let sink = |snaps: &[Option<JobStats>]| {
+        let jobs: Vec<Measured<'_>> = (snaps.iter().zip(plans))
+            .filter_map(|(s, plan)| {
+                s.as_ref().map(|stats| Measured {
+                    plan,
+                    stats,
+                    errno: 0,
+                    verror: None,
+                })
+            })
+            .collect();
+        if !jobs.is_empty() {
+            let report = run_report(specs, &jobs, &[], start);
+            if let Ok(mut o) = shared.lock() {
+                let _ = write_formats(&report, formats, &mut *o);
+            }
         }
     };
     let periodic = top.status_interval_us.map(|us| iolab_bench::Periodic {
         every: std::time::Duration::from_micros(us),
         sink: &sink,
     });
-    let outcome = iolab_bench::run_reporting(&plans, &stop, status_line(top)?, periodic)
-        .map_err(|e| e.to_string())?;
-    let report = build_report(&plans, &resolved.jobs, &outcome, start, &group_reporting);
+    let status = iolab_bench::status_line(top);
+    let outcome =
+        iolab_bench::run_reporting(plans, &stop, status, periodic).map_err(|e| e.to_string())?;
+    let report = final_report(specs, plans, &outcome, start);
     let mut out = shared
         .into_inner()
         .map_err(|_| "a status report panicked while writing".to_string())?;
-    let written = write_formats(&report, &formats, &mut out);
-    match written {
+    match write_formats(&report, formats, &mut out) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         r => r.map_err(write_error)?,
     }
     if outcome.interrupted {
-        let sig = signal.load(std::sync::atomic::Ordering::Relaxed);
+        let sig = signal.load(Ordering::Relaxed);
         match called {
             Called::Fio => eprintln!("fio: terminating on signal {sig}"),
             Called::Iolab => eprintln!(
-                "{prefix}: terminating on signal {sig}; the results cover what ran until then"
+                "iolab run: terminating on signal {sig}; the results cover what ran until then"
             ),
         }
         return Ok(ExitCode::from(130));
     }
-    Ok(if outcome.jobs.iter().any(|j| j.error.is_some()) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let failed = outcome.jobs.iter().any(|j| j.error.is_some());
+    Ok(ExitCode::from(u8::from(failed)))
 }
 
-/// Writes `report` in every asked format (already in fio's order), flushing after each.
-fn write_formats(report: &Report, formats: &[OutputFormat], out: &mut dyn Write) -> io::Result<()> {
-    let mut out = out;
-    formats.iter().try_for_each(|f| {
-        match f {
-            OutputFormat::Normal => iolab_report::write_normal(report, &mut out),
-            OutputFormat::Json => iolab_report::write_json(report, false, &mut out),
-            OutputFormat::JsonPlus => iolab_report::write_json(report, true, &mut out),
-            OutputFormat::Terse => iolab_report::write_terse(report, &mut out),
-        }?;
-        out.flush()
-    })
-}
-
-/// A job's statistics so far, shaped as a finished job for the report builder.
-fn snapshot_outcome(p: &JobPlan, s: &iolab_stats::JobStats) -> iolab_bench::JobOutcome {
-    iolab_bench::JobOutcome {
-        name: p.name.clone(),
-        clone: p.clone,
-        group: p.group,
-        stats: s.clone(),
-        runtime_ms: s.total_run_time_ms,
-        error: None,
-        error_detail: None,
-        engine: String::new(),
-        syscalls: Default::default(),
-        errors_ignored: 0,
-        iops_series: Vec::new(),
-        lat_series: Vec::new(),
-        started_ns: 0,
-        ended_ns: 0,
+/// Which signal stopped the run, for the closing message (fio names it by number).
+fn which_signal() -> Result<Arc<AtomicUsize>, String> {
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
+            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     }
+    Ok(signal)
+}
+
+fn final_report(
+    specs: &[JobSpec],
+    plans: &[JobPlan],
+    outcome: &RunOutcome,
+    start: SystemTime,
+) -> iolab_report::Report {
+    let jobs: Vec<Measured<'_>> = (outcome.jobs.iter().zip(plans))
+        .map(|(j, plan)| Measured {
+            plan,
+            stats: &j.stats,
+            errno: j.error.as_ref().map_or(0, |e| e.0),
+            verror: j.error_detail.clone(),
+        })
+        .collect();
+    let disks: Vec<iolab_stats::DiskUtil> = (outcome.disks.iter())
+        .map(|d| iolab_stats::DiskUtil {
+            name: d.name.clone(),
+            stats: d.delta,
+            msec: d.elapsed_ms,
+        })
+        .collect();
+    run_report(specs, &jobs, &disks, start)
 }
 
 /// A reader that went away (`iolab run ... | head`) is not an error, as in ripgrep: callers
@@ -329,82 +337,31 @@ fn write_error(e: io::Error) -> String {
     format!("writing the results: {e}")
 }
 
-/// fio writes its formats in one fixed order, whatever order `--output-format` names them in:
-/// terse, then JSON (json or json+), then normal (stat.c, `__show_run_stats`).
-fn output_order(asked: &[OutputFormat]) -> Vec<OutputFormat> {
-    if asked.is_empty() {
-        return vec![OutputFormat::Normal];
-    }
-    let rank = |f: &OutputFormat| match f {
-        OutputFormat::Terse => 0,
-        OutputFormat::Json | OutputFormat::JsonPlus => 1,
-        OutputFormat::Normal => 2,
-    };
-    let mut v: Vec<OutputFormat> = Vec::new();
-    for f in asked {
-        if !v.contains(f) {
-            v.push(*f);
-        }
-    }
-    // json+ is json with bins: fio prints one JSON document when both are asked for.
-    if v.contains(&OutputFormat::JsonPlus) {
-        v.retain(|f| *f != OutputFormat::Json);
-    }
-    v.sort_by_key(rank);
-    v
-}
-
-/// The options each engine takes, beyond the common ones (fio's --enghelp=ENGINE).
-const ENGINE_OPTIONS: &[(&str, &[&str])] = &[
-    ("null", &[]),
-    ("sync", &[]),
-    ("psync", &[]),
-    ("pvsync2", &["hipri", "nowait"]),
-    ("libaio", &["userspace_reap", "nowait", "nonvectored"]),
-    (
-        "io_uring",
-        &[
-            "hipri",
-            "fixedbufs",
-            "registerfiles",
-            "sqthread_poll",
-            "sqthread_poll_cpu",
-            "nonvectored",
-            "nowait",
-        ],
-    ),
-    ("posixaio", &[]),
-    ("mmap", &[]),
-];
-
 /// fio's --enghelp: the engines, or one engine's options (`--enghelp=io_uring[,option]`).
 fn enghelp(which: Option<&str>) -> Result<String, String> {
     let Some(which) = which.filter(|w| !w.is_empty()) else {
-        let mut s = String::from("Available IO engines:\n");
-        for (name, _) in ENGINE_OPTIONS {
-            s.push_str(&format!("\t{name}\n"));
-        }
-        return Ok(s);
+        let names = EngineKind::ALL.iter().map(|k| format!("\t{k}\n"));
+        return Ok(std::iter::once("Available IO engines:\n".to_string())
+            .chain(names)
+            .collect());
     };
     let (engine, only) = match which.split_once(',') {
         Some((e, o)) => (e, Some(o)),
         None => (which, None),
     };
-    let (_, opts) = ENGINE_OPTIONS
-        .iter()
-        .find(|(n, _)| *n == engine)
-        .ok_or_else(|| {
-            format!(
-                "--enghelp: no engine '{engine}' (iolab has: {})",
-                ENGINE_OPTIONS
-                    .iter()
-                    .map(|e| e.0)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
+    let kind = EngineKind::from_name(engine).ok_or_else(|| {
+        let all: Vec<&str> = EngineKind::ALL.iter().map(|k| k.name()).collect();
+        format!(
+            "--enghelp: no engine '{engine}' (iolab has: {})",
+            all.join(", ")
+        )
+    })?;
     let mut s = String::new();
-    for name in opts.iter().filter(|n| only.is_none_or(|o| o == **n)) {
+    for name in kind
+        .options()
+        .iter()
+        .filter(|n| only.is_none_or(|o| o == **n))
+    {
         let help = options::find(name).map(|d| d.help).unwrap_or("");
         s.push_str(&format!("{name:<24}: {help}\n"));
     }
@@ -415,286 +372,6 @@ fn enghelp(which: Option<&str>) -> Result<String, String> {
         };
     }
     Ok(s)
-}
-
-/// fio's --eta, --eta-interval and --eta-newline.
-fn status_line(top: &iolab_job::TopLevel) -> Result<iolab_bench::StatusLine, String> {
-    use iolab_bench::{StatusLine, StatusMode};
-    let mode = match top.eta.as_deref() {
-        Some("always") => StatusMode::Always,
-        Some("never") => StatusMode::Never,
-        _ => StatusMode::Auto,
-    };
-    let mut s = StatusLine {
-        mode,
-        ..StatusLine::default()
-    };
-    if let Some(us) = top.eta_interval_us {
-        s.interval = std::time::Duration::from_micros(us);
-    }
-    s.newline_every = top.eta_newline_us.map(std::time::Duration::from_micros);
-    Ok(s)
-}
-
-fn size_of(p: &Path) -> Option<u64> {
-    let meta = std::fs::metadata(p).ok()?;
-    if meta.file_type().is_block_device() {
-        let f = File::open(p).ok()?;
-        iolab_engine::sys::block_device_size(std::os::fd::AsRawFd::as_raw_fd(&f)).ok()
-    } else {
-        Some(meta.len())
-    }
-}
-
-fn is_block_device(p: &Path) -> bool {
-    std::fs::metadata(p)
-        .map(|m| m.file_type().is_block_device())
-        .unwrap_or(false)
-}
-
-fn entropy() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-        ^ u64::from(std::process::id())
-}
-
-/// fio's "job options": the options written for the job (with a value), by their names.
-fn attach_options(file: &JobFile, specs: &[iolab_job::JobSpec], plans: &mut [JobPlan]) {
-    for (raw, spec) in file.jobs.iter().zip(specs) {
-        let opts: Vec<(String, String)> = raw
-            .options()
-            .filter_map(|o| {
-                o.value
-                    .as_ref()
-                    .filter(|v| !v.is_empty())
-                    .map(|v| (o.def.name.to_string(), v.clone()))
-            })
-            .collect();
-        for p in plans.iter_mut().filter(|p| p.name == spec.name) {
-            p.options = std::iter::once(("name".to_string(), spec.name.clone()))
-                .chain(opts.iter().cloned())
-                .collect();
-        }
-    }
-}
-
-fn header(p: &JobPlan) -> JobHeader {
-    let bs = |d: usize| (p.pattern.bs[d].min(), p.pattern.bs[d].max());
-    let pat = &p.pattern;
-    let rw = match (pat.read, pat.write, pat.trim, pat.random) {
-        (_, _, true, r) if pat.trimwrite => {
-            if r {
-                "randtrimwrite"
-            } else {
-                "trimwrite"
-            }
-        }
-        (_, _, true, r) => {
-            if r {
-                "randtrim"
-            } else {
-                "trim"
-            }
-        }
-        (true, true, _, r) => {
-            if r {
-                "randrw"
-            } else {
-                "rw"
-            }
-        }
-        (false, true, _, r) => {
-            if r {
-                "randwrite"
-            } else {
-                "write"
-            }
-        }
-        (_, _, _, r) => {
-            if r {
-                "randread"
-            } else {
-                "read"
-            }
-        }
-    };
-    JobHeader {
-        rw: rw.to_string(),
-        bs: [bs(0), bs(1), bs(2)],
-        ioengine: p.engine.name.clone(),
-        iodepth: p.iodepth,
-        clones: 1,
-    }
-}
-
-/// fio's lines before the run: one header per job (clones folded into "..."), the version,
-/// the process count. Printed at once, as fio does, through the report writer.
-fn write_headers(
-    out: &mut impl Write,
-    plans: &[JobPlan],
-    specs: &[iolab_job::JobSpec],
-) -> io::Result<()> {
-    let mut jobs = Vec::new();
-    for p in plans.iter().filter(|p| p.clone == 0) {
-        let mut h = header(p);
-        h.clones = plans
-            .iter()
-            .filter(|q| q.name == p.name && q.group == p.group)
-            .count() as u32
-            - 1;
-        let kb = specs
-            .iter()
-            .find(|s| s.name == p.name)
-            .map(|s| s.kb_base as u32)
-            .unwrap_or(1024);
-        jobs.push(iolab_report::JobReport {
-            jobname: p.name.clone(),
-            groupid: p.group,
-            header: Some(h),
-            units: Units {
-                kb_base: kb,
-                ..Units::default()
-            },
-            ..Default::default()
-        });
-    }
-    let threads = specs.iter().any(|s| s.thread);
-    let n = plans.len() as u32;
-    let r = Report {
-        fio_version: FIO_VERSION.to_string(),
-        jobs,
-        nr_processes: if threads { 0 } else { n },
-        nr_threads: if threads { n } else { 0 },
-        ..Report::default()
-    };
-    iolab_report::write_preamble(&r, out)?;
-    out.flush()
-}
-
-fn build_report(
-    plans: &[JobPlan],
-    specs: &[iolab_job::JobSpec],
-    outcome: &RunOutcome,
-    start: SystemTime,
-    group_reporting: &[bool],
-) -> Report {
-    let date = fio_date(start);
-    let pid = std::process::id();
-    let spec_of = |name: &str| specs.iter().find(|s| s.name == name);
-    let meta = |plan: &JobPlan, err: i64| {
-        let s = spec_of(&plan.name);
-        JobMeta {
-            name: plan.name.clone(),
-            groupid: plan.group,
-            error: err,
-            pid,
-            date: Some(date.clone()),
-            options: plan.options.clone(),
-            header: None,
-            percentiles: plan.percentiles.clone(),
-            clat_percentiles: s.map(|s| s.clat_percentiles).unwrap_or(true),
-            lat_percentiles: s.map(|s| s.lat_percentiles).unwrap_or(false),
-            slat_percentiles: s.map(|s| s.slat_percentiles).unwrap_or(false),
-            units: Units {
-                kb_base: s.map(|s| s.kb_base as u32).unwrap_or(1024),
-                ..Units::default()
-            },
-            desc: s.and_then(|s| s.description.clone()),
-            elapsed_s: start.elapsed().map(|d| d.as_secs() as i64).unwrap_or(0),
-            unified: match s.map(|s| s.unified_rw_reporting) {
-                Some(iolab_job::spec::UnifiedRw::Mixed) => iolab_report::Unified::Mixed,
-                Some(iolab_job::spec::UnifiedRw::Both) => iolab_report::Unified::Both,
-                _ => iolab_report::Unified::None,
-            },
-        }
-    };
-    let mut jobs = Vec::new();
-    let mut merged: Option<(JobStats, JobMeta)> = None;
-    for (j, plan) in outcome.jobs.iter().zip(plans) {
-        let err = j.error.as_ref().map(|e| i64::from(e.0)).unwrap_or(0);
-        let reporting = specs
-            .iter()
-            .position(|s| s.name == plan.name)
-            .map(|i| group_reporting[i])
-            .unwrap_or(false);
-        if reporting {
-            match &mut merged {
-                Some((stats, m)) if m.groupid == plan.group => {
-                    *stats += &j.stats;
-                    m.error = m.error.max(err);
-                }
-                _ => {
-                    if let Some((s, m)) = merged.take() {
-                        jobs.push(job_report(&s, &m));
-                    }
-                    merged = Some((j.stats.clone(), meta(plan, err)));
-                }
-            }
-        } else {
-            if let Some((s, m)) = merged.take() {
-                jobs.push(job_report(&s, &m));
-            }
-            let mut r = job_report(&j.stats, &meta(plan, err));
-            r.verror = j.error_detail.clone();
-            jobs.push(r);
-        }
-    }
-    if let Some((s, m)) = merged.take() {
-        jobs.push(job_report(&s, &m));
-    }
-    let groups = iolab_report::groups_from_jobs(&jobs);
-    set_bw_agg(&mut jobs, &groups);
-    let now = start.duration_since(UNIX_EPOCH).unwrap_or_default();
-    Report {
-        fio_version: FIO_VERSION.to_string(),
-        timestamp: now.as_secs(),
-        timestamp_ms: now.as_millis() as u64,
-        time: date,
-        jobs,
-        groups,
-        // disk_util=0 on every job turns the Disk stats section off, as in fio.
-        disk_util: outcome
-            .disks
-            .iter()
-            .filter(|_| specs.iter().any(|s| s.disk_util))
-            .map(|d| {
-                disk_util(&iolab_stats::DiskUtil {
-                    name: d.name.clone(),
-                    stats: d.delta,
-                    msec: d.elapsed_ms,
-                })
-            })
-            .collect(),
-        ..Report::default()
-    }
-}
-
-/// `Sun Nov 22 21:38:59 2026`, in local time as fio prints it (UTC here: no time zone data is
-/// read, which is what these machines use).
-pub(crate) fn fio_date(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let days = secs / 86_400;
-    let (h, m, s) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
-    let wd = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mon = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mon <= 2);
-    let mn = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ][(mon - 1) as usize];
-    format!("{wd} {mn} {d:2} {h:02}:{m:02}:{s:02} {y}")
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! knows nothing of this crate.
 #![forbid(unsafe_code)]
 
+pub mod args;
 pub mod diagnose;
 pub mod machine;
 pub mod row;

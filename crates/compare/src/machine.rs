@@ -21,9 +21,10 @@ pub fn machine(file: &Path, dir: &Path) -> Machine {
         })
         .unwrap_or_default();
     let probe = if file.exists() { file } else { dir };
-    let dev = iolab_stats::disk::disk_of(probe)
+    let dev = iolab_engine::sys::dev::DevInfo::of_path(probe)
         .ok()
         .flatten()
+        .map(|d| d.name)
         .unwrap_or_default();
     let sched = read(format!("/sys/block/{dev}/queue/scheduler"));
     let sched = sched
@@ -50,23 +51,7 @@ pub fn machine(file: &Path, dir: &Path) -> Machine {
 }
 
 fn filesystem_of(p: &Path) -> String {
-    let Ok(abs) = std::fs::canonicalize(p) else {
-        return String::new();
-    };
-    let info = read("/proc/self/mountinfo");
-    let mut best = (0usize, String::new());
-    for l in info.lines() {
-        let f: Vec<&str> = l.split(' ').collect();
-        let Some(sep) = f.iter().position(|x| *x == "-") else {
-            continue;
-        };
-        let (mnt, fstype) = (
-            f.get(4).copied().unwrap_or(""),
-            f.get(sep + 1).copied().unwrap_or(""),
-        );
-        if abs.starts_with(mnt) && mnt.len() >= best.0 {
-            best = (mnt.len(), format!("{fstype} on {mnt}"));
-        }
-    }
-    best.1
+    iolab_engine::sys::dev::mount_of(p)
+        .map(|m| format!("{} on {}", m.fstype, m.point.display()))
+        .unwrap_or_default()
 }

@@ -123,6 +123,24 @@ impl EngineKind {
         self != EngineKind::Null
     }
 
+    /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
+    pub fn options(self) -> &'static [&'static str] {
+        match self {
+            EngineKind::Pvsync2 => &["hipri", "nowait"],
+            EngineKind::Libaio => &["userspace_reap", "nowait", "nonvectored"],
+            EngineKind::IoUring => &[
+                "hipri",
+                "fixedbufs",
+                "registerfiles",
+                "sqthread_poll",
+                "sqthread_poll_cpu",
+                "nonvectored",
+                "nowait",
+            ],
+            _ => &[],
+        }
+    }
+
     /// The engine with fio's name `name`.
     pub fn from_name(name: &str) -> Option<EngineKind> {
         EngineKind::ALL.into_iter().find(|k| k.name() == name)
@@ -360,8 +378,14 @@ impl std::ops::AddAssign for SysCalls {
 }
 
 /// What an engine can do, as named fields. Callers branch on these, never on names.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caps {
+    /// Reads and writes move bytes between buffers and the file (not so for `null`, which
+    /// completes them without touching either).
+    pub moves_data: bool,
+    /// Files opened with O_DIRECT are served without the page cache (not so for `mmap`, which
+    /// copies through a mapping of the cache and refuses them).
+    pub direct_io: bool,
     /// Every request completes inside `queue` (depth beyond 1 needs more threads).
     pub sync_only: bool,
     /// Most requests in flight at once.
@@ -387,6 +411,28 @@ pub struct Caps {
     /// Without O_DIRECT, submission does the I/O before it returns (Linux AIO: io_submit on
     /// a buffered file reads or writes it synchronously), so depth is an illusion.
     pub buffered_submit_blocks: bool,
+}
+
+impl Default for Caps {
+    /// An engine that moves data and takes O_DIRECT files, and nothing more.
+    fn default() -> Caps {
+        Caps {
+            moves_data: true,
+            direct_io: true,
+            sync_only: false,
+            max_depth: 0,
+            vectored: false,
+            fixed_buffers: false,
+            registered_files: false,
+            polling: false,
+            sq_thread: false,
+            userspace_reap: false,
+            async_sync: false,
+            async_trim: false,
+            threaded: false,
+            buffered_submit_blocks: false,
+        }
+    }
 }
 
 /// How to open an engine. Field names follow fio's engine options.

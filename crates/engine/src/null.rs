@@ -26,6 +26,8 @@ impl NullEngine {
             caps: Caps {
                 // At depth 1 fio's null engine completes inside queue, like a sync engine;
                 // doing the same keeps our figures comparable with fio's.
+                moves_data: false,
+                direct_io: false,
                 sync_only: opts.depth <= 1,
                 max_depth: opts.depth.max(1),
                 async_sync: true,

@@ -14,9 +14,8 @@ pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Buf, Done, ErrorKind, Op, Queued, Req};
+    use crate::{Buf, Done, ErrorKind, Queued, Req};
     use std::fs::File;
-    use std::fs::OpenOptions;
 
     use crate::testutil::{open_rw, pattern, TempPath};
 
@@ -51,56 +50,11 @@ mod tests {
         assert_eq!(e.syscalls().submit + e.syscalls().reap, 0);
     }
 
+    /// The data path is the kit's (tests/kit.rs); here, what pvsync2 alone promises: one
+    /// system call per request, none of them a submission or a reap.
     #[test]
-    fn buffered_write_read_back() {
-        write_read_back(false, &EngineOpts::new(KIND, 1));
-    }
-
-    #[test]
-    fn direct_write_read_back() {
+    fn each_request_is_one_system_call() {
         write_read_back(true, &EngineOpts::new(KIND, 1));
-    }
-
-    #[test]
-    fn short_read_at_eof_returns_what_was_there() {
-        let t = TempPath::new("pvsync2", "eof");
-        std::fs::write(&t.0, vec![7u8; 6000]).unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
-        let d = run(&mut *e, Req::read(id, 4096, Buf::new(8192).unwrap()));
-        assert_eq!(d.result.unwrap(), 6000 - 4096);
-        assert!(d.req.buf.as_slice()[..1904].iter().all(|&x| x == 7));
-        let d = run(&mut *e, Req::read(id, 1 << 20, Buf::new(4096).unwrap()));
-        assert_eq!(d.result.unwrap(), 0);
-    }
-
-    #[test]
-    fn read_on_write_only_file_is_ebadf_in_done() {
-        let t = TempPath::new("pvsync2", "wronly");
-        let f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&t.0)
-            .unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(f, &t.0).unwrap();
-        let d = run(&mut *e, Req::read(id, 0, Buf::new(4096).unwrap()));
-        assert!(d.error_message("pvsync2").unwrap().contains("EBADF"));
-        assert_eq!(d.result.unwrap_err().raw_os_error(), Some(libc::EBADF));
-    }
-
-    #[test]
-    fn misaligned_direct_is_refused_before_the_kernel() {
-        let t = TempPath::new("pvsync2", "misaligned");
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(open_rw(&t.0, true), &t.0).unwrap();
-        let d = run(
-            &mut *e,
-            Req::data(Op::Write, id, 100, 4096, pattern(4096, 0)),
-        );
-        assert!(d.result.unwrap_err().to_string().contains("O_DIRECT"));
-        assert_eq!(e.syscalls().io, 0);
     }
 
     #[test]
@@ -156,7 +110,7 @@ mod tests {
         let f = open_rw(&t.0, true);
         let dev = crate::DevInfo::of(&f.metadata().unwrap());
         if dev.as_ref().is_some_and(|d| d.io_poll) {
-            eprintln!("skipped: /tmp is on a device with poll queues");
+            iolab_testkit::skip("pvsync2 hipri", &"/tmp is on a device with poll queues");
             return;
         }
         let err = e.add_file(f, &t.0).unwrap_err();

@@ -37,11 +37,10 @@ pub fn open_rw(p: &Path, direct: bool) -> File {
     o.open(p).expect("open test file")
 }
 
-/// A buffer whose bytes depend on their position and `seed`.
+/// A buffer holding `iolab_testkit::pattern(seed, len)`.
 pub fn pattern(len: usize, seed: u8) -> Buf {
     let mut b = Buf::new(len).expect("buffer");
-    for (i, x) in b.as_mut_slice().iter_mut().enumerate() {
-        *x = (i as u8).wrapping_mul(31).wrapping_add(seed);
-    }
+    b.as_mut_slice()
+        .copy_from_slice(&iolab_testkit::pattern(u64::from(seed), len));
     b
 }

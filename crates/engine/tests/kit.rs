@@ -1,5 +1,8 @@
-//! The behaviour kit: the same checks against every engine and mode. A check is skipped only
-//! where a capability is missing (printed with the reason), never because an engine failed.
+//! The behaviour kit: the same checks against every engine and mode, the only home of
+//! behaviour that engines share. A case is left out only where the engine's `Caps` say it
+//! cannot apply (no data moved, no O_DIRECT path), or skipped where this machine forbids the
+//! interface (`iolab_testkit::skip`, shown without `--nocapture` and counted), never because an
+//! engine failed.
 //!
 //! Files live under Cargo's per-target temporary directory, which is on the checkout's
 //! filesystem, so O_DIRECT is exercised on a real filesystem rather than tmpfs.
@@ -10,8 +13,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use iolab_engine::{
-    open, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
+    open, Caps, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
 };
+use iolab_testkit::pattern;
 
 /// One engine configuration under test.
 struct Variant {
@@ -20,77 +24,50 @@ struct Variant {
 }
 
 fn variants(depth: u32) -> Vec<Variant> {
+    use EngineKind::{IoUring, Libaio};
     let o = |k| EngineOpts::new(k, depth);
-    let mut v = vec![
-        Variant {
-            label: "null",
-            opts: o(EngineKind::Null),
-        },
-        Variant {
-            label: "sync",
-            opts: o(EngineKind::Sync),
-        },
-        Variant {
-            label: "psync",
-            opts: o(EngineKind::Psync),
-        },
-        Variant {
-            label: "pvsync2",
-            opts: o(EngineKind::Pvsync2),
-        },
-        Variant {
-            label: "libaio",
-            opts: o(EngineKind::Libaio),
-        },
-        Variant {
-            label: "libaio userspace_reap",
-            opts: EngineOpts {
-                userspace_reap: true,
-                ..o(EngineKind::Libaio)
-            },
-        },
-        Variant {
-            label: "libaio vectored",
-            opts: EngineOpts {
-                nonvectored: Some(false),
-                ..o(EngineKind::Libaio)
-            },
-        },
-        Variant {
-            label: "io_uring",
-            opts: o(EngineKind::IoUring),
-        },
-        Variant {
-            label: "io_uring vectored",
-            opts: EngineOpts {
-                nonvectored: Some(false),
-                ..o(EngineKind::IoUring)
-            },
-        },
-        Variant {
-            label: "io_uring sqpoll",
-            opts: EngineOpts {
-                sqpoll: true,
-                ..o(EngineKind::IoUring)
-            },
-        },
-        Variant {
-            label: "io_uring fixedbufs registerfiles",
-            opts: EngineOpts {
-                fixedbufs: true,
-                registerfiles: true,
-                ..o(EngineKind::IoUring)
-            },
-        },
-        Variant {
-            label: "posixaio",
-            opts: o(EngineKind::PosixAio),
-        },
-        Variant {
-            label: "mmap",
-            opts: o(EngineKind::Mmap),
-        },
+    let with = |k, set: fn(&mut EngineOpts)| {
+        let mut x = o(k);
+        set(&mut x);
+        x
+    };
+    // Every engine as it opens by default (a new engine joins the kit through EngineKind::ALL),
+    // then the modes that take another path through an engine.
+    let mut v: Vec<Variant> = EngineKind::ALL
+        .into_iter()
+        .map(|k| Variant {
+            label: k.name(),
+            opts: o(k),
+        })
+        .collect();
+    let modes: [(&'static str, EngineOpts); 7] = [
+        (
+            "libaio userspace_reap",
+            with(Libaio, |x| x.userspace_reap = true),
+        ),
+        (
+            "libaio vectored",
+            with(Libaio, |x| x.nonvectored = Some(false)),
+        ),
+        (
+            "io_uring vectored",
+            with(IoUring, |x| x.nonvectored = Some(false)),
+        ),
+        ("io_uring sqpoll", with(IoUring, |x| x.sqpoll = true)),
+        ("io_uring fixedbufs", with(IoUring, |x| x.fixedbufs = true)),
+        (
+            "io_uring registerfiles",
+            with(IoUring, |x| x.registerfiles = true),
+        ),
+        (
+            "io_uring fixedbufs registerfiles",
+            with(IoUring, |x| {
+                x.fixedbufs = true;
+                x.registerfiles = true;
+            }),
+        ),
     ];
+    v.extend(modes.map(|(label, opts)| Variant { label, opts }));
     // IOLAB_KIT_ENGINES=psync,io_uring runs the kit against some engines only (by label prefix).
     if let Ok(only) = std::env::var("IOLAB_KIT_ENGINES") {
         v.retain(|x| {
@@ -102,9 +79,9 @@ fn variants(depth: u32) -> Vec<Variant> {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-kit");
-    fs::create_dir_all(&dir).expect("create scratch dir");
-    dir.join(name.replace(' ', "_"))
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| iolab_testkit::scratch_dir!("engine-kit"))
+        .join(name.replace(' ', "_"))
 }
 
 fn open_file(path: &Path, write: bool, read: bool, direct: bool) -> io::Result<File> {
@@ -116,17 +93,22 @@ fn open_file(path: &Path, write: bool, read: bool, direct: bool) -> io::Result<F
         .open(path)
 }
 
-/// Opens the engine, or says why this environment cannot have it (None = skip, printed).
+/// Opens the engine, or says why this environment cannot have it (None = skipped, counted).
 fn engine(v: &Variant) -> Option<Box<dyn Engine>> {
     match open(&v.opts) {
         Ok(e) => Some(e),
         // Only an environment that forbids or lacks the interface is a reason to skip.
         Err(e) if matches!(e.kind, ErrorKind::Permission) => {
-            println!("skip {}: {e}", v.label);
+            iolab_testkit::skip(v.label, &e);
             None
         }
         Err(e) => panic!("{}: cannot open engine: {e}", v.label),
     }
+}
+
+/// The engine, when its capabilities allow the case (`needs` reads them).
+fn engine_with(v: &Variant, needs: impl Fn(&Caps) -> bool) -> Option<Box<dyn Engine>> {
+    engine(v).filter(|e| needs(e.caps()))
 }
 
 /// Queues every request, committing and reaping as the engine asks, until all are done.
@@ -153,19 +135,6 @@ fn run(eng: &mut dyn Engine, reqs: Vec<Req>) -> Vec<Done> {
         eng.reap(1, depth, None, &mut out).expect("reap");
     }
     out
-}
-
-fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    // xorshift: cheap, and every block differs, so a misplaced block is caught.
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 const BS: usize = 4096;
@@ -216,21 +185,10 @@ fn pattern_round_trip_through_a_different_engine() {
     for depth in [1u32, 32] {
         for direct in [false, true] {
             for v in variants(depth) {
-                if v.opts.kind == EngineKind::Null {
-                    println!(
-                        "skip {} data check: the null engine moves no data by design",
-                        v.label
-                    );
+                let needs = |c: &Caps| c.moves_data && (c.direct_io || !direct);
+                let Some(mut eng) = engine_with(&v, needs) else {
                     continue;
-                }
-                if direct && v.opts.kind == EngineKind::Mmap {
-                    println!(
-                        "skip {} direct: a mapping cannot be used with O_DIRECT",
-                        v.label
-                    );
-                    continue;
-                }
-                let Some(mut eng) = engine(&v) else { continue };
+                };
                 let other_kind = if v.opts.kind == EngineKind::Psync {
                     EngineKind::Sync
                 } else {
@@ -269,7 +227,6 @@ fn pattern_round_trip_through_a_different_engine() {
                     read_all(&mut *eng, f, data2.len()) == data2,
                     "{tag}: read data differs"
                 );
-                println!("ok {tag}");
                 let _ = fs::remove_file(&path);
             }
         }
@@ -279,11 +236,9 @@ fn pattern_round_trip_through_a_different_engine() {
 #[test]
 fn short_read_at_end_of_file_returns_what_is_there() {
     for v in variants(4) {
-        if v.opts.kind == EngineKind::Null {
-            println!("skip {}: moves no data", v.label);
+        let Some(mut eng) = engine_with(&v, |c| c.moves_data) else {
             continue;
-        }
-        let Some(mut eng) = engine(&v) else { continue };
+        };
         let path = scratch(&format!("eof {}", v.label));
         fs::write(&path, pattern(5, 10_000)).expect("write");
         let f = eng
@@ -319,27 +274,49 @@ fn short_read_at_end_of_file_returns_what_is_there() {
     }
 }
 
+/// With O_DIRECT the file's end need not be a block's: the read stops there all the same.
+#[test]
+fn short_direct_read_at_end_of_file_returns_what_is_there() {
+    for v in variants(4) {
+        let Some(mut eng) = engine_with(&v, |c| c.moves_data && c.direct_io) else {
+            continue;
+        };
+        let path = scratch(&format!("eof-direct {}", v.label));
+        let data = pattern(6, 6144);
+        fs::write(&path, &data).expect("write");
+        let f = eng
+            .add_file(open_file(&path, false, true, true).expect("open"), &path)
+            .expect("add");
+        let buf = eng.alloc_buf(2 * BS).expect("alloc");
+        let d = run(&mut *eng, vec![Req::read(f, 0, buf)])
+            .pop()
+            .expect("one completion");
+        assert_eq!(
+            d.result.as_ref().ok(),
+            Some(&6144),
+            "{}: {:?}",
+            v.label,
+            d.result
+        );
+        assert_eq!(&d.req.buf.as_slice()[..6144], &data[..], "{}", v.label);
+        let _ = fs::remove_file(&path);
+    }
+}
+
 #[test]
 fn a_failing_request_comes_back_as_an_error_with_its_errno() {
     for v in variants(4) {
-        if v.opts.kind == EngineKind::Null {
-            println!("skip {}: does no I/O, so it cannot fail", v.label);
+        let Some(mut eng) = engine_with(&v, |c| c.moves_data) else {
             continue;
-        }
-        let Some(mut eng) = engine(&v) else { continue };
+        };
         let path = scratch(&format!("wronly {}", v.label));
         fs::write(&path, vec![1u8; BS]).expect("write");
         let file = open_file(&path, true, false, false).expect("open");
-        // mmap cannot map a write-only file: refusing the file is the same error, earlier.
+        // An engine that maps files (mmap) cannot map a write-only one: refusing the file is
+        // the same error, earlier, and must say why.
         let f = match eng.add_file(file, &path) {
             Ok(f) => f,
             Err(e) => {
-                assert_eq!(
-                    v.opts.kind,
-                    EngineKind::Mmap,
-                    "{}: add_file failed: {e}",
-                    v.label
-                );
                 assert!(e.errno().is_some() || e.hint.is_some(), "{}: {e}", v.label);
                 continue;
             }
@@ -362,20 +339,25 @@ fn a_failing_request_comes_back_as_an_error_with_its_errno() {
 #[test]
 fn misaligned_direct_io_is_refused_with_the_alignment() {
     for v in variants(4) {
-        if matches!(v.opts.kind, EngineKind::Null | EngineKind::Mmap) {
-            println!("skip {}: no O_DIRECT path", v.label);
+        let Some(mut eng) = engine_with(&v, |c| c.moves_data && c.direct_io) else {
             continue;
-        }
-        let Some(mut eng) = engine(&v) else { continue };
+        };
         let path = scratch(&format!("misaligned {}", v.label));
         fs::write(&path, vec![1u8; 4 * BS]).expect("write");
         let f = eng
             .add_file(open_file(&path, false, true, true).expect("open"), &path)
             .expect("add");
         let buf = eng.alloc_buf(BS).expect("alloc");
+        let before = eng.syscalls();
         let d = run(&mut *eng, vec![Req::read(f, 100, buf)])
             .pop()
             .expect("one completion");
+        assert_eq!(
+            eng.syscalls(),
+            before,
+            "{}: refused before the kernel",
+            v.label
+        );
         let err = d.result.expect_err("misaligned O_DIRECT must fail");
         assert!(
             err.to_string().contains("multiples of"),
@@ -408,35 +390,58 @@ fn fsync_and_fdatasync_complete() {
     }
 }
 
-/// The engine must wait for or cancel in-flight I/O before its buffers are freed; a crash or
-/// a corrupted heap here is the failure this guards against.
+/// Dropping an engine waits for (or cancels) what is in flight before its buffers are freed.
+/// Observed on the file: writes are queued (half of them committed), the engine is dropped, the freed
+/// memory is reused with a marker, and then every block must hold either its old bytes or the
+/// whole new pattern (a write that completed), never the marker or a mix; every write that was
+/// already reported done must be there.
 #[test]
-fn dropping_an_engine_with_io_in_flight_is_safe() {
-    for v in variants(32) {
-        let Some(mut eng) = engine(&v) else { continue };
+fn dropping_an_engine_with_writes_in_flight_leaves_whole_blocks() {
+    const N: usize = 32;
+    for v in variants(N as u32) {
+        let Some(mut eng) = engine_with(&v, |c| c.moves_data) else {
+            continue;
+        };
         let path = scratch(&format!("drop {}", v.label));
-        fs::write(&path, pattern(1, BS * 32)).expect("write");
-        // O_DIRECT keeps the I/O really in flight (buffered reads of cached data may complete
-        // inside submission); mmap has no O_DIRECT.
-        let direct = v.opts.kind != EngineKind::Mmap;
+        fs::write(&path, vec![0u8; BS * N]).expect("write");
+        // O_DIRECT keeps the I/O really in flight (buffered writes may complete inside
+        // submission) where the engine has an O_DIRECT path.
+        let direct = eng.caps().direct_io;
         let f = eng
-            .add_file(open_file(&path, false, true, direct).expect("open"), &path)
+            .add_file(open_file(&path, true, true, direct).expect("open"), &path)
             .expect("add");
-        let mut queued = 0;
-        for i in 0..32u64 {
-            let buf = eng.alloc_buf(BS).expect("alloc");
-            match eng.queue(Req::read(f, i * BS as u64, buf)) {
-                Queued::Queued => queued += 1,
-                Queued::Done(_) => {}
+        let data = pattern(11, BS * N);
+        let mut done = Vec::new();
+        for (i, chunk) in data.chunks(BS).enumerate() {
+            // The second half stays queued, never committed: the kernel may never see it.
+            if i == N / 2 {
+                eng.commit().expect("commit");
+            }
+            let mut buf = eng.alloc_buf(BS).expect("alloc");
+            buf.as_mut_slice().copy_from_slice(chunk);
+            match eng.queue(Req::write(f, (i * BS) as u64, buf)) {
+                Queued::Done(d) => done.push(d.req.offset as usize / BS),
+                Queued::Queued => {}
                 Queued::Busy(_) => break,
             }
         }
-        eng.commit().expect("commit");
-        assert!(eng.in_flight() <= queued, "{}", v.label);
         drop(eng);
-        // The heap is still sound: allocate and touch memory the freed buffers may have used.
-        let v2: Vec<u8> = vec![7; BS * 64];
-        assert!(v2.iter().all(|&b| b == 7));
+        // Reuse what the freed buffers may have occupied: a late DMA would now write 0xEE.
+        let marker: Vec<Vec<u8>> = (0..N).map(|_| vec![0xEE; BS]).collect();
+        std::hint::black_box(&marker);
+        let got = fs::read(&path).expect("read back");
+        for (i, block) in got.chunks(BS).enumerate() {
+            let new = &data[i * BS..(i + 1) * BS];
+            let whole = block == new || block.iter().all(|&b| b == 0);
+            assert!(
+                whole,
+                "{}: block {i} is torn or holds freed memory",
+                v.label
+            );
+            if done.contains(&i) {
+                assert_eq!(block, new, "{}: block {i} was reported done", v.label);
+            }
+        }
         let _ = fs::remove_file(&path);
     }
 }
@@ -489,14 +494,15 @@ fn iopoll_without_poll_queues_is_refused_naming_the_device() {
     let file = open_file(&path, false, true, true).expect("open");
     let meta = file.metadata().expect("stat");
     let Some(dev) = iolab_engine::DevInfo::of(&meta) else {
-        println!("skip: {} is not on a block device", path.display());
+        iolab_testkit::skip(
+            "io_uring hipri",
+            &"the scratch file is not on a block device",
+        );
         return;
     };
     if dev.io_poll {
-        println!(
-            "skip: {} has poll queues, so IOPOLL is allowed there",
-            dev.name
-        );
+        let why = format!("{} has poll queues, so IOPOLL is allowed there", dev.name);
+        iolab_testkit::skip("io_uring hipri", &why);
         return;
     }
     let err = match open(&v.opts) {
@@ -507,7 +513,14 @@ fn iopoll_without_poll_queues_is_refused_naming_the_device() {
     };
     let msg = err.to_string();
     assert_eq!(err.kind, ErrorKind::Unsupported, "{msg}");
-    assert!(msg.contains(&dev.name) && msg.contains("io_poll"), "{msg}");
+    let want = format!(
+        "IOPOLL is not supported on {}: /sys/block/{}/queue/io_poll is 0",
+        dev.name, dev.name
+    );
+    assert!(
+        msg.contains(&want) && msg.contains("run without hipri"),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ pub mod html;
 mod json;
 mod model;
 mod read;
+pub mod run;
 mod svg;
 mod terse;
 mod text;

@@ -1,22 +1,8 @@
-//! Per-thread CPU usage, as fio's `getrusage(RUSAGE_THREAD)` accounting reports it.
-//!
-//! This crate forbids `unsafe`, so instead of calling `getrusage` it reads the same kernel
-//! counters from `/proc/thread-self/stat` (minflt, majflt, utime, stime) and
-//! `/proc/thread-self/status` (voluntary and nonvoluntary context switches).
-//!
-//! Resolution: utime/stime in `/proc` are in clock ticks, `sysconf(_SC_CLK_TCK)`, which Linux
-//! fixes at 100 for user space on every architecture (`USER_HZ`), so times here are multiples of
-//! 10 ms. getrusage reports microseconds. Over a run of seconds that is a small error; for exact
-//! per-I/O CPU cost the engine crate should expose a safe `getrusage(RUSAGE_THREAD)` wrapper
-//! and [`CpuUsage::from_rusage`] takes its fields as they are.
+//! Per-thread CPU usage, as fio's `getrusage(RUSAGE_THREAD)` accounting reports it. The
+//! engine crate reads the counters (`sys::thread_usage`, a safe getrusage wrapper);
+//! [`CpuUsage::from_rusage`] takes its fields as they are, in microseconds.
 
-use std::fs;
 use std::ops::{AddAssign, Sub};
-
-use crate::error::{Error, Result};
-
-/// Linux `USER_HZ`: the unit of utime/stime in `/proc`.
-pub const CLK_TCK: u64 = 100;
 
 /// CPU time, context switches and page faults of one thread over an interval (or, for a
 /// snapshot, since the thread started).
@@ -35,56 +21,6 @@ pub struct CpuUsage {
 }
 
 impl CpuUsage {
-    /// Snapshot of the calling thread.
-    pub fn thread() -> Result<Self> {
-        const STAT: &str = "/proc/thread-self/stat";
-        const STATUS: &str = "/proc/thread-self/status";
-        let stat = fs::read_to_string(STAT).map_err(|e| Error::io(STAT, e))?;
-        let status = fs::read_to_string(STATUS).map_err(|e| Error::io(STATUS, e))?;
-        Self::parse(&stat, &status)
-    }
-
-    /// Build from the contents of `/proc/<tid>/stat` and `/proc/<tid>/status`.
-    pub fn parse(stat: &str, status: &str) -> Result<Self> {
-        // The command name (field 2) is in parentheses and may itself hold spaces or ')', so
-        // fields are counted from the last ')'. After it comes field 3 (state).
-        let rest = stat
-            .rfind(')')
-            .map(|i| &stat[i + 1..])
-            .ok_or(Error::parse("stat", "no ')' after the command name"))?;
-        let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
-        let field = |n: usize, what: &'static str| -> Result<u64> {
-            fields
-                .get(n - 3)
-                .and_then(|s| s.parse().ok())
-                .ok_or(Error::parse("stat", what))
-        };
-        let minf = field(10, "minflt (field 10)")?;
-        let majf = field(12, "majflt (field 12)")?;
-        let utime = field(14, "utime (field 14)")?;
-        let stime = field(15, "stime (field 15)")?;
-
-        let mut vol = None;
-        let mut invol = None;
-        for line in status.lines() {
-            if let Some(v) = line.strip_prefix("voluntary_ctxt_switches:") {
-                vol = v.trim().parse::<u64>().ok();
-            } else if let Some(v) = line.strip_prefix("nonvoluntary_ctxt_switches:") {
-                invol = v.trim().parse::<u64>().ok();
-            }
-        }
-        let vol = vol.ok_or(Error::parse("status", "voluntary_ctxt_switches"))?;
-        let invol = invol.ok_or(Error::parse("status", "nonvoluntary_ctxt_switches"))?;
-
-        Ok(Self {
-            user_us: utime * (1_000_000 / CLK_TCK),
-            sys_us: stime * (1_000_000 / CLK_TCK),
-            ctx: vol + invol,
-            majf,
-            minf,
-        })
-    }
-
     /// Build from `struct rusage` fields (times as seconds + microseconds).
     pub fn from_rusage(
         utime: (u64, u64),
@@ -151,31 +87,6 @@ impl AddAssign<&CpuUsage> for CpuUsage {
 mod tests {
     use super::*;
 
-    // From a real /proc/thread-self/stat, with a command name holding ") (" to test the parse.
-    const STAT: &str = "4242 (a) (b) S 4200 4242 4200 34816 4242 4194304 1234 0 7 0 \
-                        153 42 0 0 20 0 3 0 123456 12345678 1000 18446744073709551615 \
-                        1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
-    const STATUS: &str = "Name:\tfio\nState:\tS (sleeping)\nThreads:\t3\n\
-                          voluntary_ctxt_switches:\t321\nnonvoluntary_ctxt_switches:\t12\n";
-
-    #[test]
-    fn parses_fixture() {
-        let c = CpuUsage::parse(STAT, STATUS).unwrap();
-        assert_eq!(
-            c,
-            CpuUsage {
-                user_us: 1_530_000,
-                sys_us: 420_000,
-                ctx: 333,
-                majf: 7,
-                minf: 1234,
-            }
-        );
-        assert_eq!(c.usr_percent(3060), 50.0);
-        assert!(CpuUsage::parse("4242 (x", STATUS).is_err());
-        assert!(CpuUsage::parse(STAT, "Name:\tx\n").is_err());
-    }
-
     #[test]
     fn difference_and_sum() {
         let a = CpuUsage::from_rusage((1, 500_000), (0, 250_000), 10, 2, 0, 100);
@@ -189,19 +100,7 @@ mod tests {
         s += &d;
         assert_eq!(s.user_us, 1_000_000);
         assert_eq!(s.ctx, 12);
-    }
-
-    #[test]
-    fn reads_own_thread() {
-        // /proc is always there on Linux; the counters only grow.
-        let a = CpuUsage::thread().unwrap();
-        let mut x = 0u64;
-        for i in 0..1_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
-        }
-        std::hint::black_box(x);
-        let b = CpuUsage::thread().unwrap();
-        assert!(b.user_us + b.sys_us >= a.user_us + a.sys_us);
-        assert!(b.minf >= a.minf);
+        assert_eq!(s.usr_percent(4000), 25.0);
+        assert_eq!(s.sys_percent(0), 0.0);
     }
 }

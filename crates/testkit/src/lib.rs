@@ -5,9 +5,15 @@
 //! must neither fail nor pass silently: [`corpus_test!`] declares it `#[ignore = "needs ..."]`
 //! there, so `cargo test` lists it as ignored with the reason and counts it in its summary.
 //! The build script decides (see `build.rs`); `IOLAB_SHARED=DIR` points at another `shared/`.
+//!
+//! Beside that: [`pattern`] (test data in which a misplaced block shows), [`scratch_dir!`]
+//! (a fresh directory on the build's disk, where O_DIRECT and disk counters work, unlike
+//! tmpfs), and [`skip`], the one way a test says that this machine cannot run a case.
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Why a corpus test is ignored, as libtest prints it.
 pub const NEEDS_CORPUS: &str =
@@ -59,8 +65,88 @@ macro_rules! corpus_test {
     };
 }
 
+/// `len` bytes from `seed` (xorshift64): cheap, and every block differs from every other, so
+/// a block read from the wrong offset or a torn write is caught by comparing.
+pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// A fresh, empty directory `base/name` (an old one of that name is removed first). Panics
+/// when it cannot be made: a test without its directory cannot say anything.
+pub fn scratch_in(base: &Path, name: &str) -> PathBuf {
+    let d = base.join(name.replace(' ', "_"));
+    let _ = std::fs::remove_dir_all(&d);
+    if let Err(e) = std::fs::create_dir_all(&d) {
+        panic!("cannot make the scratch directory {}: {e}", d.display());
+    }
+    d
+}
+
+/// `scratch_dir!("name")`: [`scratch_in`] under the calling integration test's
+/// `CARGO_TARGET_TMPDIR` (in `target/`, so on the build's disk rather than tmpfs).
+#[macro_export]
+macro_rules! scratch_dir {
+    ($name:expr) => {
+        $crate::scratch_in(::std::path::Path::new(env!("CARGO_TARGET_TMPDIR")), $name)
+    };
+}
+
+static SKIPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Says that this machine cannot run `case` and why (no io_uring, no root, no block device),
+/// and returns how many cases this test binary has skipped so far. The line goes straight to
+/// the process's standard error, which libtest does not capture, so it shows without
+/// `--nocapture`: `skipped (3 so far): io_uring sqpoll: permission denied`. A condition known
+/// when the tests are built belongs in an `#[ignore = reason]` instead (see [`corpus_test!`]).
+pub fn skip(case: &str, reason: &dyn std::fmt::Display) -> usize {
+    let n = SKIPPED.fetch_add(1, Ordering::Relaxed) + 1;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipped ({n} so far): {case}: {reason}"
+    );
+    n
+}
+
+/// How many cases [`skip`] has reported in this test binary.
+pub fn skipped() -> usize {
+    SKIPPED.load(Ordering::Relaxed)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn patterns_differ_by_seed_and_along_their_length() {
+        let a = super::pattern(1, 8192);
+        assert_eq!(a, super::pattern(1, 8192));
+        assert_ne!(a, super::pattern(2, 8192));
+        assert_ne!(a[..4096], a[4096..]);
+    }
+
+    #[test]
+    fn skips_are_counted() {
+        let before = super::skipped();
+        let n = super::skip("testkit self-test", &"nothing is missing; counting only");
+        assert!(n > before && super::skipped() >= n);
+    }
+
+    #[test]
+    fn scratch_directories_start_empty() {
+        let base = std::env::temp_dir().join(format!("iolab-testkit-{}", std::process::id()));
+        let d = super::scratch_in(&base, "a b");
+        std::fs::write(d.join("f"), b"x").expect("write");
+        let again = super::scratch_in(&base, "a b");
+        assert_eq!(std::fs::read_dir(&again).expect("dir").count(), 0);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
     #[test]
     fn the_ignore_reason_is_the_documented_one() {
         // The macro repeats NEEDS_CORPUS as a literal; this keeps the two equal.

@@ -14,5 +14,5 @@ pub use dist::{Dist, Picker, Zone};
 pub use gen::{BlockSizes, Dir, FileSpan, IoGen, IoUnit, MapAllocError, Pattern};
 pub use plan::{BufferFill, EngineChoice, FilePlan, JobPlan, Rate, SyncMode};
 pub use randmap::RandomMap;
-pub use resolve::{plan_jobs, PlanEnv, PlanError};
+pub use resolve::{attach_options, plan_jobs, PlanEnv, PlanError};
 pub use rng::Taus88;

@@ -75,6 +75,11 @@ impl Rate {
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobPlan {
     pub name: String,
+    /// Which job this plan came from: its index in the specs given to `plan_jobs` (names can
+    /// repeat, indexes cannot).
+    pub spec: usize,
+    /// fio's rw= as written.
+    pub rw: iolab_job::value::RwMode,
     /// Which clone of a numjobs expansion (0-based).
     pub clone: u32,
     pub group: u32,

@@ -61,10 +61,29 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
             }
         }
         for clone in 0..spec.numjobs.max(1) {
-            out.push(plan_one(spec, clone, group, out.len() as u64, env)?);
+            out.push(plan_one(spec, i, clone, group, out.len() as u64, env)?);
         }
     }
     Ok(out)
+}
+
+/// fio's "job options": each plan gets the options written for its job (those with a value),
+/// after its name, for the JSON report.
+pub fn attach_options(file: &iolab_job::JobFile, specs: &[JobSpec], plans: &mut [JobPlan]) {
+    for p in plans {
+        let (Some(raw), Some(spec)) = (file.jobs.get(p.spec), specs.get(p.spec)) else {
+            continue;
+        };
+        let written = raw.options().filter_map(|o| {
+            o.value
+                .as_ref()
+                .filter(|v| !v.is_empty())
+                .map(|v| (o.def.name.to_string(), v.clone()))
+        });
+        p.options = std::iter::once(("name".to_string(), spec.name.clone()))
+            .chain(written)
+            .collect();
+    }
 }
 
 fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
@@ -189,11 +208,77 @@ fn arr(p: &PerDir<u64>) -> [u64; 3] {
 
 fn plan_one(
     spec: &JobSpec,
+    spec_index: usize,
     clone: u32,
     group: u32,
     index: u64,
     env: &PlanEnv<'_>,
 ) -> Result<JobPlan, PlanError> {
+    let (files, spans, total) = files_of(spec, clone, env)?;
+    let seed = if spec.randrepeat {
+        spec.randseed
+    } else {
+        env.entropy
+    }
+    .wrapping_add(index);
+    let pattern = pattern_of(spec, spans, total, seed)?;
+    Ok(JobPlan {
+        name: spec.name.clone(),
+        spec: spec_index,
+        rw: spec.rw,
+        clone,
+        group,
+        stonewall: spec.stonewall,
+        engine: engine_choice(spec),
+        iodepth: spec.iodepth.max(1),
+        iodepth_batch_submit: spec.iodepth_batch_submit.max(1),
+        iodepth_batch_complete_min: spec.iodepth_batch_complete_min,
+        iodepth_batch_complete_max: spec.iodepth_batch_complete_max.max(1),
+        iodepth_low: spec.iodepth_low,
+        direct: spec.direct,
+        sync: match spec.sync {
+            JSync::None => SyncMode::None,
+            JSync::Sync => SyncMode::Sync,
+            JSync::Dsync => SyncMode::Dsync,
+        },
+        fsync_every: spec.fsync.min(u64::from(u32::MAX)) as u32,
+        fdatasync_every: spec.fdatasync.min(u64::from(u32::MAX)) as u32,
+        end_fsync: spec.end_fsync,
+        fsync_on_close: spec.fsync_on_close,
+        runtime: spec.runtime,
+        time_based: spec.time_based,
+        ramp_time: spec.ramp_time,
+        startdelay: spec.startdelay,
+        rate: rate(spec),
+        thinktime: spec.thinktime,
+        thinktime_spin: spec.thinktime_spin,
+        thinktime_blocks: spec.thinktime_blocks,
+        files,
+        pattern,
+        invalidate: spec.invalidate,
+        pre_read: spec.pre_read,
+        number_ios: spec.number_ios,
+        wait_for: spec.wait_for.clone(),
+        exitall: spec.exitall,
+        buffers: buffers(spec),
+        continue_on_error: spec.continue_on_error != "none",
+        allow_mounted_write: spec.allow_mounted_write,
+        cpus_allowed: spec
+            .cpus_allowed
+            .as_deref()
+            .map(parse_cpus)
+            .unwrap_or_default(),
+        percentiles: spec.percentile_list.clone(),
+        options: Vec::new(),
+    })
+}
+
+/// The job's files and, for each, the span of it the job works on; and the job's total size.
+fn files_of(
+    spec: &JobSpec,
+    clone: u32,
+    env: &PlanEnv<'_>,
+) -> Result<(Vec<FilePlan>, Vec<FileSpan>, u64), PlanError> {
     let names = file_names(spec, clone);
     let nfiles = names.len() as u64;
     let first_size = names.first().and_then(|p| (env.size_of)(p));
@@ -239,6 +324,16 @@ fn plan_one(
             len: span_len,
         });
     }
+    Ok((files, spans, total))
+}
+
+/// What the job does: directions, block sizes, offsets, the mix, the seed and how much.
+fn pattern_of(
+    spec: &JobSpec,
+    spans: Vec<FileSpan>,
+    total: u64,
+    seed: u64,
+) -> Result<Pattern, PlanError> {
     let bs = block_sizes(spec);
     let min_bs = |d: &BlockSizes| d.min();
     let ba = match &spec.ba {
@@ -270,13 +365,7 @@ fn plan_one(
         Some(s) => bytes_of(s, Some(total), spec, "io_size")?,
         None => total,
     };
-    let seed = if spec.randrepeat {
-        spec.randseed
-    } else {
-        env.entropy
-    }
-    .wrapping_add(index);
-    let pattern = Pattern {
+    Ok(Pattern {
         read,
         write,
         trim,
@@ -296,86 +385,51 @@ fn plan_one(
         } else {
             Some(io_size.saturating_mul(u64::from(spec.loops.max(1))))
         },
-    };
-    let e = &spec.engine;
-    Ok(JobPlan {
-        name: spec.name.clone(),
-        clone,
-        group,
-        stonewall: spec.stonewall,
-        engine: EngineChoice {
-            name: spec.ioengine.clone(),
-            hipri: e.hipri,
-            nowait: e.nowait,
-            sqthread_poll: e.sqthread_poll,
-            sqthread_poll_cpu: e.sqthread_poll_cpu,
-            fixedbufs: e.fixedbufs,
-            registerfiles: e.registerfiles,
-            nonvectored: match e.nonvectored {
-                0 => Some(false),
-                1 => Some(true),
-                _ => None,
-            },
-            userspace_reap: e.userspace_reap,
-        },
-        iodepth: spec.iodepth.max(1),
-        iodepth_batch_submit: spec.iodepth_batch_submit.max(1),
-        iodepth_batch_complete_min: spec.iodepth_batch_complete_min,
-        iodepth_batch_complete_max: spec.iodepth_batch_complete_max.max(1),
-        iodepth_low: spec.iodepth_low,
-        direct: spec.direct,
-        sync: match spec.sync {
-            JSync::None => SyncMode::None,
-            JSync::Sync => SyncMode::Sync,
-            JSync::Dsync => SyncMode::Dsync,
-        },
-        fsync_every: spec.fsync.min(u64::from(u32::MAX)) as u32,
-        fdatasync_every: spec.fdatasync.min(u64::from(u32::MAX)) as u32,
-        end_fsync: spec.end_fsync,
-        fsync_on_close: spec.fsync_on_close,
-        runtime: spec.runtime,
-        time_based: spec.time_based,
-        ramp_time: spec.ramp_time,
-        startdelay: spec.startdelay,
-        rate: Rate {
-            bytes_per_sec: arr(&spec.rate),
-            iops: arr(&spec.rate_iops),
-            min_bytes_per_sec: arr(&spec.rate_min),
-            min_iops: arr(&spec.rate_iops_min),
-            poisson: spec.rate_process == RateProcess::Poisson,
-        },
-        thinktime: spec.thinktime,
-        thinktime_spin: spec.thinktime_spin,
-        thinktime_blocks: spec.thinktime_blocks,
-        files,
-        pattern,
-        invalidate: spec.invalidate,
-        pre_read: spec.pre_read,
-        number_ios: spec.number_ios,
-        wait_for: spec.wait_for.clone(),
-        exitall: spec.exitall,
-        buffers: BufferFill {
-            zero: spec.zero_buffers,
-            refill: spec.refill_buffers,
-            scramble: spec.scramble_buffers,
-            compress_percentage: spec.buffer_compress_percentage.unwrap_or(0),
-            dedupe_percentage: spec.dedupe_percentage.unwrap_or(0),
-            pattern: spec
-                .buffer_pattern
-                .as_deref()
-                .map(decode_pattern)
-                .unwrap_or_default(),
-        },
-        continue_on_error: spec.continue_on_error != "none",
-        allow_mounted_write: spec.allow_mounted_write,
-        cpus_allowed: spec
-            .cpus_allowed
-            .as_deref()
-            .map(parse_cpus)
-            .unwrap_or_default(),
-        percentiles: spec.percentile_list.clone(),
-        options: Vec::new(),
     })
+}
+
+fn engine_choice(spec: &JobSpec) -> EngineChoice {
+    let e = &spec.engine;
+    EngineChoice {
+        name: spec.ioengine.clone(),
+        hipri: e.hipri,
+        nowait: e.nowait,
+        sqthread_poll: e.sqthread_poll,
+        sqthread_poll_cpu: e.sqthread_poll_cpu,
+        fixedbufs: e.fixedbufs,
+        registerfiles: e.registerfiles,
+        nonvectored: match e.nonvectored {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        },
+        userspace_reap: e.userspace_reap,
+    }
+}
+
+fn rate(spec: &JobSpec) -> Rate {
+    Rate {
+        bytes_per_sec: arr(&spec.rate),
+        iops: arr(&spec.rate_iops),
+        min_bytes_per_sec: arr(&spec.rate_min),
+        min_iops: arr(&spec.rate_iops_min),
+        poisson: spec.rate_process == RateProcess::Poisson,
+    }
+}
+
+fn buffers(spec: &JobSpec) -> BufferFill {
+    BufferFill {
+        zero: spec.zero_buffers,
+        refill: spec.refill_buffers,
+        scramble: spec.scramble_buffers,
+        compress_percentage: spec.buffer_compress_percentage.unwrap_or(0),
+        dedupe_percentage: spec.dedupe_percentage.unwrap_or(0),
+        pattern: spec
+            .buffer_pattern
+            .as_deref()
+            .map(decode_pattern)
+            .unwrap_or_default(),
+    }
 }
 
 /// fio's buffer_pattern: `0xdeadbeef` (bytes of the hex number), `"text"`, or a decimal byte;

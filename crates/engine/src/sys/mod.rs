@@ -6,6 +6,7 @@
 
 pub mod aio;
 pub mod clock;
+pub mod date;
 pub mod dev;
 pub mod fs;
 pub mod net;

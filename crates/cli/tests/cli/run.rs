@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -913,25 +912,13 @@ fn sigint_as_fio_says_what_fio_says() {
 // ---------------------------------------------------------------------------------------------
 // 8. Disk stats for the device under the file.
 
-/// The whole-disk name of the block device holding `p` (`vda` for `/dev/vda1`), if any.
-fn disk_of(p: &Path) -> Option<String> {
-    let dev = std::fs::metadata(p).ok()?.dev();
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
-    let disk = if sys.join("partition").exists() {
-        sys.parent()?.to_path_buf()
-    } else {
-        sys
-    };
-    Some(disk.file_name()?.to_string_lossy().into_owned())
-}
-
 #[test]
 fn disk_stats_name_the_device_and_count_our_writes() {
     let t = TestDir::new("disk-stats");
-    let Some(disk) = disk_of(&t.path) else {
-        println!("skipped: {} is not on a block device", t.path.display());
+    let dev = iolab_engine::DevInfo::of_path(&t.path).ok().flatten();
+    let Some(disk) = dev.map(|d| d.name) else {
+        let why = format!("{} is not on a block device", t.path.display());
+        iolab_testkit::skip("disk stats", &why);
         return;
     };
     let args = [

@@ -5,12 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("compare")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
+    iolab_testkit::scratch_dir!(&format!("compare/{name}"))
 }
 
 fn compare(cwd: &Path, args: &[&str]) -> Output {

@@ -30,16 +30,15 @@ const MAX_SIZE: u64 = 4 << 20;
 const MAX_OFFSET: u64 = 1 << 20;
 const MAX_RUNTIME: Duration = Duration::from_millis(300);
 
-/// Applies the hook when [`ENV`] is set; says so on standard error so that no one mistakes a
-/// clamped run for a real one.
-pub fn from_env(jobs: &mut [JobSpec]) {
-    if let Some(dir) = std::env::var_os(ENV).filter(|d| !d.is_empty()) {
-        let dir = Path::new(&dir).to_string_lossy().into_owned();
-        eprintln!("iolab: {ENV}={dir}: test hook, jobs clamped to small sizes in that directory");
-        for j in jobs {
-            clamp(j, &dir);
-        }
+/// Applies the hook when [`ENV`] is set and returns the directory it used, which the caller
+/// must say on standard error so that no one mistakes a clamped run for a real one.
+pub fn from_env(jobs: &mut [JobSpec]) -> Option<String> {
+    let dir = std::env::var_os(ENV).filter(|d| !d.is_empty())?;
+    let dir = Path::new(&dir).to_string_lossy().into_owned();
+    for j in jobs {
+        clamp(j, &dir);
     }
+    Some(dir)
 }
 
 fn leaf(name: &str) -> String {

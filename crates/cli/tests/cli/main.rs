@@ -1,0 +1,5 @@
+//! The `iolab` binary end to end, one test binary with a module per command (as ripgrep's
+//! integration tests are): one link, one place for shared helpers.
+
+mod compare;
+mod run;

@@ -1,0 +1,287 @@
+//! A run's report, built the way fio builds it: group_reporting folds a group's jobs into one
+//! entry, bw_agg is each job's share of its group, and disk_util=0 on every job leaves the disk
+//! section out. The runner hands over what each job measured; this module decides the shape.
+
+use std::io::{self, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use iolab_job::spec::UnifiedRw;
+use iolab_job::{JobSpec, OutputFormat};
+use iolab_stats::JobStats;
+use iolab_workload::JobPlan;
+
+use crate::build::{disk_util, job_report, set_bw_agg, JobMeta};
+use crate::model::{JobHeader, JobReport, Report, Unified, Units};
+
+/// The version string scripts see: fio's form first, so `fio-3.NN` parsers keep working.
+pub const FIO_VERSION: &str = concat!("fio-3.33 (iolab ", env!("CARGO_PKG_VERSION"), ")");
+
+/// What one job (one plan: a clone of a numjobs expansion is a job) measured.
+pub struct Measured<'a> {
+    pub plan: &'a JobPlan,
+    pub stats: &'a JobStats,
+    /// errno of the error that stopped the job, 0 for none.
+    pub errno: i32,
+    /// fio's detail of that error for the job line (`file:..., func=..., error=...`).
+    pub verror: Option<String>,
+}
+
+/// The whole report of a run that started at `start`. `specs` are the jobs the plans were made
+/// from (`JobPlan::spec` indexes them); `jobs` are in plan order.
+pub fn run_report(
+    specs: &[JobSpec],
+    jobs: &[Measured<'_>],
+    disks: &[iolab_stats::DiskUtil],
+    start: SystemTime,
+) -> Report {
+    let date = fio_date(start);
+    let elapsed_s = start.elapsed().map(|d| d.as_secs() as i64).unwrap_or(0);
+    let meta = |m: &Measured<'_>| job_meta(m, specs.get(m.plan.spec), &date, elapsed_s);
+    let mut reports = Vec::new();
+    let mut merged: Option<(JobStats, JobMeta)> = None;
+    for m in jobs {
+        let folds = specs.get(m.plan.spec).is_some_and(|s| s.group_reporting);
+        match &mut merged {
+            Some((stats, open)) if folds && open.groupid == m.plan.group => {
+                *stats += m.stats;
+                open.error = open.error.max(i64::from(m.errno));
+                continue;
+            }
+            _ => {}
+        }
+        if let Some((s, open)) = merged.take() {
+            reports.push(job_report(&s, &open));
+        }
+        if folds {
+            merged = Some((m.stats.clone(), meta(m)));
+        } else {
+            let mut r = job_report(m.stats, &meta(m));
+            r.verror = m.verror.clone();
+            reports.push(r);
+        }
+    }
+    if let Some((s, open)) = merged.take() {
+        reports.push(job_report(&s, &open));
+    }
+    let groups = crate::groups_from_jobs(&reports);
+    set_bw_agg(&mut reports, &groups);
+    let now = start.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let with_disks = specs.iter().any(|s| s.disk_util);
+    Report {
+        fio_version: FIO_VERSION.to_string(),
+        timestamp: now.as_secs(),
+        timestamp_ms: now.as_millis() as u64,
+        time: date,
+        jobs: reports,
+        groups,
+        disk_util: disks.iter().filter(|_| with_disks).map(disk_util).collect(),
+        ..Report::default()
+    }
+}
+
+fn job_meta(m: &Measured<'_>, spec: Option<&JobSpec>, date: &str, elapsed_s: i64) -> JobMeta {
+    JobMeta {
+        name: m.plan.name.clone(),
+        groupid: m.plan.group,
+        error: i64::from(m.errno),
+        pid: std::process::id(),
+        date: Some(date.to_string()),
+        options: m.plan.options.clone(),
+        header: None,
+        percentiles: m.plan.percentiles.clone(),
+        clat_percentiles: spec.is_none_or(|s| s.clat_percentiles),
+        lat_percentiles: spec.is_some_and(|s| s.lat_percentiles),
+        slat_percentiles: spec.is_some_and(|s| s.slat_percentiles),
+        units: units(spec),
+        desc: spec.and_then(|s| s.description.clone()),
+        elapsed_s,
+        unified: match spec.map(|s| s.unified_rw_reporting) {
+            Some(UnifiedRw::Mixed) => Unified::Mixed,
+            Some(UnifiedRw::Both) => Unified::Both,
+            _ => Unified::None,
+        },
+    }
+}
+
+fn units(spec: Option<&JobSpec>) -> Units {
+    Units {
+        kb_base: spec.map(|s| s.kb_base as u32).unwrap_or(1024),
+        ..Units::default()
+    }
+}
+
+/// fio's lines before a run, as a report for [`crate::write_preamble`]: one header per job
+/// (clones folded into "..."), the version, the process count.
+pub fn preamble(specs: &[JobSpec], plans: &[JobPlan]) -> Report {
+    let jobs = plans
+        .iter()
+        .filter(|p| p.clone == 0)
+        .map(|p| {
+            let clones = plans.iter().filter(|q| q.spec == p.spec).count() as u32;
+            JobReport {
+                jobname: p.name.clone(),
+                groupid: p.group,
+                header: Some(header(p, clones.saturating_sub(1))),
+                units: units(specs.get(p.spec)),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let threads = specs.iter().any(|s| s.thread);
+    let n = plans.len() as u32;
+    Report {
+        fio_version: FIO_VERSION.to_string(),
+        jobs,
+        nr_processes: if threads { 0 } else { n },
+        nr_threads: if threads { n } else { 0 },
+        ..Report::default()
+    }
+}
+
+fn header(p: &JobPlan, clones: u32) -> JobHeader {
+    let bs = |d: usize| (p.pattern.bs[d].min(), p.pattern.bs[d].max());
+    JobHeader {
+        rw: p.rw.name().to_string(),
+        bs: [bs(0), bs(1), bs(2)],
+        ioengine: p.engine.name.clone(),
+        iodepth: p.iodepth,
+        clones,
+    }
+}
+
+/// `Sun Nov 22 21:38:59 2026`, as fio prints a job's start (in UTC: no time zone data is
+/// read, which is what these machines use).
+pub fn fio_date(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let c = iolab_engine::sys::date::Civil::from_unix(secs);
+    format!(
+        "{} {} {:2} {:02}:{:02}:{:02} {}",
+        c.weekday_name(),
+        c.month_name(),
+        c.day,
+        c.hour,
+        c.minute,
+        c.second,
+        c.year
+    )
+}
+
+/// fio writes its formats in one fixed order, whatever order `--output-format` names them in:
+/// terse, then JSON (json or json+), then normal (stat.c, `__show_run_stats`).
+pub fn output_order(asked: &[OutputFormat]) -> Vec<OutputFormat> {
+    if asked.is_empty() {
+        return vec![OutputFormat::Normal];
+    }
+    let rank = |f: &OutputFormat| match f {
+        OutputFormat::Terse => 0,
+        OutputFormat::Json | OutputFormat::JsonPlus => 1,
+        OutputFormat::Normal => 2,
+    };
+    let mut v: Vec<OutputFormat> = Vec::new();
+    for f in asked {
+        if !v.contains(f) {
+            v.push(*f);
+        }
+    }
+    // json+ is json with bins: fio prints one JSON document when both are asked for.
+    if v.contains(&OutputFormat::JsonPlus) {
+        v.retain(|f| *f != OutputFormat::Json);
+    }
+    v.sort_by_key(rank);
+    v
+}
+
+/// Writes `report` in each of `formats` (in the order given: see [`output_order`]), flushing
+/// after each.
+pub fn write_formats(
+    report: &Report,
+    formats: &[OutputFormat],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut out = out;
+    formats.iter().try_for_each(|f| {
+        match f {
+            OutputFormat::Normal => crate::write_normal(report, &mut out),
+            OutputFormat::Json => crate::write_json(report, false, &mut out),
+            OutputFormat::JsonPlus => crate::write_json(report, true, &mut out),
+            OutputFormat::Terse => crate::write_terse(report, &mut out),
+        }?;
+        out.flush()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plans(specs: &[JobSpec]) -> Vec<JobPlan> {
+        let env = iolab_workload::PlanEnv {
+            size_of: &|_| None,
+            is_block_device: &|_| false,
+            entropy: 1,
+        };
+        iolab_workload::plan_jobs(specs, &env).expect("plans")
+    }
+
+    /// Regression: a job's settings were found by its name, so the second of two jobs named
+    /// alike got the first one's (here kb_base and the header's clone count).
+    #[test]
+    fn two_jobs_with_one_name_keep_their_own_settings() {
+        let loc = iolab_job::Loc {
+            file: "x.fio".into(),
+            line: 1,
+        };
+        let mut a = JobSpec::new("same", loc.clone());
+        a.size = Some(iolab_job::value::SizeOrPct::Bytes(1 << 20));
+        let mut b = a.clone();
+        b.kb_base = 1000;
+        b.numjobs = 3;
+        b.new_group = true;
+        let specs = [a, b];
+        let plans = plans(&specs);
+        let pre = preamble(&specs, &plans);
+        assert_eq!(pre.jobs.len(), 2);
+        assert_eq!(pre.jobs[0].units.kb_base, 1024);
+        assert_eq!(pre.jobs[1].units.kb_base, 1000);
+        let clones: Vec<u32> = pre
+            .jobs
+            .iter()
+            .filter_map(|j| j.header.as_ref())
+            .map(|h| h.clones)
+            .collect();
+        assert_eq!(clones, [0, 2]);
+        let stats = JobStats::default();
+        let measured: Vec<Measured<'_>> = plans
+            .iter()
+            .map(|plan| Measured {
+                plan,
+                stats: &stats,
+                errno: 0,
+                verror: None,
+            })
+            .collect();
+        let r = run_report(&specs, &measured, &[], SystemTime::now());
+        let bases: Vec<u32> = r.jobs.iter().map(|j| j.units.kb_base).collect();
+        assert_eq!(bases, [1024, 1000, 1000, 1000]);
+    }
+
+    #[test]
+    fn fio_date_prints_as_fio_does() {
+        let t = UNIX_EPOCH + std::time::Duration::from_secs(1_795_383_539);
+        assert_eq!(fio_date(t), "Sun Nov 22 21:38:59 2026");
+        assert_eq!(fio_date(UNIX_EPOCH), "Thu Jan  1 00:00:00 1970");
+    }
+
+    #[test]
+    fn formats_come_in_fios_order_and_json_plus_replaces_json() {
+        use OutputFormat::*;
+        assert_eq!(output_order(&[]), vec![Normal]);
+        assert_eq!(
+            output_order(&[Normal, Json, Terse, JsonPlus, Normal]),
+            vec![Terse, JsonPlus, Normal]
+        );
+    }
+}
