@@ -80,16 +80,14 @@ fn depths(list: &str) -> Result<Vec<u32>, String> {
 /// A fio option compare passes on (its exact name, an alias or fio's unique prefix), or why
 /// not: an unknown name gets the closest of compare's and fio's option names.
 fn fio_option(name: &str) -> Result<&'static OptDef, String> {
-    use iolab_job::options::{find, OPTIONS};
+    use iolab_job::options::{all, find};
     if let Some(def) = find(name) {
         return Ok(def);
     }
     match iolab_job::parse::find_prefix(name) {
         Ok(def) => Ok(def),
         Err(e) if e.kind == iolab_job::ErrorKind::UnknownOption => {
-            let fio = OPTIONS
-                .iter()
-                .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
+            let fio = all().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
             match iolab_job::closest(name, LONGS.iter().copied().chain(fio)) {
                 Some(s) => Err(format!("unknown option '--{name}'; did you mean '--{s}'?")),
                 None => Err(format!("unknown option '--{name}'")),

@@ -109,7 +109,9 @@ fn help_text(called: Called) -> String {
     s.push_str(&format!(
         "\nAccepted, without effect: {TOP_INERT}.\nRefused by name: {TOP_REFUSED}.\n\n\
          Job options (--name=NAME --rw=randread --bs=4k ...) are fio's; --cmdhelp lists them, \
-         --cmdhelp=OPTION\ndescribes one. Job files are fio's; '-' reads one from standard input.\n"
+         --cmdhelp=OPTION\ndescribes one. Job files are fio's; '-' reads one from standard input.\n\n\
+         Job options iolab implements, by category:\n{}",
+        options::summary()
     ));
     s
 }
@@ -150,7 +152,7 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(which) = &top.enghelp {
-        print!("{}", enghelp(which.as_deref())?);
+        print!("{}", options::enghelp(which.as_deref())?);
         return Ok(ExitCode::SUCCESS);
     }
     if inv.job_files.is_empty() && inv.cmdline_jobs.is_empty() {
@@ -352,69 +354,6 @@ fn output_order(asked: &[OutputFormat]) -> Vec<OutputFormat> {
     }
     v.sort_by_key(rank);
     v
-}
-
-/// The options each engine takes, beyond the common ones (fio's --enghelp=ENGINE).
-const ENGINE_OPTIONS: &[(&str, &[&str])] = &[
-    ("null", &[]),
-    ("sync", &[]),
-    ("psync", &[]),
-    ("pvsync2", &["hipri", "nowait"]),
-    ("libaio", &["userspace_reap", "nowait", "nonvectored"]),
-    (
-        "io_uring",
-        &[
-            "hipri",
-            "fixedbufs",
-            "registerfiles",
-            "sqthread_poll",
-            "sqthread_poll_cpu",
-            "nonvectored",
-            "nowait",
-        ],
-    ),
-    ("posixaio", &[]),
-    ("mmap", &[]),
-];
-
-/// fio's --enghelp: the engines, or one engine's options (`--enghelp=io_uring[,option]`).
-fn enghelp(which: Option<&str>) -> Result<String, String> {
-    let Some(which) = which.filter(|w| !w.is_empty()) else {
-        let mut s = String::from("Available IO engines:\n");
-        for (name, _) in ENGINE_OPTIONS {
-            s.push_str(&format!("\t{name}\n"));
-        }
-        return Ok(s);
-    };
-    let (engine, only) = match which.split_once(',') {
-        Some((e, o)) => (e, Some(o)),
-        None => (which, None),
-    };
-    let (_, opts) = ENGINE_OPTIONS
-        .iter()
-        .find(|(n, _)| *n == engine)
-        .ok_or_else(|| {
-            format!(
-                "--enghelp: no engine '{engine}' (iolab has: {})",
-                ENGINE_OPTIONS
-                    .iter()
-                    .map(|e| e.0)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
-    let mut s = String::new();
-    for name in opts.iter().filter(|n| only.is_none_or(|o| o == **n)) {
-        let help = options::find(name).map(|d| d.help).unwrap_or("");
-        s.push_str(&format!("{name:<24}: {help}\n"));
-    }
-    if s.is_empty() {
-        s = match only {
-            Some(o) => return Err(format!("--enghelp: engine {engine} has no option '{o}'")),
-            None => format!("engine {engine} has no engine-specific options\n"),
-        };
-    }
-    Ok(s)
 }
 
 /// fio's --eta, --eta-interval and --eta-newline.
