@@ -7,30 +7,15 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-use iolab_engine::{sys, Buf, Engine, EngineKind, EngineOpts, FileId};
+use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
 use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::{mem, BenchError};
 
-fn engine_opts(plan: &JobPlan) -> Result<EngineOpts, BenchError> {
-    let e = &plan.engine;
-    let kind = EngineKind::from_name(&e.name).ok_or_else(|| {
-        BenchError::Refused(format!(
-            "{}: ioengine '{}' is not available in iolab",
-            plan.name, e.name
-        ))
-    })?;
-    let mut o = EngineOpts::new(kind, plan.iodepth.max(1));
-    o.hipri = e.hipri;
-    o.nowait = e.nowait;
-    o.sqpoll = e.sqthread_poll;
-    o.sqpoll_cpu = e.sqthread_poll_cpu;
-    o.fixedbufs = e.fixedbufs;
-    o.registerfiles = e.registerfiles;
-    o.nonvectored = e.nonvectored;
-    o.userspace_reap = e.userspace_reap;
+fn engine_opts(plan: &JobPlan) -> EngineOpts {
+    let mut o = plan.engine.clone();
     o.max_files = (plan.files.len() as u32).max(1);
-    Ok(o)
+    o
 }
 
 fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
@@ -63,7 +48,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         sys::set_thread_affinity(&plan.cpus_allowed)
             .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;
     }
-    let opts = engine_opts(plan)?;
+    let opts = engine_opts(plan);
     let memory = mem::total();
     mem::check(
         plan,
@@ -111,7 +96,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     let depth = if eng.caps().sync_only {
         1
     } else {
-        plan.iodepth.max(1)
+        plan.engine.depth.max(1)
     };
     mem::check(
         plan,

@@ -462,8 +462,8 @@ fn header(p: &JobPlan) -> JobHeader {
     JobHeader {
         rw: rw.to_string(),
         bs: [bs(0), bs(1), bs(2)],
-        ioengine: p.engine.name.clone(),
-        iodepth: p.iodepth,
+        ioengine: p.engine.kind.name().to_string(),
+        iodepth: p.engine.depth,
         clones: 1,
     }
 }

@@ -42,26 +42,9 @@ pub enum RateProcess {
     Poisson,
 }
 
-/// Engine options iolab implements.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EngineOpts {
-    /// `hipri`: polled completions.
-    pub hipri: bool,
-    /// `nowait`: RWF_NOWAIT.
-    pub nowait: bool,
-    /// `sqthread_poll`: SQPOLL.
-    pub sqthread_poll: bool,
-    /// `sqthread_poll_cpu`.
-    pub sqthread_poll_cpu: Option<u32>,
-    /// `fixedbufs`.
-    pub fixedbufs: bool,
-    /// `registerfiles`.
-    pub registerfiles: bool,
-    /// `nonvectored`: -1 = engine decides, 0 = vectored, 1 = non-vectored.
-    pub nonvectored: i64,
-    /// `userspace_reap` (libaio).
-    pub userspace_reap: bool,
-}
+/// The engine and its options, as the engine crate takes them: `ioengine` is `kind`,
+/// `iodepth` is `depth`, and each engine option its field (one type from job file to engine).
+pub use iolab_engine::{EngineKind, EngineOpts};
 
 /// One job, typed and validated. Times are [`Duration`]s, sizes bytes (or percentages where
 /// fio allows them), per-direction values [`PerDir`]s.
@@ -112,8 +95,6 @@ pub struct JobSpec {
     pub ba: Option<PerDir<u64>>,
     pub number_ios: u64,
     pub loops: u32,
-    pub ioengine: String,
-    pub iodepth: u32,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     /// Defaults to `iodepth`.
@@ -126,6 +107,7 @@ pub struct JobSpec {
     pub fdatasync: u64,
     pub end_fsync: bool,
     pub fsync_on_close: bool,
+    /// `ioengine` (`kind`), `iodepth` (`depth`) and the engine options.
     pub engine: EngineOpts,
     /// None = no time limit.
     pub runtime: Option<Duration>,
@@ -215,8 +197,6 @@ impl JobSpec {
             ba: None,
             number_ios: 0,
             loops: 0,
-            ioengine: String::new(),
-            iodepth: 0,
             iodepth_batch_submit: 0,
             iodepth_batch_complete_min: 0,
             iodepth_batch_complete_max: 0,
@@ -227,7 +207,7 @@ impl JobSpec {
             fdatasync: 0,
             end_fsync: false,
             fsync_on_close: false,
-            engine: EngineOpts::default(),
+            engine: EngineOpts::new(EngineKind::Null, 1),
             runtime: None,
             time_based: false,
             ramp_time: Duration::ZERO,
@@ -360,8 +340,8 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     if spec.iodepth_batch_complete_max == 0 {
         spec.iodepth_batch_complete_max = spec.iodepth_batch_complete_min.max(1);
     }
-    if spec.iodepth_low == 0 || spec.iodepth_low > spec.iodepth {
-        spec.iodepth_low = spec.iodepth;
+    if spec.iodepth_low == 0 || spec.iodepth_low > spec.engine.depth {
+        spec.iodepth_low = spec.engine.depth;
     }
     // fio 3.33 accepts min > max and raises max to min when it reaps; so do we.
     spec.iodepth_batch_complete_max = spec
@@ -442,7 +422,7 @@ mod tests {
     fn defaults_are_fios() {
         let s = one("[a]\n");
         assert_eq!(s.bs, PerDir::all(4096));
-        assert_eq!(s.ioengine, "psync");
+        assert_eq!(s.engine.kind, EngineKind::Psync);
         assert_eq!(s.rw, RwMode::Read);
         assert_eq!(s.iodepth_batch_complete_max, 1);
         assert!(s.invalidate && s.randrepeat && s.clat_percentiles);
@@ -455,8 +435,9 @@ mod tests {
              size=1KiB\niodepth=32\nruntime=1m\ntime_based\nthinktime=50\nrwmixwrite=30\n\
              numjobs=4\nfilename=/dev/a\\:b:/tmp/c\nsqthread_poll\nrate_iops=100,\n",
         );
-        assert_eq!(s.ioengine, "io_uring");
-        assert!(s.direct && s.time_based && s.engine.sqthread_poll);
+        assert_eq!(s.engine.kind, EngineKind::IoUring);
+        assert!(s.direct && s.time_based && s.engine.sqpoll);
+        assert_eq!(s.engine.depth, 32);
         assert_eq!(s.rw_modifier, Some(RwModifier::SeqCount(8)));
         // kb_base=1000 in [global] applies to the job's sizes: 4k = 4000, KiB = 1024.
         assert_eq!(

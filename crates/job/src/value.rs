@@ -5,15 +5,16 @@
 
 use crate::arith;
 
-/// Data direction, in fio's order for comma lists: read, write, trim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Data direction, in fio's order for comma lists: read, write, trim (`as usize` indexes
+/// per-direction arrays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dir {
     /// Reads.
-    Read,
+    Read = 0,
     /// Writes.
-    Write,
+    Write = 1,
     /// Trims (discards).
-    Trim,
+    Trim = 2,
 }
 
 /// One value per direction (read, write, trim).

@@ -6,31 +6,7 @@ use std::time::Duration;
 
 use crate::gen::Pattern;
 
-/// The engine a job asked for, by fio's name, with fio's engine options.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EngineChoice {
-    /// fio's `ioengine=` name.
-    pub name: String,
-    pub hipri: bool,
-    pub nowait: bool,
-    pub sqthread_poll: bool,
-    pub sqthread_poll_cpu: Option<u32>,
-    pub fixedbufs: bool,
-    pub registerfiles: bool,
-    pub nonvectored: Option<bool>,
-    pub userspace_reap: bool,
-}
-
-/// How writes reach stable storage (fio's `sync=`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SyncMode {
-    #[default]
-    None,
-    /// O_SYNC
-    Sync,
-    /// O_DSYNC
-    Dsync,
-}
+pub use iolab_job::spec::{EngineOpts, SyncMode};
 
 /// A file the job uses, and whether it must be laid out first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,8 +56,8 @@ pub struct JobPlan {
     pub group: u32,
     /// Waits for every earlier job to finish before starting (stonewall).
     pub stonewall: bool,
-    pub engine: EngineChoice,
-    pub iodepth: u32,
+    /// The engine, `iodepth` (`depth`) and the engine options, as the job gave them.
+    pub engine: EngineOpts,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,

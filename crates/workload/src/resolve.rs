@@ -5,13 +5,13 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use iolab_job::spec::{RateProcess, SyncMode as JSync};
+use iolab_job::spec::RateProcess;
 use iolab_job::value::{Distribution, PerDir, RwMode, RwModifier, SizeOrPct, Zone as JZone};
 use iolab_job::{JobSpec, Loc};
 
 use crate::dist::{Dist, Zone};
 use crate::gen::{BlockSizes, FileSpan, Pattern};
-use crate::plan::{BufferFill, EngineChoice, FilePlan, JobPlan, Rate, SyncMode};
+use crate::plan::{BufferFill, FilePlan, JobPlan, Rate};
 
 /// fio's default seed (randrepeat=1).
 pub const DEFAULT_SEED: u64 = 0x89;
@@ -297,38 +297,18 @@ fn plan_one(
             Some(io_size.saturating_mul(u64::from(spec.loops.max(1))))
         },
     };
-    let e = &spec.engine;
     Ok(JobPlan {
         name: spec.name.clone(),
         clone,
         group,
         stonewall: spec.stonewall,
-        engine: EngineChoice {
-            name: spec.ioengine.clone(),
-            hipri: e.hipri,
-            nowait: e.nowait,
-            sqthread_poll: e.sqthread_poll,
-            sqthread_poll_cpu: e.sqthread_poll_cpu,
-            fixedbufs: e.fixedbufs,
-            registerfiles: e.registerfiles,
-            nonvectored: match e.nonvectored {
-                0 => Some(false),
-                1 => Some(true),
-                _ => None,
-            },
-            userspace_reap: e.userspace_reap,
-        },
-        iodepth: spec.iodepth.max(1),
+        engine: spec.engine.clone(),
         iodepth_batch_submit: spec.iodepth_batch_submit.max(1),
         iodepth_batch_complete_min: spec.iodepth_batch_complete_min,
         iodepth_batch_complete_max: spec.iodepth_batch_complete_max.max(1),
         iodepth_low: spec.iodepth_low,
         direct: spec.direct,
-        sync: match spec.sync {
-            JSync::None => SyncMode::None,
-            JSync::Sync => SyncMode::Sync,
-            JSync::Dsync => SyncMode::Dsync,
-        },
+        sync: spec.sync,
         fsync_every: spec.fsync.min(u64::from(u32::MAX)) as u32,
         fdatasync_every: spec.fdatasync.min(u64::from(u32::MAX)) as u32,
         end_fsync: spec.end_fsync,

@@ -1,8 +1,10 @@
 //! The I/O engine, its queue, how files are opened, and the options of particular engines.
 
 use super::prelude::*;
+use crate::spec::EngineKind;
 
-/// fio's I/O engine names. iolab implements [`IOLAB_ENGINES`]; the others are refused by name.
+/// fio's I/O engine names. iolab has those of [`EngineKind`]; the others are refused by name,
+/// with [`refusal`]'s reason.
 pub const FIO_ENGINES: &[&str] = &[
     "sync",
     "psync",
@@ -63,17 +65,43 @@ pub const FIO_ENGINES: &[&str] = &[
     "external",
 ];
 
-/// The engines iolab has (see the engine crate; kept here as names only so that this crate
-/// does not depend on it).
-pub const IOLAB_ENGINES: &[&str] = &[
-    "null", "sync", "psync", "pvsync2", "libaio", "io_uring", "posixaio", "mmap",
-];
+/// The names of the engines iolab has, in [`EngineKind::ALL`]'s order.
+pub fn iolab_engines() -> impl Iterator<Item = &'static str> + Clone {
+    EngineKind::ALL.into_iter().map(EngineKind::name)
+}
+
+/// Why iolab refuses a fio engine it does not have.
+pub fn refusal(name: &str) -> &'static str {
+    match name {
+        "vsync" | "pvsync" => {
+            "iolab has no readv/writev variant of sync and psync; pvsync2 is vectored"
+        }
+        "io_uring_cmd" | "sg" | "xnvme" | "libzbc" | "libblkio" | "mtd" => {
+            "it sends device commands past the block layer; iolab does block and file I/O"
+        }
+        "net" | "netsplice" | "rdma" | "rbd" | "rados" | "http" | "gfapi" | "gfapi_async"
+        | "libhdfs" | "libiscsi" | "nbd" | "nfs" | "dfs" => {
+            "it needs a network or cluster service that iolab does not drive"
+        }
+        "cpuio" | "e4defrag" | "falloc" | "ftruncate" | "filecreate" | "filestat"
+        | "filedelete" | "dircreate" | "dirstat" | "dirdelete" | "exec" | "page_fault" => {
+            "it measures something other than reads, writes and trims of data"
+        }
+        "solarisaio" | "windowsaio" => "it is for another operating system",
+        "splice" => "it moves data through a pipe with vmsplice, which iolab does not model",
+        "pmemblk" | "dev-dax" | "libpmem" | "libcufile" | "libhipfile" | "ime_psync"
+        | "ime_psyncv" | "ime_aio" => "it needs hardware or a library that iolab does not use",
+        "guasi" | "binject" => "fio itself no longer has it",
+        "cpp_null" | "skeleton_external" | "external" => "iolab does not load engine code",
+        _ => "iolab does not implement it",
+    }
+}
 
 /// What an `ioengine=` value names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineName<'a> {
     /// An engine iolab has.
-    Iolab(&'static str),
+    Iolab(EngineKind),
     /// An engine of fio's that iolab refuses.
     FioOnly(&'a str),
     /// Neither.
@@ -84,10 +112,11 @@ impl EngineName<'_> {
     /// Why the engine cannot be used.
     pub fn message(&self) -> String {
         match self {
-            EngineName::Iolab(n) => format!("engine '{n}' is available"),
+            EngineName::Iolab(k) => format!("engine '{k}' is available"),
             EngineName::FioOnly(n) => format!(
-                "engine '{n}' is not supported by iolab (iolab has: {})",
-                IOLAB_ENGINES.join(", ")
+                "engine '{n}' is not supported by iolab: {} (iolab has: {})",
+                refusal(n),
+                iolab_engines().collect::<Vec<_>>().join(", ")
             ),
             EngineName::Unknown(n) => format!("unknown engine '{}'", super::shown(n)),
         }
@@ -98,8 +127,8 @@ impl EngineName<'_> {
 pub fn engine_by_name(v: &str) -> EngineName<'_> {
     let v = v.trim();
     let name = v.strip_prefix("external:").map(|_| "external").unwrap_or(v);
-    if let Some(n) = IOLAB_ENGINES.iter().find(|n| **n == name) {
-        EngineName::Iolab(n)
+    if let Some(k) = EngineKind::from_name(name) {
+        EngineName::Iolab(k)
     } else if FIO_ENGINES.contains(&name) {
         EngineName::FioOnly(name)
     } else {
@@ -112,11 +141,11 @@ pub fn engine_by_name(v: &str) -> EngineName<'_> {
 pub(super) static OPTIONS: &[OptDef] = &[
     imp!(Engine, "ioengine", [], Engine, Some("psync"), "I/O engine",
         |s, a| match engine_by_name(a.v) {
-            EngineName::Iolab(name) => { s.ioengine = name.to_string(); Ok(()) }
+            EngineName::Iolab(kind) => { s.engine.kind = kind; Ok(()) }
             refused => Err(refused.message()),
         }),
     imp!(Engine, "iodepth", [], Int, Some("1"), "Number of I/Os to keep in flight",
-        |s, a| { s.iodepth = to_u32(a.int()?)?.max(1); Ok(()) }),
+        |s, a| { s.engine.depth = to_u32(a.int()?)?.max(1); Ok(()) }),
     imp!(Engine, "iodepth_batch_submit", ["iodepth_batch"], Int, Some("1"), "Number of I/Os to submit at once",
         |s, a| { s.iodepth_batch_submit = to_u32(a.int()?)?; Ok(()) }),
     imp!(Engine, "iodepth_batch_complete_min", ["iodepth_batch_complete"], Int, Some("1"), "Minimum I/Os to reap at once",
@@ -143,15 +172,23 @@ pub(super) static OPTIONS: &[OptDef] = &[
     imp!(Engine["io_uring", "libaio", "pvsync2"], "nowait", [], Flag, None, "RWF_NOWAIT on reads and writes",
         |s, a| { s.engine.nowait = a.flag()?; Ok(()) }),
     imp!(Engine["io_uring"], "sqthread_poll", [], Flag, None, "Kernel thread polls the submission queue (SQPOLL)",
-        |s, a| { s.engine.sqthread_poll = a.flag()?; Ok(()) }),
+        |s, a| { s.engine.sqpoll = a.flag()?; Ok(()) }),
     imp!(Engine["io_uring"], "sqthread_poll_cpu", [], Int, None, "CPU for the SQPOLL thread",
-        |s, a| { s.engine.sqthread_poll_cpu = Some(to_u32(a.int()?)?); Ok(()) }),
+        |s, a| { s.engine.sqpoll_cpu = Some(to_u32(a.int()?)?); Ok(()) }),
     imp!(Engine["io_uring"], "fixedbufs", [], Flag, None, "Register the I/O buffers (fixed buffers)",
         |s, a| { s.engine.fixedbufs = a.flag()?; Ok(()) }),
     imp!(Engine["io_uring"], "registerfiles", [], Flag, None, "Register the files",
         |s, a| { s.engine.registerfiles = a.flag()?; Ok(()) }),
     imp!(Engine["io_uring"], "nonvectored", [], Int, Some("-1"), "Use non-vectored read/write opcodes",
-        |s, a| { s.engine.nonvectored = a.int()?; Ok(()) }),
+        |s, a| {
+            // fio's -1 (the default) lets the engine choose.
+            s.engine.nonvectored = match a.int()? {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            };
+            Ok(())
+        }),
     imp!(Engine["libaio"], "userspace_reap", [], Flag, None, "Reap completions from the ring in user space",
         |s, a| { s.engine.userspace_reap = a.flag()?; Ok(()) }),
     not!(Engine, "io_submit_mode", [], Str),
@@ -257,23 +294,29 @@ mod tests {
     use crate::options::testing::{applied, spec};
 
     #[test]
-    fn every_iolab_engine_is_a_fio_engine_and_the_grammar_takes_it() {
-        for e in IOLAB_ENGINES {
-            assert!(FIO_ENGINES.contains(e), "{e}");
-            assert_eq!(spec(&[&format!("ioengine={e}")]).ioengine, *e);
+    fn every_engine_kind_is_a_fio_engine_the_grammar_takes() {
+        for k in EngineKind::ALL {
+            assert!(FIO_ENGINES.contains(&k.name()), "{k}");
+            assert_eq!(spec(&[&format!("ioengine={k}")]).engine.kind, k);
         }
     }
 
     #[test]
-    fn fio_engines_iolab_lacks_are_refused_by_name_with_the_reason() {
-        for e in FIO_ENGINES.iter().filter(|e| !IOLAB_ENGINES.contains(e)) {
-            let m = applied(&[&format!("ioengine={e}")])
-                .err()
-                .unwrap_or_default();
-            assert!(
-                m.contains(&format!("'{e}' is not supported by iolab")),
-                "{m}"
-            );
+    fn every_fio_engine_the_grammar_takes_is_an_engine_kind_and_the_rest_say_why_not() {
+        for e in FIO_ENGINES {
+            match engine_by_name(e) {
+                EngineName::Iolab(k) => assert_eq!(k.name(), *e),
+                EngineName::FioOnly(n) => {
+                    assert_eq!(n, *e);
+                    let m = applied(&[&format!("ioengine={e}")])
+                        .err()
+                        .unwrap_or_default();
+                    let why = format!("'{e}' is not supported by iolab: {}", refusal(e));
+                    assert!(m.contains(&why), "{m}");
+                    assert_ne!(refusal(e), refusal("no such engine"), "{e} has no reason");
+                }
+                EngineName::Unknown(_) => panic!("{e} unknown"),
+            }
         }
         assert_eq!(
             engine_by_name("external:/x.so"),
@@ -287,16 +330,18 @@ mod tests {
 
     #[test]
     fn iodepth_is_at_least_one_and_engine_options_apply() {
-        assert_eq!(spec(&["iodepth=0"]).iodepth, 1);
+        assert_eq!(spec(&["iodepth=0"]).engine.depth, 1);
+        assert_eq!(spec(&["iodepth=32"]).engine.depth, 32);
         let s = spec(&[
             "sqthread_poll",
             "sqthread_poll_cpu=2",
             "nonvectored=1",
             "hipri=0",
         ]);
-        assert!(s.engine.sqthread_poll && !s.engine.hipri);
-        assert_eq!(s.engine.sqthread_poll_cpu, Some(2));
-        assert_eq!(s.engine.nonvectored, 1);
+        assert!(s.engine.sqpoll && !s.engine.hipri);
+        assert_eq!(s.engine.sqpoll_cpu, Some(2));
+        assert_eq!(s.engine.nonvectored, Some(true));
+        assert_eq!(spec(&[]).engine.nonvectored, None);
     }
 
     #[test]

@@ -30,7 +30,7 @@ mod time;
 mod verify;
 mod zone;
 
-pub use engine::{engine_by_name, EngineName, FIO_ENGINES, IOLAB_ENGINES};
+pub use engine::{engine_by_name, iolab_engines, refusal, EngineName, FIO_ENGINES};
 pub use help::{cmdhelp, enghelp, markdown, summary};
 
 /// The grammar of an option's value.
