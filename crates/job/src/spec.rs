@@ -12,9 +12,10 @@ use crate::parse::{JobFile, RawJob, RawOption};
 use crate::value::{BsSplit, Distribution, PerDir, RwMode, RwModifier, SizeOrPct};
 
 /// `sync=`: how files are opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SyncMode {
     /// Plain.
+    #[default]
     None,
     /// O_SYNC.
     Sync,
@@ -23,9 +24,10 @@ pub enum SyncMode {
 }
 
 /// `unified_rw_reporting=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UnifiedRw {
     /// Separate read/write/trim figures.
+    #[default]
     None,
     /// One combined figure.
     Mixed,
@@ -34,9 +36,10 @@ pub enum UnifiedRw {
 }
 
 /// `rate_process=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RateProcess {
     /// Evenly spaced.
+    #[default]
     Linear,
     /// Exponential gaps (Poisson arrivals).
     Poisson,
@@ -46,6 +49,27 @@ pub enum RateProcess {
 /// `iodepth` is `depth`, and each engine option its field (one type from job file to engine).
 pub use iolab_engine::{EngineKind, EngineOpts};
 
+/// Declares [`JobSpec`] and its blank (every field at its type's `Default`), so that a field
+/// is one line and no default is written twice: fio's defaults are in the option definitions.
+macro_rules! job_spec {
+    ($(#[$sm:meta])* pub struct JobSpec { $($(#[$m:meta])* pub $f:ident: $t:ty,)* }) => {
+        $(#[$sm])*
+        pub struct JobSpec {
+            $($(#[$m])* pub $f: $t,)*
+        }
+
+        impl JobSpec {
+            /// Every field at its zero: what the option defaults are applied to.
+            fn blank() -> Self {
+                JobSpec {
+                    $($f: Default::default(),)*
+                }
+            }
+        }
+    };
+}
+
+job_spec! {
 /// One job, typed and validated. Times are [`Duration`]s, sizes bytes (or percentages where
 /// fio allows them), per-direction values [`PerDir`]s.
 #[derive(Debug, Clone, PartialEq)]
@@ -145,6 +169,7 @@ pub struct JobSpec {
     pub disk_util: bool,
     pub cpus_allowed: Option<String>,
 }
+}
 
 impl JobSpec {
     /// A job with fio's defaults, called `name`, defined at `loc`.
@@ -156,97 +181,12 @@ impl JobSpec {
         }
     }
 
-    /// Every field at its zero: what the option defaults are applied to. No fio default lives
-    /// here; each is in its option's definition.
-    fn blank() -> Self {
-        JobSpec {
-            name: String::new(),
-            loc: Loc::default(),
-            description: None,
-            wait_for: None,
-            stonewall: false,
-            new_group: false,
-            group_reporting: false,
-            numjobs: 0,
-            thread: false,
-            exitall: false,
-            continue_on_error: "",
-            kb_base: 1024,
-            unit_base: 0,
-            filename: Vec::new(),
-            directory: None,
-            filename_format: String::new(),
-            nrfiles: 0,
-            filesize: None,
-            size: None,
-            io_size: None,
-            offset: SizeOrPct::Bytes(0),
-            offset_increment: SizeOrPct::Bytes(0),
-            create_on_open: false,
-            fallocate: "",
-            pre_read: false,
-            unlink: false,
-            invalidate: false,
-            allow_mounted_write: false,
-            rw: RwMode::Read,
-            rw_modifier: None,
-            rwmixread: 0,
-            bs: PerDir::default(),
-            bsrange: None,
-            bssplit: PerDir::default(),
-            ba: None,
-            number_ios: 0,
-            loops: 0,
-            iodepth_batch_submit: 0,
-            iodepth_batch_complete_min: 0,
-            iodepth_batch_complete_max: 0,
-            iodepth_low: 0,
-            direct: false,
-            sync: SyncMode::None,
-            fsync: 0,
-            fdatasync: 0,
-            end_fsync: false,
-            fsync_on_close: false,
-            engine: EngineOpts::new(EngineKind::Null, 1),
-            runtime: None,
-            time_based: false,
-            ramp_time: Duration::ZERO,
-            startdelay: Duration::ZERO,
-            thinktime: Duration::ZERO,
-            thinktime_spin: Duration::ZERO,
-            thinktime_blocks: 0,
-            randrepeat: false,
-            randseed: 0,
-            allrandrepeat: false,
-            norandommap: false,
-            random_generator: "",
-            random_distribution: Distribution::Random,
-            percentage_random: PerDir::default(),
-            rate: PerDir::default(),
-            rate_min: PerDir::default(),
-            rate_iops: PerDir::default(),
-            rate_iops_min: PerDir::default(),
-            rate_process: RateProcess::Linear,
-            zero_buffers: false,
-            refill_buffers: false,
-            scramble_buffers: false,
-            buffer_compress_percentage: None,
-            buffer_pattern: None,
-            dedupe_percentage: None,
-            percentile_list: Vec::new(),
-            clat_percentiles: false,
-            lat_percentiles: false,
-            slat_percentiles: false,
-            unified_rw_reporting: UnifiedRw::None,
-            disk_util: false,
-            cpus_allowed: None,
-        }
-    }
-
     /// [`JobSpec::blank`] with every option's default applied through its definition.
     fn with_defaults() -> Self {
         let mut s = JobSpec::blank();
-        for o in options::all() {
+        // kb_base first, as fio sorts it: the sizes after it are read in its unit.
+        let kb_base = options::all().filter(|o| o.name == "kb_base");
+        for o in kb_base.chain(options::all().filter(|o| o.name != "kb_base")) {
             if let (Some(apply), Some(d)) = (o.apply, o.default) {
                 // A default that does not apply is a bug in the table; a test catches it.
                 let arg = Arg::new(o, Some(d), s.kb_base);

@@ -60,7 +60,7 @@ impl<T: Clone> PerDir<T> {
     }
 }
 
-/// A size that may be given as a percentage (`size=50%`).
+/// A size that may be given as a percentage (`size=50%`); the default is zero bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeOrPct {
     /// Bytes.
@@ -69,6 +69,12 @@ pub enum SizeOrPct {
     Percent(f64),
     /// Zones of a zoned block device (`1z`); parsed, refused when the job is resolved.
     Zones(u64),
+}
+
+impl Default for SizeOrPct {
+    fn default() -> Self {
+        SizeOrPct::Bytes(0)
+    }
 }
 
 fn split_number(s: &str) -> Option<(&str, &str)> {
@@ -454,9 +460,10 @@ pub fn parse_bssplit(s: &str, kb_base: u64) -> Result<(BsSplitDirs, Vec<String>)
 }
 
 /// The I/O pattern of `rw=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RwMode {
     /// `read`
+    #[default]
     Read,
     /// `write`
     Write,
@@ -594,9 +601,10 @@ pub struct Zone {
 }
 
 /// `random_distribution=`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Distribution {
     /// Uniform (default).
+    #[default]
     Random,
     /// Zipf with exponent θ.
     Zipf(f64),

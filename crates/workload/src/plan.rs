@@ -2,7 +2,10 @@
 //! runner (crate `bench`) turns the engine choice into an engine; nothing here does I/O.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use iolab_job::JobSpec;
 
 use crate::gen::Pattern;
 
@@ -95,4 +98,7 @@ pub struct JobPlan {
     pub percentiles: Vec<f64>,
     /// fio's `job options` as written, for the JSON report.
     pub options: Vec<(String, String)>,
+    /// The job's options as resolved, shared by its numjobs clones: the fields above are what
+    /// planning derives; an option that needs no planning is read from here, not copied.
+    pub spec: Arc<JobSpec>,
 }

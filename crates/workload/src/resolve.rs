@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use iolab_job::spec::RateProcess;
 use iolab_job::value::{Distribution, PerDir, RwMode, RwModifier, SizeOrPct, Zone as JZone};
@@ -60,8 +61,9 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
                 ));
             }
         }
+        let shared = Arc::new(spec.clone());
         for clone in 0..spec.numjobs.max(1) {
-            out.push(plan_one(spec, clone, group, out.len() as u64, env)?);
+            out.push(plan_one(&shared, clone, group, out.len() as u64, env)?);
         }
     }
     Ok(out)
@@ -188,7 +190,7 @@ fn arr(p: &PerDir<u64>) -> [u64; 3] {
 }
 
 fn plan_one(
-    spec: &JobSpec,
+    spec: &Arc<JobSpec>,
     clone: u32,
     group: u32,
     index: u64,
@@ -355,6 +357,7 @@ fn plan_one(
             .unwrap_or_default(),
         percentiles: spec.percentile_list.clone(),
         options: Vec::new(),
+        spec: Arc::clone(spec),
     })
 }
 
