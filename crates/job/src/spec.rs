@@ -45,6 +45,22 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// `fadvise_hint=`: the access pattern announced to the kernel when a file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fadvise {
+    /// `0`: none.
+    #[default]
+    None,
+    /// `1`: random or sequential, after the job's `rw`.
+    Pattern,
+    /// `random`: no read-ahead.
+    Random,
+    /// `sequential`: more read-ahead.
+    Sequential,
+    /// `noreuse`: the data is used once.
+    NoReuse,
+}
+
 /// The engine and its options, as the engine crate takes them: `ioengine` is `kind`,
 /// `iodepth` is `depth`, and each engine option its field (one type from job file to engine).
 pub use iolab_engine::{EngineKind, EngineOpts};
@@ -107,6 +123,7 @@ pub struct JobSpec {
     pub unlink: bool,
     pub invalidate: bool,
     pub allow_mounted_write: bool,
+    pub fadvise_hint: Fadvise,
     pub rw: RwMode,
     pub rw_modifier: Option<RwModifier>,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).

@@ -46,6 +46,17 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.unlink = a.flag()?; Ok(()) }),
     imp!(File, "invalidate", [], Bool, Some("1"), "Drop the page cache of the files before the run",
         |s, a| { s.invalidate = a.flag()?; Ok(()) }),
+    imp!(File, "fadvise_hint", [], Choice(&["0", "1", "random", "sequential", "noreuse"]), Some("1"), "Advise the kernel of the access pattern (posix_fadvise): 1 follows rw, 0 none",
+        |s, a| {
+            s.fadvise_hint = match a.choice()? {
+                "0" => Fadvise::None,
+                "random" => Fadvise::Random,
+                "sequential" => Fadvise::Sequential,
+                "noreuse" => Fadvise::NoReuse,
+                _ => Fadvise::Pattern,
+            };
+            Ok(())
+        }),
     imp!(File, "allow_mounted_write", [], Bool, Some("0"), "Allow writes to a mounted block device",
         |s, a| { s.allow_mounted_write = a.flag()?; Ok(()) }),
     not!(File, "lockfile", [], Str),
@@ -56,7 +67,6 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(File, "offset_align", [], Int),
     not!(File, "file_service_type", [], Str),
     not!(File, "openfiles", [], Int),
-    not!(File, "fadvise_hint", [], Str),
     not!(File, "overwrite", [], Bool),
     not!(File, "ioscheduler", [], Str),
     not!(File, "write_hint", [], Str),
@@ -86,6 +96,19 @@ mod tests {
         assert_eq!(spec(&["offset=1m"]).offset, SizeOrPct::Bytes(1 << 20));
         assert_eq!(spec(&["filesize=1k-2k"]).filesize, Some((1024, 2048)));
         assert!(applied(&["size=2z"]).is_err());
+    }
+
+    #[test]
+    fn fadvise_hint_follows_the_pattern_unless_told() {
+        use crate::spec::Fadvise;
+        assert_eq!(spec(&[]).fadvise_hint, Fadvise::Pattern);
+        assert_eq!(spec(&["fadvise_hint=0"]).fadvise_hint, Fadvise::None);
+        assert_eq!(spec(&["fadvise_hint=random"]).fadvise_hint, Fadvise::Random);
+        assert_eq!(
+            spec(&["fadvise_hint=noreuse"]).fadvise_hint,
+            Fadvise::NoReuse
+        );
+        assert!(applied(&["fadvise_hint=willneed"]).is_err());
     }
 
     #[test]
