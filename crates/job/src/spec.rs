@@ -506,4 +506,17 @@ mod tests {
         assert_ne!(JobSpec::blank(), d);
         assert_eq!(JobSpec::new("a", Loc::default()).bs, d.bs);
     }
+
+    #[test]
+    fn every_option_iolab_lacks_is_refused_by_name() {
+        for o in options::all().filter(|o| !o.implemented()) {
+            let e = resolve(&format!("[a]\n{}=1\n", o.name)).err();
+            assert_eq!(
+                e.map(|e| e.kind),
+                Some(ErrorKind::Unsupported),
+                "{}",
+                o.name
+            );
+        }
+    }
 }
