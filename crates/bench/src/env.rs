@@ -65,14 +65,6 @@ pub fn status_line(top: &TopLevel) -> StatusLine {
 mod tests {
     use super::*;
 
-    /// The job crate keeps the engine names as plain strings (it does not depend on the engine
-    /// crate); this crate sees both, so it holds them equal.
-    #[test]
-    fn the_option_table_names_exactly_the_engines_there_are() {
-        let kinds: Vec<&str> = iolab_engine::EngineKind::ALL.map(|k| k.name()).to_vec();
-        assert_eq!(iolab_job::options::IOLAB_ENGINES, kinds.as_slice());
-    }
-
     #[test]
     fn sizes_come_from_the_file_and_absent_files_have_none() {
         let dir = std::env::temp_dir().join(format!("iolab-env-{}", std::process::id()));

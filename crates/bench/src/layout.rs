@@ -86,7 +86,7 @@ fn pre_read(plan: &JobPlan, path: &Path, stop: &AtomicBool) -> Result<(), BenchE
 
 /// False for engines that touch no files (null): nothing to lay out.
 fn diskless_ok(plan: &JobPlan) -> bool {
-    iolab_engine::EngineKind::from_name(&plan.engine.name).is_none_or(|k| k.needs_files())
+    plan.engine.kind.needs_files()
 }
 
 fn lay_out(

@@ -7,30 +7,29 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-use iolab_engine::{sys, Buf, Engine, EngineKind, EngineOpts, FileId};
+use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
+use iolab_job::spec::Fadvise;
+use iolab_job::JobSpec;
 use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::{mem, BenchError};
 
-fn engine_opts(plan: &JobPlan) -> Result<EngineOpts, BenchError> {
-    let e = &plan.engine;
-    let kind = EngineKind::from_name(&e.name).ok_or_else(|| {
-        BenchError::Refused(format!(
-            "{}: ioengine '{}' is not available in iolab",
-            plan.name, e.name
-        ))
-    })?;
-    let mut o = EngineOpts::new(kind, plan.iodepth.max(1));
-    o.hipri = e.hipri;
-    o.nowait = e.nowait;
-    o.sqpoll = e.sqthread_poll;
-    o.sqpoll_cpu = e.sqthread_poll_cpu;
-    o.fixedbufs = e.fixedbufs;
-    o.registerfiles = e.registerfiles;
-    o.nonvectored = e.nonvectored;
-    o.userspace_reap = e.userspace_reap;
+fn engine_opts(plan: &JobPlan) -> EngineOpts {
+    let mut o = plan.engine.clone();
     o.max_files = (plan.files.len() as u32).max(1);
-    Ok(o)
+    o
+}
+
+/// fio's `fadvise_hint` as `posix_fadvise` advice; its default (`1`) follows `rw`. Without it
+/// buffered random reads get the kernel's read-ahead and report far more than the device does.
+fn fadvice(spec: &JobSpec) -> Option<libc::c_int> {
+    match spec.fadvise_hint {
+        Fadvise::None => None,
+        Fadvise::Pattern if spec.rw.is_random() => Some(libc::POSIX_FADV_RANDOM),
+        Fadvise::Pattern | Fadvise::Sequential => Some(libc::POSIX_FADV_SEQUENTIAL),
+        Fadvise::Random => Some(libc::POSIX_FADV_RANDOM),
+        Fadvise::NoReuse => Some(libc::POSIX_FADV_NOREUSE),
+    }
 }
 
 fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
@@ -63,7 +62,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         sys::set_thread_affinity(&plan.cpus_allowed)
             .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;
     }
-    let opts = engine_opts(plan)?;
+    let opts = engine_opts(plan);
     let memory = mem::total();
     mem::check(
         plan,
@@ -94,6 +93,10 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
             // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
             let _ = sys::drop_cache(file.as_raw_fd());
         }
+        if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
+            // Advisory, as in fio (which warns once): the job runs without it.
+            let _ = sys::fadvise(file.as_raw_fd(), advice);
+        }
         ids.push(
             eng.add_file(file, &f.path)
                 .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
@@ -111,7 +114,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     let depth = if eng.caps().sync_only {
         1
     } else {
-        plan.iodepth.max(1)
+        plan.engine.depth.max(1)
     };
     mem::check(
         plan,
@@ -166,5 +169,43 @@ pub(crate) fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
             let zero = s.len() * f.compress_percentage.min(100) as usize / 100;
             s[..zero].fill(0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(rw: &str, hint: Option<&str>) -> JobSpec {
+        let hint = hint
+            .map(|h| format!("fadvise_hint={h}\n"))
+            .unwrap_or_default();
+        let text = format!("[j]\nrw={rw}\n{hint}");
+        let mut jobs = iolab_job::parse_str(&text, "t.fio")
+            .and_then(|f| f.resolve())
+            .map(|r| r.jobs)
+            .unwrap_or_default();
+        jobs.pop().unwrap_or_default()
+    }
+
+    #[test]
+    fn fadvise_hint_1_follows_rw_as_fio_does() {
+        assert_eq!(
+            fadvice(&spec("randread", None)),
+            Some(libc::POSIX_FADV_RANDOM)
+        );
+        assert_eq!(
+            fadvice(&spec("randrw", None)),
+            Some(libc::POSIX_FADV_RANDOM)
+        );
+        assert_eq!(
+            fadvice(&spec("read", None)),
+            Some(libc::POSIX_FADV_SEQUENTIAL)
+        );
+        assert_eq!(fadvice(&spec("randread", Some("0"))), None);
+        let seq = spec("randread", Some("sequential"));
+        assert_eq!(fadvice(&seq), Some(libc::POSIX_FADV_SEQUENTIAL));
+        let once = spec("read", Some("noreuse"));
+        assert_eq!(fadvice(&once), Some(libc::POSIX_FADV_NOREUSE));
     }
 }

@@ -276,3 +276,47 @@ fn dedupe_percentage_repeats_that_share_of_blocks() {
     let top = counts.values().max().copied().unwrap_or(0) as f64 / 2048.0;
     assert!((0.45..0.55).contains(&top), "repeated block share {top}");
 }
+
+/// Cached pages of `path` after one 4 KiB sequential read run with `hint` (cache dropped first
+/// by invalidate=1), or None where the page cache cannot be dropped.
+fn cached_after_one_read(dir: &Path, hint: &str) -> Option<usize> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join("f");
+    let len = 16u64 << 20;
+    if !path.exists() {
+        // Written and synced here, so that invalidate=1 can drop every page.
+        fs::write(&path, vec![5u8; len as usize]).expect("write");
+        fs::File::open(&path)
+            .and_then(|f| f.sync_all())
+            .expect("sync");
+    }
+    let job = format!(
+        "[f]\nioengine=psync\nfilename={}\nsize=16m\nbs=4k\nrw=read\nnumber_ios=1\n{hint}\n",
+        path.display()
+    );
+    let out = run(&plans(&job), &AtomicBool::new(false)).expect("run");
+    assert_eq!(out.jobs[0].stats.dir(Dir::Read).total_ios, 1);
+    let f = fs::File::open(&path).expect("open");
+    let n = iolab_engine::sys::cached_pages(f.as_raw_fd(), len).expect("mincore");
+    let _ = iolab_engine::sys::drop_cache(f.as_raw_fd());
+    (iolab_engine::sys::cached_pages(f.as_raw_fd(), len).ok() == Some(0)).then_some(n)
+}
+
+#[test]
+fn fadvise_hint_reaches_the_kernel() {
+    let d = scratch("fadvise");
+    let (Some(random), Some(sequential)) = (
+        cached_after_one_read(&d, "fadvise_hint=random"),
+        cached_after_one_read(&d, ""),
+    ) else {
+        eprintln!("skipped: the page cache of the test file cannot be dropped here");
+        return;
+    };
+    // FADV_RANDOM: the page read (or its folio), no read-ahead; fio's default for rw=read is
+    // FADV_SEQUENTIAL, whose read-ahead brings in more.
+    assert!(
+        random <= 16,
+        "fadvise_hint=random still read ahead: {random} pages"
+    );
+    assert!(sequential > random, "{sequential} vs {random} pages");
+}

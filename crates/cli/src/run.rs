@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use iolab_bench::{stop_on_signals, RunOutcome};
-use iolab_engine::EngineKind;
 use iolab_job::{options, parse_cmdline, Invocation, JobSpec, OutputFormat, TopLevel};
 use iolab_report::run::{output_order, preamble, run_report, write_formats, Measured, FIO_VERSION};
 use iolab_stats::JobStats;
@@ -106,7 +105,9 @@ fn help_text(called: Called) -> String {
     s.push_str(&format!(
         "\nAccepted, without effect: {TOP_INERT}.\nRefused by name: {TOP_REFUSED}.\n\n\
          Job options (--name=NAME --rw=randread --bs=4k ...) are fio's; --cmdhelp lists them, \
-         --cmdhelp=OPTION\ndescribes one. Job files are fio's; '-' reads one from standard input.\n"
+         --cmdhelp=OPTION\ndescribes one. Job files are fio's; '-' reads one from standard input.\n\n\
+         Job options iolab implements, by category:\n{}",
+        options::summary()
     ));
     s
 }
@@ -175,7 +176,7 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
     } else if let Some(which) = &top.cmdhelp {
         options::cmdhelp(which.as_deref())?
     } else if let Some(which) = &top.enghelp {
-        enghelp(which.as_deref())?
+        options::enghelp(which.as_deref())?
     } else {
         return Ok(None);
     };
@@ -335,43 +336,6 @@ fn final_report(
 /// match `BrokenPipe` before they come here.
 fn write_error(e: io::Error) -> String {
     format!("writing the results: {e}")
-}
-
-/// fio's --enghelp: the engines, or one engine's options (`--enghelp=io_uring[,option]`).
-fn enghelp(which: Option<&str>) -> Result<String, String> {
-    let Some(which) = which.filter(|w| !w.is_empty()) else {
-        let names = EngineKind::ALL.iter().map(|k| format!("\t{k}\n"));
-        return Ok(std::iter::once("Available IO engines:\n".to_string())
-            .chain(names)
-            .collect());
-    };
-    let (engine, only) = match which.split_once(',') {
-        Some((e, o)) => (e, Some(o)),
-        None => (which, None),
-    };
-    let kind = EngineKind::from_name(engine).ok_or_else(|| {
-        let all: Vec<&str> = EngineKind::ALL.iter().map(|k| k.name()).collect();
-        format!(
-            "--enghelp: no engine '{engine}' (iolab has: {})",
-            all.join(", ")
-        )
-    })?;
-    let mut s = String::new();
-    for name in kind
-        .options()
-        .iter()
-        .filter(|n| only.is_none_or(|o| o == **n))
-    {
-        let help = options::find(name).map(|d| d.help).unwrap_or("");
-        s.push_str(&format!("{name:<24}: {help}\n"));
-    }
-    if s.is_empty() {
-        s = match only {
-            Some(o) => return Err(format!("--enghelp: engine {engine} has no option '{o}'")),
-            None => format!("engine {engine} has no engine-specific options\n"),
-        };
-    }
-    Ok(s)
 }
 
 #[cfg(test)]

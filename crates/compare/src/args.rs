@@ -1,7 +1,7 @@
 //! What compare accepts on its command line beyond its own options: depths, and which of fio's
 //! options may shape the workload (compare sets the engine, the job count and the job itself).
 
-use iolab_job::options::{find, OptDef, OPTIONS};
+use iolab_job::options::{all, find, OptDef};
 
 /// `--iodepth=1,16,64`: the depths to compare, each 1 or more.
 pub fn depths(list: &str) -> Result<Vec<u32>, String> {
@@ -25,9 +25,8 @@ pub fn fio_option(name: &str, own: &[&str]) -> Result<&'static OptDef, String> {
         None => match iolab_job::parse::find_prefix(name) {
             Ok(def) => def,
             Err(e) if e.kind == iolab_job::ErrorKind::UnknownOption => {
-                let fio = OPTIONS
-                    .iter()
-                    .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
+                let fio =
+                    all().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
                 return Err(
                     match iolab_job::closest(name, own.iter().copied().chain(fio)) {
                         Some(s) => format!("unknown option '--{name}'; did you mean '--{s}'?"),

@@ -142,9 +142,8 @@ fn run_one(
     let sync = caps.as_ref().is_some_and(|c| c.sync_only);
     let (d, jobs) = if sync { (1, depth) } else { (depth, 1) };
     let mut spec = o.base.clone();
-    spec.ioengine = v.opts.kind.name().to_string();
-    spec.engine = v.job_opts();
-    spec.iodepth = d;
+    spec.engine = v.opts.clone();
+    spec.engine.depth = d;
     spec.iodepth_low = d;
     spec.numjobs = jobs;
     spec.group_reporting = true;

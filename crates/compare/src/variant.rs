@@ -70,21 +70,6 @@ impl Variant {
         o.depth = depth.max(1);
         iolab_engine::open(&o).ok().map(|e| e.caps().clone())
     }
-
-    /// The job spec's engine options for this variant.
-    pub fn job_opts(&self) -> iolab_job::spec::EngineOpts {
-        let o = &self.opts;
-        iolab_job::spec::EngineOpts {
-            hipri: o.hipri,
-            nowait: o.nowait,
-            sqthread_poll: o.sqpoll,
-            sqthread_poll_cpu: o.sqpoll_cpu,
-            fixedbufs: o.fixedbufs,
-            registerfiles: o.registerfiles,
-            nonvectored: -1,
-            userspace_reap: o.userspace_reap,
-        }
-    }
 }
 
 /// `--engines=LIST`: the variants, or the name that is not one (with the closest that is).

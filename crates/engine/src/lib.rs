@@ -464,6 +464,13 @@ pub struct EngineOpts {
     pub max_files: u32,
 }
 
+/// The `null` engine at depth 1: a configuration that touches nothing.
+impl Default for EngineOpts {
+    fn default() -> EngineOpts {
+        EngineOpts::new(EngineKind::Null, 1)
+    }
+}
+
 impl EngineOpts {
     /// Options for `kind` at `depth`, everything else as fio's defaults.
     pub fn new(kind: EngineKind, depth: u32) -> EngineOpts {

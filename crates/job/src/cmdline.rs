@@ -483,7 +483,7 @@ mod tests {
         let r = file.resolve().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r.jobs[0].bs.read, 8192);
         assert_eq!(r.jobs[1].bs.read, 8192);
-        assert_eq!(r.jobs[1].iodepth, 4);
+        assert_eq!(r.jobs[1].engine.depth, 4);
         assert_eq!(r.jobs[0].rw, crate::value::RwMode::Read);
     }
 
@@ -630,7 +630,7 @@ mod tests {
         assert_eq!(r.jobs.len(), 2);
         assert_eq!(r.jobs[0].name, "c");
         assert_eq!(r.jobs[1].name, "f");
-        assert_eq!(r.jobs[1].iodepth, 3);
+        assert_eq!(r.jobs[1].engine.depth, 3);
         assert!(r.jobs[1].stonewall); // a job file is its own group
     }
 }

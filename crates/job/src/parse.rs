@@ -450,7 +450,7 @@ pub fn parse_option(text: &str, loc: &Loc, prefix: bool) -> Result<RawOption, Jo
 pub fn find_prefix(name: &str) -> Result<&'static OptDef, JobError> {
     let mut hits: Vec<&'static OptDef> = Vec::new();
     let mut spelled: Vec<&str> = Vec::new();
-    for o in options::OPTIONS {
+    for o in options::all() {
         for n in std::iter::once(o.name).chain(o.aliases.iter().copied()) {
             if !name.is_empty() && n.starts_with(name) {
                 spelled.push(n);

@@ -3,17 +3,19 @@
 //! makes the clones (each clone differs only in its index, which feeds `offset_increment`,
 //! file names and seeds — all decisions of the workload layer).
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use crate::error::{ErrorKind, JobError, Loc, Warning};
-use crate::options::{self, Kind};
+use crate::options::{self, Arg, EngineName, Kind};
 use crate::parse::{JobFile, RawJob, RawOption};
-use crate::value::{self, BsSplit, Distribution, PerDir, RwMode, RwModifier, SizeOrPct, TimeUnit};
+use crate::value::{BsSplit, Distribution, PerDir, RwMode, RwModifier, SizeOrPct};
 
 /// `sync=`: how files are opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SyncMode {
     /// Plain.
+    #[default]
     None,
     /// O_SYNC.
     Sync,
@@ -22,9 +24,10 @@ pub enum SyncMode {
 }
 
 /// `unified_rw_reporting=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UnifiedRw {
     /// Separate read/write/trim figures.
+    #[default]
     None,
     /// One combined figure.
     Mixed,
@@ -33,35 +36,56 @@ pub enum UnifiedRw {
 }
 
 /// `rate_process=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RateProcess {
     /// Evenly spaced.
+    #[default]
     Linear,
     /// Exponential gaps (Poisson arrivals).
     Poisson,
 }
 
-/// Engine options iolab implements.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EngineOpts {
-    /// `hipri`: polled completions.
-    pub hipri: bool,
-    /// `nowait`: RWF_NOWAIT.
-    pub nowait: bool,
-    /// `sqthread_poll`: SQPOLL.
-    pub sqthread_poll: bool,
-    /// `sqthread_poll_cpu`.
-    pub sqthread_poll_cpu: Option<u32>,
-    /// `fixedbufs`.
-    pub fixedbufs: bool,
-    /// `registerfiles`.
-    pub registerfiles: bool,
-    /// `nonvectored`: -1 = engine decides, 0 = vectored, 1 = non-vectored.
-    pub nonvectored: i64,
-    /// `userspace_reap` (libaio).
-    pub userspace_reap: bool,
+/// `fadvise_hint=`: the access pattern announced to the kernel when a file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fadvise {
+    /// `0`: none.
+    #[default]
+    None,
+    /// `1`: random or sequential, after the job's `rw`.
+    Pattern,
+    /// `random`: no read-ahead.
+    Random,
+    /// `sequential`: more read-ahead.
+    Sequential,
+    /// `noreuse`: the data is used once.
+    NoReuse,
 }
 
+/// The engine and its options, as the engine crate takes them: `ioengine` is `kind`,
+/// `iodepth` is `depth`, and each engine option its field (one type from job file to engine).
+pub use iolab_engine::{EngineKind, EngineOpts};
+
+/// Declares [`JobSpec`] and its blank (every field at its type's `Default`), so that a field
+/// is one line and no default is written twice: fio's defaults are in the option definitions.
+macro_rules! job_spec {
+    ($(#[$sm:meta])* pub struct JobSpec { $($(#[$m:meta])* pub $f:ident: $t:ty,)* }) => {
+        $(#[$sm])*
+        pub struct JobSpec {
+            $($(#[$m])* pub $f: $t,)*
+        }
+
+        impl JobSpec {
+            /// Every field at its zero: what the option defaults are applied to.
+            fn blank() -> Self {
+                JobSpec {
+                    $($f: Default::default(),)*
+                }
+            }
+        }
+    };
+}
+
+job_spec! {
 /// One job, typed and validated. Times are [`Duration`]s, sizes bytes (or percentages where
 /// fio allows them), per-direction values [`PerDir`]s.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +123,7 @@ pub struct JobSpec {
     pub unlink: bool,
     pub invalidate: bool,
     pub allow_mounted_write: bool,
+    pub fadvise_hint: Fadvise,
     pub rw: RwMode,
     pub rw_modifier: Option<RwModifier>,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).
@@ -111,8 +136,6 @@ pub struct JobSpec {
     pub ba: Option<PerDir<u64>>,
     pub number_ios: u64,
     pub loops: u32,
-    pub ioengine: String,
-    pub iodepth: u32,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     /// Defaults to `iodepth`.
@@ -125,6 +148,7 @@ pub struct JobSpec {
     pub fdatasync: u64,
     pub end_fsync: bool,
     pub fsync_on_close: bool,
+    /// `ioengine` (`kind`), `iodepth` (`depth`) and the engine options.
     pub engine: EngineOpts,
     /// None = no time limit.
     pub runtime: Option<Duration>,
@@ -162,100 +186,39 @@ pub struct JobSpec {
     pub disk_util: bool,
     pub cpus_allowed: Option<String>,
 }
+}
 
 impl JobSpec {
-    /// A job with fio's defaults.
+    /// A job with fio's defaults, called `name`, defined at `loc`.
     pub fn new(name: &str, loc: Loc) -> Self {
         JobSpec {
             name: name.to_string(),
             loc,
-            description: None,
-            wait_for: None,
-            stonewall: false,
-            new_group: false,
-            group_reporting: false,
-            numjobs: 1,
-            thread: false,
-            exitall: false,
-            continue_on_error: "none",
-            kb_base: 1024,
-            unit_base: 0,
-            filename: Vec::new(),
-            directory: None,
-            filename_format: "$jobname.$jobnum.$filenum".into(),
-            nrfiles: 1,
-            filesize: None,
-            size: None,
-            io_size: None,
-            offset: SizeOrPct::Bytes(0),
-            offset_increment: SizeOrPct::Bytes(0),
-            create_on_open: false,
-            fallocate: "native",
-            pre_read: false,
-            unlink: false,
-            invalidate: true,
-            allow_mounted_write: false,
-            rw: RwMode::Read,
-            rw_modifier: None,
-            rwmixread: 50,
-            bs: PerDir::all(4096),
-            bsrange: None,
-            bssplit: PerDir::default(),
-            ba: None,
-            number_ios: 0,
-            loops: 1,
-            ioengine: "psync".into(),
-            iodepth: 1,
-            iodepth_batch_submit: 1,
-            iodepth_batch_complete_min: 1,
-            iodepth_batch_complete_max: 0,
-            iodepth_low: 0,
-            direct: false,
-            sync: SyncMode::None,
-            fsync: 0,
-            fdatasync: 0,
-            end_fsync: false,
-            fsync_on_close: false,
-            engine: EngineOpts {
-                nonvectored: -1,
-                ..EngineOpts::default()
-            },
-            runtime: None,
-            time_based: false,
-            ramp_time: Duration::ZERO,
-            startdelay: Duration::ZERO,
-            thinktime: Duration::ZERO,
-            thinktime_spin: Duration::ZERO,
-            thinktime_blocks: 1,
-            randrepeat: true,
-            randseed: 0x89,
-            allrandrepeat: false,
-            norandommap: false,
-            random_generator: "tausworthe",
-            random_distribution: Distribution::Random,
-            percentage_random: PerDir::all(100),
-            rate: PerDir::default(),
-            rate_min: PerDir::default(),
-            rate_iops: PerDir::default(),
-            rate_iops_min: PerDir::default(),
-            rate_process: RateProcess::Linear,
-            zero_buffers: false,
-            refill_buffers: false,
-            scramble_buffers: true,
-            buffer_compress_percentage: None,
-            buffer_pattern: None,
-            dedupe_percentage: None,
-            percentile_list: vec![
-                1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5,
-                99.9, 99.95, 99.99,
-            ],
-            clat_percentiles: true,
-            lat_percentiles: false,
-            slat_percentiles: false,
-            unified_rw_reporting: UnifiedRw::None,
-            disk_util: true,
-            cpus_allowed: None,
+            ..JobSpec::default()
         }
+    }
+
+    /// [`JobSpec::blank`] with every option's default applied through its definition.
+    fn with_defaults() -> Self {
+        let mut s = JobSpec::blank();
+        // kb_base first, as fio sorts it: the sizes after it are read in its unit.
+        let kb_base = options::all().filter(|o| o.name == "kb_base");
+        for o in kb_base.chain(options::all().filter(|o| o.name != "kb_base")) {
+            if let (Some(apply), Some(d)) = (o.apply, o.default) {
+                // A default that does not apply is a bug in the table; a test catches it.
+                let arg = Arg::new(o, Some(d), s.kb_base);
+                let _ = apply(&mut s, &arg);
+            }
+        }
+        s
+    }
+}
+
+impl Default for JobSpec {
+    /// fio's defaults: every option's default applied, made once and cloned.
+    fn default() -> Self {
+        static DEFAULT: LazyLock<JobSpec> = LazyLock::new(JobSpec::with_defaults);
+        DEFAULT.clone()
     }
 }
 
@@ -295,26 +258,11 @@ fn err(o: &RawOption, kind: ErrorKind, msg: impl Into<String>) -> JobError {
     JobError::new(kind, msg).at(&o.loc).option(&o.spelled)
 }
 
-fn check_engine(o: &RawOption) -> Result<String, JobError> {
-    let v = o.value.as_deref().unwrap_or("").trim();
-    let name = v.strip_prefix("external:").map(|_| "external").unwrap_or(v);
-    if options::IOLAB_ENGINES.contains(&name) {
-        Ok(name.to_string())
-    } else if options::FIO_ENGINES.contains(&name) {
-        Err(err(
-            o,
-            ErrorKind::UnsupportedEngine,
-            format!(
-                "engine '{name}' is not supported by iolab (iolab has: {})",
-                options::IOLAB_ENGINES.join(", ")
-            ),
-        ))
-    } else {
-        Err(err(
-            o,
-            ErrorKind::InvalidValue,
-            format!("unknown engine '{name}'"),
-        ))
+fn check_engine(o: &RawOption) -> Result<(), JobError> {
+    match options::engine_by_name(o.value.as_deref().unwrap_or("")) {
+        EngineName::Iolab(_) => Ok(()),
+        n @ EngineName::FioOnly(_) => Err(err(o, ErrorKind::UnsupportedEngine, n.message())),
+        n @ EngineName::Unknown(_) => Err(err(o, ErrorKind::InvalidValue, n.message())),
     }
 }
 
@@ -322,9 +270,9 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     let mut spec = JobSpec::new(&raw.name, raw.loc.clone());
     // Engine first: "engine rbd is not supported" says more than its options would.
     for o in raw.options().filter(|o| o.def.name == "ioengine") {
-        spec.ioengine = check_engine(o)?;
+        check_engine(o)?;
     }
-    if let Some(o) = raw.options().find(|o| !o.def.implemented) {
+    if let Some(o) = raw.options().find(|o| !o.def.implemented()) {
         // The error names the option as spelled; say the canonical name only if it differs.
         let msg = if o.spelled == o.def.name {
             "not supported by iolab".to_string()
@@ -333,12 +281,9 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
         };
         return Err(err(o, ErrorKind::Unsupported, msg));
     }
+    // fio sorts kb_base first: the job's final kb_base applies to all its sizes.
     for o in raw.options().filter(|o| o.def.name == "kb_base") {
-        spec.kb_base = if o.value.as_deref() == Some("1000") {
-            1000
-        } else {
-            1024
-        };
+        apply(&mut spec, o).map_err(|m| err(o, ErrorKind::InvalidValue, m))?;
     }
     let mut runtime_set = false;
     for o in raw.options() {
@@ -352,8 +297,8 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     if spec.iodepth_batch_complete_max == 0 {
         spec.iodepth_batch_complete_max = spec.iodepth_batch_complete_min.max(1);
     }
-    if spec.iodepth_low == 0 || spec.iodepth_low > spec.iodepth {
-        spec.iodepth_low = spec.iodepth;
+    if spec.iodepth_low == 0 || spec.iodepth_low > spec.engine.depth {
+        spec.iodepth_low = spec.engine.depth;
     }
     // fio 3.33 accepts min > max and raises max to min when it reaps; so do we.
     spec.iodepth_batch_complete_max = spec
@@ -372,231 +317,17 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     Ok(spec)
 }
 
-/// For an option the table marks implemented but [`apply`] does not know; a test checks that
-/// no option reaches it.
-const NO_HANDLER: &str = "iolab does not implement this option after all (please report it)";
-
-fn flag(o: &RawOption) -> Result<bool, String> {
-    o.value.as_deref().map_or(Ok(true), value::parse_bool)
-}
-
-fn to_u32(v: i64) -> Result<u32, String> {
-    u32::try_from(v).map_err(|_| format!("out of range: {v} (0 to {})", u32::MAX))
-}
-
-fn pct(v: i64) -> Result<u32, String> {
-    if (0..=100).contains(&v) {
-        Ok(v as u32)
-    } else {
-        Err(format!("percentage out of range: {v} (0-100)"))
-    }
-}
-
-/// Applies one option to a spec: the single place that knows what each implemented option
-/// does. Returns the message for an invalid value.
+/// Applies one option to a spec through its definition. Returns the message for an invalid
+/// value.
 fn apply(s: &mut JobSpec, o: &RawOption) -> Result<(), String> {
-    let kb = s.kb_base;
-    let v = o.value.as_deref().unwrap_or("").trim();
-    let int = || value::parse_int(v);
-    let time = |u: TimeUnit| value::parse_time(v, u).map(|t| Duration::from_micros(t.us));
-    let choice = || match o.def.kind {
-        Kind::Choice(list) => options::choice(v, list),
-        _ => Err(NO_HANDLER.into()),
+    let Some(f) = o.def.apply else {
+        return Err("not supported by iolab".into());
     };
-    let per_dir_size = |cur: &mut PerDir<u64>| -> Result<(), String> {
-        cur.update(value::parse_per_dir(v, true, |x| value::parse_size(x, kb))?);
-        Ok(())
-    };
-    let per_dir_int = |cur: &mut PerDir<u64>| -> Result<(), String> {
-        let f = |x: &str| {
-            value::parse_int(x)
-                .and_then(|n| u64::try_from(n).map_err(|_| format!("negative value '{x}'")))
-        };
-        cur.update(value::parse_per_dir(v, true, f)?);
-        Ok(())
-    };
-    if v.is_empty() && o.def.kind == Kind::Str {
+    let arg = Arg::new(o.def, o.value.as_deref(), s.kb_base);
+    if arg.v.is_empty() && o.def.kind == Kind::Str {
         return Err("empty value".into());
     }
-    match o.def.name {
-        "name" => s.name = v.to_string(),
-        "description" => s.description = Some(v.to_string()),
-        "wait_for" => s.wait_for = Some(v.to_string()),
-        "stonewall" => s.stonewall = flag(o)?,
-        "new_group" => s.new_group = flag(o)?,
-        "group_reporting" => s.group_reporting = flag(o)?,
-        "numjobs" => {
-            s.numjobs = to_u32(int()?)?;
-            if s.numjobs == 0 {
-                return Err("must be at least 1".into());
-            }
-        }
-        "thread" => s.thread = flag(o)?,
-        "exitall" => s.exitall = flag(o)?,
-        "continue_on_error" => {
-            s.continue_on_error = match choice()? {
-                "0" => "none",
-                "1" => "all",
-                c => c,
-            }
-        }
-        "kb_base" => {}
-        "unit_base" => s.unit_base = choice()?.parse().unwrap_or(0),
-        "filename" => s.filename = split_filenames(v),
-        "directory" => s.directory = Some(v.to_string()),
-        "filename_format" => s.filename_format = v.to_string(),
-        "nrfiles" => {
-            s.nrfiles = to_u32(int()?)?.max(1);
-        }
-        "filesize" => {
-            s.filesize = Some(value::parse_size_or_range(v, kb)?);
-        }
-        "size" => s.size = Some(size_pct(v, kb)?),
-        "io_size" => s.io_size = Some(size_pct(v, kb)?),
-        "offset" => s.offset = size_pct(v, kb)?,
-        "offset_increment" => s.offset_increment = size_pct(v, kb)?,
-        "create_on_open" => s.create_on_open = flag(o)?,
-        "fallocate" => {
-            s.fallocate = match choice()? {
-                "0" => "none",
-                "1" => "posix",
-                c => c,
-            }
-        }
-        "pre_read" => s.pre_read = flag(o)?,
-        "unlink" => s.unlink = flag(o)?,
-        "invalidate" => s.invalidate = flag(o)?,
-        "allow_mounted_write" => s.allow_mounted_write = flag(o)?,
-        "rw" => (s.rw, s.rw_modifier) = value::parse_rw(v, kb)?,
-        "rwmixread" => s.rwmixread = pct(int()?)?,
-        "rwmixwrite" => s.rwmixread = 100 - pct(int()?)?,
-        "bs" => {
-            per_dir_size(&mut s.bs)?;
-            if [s.bs.read, s.bs.write, s.bs.trim].contains(&0) {
-                return Err("block size must not be zero".into());
-            }
-        }
-        "bsrange" => {
-            let mut r = s.bsrange.unwrap_or(PerDir::all((s.bs.read, s.bs.read)));
-            r.update(value::parse_per_dir(v, false, |x| {
-                value::parse_range(x, kb)
-            })?);
-            s.bsrange = Some(r);
-        }
-        "bssplit" => {
-            let (dirs, _) = value::parse_bssplit(v, kb)?;
-            s.bssplit.update(dirs.map(|d| d.map(Some)));
-        }
-        "ba" => {
-            let mut ba = s.ba.unwrap_or_default();
-            per_dir_size(&mut ba)?;
-            s.ba = Some(ba);
-        }
-        "number_ios" => s.number_ios = u64::try_from(int()?).map_err(|_| "must not be negative")?,
-        "loops" => s.loops = to_u32(int()?)?.max(1),
-        "ioengine" => {}
-        "iodepth" => s.iodepth = to_u32(int()?)?.max(1),
-        "iodepth_batch_submit" => s.iodepth_batch_submit = to_u32(int()?)?,
-        "iodepth_batch_complete_min" => s.iodepth_batch_complete_min = to_u32(int()?)?,
-        "iodepth_batch_complete_max" => s.iodepth_batch_complete_max = to_u32(int()?)?,
-        "iodepth_low" => s.iodepth_low = to_u32(int()?)?,
-        "direct" => s.direct = flag(o)?,
-        "buffered" => s.direct = !flag(o)?,
-        "sync" => {
-            s.sync = match choice()? {
-                "none" | "0" => SyncMode::None,
-                "dsync" => SyncMode::Dsync,
-                _ => SyncMode::Sync,
-            }
-        }
-        "fsync" => s.fsync = u64::try_from(int()?).map_err(|_| "must not be negative")?,
-        "fdatasync" => s.fdatasync = u64::try_from(int()?).map_err(|_| "must not be negative")?,
-        "end_fsync" => s.end_fsync = flag(o)?,
-        "fsync_on_close" => s.fsync_on_close = flag(o)?,
-        "hipri" => s.engine.hipri = flag(o)?,
-        "nowait" => s.engine.nowait = flag(o)?,
-        "sqthread_poll" => s.engine.sqthread_poll = flag(o)?,
-        "sqthread_poll_cpu" => s.engine.sqthread_poll_cpu = Some(to_u32(int()?)?),
-        "fixedbufs" => s.engine.fixedbufs = flag(o)?,
-        "registerfiles" => s.engine.registerfiles = flag(o)?,
-        "nonvectored" => s.engine.nonvectored = int()?,
-        "userspace_reap" => s.engine.userspace_reap = flag(o)?,
-        "runtime" => s.runtime = Some(time(TimeUnit::Seconds)?).filter(|d| !d.is_zero()),
-        "time_based" => s.time_based = flag(o)?,
-        "ramp_time" => s.ramp_time = time(TimeUnit::Seconds)?,
-        "startdelay" => s.startdelay = time(TimeUnit::Seconds)?,
-        "thinktime" => s.thinktime = time(TimeUnit::Micros)?,
-        "thinktime_spin" => s.thinktime_spin = time(TimeUnit::Micros)?,
-        "thinktime_blocks" => s.thinktime_blocks = to_u32(int()?)?.max(1),
-        "randrepeat" => s.randrepeat = flag(o)?,
-        "randseed" => s.randseed = u64::try_from(int()?).map_err(|_| "must not be negative")?,
-        "allrandrepeat" => s.allrandrepeat = flag(o)?,
-        "norandommap" => s.norandommap = flag(o)?,
-        "random_generator" => s.random_generator = choice()?,
-        "random_distribution" => {
-            s.random_distribution = match value::parse_distribution(v, kb)? {
-                Distribution::NotInIolab(d) => {
-                    return Err(format!("distribution '{d}' is not supported by iolab"))
-                }
-                d => d,
-            }
-        }
-        "percentage_random" => {
-            let f = |x: &str| value::parse_int(x).and_then(pct);
-            s.percentage_random
-                .update(value::parse_per_dir(v, true, f)?);
-        }
-        "rate" => per_dir_size(&mut s.rate)?,
-        "rate_min" => per_dir_size(&mut s.rate_min)?,
-        "rate_iops" => per_dir_int(&mut s.rate_iops)?,
-        "rate_iops_min" => per_dir_int(&mut s.rate_iops_min)?,
-        "rate_process" => {
-            s.rate_process = if choice()? == "poisson" {
-                RateProcess::Poisson
-            } else {
-                RateProcess::Linear
-            }
-        }
-        "zero_buffers" => s.zero_buffers = flag(o)?,
-        "refill_buffers" => s.refill_buffers = flag(o)?,
-        "scramble_buffers" => s.scramble_buffers = flag(o)?,
-        "buffer_compress_percentage" => s.buffer_compress_percentage = Some(pct(int()?)?),
-        "buffer_pattern" => s.buffer_pattern = Some(v.to_string()),
-        "dedupe_percentage" => s.dedupe_percentage = Some(pct(int()?)?),
-        "percentile_list" => {
-            let l = value::parse_float_list(v)?;
-            if l.iter().any(|p| !(0.0..=100.0).contains(p)) || l.len() > 20 {
-                return Err("percentiles must be within 0-100, at most 20 of them".into());
-            }
-            s.percentile_list = l;
-        }
-        "clat_percentiles" => s.clat_percentiles = flag(o)?,
-        "lat_percentiles" => s.lat_percentiles = flag(o)?,
-        "slat_percentiles" => s.slat_percentiles = flag(o)?,
-        "unified_rw_reporting" => {
-            s.unified_rw_reporting = match choice()? {
-                "mixed" | "1" => UnifiedRw::Mixed,
-                "both" | "2" => UnifiedRw::Both,
-                _ => UnifiedRw::None,
-            }
-        }
-        "disk_util" => s.disk_util = flag(o)?,
-        "cpus_allowed" => s.cpus_allowed = Some(v.to_string()),
-        other => {
-            let _ = other;
-            return Err(NO_HANDLER.into());
-        }
-    }
-    Ok(())
-}
-
-fn size_pct(v: &str, kb: u64) -> Result<SizeOrPct, String> {
-    match value::parse_size_pct(v, kb)? {
-        SizeOrPct::Zones(_) => Err(format!(
-            "zone units ('{v}') need zonemode=zbd, which iolab does not support"
-        )),
-        other => Ok(other),
-    }
+    f(s, &arg)
 }
 
 /// Splits `filename` at `:`, keeping fio's `\:` escape as a literal colon.
@@ -648,7 +379,7 @@ mod tests {
     fn defaults_are_fios() {
         let s = one("[a]\n");
         assert_eq!(s.bs, PerDir::all(4096));
-        assert_eq!(s.ioengine, "psync");
+        assert_eq!(s.engine.kind, EngineKind::Psync);
         assert_eq!(s.rw, RwMode::Read);
         assert_eq!(s.iodepth_batch_complete_max, 1);
         assert!(s.invalidate && s.randrepeat && s.clat_percentiles);
@@ -661,8 +392,9 @@ mod tests {
              size=1KiB\niodepth=32\nruntime=1m\ntime_based\nthinktime=50\nrwmixwrite=30\n\
              numjobs=4\nfilename=/dev/a\\:b:/tmp/c\nsqthread_poll\nrate_iops=100,\n",
         );
-        assert_eq!(s.ioengine, "io_uring");
-        assert!(s.direct && s.time_based && s.engine.sqthread_poll);
+        assert_eq!(s.engine.kind, EngineKind::IoUring);
+        assert!(s.direct && s.time_based && s.engine.sqpoll);
+        assert_eq!(s.engine.depth, 32);
         assert_eq!(s.rw_modifier, Some(RwModifier::SeqCount(8)));
         // kb_base=1000 in [global] applies to the job's sizes: 4k = 4000, KiB = 1024.
         assert_eq!(
@@ -753,18 +485,38 @@ mod tests {
     }
 
     #[test]
-    fn every_implemented_option_has_a_handler() {
-        for o in crate::options::OPTIONS.iter().filter(|o| o.implemented) {
-            let raw = RawOption {
-                def: o,
-                spelled: o.name.into(),
-                value: Some("zzz".into()),
-                loc: Loc::default(),
+    fn the_default_is_every_option_default_applied_once() {
+        let d = JobSpec::default();
+        for o in options::all() {
+            let (Some(apply), Some(v)) = (o.apply, o.default) else {
+                continue;
             };
-            let mut s = JobSpec::new("x", Loc::default());
-            if let Err(m) = apply(&mut s, &raw) {
-                assert_ne!(m, NO_HANDLER, "{}", o.name);
+            // Each default applies without error, to the blank and to the default...
+            let mut blank = JobSpec::blank();
+            let arg = Arg::new(o, Some(v), 1024);
+            if let Err(e) = apply(&mut blank, &arg) {
+                panic!("{}: default '{v}': {e}", o.name);
             }
+            // ...and re-applying it to the default changes nothing.
+            let mut again = d.clone();
+            let _ = apply(&mut again, &arg);
+            assert_eq!(again, d, "{}: default '{v}'", o.name);
+        }
+        // The defaults come from the definitions, not from the blank.
+        assert_ne!(JobSpec::blank(), d);
+        assert_eq!(JobSpec::new("a", Loc::default()).bs, d.bs);
+    }
+
+    #[test]
+    fn every_option_iolab_lacks_is_refused_by_name() {
+        for o in options::all().filter(|o| !o.implemented()) {
+            let e = resolve(&format!("[a]\n{}=1\n", o.name)).err();
+            assert_eq!(
+                e.map(|e| e.kind),
+                Some(ErrorKind::Unsupported),
+                "{}",
+                o.name
+            );
         }
     }
 }

@@ -5,15 +5,16 @@
 
 use crate::arith;
 
-/// Data direction, in fio's order for comma lists: read, write, trim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Data direction, in fio's order for comma lists: read, write, trim (`as usize` indexes
+/// per-direction arrays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dir {
     /// Reads.
-    Read,
+    Read = 0,
     /// Writes.
-    Write,
+    Write = 1,
     /// Trims (discards).
-    Trim,
+    Trim = 2,
 }
 
 /// One value per direction (read, write, trim).
@@ -59,7 +60,7 @@ impl<T: Clone> PerDir<T> {
     }
 }
 
-/// A size that may be given as a percentage (`size=50%`).
+/// A size that may be given as a percentage (`size=50%`); the default is zero bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeOrPct {
     /// Bytes.
@@ -68,6 +69,12 @@ pub enum SizeOrPct {
     Percent(f64),
     /// Zones of a zoned block device (`1z`); parsed, refused when the job is resolved.
     Zones(u64),
+}
+
+impl Default for SizeOrPct {
+    fn default() -> Self {
+        SizeOrPct::Bytes(0)
+    }
 }
 
 fn split_number(s: &str) -> Option<(&str, &str)> {
@@ -453,9 +460,10 @@ pub fn parse_bssplit(s: &str, kb_base: u64) -> Result<(BsSplitDirs, Vec<String>)
 }
 
 /// The I/O pattern of `rw=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RwMode {
     /// `read`
+    #[default]
     Read,
     /// `write`
     Write,
@@ -593,9 +601,10 @@ pub struct Zone {
 }
 
 /// `random_distribution=`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Distribution {
     /// Uniform (default).
+    #[default]
     Random,
     /// Zipf with exponent θ.
     Zipf(f64),

@@ -308,7 +308,7 @@ fn expr() {
 
 /// Command-line words: top-level options, job options with values, files, junk.
 fn word() -> impl Strategy<Value = String> {
-    let names: Vec<&'static str> = iolab_job::options::OPTIONS.iter().map(|o| o.name).collect();
+    let names: Vec<&'static str> = iolab_job::options::all().map(|o| o.name).collect();
     let tops = [
         "--parse-only",
         "--output-format=json",

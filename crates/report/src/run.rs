@@ -36,11 +36,13 @@ pub fn run_report(
 ) -> Report {
     let date = fio_date(start);
     let elapsed_s = start.elapsed().map(|d| d.as_secs() as i64).unwrap_or(0);
-    let meta = |m: &Measured<'_>| job_meta(m, specs.get(m.plan.spec), &date, elapsed_s);
+    let meta = |m: &Measured<'_>| job_meta(m, specs.get(m.plan.spec_index), &date, elapsed_s);
     let mut reports = Vec::new();
     let mut merged: Option<(JobStats, JobMeta)> = None;
     for m in jobs {
-        let folds = specs.get(m.plan.spec).is_some_and(|s| s.group_reporting);
+        let folds = specs
+            .get(m.plan.spec_index)
+            .is_some_and(|s| s.group_reporting);
         match &mut merged {
             Some((stats, open)) if folds && open.groupid == m.plan.group => {
                 *stats += m.stats;
@@ -117,12 +119,15 @@ pub fn preamble(specs: &[JobSpec], plans: &[JobPlan]) -> Report {
         .iter()
         .filter(|p| p.clone == 0)
         .map(|p| {
-            let clones = plans.iter().filter(|q| q.spec == p.spec).count() as u32;
+            let clones = plans
+                .iter()
+                .filter(|q| q.spec_index == p.spec_index)
+                .count() as u32;
             JobReport {
                 jobname: p.name.clone(),
                 groupid: p.group,
                 header: Some(header(p, clones.saturating_sub(1))),
-                units: units(specs.get(p.spec)),
+                units: units(specs.get(p.spec_index)),
                 ..Default::default()
             }
         })
@@ -143,8 +148,8 @@ fn header(p: &JobPlan, clones: u32) -> JobHeader {
     JobHeader {
         rw: p.rw.name().to_string(),
         bs: [bs(0), bs(1), bs(2)],
-        ioengine: p.engine.name.clone(),
-        iodepth: p.iodepth,
+        ioengine: p.engine.kind.name().to_string(),
+        iodepth: p.engine.depth,
         clones,
     }
 }

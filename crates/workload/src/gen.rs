@@ -6,13 +6,8 @@ use crate::dist::{Dist, Picker};
 use crate::randmap::RandomMap;
 use crate::rng::Taus88;
 
-/// Direction of an I/O, indexed as fio does (read, write, trim).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dir {
-    Read = 0,
-    Write = 1,
-    Trim = 2,
-}
+/// Direction of an I/O, indexed as fio does (read, write, trim): the job's type.
+pub use iolab_job::value::Dir;
 
 /// Block sizes for one direction.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ pub mod rng;
 
 pub use dist::{Dist, Picker, Zone};
 pub use gen::{BlockSizes, Dir, FileSpan, IoGen, IoUnit, MapAllocError, Pattern};
-pub use plan::{BufferFill, EngineChoice, FilePlan, JobPlan, Rate, SyncMode};
+pub use plan::{BufferFill, EngineOpts, FilePlan, JobPlan, Rate, SyncMode};
 pub use randmap::RandomMap;
 pub use resolve::{attach_options, plan_jobs, PlanEnv, PlanError};
 pub use rng::Taus88;

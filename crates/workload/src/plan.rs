@@ -2,35 +2,14 @@
 //! runner (crate `bench`) turns the engine choice into an engine; nothing here does I/O.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use iolab_job::JobSpec;
 
 use crate::gen::Pattern;
 
-/// The engine a job asked for, by fio's name, with fio's engine options.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EngineChoice {
-    /// fio's `ioengine=` name.
-    pub name: String,
-    pub hipri: bool,
-    pub nowait: bool,
-    pub sqthread_poll: bool,
-    pub sqthread_poll_cpu: Option<u32>,
-    pub fixedbufs: bool,
-    pub registerfiles: bool,
-    pub nonvectored: Option<bool>,
-    pub userspace_reap: bool,
-}
-
-/// How writes reach stable storage (fio's `sync=`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SyncMode {
-    #[default]
-    None,
-    /// O_SYNC
-    Sync,
-    /// O_DSYNC
-    Dsync,
-}
+pub use iolab_job::spec::{EngineOpts, SyncMode};
 
 /// A file the job uses, and whether it must be laid out first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +56,7 @@ pub struct JobPlan {
     pub name: String,
     /// Which job this plan came from: its index in the specs given to `plan_jobs` (names can
     /// repeat, indexes cannot).
-    pub spec: usize,
+    pub spec_index: usize,
     /// fio's rw= as written.
     pub rw: iolab_job::value::RwMode,
     /// Which clone of a numjobs expansion (0-based).
@@ -85,8 +64,8 @@ pub struct JobPlan {
     pub group: u32,
     /// Waits for every earlier job to finish before starting (stonewall).
     pub stonewall: bool,
-    pub engine: EngineChoice,
-    pub iodepth: u32,
+    /// The engine, `iodepth` (`depth`) and the engine options, as the job gave them.
+    pub engine: EngineOpts,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
@@ -124,4 +103,7 @@ pub struct JobPlan {
     pub percentiles: Vec<f64>,
     /// fio's `job options` as written, for the JSON report.
     pub options: Vec<(String, String)>,
+    /// The job's options as resolved, shared by its numjobs clones: the fields above are what
+    /// planning derives; an option that needs no planning is read from here, not copied.
+    pub spec: Arc<JobSpec>,
 }

@@ -4,14 +4,15 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use iolab_job::spec::{RateProcess, SyncMode as JSync};
+use iolab_job::spec::RateProcess;
 use iolab_job::value::{Distribution, PerDir, RwMode, RwModifier, SizeOrPct, Zone as JZone};
 use iolab_job::{JobSpec, Loc};
 
 use crate::dist::{Dist, Zone};
 use crate::gen::{BlockSizes, FileSpan, Pattern};
-use crate::plan::{BufferFill, EngineChoice, FilePlan, JobPlan, Rate, SyncMode};
+use crate::plan::{BufferFill, FilePlan, JobPlan, Rate};
 
 /// fio's default seed (randrepeat=1).
 pub const DEFAULT_SEED: u64 = 0x89;
@@ -60,8 +61,9 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
                 ));
             }
         }
+        let shared = Arc::new(spec.clone());
         for clone in 0..spec.numjobs.max(1) {
-            out.push(plan_one(spec, i, clone, group, out.len() as u64, env)?);
+            out.push(plan_one(&shared, i, clone, group, out.len() as u64, env)?);
         }
     }
     Ok(out)
@@ -71,7 +73,7 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
 /// after its name, for the JSON report.
 pub fn attach_options(file: &iolab_job::JobFile, specs: &[JobSpec], plans: &mut [JobPlan]) {
     for p in plans {
-        let (Some(raw), Some(spec)) = (file.jobs.get(p.spec), specs.get(p.spec)) else {
+        let (Some(raw), Some(spec)) = (file.jobs.get(p.spec_index), specs.get(p.spec_index)) else {
             continue;
         };
         let written = raw.options().filter_map(|o| {
@@ -207,7 +209,7 @@ fn arr(p: &PerDir<u64>) -> [u64; 3] {
 }
 
 fn plan_one(
-    spec: &JobSpec,
+    spec: &Arc<JobSpec>,
     spec_index: usize,
     clone: u32,
     group: u32,
@@ -224,23 +226,18 @@ fn plan_one(
     let pattern = pattern_of(spec, spans, total, seed)?;
     Ok(JobPlan {
         name: spec.name.clone(),
-        spec: spec_index,
+        spec_index,
         rw: spec.rw,
         clone,
         group,
         stonewall: spec.stonewall,
-        engine: engine_choice(spec),
-        iodepth: spec.iodepth.max(1),
+        engine: spec.engine.clone(),
         iodepth_batch_submit: spec.iodepth_batch_submit.max(1),
         iodepth_batch_complete_min: spec.iodepth_batch_complete_min,
         iodepth_batch_complete_max: spec.iodepth_batch_complete_max.max(1),
         iodepth_low: spec.iodepth_low,
         direct: spec.direct,
-        sync: match spec.sync {
-            JSync::None => SyncMode::None,
-            JSync::Sync => SyncMode::Sync,
-            JSync::Dsync => SyncMode::Dsync,
-        },
+        sync: spec.sync,
         fsync_every: spec.fsync.min(u64::from(u32::MAX)) as u32,
         fdatasync_every: spec.fdatasync.min(u64::from(u32::MAX)) as u32,
         end_fsync: spec.end_fsync,
@@ -270,6 +267,7 @@ fn plan_one(
             .unwrap_or_default(),
         percentiles: spec.percentile_list.clone(),
         options: Vec::new(),
+        spec: Arc::clone(spec),
     })
 }
 
@@ -386,25 +384,6 @@ fn pattern_of(
             Some(io_size.saturating_mul(u64::from(spec.loops.max(1))))
         },
     })
-}
-
-fn engine_choice(spec: &JobSpec) -> EngineChoice {
-    let e = &spec.engine;
-    EngineChoice {
-        name: spec.ioengine.clone(),
-        hipri: e.hipri,
-        nowait: e.nowait,
-        sqthread_poll: e.sqthread_poll,
-        sqthread_poll_cpu: e.sqthread_poll_cpu,
-        fixedbufs: e.fixedbufs,
-        registerfiles: e.registerfiles,
-        nonvectored: match e.nonvectored {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        },
-        userspace_reap: e.userspace_reap,
-    }
 }
 
 fn rate(spec: &JobSpec) -> Rate {

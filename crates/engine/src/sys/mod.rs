@@ -288,6 +288,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn fadvise_random_stops_read_ahead_and_the_cache_count_sees_it() {
+        use std::io::Write as _;
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::FileExt;
+        const LEN: u64 = 16 << 20;
+        let p = crate::testutil::TempPath::new("sys", "fadvise");
+        let mut f = crate::testutil::open_rw(&p.0, false);
+        f.write_all(&vec![7u8; LEN as usize]).unwrap();
+        f.sync_all().unwrap();
+        // Cached pages after one 4 KiB read at the start (where read-ahead begins), under `advice`.
+        let after_one_read = |advice| {
+            let f = std::fs::File::open(&p.0).unwrap();
+            drop_cache(f.as_raw_fd()).unwrap();
+            if cached_pages(f.as_raw_fd(), LEN).unwrap() != 0 {
+                return None; // the cache cannot be dropped here (tmpfs, overlay)
+            }
+            fadvise(f.as_raw_fd(), advice).unwrap();
+            f.read_exact_at(&mut [0u8; 4096], 0).unwrap();
+            Some(cached_pages(f.as_raw_fd(), LEN).unwrap())
+        };
+        let (Some(normal), Some(random)) = (
+            after_one_read(libc::POSIX_FADV_NORMAL),
+            after_one_read(libc::POSIX_FADV_RANDOM),
+        ) else {
+            eprintln!("skipped: the page cache of the test file cannot be dropped here");
+            return;
+        };
+        // One page, or one large folio: no read-ahead window.
+        assert!(
+            (1..=16).contains(&random),
+            "FADV_RANDOM read ahead: {random} pages"
+        );
+        if normal <= 1 {
+            eprintln!("read-ahead is off on this device; only FADV_RANDOM checked");
+            return;
+        }
+        assert!(normal > random, "{normal} vs {random}");
+        eprintln!("one 4 KiB read cached {normal} pages without advice, {random} with RANDOM");
+        let bad = fadvise(f.as_raw_fd(), 12345).unwrap_err();
+        assert_eq!(bad.raw_os_error(), Some(libc::EINVAL));
+    }
+
+    #[test]
     fn kres_maps_negative_errno() {
         assert_eq!(kres(12).unwrap(), 12);
         let e = kres(-(libc::EIO as i64)).unwrap_err();
@@ -368,12 +411,56 @@ mod usage_tests {
 /// Drops the file's cached pages (`posix_fadvise(POSIX_FADV_DONTNEED)`), as fio's
 /// `invalidate=1` does before a job, so that reads measure the device rather than memory.
 pub fn drop_cache(fd: RawFd) -> io::Result<()> {
+    fadvise(fd, libc::POSIX_FADV_DONTNEED)
+}
+
+/// `posix_fadvise(fd, 0, 0, advice)`: advice (`libc::POSIX_FADV_*`) for the whole file, as
+/// fio's `fadvise_hint` gives it when a file is opened. Linux keeps RANDOM, SEQUENTIAL and
+/// NOREUSE per open file whatever the range, so the whole file is fio's range too.
+pub fn fadvise(fd: RawFd, advice: libc::c_int) -> io::Result<()> {
     // SAFETY: posix_fadvise takes no memory arguments.
-    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let r = unsafe { libc::posix_fadvise(fd, 0, 0, advice) };
     if r != 0 {
         return Err(io::Error::from_raw_os_error(r));
     }
     Ok(())
+}
+
+/// How many of the first `len` bytes' pages of the file open on `fd` are in the page cache
+/// (`mincore` over a read-only shared mapping): what read-ahead brought in, for tests and
+/// diagnostics.
+pub fn cached_pages(fd: RawFd, len: u64) -> io::Result<usize> {
+    let page = page_size();
+    let len = usize::try_from(len).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+    if len == 0 {
+        return Ok(0);
+    }
+    // SAFETY: a fresh read-only shared mapping of `len` bytes of `fd`; no other memory is
+    // touched, and the result is checked before use.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `addr` maps `len` bytes (page-aligned by mmap) and `vec` holds one byte per page
+    // of them, as mincore requires.
+    let r = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+    let err = io::Error::last_os_error();
+    // SAFETY: unmaps exactly the mapping made above, which nothing else refers to.
+    unsafe { libc::munmap(addr, len) };
+    if r != 0 {
+        return Err(err);
+    }
+    Ok(vec.iter().filter(|b| **b & 1 != 0).count())
 }
 
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;

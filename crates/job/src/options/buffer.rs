@@ -1,0 +1,42 @@
+//! The contents of write buffers and memory for I/O.
+
+use super::prelude::*;
+
+/// The definitions, one entry per option, laid out by hand.
+#[rustfmt::skip]
+pub(super) static OPTIONS: &[OptDef] = &[
+    imp!(Buffer, "zero_buffers", [], Flag, None, "Fill write buffers with zeroes",
+        |s, a| { s.zero_buffers = a.flag()?; Ok(()) }),
+    imp!(Buffer, "refill_buffers", [], Flag, None, "Refill write buffers before every write",
+        |s, a| { s.refill_buffers = a.flag()?; Ok(()) }),
+    imp!(Buffer, "scramble_buffers", [], Bool, Some("1"), "Scramble write buffers slightly before each write",
+        |s, a| { s.scramble_buffers = a.flag()?; Ok(()) }),
+    imp!(Buffer, "buffer_compress_percentage", [], Int, None, "Make write buffers compressible by this much",
+        |s, a| { s.buffer_compress_percentage = Some(pct(a.int()?)?); Ok(()) }),
+    imp!(Buffer, "buffer_pattern", [], Str, None, "Fill write buffers with this pattern",
+        |s, a| { s.buffer_pattern = Some(a.v.to_string()); Ok(()) }),
+    imp!(Buffer, "dedupe_percentage", [], Int, None, "Percentage of writes that repeat earlier buffers",
+        |s, a| { s.dedupe_percentage = Some(pct(a.int()?)?); Ok(()) }),
+    not!(Buffer, "mem", ["iomem"], Str),
+    not!(Buffer, "iomem_align", ["mem_align"], Int),
+    not!(Buffer, "buffer_compress_chunk", [], Int),
+    not!(Buffer, "dedupe_mode", [], Str),
+    not!(Buffer, "dedupe_working_set_percentage", [], Int),
+    not!(Buffer, "dedupe_global", [], Bool),
+    not!(Buffer, "hugepage-size", [], Size),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::options::testing::{applied, spec};
+
+    #[test]
+    fn percentages_are_bounded() {
+        assert_eq!(
+            spec(&["buffer_compress_percentage=40"]).buffer_compress_percentage,
+            Some(40)
+        );
+        assert!(applied(&["dedupe_percentage=120"]).is_err());
+        assert!(!spec(&["scramble_buffers=0"]).scramble_buffers);
+    }
+}

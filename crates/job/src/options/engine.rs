@@ -1,0 +1,361 @@
+//! The I/O engine, its queue, how files are opened, and the options of particular engines.
+
+use super::prelude::*;
+use crate::spec::EngineKind;
+
+/// fio's I/O engine names. iolab has those of [`EngineKind`]; the others are refused by name,
+/// with [`refusal`]'s reason.
+pub const FIO_ENGINES: &[&str] = &[
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "io_uring",
+    "io_uring_cmd",
+    "libaio",
+    "posixaio",
+    "solarisaio",
+    "windowsaio",
+    "mmap",
+    "splice",
+    "sg",
+    "null",
+    "net",
+    "netsplice",
+    "cpuio",
+    "rdma",
+    "e4defrag",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "rbd",
+    "rados",
+    "http",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "mtd",
+    "pmemblk",
+    "dev-dax",
+    "libpmem",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "libiscsi",
+    "nbd",
+    "libcufile",
+    "libhipfile",
+    "dfs",
+    "nfs",
+    "exec",
+    "xnvme",
+    "libblkio",
+    "libzbc",
+    "guasi",
+    "binject",
+    "cpp_null",
+    "page_fault",
+    "skeleton_external",
+    "external",
+];
+
+/// The names of the engines iolab has, in [`EngineKind::ALL`]'s order.
+pub fn iolab_engines() -> impl Iterator<Item = &'static str> + Clone {
+    EngineKind::ALL.into_iter().map(EngineKind::name)
+}
+
+/// Why iolab refuses a fio engine it does not have.
+pub fn refusal(name: &str) -> &'static str {
+    match name {
+        "vsync" | "pvsync" => {
+            "iolab has no readv/writev variant of sync and psync; pvsync2 is vectored"
+        }
+        "io_uring_cmd" | "sg" | "xnvme" | "libzbc" | "libblkio" | "mtd" => {
+            "it sends device commands past the block layer; iolab does block and file I/O"
+        }
+        "net" | "netsplice" | "rdma" | "rbd" | "rados" | "http" | "gfapi" | "gfapi_async"
+        | "libhdfs" | "libiscsi" | "nbd" | "nfs" | "dfs" => {
+            "it needs a network or cluster service that iolab does not drive"
+        }
+        "cpuio" | "e4defrag" | "falloc" | "ftruncate" | "filecreate" | "filestat"
+        | "filedelete" | "dircreate" | "dirstat" | "dirdelete" | "exec" | "page_fault" => {
+            "it measures something other than reads, writes and trims of data"
+        }
+        "solarisaio" | "windowsaio" => "it is for another operating system",
+        "splice" => "it moves data through a pipe with vmsplice, which iolab does not model",
+        "pmemblk" | "dev-dax" | "libpmem" | "libcufile" | "libhipfile" | "ime_psync"
+        | "ime_psyncv" | "ime_aio" => "it needs hardware or a library that iolab does not use",
+        "guasi" | "binject" => "fio itself no longer has it",
+        "cpp_null" | "skeleton_external" | "external" => "iolab does not load engine code",
+        _ => "iolab does not implement it",
+    }
+}
+
+/// What an `ioengine=` value names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineName<'a> {
+    /// An engine iolab has.
+    Iolab(EngineKind),
+    /// An engine of fio's that iolab refuses.
+    FioOnly(&'a str),
+    /// Neither.
+    Unknown(&'a str),
+}
+
+impl EngineName<'_> {
+    /// Why the engine cannot be used.
+    pub fn message(&self) -> String {
+        match self {
+            EngineName::Iolab(k) => format!("engine '{k}' is available"),
+            EngineName::FioOnly(n) => format!(
+                "engine '{n}' is not supported by iolab: {} (iolab has: {})",
+                refusal(n),
+                iolab_engines().collect::<Vec<_>>().join(", ")
+            ),
+            EngineName::Unknown(n) => format!("unknown engine '{}'", super::shown(n)),
+        }
+    }
+}
+
+/// Reads an `ioengine=` value (`external:path` is fio's external engine).
+pub fn engine_by_name(v: &str) -> EngineName<'_> {
+    let v = v.trim();
+    let name = v.strip_prefix("external:").map(|_| "external").unwrap_or(v);
+    if let Some(k) = EngineKind::from_name(name) {
+        EngineName::Iolab(k)
+    } else if FIO_ENGINES.contains(&name) {
+        EngineName::FioOnly(name)
+    } else {
+        EngineName::Unknown(name)
+    }
+}
+
+/// The definitions, one entry per option, laid out by hand.
+#[rustfmt::skip]
+pub(super) static OPTIONS: &[OptDef] = &[
+    imp!(Engine, "ioengine", [], Engine, Some("psync"), "I/O engine",
+        |s, a| match engine_by_name(a.v) {
+            EngineName::Iolab(kind) => { s.engine.kind = kind; Ok(()) }
+            refused => Err(refused.message()),
+        }),
+    imp!(Engine, "iodepth", [], Int, Some("1"), "Number of I/Os to keep in flight",
+        |s, a| { s.engine.depth = to_u32(a.int()?)?.max(1); Ok(()) }),
+    imp!(Engine, "iodepth_batch_submit", ["iodepth_batch"], Int, Some("1"), "Number of I/Os to submit at once",
+        |s, a| { s.iodepth_batch_submit = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine, "iodepth_batch_complete_min", ["iodepth_batch_complete"], Int, Some("1"), "Minimum I/Os to reap at once",
+        |s, a| { s.iodepth_batch_complete_min = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine, "iodepth_batch_complete_max", [], Int, None, "Maximum I/Os to reap at once",
+        |s, a| { s.iodepth_batch_complete_max = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine, "iodepth_low", [], Int, None, "Refill the queue when it drains to this depth",
+        |s, a| { s.iodepth_low = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine, "direct", [], Bool, Some("0"), "Use O_DIRECT",
+        |s, a| { s.direct = a.flag()?; Ok(()) }),
+    imp!(Engine, "buffered", [], Bool, Some("1"), "Use buffered I/O (the opposite of direct)",
+        |s, a| { s.direct = !a.flag()?; Ok(()) }),
+    imp!(Engine, "sync", [], Choice(&["none", "0", "sync", "1", "dsync"]), Some("none"), "Open files with O_SYNC / O_DSYNC",
+        |s, a| {
+            s.sync = match a.choice()? {
+                "none" | "0" => SyncMode::None,
+                "dsync" => SyncMode::Dsync,
+                _ => SyncMode::Sync,
+            };
+            Ok(())
+        }),
+    imp!(Engine["io_uring", "pvsync2"], "hipri", [], Flag, None, "Polled completions (IORING_SETUP_IOPOLL / RWF_HIPRI)",
+        |s, a| { s.engine.hipri = a.flag()?; Ok(()) }),
+    imp!(Engine["io_uring", "libaio", "pvsync2"], "nowait", [], Flag, None, "RWF_NOWAIT on reads and writes",
+        |s, a| { s.engine.nowait = a.flag()?; Ok(()) }),
+    imp!(Engine["io_uring"], "sqthread_poll", [], Flag, None, "Kernel thread polls the submission queue (SQPOLL)",
+        |s, a| { s.engine.sqpoll = a.flag()?; Ok(()) }),
+    imp!(Engine["io_uring"], "sqthread_poll_cpu", [], Int, None, "CPU for the SQPOLL thread",
+        |s, a| { s.engine.sqpoll_cpu = Some(to_u32(a.int()?)?); Ok(()) }),
+    imp!(Engine["io_uring"], "fixedbufs", [], Flag, None, "Register the I/O buffers (fixed buffers)",
+        |s, a| { s.engine.fixedbufs = a.flag()?; Ok(()) }),
+    imp!(Engine["io_uring"], "registerfiles", [], Flag, None, "Register the files",
+        |s, a| { s.engine.registerfiles = a.flag()?; Ok(()) }),
+    imp!(Engine["io_uring"], "nonvectored", [], Int, Some("-1"), "Use non-vectored read/write opcodes",
+        |s, a| {
+            // fio's -1 (the default) lets the engine choose.
+            s.engine.nonvectored = match a.int()? {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            };
+            Ok(())
+        }),
+    imp!(Engine["libaio"], "userspace_reap", [], Flag, None, "Reap completions from the ring in user space",
+        |s, a| { s.engine.userspace_reap = a.flag()?; Ok(()) }),
+    not!(Engine, "io_submit_mode", [], Str),
+    not!(Engine, "atomic", [], Bool),
+    not!(Engine, "num_range", [], Int),
+    not!(Engine["mtd"], "skip_bad", [], Bool),
+    not!(Engine, "cmdprio_percentage", [], Str),
+    not!(Engine, "cmdprio_class", [], Str),
+    not!(Engine, "cmdprio", [], Str),
+    not!(Engine, "cmdprio_bssplit", [], Str),
+    not!(Engine["pvsync2"], "hipri_percentage", [], Int),
+    not!(Engine, "uncached", [], Int),
+    not!(Engine["io_uring"], "force_async", [], Int),
+    not!(Engine["io_uring_cmd"], "cmd_type", [], Str),
+    not!(Engine["io_uring_cmd"], "md_per_io_size", [], Size),
+    not!(Engine["io_uring_cmd"], "pi_act", [], Int),
+    not!(Engine["io_uring_cmd"], "pi_chk", [], Str),
+    not!(Engine["io_uring_cmd"], "apptag", [], Str),
+    not!(Engine["io_uring_cmd"], "apptag_mask", [], Str),
+    not!(Engine["io_uring_cmd"], "fdp", [], Bool),
+    not!(Engine["io_uring_cmd"], "fdp_pli", [], Str),
+    not!(Engine["io_uring_cmd"], "fdp_pli_select", [], Str),
+    not!(Engine["io_uring_cmd"], "readfua", [], Bool),
+    not!(Engine["io_uring_cmd"], "writefua", [], Bool),
+    not!(Engine["io_uring_cmd"], "write_mode", [], Str),
+    not!(Engine["mmap"], "thp", [], Int),
+    not!(Engine["sg"], "sg_write_mode", [], Str),
+    not!(Engine["net"], "hostname", [], Str),
+    not!(Engine["net"], "port", [], Int),
+    not!(Engine["net"], "protocol", ["proto"], Str),
+    not!(Engine["net"], "listen", [], Flag),
+    not!(Engine["net"], "pingpong", [], Flag),
+    not!(Engine["net"], "ttl", [], Int),
+    not!(Engine["net"], "interface", [], Str),
+    not!(Engine["net"], "nodelay", [], Bool),
+    not!(Engine["net"], "window_size", [], Size),
+    not!(Engine["net"], "mss", [], Int),
+    not!(Engine["rdma"], "verb", [], Str),
+    not!(Engine["rdma"], "bindname", [], Str),
+    not!(Engine["cpuio"], "cpuload", [], Int),
+    not!(Engine["cpuio"], "cpumode", [], Str),
+    not!(Engine["cpuio"], "cpuchunks", [], Int),
+    not!(Engine["cpuio"], "exit_on_io_done", [], Bool),
+    not!(Engine["e4defrag"], "donorname", [], Str),
+    not!(Engine["e4defrag"], "inplace", [], Int),
+    not!(Engine["rbd"], "clientname", [], Str),
+    not!(Engine["rbd"], "rbdname", [], Str),
+    not!(Engine["rbd"], "pool", [], Str),
+    not!(Engine["rbd"], "clustername", [], Str),
+    not!(Engine["rbd"], "busy_poll", [], Bool),
+    not!(Engine["rados"], "conf", [], Str),
+    not!(Engine["http"], "https", [], Str),
+    not!(Engine["http"], "http_host", [], Str),
+    not!(Engine["http"], "http_user", [], Str),
+    not!(Engine["http"], "http_pass", [], Str),
+    not!(Engine["http"], "http_mode", [], Str),
+    not!(Engine["http"], "http_verbose", [], Int),
+    not!(Engine["http"], "http_s3_key", [], Str),
+    not!(Engine["http"], "http_s3_keyid", [], Str),
+    not!(Engine["http"], "http_s3_region", [], Str),
+    not!(Engine["http"], "http_s3_sse_customer_key", [], Str),
+    not!(Engine["http"], "http_s3_sse_customer_algorithm", [], Str),
+    not!(Engine["http"], "http_s3_storage_class", [], Str),
+    not!(Engine["http"], "http_swift_auth_token", [], Str),
+    not!(Engine["gfapi"], "volume", [], Str),
+    not!(Engine["gfapi"], "brick", [], Str),
+    not!(Engine["libhdfs"], "namenode", [], Str),
+    not!(Engine["libhdfs"], "hdfsdirectory", [], Str),
+    not!(Engine["libhdfs"], "chunk_size", [], Size),
+    not!(Engine["libhdfs"], "single_instance", [], Bool),
+    not!(Engine["libhdfs"], "hdfs_use_direct", [], Bool),
+    not!(Engine["dfs"], "pool_uuid", ["pool"], Str),
+    not!(Engine["dfs"], "cont", [], Str),
+    not!(Engine["dfs"], "chunk_size_dfs", [], Size),
+    not!(Engine["dfs"], "object_class", [], Str),
+    not!(Engine["dfs"], "svcl", [], Str),
+    not!(Engine["nfs"], "nfs_url", [], Str),
+    not!(Engine["nbd"], "uri", [], Str),
+    not!(Engine["exec"], "program", [], Str),
+    not!(Engine["exec"], "arguments", [], Str),
+    not!(Engine["exec"], "grace_time", [], Int),
+    not!(Engine["exec"], "std_redirect", [], Bool),
+    not!(Engine["libcufile"], "gpu_dev_ids", [], Str),
+    not!(Engine["libcufile"], "cuda_io", [], Str),
+    not!(Engine["rdma"], "gpu_dev_id", [], Int),
+    not!(Engine["libhipfile"], "rocm_io", [], Str),
+    not!(Engine["libblkio"], "libblkio_driver", [], Str),
+    not!(Engine["libblkio"], "libblkio_path", [], Str),
+    not!(Engine["libblkio"], "libblkio_pre_connect_props", [], Str),
+    not!(Engine["libblkio"], "libblkio_pre_start_props", [], Str),
+    not!(Engine["xnvme"], "threads", [], Int),
+    not!(Engine["xnvme"], "xnvme_async", [], Str),
+    not!(Engine["xnvme"], "xnvme_sync", [], Str),
+    not!(Engine["xnvme"], "xnvme_admin", [], Str),
+    not!(Engine["xnvme"], "xnvme_dev_nsid", [], Int),
+    not!(Engine["xnvme"], "xnvme_iovec", [], Bool),
+    not!(Engine["libiscsi"], "initiator", [], Str),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::testing::{applied, spec};
+
+    #[test]
+    fn every_engine_kind_is_a_fio_engine_the_grammar_takes() {
+        for k in EngineKind::ALL {
+            assert!(FIO_ENGINES.contains(&k.name()), "{k}");
+            assert_eq!(spec(&[&format!("ioengine={k}")]).engine.kind, k);
+        }
+    }
+
+    #[test]
+    fn every_fio_engine_the_grammar_takes_is_an_engine_kind_and_the_rest_say_why_not() {
+        for e in FIO_ENGINES {
+            match engine_by_name(e) {
+                EngineName::Iolab(k) => assert_eq!(k.name(), *e),
+                EngineName::FioOnly(n) => {
+                    assert_eq!(n, *e);
+                    let m = applied(&[&format!("ioengine={e}")])
+                        .err()
+                        .unwrap_or_default();
+                    let why = format!("'{e}' is not supported by iolab: {}", refusal(e));
+                    assert!(m.contains(&why), "{m}");
+                    assert_ne!(refusal(e), refusal("no such engine"), "{e} has no reason");
+                }
+                EngineName::Unknown(_) => panic!("{e} unknown"),
+            }
+        }
+        assert_eq!(
+            engine_by_name("external:/x.so"),
+            EngineName::FioOnly("external")
+        );
+        assert_eq!(
+            applied(&["ioengine=bogus"]).err().as_deref(),
+            Some("unknown engine 'bogus'")
+        );
+    }
+
+    #[test]
+    fn iodepth_is_at_least_one_and_engine_options_apply() {
+        assert_eq!(spec(&["iodepth=0"]).engine.depth, 1);
+        assert_eq!(spec(&["iodepth=32"]).engine.depth, 32);
+        let s = spec(&[
+            "sqthread_poll",
+            "sqthread_poll_cpu=2",
+            "nonvectored=1",
+            "hipri=0",
+        ]);
+        assert!(s.engine.sqpoll && !s.engine.hipri);
+        assert_eq!(s.engine.sqpoll_cpu, Some(2));
+        assert_eq!(s.engine.nonvectored, Some(true));
+        assert_eq!(spec(&[]).engine.nonvectored, None);
+    }
+
+    #[test]
+    fn buffered_is_the_opposite_of_direct() {
+        assert!(spec(&["buffered=0"]).direct);
+        assert!(!spec(&["direct=1", "buffered=1"]).direct);
+    }
+
+    #[test]
+    fn every_engine_named_by_an_option_is_a_fio_engine() {
+        for o in crate::options::all() {
+            for e in o.engines {
+                assert!(FIO_ENGINES.contains(e), "{}: {e}", o.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Files: which files a job uses, their sizes and offsets, how they are laid out and opened.
+
+use super::prelude::*;
+
+/// The definitions, one entry per option, laid out by hand.
+#[rustfmt::skip]
+pub(super) static OPTIONS: &[OptDef] = &[
+    imp!(File, "filename", [], Str, None, "File(s) to use, ':'-separated",
+        |s, a| { s.filename = split_filenames(a.v); Ok(()) }),
+    imp!(File, "directory", [], Str, None, "Directory for the job's files",
+        |s, a| { s.directory = Some(a.v.to_string()); Ok(()) }),
+    imp!(File, "filename_format", [], Str, Some("$jobname.$jobnum.$filenum"), "Name pattern for generated files",
+        |s, a| { s.filename_format = a.v.to_string(); Ok(()) }),
+    imp!(File, "nrfiles", ["nr_files"], Int, Some("1"), "Number of files per job",
+        |s, a| {
+            s.nrfiles = to_u32(a.int()?)?.max(1);
+            Ok(())
+        }),
+    imp!(File, "filesize", [], SizeOrRange, None, "Size of each file (or a range)",
+        |s, a| {
+            s.filesize = Some(value::parse_size_or_range(a.v, a.kb)?);
+            Ok(())
+        }),
+    imp!(File, "size", [], SizePct, None, "Total size of I/O for the job (or % of the file)",
+        |s, a| { s.size = Some(a.size_pct()?); Ok(()) }),
+    imp!(File, "io_size", ["io_limit"], SizePct, None, "Amount of I/O to do, if not size",
+        |s, a| { s.io_size = Some(a.size_pct()?); Ok(()) }),
+    imp!(File, "offset", ["fileoffset"], SizePct, Some("0"), "Start I/O at this offset",
+        |s, a| { s.offset = a.size_pct()?; Ok(()) }),
+    imp!(File, "offset_increment", [], SizePct, Some("0"), "Offset added per numjobs clone",
+        |s, a| { s.offset_increment = a.size_pct()?; Ok(()) }),
+    imp!(File, "create_on_open", [], Bool, Some("0"), "Create files when they are opened for I/O",
+        |s, a| { s.create_on_open = a.flag()?; Ok(()) }),
+    imp!(File, "fallocate", [], Choice(&["none", "native", "posix", "keep", "truncate", "0", "1"]), Some("native"), "How to preallocate files when laying them out",
+        |s, a| {
+            s.fallocate = match a.choice()? {
+                "0" => "none",
+                "1" => "posix",
+                c => c,
+            };
+            Ok(())
+        }),
+    imp!(File, "pre_read", [], Bool, Some("0"), "Read files into the page cache before the run",
+        |s, a| { s.pre_read = a.flag()?; Ok(()) }),
+    imp!(File, "unlink", [], Bool, Some("0"), "Remove files when the job is done",
+        |s, a| { s.unlink = a.flag()?; Ok(()) }),
+    imp!(File, "invalidate", [], Bool, Some("1"), "Drop the page cache of the files before the run",
+        |s, a| { s.invalidate = a.flag()?; Ok(()) }),
+    imp!(File, "fadvise_hint", [], Choice(&["0", "1", "random", "sequential", "noreuse"]), Some("1"), "Advise the kernel of the access pattern (posix_fadvise): 1 follows rw, 0 none",
+        |s, a| {
+            s.fadvise_hint = match a.choice()? {
+                "0" => Fadvise::None,
+                "random" => Fadvise::Random,
+                "sequential" => Fadvise::Sequential,
+                "noreuse" => Fadvise::NoReuse,
+                _ => Fadvise::Pattern,
+            };
+            Ok(())
+        }),
+    imp!(File, "allow_mounted_write", [], Bool, Some("0"), "Allow writes to a mounted block device",
+        |s, a| { s.allow_mounted_write = a.flag()?; Ok(()) }),
+    not!(File, "lockfile", [], Str),
+    not!(File, "unique_filename", [], Bool),
+    not!(File, "opendir", [], Str),
+    not!(File, "fill_device", ["fill_fs"], Bool),
+    not!(File, "file_append", [], Bool),
+    not!(File, "offset_align", [], Int),
+    not!(File, "file_service_type", [], Str),
+    not!(File, "openfiles", [], Int),
+    not!(File, "overwrite", [], Bool),
+    not!(File, "ioscheduler", [], Str),
+    not!(File, "write_hint", [], Str),
+    not!(File, "create_serialize", [], Bool),
+    not!(File, "create_fsync", [], Bool),
+    not!(File, "create_only", [], Bool),
+    not!(File, "allow_file_create", [], Bool),
+    not!(File, "unlink_each_loop", [], Bool),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::options::testing::{applied, spec};
+    use crate::value::SizeOrPct;
+
+    #[test]
+    fn filename_splits_at_colons_but_keeps_escaped_ones() {
+        assert_eq!(
+            spec(&["filename=/dev/a\\:b:/tmp/c"]).filename,
+            ["/dev/a:b", "/tmp/c"]
+        );
+    }
+
+    #[test]
+    fn sizes_take_percentages_but_not_zones() {
+        assert_eq!(spec(&["size=50%"]).size, Some(SizeOrPct::Percent(50.0)));
+        assert_eq!(spec(&["offset=1m"]).offset, SizeOrPct::Bytes(1 << 20));
+        assert_eq!(spec(&["filesize=1k-2k"]).filesize, Some((1024, 2048)));
+        assert!(applied(&["size=2z"]).is_err());
+    }
+
+    #[test]
+    fn fadvise_hint_follows_the_pattern_unless_told() {
+        use crate::spec::Fadvise;
+        assert_eq!(spec(&[]).fadvise_hint, Fadvise::Pattern);
+        assert_eq!(spec(&["fadvise_hint=0"]).fadvise_hint, Fadvise::None);
+        assert_eq!(spec(&["fadvise_hint=random"]).fadvise_hint, Fadvise::Random);
+        assert_eq!(
+            spec(&["fadvise_hint=noreuse"]).fadvise_hint,
+            Fadvise::NoReuse
+        );
+        assert!(applied(&["fadvise_hint=willneed"]).is_err());
+    }
+
+    #[test]
+    fn fallocate_takes_fios_numbers() {
+        assert_eq!(spec(&["fallocate=0"]).fallocate, "none");
+        assert_eq!(spec(&["fallocate=1"]).fallocate, "posix");
+        assert_eq!(spec(&[]).fallocate, "native");
+    }
+}

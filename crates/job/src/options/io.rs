@@ -1,0 +1,93 @@
+//! The I/O pattern: direction, block sizes, mixes, counts.
+
+use super::prelude::*;
+
+/// The definitions, one entry per option, laid out by hand.
+#[rustfmt::skip]
+pub(super) static OPTIONS: &[OptDef] = &[
+    imp!(Io, "rw", ["readwrite"], Rw, Some("read"), "I/O pattern: read, write, trim, randread, randwrite, randtrim, rw, randrw, trimwrite, randtrimwrite[:N]",
+        |s, a| { (s.rw, s.rw_modifier) = value::parse_rw(a.v, a.kb)?; Ok(()) }),
+    imp!(Io, "rwmixread", [], Int, Some("50"), "Percentage of a mixed workload that is reads",
+        |s, a| { s.rwmixread = pct(a.int()?)?; Ok(()) }),
+    imp!(Io, "rwmixwrite", [], Int, Some("50"), "Percentage of a mixed workload that is writes",
+        |s, a| { s.rwmixread = 100 - pct(a.int()?)?; Ok(()) }),
+    imp!(Io, "bs", ["blocksize"], PerDirSize, Some("4096"), "Block size, per direction read,write,trim",
+        |s, a| {
+            a.per_dir_size(&mut s.bs)?;
+            if [s.bs.read, s.bs.write, s.bs.trim].contains(&0) {
+                return Err("block size must not be zero".into());
+            };
+            Ok(())
+        }),
+    imp!(Io, "bsrange", ["blocksize_range"], Range, None, "Block size range, per direction",
+        |s, a| {
+            let mut r = s.bsrange.unwrap_or(PerDir::all((s.bs.read, s.bs.read)));
+            r.update(value::parse_per_dir(a.v, false, |x| {
+                value::parse_range(x, a.kb)
+            })?);
+            s.bsrange = Some(r);
+            Ok(())
+        }),
+    imp!(Io, "bssplit", [], BsSplit, None, "Block size mix: size/percent:size/percent, per direction",
+        |s, a| {
+            let (dirs, _) = value::parse_bssplit(a.v, a.kb)?;
+            s.bssplit.update(dirs.map(|d| d.map(Some)));
+            Ok(())
+        }),
+    imp!(Io, "ba", ["blockalign"], PerDirSize, None, "Alignment of random offsets, per direction",
+        |s, a| {
+            let mut ba = s.ba.unwrap_or_default();
+            a.per_dir_size(&mut ba)?;
+            s.ba = Some(ba);
+            Ok(())
+        }),
+    imp!(Io, "number_ios", [], Int, Some("0"), "Stop after this many I/Os",
+        |s, a| { s.number_ios = u64::try_from(a.int()?).map_err(|_| "must not be negative")?; Ok(()) }),
+    imp!(Io, "loops", [], Int, Some("1"), "Repeat the job this many times",
+        |s, a| { s.loops = to_u32(a.int()?)?.max(1); Ok(()) }),
+    not!(Io, "bs_unaligned", ["blocksize_unaligned"], Flag),
+    not!(Io, "bs_is_seq_rand", [], Bool),
+    not!(Io, "rw_sequencer", [], Str),
+    not!(Io, "serialize_overlap", [], Bool),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::options::testing::{applied, spec};
+    use crate::value::{PerDir, RwMode, RwModifier};
+
+    #[test]
+    fn rw_takes_a_modifier() {
+        let s = spec(&["rw=randrw:8"]);
+        assert_eq!(
+            (s.rw, s.rw_modifier),
+            (RwMode::RandRw, Some(RwModifier::SeqCount(8)))
+        );
+    }
+
+    #[test]
+    fn rwmixwrite_is_the_complement_of_rwmixread() {
+        assert_eq!(spec(&["rwmixwrite=30"]).rwmixread, 70);
+        assert!(applied(&["rwmixread=101"]).is_err());
+    }
+
+    #[test]
+    fn bs_is_per_direction_and_never_zero() {
+        let want = PerDir {
+            read: 4096,
+            write: 65536,
+            trim: 65536,
+        };
+        assert_eq!(spec(&["bs=4k,64k"]).bs, want);
+        assert!(applied(&["bs=0"]).is_err());
+    }
+
+    #[test]
+    fn bsrange_starts_from_bs() {
+        let s = spec(&["bs=8k", "bsrange=1k-4k,"]);
+        assert_eq!(
+            s.bsrange.map(|r| (r.read, r.write)),
+            Some(((1024, 4096), (8192, 8192)))
+        );
+    }
+}

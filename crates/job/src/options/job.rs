@@ -1,0 +1,75 @@
+//! Job description and units: names, grouping, cloning, error handling, kb_base.
+
+use super::prelude::*;
+
+/// The definitions, one entry per option, laid out by hand.
+#[rustfmt::skip]
+pub(super) static OPTIONS: &[OptDef] = &[
+    imp!(Job, "name", [], Str, None, "Name of this job",
+        |s, a| { s.name = a.v.to_string(); Ok(()) }),
+    imp!(Job, "description", [], Str, None, "Text description of the job",
+        |s, a| { s.description = Some(a.v.to_string()); Ok(()) }),
+    imp!(Job, "wait_for", [], Str, None, "Start after the named job has finished",
+        |s, a| { s.wait_for = Some(a.v.to_string()); Ok(()) }),
+    imp!(Job, "stonewall", ["wait_for_previous"], Flag, None, "Wait for preceding jobs to finish before starting",
+        |s, a| { s.stonewall = a.flag()?; Ok(()) }),
+    imp!(Job, "new_group", [], Flag, None, "Start a new reporting group",
+        |s, a| { s.new_group = a.flag()?; Ok(()) }),
+    imp!(Job, "group_reporting", [], Flag, None, "Report a group as a whole, not per job",
+        |s, a| { s.group_reporting = a.flag()?; Ok(()) }),
+    imp!(Job, "numjobs", [], Int, Some("1"), "Clone this job N times",
+        |s, a| {
+            s.numjobs = to_u32(a.int()?)?;
+            if s.numjobs == 0 {
+                return Err("must be at least 1".into());
+            };
+            Ok(())
+        }),
+    imp!(Job, "thread", [], Flag, None, "Use threads instead of processes (iolab always uses threads)",
+        |s, a| { s.thread = a.flag()?; Ok(()) }),
+    imp!(Job, "exitall", [], Flag, None, "Stop all jobs when one finishes",
+        |s, a| { s.exitall = a.flag()?; Ok(()) }),
+    imp!(Job, "continue_on_error", [], Choice(&["none", "read", "write", "io", "verify", "all", "0", "1"]), Some("none"), "Keep going on these errors instead of stopping the job",
+        |s, a| {
+            s.continue_on_error = match a.choice()? {
+                "0" => "none",
+                "1" => "all",
+                c => c,
+            };
+            Ok(())
+        }),
+    imp!(Units, "kb_base", [], Choice(&["1024", "1000"]), Some("1024"), "Meaning of k/m/g in inputs: 1024 (fio default, KiB means 1000) or 1000",
+        |s, a| { s.kb_base = if a.choice()? == "1000" { 1000 } else { 1024 }; Ok(()) }),
+    imp!(Units, "unit_base", [], Choice(&["0", "8", "1"]), Some("0"), "Report in bytes (8) or bits (1); 0 picks",
+        |s, a| { s.unit_base = a.choice()?.parse().unwrap_or(0); Ok(()) }),
+    not!(Job, "ignore_error", [], Str),
+    not!(Job, "exit_what", [], Str),
+    not!(Job, "exitall_on_error", [], Flag),
+    not!(Job, "error_dump", [], Bool),
+    not!(Job, "profile", [], Str),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::options::testing::{applied, spec};
+
+    #[test]
+    fn numjobs_must_be_at_least_one() {
+        assert_eq!(spec(&["numjobs=4"]).numjobs, 4);
+        assert!(applied(&["numjobs=0"]).is_err());
+    }
+
+    #[test]
+    fn continue_on_error_takes_fios_numbers() {
+        assert_eq!(spec(&["continue_on_error=1"]).continue_on_error, "all");
+        assert_eq!(spec(&["continue_on_error=0"]).continue_on_error, "none");
+        assert_eq!(spec(&["continue_on_error=read"]).continue_on_error, "read");
+    }
+
+    #[test]
+    fn kb_base_sets_the_unit_of_later_sizes() {
+        assert_eq!(spec(&["kb_base=1000", "bs=4k"]).bs.read, 4000);
+        assert_eq!(spec(&["bs=4k"]).bs.read, 4096);
+        assert!(applied(&["kb_base=1001"]).is_err());
+    }
+}

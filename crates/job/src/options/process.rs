@@ -1,0 +1,41 @@
+//! The job's process: CPUs, priorities, cgroups, flows.
+
+use super::prelude::*;
+
+/// The definitions, one entry per option, laid out by hand.
+#[rustfmt::skip]
+pub(super) static OPTIONS: &[OptDef] = &[
+    imp!(Process, "cpus_allowed", [], Str, None, "CPUs the job may run on",
+        |s, a| { s.cpus_allowed = Some(a.v.to_string()); Ok(()) }),
+    not!(Process, "exec_prerun", [], Str),
+    not!(Process, "exec_postrun", [], Str),
+    not!(Process, "lockmem", [], Size),
+    not!(Process, "nice", [], Int),
+    not!(Process, "prio", [], Int),
+    not!(Process, "prioclass", [], Int),
+    not!(Process, "cpumask", [], Int),
+    not!(Process, "cpus_allowed_policy", [], Str),
+    not!(Process, "numa_cpu_nodes", [], Str),
+    not!(Process, "numa_mem_policy", [], Str),
+    not!(Process, "cgroup", [], Str),
+    not!(Process, "cgroup_nodelete", [], Bool),
+    not!(Process, "cgroup_weight", [], Int),
+    not!(Process, "uid", [], Int),
+    not!(Process, "gid", [], Int),
+    not!(Flow, "flow_id", [], Int),
+    not!(Flow, "flow", [], Int),
+    not!(Flow, "flow_sleep", [], Int),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::options::testing::spec;
+
+    #[test]
+    fn cpus_allowed_is_kept_as_written() {
+        assert_eq!(
+            spec(&["cpus_allowed=0-3,5"]).cpus_allowed.as_deref(),
+            Some("0-3,5")
+        );
+    }
+}

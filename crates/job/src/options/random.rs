@@ -1,0 +1,61 @@
+//! Random offsets: generators, seeds, distributions.
+
+use super::prelude::*;
+
+/// The definitions, one entry per option, laid out by hand.
+#[rustfmt::skip]
+pub(super) static OPTIONS: &[OptDef] = &[
+    imp!(Random, "randrepeat", [], Bool, Some("1"), "Same random sequence on every run",
+        |s, a| { s.randrepeat = a.flag()?; Ok(()) }),
+    imp!(Random, "randseed", [], Int, Some("0x89"), "Seed of the random generators",
+        |s, a| { s.randseed = u64::try_from(a.int()?).map_err(|_| "must not be negative")?; Ok(()) }),
+    imp!(Random, "allrandrepeat", [], Bool, Some("0"), "Seed every random generator repeatably",
+        |s, a| { s.allrandrepeat = a.flag()?; Ok(()) }),
+    imp!(Random, "norandommap", [], Flag, None, "Random offsets may repeat (no coverage map)",
+        |s, a| { s.norandommap = a.flag()?; Ok(()) }),
+    imp!(Random, "random_generator", [], Choice(&["tausworthe", "lfsr", "tausworthe64"]), Some("tausworthe"), "Random number generator",
+        |s, a| { s.random_generator = a.choice()?; Ok(()) }),
+    imp!(Random, "random_distribution", [], Distribution, Some("random"), "Offset distribution: random, zipf:t, pareto:h, normal:s, zoned:..., zoned_abs:...",
+        |s, a| {
+            s.random_distribution = match value::parse_distribution(a.v, a.kb)? {
+                Distribution::NotInIolab(d) => {
+                    return Err(format!("distribution '{d}' is not supported by iolab"))
+                }
+                d => d,
+            };
+            Ok(())
+        }),
+    imp!(Random, "percentage_random", [], PerDirInt, Some("100,100,100"), "Percentage of I/O that is random, per direction",
+        |s, a| {
+            let f = |x: &str| value::parse_int(x).and_then(pct);
+            s.percentage_random
+                .update(value::parse_per_dir(a.v, true, f)?);
+            Ok(())
+        }),
+    not!(Random, "random_sequence_stride", [], Int),
+    not!(Random, "sprandom", [], Bool),
+    not!(Random, "spr_op", [], Str),
+    not!(Random, "spr_num_regions", [], Int),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::options::testing::{applied, spec};
+    use crate::value::Distribution;
+
+    #[test]
+    fn distributions_iolab_lacks_are_refused_by_name() {
+        assert!(matches!(
+            spec(&["random_distribution=zipf:1.2"]).random_distribution,
+            Distribution::Zipf(_)
+        ));
+        let all = applied(&["random_distribution=random"]).map(|s| s.random_distribution);
+        assert_eq!(all, Ok(Distribution::Random));
+    }
+
+    #[test]
+    fn randseed_takes_hex_and_refuses_negatives() {
+        assert_eq!(spec(&["randseed=0x10"]).randseed, 16);
+        assert!(applied(&["randseed=-1"]).is_err());
+    }
+}

@@ -1,0 +1,49 @@
+//! Time: runtime, ramps, delays, think time, steady state.
+
+use super::prelude::*;
+
+/// The definitions, one entry per option, laid out by hand.
+#[rustfmt::skip]
+pub(super) static OPTIONS: &[OptDef] = &[
+    imp!(Time, "runtime", ["timeout"], Time(S), Some("0"), "Stop after this long (seconds by default)",
+        |s, a| { s.runtime = Some(a.time(TimeUnit::Seconds)?).filter(|d| !d.is_zero()); Ok(()) }),
+    imp!(Time, "time_based", [], Flag, None, "Run for the whole runtime, repeating the workload",
+        |s, a| { s.time_based = a.flag()?; Ok(()) }),
+    imp!(Time, "ramp_time", [], Time(S), None, "Run this long before recording figures",
+        |s, a| { s.ramp_time = a.time(TimeUnit::Seconds)?; Ok(()) }),
+    imp!(Time, "startdelay", [], Time(S), Some("0"), "Wait this long before starting",
+        |s, a| { s.startdelay = a.time(TimeUnit::Seconds)?; Ok(()) }),
+    imp!(Time, "thinktime", [], Time(US), Some("0"), "Pause between I/Os (microseconds by default)",
+        |s, a| { s.thinktime = a.time(TimeUnit::Micros)?; Ok(()) }),
+    imp!(Time, "thinktime_spin", [], Time(US), Some("0"), "Spin this part of thinktime instead of sleeping",
+        |s, a| { s.thinktime_spin = a.time(TimeUnit::Micros)?; Ok(()) }),
+    imp!(Time, "thinktime_blocks", [], Int, Some("1"), "Think after this many blocks",
+        |s, a| { s.thinktime_blocks = to_u32(a.int()?)?.max(1); Ok(()) }),
+    not!(Time, "clocksource", [], Str),
+    not!(Time, "thinktime_blocks_type", [], Str),
+    not!(Time, "thinktime_iotime", [], Time(S)),
+    not!(Steadystate, "steadystate", ["ss"], Str),
+    not!(Steadystate, "steadystate_duration", ["ss_dur"], Time(S)),
+    not!(Steadystate, "steadystate_ramp_time", ["ss_ramp"], Time(S)),
+    not!(Steadystate, "steadystate_check_interval", [], Time(S)),
+];
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::options::testing::spec;
+
+    #[test]
+    fn runtime_is_seconds_and_zero_means_none() {
+        assert_eq!(spec(&["runtime=1m"]).runtime, Some(Duration::from_secs(60)));
+        assert_eq!(spec(&["runtime=5"]).runtime, Some(Duration::from_secs(5)));
+        assert_eq!(spec(&["runtime=0"]).runtime, None);
+    }
+
+    #[test]
+    fn thinktime_is_microseconds() {
+        assert_eq!(spec(&["thinktime=50"]).thinktime, Duration::from_micros(50));
+        assert_eq!(spec(&["thinktime_blocks=0"]).thinktime_blocks, 1);
+    }
+}
