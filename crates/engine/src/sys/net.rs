@@ -180,6 +180,46 @@ pub fn set_cork(sock: &TcpStream, on: bool) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
+/// Sets SO_LINGER to zero: closing the socket then resets the connection (RST) instead of
+/// the orderly FIN, as a client that crashes or gives up does.
+pub fn set_linger_zero(sock: &TcpStream) -> io::Result<()> {
+    let v = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt reads one `linger` from the pointer, which points at `v`.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&v as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    cvt(r as isize).map(|_| ())
+}
+
+/// Sets a listening socket's accept backlog (listen(2) again on a listening socket changes
+/// it; the kernel caps it at net.core.somaxconn). std binds with 128, which a burst of
+/// connections overflows: the kernel then drops their SYNs, and the clients wait and retry.
+pub fn set_backlog(listener: &TcpListener, backlog: u32) -> io::Result<()> {
+    let n = backlog.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: listen takes no memory arguments.
+    let r = unsafe { libc::listen(listener.as_raw_fd(), n) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// Stops a listening socket listening, though its descriptor stays open: Linux takes
+/// shutdown(SHUT_RD) on a listener as a disconnect, which resets the connections waiting in
+/// its queue and makes new ones refused at once. Any thread may call it; an accept on the
+/// socket then fails (EINVAL).
+pub fn stop_listening(listener: &TcpListener) -> io::Result<()> {
+    // SAFETY: shutdown takes no memory arguments.
+    let r = unsafe { libc::shutdown(listener.as_raw_fd(), libc::SHUT_RD) };
+    cvt(r as isize).map(|_| ())
+}
+
 /// An eventfd: a counter other threads can make readable to wake an epoll loop.
 #[derive(Debug)]
 pub struct EventFd(OwnedFd);
@@ -358,6 +398,23 @@ mod tests {
             assert_eq!(e.raw_os_error(), Some(libc::EXDEV), "{bad:?}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_stopped_listener_refuses_and_linger_zero_resets() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        set_backlog(&l, 4096).unwrap();
+        let a = l.local_addr().unwrap();
+        let c = TcpStream::connect(a).unwrap();
+        let (mut s, _) = l.accept().unwrap();
+        set_linger_zero(&c).unwrap();
+        drop(c);
+        let mut b = [0u8; 8];
+        let e = s.read(&mut b).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+        stop_listening(&l).unwrap();
+        let e = TcpStream::connect(a).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
     }
 
     #[test]
