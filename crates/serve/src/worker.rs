@@ -7,7 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, IoSlice, Read};
-use std::net::{IpAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, TcpStream};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -28,7 +28,6 @@ use crate::{ServeOpts, ServeStats, Shared, SMALL_FILE};
 pub struct Ctx {
     pub opts: ServeOpts,
     pub site: Site,
-    pub listener: TcpListener,
     pub log: Option<Arc<File>>,
     pub shared: Arc<Shared>,
 }
@@ -44,6 +43,10 @@ const SENDFILE_CHUNK: usize = 4 << 20;
 /// calls that stop at a full socket, TCP_NODELAY would push each call's tail as a short
 /// segment; the cork keeps segments full, and clearing it pushes the last one at once.
 const CORK_MIN: u64 = 256 * 1024;
+/// Refused connections (503) waiting for their client to close, per thread.
+const MAX_REFUSED: usize = 1024;
+/// How long a refused connection is given to close before it is dropped anyway.
+const REFUSED_LINGER_NS: u64 = 1_000_000_000;
 /// O_DIRECT reads are whole blocks.
 const DIRECT_ALIGN: u64 = 4096;
 
@@ -78,6 +81,9 @@ struct Conn {
     keep: bool,
     /// Edge-triggered: bytes may be waiting that we have not read.
     readable: bool,
+    /// The peer closed, reset or failed: read on to the end (or the error) even after a short
+    /// read, since no further edge will come to say the end is there.
+    hup: bool,
     eof: bool,
     /// Idle: the time by which a whole request head must have arrived. Sending: the time by
     /// which the client must have taken more bytes.
@@ -106,6 +112,7 @@ impl Conn {
             state: State::Idle,
             keep: true,
             readable: false,
+            hup: false,
             eof: false,
             deadline: 0,
             status: 0,
@@ -134,6 +141,9 @@ struct Worker {
     rel: Vec<u8>,
     cbuf: Vec<u8>,
     stats: ServeStats,
+    /// Refused connections being given time to close (see `refuse`), with their deadlines.
+    refused: Vec<(TcpStream, u64)>,
+    refusal: Vec<u8>,
     stopping: bool,
     listening: bool,
     resume_accept: u64,
@@ -168,8 +178,12 @@ impl Worker {
         let eng = iolab_engine::open(&EngineOpts::new(kind, DEPTH))
             .map_err(|e| format!("engine {kind}: {e}"))?;
         let ep = Epoll::new().map_err(|e| format!("epoll: {e}"))?;
-        ep.add(&ctx.listener, net::EPOLLIN | net::EPOLLEXCLUSIVE, LISTENER)
-            .map_err(|e| format!("epoll: {e}"))?;
+        ep.add(
+            &ctx.shared.listener,
+            net::EPOLLIN | net::EPOLLEXCLUSIVE,
+            LISTENER,
+        )
+        .map_err(|e| format!("epoll: {e}"))?;
         ep.add(&ctx.shared.wake, net::EPOLLIN, WAKE)
             .map_err(|e| format!("epoll: {e}"))?;
         let log = ctx.log.clone().map(LogBuf::new);
@@ -190,6 +204,8 @@ impl Worker {
             rel: Vec::new(),
             cbuf: Vec::new(),
             stats: ServeStats::default(),
+            refused: Vec::new(),
+            refusal: Vec::with_capacity(256),
             stopping: false,
             listening: true,
             resume_accept: 0,
@@ -248,9 +264,10 @@ impl Worker {
                         if c.gen != gen || c.sock.is_none() {
                             continue;
                         }
-                        if bits & (net::EPOLLIN | net::EPOLLRDHUP | net::EPOLLHUP | net::EPOLLERR)
-                            != 0
-                        {
+                        if bits & (net::EPOLLRDHUP | net::EPOLLHUP | net::EPOLLERR) != 0 {
+                            c.hup = true;
+                            c.readable = true;
+                        } else if bits & net::EPOLLIN != 0 {
                             c.readable = true;
                         }
                         self.process(i);
@@ -316,22 +333,24 @@ impl Worker {
 
     fn accept(&mut self) {
         for _ in 0..64 {
-            let sock = match net::accept_nonblocking(&self.ctx.listener) {
+            let sock = match net::accept_nonblocking(&self.ctx.shared.listener) {
                 Ok(s) => s,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
                     // Out of descriptors: stop listening for a moment rather than spin.
-                    let _ = self.ep.delete(&self.ctx.listener);
+                    let _ = self.ep.delete(&self.ctx.shared.listener);
                     self.listening = false;
                     self.resume_accept = self.now + 100_000_000;
                     return;
                 }
+                // Stopped listening (shutdown): nothing more will come.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return,
                 Err(_) => continue,
             };
             let shared = &self.ctx.shared;
             if shared.conns.fetch_add(1, Ordering::SeqCst) >= self.ctx.opts.max_connections {
                 shared.conns.fetch_sub(1, Ordering::SeqCst);
-                refuse(&sock, &self.date);
+                self.refuse(sock);
                 continue;
             }
             let _ = sock.set_nodelay(true);
@@ -365,6 +384,7 @@ impl Worker {
             c.state = State::Idle;
             c.keep = true;
             c.readable = true;
+            c.hup = false;
             c.eof = false;
             c.corked = false;
             c.out = Out::None;
@@ -389,6 +409,29 @@ impl Worker {
         self.ctx.shared.conns.fetch_sub(1, Ordering::SeqCst);
     }
 
+    /// Over the connection limit: a short 503 with `Connection: close` (the socket is new, so
+    /// it has room), then a FIN. The socket is kept, its input read and dropped, until the
+    /// client closes or a second passes: closing with the request unread would send a reset,
+    /// which can make the client lose the 503.
+    fn refuse(&mut self, sock: TcpStream) {
+        let out = &mut self.refusal;
+        out.clear();
+        let rep = route::error(out, &self.date, 503, 1, false);
+        if let Body::Static(b) = rep.body {
+            out.extend_from_slice(b);
+        }
+        let _ = net::send_vectored(&sock, &[IoSlice::new(out)], false);
+        let _ = sock.shutdown(std::net::Shutdown::Write);
+        if drain(&sock) {
+            return;
+        }
+        if self.refused.len() >= MAX_REFUSED {
+            // Oldest first: it has had the longest to read its answer.
+            self.refused.remove(0);
+        }
+        self.refused.push((sock, self.now + REFUSED_LINGER_NS));
+    }
+
     /// Stop accepting; close what is idle; let the rest finish their response and close.
     fn begin_stop(&mut self) {
         if self.stopping {
@@ -396,7 +439,7 @@ impl Worker {
         }
         self.stopping = true;
         if self.listening {
-            let _ = self.ep.delete(&self.ctx.listener);
+            let _ = self.ep.delete(&self.ctx.shared.listener);
             self.listening = false;
         }
         let _ = self.ep.delete(&self.ctx.shared.wake);
@@ -414,6 +457,9 @@ impl Worker {
 
     /// Closes connections past their deadline; resumes accepting after a descriptor shortage.
     fn scan(&mut self) {
+        let now = self.now;
+        self.refused
+            .retain(|(s, deadline)| now < *deadline && !drain(s));
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             if c.sock.is_some() && c.state != State::Reading && self.now > c.deadline {
@@ -424,7 +470,7 @@ impl Worker {
             self.listening = self
                 .ep
                 .add(
-                    &self.ctx.listener,
+                    &self.ctx.shared.listener,
                     net::EPOLLIN | net::EPOLLEXCLUSIVE,
                     LISTENER,
                 )
@@ -676,7 +722,7 @@ fn fill(c: &mut Conn) -> io::Result<()> {
             }
             Ok(n) => {
                 c.rend += n;
-                if n < room {
+                if n < room && !c.hup {
                     c.readable = false;
                 }
                 return Ok(());
@@ -764,12 +810,17 @@ fn flush(c: &mut Conn, deadline: u64) -> io::Result<bool> {
     }
 }
 
-/// Over the connection limit: a short 503 (best effort: the socket is new, so it has room)
-/// and close.
-fn refuse(sock: &TcpStream, date: &[u8]) {
-    let mut out = Vec::with_capacity(256);
-    let rep = route::error(&mut out, date, 503, 1, false);
-    if let Body::Static(b) = rep.body {
-        let _ = net::send_vectored(sock, &[IoSlice::new(&out), IoSlice::new(b)], false);
+/// Reads and discards what a refused client sent. True once it has closed (or failed).
+fn drain(sock: &TcpStream) -> bool {
+    let mut b = [0u8; 1024];
+    // Bounded: a client that keeps sending is dropped at its deadline instead.
+    for _ in 0..32 {
+        match (&*sock).read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return e.kind() != io::ErrorKind::WouldBlock,
+        }
     }
+    false
 }
