@@ -184,8 +184,7 @@ fn after_shutdown_new_connections_are_refused_at_once() {
         let stopper = s.shutdown();
         stopper.trigger();
         let e = TcpStream::connect_timeout(&a, Duration::from_secs(2))
-            .err()
-            .expect("a connection made after shutdown was accepted");
+            .expect_err("a connection made after shutdown was accepted");
         assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");
         // The transfer in flight still completes.
         c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
