@@ -8,6 +8,7 @@
 //! by their bytes ([`path::jail`]) and by the kernel (openat2 RESOLVE_BENEATH).
 #![forbid(unsafe_code)]
 
+mod blocking;
 mod cache;
 pub mod date;
 pub mod http;
@@ -164,7 +165,7 @@ impl Server {
         });
         let ctx = Arc::new(worker::Ctx {
             opts: opts.clone(),
-            site,
+            site: Arc::new(site),
             log,
             shared: shared.clone(),
         });

@@ -8,7 +8,6 @@
 use std::fs::File;
 use std::io::{self, IoSlice, Read};
 use std::net::{IpAddr, TcpStream};
-use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -17,23 +16,26 @@ use iolab_engine::sys::monotonic_ns;
 use iolab_engine::sys::net::{self, Epoll, EpollEvents};
 use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, Op, Queued, Req};
 
+use crate::blocking::{Job, Outcome, Pool};
 use crate::cache::{Cache, Got, Handle};
 use crate::http::{self, Method, Parsed};
 use crate::log::LogBuf;
-use crate::path::{self, Site};
+use crate::path::{self, Found, Site};
 use crate::route::{self, Body, Lookup};
 use crate::{ServeOpts, ServeStats, Shared, SMALL_FILE};
 
 /// What every thread shares.
 pub struct Ctx {
     pub opts: ServeOpts,
-    pub site: Site,
+    pub site: Arc<Site>,
     pub log: Option<Arc<File>>,
     pub shared: Arc<Shared>,
 }
 
 const LISTENER: u64 = u64::MAX;
 const WAKE: u64 = u64::MAX - 1;
+/// The helpers have answers.
+const HELPERS: u64 = u64::MAX - 2;
 /// Engine reads in flight per thread.
 const DEPTH: u32 = 128;
 /// Bytes per sendfile call: as much as the socket takes, in slices that keep one connection
@@ -56,7 +58,35 @@ enum State {
     Idle,
     /// The body is being read through the engine.
     Reading,
+    /// A helper is opening the file or paging it in (see `Conn::pending`).
+    Waiting,
     Sending,
+}
+
+/// What a connection in `State::Waiting` does when its helper is done.
+enum Pending {
+    None,
+    /// The path is being opened: the request is answered again, from what was found.
+    Open,
+    /// The file is being paged in, then read through the engine.
+    Read {
+        id: iolab_engine::FileId,
+        off: u64,
+        len: u64,
+        direct: bool,
+        rep: route::Reply,
+    },
+    /// The next stretch of a sendfile body is being paged in.
+    Send,
+}
+
+/// What `flush` came to.
+enum Flush {
+    Done,
+    /// The socket is full: wait for it.
+    Wait,
+    /// These bytes of the file are not in the page cache: sendfile would wait for them.
+    PageIn(u64, u64),
 }
 
 /// The response being sent: the head in `Conn::wbuf`, then this.
@@ -64,7 +94,7 @@ enum Out {
     None,
     Static(&'static [u8], usize),
     Buf { buf: Buf, pos: usize, end: usize },
-    File { file: Rc<File>, off: u64, end: u64 },
+    File { file: Arc<File>, off: u64, end: u64 },
 }
 
 struct Conn {
@@ -95,6 +125,11 @@ struct Conn {
     read_range: (usize, usize),
     /// TCP_CORK is set for the body being sent.
     corked: bool,
+    pending: Pending,
+    /// What a helper found for the path of the buffered request.
+    resolved: Option<(Found, Option<File>)>,
+    /// The next sendfile goes ahead without looking at the page cache (just paged in).
+    paged: bool,
 }
 
 impl Conn {
@@ -120,6 +155,9 @@ impl Conn {
             request_line: Vec::new(),
             read_range: (0, 0),
             corked: false,
+            pending: Pending::None,
+            resolved: None,
+            paged: false,
         }
     }
 }
@@ -132,14 +170,15 @@ struct Worker {
     live: usize,
     eng: Box<dyn Engine>,
     done: Vec<Done>,
-    pool: Vec<Buf>,
+    bufs: Vec<Buf>,
     cache: Cache,
+    pool: Pool,
+    outcomes: Vec<(u64, Outcome)>,
     now: u64,
     wall: i64,
     date: [u8; 29],
     log: Option<LogBuf>,
     rel: Vec<u8>,
-    cbuf: Vec<u8>,
     stats: ServeStats,
     /// Refused connections being given time to close (see `refuse`), with their deadlines.
     refused: Vec<(TcpStream, u64)>,
@@ -186,6 +225,9 @@ impl Worker {
         .map_err(|e| format!("epoll: {e}"))?;
         ep.add(&ctx.shared.wake, net::EPOLLIN, WAKE)
             .map_err(|e| format!("epoll: {e}"))?;
+        let pool = Pool::new(ctx.site.clone()).map_err(|e| format!("eventfd: {e}"))?;
+        ep.add(pool.wake(), net::EPOLLIN, HELPERS)
+            .map_err(|e| format!("epoll: {e}"))?;
         let log = ctx.log.clone().map(LogBuf::new);
         let idle_ns = ctx.opts.idle_timeout.as_nanos().min(u64::MAX as u128) as u64;
         let mut w = Worker {
@@ -195,14 +237,15 @@ impl Worker {
             live: 0,
             eng,
             done: Vec::new(),
-            pool: Vec::new(),
+            bufs: Vec::new(),
             cache: Cache::new(kind == EngineKind::Libaio),
+            pool,
+            outcomes: Vec::new(),
             now: monotonic_ns(),
             wall: 0,
             date: [b' '; 29],
             log,
             rel: Vec::new(),
-            cbuf: Vec::new(),
             stats: ServeStats::default(),
             refused: Vec::new(),
             refusal: Vec::with_capacity(256),
@@ -255,6 +298,7 @@ impl Worker {
                 match data {
                     LISTENER => self.accept(),
                     WAKE => self.begin_stop(),
+                    HELPERS => self.helped(),
                     tok => {
                         let i = (tok & 0xffff_ffff) as usize;
                         let gen = (tok >> 32) as u32;
@@ -307,11 +351,11 @@ impl Worker {
         let gen = (d.req.tag >> 32) as u32;
         let buf = d.req.buf;
         let Some(c) = self.conns.get_mut(i) else {
-            self.pool.push(buf);
+            self.bufs.push(buf);
             return;
         };
         if c.gen != gen || c.sock.is_none() || c.state != State::Reading {
-            self.pool.push(buf);
+            self.bufs.push(buf);
             return;
         }
         let (pos, end) = c.read_range;
@@ -325,7 +369,7 @@ impl Worker {
             }
             _ => {
                 // Truncated under us or a read error: the head promised bytes we do not have.
-                self.pool.push(buf);
+                self.bufs.push(buf);
                 self.close(i);
             }
         }
@@ -401,8 +445,12 @@ impl Worker {
         }
         c.gen = c.gen.wrapping_add(1);
         if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
-            self.pool.push(buf);
+            self.bufs.push(buf);
         }
+        if let Pending::Read { id, .. } = std::mem::replace(&mut c.pending, Pending::None) {
+            self.cache.end(id, &mut *self.eng);
+        }
+        c.resolved = None;
         c.state = State::Idle;
         self.free.push(i);
         self.live -= 1;
@@ -486,10 +534,20 @@ impl Worker {
                 return;
             }
             match c.state {
-                State::Reading => return,
+                State::Reading | State::Waiting => return,
                 State::Sending => match flush(c, self.now + self.idle_ns) {
-                    Ok(true) => self.finish(i),
-                    Ok(false) => return,
+                    Ok(Flush::Done) => self.finish(i),
+                    Ok(Flush::Wait) => return,
+                    Ok(Flush::PageIn(off, len)) => {
+                        let file = match &c.out {
+                            Out::File { file, .. } => file.clone(),
+                            _ => return,
+                        };
+                        if !self.hand_over(i, Job::PageIn { file, off, len }, Pending::Send) {
+                            // No helper to be had: send it from here, as before.
+                            self.conns[i].paged = true;
+                        }
+                    }
                     Err(_) => {
                         self.close(i);
                         return;
@@ -524,7 +582,7 @@ impl Worker {
             l.line(c.peer, self.wall, &c.request_line, c.status, c.body_sent);
         }
         if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
-            self.pool.push(buf);
+            self.bufs.push(buf);
         }
         c.wbuf.clear();
         c.wpos = 0;
@@ -573,24 +631,44 @@ impl Worker {
         let keep = !self.stopping;
         let mut handle = None;
         let mut direct = false;
+        let mut page = None;
         let rep = if req.method == Method::Other {
             route::reply(wbuf, date, &req, Lookup::Status(405), keep)
         } else {
             match path::jail(req.target, self.ctx.site.dotfiles, &mut self.rel) {
                 Err(s) => route::reply(wbuf, date, &req, Lookup::Status(s), keep),
                 Ok(j) => {
-                    let got = self.cache.get(
-                        &self.rel,
-                        j.trailing,
-                        &self.ctx.site,
-                        &mut *self.eng,
-                        self.now,
-                        &mut self.cbuf,
-                    );
+                    let got = match c.resolved.take() {
+                        Some((found, d)) => {
+                            self.cache
+                                .install(&self.rel, found, d, &mut *self.eng, self.now)
+                        }
+                        None => match self.cache.fresh(&self.rel, self.now) {
+                            Some(e) => Got::File(e),
+                            None => {
+                                // Opening may block: a helper does it, and the request is
+                                // answered again (from the buffer) with what it found.
+                                let job = Job::Resolve {
+                                    rel: self.rel.clone(),
+                                    trailing: j.trailing,
+                                    direct: self.cache.direct(),
+                                };
+                                let tok = (u64::from(c.gen) << 32) | i as u64;
+                                if self.pool.submit(tok, job) {
+                                    c.state = State::Waiting;
+                                    c.pending = Pending::Open;
+                                    c.deadline = self.now + self.idle_ns;
+                                    return true;
+                                }
+                                Got::Status(500)
+                            }
+                        },
+                    };
                     match got {
                         Got::File(e) => {
                             handle = Some(e.handle.clone());
                             direct = e.direct;
+                            page = e.page.clone();
                             route::reply(wbuf, date, &req, Lookup::File(&e.meta), keep)
                         }
                         Got::Redirect => route::reply(wbuf, date, &req, Lookup::Redirect(j), keep),
@@ -606,14 +684,95 @@ impl Worker {
         }
         match (rep.body, handle) {
             (Body::File { offset, len }, Some(Handle::Engine(id))) => {
-                self.read(i, id, offset, len, direct, rep);
+                self.cache.begin(id);
+                let end = offset + len;
+                let cached = page
+                    .as_ref()
+                    .is_none_or(|f| net::page_cached(f, 0, end) != Some(false));
+                let wait = Pending::Read {
+                    id,
+                    off: offset,
+                    len,
+                    direct,
+                    rep,
+                };
+                match page {
+                    Some(file) if !cached => {
+                        let job = Job::PageIn {
+                            file,
+                            off: 0,
+                            len: end,
+                        };
+                        if !self.hand_over(i, job, wait) {
+                            self.read(i, id, offset, len, direct, rep);
+                        }
+                    }
+                    _ => self.read(i, id, offset, len, direct, rep),
+                }
             }
             (_, h) => start(c, rep, h),
         }
         true
     }
 
-    /// Reads a small file through the engine; the connection sends when it completes.
+    /// Hands `job` for connection `i` to a helper; the connection waits (no longer than the
+    /// idle timeout). False when no helper could take it.
+    fn hand_over(&mut self, i: usize, job: Job, then: Pending) -> bool {
+        let c = &mut self.conns[i];
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        if !self.pool.submit(tok, job) {
+            return false;
+        }
+        c.state = State::Waiting;
+        c.pending = then;
+        c.deadline = self.now + self.idle_ns;
+        true
+    }
+
+    /// Helpers are done with some jobs: their connections go on.
+    fn helped(&mut self) {
+        self.pool.wake().clear();
+        let mut outcomes = std::mem::take(&mut self.outcomes);
+        self.pool.take(&mut outcomes);
+        for (tok, outcome) in outcomes.drain(..) {
+            let i = (tok & 0xffff_ffff) as usize;
+            let Some(c) = self.conns.get_mut(i) else {
+                continue;
+            };
+            // A connection closed meanwhile (its slot perhaps reused) has nothing to go on.
+            if c.gen != (tok >> 32) as u32 || c.sock.is_none() || c.state != State::Waiting {
+                continue;
+            }
+            match (std::mem::replace(&mut c.pending, Pending::None), outcome) {
+                (Pending::Open, Outcome::Resolved(found, d)) => {
+                    c.resolved = Some((found, d));
+                    c.state = State::Idle;
+                }
+                (
+                    Pending::Read {
+                        id,
+                        off,
+                        len,
+                        direct,
+                        rep,
+                    },
+                    _,
+                ) => {
+                    // A synchronous engine completes here and leaves the sending to us.
+                    self.read(i, id, off, len, direct, rep);
+                }
+                (_, _) => {
+                    c.state = State::Sending;
+                    c.paged = true;
+                }
+            }
+            self.process(i);
+        }
+        self.outcomes = outcomes;
+    }
+
+    /// Reads a small file through the engine (the caller has counted the read in with
+    /// `Cache::begin`); the connection sends when it completes.
     fn read(
         &mut self,
         i: usize,
@@ -637,7 +796,7 @@ impl Worker {
             end
         };
         c.read_range = (off as usize, end as usize);
-        let buf = match self.pool.pop() {
+        let buf = match self.bufs.pop() {
             Some(b) => b,
             None => match Buf::new(SMALL_FILE as usize) {
                 Ok(b) => b,
@@ -649,7 +808,6 @@ impl Worker {
         };
         let tok = (u64::from(c.gen) << 32) | i as u64;
         let mut req = Req::data(Op::Read, id, 0, want as usize, buf).with_tag(tok);
-        self.cache.begin(id);
         loop {
             match self.eng.queue(req) {
                 Queued::Queued => return,
@@ -664,7 +822,7 @@ impl Worker {
                     let _ = self.eng.commit();
                     let mut done = Vec::new();
                     if self.eng.reap(1, DEPTH as usize, None, &mut done).is_err() {
-                        self.pool.push(req.buf);
+                        self.bufs.push(req.buf);
                         self.cache.end(id, &mut *self.eng);
                         self.close(i);
                         return;
@@ -737,19 +895,19 @@ fn fill(c: &mut Conn) -> io::Result<()> {
     }
 }
 
-/// Sends what it can of the response. Ok(true) when all of it is out.
-fn flush(c: &mut Conn, deadline: u64) -> io::Result<bool> {
+/// Sends what it can of the response.
+fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
     let Some(sock) = c.sock.as_ref() else {
         return Err(io::ErrorKind::NotConnected.into());
     };
     loop {
         let head = &c.wbuf[c.wpos..];
         let r = match &mut c.out {
-            Out::None if head.is_empty() => return Ok(true),
+            Out::None if head.is_empty() => return Ok(Flush::Done),
             Out::None => net::send_vectored(sock, &[IoSlice::new(head)], false),
             Out::Static(b, pos) => {
                 if head.is_empty() && *pos == b.len() {
-                    return Ok(true);
+                    return Ok(Flush::Done);
                 }
                 let body = &b[*pos..];
                 let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
@@ -760,7 +918,7 @@ fn flush(c: &mut Conn, deadline: u64) -> io::Result<bool> {
             }
             Out::Buf { buf, pos, end } => {
                 if head.is_empty() && pos == end {
-                    return Ok(true);
+                    return Ok(Flush::Done);
                 }
                 let body = &buf.as_slice()[*pos..*end];
                 let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
@@ -780,9 +938,16 @@ fn flush(c: &mut Conn, deadline: u64) -> io::Result<bool> {
                         c.corked = false;
                         net::set_cork(sock, false)?;
                     }
-                    return Ok(true);
+                    return Ok(Flush::Done);
                 } else {
                     let want = (*end - *off).min(SENDFILE_CHUNK as u64) as usize;
+                    // sendfile would wait for bytes the file system has yet to produce: a
+                    // helper reads them in first. (Where the kernel cannot say, go ahead.)
+                    if !std::mem::take(&mut c.paged)
+                        && net::page_cached(file, *off, want as u64) == Some(false)
+                    {
+                        return Ok(Flush::PageIn(*off, want as u64));
+                    }
                     match net::sendfile(sock, file, off, want) {
                         Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                         Ok(n) => {
@@ -804,7 +969,7 @@ fn flush(c: &mut Conn, deadline: u64) -> io::Result<bool> {
                     c.body_sent += (n - h) as u64;
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
             Err(e) => return Err(e),
         }
     }
