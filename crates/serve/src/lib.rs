@@ -10,6 +10,7 @@
 
 mod blocking;
 mod cache;
+mod conn;
 pub mod date;
 pub mod http;
 mod log;
