@@ -198,6 +198,15 @@ impl Worker {
                         } else if bits & net::EPOLLIN != 0 {
                             c.readable = true;
                         }
+                        // Reset or gone both ways while its file is read or opened: nobody
+                        // is left to answer, so the slot goes now (the read's or the
+                        // helper's answer finds the connection's generation moved on).
+                        if bits & (net::EPOLLHUP | net::EPOLLERR) != 0
+                            && matches!(c.state, State::Waiting | State::Reading)
+                        {
+                            self.close(i);
+                            continue;
+                        }
                         self.process(i);
                     }
                 }

@@ -458,9 +458,11 @@ fn a_stalled_file_read_or_open_leaves_other_requests_answered() {
         };
         let base = base.clone();
         limit(60, move || {
+            // Four slots: three for the stalled requests, one for everyone else.
             let s = start(&base, |o| {
                 o.engine = engine;
                 o.idle_timeout = Duration::from_secs(30);
+                o.max_connections = 4;
             });
             let a = s.local_addr();
             let dir = format!("fuse-{engine}");
@@ -472,6 +474,15 @@ fn a_stalled_file_read_or_open_leaves_other_requests_answered() {
                 })
                 .collect();
             std::thread::sleep(Duration::from_millis(300));
+            // A client that gives up on a stalled file (a reset) gives its slot back at once,
+            // not when the file system answers.
+            let mut quitter = TcpStream::connect(a).unwrap();
+            let req = format!("GET /{dir}/slow.bin HTTP/1.1\r\nHost: t\r\n\r\n");
+            quitter.write_all(req.as_bytes()).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            net::set_linger_zero(&quitter).unwrap();
+            drop(quitter);
+            std::thread::sleep(Duration::from_millis(100));
             for _ in 0..3 {
                 let r = exchange(a, GET_A, Duration::from_secs(2));
                 assert_eq!(
