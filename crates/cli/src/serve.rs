@@ -2,6 +2,7 @@
 //! the address it listens on, and on SIGINT or SIGTERM stops accepting, lets the requests in
 //! flight finish and exits 0.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -24,51 +25,36 @@ usage: iolab serve DIR [options]
                            is dropped after DUR (default 10s; e.g. 500ms, 2s, 1.5)
   --max-connections N      open connections at most; more get 503 (default 1024)
   --max-header-bytes N     largest request head; larger is 414/431 (default 16384)
+  -h, --help               print this help
 
 Prints \"listening on ADDR\" once it accepts connections.";
 
-const CMD: crate::args::Cmd = crate::args::Cmd {
+use crate::args::{describe, show, text, Cmd};
+
+const CMD: Cmd = Cmd {
     name: "serve",
     usage: USAGE,
 };
 
-pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
-    let args = match crate::args::utf8_args(&CMD, args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    let args = &args[..];
+pub fn main(args: &[OsString]) -> ExitCode {
     let opts = match parse(args) {
         Ok(Some(o)) => o,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(m) => {
-            eprintln!("iolab serve: {m}\n\n{USAGE}");
-            return ExitCode::from(1);
-        }
+        Ok(None) => return CMD.help(),
+        Err(m) => return CMD.usage_error(m),
     };
-    // Blocked before the threads start, so they inherit the mask and the signal waits for us.
     let signals = match SignalSet::block(&[SIGINT, SIGTERM]) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("iolab serve: cannot block signals: {e}");
-            return ExitCode::from(1);
-        }
+        Err(e) => return CMD.fail(format!("cannot block signals: {e}")),
     };
     let server = match Server::start(&opts) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("iolab serve: {e}");
-            return ExitCode::from(1);
-        }
+        Err(e) => return CMD.fail(e),
     };
     let mut out = std::io::stdout();
     let _ = writeln!(
         out,
         "iolab serve: {} with {} thread(s), engine {}; listening on {}",
-        opts.root.display(),
+        show(opts.root.as_os_str()),
         opts.threads,
         opts.engine,
         server.local_addr()
@@ -89,10 +75,7 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("iolab serve: {e}");
-            ExitCode::from(1)
-        }
+        Err(e) => CMD.fail(e),
     }
 }
 
@@ -122,55 +105,69 @@ fn count(name: &str, v: &str, min: usize) -> Result<usize, String> {
     }
 }
 
-fn parse(args: &[String]) -> Result<Option<ServeOpts>, String> {
+/// The long options, for "did you mean".
+const LONGS: &[&str] = &[
+    "help",
+    "listen",
+    "threads",
+    "engine",
+    "access-log",
+    "dotfiles",
+    "idle-timeout",
+    "max-connections",
+    "max-header-bytes",
+];
+
+/// The options, or `None` for `--help`. DIR and the log's path are taken as they come (file
+/// names are bytes); the other values must be text.
+fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
+    use lexopt::Arg::{Long, Short, Value};
     let mut root: Option<PathBuf> = None;
     let mut o = ServeOpts::new(std::path::Path::new("."));
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (a.as_str(), None),
+    let mut p = lexopt::Parser::from_args(args.iter().cloned());
+    let bad = |e: lexopt::Error| describe(e, LONGS);
+    while let Some(arg) = p.next().map_err(bad)? {
+        let name = match arg {
+            Long(n) => format!("--{n}"),
+            _ => String::new(),
         };
-        let mut value = |n: &str| -> Result<String, String> {
-            match &inline {
-                Some(v) => Ok(v.clone()),
-                None => it.next().cloned().ok_or(format!("{n} needs a value")),
-            }
+        let value = |p: &mut lexopt::Parser| -> Result<String, String> {
+            text(p.value().map_err(bad)?, &name)
         };
-        match name {
-            "-h" | "--help" => return Ok(None),
-            "--listen" => {
-                let v = value(name)?;
+        match arg {
+            Short('h') | Long("help") => return Ok(None),
+            Long("listen") => {
+                let v = value(&mut p)?;
                 o.listen = v.parse::<SocketAddr>().map_err(|_| {
                     format!("--listen wants ADDR:PORT (e.g. 127.0.0.1:8080), got '{v}'")
                 })?;
             }
-            "--threads" => o.threads = count(name, &value(name)?, 1)?,
-            "--engine" => {
-                let v = value(name)?;
+            Long("threads") => o.threads = count(&name, &value(&mut p)?, 1)?,
+            Long("engine") => {
+                let v = value(&mut p)?;
                 o.engine = EngineKind::from_name(&v)
                     .filter(|k| iolab_serve::ENGINES.contains(k))
                     .ok_or(format!(
                         "--engine: '{v}' is not one of io_uring, libaio, psync"
                     ))?;
             }
-            "--access-log" => o.access_log = Some(PathBuf::from(value(name)?)),
-            "--dotfiles" => o.dotfiles = true,
-            "--idle-timeout" => o.idle_timeout = duration(&value(name)?)?,
-            "--max-connections" => o.max_connections = count(name, &value(name)?, 1)?,
-            "--max-header-bytes" => o.max_header_bytes = count(name, &value(name)?, 256)?,
-            s if s.starts_with('-') => return Err(format!("unknown option '{s}'")),
-            s => {
+            Long("access-log") => o.access_log = Some(PathBuf::from(p.value().map_err(bad)?)),
+            Long("dotfiles") => o.dotfiles = true,
+            Long("idle-timeout") => o.idle_timeout = duration(&value(&mut p)?)?,
+            Long("max-connections") => o.max_connections = count(&name, &value(&mut p)?, 1)?,
+            Long("max-header-bytes") => o.max_header_bytes = count(&name, &value(&mut p)?, 256)?,
+            Value(v) => {
                 if root.is_some() {
-                    return Err(format!("one directory only (got a second: '{s}')"));
+                    return Err(format!("one directory only (got a second: '{}')", show(&v)));
                 }
-                root = Some(PathBuf::from(s));
+                root = Some(PathBuf::from(v));
             }
+            other => return Err(bad(other.unexpected())),
         }
     }
     let root = root.ok_or("which directory? (iolab serve DIR)")?;
     if !root.is_dir() {
-        return Err(format!("{} is not a directory", root.display()));
+        return Err(format!("{} is not a directory", show(root.as_os_str())));
     }
     o.root = root;
     Ok(Some(o))
@@ -181,7 +178,7 @@ mod tests {
     use super::*;
 
     fn p(a: &[&str]) -> Result<Option<ServeOpts>, String> {
-        parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        parse(&a.iter().map(OsString::from).collect::<Vec<_>>())
     }
 
     #[test]
@@ -213,6 +210,13 @@ mod tests {
             .contains("duration"));
         assert!(p(&["--dotfiles"]).unwrap_err().contains("which directory"));
         assert!(p(&[".", "--bogus"]).unwrap_err().contains("unknown option"));
+        assert_eq!(
+            p(&[".", "--thread=2"]).unwrap_err(),
+            "unknown option '--thread'; did you mean '--threads'?"
+        );
+        assert!(p(&[".", "-h"]).unwrap().is_none());
+        assert!(p(&["--help"]).unwrap().is_none());
+        assert!(p(&[".", "--threads"]).unwrap_err().contains("--threads"));
         assert!(p(&["/nonexistent-dir-x"])
             .unwrap_err()
             .contains("not a directory"));

@@ -111,6 +111,104 @@ fn bad_arguments_exit_1_with_a_reason() {
 }
 
 #[test]
+fn help_lists_every_option_and_a_bad_one_is_named_once() {
+    let iolab = env!("CARGO_BIN_EXE_iolab");
+    for flag in ["--help", "-h"] {
+        let out = Command::new(iolab).args(["serve", flag]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{flag}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for opt in [
+            "--listen",
+            "--threads",
+            "--engine",
+            "--access-log",
+            "--dotfiles",
+            "--idle-timeout",
+            "--max-connections",
+            "--max-header-bytes",
+            "--help",
+        ] {
+            assert!(text.contains(opt), "{flag} does not list {opt}: {text}");
+        }
+    }
+    let out = Command::new(iolab)
+        .args(["serve", ".", "--max-conections", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown option '--max-conections'; did you mean '--max-connections'?"),
+        "{err}"
+    );
+    assert_eq!(err.matches("--max-conections").count(), 1, "{err}");
+    assert!(
+        !err.contains("--idle-timeout"),
+        "the usage was reprinted: {err}"
+    );
+}
+
+/// Non-UTF-8 names are served: the directory given as bytes, and a file in it requested by
+/// its percent-encoded bytes.
+#[test]
+fn non_utf8_directory_and_file_names_are_served() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let d = dir("nonutf8");
+    let root = d.join(OsStr::from_bytes(b"r\xe9pertoire"));
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join(OsStr::from_bytes(b"caf\xe9")), b"coffee\n").unwrap();
+    let (mut p, addr) = serve(&root, &[]);
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    c.write_all(b"GET /caf%E9 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    c.read_to_end(&mut got).unwrap();
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 200 "), "{text}");
+    assert!(text.ends_with("\r\n\r\ncoffee\n"), "{text}");
+    signal(&p, "TERM");
+    assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
+}
+
+/// Regression: after SIGTERM the listener stayed open, so new connections were accepted by
+/// the kernel and never answered.
+#[test]
+fn after_sigterm_new_connections_are_refused_at_once() {
+    let d = dir("refuse");
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("big.bin"), bytes(32 << 20)).unwrap();
+    let (mut p, addr) = serve(&root, &[]);
+    // A transfer the client does not read keeps the server running after the signal.
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut b = [0u8; 1024];
+    assert!(c.read(&mut b).unwrap() > 0);
+    signal(&p, "TERM");
+    let t = Instant::now();
+    loop {
+        match TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
+            Err(e) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}");
+                break;
+            }
+            // The signal may not have been taken yet: it has 2 s, not the 10 s it had.
+            Ok(_) => assert!(t.elapsed() < Duration::from_secs(2), "still accepting"),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        p.0.try_wait().unwrap().is_none(),
+        "exited with a transfer in flight"
+    );
+    drop(c);
+    assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
+}
+
+#[test]
 fn sigterm_lets_a_transfer_in_flight_finish_then_exits_0() {
     let d = dir("sigterm");
     let root = d.join("root");

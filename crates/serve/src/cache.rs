@@ -11,12 +11,12 @@ use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use iolab_engine::{Engine, FileId};
 
-use crate::path::{self, Found, Ident, Site};
+use crate::path::{Found, Ident};
 use crate::route::Meta;
 use crate::SMALL_FILE;
 
@@ -31,7 +31,7 @@ pub enum Handle {
     /// Registered with the engine: read into a buffer.
     Engine(FileId),
     /// Sent with sendfile.
-    Send(Rc<File>),
+    Send(Arc<File>),
 }
 
 #[derive(Debug)]
@@ -40,6 +40,11 @@ pub struct Entry {
     pub handle: Handle,
     /// Whether reads must be aligned (opened with O_DIRECT).
     pub direct: bool,
+    /// For a file read through the page cache, the same file, so a helper can page it in
+    /// first: the engine's read then cannot stall the loop. Not only psync and buffered libaio
+    /// read in the caller's thread: io_uring too reads a FUSE file inline (Linux 6.18 waits
+    /// for FUSE readahead inside io_uring_enter).
+    pub page: Option<Arc<File>>,
     checked: u64,
 }
 
@@ -72,46 +77,51 @@ impl Cache {
         }
     }
 
-    /// Looks `rel` up (a jailed path; `trailing` if it ended with `/`), opening and caching it
-    /// when it is not cached or its second is up.
-    pub fn get(
+    /// Whether small files are to be opened with O_DIRECT as well.
+    pub fn direct(&self) -> bool {
+        self.direct
+    }
+
+    /// The entry for `rel` (a jailed path) if it is cached and its second is not up.
+    pub fn fresh(&self, rel: &[u8], now: u64) -> Option<&Entry> {
+        self.map
+            .get(rel)
+            .filter(|e| now.saturating_sub(e.checked) < TTL_NS)
+    }
+
+    /// What `rel` resolved to (by a helper: opening may block), cached when it is a file.
+    /// `direct` is the file opened again with O_DIRECT, where asked for and possible.
+    pub fn install(
         &mut self,
         rel: &[u8],
-        trailing: bool,
-        site: &Site,
+        found: Found,
+        direct: Option<File>,
         eng: &mut dyn Engine,
         now: u64,
-        cbuf: &mut Vec<u8>,
     ) -> Got<'_> {
-        let fresh = self
-            .map
-            .get(rel)
-            .is_some_and(|e| now.saturating_sub(e.checked) < TTL_NS);
-        if !fresh {
-            match path::resolve(site, rel, trailing, cbuf) {
-                Found::File(f, ident, name) => match self.map.get_mut(rel) {
-                    Some(e) if e.meta.ident == ident => e.checked = now,
-                    _ => {
-                        let Some(entry) = self.entry(f, ident, &name, eng, now) else {
-                            self.drop_key(rel, eng);
-                            return Got::Status(500);
-                        };
-                        if self.map.len() >= CAPACITY {
-                            self.clear(eng);
-                        }
-                        if let Some(old) = self.map.insert(rel.into(), entry) {
-                            self.retire(old, eng);
-                        }
+        match found {
+            Found::File(f, ident, name) => match self.map.get_mut(rel) {
+                Some(e) if e.meta.ident == ident => e.checked = now,
+                _ => {
+                    let Some(entry) = self.entry(f, direct, ident, &name, eng, now) else {
+                        self.drop_key(rel, eng);
+                        return Got::Status(500);
+                    };
+                    if self.map.len() >= CAPACITY {
+                        self.clear(eng);
                     }
-                },
-                Found::Redirect => {
-                    self.drop_key(rel, eng);
-                    return Got::Redirect;
+                    if let Some(old) = self.map.insert(rel.into(), entry) {
+                        self.retire(old, eng);
+                    }
                 }
-                Found::Status(s) => {
-                    self.drop_key(rel, eng);
-                    return Got::Status(s);
-                }
+            },
+            Found::Redirect => {
+                self.drop_key(rel, eng);
+                return Got::Redirect;
+            }
+            Found::Status(s) => {
+                self.drop_key(rel, eng);
+                return Got::Status(s);
             }
         }
         match self.map.get(rel) {
@@ -123,6 +133,7 @@ impl Cache {
     fn entry(
         &mut self,
         f: File,
+        direct_file: Option<File>,
         ident: Ident,
         name: &[u8],
         eng: &mut dyn Engine,
@@ -130,22 +141,23 @@ impl Cache {
     ) -> Option<Entry> {
         let meta = Meta::new(ident, name);
         let mut direct = false;
-        let handle = if ident.size <= SMALL_FILE && ident.size > 0 {
-            let f = if self.direct {
-                match reopen_direct(&f) {
-                    Some(d) => {
-                        direct = true;
-                        d
-                    }
-                    None => f,
+        let mut page = None;
+        let handle = if engine_sized(ident.size) {
+            let f = match direct_file {
+                Some(d) if self.direct => {
+                    direct = true;
+                    d
                 }
-            } else {
-                f
+                _ => f,
             };
+            if !direct {
+                // Without a second descriptor the loop reads unpaged, as before.
+                page = f.try_clone().ok().map(Arc::new);
+            }
             // An engine that refuses the file (it should not) makes it a 500, not a panic.
             Handle::Engine(eng.add_file(f, Path::new("served file")).ok()?)
         } else {
-            Handle::Send(Rc::new(f))
+            Handle::Send(Arc::new(f))
         };
         if let Handle::Engine(id) = handle {
             let i = id.index() as usize;
@@ -157,6 +169,7 @@ impl Cache {
             meta,
             handle,
             direct,
+            page,
             checked: now,
         })
     }
@@ -214,10 +227,15 @@ impl Cache {
     }
 }
 
+/// Whether a file of `size` bytes is read through the engine (else sent with sendfile).
+pub(crate) fn engine_sized(size: u64) -> bool {
+    size <= SMALL_FILE && size > 0
+}
+
 /// The same file opened again with O_DIRECT, through /proc/self/fd (no second path lookup
 /// that could race a rename). `None` where the filesystem cannot do O_DIRECT (tmpfs): libaio
 /// then reads buffered, which io_submit does synchronously; said once on stderr.
-fn reopen_direct(f: &File) -> Option<File> {
+pub(crate) fn reopen_direct(f: &File) -> Option<File> {
     let p = format!("/proc/self/fd/{}", f.as_raw_fd());
     match OpenOptions::new()
         .read(true)

@@ -8,7 +8,9 @@
 //! by their bytes ([`path::jail`]) and by the kernel (openat2 RESOLVE_BENEATH).
 #![forbid(unsafe_code)]
 
+mod blocking;
 mod cache;
+mod conn;
 pub mod date;
 pub mod http;
 mod log;
@@ -24,7 +26,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use iolab_engine::sys::net::EventFd;
+use iolab_engine::sys::net::{self, EventFd};
 use iolab_engine::EngineKind;
 
 /// Files up to this size are read through the engine into a buffer and sent with their head
@@ -74,9 +76,10 @@ impl ServeOpts {
 /// The engines `--engine` accepts.
 pub const ENGINES: [EngineKind; 3] = [EngineKind::IoUring, EngineKind::Libaio, EngineKind::Psync];
 
-/// State the threads share: the stop flag, its wake-up, and the connection count.
+/// State the threads share: the listener, the stop flag, its wake-up, and the connection count.
 #[derive(Debug)]
 pub(crate) struct Shared {
+    pub listener: TcpListener,
     pub stop: AtomicBool,
     pub wake: EventFd,
     pub conns: AtomicUsize,
@@ -89,6 +92,9 @@ pub struct Shutdown(Arc<Shared>);
 impl Shutdown {
     pub fn trigger(&self) {
         self.0.stop.store(true, Ordering::SeqCst);
+        // Refuse new connections now, not when each thread next wakes: the descriptor stays
+        // open (the threads still have it in their epoll), but the socket stops listening.
+        let _ = net::stop_listening(&self.0.listener);
         // Level-triggered: every thread's epoll sees it until the threads take it off.
         let _ = self.0.wake.notify();
     }
@@ -141,6 +147,9 @@ impl Server {
         let addr = listener
             .local_addr()
             .map_err(|e| StartError(format!("listener: {e}")))?;
+        // A burst of connects must wait in the queue to be answered (503 if need be), not be
+        // dropped by a full one. The kernel caps this at net.core.somaxconn.
+        let _ = net::set_backlog(&listener, 4096);
         let log = match &opts.access_log {
             Some(p) => {
                 Some(Arc::new(log::open(p).map_err(|e| {
@@ -150,14 +159,14 @@ impl Server {
             None => None,
         };
         let shared = Arc::new(Shared {
+            listener,
             stop: AtomicBool::new(false),
             wake: EventFd::new().map_err(|e| StartError(format!("eventfd: {e}")))?,
             conns: AtomicUsize::new(0),
         });
         let ctx = Arc::new(worker::Ctx {
             opts: opts.clone(),
-            site,
-            listener,
+            site: Arc::new(site),
             log,
             shared: shared.clone(),
         });

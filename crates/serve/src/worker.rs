@@ -6,9 +6,8 @@
 //! Engine reads are queued while events are handled and committed once per turn of the loop.
 
 use std::fs::File;
-use std::io::{self, IoSlice, Read};
-use std::net::{IpAddr, TcpListener, TcpStream};
-use std::rc::Rc;
+use std::io::{self, IoSlice};
+use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -17,7 +16,9 @@ use iolab_engine::sys::monotonic_ns;
 use iolab_engine::sys::net::{self, Epoll, EpollEvents};
 use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, Op, Queued, Req};
 
+use crate::blocking::{Job, Outcome, Pool};
 use crate::cache::{Cache, Got, Handle};
+use crate::conn::{drain, fill, flush, start, Conn, Flush, Out, Pending, State};
 use crate::http::{self, Method, Parsed};
 use crate::log::LogBuf;
 use crate::path::{self, Site};
@@ -27,95 +28,23 @@ use crate::{ServeOpts, ServeStats, Shared, SMALL_FILE};
 /// What every thread shares.
 pub struct Ctx {
     pub opts: ServeOpts,
-    pub site: Site,
-    pub listener: TcpListener,
+    pub site: Arc<Site>,
     pub log: Option<Arc<File>>,
     pub shared: Arc<Shared>,
 }
 
 const LISTENER: u64 = u64::MAX;
 const WAKE: u64 = u64::MAX - 1;
+/// The helpers have answers.
+const HELPERS: u64 = u64::MAX - 2;
 /// Engine reads in flight per thread.
 const DEPTH: u32 = 128;
-/// Bytes per sendfile call: as much as the socket takes, in slices that keep one connection
-/// from holding the loop for long.
-const SENDFILE_CHUNK: usize = 4 << 20;
-/// Bodies at least this long are sent under TCP_CORK (cleared at their end): between sendfile
-/// calls that stop at a full socket, TCP_NODELAY would push each call's tail as a short
-/// segment; the cork keeps segments full, and clearing it pushes the last one at once.
-const CORK_MIN: u64 = 256 * 1024;
+/// Refused connections (503) waiting for their client to close, per thread.
+const MAX_REFUSED: usize = 1024;
+/// How long a refused connection is given to close before it is dropped anyway.
+const REFUSED_LINGER_NS: u64 = 1_000_000_000;
 /// O_DIRECT reads are whole blocks.
 const DIRECT_ALIGN: u64 = 4096;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    /// Waiting for (the rest of) a request head.
-    Idle,
-    /// The body is being read through the engine.
-    Reading,
-    Sending,
-}
-
-/// The response being sent: the head in `Conn::wbuf`, then this.
-enum Out {
-    None,
-    Static(&'static [u8], usize),
-    Buf { buf: Buf, pos: usize, end: usize },
-    File { file: Rc<File>, off: u64, end: u64 },
-}
-
-struct Conn {
-    sock: Option<TcpStream>,
-    gen: u32,
-    peer: Option<IpAddr>,
-    rbuf: Vec<u8>,
-    rstart: usize,
-    rend: usize,
-    wbuf: Vec<u8>,
-    wpos: usize,
-    out: Out,
-    state: State,
-    keep: bool,
-    /// Edge-triggered: bytes may be waiting that we have not read.
-    readable: bool,
-    eof: bool,
-    /// Idle: the time by which a whole request head must have arrived. Sending: the time by
-    /// which the client must have taken more bytes.
-    deadline: u64,
-    status: u16,
-    body_sent: u64,
-    request_line: Vec<u8>,
-    /// Where the body starts in the buffer an engine read fills.
-    read_range: (usize, usize),
-    /// TCP_CORK is set for the body being sent.
-    corked: bool,
-}
-
-impl Conn {
-    fn new() -> Conn {
-        Conn {
-            sock: None,
-            gen: 0,
-            peer: None,
-            rbuf: Vec::new(),
-            rstart: 0,
-            rend: 0,
-            wbuf: Vec::with_capacity(512),
-            wpos: 0,
-            out: Out::None,
-            state: State::Idle,
-            keep: true,
-            readable: false,
-            eof: false,
-            deadline: 0,
-            status: 0,
-            body_sent: 0,
-            request_line: Vec::new(),
-            read_range: (0, 0),
-            corked: false,
-        }
-    }
-}
 
 struct Worker {
     ctx: Arc<Ctx>,
@@ -125,15 +54,19 @@ struct Worker {
     live: usize,
     eng: Box<dyn Engine>,
     done: Vec<Done>,
-    pool: Vec<Buf>,
+    bufs: Vec<Buf>,
     cache: Cache,
+    pool: Pool,
+    outcomes: Vec<(u64, Outcome)>,
     now: u64,
     wall: i64,
     date: [u8; 29],
     log: Option<LogBuf>,
     rel: Vec<u8>,
-    cbuf: Vec<u8>,
     stats: ServeStats,
+    /// Refused connections being given time to close (see `refuse`), with their deadlines.
+    refused: Vec<(TcpStream, u64)>,
+    refusal: Vec<u8>,
     stopping: bool,
     listening: bool,
     resume_accept: u64,
@@ -168,9 +101,16 @@ impl Worker {
         let eng = iolab_engine::open(&EngineOpts::new(kind, DEPTH))
             .map_err(|e| format!("engine {kind}: {e}"))?;
         let ep = Epoll::new().map_err(|e| format!("epoll: {e}"))?;
-        ep.add(&ctx.listener, net::EPOLLIN | net::EPOLLEXCLUSIVE, LISTENER)
-            .map_err(|e| format!("epoll: {e}"))?;
+        ep.add(
+            &ctx.shared.listener,
+            net::EPOLLIN | net::EPOLLEXCLUSIVE,
+            LISTENER,
+        )
+        .map_err(|e| format!("epoll: {e}"))?;
         ep.add(&ctx.shared.wake, net::EPOLLIN, WAKE)
+            .map_err(|e| format!("epoll: {e}"))?;
+        let pool = Pool::new(ctx.site.clone()).map_err(|e| format!("eventfd: {e}"))?;
+        ep.add(pool.wake(), net::EPOLLIN, HELPERS)
             .map_err(|e| format!("epoll: {e}"))?;
         let log = ctx.log.clone().map(LogBuf::new);
         let idle_ns = ctx.opts.idle_timeout.as_nanos().min(u64::MAX as u128) as u64;
@@ -181,15 +121,18 @@ impl Worker {
             live: 0,
             eng,
             done: Vec::new(),
-            pool: Vec::new(),
+            bufs: Vec::new(),
             cache: Cache::new(kind == EngineKind::Libaio),
+            pool,
+            outcomes: Vec::new(),
             now: monotonic_ns(),
             wall: 0,
             date: [b' '; 29],
             log,
             rel: Vec::new(),
-            cbuf: Vec::new(),
             stats: ServeStats::default(),
+            refused: Vec::new(),
+            refusal: Vec::with_capacity(256),
             stopping: false,
             listening: true,
             resume_accept: 0,
@@ -239,6 +182,7 @@ impl Worker {
                 match data {
                     LISTENER => self.accept(),
                     WAKE => self.begin_stop(),
+                    HELPERS => self.helped(),
                     tok => {
                         let i = (tok & 0xffff_ffff) as usize;
                         let gen = (tok >> 32) as u32;
@@ -248,10 +192,20 @@ impl Worker {
                         if c.gen != gen || c.sock.is_none() {
                             continue;
                         }
-                        if bits & (net::EPOLLIN | net::EPOLLRDHUP | net::EPOLLHUP | net::EPOLLERR)
-                            != 0
-                        {
+                        if bits & (net::EPOLLRDHUP | net::EPOLLHUP | net::EPOLLERR) != 0 {
+                            c.hup = true;
                             c.readable = true;
+                        } else if bits & net::EPOLLIN != 0 {
+                            c.readable = true;
+                        }
+                        // Reset or gone both ways while its file is read or opened: nobody
+                        // is left to answer, so the slot goes now (the read's or the
+                        // helper's answer finds the connection's generation moved on).
+                        if bits & (net::EPOLLHUP | net::EPOLLERR) != 0
+                            && matches!(c.state, State::Waiting | State::Reading)
+                        {
+                            self.close(i);
+                            continue;
                         }
                         self.process(i);
                     }
@@ -290,11 +244,11 @@ impl Worker {
         let gen = (d.req.tag >> 32) as u32;
         let buf = d.req.buf;
         let Some(c) = self.conns.get_mut(i) else {
-            self.pool.push(buf);
+            self.bufs.push(buf);
             return;
         };
         if c.gen != gen || c.sock.is_none() || c.state != State::Reading {
-            self.pool.push(buf);
+            self.bufs.push(buf);
             return;
         }
         let (pos, end) = c.read_range;
@@ -308,7 +262,7 @@ impl Worker {
             }
             _ => {
                 // Truncated under us or a read error: the head promised bytes we do not have.
-                self.pool.push(buf);
+                self.bufs.push(buf);
                 self.close(i);
             }
         }
@@ -316,22 +270,24 @@ impl Worker {
 
     fn accept(&mut self) {
         for _ in 0..64 {
-            let sock = match net::accept_nonblocking(&self.ctx.listener) {
+            let sock = match net::accept_nonblocking(&self.ctx.shared.listener) {
                 Ok(s) => s,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
                     // Out of descriptors: stop listening for a moment rather than spin.
-                    let _ = self.ep.delete(&self.ctx.listener);
+                    let _ = self.ep.delete(&self.ctx.shared.listener);
                     self.listening = false;
                     self.resume_accept = self.now + 100_000_000;
                     return;
                 }
+                // Stopped listening (shutdown): nothing more will come.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return,
                 Err(_) => continue,
             };
             let shared = &self.ctx.shared;
             if shared.conns.fetch_add(1, Ordering::SeqCst) >= self.ctx.opts.max_connections {
                 shared.conns.fetch_sub(1, Ordering::SeqCst);
-                refuse(&sock, &self.date);
+                self.refuse(sock);
                 continue;
             }
             let _ = sock.set_nodelay(true);
@@ -365,6 +321,7 @@ impl Worker {
             c.state = State::Idle;
             c.keep = true;
             c.readable = true;
+            c.hup = false;
             c.eof = false;
             c.corked = false;
             c.out = Out::None;
@@ -381,12 +338,39 @@ impl Worker {
         }
         c.gen = c.gen.wrapping_add(1);
         if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
-            self.pool.push(buf);
+            self.bufs.push(buf);
         }
+        if let Pending::Read { id, .. } = std::mem::replace(&mut c.pending, Pending::None) {
+            self.cache.end(id, &mut *self.eng);
+        }
+        c.resolved = None;
         c.state = State::Idle;
         self.free.push(i);
         self.live -= 1;
         self.ctx.shared.conns.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Over the connection limit: a short 503 with `Connection: close` (the socket is new, so
+    /// it has room), then a FIN. The socket is kept, its input read and dropped, until the
+    /// client closes or a second passes: closing with the request unread would send a reset,
+    /// which can make the client lose the 503.
+    fn refuse(&mut self, sock: TcpStream) {
+        let out = &mut self.refusal;
+        out.clear();
+        let rep = route::error(out, &self.date, 503, 1, false);
+        if let Body::Static(b) = rep.body {
+            out.extend_from_slice(b);
+        }
+        let _ = net::send_vectored(&sock, &[IoSlice::new(out)], false);
+        let _ = sock.shutdown(std::net::Shutdown::Write);
+        if drain(&sock) {
+            return;
+        }
+        if self.refused.len() >= MAX_REFUSED {
+            // Oldest first: it has had the longest to read its answer.
+            self.refused.remove(0);
+        }
+        self.refused.push((sock, self.now + REFUSED_LINGER_NS));
     }
 
     /// Stop accepting; close what is idle; let the rest finish their response and close.
@@ -396,7 +380,7 @@ impl Worker {
         }
         self.stopping = true;
         if self.listening {
-            let _ = self.ep.delete(&self.ctx.listener);
+            let _ = self.ep.delete(&self.ctx.shared.listener);
             self.listening = false;
         }
         let _ = self.ep.delete(&self.ctx.shared.wake);
@@ -414,6 +398,9 @@ impl Worker {
 
     /// Closes connections past their deadline; resumes accepting after a descriptor shortage.
     fn scan(&mut self) {
+        let now = self.now;
+        self.refused
+            .retain(|(s, deadline)| now < *deadline && !drain(s));
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             if c.sock.is_some() && c.state != State::Reading && self.now > c.deadline {
@@ -424,7 +411,7 @@ impl Worker {
             self.listening = self
                 .ep
                 .add(
-                    &self.ctx.listener,
+                    &self.ctx.shared.listener,
                     net::EPOLLIN | net::EPOLLEXCLUSIVE,
                     LISTENER,
                 )
@@ -440,10 +427,20 @@ impl Worker {
                 return;
             }
             match c.state {
-                State::Reading => return,
+                State::Reading | State::Waiting => return,
                 State::Sending => match flush(c, self.now + self.idle_ns) {
-                    Ok(true) => self.finish(i),
-                    Ok(false) => return,
+                    Ok(Flush::Done) => self.finish(i),
+                    Ok(Flush::Wait) => return,
+                    Ok(Flush::PageIn(off, len)) => {
+                        let file = match &c.out {
+                            Out::File { file, .. } => file.clone(),
+                            _ => return,
+                        };
+                        if !self.hand_over(i, Job::PageIn { file, off, len }, Pending::Send) {
+                            // No helper to be had: send it from here, as before.
+                            self.conns[i].paged = true;
+                        }
+                    }
                     Err(_) => {
                         self.close(i);
                         return;
@@ -478,7 +475,7 @@ impl Worker {
             l.line(c.peer, self.wall, &c.request_line, c.status, c.body_sent);
         }
         if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
-            self.pool.push(buf);
+            self.bufs.push(buf);
         }
         c.wbuf.clear();
         c.wpos = 0;
@@ -527,24 +524,44 @@ impl Worker {
         let keep = !self.stopping;
         let mut handle = None;
         let mut direct = false;
+        let mut page = None;
         let rep = if req.method == Method::Other {
             route::reply(wbuf, date, &req, Lookup::Status(405), keep)
         } else {
             match path::jail(req.target, self.ctx.site.dotfiles, &mut self.rel) {
                 Err(s) => route::reply(wbuf, date, &req, Lookup::Status(s), keep),
                 Ok(j) => {
-                    let got = self.cache.get(
-                        &self.rel,
-                        j.trailing,
-                        &self.ctx.site,
-                        &mut *self.eng,
-                        self.now,
-                        &mut self.cbuf,
-                    );
+                    let got = match c.resolved.take() {
+                        Some((found, d)) => {
+                            self.cache
+                                .install(&self.rel, found, d, &mut *self.eng, self.now)
+                        }
+                        None => match self.cache.fresh(&self.rel, self.now) {
+                            Some(e) => Got::File(e),
+                            None => {
+                                // Opening may block: a helper does it, and the request is
+                                // answered again (from the buffer) with what it found.
+                                let job = Job::Resolve {
+                                    rel: self.rel.clone(),
+                                    trailing: j.trailing,
+                                    direct: self.cache.direct(),
+                                };
+                                let tok = (u64::from(c.gen) << 32) | i as u64;
+                                if self.pool.submit(tok, job) {
+                                    c.state = State::Waiting;
+                                    c.pending = Pending::Open;
+                                    c.deadline = self.now + self.idle_ns;
+                                    return true;
+                                }
+                                Got::Status(500)
+                            }
+                        },
+                    };
                     match got {
                         Got::File(e) => {
                             handle = Some(e.handle.clone());
                             direct = e.direct;
+                            page = e.page.clone();
                             route::reply(wbuf, date, &req, Lookup::File(&e.meta), keep)
                         }
                         Got::Redirect => route::reply(wbuf, date, &req, Lookup::Redirect(j), keep),
@@ -560,14 +577,95 @@ impl Worker {
         }
         match (rep.body, handle) {
             (Body::File { offset, len }, Some(Handle::Engine(id))) => {
-                self.read(i, id, offset, len, direct, rep);
+                self.cache.begin(id);
+                let end = offset + len;
+                let cached = page
+                    .as_ref()
+                    .is_none_or(|f| net::page_cached(f, 0, end) != Some(false));
+                let wait = Pending::Read {
+                    id,
+                    off: offset,
+                    len,
+                    direct,
+                    rep,
+                };
+                match page {
+                    Some(file) if !cached => {
+                        let job = Job::PageIn {
+                            file,
+                            off: 0,
+                            len: end,
+                        };
+                        if !self.hand_over(i, job, wait) {
+                            self.read(i, id, offset, len, direct, rep);
+                        }
+                    }
+                    _ => self.read(i, id, offset, len, direct, rep),
+                }
             }
             (_, h) => start(c, rep, h),
         }
         true
     }
 
-    /// Reads a small file through the engine; the connection sends when it completes.
+    /// Hands `job` for connection `i` to a helper; the connection waits (no longer than the
+    /// idle timeout). False when no helper could take it.
+    fn hand_over(&mut self, i: usize, job: Job, then: Pending) -> bool {
+        let c = &mut self.conns[i];
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        if !self.pool.submit(tok, job) {
+            return false;
+        }
+        c.state = State::Waiting;
+        c.pending = then;
+        c.deadline = self.now + self.idle_ns;
+        true
+    }
+
+    /// Helpers are done with some jobs: their connections go on.
+    fn helped(&mut self) {
+        self.pool.wake().clear();
+        let mut outcomes = std::mem::take(&mut self.outcomes);
+        self.pool.take(&mut outcomes);
+        for (tok, outcome) in outcomes.drain(..) {
+            let i = (tok & 0xffff_ffff) as usize;
+            let Some(c) = self.conns.get_mut(i) else {
+                continue;
+            };
+            // A connection closed meanwhile (its slot perhaps reused) has nothing to go on.
+            if c.gen != (tok >> 32) as u32 || c.sock.is_none() || c.state != State::Waiting {
+                continue;
+            }
+            match (std::mem::replace(&mut c.pending, Pending::None), outcome) {
+                (Pending::Open, Outcome::Resolved(found, d)) => {
+                    c.resolved = Some((found, d));
+                    c.state = State::Idle;
+                }
+                (
+                    Pending::Read {
+                        id,
+                        off,
+                        len,
+                        direct,
+                        rep,
+                    },
+                    _,
+                ) => {
+                    // A synchronous engine completes here and leaves the sending to us.
+                    self.read(i, id, off, len, direct, rep);
+                }
+                (_, _) => {
+                    c.state = State::Sending;
+                    c.paged = true;
+                }
+            }
+            self.process(i);
+        }
+        self.outcomes = outcomes;
+    }
+
+    /// Reads a small file through the engine (the caller has counted the read in with
+    /// `Cache::begin`); the connection sends when it completes.
     fn read(
         &mut self,
         i: usize,
@@ -591,7 +689,7 @@ impl Worker {
             end
         };
         c.read_range = (off as usize, end as usize);
-        let buf = match self.pool.pop() {
+        let buf = match self.bufs.pop() {
             Some(b) => b,
             None => match Buf::new(SMALL_FILE as usize) {
                 Ok(b) => b,
@@ -603,7 +701,6 @@ impl Worker {
         };
         let tok = (u64::from(c.gen) << 32) | i as u64;
         let mut req = Req::data(Op::Read, id, 0, want as usize, buf).with_tag(tok);
-        self.cache.begin(id);
         loop {
             match self.eng.queue(req) {
                 Queued::Queued => return,
@@ -618,7 +715,7 @@ impl Worker {
                     let _ = self.eng.commit();
                     let mut done = Vec::new();
                     if self.eng.reap(1, DEPTH as usize, None, &mut done).is_err() {
-                        self.pool.push(req.buf);
+                        self.bufs.push(req.buf);
                         self.cache.end(id, &mut *self.eng);
                         self.close(i);
                         return;
@@ -629,147 +726,5 @@ impl Worker {
                 }
             }
         }
-    }
-}
-
-/// Starts sending a reply whose head is in `c.wbuf`.
-fn start(c: &mut Conn, rep: route::Reply, handle: Option<Handle>) {
-    c.status = rep.status;
-    c.keep = c.keep && rep.keep_alive;
-    c.wpos = 0;
-    c.body_sent = 0;
-    c.out = match (rep.body, handle) {
-        (Body::Static(b), _) => Out::Static(b, 0),
-        (Body::File { offset, len }, Some(Handle::Send(file))) => Out::File {
-            file,
-            off: offset,
-            end: offset + len,
-        },
-        _ => Out::None,
-    };
-    if let (Out::File { off, end, .. }, Some(sock)) = (&c.out, c.sock.as_ref()) {
-        c.corked = *end - *off >= CORK_MIN && net::set_cork(sock, true).is_ok();
-    }
-    c.state = State::Sending;
-}
-
-/// Reads what the socket has into the request buffer.
-fn fill(c: &mut Conn) -> io::Result<()> {
-    if c.rstart > 0 {
-        c.rbuf.copy_within(c.rstart..c.rend, 0);
-        c.rend -= c.rstart;
-        c.rstart = 0;
-    }
-    let room = c.rbuf.len() - c.rend;
-    if room == 0 {
-        return Ok(());
-    }
-    let Some(sock) = c.sock.as_ref() else {
-        return Ok(());
-    };
-    loop {
-        match (&*sock).read(&mut c.rbuf[c.rend..]) {
-            Ok(0) => {
-                c.eof = true;
-                c.readable = false;
-                return Ok(());
-            }
-            Ok(n) => {
-                c.rend += n;
-                if n < room {
-                    c.readable = false;
-                }
-                return Ok(());
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                c.readable = false;
-                return Ok(());
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Sends what it can of the response. Ok(true) when all of it is out.
-fn flush(c: &mut Conn, deadline: u64) -> io::Result<bool> {
-    let Some(sock) = c.sock.as_ref() else {
-        return Err(io::ErrorKind::NotConnected.into());
-    };
-    loop {
-        let head = &c.wbuf[c.wpos..];
-        let r = match &mut c.out {
-            Out::None if head.is_empty() => return Ok(true),
-            Out::None => net::send_vectored(sock, &[IoSlice::new(head)], false),
-            Out::Static(b, pos) => {
-                if head.is_empty() && *pos == b.len() {
-                    return Ok(true);
-                }
-                let body = &b[*pos..];
-                let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
-                if let Ok(n) = r {
-                    *pos += n.saturating_sub(head.len());
-                }
-                r
-            }
-            Out::Buf { buf, pos, end } => {
-                if head.is_empty() && pos == end {
-                    return Ok(true);
-                }
-                let body = &buf.as_slice()[*pos..*end];
-                let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
-                if let Ok(n) = r {
-                    let b = n.saturating_sub(head.len());
-                    *pos += b;
-                    c.body_sent += b as u64;
-                }
-                r
-            }
-            Out::File { file, off, end } => {
-                if !head.is_empty() {
-                    // MSG_MORE: the head waits for the body's first bytes to share a segment.
-                    net::send_vectored(sock, &[IoSlice::new(head)], true)
-                } else if off == end {
-                    if c.corked {
-                        c.corked = false;
-                        net::set_cork(sock, false)?;
-                    }
-                    return Ok(true);
-                } else {
-                    let want = (*end - *off).min(SENDFILE_CHUNK as u64) as usize;
-                    match net::sendfile(sock, file, off, want) {
-                        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                        Ok(n) => {
-                            c.body_sent += n as u64;
-                            c.deadline = deadline;
-                            continue;
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-        };
-        match r {
-            Ok(n) => {
-                let h = n.min(head.len());
-                c.wpos += h;
-                c.deadline = deadline;
-                if let Out::Static(..) | Out::None = c.out {
-                    c.body_sent += (n - h) as u64;
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Over the connection limit: a short 503 (best effort: the socket is new, so it has room)
-/// and close.
-fn refuse(sock: &TcpStream, date: &[u8]) {
-    let mut out = Vec::with_capacity(256);
-    let rep = route::error(&mut out, date, 503, 1, false);
-    if let Body::Static(b) = rep.body {
-        let _ = net::send_vectored(sock, &[IoSlice::new(&out), IoSlice::new(b)], false);
     }
 }

@@ -585,8 +585,12 @@ mod fuzz {
         iolab_serve::path::Site::open(&d.join("root"), false).unwrap()
     }
 
-    const SEEDS: [&str; 4] = [
+    const SEEDS: [&str; 8] = [
         "GET /f.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=1-3\r\n\r\n",
+        "GET /f.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        "GET /f.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n",
+        "GET /f.txt HTTP/1.0\r\nRange: bytes=0-18446744073709551615\r\nIf-Range: Thu, 01 Jan 1970 00:00:00 GMT\r\n\r\n",
+        "GET /caf%E9 HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip;q=0, *;q=1\r\n\r\n",
         "HEAD /dir HTTP/1.0\r\nIf-None-Match: *\r\n\r\n",
         "GET /../secret HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n",
         "GET http://x/%2e%2e/f.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=-5\r\nIf-Range: \"a\"\r\n\r\n",
@@ -600,8 +604,102 @@ mod fuzz {
         }
     }
 
+    /// Range headers that once were, or easily could be, wrong: overflow, empty and reversed
+    /// bounds, zero-length suffixes, several ranges, odd spacing and case.
+    const RANGE_SEEDS: [&str; 12] = [
+        "bytes=0-0",
+        "bytes=-0",
+        "bytes=0-",
+        "bytes=99999999999999999999-",
+        "bytes=0-18446744073709551615",
+        "bytes=18446744073709551615-18446744073709551615",
+        "bytes=-18446744073709551616",
+        "bytes=5-1",
+        "bytes=1-2,3-4",
+        " BYTES = 7 - 9 ",
+        "bytes=--1",
+        "bytes=",
+    ];
+
+    /// Header fields the server acts on, to build requests that reach its header logic.
+    const FIELDS: [&str; 9] = [
+        "Host",
+        "Range",
+        "If-Range",
+        "If-None-Match",
+        "If-Modified-Since",
+        "Connection",
+        "Content-Length",
+        "Transfer-Encoding",
+        "Accept-Encoding",
+    ];
+
+    fn check_range(header: &[u8], size: u64) {
+        match iolab_serve::range::parse(header, size) {
+            iolab_serve::range::Range::Part(a, b) => {
+                assert!(a <= b && b < size, "{header:?} of {size}: {a}-{b}");
+            }
+            iolab_serve::range::Range::Unsatisfiable | iolab_serve::range::Range::Full => {}
+        }
+    }
+
+    #[test]
+    fn range_seeds_stay_in_bounds() {
+        for h in RANGE_SEEDS {
+            for size in [0, 1, 10, u64::MAX] {
+                check_range(h.as_bytes(), size);
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn ranges_are_within_the_file_or_refused(
+            seed in 0usize..RANGE_SEEDS.len(),
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..6),
+            size in prop_oneof![0u64..64, any::<u64>()],
+        ) {
+            let mut h = RANGE_SEEDS[seed].as_bytes().to_vec();
+            for (pos, byte) in edits {
+                let p = pos % (h.len() + 1);
+                h.insert(p, byte);
+            }
+            check_range(&h, size);
+        }
+
+        #[test]
+        fn ranges_of_numbers_are_within_the_file(
+            a in proptest::option::of(any::<u64>()),
+            b in proptest::option::of(any::<u64>()),
+            size in any::<u64>(),
+        ) {
+            let s = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+            check_range(format!("bytes={}-{}", s(a), s(b)).as_bytes(), size);
+        }
+
+        #[test]
+        fn requests_with_any_header_fields_never_panic(
+            fields in proptest::collection::vec(
+                (0usize..FIELDS.len(), proptest::collection::vec(any::<u8>(), 0..40)),
+                0..10,
+            ),
+            version in 0u8..2,
+        ) {
+            let mut b = format!("GET /f.txt HTTP/1.{version}\r\n").into_bytes();
+            for (f, value) in fields {
+                b.extend_from_slice(FIELDS[f].as_bytes());
+                b.extend_from_slice(b": ");
+                b.extend(value.into_iter().filter(|&c| c != b'\r' && c != b'\n'));
+                b.extend_from_slice(b"\r\n");
+            }
+            b.extend_from_slice(b"\r\n");
+            if let iolab_serve::http::Parsed::Request(r) = iolab_serve::http::parse(&b, 1024) {
+                assert!(r.len <= b.len());
+            }
+            check(&site_dir(), &b);
+        }
 
         #[test]
         fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {

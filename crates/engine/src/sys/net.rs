@@ -180,6 +180,102 @@ pub fn set_cork(sock: &TcpStream, on: bool) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
+/// Sets SO_LINGER to zero: closing the socket then resets the connection (RST) instead of
+/// the orderly FIN, as a client that crashes or gives up does.
+pub fn set_linger_zero(sock: &TcpStream) -> io::Result<()> {
+    let v = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt reads one `linger` from the pointer, which points at `v`.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&v as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    cvt(r as isize).map(|_| ())
+}
+
+/// Sets a listening socket's accept backlog (listen(2) again on a listening socket changes
+/// it; the kernel caps it at net.core.somaxconn). std binds with 128, which a burst of
+/// connections overflows: the kernel then drops their SYNs, and the clients wait and retry.
+pub fn set_backlog(listener: &TcpListener, backlog: u32) -> io::Result<()> {
+    let n = backlog.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: listen takes no memory arguments.
+    let r = unsafe { libc::listen(listener.as_raw_fd(), n) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// Stops a listening socket listening, though its descriptor stays open: Linux takes
+/// shutdown(SHUT_RD) on a listener as a disconnect, which resets the connections waiting in
+/// its queue and makes new ones refused at once. Any thread may call it; an accept on the
+/// socket then fails (EINVAL).
+pub fn stop_listening(listener: &TcpListener) -> io::Result<()> {
+    // SAFETY: shutdown takes no memory arguments.
+    let r = unsafe { libc::shutdown(listener.as_raw_fd(), libc::SHUT_RD) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// cachestat(2) (Linux 6.5): the same number on every architecture that has it.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "loongarch64"
+))]
+const SYS_CACHESTAT: libc::c_long = 451;
+
+/// Whether bytes `off..off + len` of `file` are all in the page cache, so that reading them
+/// (or sendfile) will not wait for the file system: cachestat(2), counted in 4 KiB pages
+/// (on larger pages the answer errs towards "no"). `None` where the kernel cannot say
+/// (before 6.5, or a file system without a page cache).
+pub fn page_cached(file: &File, off: u64, len: u64) -> Option<bool> {
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    ))]
+    {
+        if len == 0 {
+            return Some(true);
+        }
+        // struct cachestat_range and struct cachestat (include/uapi/linux/mman.h).
+        let range: [u64; 2] = [off, len];
+        let mut st = [0u64; 5];
+        // SAFETY: the kernel reads two u64 from `range` and writes five u64 into `st`, both
+        // of which live for the call.
+        let r = unsafe {
+            libc::syscall(
+                SYS_CACHESTAT,
+                file.as_raw_fd(),
+                range.as_ptr(),
+                st.as_mut_ptr(),
+                0,
+            )
+        };
+        if r < 0 {
+            return None;
+        }
+        let pages = (off + len).div_ceil(4096) - off / 4096;
+        Some(st[0] >= pages)
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    )))]
+    {
+        let _ = (file, off, len);
+        None
+    }
+}
+
 /// An eventfd: a counter other threads can make readable to wake an epoll loop.
 #[derive(Debug)]
 pub struct EventFd(OwnedFd);
@@ -200,6 +296,13 @@ impl EventFd {
         // SAFETY: write reads 8 bytes from the pointer, which points at `one`.
         let r = unsafe { libc::write(self.0.as_raw_fd(), (&one as *const u64).cast(), 8) };
         cvt(r).map(|_| ())
+    }
+
+    /// Takes the counter back to zero (no longer readable); a no-op when it is zero.
+    pub fn clear(&self) {
+        let mut n: u64 = 0;
+        // SAFETY: read writes at most 8 bytes into `n`, which has 8. EAGAIN (zero) is fine.
+        let _ = unsafe { libc::read(self.0.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };
     }
 }
 
@@ -361,6 +464,37 @@ mod tests {
     }
 
     #[test]
+    fn a_stopped_listener_refuses_and_linger_zero_resets() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        set_backlog(&l, 4096).unwrap();
+        let a = l.local_addr().unwrap();
+        let c = TcpStream::connect(a).unwrap();
+        let (mut s, _) = l.accept().unwrap();
+        set_linger_zero(&c).unwrap();
+        drop(c);
+        let mut b = [0u8; 8];
+        let e = s.read(&mut b).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+        stop_listening(&l).unwrap();
+        let e = TcpStream::connect(a).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
+    }
+
+    #[test]
+    fn page_cached_sees_a_file_just_written() {
+        let p = std::env::temp_dir().join(format!("iolab-cached-{}", std::process::id()));
+        std::fs::write(&p, vec![1u8; 3 * 4096]).unwrap();
+        let f = File::open(&p).unwrap();
+        // Written a moment ago: in the page cache (unless the kernel cannot say).
+        if let Some(c) = page_cached(&f, 0, 3 * 4096) {
+            assert!(c);
+            // Beyond the end of the file nothing is cached.
+            assert_eq!(page_cached(&f, 0, 5 * 4096), Some(false));
+        }
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    #[test]
     fn eventfd_wakes_epoll() {
         let ev = EventFd::new().unwrap();
         let ep = Epoll::new().unwrap();
@@ -370,5 +504,7 @@ mod tests {
         ev.notify().unwrap();
         assert_eq!(ep.wait(&mut evs, 1000).unwrap(), 1);
         assert_eq!(evs.get(0).1, 7);
+        ev.clear();
+        assert_eq!(ep.wait(&mut evs, 0).unwrap(), 0);
     }
 }

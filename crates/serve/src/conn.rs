@@ -1,0 +1,286 @@
+//! One connection's state, and the socket calls that move it: reading a request head in,
+//! sending a response out (head, then a buffer, a static body or sendfile).
+
+use std::fs::File;
+use std::io::{self, IoSlice, Read};
+use std::net::{IpAddr, TcpStream};
+use std::sync::Arc;
+
+use iolab_engine::sys::net;
+use iolab_engine::Buf;
+
+use crate::cache::Handle;
+use crate::path::Found;
+use crate::route::{self, Body};
+
+/// Bytes per sendfile call: as much as the socket takes, in slices that keep one connection
+/// from holding the loop for long.
+const SENDFILE_CHUNK: usize = 4 << 20;
+/// Bodies at least this long are sent under TCP_CORK (cleared at their end): between sendfile
+/// calls that stop at a full socket, TCP_NODELAY would push each call's tail as a short
+/// segment; the cork keeps segments full, and clearing it pushes the last one at once.
+const CORK_MIN: u64 = 256 * 1024;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Waiting for (the rest of) a request head.
+    Idle,
+    /// The body is being read through the engine.
+    Reading,
+    /// A helper is opening the file or paging it in (see `Conn::pending`).
+    Waiting,
+    Sending,
+}
+
+/// What a connection in `State::Waiting` does when its helper is done.
+pub(crate) enum Pending {
+    None,
+    /// The path is being opened: the request is answered again, from what was found.
+    Open,
+    /// The file is being paged in, then read through the engine.
+    Read {
+        id: iolab_engine::FileId,
+        off: u64,
+        len: u64,
+        direct: bool,
+        rep: route::Reply,
+    },
+    /// The next stretch of a sendfile body is being paged in.
+    Send,
+}
+
+/// What `flush` came to.
+pub(crate) enum Flush {
+    Done,
+    /// The socket is full: wait for it.
+    Wait,
+    /// These bytes of the file are not in the page cache: sendfile would wait for them.
+    PageIn(u64, u64),
+}
+
+/// The response being sent: the head in `Conn::wbuf`, then this.
+pub(crate) enum Out {
+    None,
+    Static(&'static [u8], usize),
+    Buf { buf: Buf, pos: usize, end: usize },
+    File { file: Arc<File>, off: u64, end: u64 },
+}
+
+pub(crate) struct Conn {
+    pub(crate) sock: Option<TcpStream>,
+    pub(crate) gen: u32,
+    pub(crate) peer: Option<IpAddr>,
+    pub(crate) rbuf: Vec<u8>,
+    pub(crate) rstart: usize,
+    pub(crate) rend: usize,
+    pub(crate) wbuf: Vec<u8>,
+    pub(crate) wpos: usize,
+    pub(crate) out: Out,
+    pub(crate) state: State,
+    pub(crate) keep: bool,
+    /// Edge-triggered: bytes may be waiting that we have not read.
+    pub(crate) readable: bool,
+    /// The peer closed, reset or failed: read on to the end (or the error) even after a short
+    /// read, since no further edge will come to say the end is there.
+    pub(crate) hup: bool,
+    pub(crate) eof: bool,
+    /// Idle: the time by which a whole request head must have arrived. Sending: the time by
+    /// which the client must have taken more bytes.
+    pub(crate) deadline: u64,
+    pub(crate) status: u16,
+    pub(crate) body_sent: u64,
+    pub(crate) request_line: Vec<u8>,
+    /// Where the body starts in the buffer an engine read fills.
+    pub(crate) read_range: (usize, usize),
+    /// TCP_CORK is set for the body being sent.
+    pub(crate) corked: bool,
+    pub(crate) pending: Pending,
+    /// What a helper found for the path of the buffered request.
+    pub(crate) resolved: Option<(Found, Option<File>)>,
+    /// The next sendfile goes ahead without looking at the page cache (just paged in).
+    pub(crate) paged: bool,
+}
+
+impl Conn {
+    pub(crate) fn new() -> Conn {
+        Conn {
+            sock: None,
+            gen: 0,
+            peer: None,
+            rbuf: Vec::new(),
+            rstart: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(512),
+            wpos: 0,
+            out: Out::None,
+            state: State::Idle,
+            keep: true,
+            readable: false,
+            hup: false,
+            eof: false,
+            deadline: 0,
+            status: 0,
+            body_sent: 0,
+            request_line: Vec::new(),
+            read_range: (0, 0),
+            corked: false,
+            pending: Pending::None,
+            resolved: None,
+            paged: false,
+        }
+    }
+}
+
+/// Starts sending a reply whose head is in `c.wbuf`.
+pub(crate) fn start(c: &mut Conn, rep: route::Reply, handle: Option<Handle>) {
+    c.status = rep.status;
+    c.keep = c.keep && rep.keep_alive;
+    c.wpos = 0;
+    c.body_sent = 0;
+    c.out = match (rep.body, handle) {
+        (Body::Static(b), _) => Out::Static(b, 0),
+        (Body::File { offset, len }, Some(Handle::Send(file))) => Out::File {
+            file,
+            off: offset,
+            end: offset + len,
+        },
+        _ => Out::None,
+    };
+    if let (Out::File { off, end, .. }, Some(sock)) = (&c.out, c.sock.as_ref()) {
+        c.corked = *end - *off >= CORK_MIN && net::set_cork(sock, true).is_ok();
+    }
+    c.state = State::Sending;
+}
+
+/// Reads what the socket has into the request buffer.
+pub(crate) fn fill(c: &mut Conn) -> io::Result<()> {
+    if c.rstart > 0 {
+        c.rbuf.copy_within(c.rstart..c.rend, 0);
+        c.rend -= c.rstart;
+        c.rstart = 0;
+    }
+    let room = c.rbuf.len() - c.rend;
+    if room == 0 {
+        return Ok(());
+    }
+    let Some(sock) = c.sock.as_ref() else {
+        return Ok(());
+    };
+    loop {
+        match (&*sock).read(&mut c.rbuf[c.rend..]) {
+            Ok(0) => {
+                c.eof = true;
+                c.readable = false;
+                return Ok(());
+            }
+            Ok(n) => {
+                c.rend += n;
+                if n < room && !c.hup {
+                    c.readable = false;
+                }
+                return Ok(());
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                c.readable = false;
+                return Ok(());
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Sends what it can of the response.
+pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
+    let Some(sock) = c.sock.as_ref() else {
+        return Err(io::ErrorKind::NotConnected.into());
+    };
+    loop {
+        let head = &c.wbuf[c.wpos..];
+        let r = match &mut c.out {
+            Out::None if head.is_empty() => return Ok(Flush::Done),
+            Out::None => net::send_vectored(sock, &[IoSlice::new(head)], false),
+            Out::Static(b, pos) => {
+                if head.is_empty() && *pos == b.len() {
+                    return Ok(Flush::Done);
+                }
+                let body = &b[*pos..];
+                let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
+                if let Ok(n) = r {
+                    *pos += n.saturating_sub(head.len());
+                }
+                r
+            }
+            Out::Buf { buf, pos, end } => {
+                if head.is_empty() && pos == end {
+                    return Ok(Flush::Done);
+                }
+                let body = &buf.as_slice()[*pos..*end];
+                let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
+                if let Ok(n) = r {
+                    let b = n.saturating_sub(head.len());
+                    *pos += b;
+                    c.body_sent += b as u64;
+                }
+                r
+            }
+            Out::File { file, off, end } => {
+                if !head.is_empty() {
+                    // MSG_MORE: the head waits for the body's first bytes to share a segment.
+                    net::send_vectored(sock, &[IoSlice::new(head)], true)
+                } else if off == end {
+                    if c.corked {
+                        c.corked = false;
+                        net::set_cork(sock, false)?;
+                    }
+                    return Ok(Flush::Done);
+                } else {
+                    let want = (*end - *off).min(SENDFILE_CHUNK as u64) as usize;
+                    // sendfile would wait for bytes the file system has yet to produce: a
+                    // helper reads them in first. (Where the kernel cannot say, go ahead.)
+                    if !std::mem::take(&mut c.paged)
+                        && net::page_cached(file, *off, want as u64) == Some(false)
+                    {
+                        return Ok(Flush::PageIn(*off, want as u64));
+                    }
+                    match net::sendfile(sock, file, off, want) {
+                        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                        Ok(n) => {
+                            c.body_sent += n as u64;
+                            c.deadline = deadline;
+                            continue;
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            }
+        };
+        match r {
+            Ok(n) => {
+                let h = n.min(head.len());
+                c.wpos += h;
+                c.deadline = deadline;
+                if let Out::Static(..) | Out::None = c.out {
+                    c.body_sent += (n - h) as u64;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Reads and discards what a refused client sent. True once it has closed (or failed).
+pub(crate) fn drain(sock: &TcpStream) -> bool {
+    let mut b = [0u8; 1024];
+    // Bounded: a client that keeps sending is dropped at its deadline instead.
+    for _ in 0..32 {
+        match (&*sock).read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return e.kind() != io::ErrorKind::WouldBlock,
+        }
+    }
+    false
+}
