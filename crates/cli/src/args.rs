@@ -68,18 +68,10 @@ pub fn text(value: OsString, option: &str) -> Result<String, String> {
         .map_err(|v| format!("{option}: '{}' is not valid UTF-8", show(&v)))
 }
 
-/// An OS string for a message: invalid UTF-8 shown as escapes, as `ls -b` would.
+/// An OS string for a message: UTF-8 as it is, other bytes as `\xNN` (Linux names are
+/// bytes; a lossy conversion would show two different names the same).
 pub fn show(s: &OsStr) -> String {
-    s.to_string_lossy()
-        .chars()
-        .flat_map(|c| {
-            if c == char::REPLACEMENT_CHARACTER || c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+    iolab_copy::shown(std::path::Path::new(s))
 }
 
 /// Until a subcommand parses OS strings itself: its arguments as text, or a clear refusal.
@@ -109,7 +101,7 @@ mod tests {
     #[test]
     fn non_utf8_is_shown_escaped_not_panicking() {
         let s = OsStr::from_bytes(b"caf\xe9");
-        assert_eq!(show(s), "caf\\u{fffd}");
+        assert_eq!(show(s), "caf\\xE9");
         assert!(text(s.to_os_string(), "--bs").is_err());
     }
 }
