@@ -319,17 +319,18 @@ fn run_phase(
 /// just before it enters the call is lost. Only threads not yet joined are woken.
 fn await_jobs<T>(handles: &[ScopedJoinHandle<'_, T>], tids: &[AtomicI32], stops: &Stops<'_>) {
     let mut next_wake = None;
-    let mut can_wake = true;
+    let mut can_wake = false;
     while !handles.iter().all(ScopedJoinHandle::is_finished) {
         let now = Instant::now();
-        if can_wake && stops.is_set() && next_wake.is_none_or(|t| now >= t) {
+        if stops.is_set() && next_wake.is_none_or(|t| now >= t) {
             if next_wake.is_none() {
-                // Without the handler SIGURG is ignored: nothing would be woken.
+                // Without the handler the signal is ignored and would wake nothing.
                 can_wake = sys::interrupt::install().is_ok();
             }
-            for (h, tid) in handles.iter().zip(tids) {
-                let t = Thread::from_id(tid.load(Ordering::Relaxed));
-                if let (false, Some(t), true) = (h.is_finished(), t, can_wake) {
+            let running = handles.iter().zip(tids).filter(|(h, _)| !h.is_finished());
+            for t in running.filter_map(|(_, tid)| Thread::from_id(tid.load(Ordering::Relaxed))) {
+                if can_wake {
+                    // ESRCH (the thread has just ended) needs nothing done.
                     let _ = t.wake();
                 }
             }
