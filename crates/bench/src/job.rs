@@ -691,7 +691,7 @@ impl<'a> Runner<'a> {
                 }
             }
             (Ok(_), None) => self.stats.record_sync(self.now - issue),
-            (Err(e), _) if self.cancelled && e.raw_os_error() == Some(libc::ECANCELED) => {
+            (Err(e), _) if self.stopped_mid_io(e) => {
                 // Never done: not issued either, as fio puts a cancelled io_u back.
                 match dir {
                     Some(d) => self.stats.dir_mut(d).total_ios -= 1,
@@ -713,6 +713,17 @@ impl<'a> Runner<'a> {
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
+        }
+    }
+
+    /// Whether a failed completion is I/O that a stop ended rather than an I/O error: cancelled
+    /// at the end (ECANCELED), or woken out of a blocked call by the stop (EINTR, see
+    /// engine::sys::interrupt).
+    fn stopped_mid_io(&self, e: &std::io::Error) -> bool {
+        match e.raw_os_error() {
+            Some(libc::ECANCELED) => self.cancelled,
+            Some(libc::EINTR) => sys::interrupt::woken(),
+            _ => false,
         }
     }
 

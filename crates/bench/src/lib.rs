@@ -18,10 +18,12 @@ pub use status::Progress;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::thread::ScopedJoinHandle;
+use std::time::{Duration, Instant};
 
+use iolab_engine::sys::{self, interrupt::Thread};
 use iolab_engine::EngineError;
 use iolab_stats::{disk, DiskStats};
 use iolab_workload::JobPlan;
@@ -278,14 +280,17 @@ fn run_phase(
     clock: Clock,
 ) -> Vec<Result<JobOutcome, BenchError>> {
     let gate = gate::StartGate::new(phase.len());
+    // Each job thread's id, 0 until it has started: what a stop wakes.
+    let tids: Vec<AtomicI32> = phase.iter().map(|_| AtomicI32::new(0)).collect();
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(phase.len());
         let mut spawn_error = None;
-        for (p, pr) in phase.iter().zip(prog) {
+        for ((p, pr), tid) in phase.iter().zip(prog).zip(&tids) {
             let g = &gate;
             let spawned = std::thread::Builder::new()
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
+                    tid.store(Thread::current().id(), Ordering::Relaxed);
                     job::run(p, stops, g, clock, pr, &wait_on(p, phase, prog))
                 });
             match spawned {
@@ -302,6 +307,7 @@ fn run_phase(
             }
         }
         let mut results: Vec<_> = spawn_error.into_iter().map(Err).collect();
+        await_jobs(&handles, &tids, stops);
         results.extend(handles.into_iter().map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(BenchError::Refused("a job thread panicked".into())))
@@ -309,6 +315,36 @@ fn run_phase(
         results
     })
 }
+
+/// Waits until every job thread of a phase has ended. After a stop, a thread still running
+/// may be blocked in a system call on a source that never answers (a FIFO whose writer is
+/// silent): it is woken every [`job::STOP_POLL`] until it ends, since a wake-up that comes
+/// just before it enters the call is lost. Only threads not yet joined are woken.
+fn await_jobs<T>(handles: &[ScopedJoinHandle<'_, T>], tids: &[AtomicI32], stops: &Stops<'_>) {
+    let mut next_wake = None;
+    let mut can_wake = false;
+    while !handles.iter().all(ScopedJoinHandle::is_finished) {
+        let now = Instant::now();
+        if stops.is_set() && next_wake.is_none_or(|t| now >= t) {
+            if next_wake.is_none() {
+                // Without the handler the signal is ignored and would wake nothing.
+                can_wake = sys::interrupt::install().is_ok();
+            }
+            let running = handles.iter().zip(tids).filter(|(h, _)| !h.is_finished());
+            for t in running.filter_map(|(_, tid)| Thread::from_id(tid.load(Ordering::Relaxed))) {
+                if can_wake {
+                    // ESRCH (the thread has just ended) needs nothing done.
+                    let _ = t.wake();
+                }
+            }
+            next_wake = Some(now + job::STOP_POLL);
+        }
+        std::thread::sleep(JOIN_POLL);
+    }
+}
+
+/// How often the end of a phase's jobs is looked for: what a phase's end may be late by.
+const JOIN_POLL: Duration = Duration::from_millis(5);
 
 /// A thread name the OS accepts: no NUL (std panics on one) and at most 15 bytes (Linux's
 /// limit), cut on a character boundary.

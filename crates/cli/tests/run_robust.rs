@@ -402,19 +402,10 @@ fn sigint_ends_file_layout() {
 #[test]
 fn sigint_ends_stalled_reads() {
     // Regression: a stop waited for every I/O in flight, for ever on a stalled device. Reads
-    // of a FIFO that has a writer which never writes stall like one. (libaio reads a pipe
-    // inside io_submit and the sync engines inside read(2): those threads cannot be stopped
-    // from outside, so only engines that submit and wait apart are tested.)
+    // of a FIFO that has a writer which never writes stall like one. (Engines that block
+    // inside a system call are in sigint_ends_reads_blocked_in_a_system_call.)
     let d = Dir::new("stalled");
-    let fifo = d.0.join("fifo");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
-    assert!(made.success());
-    // Read and write: opening holds a writer without blocking, and keeps the reads waiting.
-    let _writer = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&fifo)
-        .unwrap();
+    let _writer = silent_fifo(&d);
     for engine in ["posixaio", "io_uring"] {
         let o = interrupt(
             d.cmd(&[
@@ -443,5 +434,56 @@ fn sigint_ends_stalled_reads() {
             o.stderr
         );
         assert_eq!(job_names(&o.json()), ["j"], "{engine}");
+    }
+}
+
+/// A FIFO `fifo` in `d` with a writer that never writes (the returned file): reads of it
+/// block for ever.
+fn silent_fifo(d: &Dir) -> std::fs::File {
+    let fifo = d.0.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // Read and write: opening holds a writer without blocking, and keeps the reads waiting.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap()
+}
+
+#[test]
+fn sigint_ends_reads_blocked_in_a_system_call() {
+    // Regression: sync blocked in read(2) and libaio in io_submit (which reads a pipe before
+    // it returns) on a FIFO that never answers retried EINTR, and the run waited for them
+    // until killed. (psync and pvsync2 cannot read a FIFO at an offset: ESPIPE, as in fio.)
+    let d = Dir::new("blocked");
+    let _writer = silent_fifo(&d);
+    for engine in ["sync", "libaio"] {
+        let o = interrupt(
+            d.cmd(&[
+                "--name=j",
+                "--filename=fifo",
+                "--rw=read",
+                "--size=1m",
+                &format!("--ioengine={engine}"),
+                "--output-format=json",
+            ]),
+            Duration::from_millis(700),
+            "INT",
+            AFTER_SIGNAL,
+            engine,
+        );
+        o.no_crash();
+        assert_eq!(o.code, Some(130), "{engine}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("terminating on signal"),
+            "{engine}: {}",
+            o.stderr
+        );
+        let v = o.json();
+        assert_eq!(job_names(&v), ["j"], "{engine}");
+        // The read that the stop interrupted is neither an I/O error nor a completed read.
+        assert_eq!(v["jobs"][0]["error"], 0, "{engine}: {}", o.stderr);
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 0, "{engine}");
     }
 }

@@ -12,7 +12,8 @@
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
 //! of file completes with the bytes it got); `EINTR` and `EAGAIN` are retried (except `EAGAIN`
-//! under `nowait`, which is the answer the caller asked for); other errors come back in
+//! under `nowait`, which is the answer the caller asked for, and `EINTR` once a stop has woken
+//! the thread: see [`sys::interrupt`]); other errors come back in
 //! [`Done::result`]. Dropping an engine waits for or cancels what is in flight before any buffer
 //! is freed.
 

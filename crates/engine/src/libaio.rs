@@ -449,7 +449,8 @@ impl Engine for LibaioEngine {
                     self.kernel += n;
                     submitted += n;
                 }
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                // After a stop's wake-up the interruption is final (fail_first below).
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) && !sys::interrupt::woken() => {}
                 // Out of kernel resources: reaping frees them, so let the caller reap first.
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && self.kernel > 0 => break,
                 // The error belongs to the first iocb (io_submit reports it only when nothing

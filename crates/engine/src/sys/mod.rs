@@ -9,6 +9,7 @@ pub mod clock;
 pub mod date;
 pub mod dev;
 pub mod fs;
+pub mod interrupt;
 pub mod net;
 
 use std::io;
@@ -33,10 +34,11 @@ pub fn kres(res: i64) -> io::Result<usize> {
     }
 }
 
-/// Whether an error says "try again" (EINTR always; EAGAIN unless the caller asked for it).
+/// Whether an error says "try again": EINTR, unless a stop woke this thread (then the
+/// interrupted call is the answer: see [`interrupt`]); EAGAIN unless the caller asked for it.
 pub fn is_retry(err: &io::Error, nowait: bool) -> bool {
     match err.raw_os_error() {
-        Some(libc::EINTR) => true,
+        Some(libc::EINTR) => !interrupt::woken(),
         Some(libc::EAGAIN) => !nowait,
         _ => false,
     }
@@ -93,6 +95,9 @@ pub fn errno_name(code: i32) -> &'static str {
 pub enum RwCall {
     /// `lseek` then `read`/`write` (fio's sync).
     Seek,
+    /// `read`/`write` at the file's position: fio's sync when the position is already the
+    /// offset (sequential I/O), which is also what works on a FIFO, where `lseek` is ESPIPE.
+    Current,
     /// `pread`/`pwrite` (psync).
     Positional,
     /// `preadv2`/`pwritev2` with one iovec and RWF_* `flags` (pvsync2); under `nowait`,
@@ -146,16 +151,18 @@ pub unsafe fn rw_full(
                     }
                 }
             }
-            RwCall::Seek => {
+            RwCall::Seek | RwCall::Current => {
                 // SAFETY: lseek has no memory arguments.
-                if unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
+                if call == RwCall::Seek && unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
                     let e = io::Error::last_os_error();
                     if is_retry(&e, false) {
                         continue;
                     }
                     return Err(e);
                 }
-                *calls += 1;
+                if call == RwCall::Seek {
+                    *calls += 1;
+                }
                 // SAFETY: p is valid for n bytes (caller's guarantee).
                 unsafe {
                     if write {
@@ -175,6 +182,18 @@ pub unsafe fn rw_full(
         }
     }
     Ok(done)
+}
+
+/// The file position of `fd` (`lseek(SEEK_CUR)`); 0 for a FIFO or other stream, which reads
+/// and writes where it is; `None` when it cannot be known.
+pub fn file_position(fd: RawFd) -> Option<u64> {
+    // SAFETY: lseek takes no memory arguments.
+    let r = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+    match cvt(r as isize) {
+        Ok(p) => Some(p as u64),
+        Err(e) if e.raw_os_error() == Some(libc::ESPIPE) => Some(0),
+        Err(_) => None,
+    }
 }
 
 /// `fsync` or `fdatasync`, retried on EINTR.
