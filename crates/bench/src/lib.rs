@@ -279,6 +279,9 @@ fn run_phase(
     stops: &Stops<'_>,
     clock: Clock,
 ) -> Vec<Result<JobOutcome, BenchError>> {
+    if let Err(e) = mem::check_threads(phase.len(), phase.first().map_or("", |p| &p.name)) {
+        return vec![Err(e)];
+    }
     let gate = gate::StartGate::new(phase.len());
     // Each job thread's id, 0 until it has started: what a stop wakes.
     let tids: Vec<AtomicI32> = phase.iter().map(|_| AtomicI32::new(0)).collect();

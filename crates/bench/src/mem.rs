@@ -35,6 +35,48 @@ pub(crate) fn check(
     }
 }
 
+/// Address space a job thread takes: the standard library's 2 MiB stack, its guard page and
+/// thread-local storage, rounded up.
+const THREAD_SPACE: u64 = (2 << 20) + (64 << 10);
+
+/// Refuses to start `threads` job threads when the address-space limit (`ulimit -v`) cannot
+/// hold their stacks with a quarter to spare: creating them one by one until one fails would
+/// leave the process with no room for anything else, and the next allocation anywhere aborts.
+pub(crate) fn check_threads(threads: usize, first_job: &str) -> Result<(), BenchError> {
+    let Some(limit) = address_space_limit() else {
+        return Ok(());
+    };
+    let used = vm_size().unwrap_or(0);
+    let need = (threads as u64).saturating_mul(THREAD_SPACE);
+    let room = limit.saturating_sub(used);
+    if need.saturating_add(need / 4) <= room {
+        return Ok(());
+    }
+    Err(BenchError::Refused(format!(
+        "{first_job}: cannot start {threads} job threads: their stacks need {}, and the \
+         address-space limit (ulimit -v) leaves {}; lower numjobs or raise the limit",
+        human(need),
+        human(room)
+    )))
+}
+
+/// The soft RLIMIT_AS from /proc/self/limits; `None` when unlimited or unreadable.
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// This process's mapped address space (VmSize), in bytes.
+fn vm_size() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 fn human(b: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let (mut v, mut i) = (b as f64, 0);
