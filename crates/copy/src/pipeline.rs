@@ -119,6 +119,22 @@ pub(crate) struct Pipeline<'o> {
     no_reflink: HashSet<(u64, PathBuf)>,
 }
 
+/// An engine that cannot copy: one that moves no data (null), or one that maps files (mmap),
+/// where a source truncated by someone else during the copy would end the process (SIGBUS).
+fn refuse_unfit(kind: engine::EngineKind, caps: &engine::Caps) -> Result<(), CopyError> {
+    let why = if !caps.moves_data {
+        "it completes reads and writes without moving data"
+    } else if caps.maps_files {
+        "it maps files, and a source truncated during the copy would end the process"
+    } else {
+        return Ok(());
+    };
+    Err(CopyError::refused(
+        Path::new(&format!("--engine={kind}")),
+        format!("cannot copy with it: {why}"),
+    ))
+}
+
 impl<'o> Pipeline<'o> {
     pub(crate) fn new(opts: &'o CopyOpts) -> Result<Pipeline<'o>, CopyError> {
         let depth = opts.iodepth.max(1);
@@ -133,9 +149,11 @@ impl<'o> Pipeline<'o> {
             ));
         }
         let mut eo = EngineOpts::new(opts.engine, depth + MAX_ACTIVE as u32);
-        eo.fixedbufs = opts.engine == engine::EngineKind::IoUring;
+        // Registered buffers where the engine takes them (the others have no such option).
+        eo.fixedbufs = opts.engine.options().contains(&"fixedbufs");
         eo.max_files = 2 * MAX_ACTIVE as u32 + 2;
         let engine = engine::open(&eo).map_err(engine_err)?;
+        refuse_unfit(opts.engine, engine.caps())?;
         Ok(Pipeline {
             opts,
             describe: engine.describe(),
@@ -766,4 +784,37 @@ impl<'o> Pipeline<'o> {
 fn engine_err(e: engine::EngineError) -> CopyError {
     let path = e.path.clone().unwrap_or_default();
     CopyError::refused(&path, e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_engine::EngineKind;
+
+    /// The engines that cannot copy are refused by what their `Caps` say, naming why.
+    #[test]
+    fn engines_that_move_no_data_or_map_files_are_refused() {
+        for (engine, why) in [
+            (EngineKind::Null, "without moving data"),
+            (EngineKind::Mmap, "maps files"),
+        ] {
+            let opts = CopyOpts {
+                engine,
+                ..CopyOpts::default()
+            };
+            match Pipeline::new(&opts) {
+                Err(e) => {
+                    let s = e.to_string();
+                    assert!(s.contains(&format!("--engine={engine}")), "{s}");
+                    assert!(s.contains(why), "{s}");
+                }
+                Ok(_) => panic!("{engine}: accepted"),
+            }
+        }
+        let psync = CopyOpts {
+            engine: EngineKind::Psync,
+            ..CopyOpts::default()
+        };
+        assert!(Pipeline::new(&psync).is_ok());
+    }
 }
