@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use iolab_engine::EngineError;
-use iolab_stats::{disk, DiskStats};
+use iolab_stats::DiskStats;
 use iolab_workload::JobPlan;
 
 pub use job::{Clock, JobOutcome, Stops};
@@ -356,7 +356,12 @@ fn disk_snapshot(plans: &[JobPlan]) -> Vec<(String, DiskStats)> {
     let names: BTreeSet<String> = plans
         .iter()
         .flat_map(|p| p.files.iter())
-        .filter_map(|f| disk::disk_of(&f.path).ok().flatten())
+        .filter_map(|f| {
+            iolab_engine::sys::dev::DevInfo::of_path(&f.path)
+                .ok()
+                .flatten()
+                .map(|d| d.name)
+        })
         .collect();
     names
         .into_iter()
