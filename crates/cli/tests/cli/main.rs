@@ -2,4 +2,6 @@
 //! integration tests are): one link, one place for shared helpers.
 
 mod compare;
+mod cp;
+mod cp_gnu;
 mod run;
