@@ -772,3 +772,25 @@ fn a_closed_stdout_does_not_stop_a_verbose_copy() {
         String::from_utf8_lossy(&help.stderr)
     );
 }
+
+/// null moves no data and mmap's mapping dies with a truncated source: the engine's `Caps`
+/// refuse them before any directory or file is made.
+#[test]
+fn an_engine_that_cannot_copy_is_refused_before_anything_is_made() {
+    let d = dir("unfit");
+    fs::create_dir_all(d.join("src/sub")).expect("mkdir");
+    fs::write(d.join("src/sub/f"), b"data").expect("write");
+    for engine in ["null", "mmap"] {
+        let dst = d.join(engine);
+        let out = cp(&[
+            "-r",
+            &format!("--engine={engine}"),
+            s(&d.join("src")),
+            s(&dst),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{engine}: {err}");
+        assert!(err.contains("cannot copy with it"), "{engine}: {err}");
+        assert!(!dst.exists(), "{engine}: the copy was started");
+    }
+}

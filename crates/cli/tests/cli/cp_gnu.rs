@@ -24,6 +24,15 @@ fn gnu_cp() -> Option<&'static str> {
         .then_some("cp")
 }
 
+/// Whether GNU cp is here; if not, `case` is skipped, saying so.
+fn have_gnu_cp(case: &str) -> bool {
+    let have = gnu_cp().is_some();
+    if !have {
+        iolab_testkit::skip(case, &"GNU cp is not installed");
+    }
+    have
+}
+
 fn is_root() -> bool {
     fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
@@ -253,13 +262,9 @@ fn assert_same(flags: &[&str], ours: &Path, theirs: &Path, times: bool, xattrs: 
 /// Tree copies: every flag set, same tree, same result as GNU cp.
 #[test]
 fn trees_match_gnu_cp_for_the_same_flags() {
-    let Some(_) = gnu_cp() else {
-        iolab_testkit::skip(
-            "cp_gnu trees_match_gnu_cp_for_the_same_flags",
-            &"GNU cp is not installed",
-        );
+    if !have_gnu_cp("cp_gnu trees_match_gnu_cp_for_the_same_flags") {
         return;
-    };
+    }
     let d = dir("trees");
     let src = d.join("src");
     if !make_tree(&src) {
@@ -325,13 +330,9 @@ fn trees_match_gnu_cp_for_the_same_flags() {
 /// -x: what is mounted inside the tree is not copied; its mount point is, empty, as GNU cp.
 #[test]
 fn one_file_system_matches_gnu_cp() {
-    let Some(_) = gnu_cp() else {
-        iolab_testkit::skip(
-            "cp_gnu one_file_system_matches_gnu_cp",
-            &"GNU cp is not installed",
-        );
+    if !have_gnu_cp("cp_gnu one_file_system_matches_gnu_cp") {
         return;
-    };
+    }
     let d = dir("onefs");
     let src = d.join("src");
     fs::create_dir_all(src.join("mnt")).expect("mkdir");
@@ -384,13 +385,9 @@ fn scene(d: &Path, name: &str) -> PathBuf {
 /// File operations: -u, -n, -f, backups, -t, -T, --parents, -s, -l, --remove-destination.
 #[test]
 fn file_operations_match_gnu_cp() {
-    let Some(_) = gnu_cp() else {
-        iolab_testkit::skip(
-            "cp_gnu file_operations_match_gnu_cp",
-            &"GNU cp is not installed",
-        );
+    if !have_gnu_cp("cp_gnu file_operations_match_gnu_cp") {
         return;
-    };
+    }
     let d = dir("ops");
     let cases: &[&[&str]] = &[
         &["-u", "a", "b"],
