@@ -5,3 +5,4 @@ mod compare;
 mod cp;
 mod cp_gnu;
 mod run;
+mod run_robust;
