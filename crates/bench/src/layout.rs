@@ -5,11 +5,14 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use iolab_engine::sys;
+use iolab_engine::sys::{
+    self,
+    dev::{self, DevInfo},
+};
 use iolab_workload::{JobPlan, Taus88};
 
 use crate::BenchError;
@@ -135,9 +138,7 @@ fn lay_out(
 /// and the device is not mounted: the explicit "I mean it").
 fn check_block_device_write(path: &Path, plan: &JobPlan) -> Result<(), BenchError> {
     let meta = fs::metadata(path).map_err(|e| BenchError::file(path, "stat", e))?;
-    let rdev = meta.rdev();
-    let (major, minor) = (libc_major(rdev), libc_minor(rdev));
-    if let Some(what) = mounted(major, minor) {
+    if let Some(what) = mounted(&meta) {
         if !plan.allow_mounted_write {
             return Err(BenchError::Refused(format!(
                 "{}: {} appears mounted ({what}), and 'allow_mounted_write' isn't set. Aborting.",
@@ -160,35 +161,12 @@ fn check_block_device_write(path: &Path, plan: &JobPlan) -> Result<(), BenchErro
     Ok(())
 }
 
-fn libc_major(dev: u64) -> u32 {
-    (((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff)) as u32
-}
-
-fn libc_minor(dev: u64) -> u32 {
-    (((dev >> 12) & 0xffff_ff00) | (dev & 0xff)) as u32
-}
-
-/// The mount point of the device or of one of its partitions, from /proc/self/mountinfo.
-fn mounted(major: u32, minor: u32) -> Option<String> {
-    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mut devs = vec![format!("{major}:{minor}")];
-    // Partitions of a whole disk count: writing the disk overwrites them.
-    if let Ok(real) = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) {
-        if let Ok(entries) = fs::read_dir(&real) {
-            for e in entries.flatten() {
-                if let Ok(d) = fs::read_to_string(e.path().join("dev")) {
-                    if e.path().join("partition").exists() {
-                        devs.push(d.trim().to_string());
-                    }
-                }
-            }
-        }
-    }
-    info.lines().find_map(|l| {
-        let mut it = l.split(' ');
-        let (_, _, dev, _, mnt) = (it.next()?, it.next()?, it.next()?, it.next()?, it.next()?);
-        devs.iter().any(|d| d == dev).then(|| format!("on {mnt}"))
-    })
+/// Where the block device `meta` describes, or one of its partitions, is mounted ("on /mnt").
+/// Partitions of a whole disk count: writing the disk overwrites them. A device the kernel
+/// does not list cannot be mounted.
+fn mounted(meta: &fs::Metadata) -> Option<String> {
+    let devs = DevInfo::of(meta)?.disk_and_partitions();
+    dev::mount_of_devices(&devs).map(|m| format!("on {}", m.point.display()))
 }
 
 /// A filesystem or partition-table signature at the start of the device, by name.
@@ -254,10 +232,19 @@ mod tests {
         assert_eq!(detect_signature(&g), Some("a GPT partition table"));
     }
 
+    /// The disk that holds this source tree is mounted (it, or a partition of it): writing it
+    /// must be refused.
     #[test]
-    fn device_numbers_split_like_glibc() {
-        // 252:16 (a virtio disk's partition) encoded the glibc way.
-        let dev: u64 = (252 << 8) | 16;
-        assert_eq!((libc_major(dev), libc_minor(dev)), (252, 16));
+    fn the_disk_under_this_tree_is_found_mounted() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let Ok(Some(d)) = DevInfo::of_path(here) else {
+            iolab_testkit::skip("mounted disk", &"this tree is not on a block device");
+            return;
+        };
+        let Ok(node) = fs::metadata(format!("/dev/{}", d.name)) else {
+            iolab_testkit::skip("mounted disk", &"no /dev node for the disk");
+            return;
+        };
+        assert!(mounted(&node).is_some(), "{} is not seen mounted", d.name);
     }
 }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use iolab_engine::sys::{self, interrupt::Thread};
 use iolab_engine::EngineError;
-use iolab_stats::{disk, DiskStats};
+use iolab_stats::DiskStats;
 use iolab_workload::JobPlan;
 
 pub use job::{Clock, JobOutcome, Stops};
@@ -395,7 +395,12 @@ fn disk_snapshot(plans: &[JobPlan]) -> Vec<(String, DiskStats)> {
     let names: BTreeSet<String> = plans
         .iter()
         .flat_map(|p| p.files.iter())
-        .filter_map(|f| disk::disk_of(&f.path).ok().flatten())
+        .filter_map(|f| {
+            iolab_engine::sys::dev::DevInfo::of_path(&f.path)
+                .ok()
+                .flatten()
+                .map(|d| d.name)
+        })
         .collect();
     names
         .into_iter()

@@ -1,25 +1,18 @@
 //! `iolab cp`: GNU cp's command line over the copy pipeline. Paths stay OS strings end to end
 //! (Linux file names are bytes).
 
-mod progress;
-
 use std::ffi::OsString;
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use iolab_copy::{
-    shown, Backup, BackupKind, CopyError, CopyOpts, Deref, Entry, Event, Make, Method, Preserve,
-    Sparse, SyncWrites,
+    Backup, BackupKind, CopyOpts, Deref, Make, Method, Outcome, Preserve, Sparse, SyncWrites,
+    Terminal,
 };
 use iolab_engine::EngineKind;
 use lexopt::prelude::*;
 
 use crate::args::{describe, show, text, Cmd};
-use progress::Progress;
 
 const USAGE: &str = "\
 usage: iolab cp [options] SRC DST
@@ -120,12 +113,11 @@ const CMD: Cmd = Cmd {
 };
 
 /// Parsed command line.
+#[derive(Default)]
 struct Args {
     opts: CopyOpts,
-    verbose: bool,
-    progress: bool,
-    /// `-i`: ask before replacing.
-    interactive: bool,
+    /// `-v`, `--progress`, `-i`.
+    term: Terminal,
     paths: Vec<PathBuf>,
     target_dir: Option<PathBuf>,
 }
@@ -137,132 +129,161 @@ enum Parsed {
     Version,
 }
 
-/// Backup settings as given, resolved once the whole line is read (`-S` and `--backup` may
-/// come in either order; the environment fills in what the line leaves out).
+/// Settings resolved once the whole line is read: backups (`-S` and `--backup` may come in
+/// either order; the environment fills in what the line leaves out), trailing slashes.
 #[derive(Default)]
-struct BackupArgs {
-    asked: bool,
+struct Late {
+    backup: bool,
     control: Option<String>,
     suffix: Option<OsString>,
+    strip_slashes: bool,
 }
 
+type Parser = lexopt::Parser;
+
 fn parse(args: &[OsString]) -> Result<Parsed, String> {
-    let mut a = Args {
-        opts: CopyOpts::default(),
-        verbose: false,
-        progress: false,
-        interactive: false,
-        paths: Vec::new(),
-        target_dir: None,
-    };
-    let mut backup = BackupArgs::default();
-    let mut strip_slashes = false;
+    let mut a = Args::default();
+    let mut late = Late::default();
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| describe(e, LONGS))? {
-        let o = &mut a.opts;
-        match arg {
-            Value(v) => a.paths.push(PathBuf::from(v)),
-            Short('h') | Long("help") => return Ok(Parsed::Help),
-            Long("version") => return Ok(Parsed::Version),
-            Short('a') | Long("archive") => {
-                o.recursive = true;
-                o.deref = Some(Deref::Never);
-                o.preserve = Preserve::ALL;
+        // Owned, so the option's value can be read from the parser.
+        let key = match arg {
+            Value(v) => {
+                a.paths.push(PathBuf::from(v));
+                continue;
             }
-            Short('r') | Short('R') | Long("recursive") => o.recursive = true,
-            Short('d') => {
-                o.deref = Some(Deref::Never);
-                o.preserve.links = true;
-            }
-            Short('L') | Long("dereference") => o.deref = Some(Deref::Always),
-            Short('P') | Long("no-dereference") => o.deref = Some(Deref::Never),
-            Short('H') => o.deref = Some(Deref::CommandLine),
-            Short('p') => o.preserve = merge(o.preserve, Preserve::BASIC, true),
-            Long("preserve") => {
-                let list = match p.optional_value() {
-                    Some(v) => attrs(&text(v, "--preserve")?, "--preserve")?,
-                    None => Preserve::BASIC,
-                };
-                o.preserve = merge(o.preserve, list, true);
-            }
-            Long("no-preserve") => {
-                let v = text(p.value().map_err(|e| describe(e, LONGS))?, "--no-preserve")?;
-                o.preserve = merge(o.preserve, attrs(&v, "--no-preserve")?, false);
-            }
-            // -n and -i: the later one wins, as in GNU cp.
-            Short('n') | Long("no-clobber") => (o.no_clobber, a.interactive) = (true, false),
-            Short('i') | Long("interactive") => (o.no_clobber, a.interactive) = (false, true),
-            Short('f') | Long("force") => o.force = true,
-            Long("remove-destination") => o.remove_destination = true,
-            Short('u') | Long("update") => o.update = true,
-            Short('b') => backup.asked = true,
-            Long("backup") => {
-                backup.asked = true;
-                if let Some(v) = p.optional_value() {
-                    backup.control = Some(text(v, "--backup")?);
+            Short(c) => format!("-{c}"),
+            Long(l) => format!("--{l}"),
+        };
+        match key.as_str() {
+            "-h" | "--help" => return Ok(Parsed::Help),
+            "--version" => return Ok(Parsed::Version),
+            k => {
+                if !what_option(&mut a.opts, k, &mut p)?
+                    && !how_option(&mut a, &mut late, k, &mut p)?
+                {
+                    match k.strip_prefix("--") {
+                        Some(name) => {
+                            let value = p.optional_value().map(|v| text(v, k));
+                            own_option(&mut a, name, value.transpose()?)?
+                        }
+                        None => return Err(describe(lexopt::Error::UnexpectedOption(key), LONGS)),
+                    }
                 }
             }
-            Short('S') | Long("suffix") => {
-                // GNU cp: a suffix asks for backups.
-                backup.asked = true;
-                backup.suffix = Some(p.value().map_err(|e| describe(e, LONGS))?);
-            }
-            Short('t') | Long("target-directory") => {
-                a.target_dir = Some(PathBuf::from(p.value().map_err(|e| describe(e, LONGS))?))
-            }
-            Short('T') | Long("no-target-directory") => o.no_target_dir = true,
-            Long("parents") => o.parents = true,
-            Short('l') | Long("link") => o.make = Make::HardLink,
-            Short('s') | Long("symbolic-link") => o.make = Make::SymLink,
-            Short('x') | Long("one-file-system") => o.one_file_system = true,
-            Long("reflink") => {
-                let when = match p.optional_value() {
-                    Some(v) => text(v, "--reflink")?,
-                    None => "always".into(),
-                };
-                o.method = match when.as_str() {
-                    "always" => Method::Reflink,
-                    "auto" => Method::Auto,
-                    "never" => Method::Engine,
-                    w => return Err(format!("--reflink={w}: expected always, auto or never")),
-                };
-            }
-            Long("sparse") => {
-                let v = text(p.value().map_err(|e| describe(e, LONGS))?, "--sparse")?;
-                o.sparse = match v.as_str() {
-                    "auto" => Sparse::Auto,
-                    "always" => Sparse::Always,
-                    "never" => Sparse::Never,
-                    w => return Err(format!("--sparse={w}: expected auto, always or never")),
-                };
-            }
-            Long("attributes-only") => o.attributes_only = true,
-            Long("copy-contents") => o.copy_contents = true,
-            Long("strip-trailing-slashes") => strip_slashes = true,
-            Short('v') | Long("verbose") => a.verbose = true,
-            Short('Z') | Long("context") => {
-                return Err(
-                    "-Z/--context: SELinux contexts are not set by iolab cp; use GNU cp -Z, \
-                     or chcon after the copy"
-                        .into(),
-                )
-            }
-            Long(name) => {
-                let name = name.to_string();
-                let value = p.optional_value().map(|v| text(v, &format!("--{name}")));
-                own_option(&mut a, &name, value.transpose()?)?
-            }
-            _ => return Err(describe(arg.unexpected(), LONGS)),
         }
     }
-    a.opts.backup = resolve_backup(backup, a.opts.no_clobber)?;
-    if strip_slashes {
+    a.opts.backup = resolve_backup(late.backup, late.control, late.suffix, a.opts.no_clobber)?;
+    if late.strip_slashes {
         for path in &mut a.paths {
             *path = strip_trailing_slashes(path);
         }
     }
     check(&mut a)?;
     Ok(Parsed::Copy(Box::new(a)))
+}
+
+fn value(p: &mut Parser) -> Result<OsString, String> {
+    p.value().map_err(|e| describe(e, LONGS))
+}
+
+/// The options that say what is copied and what of it is kept; false: not one of them.
+fn what_option(o: &mut CopyOpts, key: &str, p: &mut Parser) -> Result<bool, String> {
+    match key {
+        "-a" | "--archive" => {
+            o.recursive = true;
+            o.deref = Some(Deref::Never);
+            o.preserve = Preserve::ALL;
+        }
+        "-r" | "-R" | "--recursive" => o.recursive = true,
+        "-d" => {
+            o.deref = Some(Deref::Never);
+            o.preserve.links = true;
+        }
+        "-L" | "--dereference" => o.deref = Some(Deref::Always),
+        "-P" | "--no-dereference" => o.deref = Some(Deref::Never),
+        "-H" => o.deref = Some(Deref::CommandLine),
+        "-p" => o.preserve = merge(o.preserve, Preserve::BASIC, true),
+        "--preserve" => {
+            let list = match p.optional_value() {
+                Some(v) => attrs(&text(v, "--preserve")?, "--preserve")?,
+                None => Preserve::BASIC,
+            };
+            o.preserve = merge(o.preserve, list, true);
+        }
+        "--no-preserve" => {
+            let v = text(value(p)?, "--no-preserve")?;
+            o.preserve = merge(o.preserve, attrs(&v, "--no-preserve")?, false);
+        }
+        "-T" | "--no-target-directory" => o.no_target_dir = true,
+        "--parents" => o.parents = true,
+        "-l" | "--link" => o.make = Make::HardLink,
+        "-s" | "--symbolic-link" => o.make = Make::SymLink,
+        "-x" | "--one-file-system" => o.one_file_system = true,
+        "--attributes-only" => o.attributes_only = true,
+        "--copy-contents" => o.copy_contents = true,
+        "-Z" | "--context" => {
+            return Err(
+                "-Z/--context: SELinux contexts are not set by iolab cp; use GNU cp -Z, \
+                 or chcon after the copy"
+                    .into(),
+            )
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The options that say how destinations are replaced and how data moves; false: not one of
+/// them.
+fn how_option(a: &mut Args, late: &mut Late, key: &str, p: &mut Parser) -> Result<bool, String> {
+    let o = &mut a.opts;
+    match key {
+        // -n and -i: the later one wins, as in GNU cp.
+        "-n" | "--no-clobber" => (o.no_clobber, a.term.interactive) = (true, false),
+        "-i" | "--interactive" => (o.no_clobber, a.term.interactive) = (false, true),
+        "-f" | "--force" => o.force = true,
+        "--remove-destination" => o.remove_destination = true,
+        "-u" | "--update" => o.update = true,
+        "-b" => late.backup = true,
+        "--backup" => {
+            late.backup = true;
+            if let Some(v) = p.optional_value() {
+                late.control = Some(text(v, "--backup")?);
+            }
+        }
+        "-S" | "--suffix" => {
+            // GNU cp: a suffix asks for backups.
+            late.backup = true;
+            late.suffix = Some(value(p)?);
+        }
+        "-t" | "--target-directory" => a.target_dir = Some(PathBuf::from(value(p)?)),
+        "--reflink" => {
+            let when = match p.optional_value() {
+                Some(v) => text(v, "--reflink")?,
+                None => "always".into(),
+            };
+            o.method = match when.as_str() {
+                "always" => Method::Reflink,
+                "auto" => Method::Auto,
+                "never" => Method::Engine,
+                w => return Err(format!("--reflink={w}: expected always, auto or never")),
+            };
+        }
+        "--sparse" => {
+            let v = text(value(p)?, "--sparse")?;
+            o.sparse = match v.as_str() {
+                "auto" => Sparse::Auto,
+                "always" => Sparse::Always,
+                "never" => Sparse::Never,
+                w => return Err(format!("--sparse={w}: expected auto, always or never")),
+            };
+        }
+        "--strip-trailing-slashes" => late.strip_slashes = true,
+        "-v" | "--verbose" => a.term.verbose = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// Combinations GNU cp refuses, and the operands.
@@ -307,14 +328,19 @@ fn check(a: &mut Args) -> Result<(), String> {
 
 /// `--backup`, `-b`, `-S` and the environment (`VERSION_CONTROL`, `SIMPLE_BACKUP_SUFFIX`) as
 /// GNU cp reads them.
-fn resolve_backup(b: BackupArgs, no_clobber: bool) -> Result<Option<Backup>, String> {
-    if !b.asked {
+fn resolve_backup(
+    asked: bool,
+    control: Option<String>,
+    suffix: Option<OsString>,
+    no_clobber: bool,
+) -> Result<Option<Backup>, String> {
+    if !asked {
         return Ok(None);
     }
     if no_clobber {
         return Err("options --backup and --no-clobber are mutually exclusive".into());
     }
-    let control = b.control.or_else(|| {
+    let control = control.or_else(|| {
         std::env::var("VERSION_CONTROL")
             .ok()
             .filter(|v| !v.is_empty())
@@ -326,8 +352,7 @@ fn resolve_backup(b: BackupArgs, no_clobber: bool) -> Result<Option<Backup>, Str
         },
         None => BackupKind::Existing,
     };
-    let suffix = b
-        .suffix
+    let suffix = suffix
         .or_else(|| std::env::var_os("SIMPLE_BACKUP_SUFFIX"))
         .filter(|s| !s.is_empty() && !s.as_encoded_bytes().contains(&b'/'))
         .unwrap_or_else(|| OsString::from("~"));
@@ -406,7 +431,7 @@ fn own_option(a: &mut Args, name: &str, value: Option<String>) -> Result<(), Str
         "direct" => (no_value(&value)?, o.direct = true).1,
         "verify" => (no_value(&value)?, o.verify = true).1,
         "no-fsync" => (no_value(&value)?, o.fsync = false).1,
-        "progress" => (no_value(&value)?, a.progress = true).1,
+        "progress" => (no_value(&value)?, a.term.progress = true).1,
         "sync" => {
             o.sync = match value.as_deref() {
                 None | Some("sync") => SyncWrites::Sync,
@@ -444,17 +469,13 @@ fn own_option(a: &mut Args, name: &str, value: Option<String>) -> Result<(), Str
     Ok(())
 }
 
+/// An engine by name. Whether it can copy is for the copy to say: it asks the engine's `Caps`.
 fn engine(v: &str) -> Result<EngineKind, String> {
-    match EngineKind::from_name(v) {
-        Some(EngineKind::Null) | Some(EngineKind::Mmap) => Err(format!(
-            "--engine={v}: cannot copy with it; use io_uring, libaio, psync, pvsync2, posixaio \
-             or sync"
-        )),
-        Some(k) => Ok(k),
-        None => Err(format!(
+    EngineKind::from_name(v).ok_or_else(|| {
+        format!(
             "--engine={v}: unknown engine; use io_uring, libaio, psync, pvsync2, posixaio or sync"
-        )),
-    }
+        )
+    })
 }
 
 pub fn main(args: &[OsString]) -> ExitCode {
@@ -471,221 +492,21 @@ pub fn main(args: &[OsString]) -> ExitCode {
     if std::env::var_os("IOLAB_CP_TMPFILE").is_some_and(|v| v == "0") {
         a.opts.tmpfile = false;
     }
-    let finished = Arc::new(AtomicBool::new(false));
     match iolab_bench::stop_on_signals() {
         Ok(stop) => {
-            a.opts.cancel = Arc::clone(&stop);
-            watch_stop(stop, Arc::clone(&finished));
+            a.opts.cancel = stop;
+            a.term.hard_stop = true;
         }
         Err(e) => eprintln!("iolab cp: warning: Ctrl-C will not clean up: {e}"),
     }
     let Some(dst) = a.target_dir.take() else {
         return CMD.usage_error("missing destination");
     };
-    let mut plan = match iolab_copy::plan(&a.paths, &dst, &a.opts) {
-        Ok(p) => p,
-        Err(e) => return CMD.fail(e),
-    };
-    let mut failed = plan.errors.len() as u64;
-    for e in &plan.errors {
-        eprintln!("iolab cp: {e}");
-    }
-    if a.interactive {
-        ask_before_replacing(&mut plan);
-    }
-    let code = copy(&plan, &a, failed);
-    finished.store(true, Ordering::Relaxed);
-    match code {
-        Ok(n) => failed += n,
-        Err(code) => return code,
-    }
-    if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-/// Runs the plan with the progress bar and `-v` lines. The count of failures, or the exit code
-/// of a run that stopped.
-fn copy(plan: &iolab_copy::Plan, a: &Args, failed_before: u64) -> Result<u64, ExitCode> {
-    let started = Instant::now();
-    let files_done = Arc::new(AtomicU64::new(0));
-    let bar = (a.progress && std::io::stderr().is_terminal()).then(|| {
-        Progress::start(
-            plan.bytes,
-            plan.files,
-            Arc::clone(&a.opts.progress),
-            Arc::clone(&files_done),
-        )
-    });
-    let verbose = a.verbose;
-    let mut on = |ev: Event| {
-        if matches!(ev, Event::Copied { .. }) {
-            files_done.fetch_add(1, Ordering::Relaxed);
-        }
-        match &bar {
-            // The bar steps aside while a line is printed, so it never hides one.
-            Some(b) => b.suspend(|| report(ev, verbose)),
-            None => report(ev, verbose),
-        }
-    };
-    let result = iolab_copy::run(plan, &a.opts, &mut on);
-    if let Some(b) = bar {
-        b.finish();
-    }
-    match result {
-        Ok(sum) => {
-            let failed = failed_before + sum.failed;
-            if verbose {
-                eprintln!("iolab cp: {}", summary(&sum, failed, started.elapsed()));
-            }
-            Ok(sum.failed)
-        }
-        Err(CopyError::Interrupted) => {
-            eprintln!("iolab cp: {}", CopyError::Interrupted);
-            Err(ExitCode::from(130))
-        }
-        Err(e) => Err(CMD.fail(e)),
-    }
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-fn summary(sum: &iolab_copy::Summary, failed: u64, took: Duration) -> String {
-    let secs = took.as_secs_f64();
-    let rate = if sum.bytes > 0 && secs > 0.0 {
-        format!(" ({}/s)", human((sum.bytes as f64 / secs) as u64))
-    } else {
-        String::new()
-    };
-    format!(
-        "{}, {} in {secs:.2}s{rate}; {}, {}, {} other, {} skipped, {} failed",
-        plural(sum.files, "file", "files"),
-        human(sum.bytes),
-        plural(sum.dirs, "directory", "directories"),
-        plural(sum.symlinks, "symbolic link", "symbolic links"),
-        sum.others,
-        sum.skipped,
-        failed
-    )
-}
-
-/// Bytes in binary units: "512 B", "1.5 KiB", "3.0 GiB".
-fn human(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let (mut v, mut u) = (n as f64, 0);
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    match u {
-        0 => format!("{n} B"),
-        _ => format!("{v:.1} {}", UNITS[u]),
-    }
-}
-
-/// `-i`: asks, for each destination that exists, whether to replace it; a "no" (or the end of
-/// standard input) leaves it out of the plan.
-fn ask_before_replacing(plan: &mut iolab_copy::Plan) {
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock();
-    plan.entries.retain(|e| {
-        let dst = match e {
-            Entry::File { dst, .. }
-            | Entry::Symlink { dst, .. }
-            | Entry::Link { dst, .. }
-            | Entry::Node { dst, .. } => dst,
-            Entry::Dir { .. } => return true,
-        };
-        if std::fs::symlink_metadata(dst).is_err() {
-            return true;
-        }
-        eprint!("iolab cp: overwrite '{}'? ", shown(dst));
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        let yes = lines.read_line(&mut answer).is_ok_and(|n| n > 0)
-            && answer.trim_start().starts_with(['y', 'Y']);
-        if !yes {
-            plan.skipped.push((dst.clone(), "-i"));
-        }
-        yes
-    });
-}
-
-/// After the first SIGINT/SIGTERM the copy stops at its next step. A copy stuck in a system call
-/// (a FIFO with no writer, a stalled network file system) never gets there: after a grace
-/// period this thread removes the named temporaries (anonymous ones go with the process) and
-/// ends the process, so one Ctrl-C is always enough.
-fn watch_stop(stop: Arc<AtomicBool>, finished: Arc<AtomicBool>) {
-    const GRACE: Duration = Duration::from_millis(1500);
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let t = Instant::now();
-        while t.elapsed() < GRACE {
-            if finished.load(Ordering::Relaxed) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        iolab_copy::remove_temporaries();
-        eprintln!("iolab cp: {}", CopyError::Interrupted);
-        std::process::exit(130);
-    });
-}
-
-/// A `-v` line on standard output. A closed pipe (`iolab cp -v ... | head`) is not an error of
-/// the copy, and must not end it.
-macro_rules! say {
-    ($($t:tt)*) => {{
-        let _ = writeln!(std::io::stdout().lock(), $($t)*);
-    }};
-}
-
-fn report(ev: Event, verbose: bool) {
-    match ev {
-        Event::Failed(e) => eprintln!("iolab cp: {e}"),
-        Event::Stale { path } => eprintln!(
-            "iolab cp: removed '{}', left by an interrupted copy",
-            shown(&path)
-        ),
-        _ if !verbose => {}
-        Event::Copied {
-            src,
-            dst,
-            bytes,
-            used,
-            engine,
-            crc32c,
-        } => {
-            let how = engine.unwrap_or_else(|| used.name().to_string());
-            let crc = crc32c
-                .map(|c| format!(", verified crc32c {c:08x}"))
-                .unwrap_or_default();
-            say!(
-                "'{}' -> '{}' ({how}, {bytes} bytes{crc})",
-                shown(&src),
-                shown(&dst)
-            );
-        }
-        Event::Dir { dst } => say!("created directory '{}'", shown(&dst)),
-        Event::Symlink { dst, target } => {
-            say!("'{}' -> '{}' (symlink)", shown(&dst), shown(&target))
-        }
-        Event::HardLink { dst, target } => {
-            say!("'{}' => '{}' (hard link)", shown(&dst), shown(&target))
-        }
-        Event::Node { src, dst } => {
-            say!("'{}' -> '{}' (special file)", shown(&src), shown(&dst))
-        }
-        Event::Backup { dst, backup } => {
-            say!("(backup: '{}' kept as '{}')", shown(&dst), shown(&backup))
-        }
-        Event::Skipped { dst, why } => say!("not replacing '{}' ({why})", shown(&dst)),
+    match iolab_copy::run_on_terminal(&a.paths, &dst, &a.opts, &a.term) {
+        Outcome::Done { failed: 0 } => ExitCode::SUCCESS,
+        Outcome::Done { .. } => ExitCode::from(1),
+        Outcome::Interrupted => ExitCode::from(130),
+        Outcome::Failed(e) => CMD.fail(e),
     }
 }
 
@@ -710,7 +531,7 @@ mod tests {
     fn short_flags_combine_and_long_options_take_values() {
         let a = copy_args("-rpvn --engine=libaio --bs=64k --iodepth=8 --sync=dsync a b");
         assert!(a.opts.recursive && a.opts.preserve == Preserve::BASIC && a.opts.no_clobber);
-        assert!(a.verbose);
+        assert!(a.term.verbose);
         assert_eq!(a.opts.engine, EngineKind::Libaio);
         assert_eq!((a.opts.bs, a.opts.iodepth), (65536, 8));
         assert_eq!(a.opts.sync, SyncWrites::Dsync);
@@ -731,7 +552,7 @@ mod tests {
         assert_eq!(a.target_dir, Some(PathBuf::from("d")));
         assert_eq!(a.paths.len(), 2);
         let a = copy_args("-n -i x y");
-        assert!(a.interactive && !a.opts.no_clobber);
+        assert!(a.term.interactive && !a.opts.no_clobber);
         let a = copy_args("--backup=numbered -S .bak x y");
         let b = a.opts.backup.expect("backup");
         assert_eq!(
@@ -748,7 +569,7 @@ mod tests {
         for (line, want) in [
             ("--bs=12q a b", "--bs=12q"),
             ("--iodepth=0 a b", "--iodepth=0"),
-            ("--engine=null a b", "cannot copy"),
+            ("--engine=nosuch a b", "unknown engine"),
             ("--method=fast a b", "--method=fast"),
             ("--direct=1 a b", "takes no value"),
             ("-q a b", "'-q'"),

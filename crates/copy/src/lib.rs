@@ -11,6 +11,9 @@
 //! O_SYNC was asked for, otherwise the engine pipeline: `iodepth` reads and writes in flight
 //! through an [`iolab_engine::Engine`], a completed read turning into the write of the same
 //! buffer. Holes stay holes (`SEEK_DATA`/`SEEK_HOLE`).
+//!
+//! [`run_on_terminal`] is the whole of `iolab cp` after its command line: the plan, the run,
+//! and what the user sees of them (lines, the progress bar, `-i`'s questions).
 #![forbid(unsafe_code)]
 
 mod backup;
@@ -22,6 +25,7 @@ mod nodes;
 mod pipeline;
 mod plan;
 mod run;
+mod term;
 mod verify;
 
 use std::path::PathBuf;
@@ -33,6 +37,7 @@ use iolab_engine::EngineKind;
 pub use backup::{Backup, BackupKind};
 pub use dest::remove_temporaries;
 pub use error::{shown, CopyError};
+pub use term::{run_on_terminal, Outcome, Terminal};
 
 /// O_DIRECT alignment the copy keeps: offsets, lengths and `bs` are multiples of it (buffers
 /// are page-aligned). It covers every device whose logical block is at most 4 KiB.

@@ -7,22 +7,23 @@
 //! inside the job's start when the method allows them, and the job goes on to the fsync.
 
 use std::collections::{HashSet, VecDeque};
-use std::fs::{self, File, Metadata};
+use std::fs::{File, Metadata};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use iolab_engine::{self as engine, Buf, Done, Engine, EngineOpts, FileId, Op, Queued, Req};
 
+mod start;
+
 use crate::dest::{self, Committed, DestFlags, Temp};
-use crate::error::human;
 use crate::error::shown;
-use crate::extents::{self, Kernel};
+use crate::extents;
 use crate::verify::Verifier;
-use crate::{meta, nodes, plan};
-use crate::{CopyError, CopyOpts, Event, Method, Sparse, Summary, SyncWrites, Used, DIRECT_ALIGN};
+use crate::{meta, nodes};
+use crate::{CopyError, CopyOpts, Event, Sparse, Summary, Used, DIRECT_ALIGN};
 
 /// Files in flight at once (each holds two descriptors).
 const MAX_ACTIVE: usize = 64;
@@ -119,6 +120,22 @@ pub(crate) struct Pipeline<'o> {
     no_reflink: HashSet<(u64, PathBuf)>,
 }
 
+/// An engine that cannot copy: one that moves no data (null), or one that maps files (mmap),
+/// where a source truncated by someone else during the copy would end the process (SIGBUS).
+fn refuse_unfit(kind: engine::EngineKind, caps: &engine::Caps) -> Result<(), CopyError> {
+    let why = if !caps.moves_data {
+        "it completes reads and writes without moving data"
+    } else if caps.maps_files {
+        "it maps files, and a source truncated during the copy would end the process"
+    } else {
+        return Ok(());
+    };
+    Err(CopyError::refused(
+        Path::new(&format!("--engine={kind}")),
+        format!("cannot copy with it: {why}"),
+    ))
+}
+
 impl<'o> Pipeline<'o> {
     pub(crate) fn new(opts: &'o CopyOpts) -> Result<Pipeline<'o>, CopyError> {
         let depth = opts.iodepth.max(1);
@@ -133,9 +150,11 @@ impl<'o> Pipeline<'o> {
             ));
         }
         let mut eo = EngineOpts::new(opts.engine, depth + MAX_ACTIVE as u32);
-        eo.fixedbufs = opts.engine == engine::EngineKind::IoUring;
+        // Registered buffers where the engine takes them (the others have no such option).
+        eo.fixedbufs = opts.engine.options().contains(&"fixedbufs");
         eo.max_files = 2 * MAX_ACTIVE as u32 + 2;
         let engine = engine::open(&eo).map_err(engine_err)?;
+        refuse_unfit(opts.engine, engine.caps())?;
         Ok(Pipeline {
             opts,
             describe: engine.describe(),
@@ -225,200 +244,6 @@ impl<'o> Pipeline<'o> {
             }
             self.finish_ready(&mut jobs, sum, synced_dirs, on);
         }
-    }
-
-    /// Opens a file's source and temporary destination and, where the method allows, copies
-    /// its data in the kernel.
-    fn start<'p>(&mut self, src: &'p Path, dst: &'p Path) -> Result<Job<'p>, CopyError> {
-        let o = self.opts;
-        let direct = if o.direct { libc::O_DIRECT } else { 0 };
-        let sf = File::options()
-            .read(true)
-            .custom_flags(direct)
-            .open(src)
-            .map_err(|e| CopyError::io("open", src, e))?;
-        let meta = sf.metadata().map_err(|e| CopyError::io("stat", src, e))?;
-        // The size now, not at planning: the open file is what gets copied.
-        let size = meta.len();
-        let extents = if o.sparse == Sparse::Never {
-            // Every byte written: the holes become zeros on disk.
-            vec![(0, size)]
-        } else {
-            extents::data_extents(&sf, &meta).map_err(|e| CopyError::io("seek", src, e))?
-        };
-        let old = fs::metadata(dst).ok();
-        let fresh = o.remove_destination || (o.force && old.is_some() && !plan::writable(dst));
-        let temp = Temp::create(dst, meta.mode(), self.flags, o.tmpfile)
-            .map_err(|e| CopyError::io("create a temporary file for", dst, e))?;
-        let mut job = Job {
-            src_path: src,
-            dst_path: dst,
-            size,
-            meta,
-            old,
-            fresh,
-            temp: None,
-            src: None,
-            dst: None,
-            extents,
-            dst_direct: o.direct,
-            ext: 0,
-            next: 0,
-            inflight: 0,
-            used: Used::Engine,
-            state: State::Data,
-            error: None,
-            counted: 0,
-        };
-        let kernel_ok = o.method != Method::Engine && !o.direct && o.sync == SyncWrites::Off;
-        if matches!(o.method, Method::CopyFileRange | Method::Reflink) && !kernel_ok {
-            return Err(CopyError::refused(
-                dst,
-                "--method=reflink and --method=copy_file_range go through the page cache; they \
-                 cannot be combined with --direct or --sync",
-            ));
-        }
-        // --sparse=always and =never decide block by block what is written; only the engine
-        // sees the blocks.
-        let kernel_ok = kernel_ok && o.sparse == Sparse::Auto;
-        // Auto on a local file system, for a file worth it, with the fsync on: the engine with
-        // an O_DIRECT destination beats copy_file_range + fsync. It reads the source through
-        // the page cache (a warm source costs no device reads) and writes straight to the
-        // device while reading, instead of dirtying 2 GiB of new pages to write back at the
-        // fsync. bench/cp.py on 2 GiB, ext4 on virtio: 1.04 s against 3.20 s for cp + sync
-        // warm, 2.99 s against 3.21 s cold (bench/results/cp-20261123T004010Z.txt).
-        let hybrid = o.method == Method::Auto
-            && kernel_ok
-            && o.fsync
-            && size >= HYBRID_MIN
-            && extents::local_page_cache_copy(&temp.file);
-        if extents::size_unknown(&sf, size) {
-            // /proc/cpuinfo says 0 bytes, sysfs files 4096: only reading to the end tells.
-            if o.direct {
-                engine::sys::fs::set_direct(temp.file.as_raw_fd(), false)
-                    .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
-            }
-            let n = match extents::read_to_end_into(&sf, &temp.file, &o.cancel) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    return Err(CopyError::Interrupted)
-                }
-                r => r.map_err(|e| self.write_error("copy", &job, e))?,
-            };
-            o.progress.fetch_add(n, Ordering::Relaxed);
-            job.counted = n;
-            job.size = n;
-            job.used = Used::Stream;
-            job.extents.clear();
-        } else if kernel_ok && size > 0 {
-            let before = o.progress.load(Ordering::Relaxed);
-            let used = self.kernel_copy(&job, &sf, &temp, !hybrid)?;
-            job.counted = o.progress.load(Ordering::Relaxed).saturating_sub(before);
-            if let Some(used) = used {
-                job.used = used;
-                job.extents.clear();
-            }
-        }
-        // Every file the engine copies gets its size here, before any write: a file that is
-        // all hole has no extents to write, and without this it would be copied as 0 bytes.
-        if job.used == Used::Engine && size > 0 {
-            let fd = temp.file.as_raw_fd();
-            // A file system that refuses O_DIRECT, or wants an alignment beyond the
-            // DIRECT_ALIGN our whole-block writes keep, keeps the buffered destination.
-            let aligned = match engine::sys::statx_dio_align(fd) {
-                Some((0, 0)) => false,
-                Some((mem, off)) => mem as u64 <= DIRECT_ALIGN && off as u64 <= DIRECT_ALIGN,
-                None => true,
-            };
-            if hybrid && aligned && !job.extents.is_empty() {
-                job.dst_direct = engine::sys::fs::set_direct(fd, true).is_ok();
-            }
-            // Preallocated blocks are not holes: --sparse=always leaves the size alone.
-            let dense = job.extents == [(0, size)] && o.sparse != Sparse::Always;
-            let r = if dense {
-                engine::sys::preallocate(fd, size).map(drop)
-            } else {
-                engine::sys::fs::set_len(fd, size)
-            };
-            r.map_err(|e| {
-                CopyError::io("allocate", dst, e).detail(format!(
-                    "{} needed; '{}' was not changed",
-                    human(size),
-                    shown(dst)
-                ))
-            })?;
-        }
-        // The engine needs the destination for the writes and for the fsync; a kernel copy
-        // without fsync never touches it.
-        if job.used == Used::Engine || o.fsync {
-            let dup = temp
-                .file
-                .try_clone()
-                .map_err(|e| CopyError::io("duplicate descriptor of", dst, e))?;
-            job.dst = Some(self.engine.add_file(dup, dst).map_err(engine_err)?);
-        }
-        if job.used == Used::Engine {
-            job.src = Some(self.engine.add_file(sf, src).map_err(engine_err)?);
-        }
-        job.temp = Some(temp);
-        Ok(job)
-    }
-
-    /// Reflink or copy_file_range as the method says. `None`: use the engine.
-    fn kernel_copy(
-        &mut self,
-        job: &Job<'_>,
-        sf: &File,
-        temp: &Temp,
-        allow_cfr: bool,
-    ) -> Result<Option<Used>, CopyError> {
-        let o = self.opts;
-        let dst = job.dst_path;
-        // Where a reflink failed once (same source device, same destination directory), it
-        // fails again: a tree of 5000 files pays for one failed FICLONE per directory.
-        let key = (job.meta.dev(), parent_of(dst).to_path_buf());
-        let tried = o.method == Method::Auto && self.no_reflink.contains(&key);
-        if matches!(o.method, Method::Auto | Method::Reflink) && !tried {
-            match extents::reflink(sf, &temp.file) {
-                Kernel::Copied => {
-                    o.progress.fetch_add(job.size, Ordering::Relaxed);
-                    return Ok(Some(Used::Reflink));
-                }
-                Kernel::Unsupported(e) if o.method == Method::Reflink => {
-                    return Err(CopyError::io("reflink", dst, e).detail(
-                        "this file system (or this pair of file systems) cannot share blocks; \
-                         use --method=auto"
-                            .into(),
-                    ))
-                }
-                Kernel::Unsupported(_) => {
-                    self.no_reflink.insert(key);
-                }
-                Kernel::Failed(e) => return Err(CopyError::io("reflink", dst, e)),
-            }
-        }
-        if (o.method == Method::Auto && allow_cfr) || o.method == Method::CopyFileRange {
-            match extents::copy_range(
-                sf,
-                &temp.file,
-                &job.extents,
-                job.size,
-                &o.cancel,
-                &o.progress,
-            ) {
-                Kernel::Copied => return Ok(Some(Used::CopyFileRange)),
-                Kernel::Unsupported(e) if o.method == Method::CopyFileRange => {
-                    return Err(CopyError::io("copy_file_range to", dst, e).detail(
-                        "the kernel cannot copy between these files; use --method=engine".into(),
-                    ))
-                }
-                Kernel::Unsupported(_) => {}
-                Kernel::Failed(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    return Err(CopyError::Interrupted)
-                }
-                Kernel::Failed(e) => return Err(self.write_error("copy_file_range to", job, e)),
-            }
-        }
-        Ok(None)
     }
 
     fn write_error(&self, op: &'static str, job: &Job<'_>, e: io::Error) -> CopyError {
@@ -766,4 +591,37 @@ impl<'o> Pipeline<'o> {
 fn engine_err(e: engine::EngineError) -> CopyError {
     let path = e.path.clone().unwrap_or_default();
     CopyError::refused(&path, e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_engine::EngineKind;
+
+    /// The engines that cannot copy are refused by what their `Caps` say, naming why.
+    #[test]
+    fn engines_that_move_no_data_or_map_files_are_refused() {
+        for (engine, why) in [
+            (EngineKind::Null, "without moving data"),
+            (EngineKind::Mmap, "maps files"),
+        ] {
+            let opts = CopyOpts {
+                engine,
+                ..CopyOpts::default()
+            };
+            match Pipeline::new(&opts) {
+                Err(e) => {
+                    let s = e.to_string();
+                    assert!(s.contains(&format!("--engine={engine}")), "{s}");
+                    assert!(s.contains(why), "{s}");
+                }
+                Ok(_) => panic!("{engine}: accepted"),
+            }
+        }
+        let psync = CopyOpts {
+            engine: EngineKind::Psync,
+            ..CopyOpts::default()
+        };
+        assert!(Pipeline::new(&psync).is_ok());
+    }
 }

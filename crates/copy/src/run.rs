@@ -19,6 +19,14 @@ pub(crate) fn run(
     let mut synced_dirs: HashSet<PathBuf> = HashSet::new();
     let mut files: Vec<(&Path, &Path)> = Vec::new();
     let mut links = Vec::new();
+    // The engine first: one that cannot copy is refused before anything is made.
+    let has_data =
+        !opts.attributes_only && plan.entries.iter().any(|e| matches!(e, Entry::File { .. }));
+    let mut pipeline = if has_data {
+        Some(Pipeline::new(opts)?)
+    } else {
+        None
+    };
     for (dst, why) in &plan.skipped {
         sum.skipped += 1;
         on(Event::Skipped {
@@ -71,8 +79,7 @@ pub(crate) fn run(
             }
         }
     }
-    if !files.is_empty() {
-        let mut p = Pipeline::new(opts)?;
+    if let Some(p) = pipeline.as_mut().filter(|_| !files.is_empty()) {
         p.run(&files, &mut sum, &mut synced_dirs, on)?;
     }
     for entry in links {

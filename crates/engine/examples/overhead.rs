@@ -102,71 +102,11 @@ fn main() {
     let want = |label: &str| only.as_deref().is_none_or(|o| o == label);
 
     if only.is_none() {
-        println!("{:<28} {:>12} {:>12}", "null engine", "I/Os", "ns per I/O");
-        for depth in [1u32, 128] {
-            let mut eng = open(&EngineOpts::new(EngineKind::Null, depth)).expect("null");
-            let f = eng
-                .add_file(
-                    fs::File::open("/dev/null").expect("/dev/null"),
-                    Path::new("/dev/null"),
-                )
-                .expect("add");
-            let ios = 5_000_000;
-            let (secs, n) = drive(&mut *eng, ios, depth as usize, |b| Req::read(f, 0, b));
-            println!(
-                "{:<28} {:>12} {:>12.1}",
-                format!("null iodepth={depth}"),
-                n,
-                secs * 1e9 / n as f64
-            );
-        }
-        println!();
+        null_engine();
     }
-
     if !path.exists() || fs::metadata(&path).map(|m| m.len()).unwrap_or(0) < FILE_SIZE {
         fs::write(&path, vec![0x5au8; FILE_SIZE as usize]).expect("create test file");
     }
-    let d = |k, depth| EngineOpts::new(k, depth);
-    let modes = [
-        Mode {
-            label: "psync",
-            opts: d(EngineKind::Psync, 1),
-            batch: 1,
-        },
-        Mode {
-            label: "libaio d32",
-            opts: d(EngineKind::Libaio, 32),
-            batch: 1,
-        },
-        Mode {
-            label: "libaio d32 batched",
-            opts: d(EngineKind::Libaio, 32),
-            batch: 32,
-        },
-        Mode {
-            label: "io_uring d1",
-            opts: d(EngineKind::IoUring, 1),
-            batch: 1,
-        },
-        Mode {
-            label: "io_uring d32",
-            opts: d(EngineKind::IoUring, 32),
-            batch: 1,
-        },
-        Mode {
-            label: "io_uring d32 batched",
-            opts: d(EngineKind::IoUring, 32),
-            batch: 32,
-        },
-        Mode {
-            label: "io_uring d32 sqpoll",
-            opts: EngineOpts {
-                sqpoll: true,
-                ..d(EngineKind::IoUring, 32)
-            },
-            batch: 1,
-        },
-    ];
     println!(
         "4 KiB random reads, O_DIRECT, {} MiB file in {}",
         FILE_SIZE >> 20,
@@ -176,38 +116,86 @@ fn main() {
         "{:<28} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "engine", "I/Os", "submit/IO", "reap/IO", "io/IO", "calls/IO", "IOPS"
     );
-    for m in modes.iter().filter(|m| want(m.label)) {
-        let mut eng = match open(&m.opts) {
-            Ok(e) => e,
-            Err(e) => {
-                println!("{:<28} cannot open: {e}", m.label);
-                continue;
-            }
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&path)
-            .expect("open");
-        let f = eng.add_file(file, &path).expect("add");
-        let blocks = FILE_SIZE / BS as u64;
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let ios = 20_000;
-        let (secs, n) = drive(&mut *eng, ios, m.batch, |b| {
-            Req::read(f, (rng(&mut seed) % blocks) * BS as u64, b)
-        });
-        let c = eng.syscalls();
-        let per = |x: u64| x as f64 / n as f64;
-        println!(
-            "{:<28} {:>8} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.0}",
-            m.label,
-            n,
-            per(c.submit),
-            per(c.reap),
-            per(c.io),
-            per(c.total()),
-            n as f64 / secs
-        );
-        println!("#counted {} {}", m.label, c.total());
+    for m in modes().iter().filter(|m| want(m.label)) {
+        random_reads(m, &path);
     }
+}
+
+/// The engine layer's own cost: the null engine completes without touching anything.
+fn null_engine() {
+    println!("{:<28} {:>12} {:>12}", "null engine", "I/Os", "ns per I/O");
+    for depth in [1u32, 128] {
+        let mut eng = open(&EngineOpts::new(EngineKind::Null, depth)).expect("null");
+        let f = eng
+            .add_file(
+                fs::File::open("/dev/null").expect("/dev/null"),
+                Path::new("/dev/null"),
+            )
+            .expect("add");
+        let ios = 5_000_000;
+        let (secs, n) = drive(&mut *eng, ios, depth as usize, |b| Req::read(f, 0, b));
+        println!(
+            "{:<28} {:>12} {:>12.1}",
+            format!("null iodepth={depth}"),
+            n,
+            secs * 1e9 / n as f64
+        );
+    }
+    println!();
+}
+
+/// The engines and modes measured.
+fn modes() -> Vec<Mode> {
+    let mode = |label, kind, depth, batch| Mode {
+        label,
+        opts: EngineOpts::new(kind, depth),
+        batch,
+    };
+    let mut sqpoll = mode("io_uring d32 sqpoll", EngineKind::IoUring, 32, 1);
+    sqpoll.opts.sqpoll = true;
+    vec![
+        mode("psync", EngineKind::Psync, 1, 1),
+        mode("libaio d32", EngineKind::Libaio, 32, 1),
+        mode("libaio d32 batched", EngineKind::Libaio, 32, 32),
+        mode("io_uring d1", EngineKind::IoUring, 1, 1),
+        mode("io_uring d32", EngineKind::IoUring, 32, 1),
+        mode("io_uring d32 batched", EngineKind::IoUring, 32, 32),
+        sqpoll,
+    ]
+}
+
+/// One mode's line: system calls per I/O of each kind, and IOPS.
+fn random_reads(m: &Mode, path: &Path) {
+    let mut eng = match open(&m.opts) {
+        Ok(e) => e,
+        Err(e) => {
+            println!("{:<28} cannot open: {e}", m.label);
+            return;
+        }
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .expect("open");
+    let f = eng.add_file(file, path).expect("add");
+    let blocks = FILE_SIZE / BS as u64;
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let ios = 20_000;
+    let (secs, n) = drive(&mut *eng, ios, m.batch, |b| {
+        Req::read(f, (rng(&mut seed) % blocks) * BS as u64, b)
+    });
+    let c = eng.syscalls();
+    let per = |x: u64| x as f64 / n as f64;
+    println!(
+        "{:<28} {:>8} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.0}",
+        m.label,
+        n,
+        per(c.submit),
+        per(c.reap),
+        per(c.io),
+        per(c.total()),
+        n as f64 / secs
+    );
+    println!("#counted {} {}", m.label, c.total());
 }

@@ -412,6 +412,10 @@ pub struct Caps {
     /// Without O_DIRECT, submission does the I/O before it returns (Linux AIO: io_submit on
     /// a buffered file reads or writes it synchronously), so depth is an illusion.
     pub buffered_submit_blocks: bool,
+    /// Requests are copies to and from a mapping of the file (mmap): a file that another
+    /// process truncates while it is mapped raises SIGBUS, which ends the process. Callers
+    /// that cannot trust a file's size to hold (a copy's sources) refuse such an engine.
+    pub maps_files: bool,
 }
 
 impl Default for Caps {
@@ -432,6 +436,7 @@ impl Default for Caps {
             async_trim: false,
             threaded: false,
             buffered_submit_blocks: false,
+            maps_files: false,
         }
     }
 }

@@ -80,6 +80,7 @@ impl MmapEngine {
                 direct_io: false,
                 sync_only: true,
                 max_depth: 1,
+                maps_files: true,
                 ..Caps::default()
             },
             files: Files::default(),

@@ -481,7 +481,6 @@ impl Drop for PosixAioEngine {
 mod tests {
     use super::*;
     use crate::Buf;
-    use std::fs::OpenOptions;
 
     use crate::testutil::{open_rw, pattern, TempPath};
 
@@ -517,13 +516,16 @@ mod tests {
         out
     }
 
-    fn write_read_back(direct: bool, depth: u32) {
+    /// What only posixaio promises about its calls (the data path is the kit's): its caps, one
+    /// aio_read/aio_write/aio_fsync submission per request, syncs through the engine.
+    #[test]
+    fn each_request_is_one_submission_and_syncs_are_asynchronous() {
         const BS: usize = 65536;
-        const N: u64 = 64;
-        let t = TempPath::new("posixaio", &format!("rw-{direct}-{depth}"));
-        let mut e = open(&EngineOpts::new(KIND, depth)).unwrap();
+        const N: u64 = 16;
+        let t = TempPath::new("posixaio", "calls");
+        let mut e = open(&EngineOpts::new(KIND, 8)).unwrap();
         assert!(e.caps().threaded && e.caps().async_sync && !e.caps().sync_only);
-        let id = e.add_file(open_rw(&t.0, direct), &t.0).unwrap();
+        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
         let writes = (0..N)
             .map(|i| Req::write(id, i * BS as u64, pattern(BS, i as u8)).with_tag(i))
             .collect();
@@ -534,67 +536,8 @@ mod tests {
         for d in run_all(&mut *e, syncs) {
             assert_eq!(d.result.unwrap(), 0, "{:?}", d.req.op);
         }
-        let reads = (0..N)
-            .map(|i| Req::read(id, i * BS as u64, Buf::new(BS).unwrap()).with_tag(i))
-            .collect();
-        for (i, d) in run_all(&mut *e, reads).into_iter().enumerate() {
-            assert_eq!(d.result.as_ref().unwrap(), &BS);
-            assert_eq!(d.req.buf.as_slice(), pattern(BS, i as u8).as_slice(), "{i}");
-        }
-        assert_eq!(e.syscalls().submit, 2 * N + 2);
+        assert_eq!(e.syscalls().submit, N + 2);
         assert!(e.syscalls().reap >= 1);
-    }
-
-    #[test]
-    fn buffered_depth1_write_read_back() {
-        write_read_back(false, 1);
-    }
-
-    #[test]
-    fn buffered_depth32_write_read_back() {
-        write_read_back(false, 32);
-    }
-
-    #[test]
-    fn direct_depth1_write_read_back() {
-        write_read_back(true, 1);
-    }
-
-    #[test]
-    fn direct_depth32_write_read_back() {
-        write_read_back(true, 32);
-    }
-
-    #[test]
-    fn short_read_at_eof_returns_what_was_there() {
-        let t = TempPath::new("posixaio", "eof");
-        std::fs::write(&t.0, vec![7u8; 6000]).unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 4)).unwrap();
-        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
-        let reqs = vec![
-            Req::read(id, 4096, Buf::new(8192).unwrap()),
-            Req::read(id, 1 << 20, Buf::new(4096).unwrap()).with_tag(1),
-        ];
-        let done = run_all(&mut *e, reqs);
-        assert_eq!(done[0].result.as_ref().unwrap(), &(6000 - 4096));
-        assert!(done[0].req.buf.as_slice()[..1904].iter().all(|&x| x == 7));
-        assert_eq!(done[1].result.as_ref().unwrap(), &0);
-    }
-
-    #[test]
-    fn read_on_write_only_file_is_ebadf_in_done() {
-        let t = TempPath::new("posixaio", "wronly");
-        let f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&t.0)
-            .unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 2)).unwrap();
-        let id = e.add_file(f, &t.0).unwrap();
-        let mut done = run_all(&mut *e, vec![Req::read(id, 0, Buf::new(4096).unwrap())]);
-        let d = done.pop().unwrap();
-        assert_eq!(d.result.unwrap_err().raw_os_error(), Some(libc::EBADF));
     }
 
     #[test]
@@ -652,31 +595,6 @@ mod tests {
             e.reap(1, 8, None, &mut out).unwrap();
         }
         let _ = e.remove_file(id);
-    }
-
-    #[test]
-    fn drop_with_32_in_flight_waits_before_freeing() {
-        for direct in [false, true] {
-            let t = TempPath::new("posixaio", &format!("drop-{direct}"));
-            std::fs::write(&t.0, vec![5u8; 32 << 20]).unwrap();
-            let mut e = open(&EngineOpts::new(KIND, 32)).unwrap();
-            let id = e.add_file(open_rw(&t.0, direct), &t.0).unwrap();
-            for i in 0..32u64 {
-                let req = if i % 2 == 0 {
-                    Req::read(id, i << 20, Buf::new(1 << 20).unwrap())
-                } else {
-                    Req::write(id, i << 20, pattern(1 << 20, i as u8))
-                };
-                assert!(matches!(e.queue(req), Queued::Queued));
-            }
-            assert_eq!(e.in_flight(), 32);
-            drop(e);
-            // Had a glibc thread kept writing into freed buffers, this reuse of the heap
-            // would see it (or crash).
-            let probe: Vec<Buf> = (0..32).map(|_| Buf::new(1 << 20).unwrap()).collect();
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(probe.iter().all(|b| b.as_slice().iter().all(|&x| x == 0)));
-        }
     }
 
     #[test]

@@ -2,12 +2,11 @@
 //!
 //! Take a [`DiskStats`] snapshot before and after the run, subtract, and give the elapsed time to
 //! [`DiskUtil`]. Counters are subtracted with wrap-around, as fio does with its unsigned fields
-//! (some of them are 32-bit in older kernels).
+//! (some of them are 32-bit in older kernels). Which disk holds a file is the caller's to say
+//! (`iolab_engine::sys::dev::DevInfo` finds it).
 
 use std::fs;
 use std::ops::Sub;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::Path;
 
 use crate::error::{Error, Result};
 
@@ -130,39 +129,6 @@ impl DiskUtil {
     }
 }
 
-/// Name under `/sys/block` of the whole disk holding `path` (a partition resolves to its disk,
-/// as fio reports it). `None` when the file is not on a block device (tmpfs, overlay, NFS).
-pub fn disk_of(path: &Path) -> Result<Option<String>> {
-    let meta = fs::metadata(path).map_err(|e| Error::io(path.display().to_string(), e))?;
-    // A block device node names itself; a regular file names its filesystem's device.
-    let dev = if meta.file_type().is_block_device() {
-        meta.rdev()
-    } else {
-        meta.dev()
-    };
-    let (major, minor) = split_dev(dev);
-    let link = format!("/sys/dev/block/{major}:{minor}");
-    let Ok(target) = fs::canonicalize(&link) else {
-        return Ok(None);
-    };
-    // A partition's directory sits inside its disk's directory and has a `partition` file.
-    let disk_dir = if target.join("partition").exists() {
-        target.parent().map(Path::to_path_buf).unwrap_or(target)
-    } else {
-        target
-    };
-    Ok(disk_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned()))
-}
-
-/// glibc's `gnu_dev_major` / `gnu_dev_minor`.
-fn split_dev(dev: u64) -> (u64, u64) {
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    (major, minor)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,23 +173,5 @@ mod tests {
         };
         assert_eq!(full.util(), 100.0);
         assert_eq!(DiskUtil { msec: 0, ..u }.util(), 0.0);
-    }
-
-    #[test]
-    fn dev_numbers() {
-        // makedev(253, 1) and makedev(259, 65536) as glibc encodes them.
-        assert_eq!(split_dev(0xfd01), (253, 1));
-        let (major, minor) = (259u64, 65536u64);
-        let dev = ((major & 0xfff) << 8) | (minor & 0xff) | ((minor & !0xff) << 12);
-        assert_eq!(split_dev(dev), (259, 65536));
-    }
-
-    #[test]
-    fn disk_of_does_not_fail_on_this_machine() {
-        // Whatever the filesystem, the call answers (a name or None) without error.
-        let r = disk_of(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
-        if let Some(name) = r {
-            assert!(DiskStats::read(&name).is_ok());
-        }
     }
 }

@@ -2,4 +2,7 @@
 //! integration tests are): one link, one place for shared helpers.
 
 mod compare;
+mod cp;
+mod cp_gnu;
 mod run;
+mod run_robust;

@@ -13,12 +13,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant, SystemTime};
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cp_gnu")
-        .join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).expect("scratch dir");
-    d
+    iolab_testkit::scratch_dir!(&format!("cp_gnu/{name}"))
 }
 
 /// GNU cp, if this machine has it.
@@ -27,6 +22,15 @@ fn gnu_cp() -> Option<&'static str> {
     String::from_utf8_lossy(&out.stdout)
         .contains("GNU coreutils")
         .then_some("cp")
+}
+
+/// Whether GNU cp is here; if not, `case` is skipped, saying so.
+fn have_gnu_cp(case: &str) -> bool {
+    let have = gnu_cp().is_some();
+    if !have {
+        iolab_testkit::skip(case, &"GNU cp is not installed");
+    }
+    have
 }
 
 fn is_root() -> bool {
@@ -107,7 +111,10 @@ fn make_tree(root: &Path) -> bool {
         ],
     );
     if !xattr {
-        eprintln!("note: user xattrs not available here; not compared");
+        iolab_testkit::skip(
+            "cp_gnu make_tree",
+            &"user xattrs not available here; not compared",
+        );
     }
     // An ACL: GNU cp keeps it with the mode (-p), not only with xattr.
     if !sh(
@@ -118,7 +125,10 @@ fn make_tree(root: &Path) -> bool {
             root.join("zeros").as_os_str(),
         ],
     ) {
-        eprintln!("note: setfacl failed or is missing; no ACL in the tree");
+        iolab_testkit::skip(
+            "cp_gnu make_tree",
+            &"setfacl failed or is missing; no ACL in the tree",
+        );
     }
     let old = SystemTime::UNIX_EPOCH + Duration::new(1_000_000_000, 123_456_789);
     for p in ["plain", "zeros", "sub/tailhole"] {
@@ -252,14 +262,16 @@ fn assert_same(flags: &[&str], ours: &Path, theirs: &Path, times: bool, xattrs: 
 /// Tree copies: every flag set, same tree, same result as GNU cp.
 #[test]
 fn trees_match_gnu_cp_for_the_same_flags() {
-    let Some(_) = gnu_cp() else {
-        eprintln!("skipped: GNU cp is not installed");
+    if !have_gnu_cp("cp_gnu trees_match_gnu_cp_for_the_same_flags") {
         return;
-    };
+    }
     let d = dir("trees");
     let src = d.join("src");
     if !make_tree(&src) {
-        eprintln!("note: not root; the device node is left out of the tree");
+        iolab_testkit::skip(
+            "cp_gnu trees_match_gnu_cp_for_the_same_flags",
+            &"not root; the device node is left out of the tree",
+        );
     }
     let xattrs = Command::new("getfattr").arg("--version").output().is_ok();
     // (flags, times compared, xattrs compared)
@@ -318,10 +330,9 @@ fn trees_match_gnu_cp_for_the_same_flags() {
 /// -x: what is mounted inside the tree is not copied; its mount point is, empty, as GNU cp.
 #[test]
 fn one_file_system_matches_gnu_cp() {
-    let Some(_) = gnu_cp() else {
-        eprintln!("skipped: GNU cp is not installed");
+    if !have_gnu_cp("cp_gnu one_file_system_matches_gnu_cp") {
         return;
-    };
+    }
     let d = dir("onefs");
     let src = d.join("src");
     fs::create_dir_all(src.join("mnt")).expect("mkdir");
@@ -333,7 +344,10 @@ fn one_file_system_matches_gnu_cp() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        iolab_testkit::skip(
+            "cp_gnu one_file_system_matches_gnu_cp",
+            &"cannot mount a tmpfs here (needs root)",
+        );
         return;
     }
     fs::write(src.join("mnt/inside"), b"other fs").expect("write");
@@ -371,10 +385,9 @@ fn scene(d: &Path, name: &str) -> PathBuf {
 /// File operations: -u, -n, -f, backups, -t, -T, --parents, -s, -l, --remove-destination.
 #[test]
 fn file_operations_match_gnu_cp() {
-    let Some(_) = gnu_cp() else {
-        eprintln!("skipped: GNU cp is not installed");
+    if !have_gnu_cp("cp_gnu file_operations_match_gnu_cp") {
         return;
-    };
+    }
     let d = dir("ops");
     let cases: &[&[&str]] = &[
         &["-u", "a", "b"],
@@ -558,7 +571,10 @@ fn help_is_on_stdout_and_lists_the_gnu_options() {
 #[test]
 fn a_read_only_destination_needs_f_as_in_gnu_cp() {
     if gnu_cp().is_none() || !is_root() {
-        eprintln!("skipped: needs GNU cp and root (to run as another user)");
+        iolab_testkit::skip(
+            "cp_gnu a_read_only_destination_needs_f_as_in_gnu_cp",
+            &"needs GNU cp and root (to run as another user)",
+        );
         return;
     }
     let d = dir("readonly");
@@ -593,7 +609,10 @@ fn a_read_only_destination_needs_f_as_in_gnu_cp() {
             if out.status.code().is_none()
                 || String::from_utf8_lossy(&out.stderr).contains("setpriv")
             {
-                eprintln!("skipped: setpriv cannot switch to nobody here");
+                iolab_testkit::skip(
+                    "cp_gnu a_read_only_destination_needs_f_as_in_gnu_cp",
+                    &"setpriv cannot switch to nobody here",
+                );
                 return;
             }
             let m = fs::metadata(s.join("b")).expect("stat");

@@ -10,10 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cp").join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).expect("scratch dir");
-    d
+    iolab_testkit::scratch_dir!(&format!("cp/{name}"))
 }
 
 fn cp_cmd(args: &[&str]) -> Command {
@@ -37,19 +34,6 @@ fn ok(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Bytes that differ at every offset and from one file to the next.
-fn pattern(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 fn s(p: &Path) -> &str {
@@ -77,7 +61,7 @@ fn every_size_is_copied_byte_exact_by_every_method_and_engine_buffered_and_direc
     let mut files = Vec::new();
     for (i, n) in SIZES.iter().enumerate() {
         let p = src.join(format!("f{n}"));
-        fs::write(&p, pattern(*n, i as u64)).expect("write source");
+        fs::write(&p, iolab_testkit::pattern(i as u64, *n)).expect("write source");
         files.push(p);
     }
     let bs = format!("--bs={BS}");
@@ -104,7 +88,7 @@ fn every_size_is_copied_byte_exact_by_every_method_and_engine_buffered_and_direc
         for (i, n) in SIZES.iter().enumerate() {
             let got = fs::read(out.join(format!("f{n}"))).expect("read copy");
             assert!(
-                got == pattern(*n, i as u64),
+                got == iolab_testkit::pattern(i as u64, *n),
                 "{v:?}: size {n} differs (len {})",
                 got.len()
             );
@@ -124,7 +108,7 @@ fn every_size_is_copied_byte_exact_by_every_method_and_engine_buffered_and_direc
 #[test]
 fn a_100_mib_file_is_byte_exact_through_each_engine_with_its_crc_verified() {
     let d = dir("big");
-    let data = pattern(100 << 20, 7);
+    let data = iolab_testkit::pattern(7, 100 << 20);
     let src = d.join("big");
     fs::write(&src, &data).expect("write");
     // The default on ext4: the engine with an O_DIRECT destination.
@@ -151,8 +135,9 @@ fn sparse_files_stay_sparse_by_every_method() {
     let f = fs::File::create(&src).expect("create");
     f.set_len(64 << 20).expect("size");
     use std::os::unix::fs::FileExt;
-    f.write_all_at(&pattern(10_000, 1), 8 << 20).expect("write");
-    f.write_all_at(&pattern(5, 2), (64 << 20) - 5)
+    f.write_all_at(&iolab_testkit::pattern(1, 10_000), 8 << 20)
+        .expect("write");
+    f.write_all_at(&iolab_testkit::pattern(2, 5), (64 << 20) - 5)
         .expect("write");
     drop(f);
     let want = fs::read(&src).expect("read");
@@ -197,7 +182,7 @@ fn all_hole_empty_and_trailing_hole_files_keep_size_and_holes_by_every_method() 
     fs::File::options()
         .write(true)
         .open(src.join("tail"))
-        .and_then(|f| f.write_all_at(&pattern(5000, 3), 4096))
+        .and_then(|f| f.write_all_at(&iolab_testkit::pattern(3, 5000), 4096))
         .expect("write");
     for (k, v) in [
         vec![],
@@ -249,7 +234,7 @@ fn trees_keep_structure_links_modes_and_times_with_p() {
     for i in 0..300usize {
         let rel = format!("a/{}/f{i}", if i % 2 == 0 { "b" } else { "." });
         let p = src.join(&rel);
-        fs::write(&p, pattern(i * 37, i as u64)).expect("write");
+        fs::write(&p, iolab_testkit::pattern(i as u64, i * 37)).expect("write");
         want.push(rel);
     }
     fs::set_permissions(src.join("a/f1"), fs::Permissions::from_mode(0o751)).expect("chmod");
@@ -352,7 +337,10 @@ impl SmallFs {
         match st {
             Ok(st) if st.success() => Some(SmallFs(at.to_path_buf())),
             _ => {
-                eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+                iolab_testkit::skip(
+                    "cp a_full_disk_is_named_and_leaves_the_old_destination_whole",
+                    &"cannot mount a tmpfs here (needs root)",
+                );
                 None
             }
         }
@@ -375,12 +363,12 @@ fn a_full_disk_is_named_and_leaves_the_old_destination_whole() {
     fs::write(&dst, b"the old destination").expect("write");
     // Dense: the preallocation fails. Sparse: the writes themselves fail midway.
     let dense = d.join("dense");
-    fs::write(&dense, pattern(4 << 20, 3)).expect("write");
+    fs::write(&dense, iolab_testkit::pattern(3, 4 << 20)).expect("write");
     let sparse = d.join("sparse");
     let f = fs::File::create(&sparse).expect("create");
     f.set_len(16 << 20).expect("size");
     use std::os::unix::fs::FileExt;
-    f.write_all_at(&pattern(3 << 20, 4), 1 << 20)
+    f.write_all_at(&iolab_testkit::pattern(4, 3 << 20), 1 << 20)
         .expect("write");
     drop(f);
     for tmpfile in ["1", "0"] {
@@ -444,7 +432,7 @@ fn copy_midway(src: &Path, dst: &Path, tmpfile: &str) -> std::process::Child {
 fn a_killed_copy_leaves_the_old_destination_and_at_most_a_temporary_the_next_run_removes() {
     let d = dir("kill");
     let src = d.join("src");
-    fs::write(&src, pattern(64 << 20, 5)).expect("write");
+    fs::write(&src, iolab_testkit::pattern(5, 64 << 20)).expect("write");
     let dst = d.join("dst");
     fs::write(&dst, b"old").expect("write");
     // O_TMPFILE: nothing at all is left.
@@ -494,7 +482,7 @@ fn a_killed_copy_leaves_the_old_destination_and_at_most_a_temporary_the_next_run
 fn ctrl_c_stops_removes_the_temporary_and_exits_130() {
     let d = dir("sigint");
     let src = d.join("src");
-    fs::write(&src, pattern(64 << 20, 6)).expect("write");
+    fs::write(&src, iolab_testkit::pattern(6, 64 << 20)).expect("write");
     let dst = d.join("dst");
     fs::write(&dst, b"old").expect("write");
     for tmpfile in ["1", "0"] {
@@ -524,7 +512,10 @@ fn reflink_is_used_where_the_file_system_shares_blocks() {
         .into_iter()
         .find(|p| Path::new(p).exists());
     let Some(mkfs) = mkfs else {
-        eprintln!("skipped: mkfs.xfs is not installed (apt-get install xfsprogs)");
+        iolab_testkit::skip(
+            "cp reflink_is_used_where_the_file_system_shares_blocks",
+            &"mkfs.xfs is not installed (apt-get install xfsprogs)",
+        );
         return;
     };
     let img = d.join("xfs.img");
@@ -543,7 +534,10 @@ fn reflink_is_used_where_the_file_system_shares_blocks() {
         .stderr(Stdio::null())
         .status();
     if !st.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: cannot mount a loop device here (needs root)");
+        iolab_testkit::skip(
+            "cp reflink_is_used_where_the_file_system_shares_blocks",
+            &"cannot mount a loop device here (needs root)",
+        );
         return;
     }
     struct Unmount(PathBuf);
@@ -554,7 +548,7 @@ fn reflink_is_used_where_the_file_system_shares_blocks() {
     }
     let _u = Unmount(mnt.clone());
     let src = mnt.join("src");
-    let data = pattern((8 << 20) + 123, 9);
+    let data = iolab_testkit::pattern(9, (8 << 20) + 123);
     fs::write(&src, &data).expect("write");
     for v in [vec!["-v"], vec!["-v", "--method=reflink"]] {
         let dst = mnt.join(format!("dst{}", v.len()));
@@ -589,7 +583,10 @@ fn pseudo_files_are_copied_to_their_end_not_their_size() {
     let d = dir("pseudo");
     for src in ["/proc/version", "/sys/class/mem/null/dev"] {
         let Ok(want) = fs::read(src) else {
-            eprintln!("skipped: {src} is not readable here");
+            iolab_testkit::skip(
+                "cp pseudo_files_are_copied_to_their_end_not_their_size",
+                &format!("{src} is not readable here"),
+            );
             continue;
         };
         assert!(!want.is_empty());
@@ -607,7 +604,7 @@ fn pseudo_files_are_copied_to_their_end_not_their_size() {
 fn verify_catches_a_corrupted_copy_and_does_not_name_it() {
     let d = dir("verify");
     let src = d.join("src");
-    fs::write(&src, pattern(300_000, 8)).expect("write");
+    fs::write(&src, iolab_testkit::pattern(8, 300_000)).expect("write");
     let dst = d.join("dst");
     fs::write(&dst, b"old").expect("write");
     for method in ["--method=engine", "--method=copy_file_range"] {
@@ -623,7 +620,7 @@ fn verify_catches_a_corrupted_copy_and_does_not_name_it() {
     }
     // Without the flip the same copy verifies and lands.
     ok(&["--verify", s(&src), s(&dst)]);
-    assert!(fs::read(&dst).expect("read") == pattern(300_000, 8));
+    assert!(fs::read(&dst).expect("read") == iolab_testkit::pattern(8, 300_000));
 }
 
 /// Regression: at 80 columns the bar wrapped and erased the `-v` lines, and a finished bar stayed
@@ -632,14 +629,21 @@ fn verify_catches_a_corrupted_copy_and_does_not_name_it() {
 #[test]
 fn the_progress_bar_fits_80_columns_keeps_v_lines_and_clears() {
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: script(1) is not installed (util-linux)");
+        iolab_testkit::skip(
+            "cp the_progress_bar_fits_80_columns_keeps_v_lines_and_clears",
+            &"script(1) is not installed (util-linux)",
+        );
         return;
     }
     let d = dir("progress");
     let src = d.join("src");
     fs::create_dir(&src).expect("mkdir");
     for i in 0..3 {
-        fs::write(src.join(format!("f{i}")), pattern(8 << 20, i)).expect("write");
+        fs::write(
+            src.join(format!("f{i}")),
+            iolab_testkit::pattern(i, 8 << 20),
+        )
+        .expect("write");
     }
     let dst = d.join("dst");
     let line = format!(
@@ -743,7 +747,7 @@ fn a_closed_stdout_does_not_stop_a_verbose_copy() {
     let src = d.join("src");
     fs::create_dir(&src).expect("mkdir");
     for i in 0..50 {
-        fs::write(src.join(format!("f{i}")), pattern(100, i)).expect("write");
+        fs::write(src.join(format!("f{i}")), iolab_testkit::pattern(i, 100)).expect("write");
     }
     let dst = d.join("dst");
     let mut child = cp_cmd(&["-rv", s(&src), s(&dst)])
@@ -770,4 +774,26 @@ fn a_closed_stdout_does_not_stop_a_verbose_copy() {
         "{}",
         String::from_utf8_lossy(&help.stderr)
     );
+}
+
+/// null moves no data and mmap's mapping dies with a truncated source: the engine's `Caps`
+/// refuse them before any directory or file is made.
+#[test]
+fn an_engine_that_cannot_copy_is_refused_before_anything_is_made() {
+    let d = dir("unfit");
+    fs::create_dir_all(d.join("src/sub")).expect("mkdir");
+    fs::write(d.join("src/sub/f"), b"data").expect("write");
+    for engine in ["null", "mmap"] {
+        let dst = d.join(engine);
+        let out = cp(&[
+            "-r",
+            &format!("--engine={engine}"),
+            s(&d.join("src")),
+            s(&dst),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{engine}: {err}");
+        assert!(err.contains("cannot copy with it"), "{engine}: {err}");
+        assert!(!dst.exists(), "{engine}: the copy was started");
+    }
 }
