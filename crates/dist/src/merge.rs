@@ -137,3 +137,145 @@ pub fn failures(ranks: &[RankResult]) -> Option<String> {
         .collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::tests::job;
+    use crate::wire::JobResult;
+    use serde_json::Value;
+
+    fn planned(text: &str) -> (Vec<JobSpec>, Vec<JobPlan>) {
+        let specs = iolab_job::parse_str(text, "t.fio")
+            .and_then(|f| f.resolve())
+            .map(|r| r.jobs)
+            .expect("job file");
+        let env = iolab_workload::PlanEnv {
+            size_of: &|_| None,
+            is_block_device: &|_| false,
+            entropy: 1,
+        };
+        let plans = iolab_workload::plan_jobs(&specs, &env).expect("plans");
+        (specs, plans)
+    }
+
+    fn ranks(n: u32, jobs: usize) -> Vec<RankResult> {
+        (0..n)
+            .map(|r| {
+                let mut rr = crate::wire::tests::rank(r, &format!("host{}", r / 2));
+                rr.jobs = (0..jobs)
+                    .map(|j| JobResult {
+                        stats: job(u64::from(r) * 31 + j as u64 + 1, 1500 + 100 * j as u64),
+                        errno: 0,
+                        verror: None,
+                    })
+                    .collect();
+                rr
+            })
+            .collect()
+    }
+
+    fn json_plus(r: &ClientsReport) -> Value {
+        let mut out = Vec::new();
+        iolab_report::clients::write_clients_json(r, true, &mut out).expect("written");
+        serde_json::from_slice(&out).expect("valid JSON")
+    }
+
+    /// fio's percentile walk over json+ bins (value -> count), done here from the JSON alone.
+    fn percentile_from_bins(bins: &serde_json::Map<String, Value>, p: f64) -> u64 {
+        let mut v: Vec<(u64, u64)> = bins
+            .iter()
+            .map(|(k, c)| (k.parse().expect("bin"), c.as_u64().expect("count")))
+            .collect();
+        v.sort();
+        let total: u64 = v.iter().map(|x| x.1).sum();
+        let want = iolab_stats::hist::threshold(p, total);
+        let mut seen = 0;
+        for (val, c) in v {
+            seen += c;
+            if seen >= want {
+                return val;
+            }
+        }
+        0
+    }
+
+    #[test]
+    fn all_clients_totals_are_sums_and_percentiles_come_from_the_summed_bins() {
+        let (specs, plans) = planned("[a]\nrw=randrw\nsize=1m\n[b]\nrw=randrw\nsize=1m\n");
+        let ranks = ranks(4, plans.len());
+        let d = json_plus(&clients_report(&specs, &plans, &ranks));
+        let entries = d["client_stats"].as_array().expect("client_stats");
+        // 4 ranks x 2 jobs, then one "All clients" per job section.
+        assert_eq!(entries.len(), 10);
+        let all: Vec<&Value> = entries[8..].iter().collect();
+        assert!(all.iter().all(|e| e["jobname"] == "All clients"));
+        for (i, name) in ["a", "b"].iter().enumerate() {
+            let mine: Vec<&Value> = entries[..8]
+                .iter()
+                .filter(|e| e["jobname"] == *name)
+                .collect();
+            assert_eq!(mine.len(), 4);
+            for dir in ["read", "write"] {
+                for key in ["io_bytes", "total_ios"] {
+                    let sum: u64 = mine.iter().map(|e| e[dir][key].as_u64().unwrap_or(0)).sum();
+                    assert_eq!(all[i][dir][key].as_u64(), Some(sum), "{name} {dir} {key}");
+                }
+                // The bins add up, bucket by bucket...
+                let mut summed = serde_json::Map::new();
+                for e in &mine {
+                    for (k, c) in e[dir]["clat_ns"]["bins"].as_object().expect("bins") {
+                        let prev = summed.get(k).and_then(Value::as_u64).unwrap_or(0);
+                        summed.insert(k.clone(), (prev + c.as_u64().unwrap_or(0)).into());
+                    }
+                }
+                let got = all[i][dir]["clat_ns"]["bins"].as_object().expect("bins");
+                assert_eq!(got, &summed, "{name} {dir}");
+                // ...and every percentile is the one those bins give.
+                let pct = all[i][dir]["clat_ns"]["percentile"]
+                    .as_object()
+                    .expect("pct");
+                assert!(pct.len() >= 17);
+                for (p, v) in pct {
+                    let p: f64 = p.parse().expect("percentile key");
+                    assert_eq!(v.as_u64(), Some(percentile_from_bins(&summed, p)), "p{p}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn group_reporting_gives_one_all_clients_entry_per_group() {
+        let text = "[global]\ngroup_reporting\nsize=1m\n[a]\nrw=read\nnumjobs=2\n\
+                    [b]\nrw=read\n[c]\nrw=write\nnew_group\n";
+        let (specs, plans) = planned(text);
+        let ranks = ranks(3, plans.len());
+        let r = clients_report(&specs, &plans, &ranks);
+        let groups: Vec<u32> = r.all.jobs.iter().map(|j| j.groupid).collect();
+        assert_eq!(groups, [0, 1]);
+        // Group 0: 3 jobs on each of 3 ranks.
+        assert_eq!(r.all.jobs[0].members, 9);
+        assert_eq!(r.clients.len(), 3);
+        assert_eq!(r.clients[2].report.jobs.len(), 2);
+    }
+
+    #[test]
+    fn failed_ranks_are_named_by_host_and_rank() {
+        let mut ranks = ranks(3, 1);
+        ranks[1].failure = Some("f: cannot open: Permission denied".into());
+        ranks[2].jobs[0].errno = 5;
+        let f = failures(&ranks).expect("failures");
+        assert_eq!(
+            f,
+            "host host0 rank 1: f: cannot open: Permission denied\nhost host1 rank 2: error 5"
+        );
+    }
+
+    #[test]
+    fn each_hosts_disks_once_and_named_by_host() {
+        let ranks = ranks(4, 1);
+        let d = host_disks(&ranks);
+        let names: Vec<&str> = d.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["host0:vda", "host1:vda"]);
+    }
+}
