@@ -23,21 +23,25 @@ pub fn clients_report(specs: &[JobSpec], plans: &[JobPlan], ranks: &[RankResult]
         .unwrap_or_else(SystemTime::now);
     let clients = ranks
         .iter()
-        .map(|r| Client {
-            hostname: r.hostname.clone(),
-            rank: r.rank,
-            job_start_ms: r.start_ns / 1_000_000,
-            report: run_report(specs, &measured(plans, r), &r.disks, start),
+        .map(|r| {
+            let mut report = run_report(specs, &measured(plans, r), &r.disks, start);
+            report.jobs.iter_mut().for_each(|j| j.pid = r.pid);
+            Client {
+                hostname: r.hostname.clone(),
+                rank: r.rank,
+                job_start_ms: r.start_ns / 1_000_000,
+                report,
+            }
         })
         .collect();
     let sums = all_clients(specs, plans, ranks);
     let all_measured: Vec<Measured<'_>> = sums
         .iter()
-        .map(|(plan, stats, errno)| Measured {
+        .map(|(plan, stats, first)| Measured {
             plan,
             stats,
-            errno: *errno,
-            verror: None,
+            errno: first.as_ref().map_or(0, |f| f.0),
+            verror: first.as_ref().and_then(|f| f.1.clone()),
         })
         .collect();
     let mut all = run_report(specs, &all_measured, &host_disks(ranks), start);
@@ -68,30 +72,33 @@ fn key(specs: &[JobSpec], p: &JobPlan) -> (u32, Option<usize>) {
     (p.group, (!folds).then_some(p.spec_index))
 }
 
+/// The first error of a sum's jobs: errno and fio's detail.
+type FirstError = Option<(i32, Option<String>)>;
+
 /// The sums, in the order their jobs first appear, each with the first plan of its jobs (for
-/// names and reporting options) and the worst errno.
+/// names and reporting options) and the first error.
 fn all_clients<'a>(
     specs: &[JobSpec],
     plans: &'a [JobPlan],
     ranks: &[RankResult],
-) -> Vec<(&'a JobPlan, JobStats, i32)> {
+) -> Vec<(&'a JobPlan, JobStats, FirstError)> {
     let mut keys: Vec<(u32, Option<usize>)> = Vec::new();
-    let mut sums: Vec<(&JobPlan, JobStats, i32)> = Vec::new();
+    let mut sums: Vec<(&JobPlan, JobStats, FirstError)> = Vec::new();
     for (i, plan) in plans.iter().enumerate() {
         let k = key(specs, plan);
         let at = match keys.iter().position(|x| *x == k) {
             Some(at) => at,
             None => {
                 keys.push(k);
-                sums.push((plan, JobStats::default(), 0));
+                sums.push((plan, JobStats::default(), None));
                 sums.len() - 1
             }
         };
-        let (_, sum, errno) = &mut sums[at];
+        let (_, sum, first) = &mut sums[at];
         for j in ranks.iter().filter_map(|r| r.jobs.get(i)) {
             *sum += &j.stats;
-            if *errno == 0 {
-                *errno = j.errno;
+            if first.is_none() && j.errno != 0 {
+                *first = Some((j.errno, j.verror.clone()));
             }
         }
     }

@@ -24,6 +24,8 @@ pub struct JobResult {
 pub struct RankResult {
     pub rank: u32,
     pub hostname: String,
+    /// Its process id, for the job lines.
+    pub pid: u32,
     /// When this rank left the common start (the barrier), ns since the Unix epoch.
     pub start_ns: u64,
     /// Why this rank could not run at all (its files could not be laid out, ...).
@@ -55,6 +57,7 @@ impl RankResult {
         put(&mut w, MAGIC);
         put(&mut w, u64::from(self.rank));
         put_str(&mut w, &self.hostname);
+        put(&mut w, u64::from(self.pid));
         put(&mut w, self.start_ns);
         put_opt_str(&mut w, self.failure.as_deref());
         put(&mut w, u64::from(self.interrupted));
@@ -83,6 +86,7 @@ impl RankResult {
         }
         let rank = r.u32()?;
         let hostname = r.string()?;
+        let pid = r.u32()?;
         let start_ns = r.u64()?;
         let failure = r.opt_string()?;
         let interrupted = r.u64()? != 0;
@@ -118,6 +122,7 @@ impl RankResult {
         Ok(RankResult {
             rank,
             hostname,
+            pid,
             start_ns,
             failure,
             jobs,
@@ -405,6 +410,7 @@ pub(crate) mod tests {
         RankResult {
             rank: r,
             hostname: host.into(),
+            pid: 100 + r,
             start_ns: 1_700_000_000_000_000_000 + u64::from(r),
             failure: None,
             jobs: vec![JobResult {

@@ -161,6 +161,7 @@ impl World {
         let mut r = RankResult {
             rank: self.place.rank,
             hostname: self.place.hostname.clone(),
+            pid: std::process::id(),
             start_ns,
             failure: None,
             jobs: Vec::new(),

@@ -2,4 +2,6 @@
 //! integration tests are): one link, one place for shared helpers.
 
 mod compare;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod run;
