@@ -3,7 +3,6 @@
 //! the same calls in the same order, and a step that fails on one rank is agreed on by all
 //! before anyone goes on, so no rank waits for ever for one that gave up.
 
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -135,8 +134,11 @@ impl World {
     ) -> Result<Option<Gathered>, String> {
         self.agree(iolab_bench::prepare(plans).map_err(|e| e.to_string()))?;
         let start_ns = self.start_together();
-        let outcome = iolab_bench::run_with(plans, stop, status);
-        let mine = self.result(plans, start_ns, outcome).encode();
+        let outcome = match iolab_bench::run_with(plans, stop, status) {
+            Ok(o) => o,
+            Err(e) => self.abort(&e.to_string()),
+        };
+        let mine = self.result(start_ns, outcome).encode();
         let Some(all) = self.gather_bytes(&mine) else {
             return Ok(None);
         };
@@ -152,61 +154,39 @@ impl World {
         }))
     }
 
-    fn result(
-        &self,
-        plans: &[JobPlan],
-        start_ns: u64,
-        outcome: Result<RunOutcome, iolab_bench::BenchError>,
-    ) -> RankResult {
-        let mut r = RankResult {
+    /// A rank whose run could not go on after the common start (a job could not be set up):
+    /// the others are mid-run and cannot be asked, so it names itself and ends them all
+    /// (MPI_Abort; mpirun exits non-zero).
+    fn abort(&self, why: &str) -> ! {
+        eprintln!(
+            "iolab run: host {} rank {}: {why}; ending every rank",
+            self.place.hostname, self.place.rank
+        );
+        self.comm.abort(1)
+    }
+
+    fn result(&self, start_ns: u64, o: RunOutcome) -> RankResult {
+        RankResult {
             rank: self.place.rank,
             hostname: self.place.hostname.clone(),
             pid: std::process::id(),
             start_ns,
             failure: None,
-            jobs: Vec::new(),
-            disks: Vec::new(),
-            interrupted: false,
-        };
-        match outcome {
-            Ok(o) => {
-                r.interrupted = o.interrupted;
-                r.jobs = (o.jobs.into_iter())
-                    .map(|j| JobResult {
-                        stats: j.stats,
-                        errno: j.error.as_ref().map_or(0, |e| e.0),
-                        verror: j.error_detail,
-                    })
-                    .collect();
-                r.disks = (o.disks.into_iter())
-                    .map(|d| iolab_stats::DiskUtil {
-                        name: d.name,
-                        stats: d.delta,
-                        msec: d.elapsed_ms,
-                    })
-                    .collect();
-            }
-            Err(e) => {
-                r.failure = Some(e.to_string());
-                r.jobs = plans
-                    .iter()
-                    .map(|_| JobResult {
-                        stats: iolab_stats::JobStats::default(),
-                        errno: 0,
-                        verror: None,
-                    })
-                    .collect();
-            }
-        }
-        r
-    }
-
-    /// Rank 0 writes; the others' output goes nowhere (they still take part in every step).
-    pub fn output(&self, out: Box<dyn Write + Send>) -> Box<dyn Write + Send> {
-        if self.is_root() {
-            out
-        } else {
-            Box::new(std::io::sink())
+            interrupted: o.interrupted,
+            jobs: (o.jobs.into_iter())
+                .map(|j| JobResult {
+                    stats: j.stats,
+                    errno: j.error.as_ref().map_or(0, |e| e.0),
+                    verror: j.error_detail,
+                })
+                .collect(),
+            disks: (o.disks.into_iter())
+                .map(|d| iolab_stats::DiskUtil {
+                    name: d.name,
+                    stats: d.delta,
+                    msec: d.elapsed_ms,
+                })
+                .collect(),
         }
     }
 }

@@ -137,3 +137,34 @@ fn a_rank_that_cannot_open_its_file_ends_the_run_naming_host_and_rank() {
     assert!(!out.stderr.contains("rank 1: "), "{}", out.stderr);
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
 }
+
+#[test]
+fn a_rank_that_cannot_open_its_file_mid_run_ends_every_rank_at_once() {
+    let dir = scratch("abort");
+    let job = "[a]\nioengine=psync\nsize=1m\nrw=write\ntime_based\nruntime=60\n\
+               filename_format=f.$rank\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    // Rank 2's file is laid out already (the right size) but immutable: the layout passes,
+    // the job's open for writing fails after the common start, while the others run.
+    let f2 = dir.join("f.2");
+    std::fs::write(&f2, vec![0u8; 1 << 20]).unwrap();
+    let immutable = Command::new("chattr").arg("+i").arg(&f2).status();
+    if !immutable.is_ok_and(|s| s.success()) {
+        iolab_testkit::skip("mpi abort", &"chattr +i refused (needs root on ext4/xfs)");
+        return;
+    }
+    let started = std::time::Instant::now();
+    let out = mpirun("mpi abort", &dir, 4, &["j.fio"]);
+    let _ = Command::new("chattr").arg("-i").arg(&f2).status();
+    let Some(out) = out else { return };
+    assert_ne!(out.code, Some(0), "{out:?}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let named = format!("host {} rank 2: ", host.trim());
+    assert!(out.stderr.contains(&named), "{named}\n{}", out.stderr);
+    // The others did not run their 60 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        started.elapsed()
+    );
+}
