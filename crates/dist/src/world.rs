@@ -36,7 +36,9 @@ pub struct Gathered {
 impl World {
     /// Joins the ranks (MPI_Init).
     pub fn init() -> Result<World, String> {
-        let universe = mpi::initialize().ok_or("MPI was already initialised")?;
+        // Funneled: only this thread calls MPI; the job threads it starts never do.
+        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            .ok_or("MPI was already initialised")?;
         let comm = universe.world();
         let place = Placement {
             rank: comm.rank() as u32,
@@ -82,14 +84,19 @@ impl World {
         }
     }
 
-    /// The common start: returns when every rank is here, with the time it left, ns since
-    /// the Unix epoch.
-    pub fn start_together(&self) -> u64 {
+    /// A common start: when every rank is here, rank 0 names a moment just ahead and every
+    /// rank sleeps until it, so the start does not depend on when each rank is scheduled
+    /// after the barrier (on a loaded host that alone is several ms). Returns when this rank
+    /// actually woke (not the moment named), ns since the Unix epoch. Across hosts it is as good as their clocks agree (NTP).
+    fn start_together(&self) -> u64 {
         self.comm.barrier();
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
+        let mut at = now_ns() + START_AHEAD_NS;
+        self.comm.process_at_rank(0).broadcast_into(&mut at);
+        let wait = at.saturating_sub(now_ns());
+        if wait > 0 && wait <= 10 * START_AHEAD_NS {
+            std::thread::sleep(std::time::Duration::from_nanos(wait));
+        }
+        now_ns()
     }
 
     /// Each rank's bytes on every rank, in rank order.
@@ -123,8 +130,10 @@ impl World {
         Some(split(&buf, &counts, &displs))
     }
 
-    /// Runs `plans` on this rank: files laid out on every rank first, then the common start,
-    /// then the run; the results go to rank 0, which builds the report.
+    /// Runs `plans` on this rank: files laid out on every rank first, then each phase (the
+    /// first, and each after a stonewall) from a start common to all ranks, so a phase begins
+    /// only when every rank finished the one before; the results go to rank 0, which builds
+    /// the report.
     pub fn run(
         &self,
         specs: &[JobSpec],
@@ -133,12 +142,16 @@ impl World {
         status: StatusLine,
     ) -> Result<Option<Gathered>, String> {
         self.agree(iolab_bench::prepare(plans).map_err(|e| e.to_string()))?;
-        let start_ns = self.start_together();
-        let outcome = match iolab_bench::run_with(plans, stop, status) {
+        let start_ns = std::cell::Cell::new(None);
+        let gate = || {
+            let t = self.start_together();
+            start_ns.set(start_ns.get().or(Some(t)));
+        };
+        let outcome = match iolab_bench::run_gated(plans, stop, status, &gate) {
             Ok(o) => o,
             Err(e) => self.abort(&e.to_string()),
         };
-        let mine = self.result(start_ns, outcome).encode();
+        let mine = self.result(start_ns.get().unwrap_or(0), outcome).encode();
         let Some(all) = self.gather_bytes(&mine) else {
             return Ok(None);
         };
@@ -189,6 +202,16 @@ impl World {
                 .collect(),
         }
     }
+}
+
+/// How far ahead rank 0 sets the start: enough for the broadcast to reach every rank.
+const START_AHEAD_NS: u64 = 50_000_000;
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
 }
 
 fn displacements(counts: &[Count]) -> (Vec<Count>, usize) {
