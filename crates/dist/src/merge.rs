@@ -132,13 +132,8 @@ pub fn failures(ranks: &[RankResult]) -> Option<String> {
     let lines: Vec<String> = ranks
         .iter()
         .filter_map(|r| {
-            let why = r.failure.clone().or_else(|| {
-                (r.jobs.iter()).find(|j| j.errno != 0).map(|j| {
-                    j.verror
-                        .clone()
-                        .unwrap_or_else(|| format!("error {}", j.errno))
-                })
-            })?;
+            let j = r.jobs.iter().find(|j| j.errno != 0)?;
+            let why = (j.verror.clone()).unwrap_or_else(|| format!("error {}", j.errno));
             Some(format!("host {} rank {}: {why}", r.hostname, r.rank))
         })
         .collect();
@@ -269,12 +264,14 @@ mod tests {
     #[test]
     fn failed_ranks_are_named_by_host_and_rank() {
         let mut ranks = ranks(3, 1);
-        ranks[1].failure = Some("f: cannot open: Permission denied".into());
+        ranks[1].jobs[0].errno = 13;
+        ranks[1].jobs[0].verror = Some("file:job.rs:1, func=open, error=Permission denied".into());
         ranks[2].jobs[0].errno = 5;
         let f = failures(&ranks).expect("failures");
         assert_eq!(
             f,
-            "host host0 rank 1: f: cannot open: Permission denied\nhost host1 rank 2: error 5"
+            "host host0 rank 1: file:job.rs:1, func=open, error=Permission denied\n\
+             host host1 rank 2: error 5"
         );
     }
 

@@ -28,8 +28,6 @@ pub struct RankResult {
     pub pid: u32,
     /// When this rank left the common start (the barrier), ns since the Unix epoch.
     pub start_ns: u64,
-    /// Why this rank could not run at all (its files could not be laid out, ...).
-    pub failure: Option<String>,
     pub jobs: Vec<JobResult>,
     pub disks: Vec<DiskUtil>,
     pub interrupted: bool,
@@ -59,7 +57,6 @@ impl RankResult {
         put_str(&mut w, &self.hostname);
         put(&mut w, u64::from(self.pid));
         put(&mut w, self.start_ns);
-        put_opt_str(&mut w, self.failure.as_deref());
         put(&mut w, u64::from(self.interrupted));
         put(&mut w, self.jobs.len() as u64);
         for j in &self.jobs {
@@ -88,7 +85,6 @@ impl RankResult {
         let hostname = r.string()?;
         let pid = r.u32()?;
         let start_ns = r.u64()?;
-        let failure = r.opt_string()?;
         let interrupted = r.u64()? != 0;
         let n = r.count(8)?;
         let mut jobs = Vec::with_capacity(n);
@@ -124,7 +120,6 @@ impl RankResult {
             hostname,
             pid,
             start_ns,
-            failure,
             jobs,
             disks,
             interrupted,
@@ -412,7 +407,6 @@ pub(crate) mod tests {
             hostname: host.into(),
             pid: 100 + r,
             start_ns: 1_700_000_000_000_000_000 + u64::from(r),
-            failure: None,
             jobs: vec![JobResult {
                 stats: job(u64::from(r) + 7, 2000),
                 errno: 0,
@@ -435,7 +429,6 @@ pub(crate) mod tests {
         let mut r = rank(3, "node-a");
         r.jobs[0].errno = 2;
         r.jobs[0].verror = Some("file:x, error=No such file".into());
-        r.failure = Some("cannot open".into());
         let back = RankResult::decode(&r.encode()).expect("decodes");
         assert_eq!(back, r);
     }

@@ -184,7 +184,6 @@ impl World {
             hostname: self.place.hostname.clone(),
             pid: std::process::id(),
             start_ns,
-            failure: None,
             interrupted: o.interrupted,
             jobs: (o.jobs.into_iter())
                 .map(|j| JobResult {
