@@ -47,11 +47,15 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
             ..StatusLine::default()
         },
     };
-    let gathered = match world.run(&specs, &plans, &stop, status) {
+    let mut gathered = match world.run(&specs, &plans, &stop, status) {
         Ok(Some(g)) => g,
         Ok(None) => return Ok(ExitCode::SUCCESS),
         Err(e) => return Ok(failed(&world, prefix, &e)),
     };
+    // Read again for its [global] sections (planned above already, so it reads the same).
+    if let Ok(file) = inv.load() {
+        gathered.report.all.global_options = iolab_dist::merge::global_options(&file);
+    }
     match write_clients_formats(&gathered.report, &formats, &mut out) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         r => r.map_err(write_error)?,
