@@ -180,3 +180,25 @@ fn a_rank_that_cannot_open_its_file_mid_run_ends_every_rank_at_once() {
         started.elapsed()
     );
 }
+
+#[test]
+fn the_text_report_has_each_ranks_block_then_all_clients() {
+    let dir = scratch("text");
+    let job = "[global]\nioengine=psync\nsize=1m\ngroup_reporting\n[a]\nrw=read\nnumjobs=2\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let Some(out) = mpirun("mpi text", &dir, 3, &["j.fio"]) else {
+        return;
+    };
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let t = &out.stdout;
+    let at = |s: &str| t.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{t}"));
+    let ranks: Vec<usize> = (0..3).map(|r| at(&format!(", rank={r}\n"))).collect();
+    let all = at("All clients: (groupid=0, jobs=6): err= 0");
+    assert!(
+        ranks.windows(2).all(|w| w[0] < w[1]) && ranks[2] < all,
+        "{t}"
+    );
+    // Each rank's group folded its 2 clones; All clients has the 6 jobs' 1536 reads.
+    assert_eq!(t.matches("a: (groupid=0, jobs=2)").count(), 3, "{t}");
+    assert!(t[all..].contains("issued rwts: total=1536,0,0,0"), "{t}");
+}
