@@ -163,6 +163,28 @@ pub fn run_reporting(
     status: StatusLine,
     periodic: Option<Periodic<'_>>,
 ) -> Result<RunOutcome, BenchError> {
+    run_all(plans, stop, status, periodic, &|| {})
+}
+
+/// [`run_with`], calling `gate` on this thread after the layout and before each phase
+/// starts (also when a stop was asked for), so that a caller can hold every phase to a start
+/// shared with other processes: the ranks of an MPI run meet there.
+pub fn run_gated(
+    plans: &[JobPlan],
+    stop: &AtomicBool,
+    status: StatusLine,
+    gate: &dyn Fn(),
+) -> Result<RunOutcome, BenchError> {
+    run_all(plans, stop, status, None, gate)
+}
+
+fn run_all(
+    plans: &[JobPlan],
+    stop: &AtomicBool,
+    status: StatusLine,
+    periodic: Option<Periodic<'_>>,
+    gate: &dyn Fn(),
+) -> Result<RunOutcome, BenchError> {
     use std::io::IsTerminal;
     let show = match status.mode {
         StatusMode::Always => true,
@@ -178,7 +200,7 @@ pub fn run_reporting(
         if let Some(p) = &periodic {
             s.spawn(|| periodic_reports(p, &progress, &done));
         }
-        let r = run_phases(plans, stop, &progress);
+        let r = run_phases(plans, stop, &progress, gate);
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     })
@@ -214,6 +236,7 @@ fn run_phases(
     plans: &[JobPlan],
     stop: &AtomicBool,
     progress: &[Progress],
+    gate: &dyn Fn(),
 ) -> Result<RunOutcome, BenchError> {
     for p in plans {
         layout::prepare(p, stop)?;
@@ -232,6 +255,7 @@ fn run_phases(
     for phase in phases(plans) {
         let prog = &progress[first..first + phase.len()];
         first += phase.len();
+        gate();
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }

@@ -168,6 +168,32 @@ fn stonewall_runs_phases_in_order() {
     assert!(fs::read(&f).expect("read").iter().all(|&b| b == 0x77));
 }
 
+/// The gate (where an MPI run's ranks meet) is passed once before each phase, after the
+/// phase before it ended: one start per phase shared with whoever the gate waits for.
+#[test]
+fn the_gate_is_passed_before_each_phase() {
+    let d = scratch("gate");
+    let job = format!(
+        "[global]\ndirectory={}\nsize=256k\nbs=4k\nioengine=psync\n[a]\nrw=write\n\
+         [b]\nstonewall\nrw=read\n[c]\nrw=read\n[d]\nstonewall\nrw=read\n",
+        d.display()
+    );
+    let p = plans(&job);
+    let passed = std::sync::Mutex::new(Vec::new());
+    let gate = || passed.lock().expect("lock").push(std::time::Instant::now());
+    let status = iolab_bench::StatusLine {
+        mode: iolab_bench::StatusMode::Never,
+        ..Default::default()
+    };
+    let out = iolab_bench::run_gated(&p, &AtomicBool::new(false), status, &gate).expect("run");
+    assert_eq!(out.jobs.len(), 4);
+    assert_eq!(
+        passed.lock().expect("lock").len(),
+        3,
+        "three phases, three passes"
+    );
+}
+
 /// A loop device with an ext4 filesystem on a file of ours: the runner must refuse to write
 /// to it without allow_mounted_write=1, and must refuse while it is mounted even with it off.
 #[test]

@@ -7,6 +7,8 @@ mod compare;
 mod cp;
 mod report_cmd;
 mod run;
+#[cfg(feature = "mpi")]
+mod run_mpi;
 mod serve;
 
 use std::ffi::OsString;

@@ -24,7 +24,7 @@ pub enum Called {
 
 impl Called {
     /// What messages on standard error start with.
-    fn prefix(self) -> &'static str {
+    pub(crate) fn prefix(self) -> &'static str {
         match self {
             Called::Iolab => "iolab run",
             Called::Fio => "fio",
@@ -144,7 +144,11 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
         eprintln!("Try '{prefix} --help' for the options.");
         return Ok(ExitCode::from(1));
     }
-    let Some((specs, plans)) = plan(&inv, prefix)? else {
+    #[cfg(feature = "mpi")]
+    if iolab_dist::launched() {
+        return crate::run_mpi::run(&inv, called);
+    }
+    let Some((specs, plans)) = plan(&inv, prefix, &iolab_dist::Placement::single())? else {
         return Ok(ExitCode::SUCCESS);
     };
     let top = &inv.top;
@@ -185,11 +189,15 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
 }
 
 /// The jobs as written and as planned (`JobPlan::spec` indexes the first).
-type Planned = (Vec<JobSpec>, Vec<JobPlan>);
+pub(crate) type Planned = (Vec<JobSpec>, Vec<JobPlan>);
 
 /// Loads, checks and plans the jobs; `None` when the options asked for no run (`--showcmd`,
-/// `--parse-only`).
-fn plan(inv: &Invocation, prefix: &str) -> Result<Option<Planned>, String> {
+/// `--parse-only`). `at` names this rank's files (`$rank`, `$hostname`).
+pub(crate) fn plan(
+    inv: &Invocation,
+    prefix: &str,
+    at: &iolab_dist::Placement,
+) -> Result<Option<Planned>, String> {
     let top = &inv.top;
     let file = inv.load().map_err(|e| e.to_string())?;
     if top.showcmd {
@@ -216,6 +224,7 @@ fn plan(inv: &Invocation, prefix: &str) -> Result<Option<Planned>, String> {
     if top.parse_only {
         return Ok(None);
     }
+    iolab_dist::place(&mut resolved.jobs, at)?;
     if let Some(dir) = iolab_bench::clamp::from_env(&mut resolved.jobs) {
         let env = iolab_bench::clamp::ENV;
         eprintln!("iolab: {env}={dir}: test hook, jobs clamped to small sizes in that directory");
@@ -334,7 +343,7 @@ fn final_report(
 
 /// A reader that went away (`iolab run ... | head`) is not an error, as in ripgrep: callers
 /// match `BrokenPipe` before they come here.
-fn write_error(e: io::Error) -> String {
+pub(crate) fn write_error(e: io::Error) -> String {
     format!("writing the results: {e}")
 }
 

@@ -50,6 +50,45 @@ pub fn write_json(report: &Report, plus: bool, out: &mut impl Write) -> io::Resu
     out.write_all(s.as_bytes())
 }
 
+/// fio's client JSON: `report`'s head with `client_stats` in place of `jobs`: `entries` are
+/// the clients' jobs, each with its host and rank, and the "All clients" ones (`None`), whose
+/// `hostname` is `all_hosts`.
+pub(crate) fn write_client_json(
+    report: &Report,
+    entries: &[(&JobReport, Option<&crate::clients::Client>)],
+    all_hosts: &str,
+    plus: bool,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let mut o = report_obj(report, plus);
+    let stats = entries
+        .iter()
+        .map(|(j, client)| {
+            let mut e = job_obj(j, plus);
+            match client {
+                Some(c) => {
+                    e.int("job_start", c.job_start_ms);
+                    e.str("hostname", &c.hostname);
+                    e.int("rank", c.rank);
+                }
+                None => e.str("hostname", all_hosts),
+            }
+            J::Obj(e.0)
+        })
+        .collect();
+    for (k, v) in &mut o.0 {
+        if k == "jobs" {
+            *k = "client_stats".to_string();
+            *v = J::Arr(stats);
+            break;
+        }
+    }
+    let mut s = String::new();
+    print_value(&J::Obj(o.0), 0, &mut s);
+    s.push('\n');
+    out.write_all(s.as_bytes())
+}
+
 fn report_obj(r: &Report, plus: bool) -> Obj {
     let mut o = Obj::new();
     o.str("fio version", &r.fio_version);

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod build;
+pub mod clients;
 pub mod columns;
 pub mod compare;
 mod fmt;

@@ -4,5 +4,7 @@
 mod compare;
 mod cp;
 mod cp_gnu;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod run;
 mod run_robust;

@@ -24,15 +24,15 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What one run of the binary gave.
 #[derive(Debug)]
-struct Out {
+pub(crate) struct Out {
     /// Exit code; `None` when killed by a signal.
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Out {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
             panic!(
                 "stdout is not valid JSON ({e})\n--- stdout:\n{}\n--- stderr:\n{}",
@@ -126,7 +126,7 @@ fn finish(c: Command, stdin: Option<&str>) -> Out {
 }
 
 /// Waits for a child, reading its output meanwhile; kills it and fails after `limit`.
-fn wait(mut child: Child, limit: Duration) -> Out {
+pub(crate) fn wait(mut child: Child, limit: Duration) -> Out {
     let mut so = child.stdout.take().unwrap();
     let mut se = child.stderr.take().unwrap();
     let to = std::thread::spawn(move || {

@@ -1,0 +1,84 @@
+//! `iolab run` under mpirun or srun (feature `mpi`): every rank plans and runs the job, rank
+//! 0 prints the one report. Each step that can fail on one rank is agreed on by all, so a
+//! failure ends every rank with the failed ones named by host and rank.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use iolab_bench::{stop_on_signals, StatusLine, StatusMode};
+use iolab_dist::world::World;
+use iolab_job::{Invocation, OutputFormat};
+use iolab_report::clients::write_clients_formats;
+use iolab_report::run::{output_order, preamble};
+
+use crate::run::{plan, write_error, Called};
+
+pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
+    let world = World::init()?;
+    let prefix = called.prefix();
+    let planned = plan(inv, prefix, world.placement());
+    let agreed = world.agree(planned.as_ref().map(|_| ()).map_err(Clone::clone));
+    let (specs, plans) = match (agreed, planned) {
+        (Ok(()), Ok(Some(p))) => p,
+        (Ok(()), _) => return Ok(ExitCode::SUCCESS),
+        (Err(e), _) => return Ok(failed(&world, prefix, &e)),
+    };
+    let top = &inv.top;
+    let formats = output_order(&top.output_format);
+    let mut out: Box<dyn Write + Send> = match (&top.output, world.is_root()) {
+        (_, false) => Box::new(io::sink()),
+        (Some(p), true) => Box::new(io::BufWriter::new(
+            File::create(p).map_err(|e| format!("--output: {p}: {e}"))?,
+        )),
+        (None, true) => Box::new(io::stdout()),
+    };
+    if world.is_root() && formats.contains(&OutputFormat::Normal) {
+        iolab_report::write_preamble(&preamble(&specs, &plans), &mut out)
+            .and_then(|()| out.flush())
+            .map_err(write_error)?;
+    }
+    let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    // One status line, rank 0's: several ranks drawing on one terminal would garble it.
+    let status = match world.is_root() {
+        true => iolab_bench::status_line(top),
+        false => StatusLine {
+            mode: StatusMode::Never,
+            ..StatusLine::default()
+        },
+    };
+    let mut gathered = match world.run(&specs, &plans, &stop, status) {
+        Ok(Some(g)) => g,
+        Ok(None) => return Ok(ExitCode::SUCCESS),
+        Err(e) => return Ok(failed(&world, prefix, &e)),
+    };
+    // Read again for its [global] sections (planned above already, so it reads the same).
+    if let Ok(file) = inv.load() {
+        gathered.report.all.global_options = iolab_dist::merge::global_options(&file);
+    }
+    match write_clients_formats(&gathered.report, &formats, &mut out) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        r => r.map_err(write_error)?,
+    }
+    if let Some(f) = &gathered.failures {
+        for line in f.lines() {
+            eprintln!("{prefix}: {line}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    if gathered.interrupted {
+        eprintln!("{prefix}: stopped by a signal; the results cover what ran until then");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Rank 0 names what failed; every rank ends with status 1.
+fn failed(world: &World, prefix: &str, message: &str) -> ExitCode {
+    if world.is_root() {
+        for line in message.lines() {
+            eprintln!("{prefix}: {line}");
+        }
+    }
+    ExitCode::from(1)
+}

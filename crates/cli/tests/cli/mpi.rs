@@ -1,0 +1,204 @@
+//! `mpirun -np 4 iolab run` (feature `mpi`): one report in fio's client/server shape, the
+//! merge exact, the start common, a failing rank named. Skipped where `mpirun` is missing.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::run::{wait, Out};
+
+const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("mpi")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `mpirun --oversubscribe -np N iolab run ARGS` in `dir`; `None` (and a counted skip) where
+/// there is no mpirun.
+fn mpirun(case: &str, dir: &Path, n: u32, args: &[&str]) -> Option<Out> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        iolab_testkit::skip(case, &"no mpirun (apt-get install openmpi-bin)");
+        return None;
+    }
+    let mut c = Command::new("mpirun");
+    c.args(["--oversubscribe", "-np", &n.to_string(), BIN, "run"])
+        .args(args)
+        .current_dir(dir)
+        // Root in CI containers: Open MPI refuses root unless told twice.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    Some(wait(c.spawn().unwrap(), Duration::from_secs(180)))
+}
+
+fn entries(d: &Value) -> &Vec<Value> {
+    d["client_stats"].as_array().expect("client_stats")
+}
+
+/// fio's percentile walk over json+ bins, from the JSON alone.
+fn percentile_from_bins(bins: &Map<String, Value>, p: f64) -> u64 {
+    let mut v: Vec<(u64, u64)> = (bins.iter())
+        .map(|(k, c)| (k.parse().unwrap(), c.as_u64().unwrap()))
+        .collect();
+    v.sort();
+    let total: u64 = v.iter().map(|x| x.1).sum();
+    let want = iolab_stats::hist::threshold(p, total);
+    let mut seen = 0;
+    v.into_iter()
+        .find(|(_, c)| {
+            seen += c;
+            seen >= want
+        })
+        .map_or(0, |x| x.0)
+}
+
+#[test]
+fn four_ranks_give_one_report_with_exact_all_clients_per_job_section() {
+    let dir = scratch("four");
+    let job = "[global]\nioengine=psync\nsize=4m\nbs=4k\n[a]\nrw=randread\n[b]\nrw=randwrite\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let Some(out) = mpirun(
+        "mpi four ranks",
+        &dir,
+        4,
+        &["j.fio", "--output-format=json+"],
+    ) else {
+        return;
+    };
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let d = out.json();
+    let e = entries(&d);
+    assert_eq!(
+        e.len(),
+        4 * 2 + 2,
+        "4 ranks x 2 jobs, then one All clients per job"
+    );
+    let host = e[0]["hostname"].as_str().unwrap().to_string();
+    // Every rank its own files, named by host and rank.
+    for r in 0..4 {
+        assert!(dir.join(format!("{host}.{r}.a.0.0")).exists(), "rank {r}");
+    }
+    let starts: Vec<u64> = e[..8]
+        .iter()
+        .map(|c| c["job_start"].as_u64().unwrap())
+        .collect();
+    let skew = starts.iter().max().unwrap() - starts.iter().min().unwrap();
+    eprintln!("mpi: ranks' job start skew {skew} ms (4 ranks, one host)");
+    // 4 ranks on this host's CPUs: when other work already keeps more than every CPU busy,
+    // each rank's wake-up waits for the scheduler, and the skew measures that instead.
+    let load: f64 = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if load > cpus as f64 {
+        let why = format!("load average {load} on {cpus} CPUs; measured {skew} ms");
+        iolab_testkit::skip("mpi start skew under 10 ms", &why);
+    } else {
+        assert!(skew < 10, "start skew {skew} ms");
+    }
+    for (i, (name, dir_key)) in [("a", "read"), ("b", "write")].into_iter().enumerate() {
+        let all = &e[8 + i];
+        assert_eq!(all["jobname"], "All clients");
+        let mine: Vec<&Value> = e[..8].iter().filter(|c| c["jobname"] == name).collect();
+        assert_eq!(mine.len(), 4);
+        for key in ["io_bytes", "total_ios"] {
+            let sum: u64 = mine.iter().map(|c| c[dir_key][key].as_u64().unwrap()).sum();
+            assert_eq!(all[dir_key][key].as_u64(), Some(sum), "{name} {key}");
+        }
+        assert_eq!(all[dir_key]["total_ios"].as_u64(), Some(4 * 1024));
+        let mut summed = Map::new();
+        for c in &mine {
+            for (k, n) in c[dir_key]["clat_ns"]["bins"].as_object().unwrap() {
+                let prev = summed.get(k).and_then(Value::as_u64).unwrap_or(0);
+                summed.insert(k.clone(), (prev + n.as_u64().unwrap()).into());
+            }
+        }
+        assert_eq!(all[dir_key]["clat_ns"]["bins"].as_object(), Some(&summed));
+        for (p, v) in all[dir_key]["clat_ns"]["percentile"].as_object().unwrap() {
+            let want = percentile_from_bins(&summed, p.parse().unwrap());
+            assert_eq!(v.as_u64(), Some(want), "{name} p{p}");
+        }
+    }
+}
+
+#[test]
+fn a_rank_that_cannot_open_its_file_ends_the_run_naming_host_and_rank() {
+    let dir = scratch("fail");
+    let job = "[a]\nioengine=psync\nsize=1m\nrw=read\nfilename_format=f.$rank\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    // Rank 2's file name is taken by a folder: it cannot be opened as a file.
+    std::fs::create_dir(dir.join("f.2")).unwrap();
+    let Some(out) = mpirun("mpi failing rank", &dir, 4, &["j.fio"]) else {
+        return;
+    };
+    assert_ne!(out.code, Some(0), "{out:?}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let named = format!("host {} rank 2: ", host.trim());
+    assert!(out.stderr.contains(&named), "{named}\n{}", out.stderr);
+    assert!(!out.stderr.contains("rank 1: "), "{}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+}
+
+#[test]
+fn a_rank_that_cannot_open_its_file_mid_run_ends_every_rank_at_once() {
+    let dir = scratch("abort");
+    let job = "[a]\nioengine=psync\nsize=1m\nrw=write\ntime_based\nruntime=60\n\
+               filename_format=f.$rank\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    // Rank 2's file is laid out already (the right size) but immutable: the layout passes,
+    // the job's open for writing fails after the common start, while the others run.
+    let f2 = dir.join("f.2");
+    std::fs::write(&f2, vec![0u8; 1 << 20]).unwrap();
+    let immutable = Command::new("chattr").arg("+i").arg(&f2).status();
+    if !immutable.is_ok_and(|s| s.success()) {
+        iolab_testkit::skip("mpi abort", &"chattr +i refused (needs root on ext4/xfs)");
+        return;
+    }
+    let started = std::time::Instant::now();
+    let out = mpirun("mpi abort", &dir, 4, &["j.fio"]);
+    let _ = Command::new("chattr").arg("-i").arg(&f2).status();
+    let Some(out) = out else { return };
+    assert_ne!(out.code, Some(0), "{out:?}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let named = format!("host {} rank 2: ", host.trim());
+    assert!(out.stderr.contains(&named), "{named}\n{}", out.stderr);
+    // The others did not run their 60 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn the_text_report_has_each_ranks_block_then_all_clients() {
+    let dir = scratch("text");
+    let job = "[global]\nioengine=psync\nsize=1m\ngroup_reporting\n[a]\nrw=read\nnumjobs=2\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let Some(out) = mpirun("mpi text", &dir, 3, &["j.fio"]) else {
+        return;
+    };
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let t = &out.stdout;
+    let at = |s: &str| t.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{t}"));
+    let ranks: Vec<usize> = (0..3).map(|r| at(&format!(", rank={r}\n"))).collect();
+    let all = at("All clients: (groupid=0, jobs=6): err= 0");
+    assert!(
+        ranks.windows(2).all(|w| w[0] < w[1]) && ranks[2] < all,
+        "{t}"
+    );
+    // Each rank's group folded its 2 clones; All clients has the 6 jobs' 1536 reads.
+    assert_eq!(t.matches("a: (groupid=0, jobs=2)").count(), 3, "{t}");
+    assert!(t[all..].contains("issued rwts: total=1536,0,0,0"), "{t}");
+}
