@@ -52,6 +52,7 @@ mod mmap;
 mod null;
 mod posixaio;
 mod pvsync2;
+mod refused;
 mod sync;
 #[cfg(test)]
 mod testutil;
@@ -65,6 +66,7 @@ use std::time::Duration;
 pub use buf::{Buf, BUF_ALIGN};
 pub use error::{EngineError, ErrorKind};
 pub use files::DioAlign;
+pub use refused::refusal;
 pub use sys::dev::DevInfo;
 pub use sys::errno_name;
 

@@ -70,31 +70,10 @@ pub fn iolab_engines() -> impl Iterator<Item = &'static str> + Clone {
     EngineKind::ALL.into_iter().map(EngineKind::name)
 }
 
-/// Why iolab refuses a fio engine it does not have.
-pub fn refusal(name: &str) -> &'static str {
-    match name {
-        "vsync" | "pvsync" => {
-            "iolab has no readv/writev variant of sync and psync; pvsync2 is vectored"
-        }
-        "io_uring_cmd" | "sg" | "xnvme" | "libzbc" | "libblkio" | "mtd" => {
-            "it sends device commands past the block layer; iolab does block and file I/O"
-        }
-        "net" | "netsplice" | "rdma" | "rbd" | "rados" | "http" | "gfapi" | "gfapi_async"
-        | "libhdfs" | "libiscsi" | "nbd" | "nfs" | "dfs" => {
-            "it needs a network or cluster service that iolab does not drive"
-        }
-        "cpuio" | "e4defrag" | "falloc" | "ftruncate" | "filecreate" | "filestat"
-        | "filedelete" | "dircreate" | "dirstat" | "dirdelete" | "exec" | "page_fault" => {
-            "it measures something other than reads, writes and trims of data"
-        }
-        "solarisaio" | "windowsaio" => "it is for another operating system",
-        "splice" => "it moves data through a pipe with vmsplice, which iolab does not model",
-        "pmemblk" | "dev-dax" | "libpmem" | "libcufile" | "libhipfile" | "ime_psync"
-        | "ime_psyncv" | "ime_aio" => "it needs hardware or a library that iolab does not use",
-        "guasi" | "binject" => "fio itself no longer has it",
-        "cpp_null" | "skeleton_external" | "external" => "iolab does not load engine code",
-        _ => "iolab does not implement it",
-    }
+/// Why iolab refuses a fio engine it does not have: the engine crate's reason, which looks at
+/// the machine where a device, library or service is what is missing.
+pub fn refusal(name: &str) -> String {
+    iolab_engine::refusal(name).unwrap_or_else(|| "iolab does not implement it".to_string())
 }
 
 /// What an `ioengine=` value names.
@@ -114,7 +93,7 @@ impl EngineName<'_> {
         match self {
             EngineName::Iolab(k) => format!("engine '{k}' is available"),
             EngineName::FioOnly(n) => format!(
-                "engine '{n}' is not supported by iolab: {} (iolab has: {})",
+                "engine '{n}' is refused by iolab: {} (iolab has: {})",
                 refusal(n),
                 iolab_engines().collect::<Vec<_>>().join(", ")
             ),
@@ -311,7 +290,7 @@ mod tests {
                     let m = applied(&[&format!("ioengine={e}")])
                         .err()
                         .unwrap_or_default();
-                    let why = format!("'{e}' is not supported by iolab: {}", refusal(e));
+                    let why = format!("'{e}' is refused by iolab: {}", refusal(e));
                     assert!(m.contains(&why), "{m}");
                     assert_ne!(refusal(e), refusal("no such engine"), "{e} has no reason");
                 }
