@@ -446,7 +446,7 @@ fn own_option(a: &mut Args, name: &str, value: Option<String>) -> Result<(), Str
 
 fn engine(v: &str) -> Result<EngineKind, String> {
     match EngineKind::from_name(v) {
-        Some(EngineKind::Null) | Some(EngineKind::Mmap) => Err(format!(
+        Some(k) if !k.moves_data() || k == EngineKind::Mmap => Err(format!(
             "--engine={v}: cannot copy with it; use io_uring, libaio, psync, pvsync2, posixaio \
              or sync"
         )),

@@ -8,7 +8,8 @@
 //! block lives inside this crate.
 //!
 //! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
-//! `posixaio`, `mmap`. Callers branch on [`Caps`], never on an engine's name.
+//! `posixaio`, `mmap`; the metadata engines `filecreate`, `filestat`, `filedelete`,
+//! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`. Callers branch on [`Caps`], never on an engine's name.
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
 //! of file completes with the bytes it got); `EINTR` and `EAGAIN` are retried (except `EAGAIN`
@@ -48,6 +49,7 @@ mod files;
 pub mod sys;
 
 mod libaio;
+mod meta;
 mod mmap;
 mod null;
 mod posixaio;
@@ -66,9 +68,11 @@ use std::time::Duration;
 pub use buf::{Buf, BUF_ALIGN};
 pub use error::{EngineError, ErrorKind};
 pub use files::DioAlign;
+pub use meta::FsOp;
 pub use refused::refusal;
 pub use sys::dev::DevInfo;
 pub use sys::errno_name;
+pub use sys::meta::StatType;
 
 /// The engines, under fio's `ioengine=` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,11 +94,27 @@ pub enum EngineKind {
     PosixAio,
     /// Copies to and from a shared mapping of the file; `msync` for fsync.
     Mmap,
+    /// Each request creates its file (`open(O_CREAT)`): fio's filecreate.
+    FileCreate,
+    /// Each request looks its file up (`stat_type`): fio's filestat.
+    FileStat,
+    /// Each request removes its file: fio's filedelete.
+    FileDelete,
+    /// Each request makes its directory: fio's dircreate.
+    DirCreate,
+    /// Each request looks its directory up: fio's dirstat.
+    DirStat,
+    /// Each request removes its directory: fio's dirdelete.
+    DirDelete,
+    /// Each request is an `fallocate` of its range: fio's falloc.
+    Falloc,
+    /// Each write sets the file's size to its offset: fio's ftruncate.
+    Ftruncate,
 }
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 8] = [
+    pub const ALL: [EngineKind; 16] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
@@ -103,6 +123,14 @@ impl EngineKind {
         EngineKind::IoUring,
         EngineKind::PosixAio,
         EngineKind::Mmap,
+        EngineKind::FileCreate,
+        EngineKind::FileStat,
+        EngineKind::FileDelete,
+        EngineKind::DirCreate,
+        EngineKind::DirStat,
+        EngineKind::DirDelete,
+        EngineKind::Falloc,
+        EngineKind::Ftruncate,
     ];
 
     /// fio's name for the engine.
@@ -116,13 +144,36 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::PosixAio => "posixaio",
             EngineKind::Mmap => "mmap",
+            EngineKind::FileCreate => "filecreate",
+            EngineKind::FileStat => "filestat",
+            EngineKind::FileDelete => "filedelete",
+            EngineKind::DirCreate => "dircreate",
+            EngineKind::DirStat => "dirstat",
+            EngineKind::DirDelete => "dirdelete",
+            EngineKind::Falloc => "falloc",
+            EngineKind::Ftruncate => "ftruncate",
         }
     }
 
-    /// Whether the engine does I/O on files; `null` does not, so there is nothing to lay out
-    /// or open (fio's FIO_DISKLESSIO).
+    /// Whether the engine works on laid-out files; `null` does not, nor do the engines that
+    /// make their own files or directories, so there is nothing to lay out or open (fio's
+    /// FIO_DISKLESSIO). Such an engine still gets each file's path.
     pub fn needs_files(self) -> bool {
-        self != EngineKind::Null
+        !matches!(
+            self,
+            EngineKind::Null
+                | EngineKind::FileCreate
+                | EngineKind::DirCreate
+                | EngineKind::DirStat
+                | EngineKind::DirDelete
+        )
+    }
+
+    /// Whether requests move bytes between buffers and files (not so for `null`, the
+    /// metadata engines, `falloc` and `ftruncate`). [`Caps::moves_data`] says the same of an
+    /// open engine.
+    pub fn moves_data(self) -> bool {
+        self != EngineKind::Null && meta::FsOp::of(self).is_none()
     }
 
     /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
@@ -139,6 +190,11 @@ impl EngineKind {
                 "nonvectored",
                 "nowait",
             ],
+            EngineKind::FileStat | EngineKind::DirStat => &["stat_type", "meta_io_uring"],
+            EngineKind::FileCreate
+            | EngineKind::FileDelete
+            | EngineKind::DirCreate
+            | EngineKind::DirDelete => &["meta_io_uring"],
             _ => &[],
         }
     }
@@ -413,6 +469,9 @@ pub struct Caps {
     /// Without O_DIRECT, submission does the I/O before it returns (Linux AIO: io_submit on
     /// a buffered file reads or writes it synchronously), so depth is an illusion.
     pub buffered_submit_blocks: bool,
+    /// Each request is one file-system operation on its file (metadata engines, falloc,
+    /// ftruncate) rather than a transfer.
+    pub fs_op: Option<FsOp>,
 }
 
 impl Default for Caps {
@@ -433,6 +492,7 @@ impl Default for Caps {
             async_trim: false,
             threaded: false,
             buffered_submit_blocks: false,
+            fs_op: None,
         }
     }
 }
@@ -464,6 +524,10 @@ pub struct EngineOpts {
     pub userspace_reap: bool,
     /// Size of the registered file table (io_uring registerfiles).
     pub max_files: u32,
+    /// filestat, dirstat: how files are looked up (fio's stat_type).
+    pub stat_type: StatType,
+    /// The metadata engines: do the operation through io_uring (iolab's, not fio's).
+    pub meta_io_uring: bool,
 }
 
 /// The `null` engine at depth 1: a configuration that touches nothing.
@@ -489,6 +553,8 @@ impl EngineOpts {
             nonvectored: None,
             userspace_reap: false,
             max_files: 64,
+            stat_type: StatType::Stat,
+            meta_io_uring: false,
         }
     }
 }
@@ -562,6 +628,14 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         EngineKind::IoUring => uring::open(opts),
         EngineKind::PosixAio => posixaio::open(opts),
         EngineKind::Mmap => mmap::open(opts),
+        EngineKind::FileCreate
+        | EngineKind::FileStat
+        | EngineKind::FileDelete
+        | EngineKind::DirCreate
+        | EngineKind::DirStat
+        | EngineKind::DirDelete
+        | EngineKind::Falloc
+        | EngineKind::Ftruncate => meta::open(opts),
     }
 }
 

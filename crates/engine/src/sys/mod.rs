@@ -9,6 +9,7 @@ pub mod clock;
 pub mod date;
 pub mod dev;
 pub mod fs;
+pub mod meta;
 pub mod net;
 
 use std::io;

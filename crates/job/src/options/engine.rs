@@ -2,6 +2,7 @@
 
 use super::prelude::*;
 use crate::spec::EngineKind;
+use iolab_engine::StatType;
 
 /// fio's I/O engine names. iolab has those of [`EngineKind`]; the others are refused by name,
 /// with [`refusal`]'s reason.
@@ -170,6 +171,17 @@ pub(super) static OPTIONS: &[OptDef] = &[
         }),
     imp!(Engine["libaio"], "userspace_reap", [], Flag, None, "Reap completions from the ring in user space",
         |s, a| { s.engine.userspace_reap = a.flag()?; Ok(()) }),
+    imp!(Engine["filestat", "dirstat"], "stat_type", [], Choice(&["stat", "lstat", "statx"]), Some("stat"), "How filestat/dirstat look files up: stat, lstat or statx",
+        |s, a| {
+            s.engine.stat_type = match a.choice()? {
+                "lstat" => StatType::Lstat,
+                "statx" => StatType::Statx,
+                _ => StatType::Stat,
+            };
+            Ok(())
+        }),
+    imp!(Engine["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete"], "meta_io_uring", [], Bool, Some("0"), "iolab: do the metadata operation through io_uring (OPENAT, STATX, UNLINKAT, MKDIRAT)",
+        |s, a| { s.engine.meta_io_uring = a.flag()?; Ok(()) }),
     not!(Engine, "io_submit_mode", [], Str),
     not!(Engine, "atomic", [], Bool),
     not!(Engine, "num_range", [], Int),
