@@ -8,7 +8,7 @@
 //! block lives inside this crate.
 //!
 //! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
-//! `posixaio`, `mmap`; the metadata engines `filecreate`, `filestat`, `filedelete`,
+//! `posixaio`, `mmap`, `splice`; the metadata engines `filecreate`, `filestat`, `filedelete`,
 //! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`. Callers branch on [`Caps`], never on an engine's name.
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
@@ -55,6 +55,7 @@ mod null;
 mod posixaio;
 mod pvsync2;
 mod refused;
+mod splice;
 mod sync;
 #[cfg(test)]
 mod testutil;
@@ -94,6 +95,8 @@ pub enum EngineKind {
     PosixAio,
     /// Copies to and from a shared mapping of the file; `msync` for fsync.
     Mmap,
+    /// `splice`/`vmsplice` through a pipe: fio's splice.
+    Splice,
     /// Each request creates its file (`open(O_CREAT)`): fio's filecreate.
     FileCreate,
     /// Each request looks its file up (`stat_type`): fio's filestat.
@@ -114,7 +117,7 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 16] = [
+    pub const ALL: [EngineKind; 17] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
@@ -123,6 +126,7 @@ impl EngineKind {
         EngineKind::IoUring,
         EngineKind::PosixAio,
         EngineKind::Mmap,
+        EngineKind::Splice,
         EngineKind::FileCreate,
         EngineKind::FileStat,
         EngineKind::FileDelete,
@@ -144,6 +148,7 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::PosixAio => "posixaio",
             EngineKind::Mmap => "mmap",
+            EngineKind::Splice => "splice",
             EngineKind::FileCreate => "filecreate",
             EngineKind::FileStat => "filestat",
             EngineKind::FileDelete => "filedelete",
@@ -628,6 +633,7 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         EngineKind::IoUring => uring::open(opts),
         EngineKind::PosixAio => posixaio::open(opts),
         EngineKind::Mmap => mmap::open(opts),
+        EngineKind::Splice => splice::open(opts),
         EngineKind::FileCreate
         | EngineKind::FileStat
         | EngineKind::FileDelete

@@ -159,3 +159,15 @@ fn hardware_engines_are_refused_with_what_is_missing() {
         assert!(!err.contains("not supported"), "{err}");
     }
 }
+
+#[test]
+fn splice_writes_and_reads_through_a_pipe_as_fio_counts() {
+    let cwd = dir("splice");
+    let job = |rw: &str| format!("[t0]\nioengine=splice\nrw={rw}\ndirectory=d\nsize=1m\nbs=128k\n");
+    assert_eq!(counts(&cwd, &job("write"), "write"), (8, 8));
+    assert_eq!(
+        std::fs::metadata(cwd.join("d/t0.0.0")).unwrap().len(),
+        1 << 20
+    );
+    assert_eq!(counts(&cwd, &job("randread"), "read"), (8, 8));
+}

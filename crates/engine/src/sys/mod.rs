@@ -11,6 +11,7 @@ pub mod dev;
 pub mod fs;
 pub mod meta;
 pub mod net;
+pub mod pipe;
 
 use std::io;
 use std::os::fd::RawFd;
