@@ -8,7 +8,7 @@
 //! block lives inside this crate.
 //!
 //! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
-//! `posixaio`, `mmap`, `splice`; the metadata engines `filecreate`, `filestat`, `filedelete`,
+//! `posixaio`, `mmap`, `splice`, `cpuio`; the metadata engines `filecreate`, `filestat`, `filedelete`,
 //! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`. Callers branch on [`Caps`], never on an engine's name.
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
@@ -44,6 +44,7 @@ macro_rules! completes_in_queue {
 pub(crate) use completes_in_queue;
 
 mod buf;
+mod cpu;
 mod error;
 mod files;
 pub mod sys;
@@ -67,6 +68,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use buf::{Buf, BUF_ALIGN};
+pub use cpu::CpuMode;
 pub use error::{EngineError, ErrorKind};
 pub use files::DioAlign;
 pub use meta::FsOp;
@@ -97,6 +99,8 @@ pub enum EngineKind {
     Mmap,
     /// `splice`/`vmsplice` through a pipe: fio's splice.
     Splice,
+    /// Burns CPU instead of doing I/O: fio's cpuio.
+    CpuIo,
     /// Each request creates its file (`open(O_CREAT)`): fio's filecreate.
     FileCreate,
     /// Each request looks its file up (`stat_type`): fio's filestat.
@@ -117,7 +121,7 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 17] = [
+    pub const ALL: [EngineKind; 18] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
@@ -127,6 +131,7 @@ impl EngineKind {
         EngineKind::PosixAio,
         EngineKind::Mmap,
         EngineKind::Splice,
+        EngineKind::CpuIo,
         EngineKind::FileCreate,
         EngineKind::FileStat,
         EngineKind::FileDelete,
@@ -149,6 +154,7 @@ impl EngineKind {
             EngineKind::PosixAio => "posixaio",
             EngineKind::Mmap => "mmap",
             EngineKind::Splice => "splice",
+            EngineKind::CpuIo => "cpuio",
             EngineKind::FileCreate => "filecreate",
             EngineKind::FileStat => "filestat",
             EngineKind::FileDelete => "filedelete",
@@ -167,6 +173,7 @@ impl EngineKind {
         !matches!(
             self,
             EngineKind::Null
+                | EngineKind::CpuIo
                 | EngineKind::FileCreate
                 | EngineKind::DirCreate
                 | EngineKind::DirStat
@@ -178,7 +185,7 @@ impl EngineKind {
     /// metadata engines, `falloc` and `ftruncate`). [`Caps::moves_data`] says the same of an
     /// open engine.
     pub fn moves_data(self) -> bool {
-        self != EngineKind::Null && meta::FsOp::of(self).is_none()
+        !matches!(self, EngineKind::Null | EngineKind::CpuIo) && meta::FsOp::of(self).is_none()
     }
 
     /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
@@ -196,6 +203,7 @@ impl EngineKind {
                 "nowait",
             ],
             EngineKind::FileStat | EngineKind::DirStat => &["stat_type", "meta_io_uring"],
+            EngineKind::CpuIo => &["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"],
             EngineKind::FileCreate
             | EngineKind::FileDelete
             | EngineKind::DirCreate
@@ -533,6 +541,12 @@ pub struct EngineOpts {
     pub stat_type: StatType,
     /// The metadata engines: do the operation through io_uring (iolab's, not fio's).
     pub meta_io_uring: bool,
+    /// cpuio: percentage of a CPU to use (fio's cpuload; required).
+    pub cpuload: u32,
+    /// cpuio: microseconds burnt per request (fio's cpuchunks).
+    pub cpucycle_us: u32,
+    /// cpuio: how the CPU is burnt (fio's cpumode).
+    pub cpumode: CpuMode,
 }
 
 /// The `null` engine at depth 1: a configuration that touches nothing.
@@ -560,6 +574,9 @@ impl EngineOpts {
             max_files: 64,
             stat_type: StatType::Stat,
             meta_io_uring: false,
+            cpuload: 0,
+            cpucycle_us: 50_000,
+            cpumode: CpuMode::Noop,
         }
     }
 }
@@ -634,6 +651,7 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         EngineKind::PosixAio => posixaio::open(opts),
         EngineKind::Mmap => mmap::open(opts),
         EngineKind::Splice => splice::open(opts),
+        EngineKind::CpuIo => cpu::open(opts),
         EngineKind::FileCreate
         | EngineKind::FileStat
         | EngineKind::FileDelete

@@ -123,7 +123,7 @@ pub fn refusal(name: &str) -> Option<String> {
             fixed("it loads engine code from a shared object; iolab does not load code")
         }
         "page_fault" => fixed("it is not in fio 3.33; iolab does not implement it"),
-        "net" | "netsplice" | "cpuio" | "e4defrag" | "exec" => Some(format!(
+        "net" | "netsplice" | "e4defrag" | "exec" => Some(format!(
             "{name} needs nothing this machine lacks; iolab does not implement it yet"
         )),
         _ => None,

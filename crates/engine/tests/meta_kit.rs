@@ -24,8 +24,10 @@ fn variants() -> Vec<Variant> {
     let mut v = Vec::new();
     for kind in EngineKind::ALL {
         for uring in [false, true] {
+            // cpuload: the one option an engine (cpuio) cannot open without.
             let opts = EngineOpts {
                 meta_io_uring: uring,
+                cpuload: 50,
                 ..EngineOpts::new(kind, 1)
             };
             let eng = match open(&opts) {

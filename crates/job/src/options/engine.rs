@@ -2,7 +2,7 @@
 
 use super::prelude::*;
 use crate::spec::EngineKind;
-use iolab_engine::StatType;
+use iolab_engine::{CpuMode, StatType};
 
 /// fio's I/O engine names. iolab has those of [`EngineKind`]; the others are refused by name,
 /// with [`refusal`]'s reason.
@@ -75,6 +75,20 @@ pub fn iolab_engines() -> impl Iterator<Item = &'static str> + Clone {
 /// the machine where a device, library or service is what is missing.
 pub fn refusal(name: &str) -> String {
     iolab_engine::refusal(name).unwrap_or_else(|| "iolab does not implement it".to_string())
+}
+
+/// fio's cpuio pause between cycles: cycle x (100 - load) / load, as the job's thinktime.
+/// fio's cpuio ignores size and runs until its runtime (for ever without one): the job is
+/// time based, over one block when no size is given.
+fn cpu_thinktime(s: &mut crate::JobSpec) {
+    let (load, cycle) = (u64::from(s.engine.cpuload), u64::from(s.engine.cpucycle_us));
+    if load > 0 {
+        s.thinktime = std::time::Duration::from_micros(cycle * (100 - load) / load);
+        s.time_based = true;
+        if s.size.is_none() && s.filesize.is_none() {
+            s.size = Some(crate::value::SizeOrPct::Bytes(4096));
+        }
+    }
 }
 
 /// What an `ioengine=` value names.
@@ -219,10 +233,31 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Engine["net"], "mss", [], Int),
     not!(Engine["rdma"], "verb", [], Str),
     not!(Engine["rdma"], "bindname", [], Str),
-    not!(Engine["cpuio"], "cpuload", [], Int),
-    not!(Engine["cpuio"], "cpumode", [], Str),
-    not!(Engine["cpuio"], "cpuchunks", [], Int),
-    not!(Engine["cpuio"], "exit_on_io_done", [], Bool),
+    imp!(Engine["cpuio"], "cpuload", [], Int, None, "Percentage of a CPU cpuio uses",
+        |s, a| {
+            let load = to_u32(a.int()?)?;
+            if !(1..=100).contains(&load) {
+                return Err(format!("cpuload={load}: a percentage, 1 to 100"));
+            }
+            s.engine.cpuload = load;
+            cpu_thinktime(s);
+            Ok(())
+        }),
+    imp!(Engine["cpuio"], "cpuchunks", ["cpucycle"], Int, Some("50000"), "Microseconds of CPU cpuio burns per cycle",
+        |s, a| { s.engine.cpucycle_us = to_u32(a.int()?)?.max(1); cpu_thinktime(s); Ok(()) }),
+    imp!(Engine["cpuio"], "cpumode", [], Choice(&["noop", "qsort"]), Some("noop"), "How cpuio burns CPU: noop (spin) or qsort",
+        |s, a| {
+            s.engine.cpumode = if a.choice()? == "qsort" { CpuMode::Qsort } else { CpuMode::Noop };
+            Ok(())
+        }),
+    imp!(Engine["cpuio"], "exit_on_io_done", [], Bool, Some("0"), "Stop cpuio when the I/O jobs are done",
+        |_, a| {
+            if a.flag()? {
+                return Err("exit_on_io_done=1: iolab does not yet stop a cpuio job when the \
+                            other jobs' I/O is done; bound it with runtime".into());
+            }
+            Ok(())
+        }),
     not!(Engine["e4defrag"], "donorname", [], Str),
     not!(Engine["e4defrag"], "inplace", [], Int),
     not!(Engine["rbd"], "clientname", [], Str),
