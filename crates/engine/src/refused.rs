@@ -18,7 +18,7 @@ pub fn refusal(name: &str) -> Option<String> {
         )),
         "sg" => Some(device(
             name,
-            "a SCSI generic device /dev/sgN (or a SCSI block device), modprobe sg",
+            "a SCSI generic device /dev/sgN (loaded by modprobe sg)",
             first_in("/dev", |n| {
                 n.starts_with("sg") && n[2..].parse::<u32>().is_ok()
             }),
@@ -124,7 +124,8 @@ pub fn refusal(name: &str) -> Option<String> {
         }
         "page_fault" => fixed("it is not in fio 3.33; iolab does not implement it"),
         "net" | "netsplice" | "e4defrag" | "exec" => Some(format!(
-            "{name} needs nothing this machine lacks; iolab does not implement it yet"
+            "{name} is not in iolab yet; it needs no device or library, so nothing is \
+             missing on this machine"
         )),
         _ => None,
     }

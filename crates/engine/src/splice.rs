@@ -77,14 +77,13 @@ impl SpliceEngine {
     fn transfer(&mut self, req: &mut Req, fd: RawFd) -> io::Result<usize> {
         let (r, w) = (&self.pipe.0, &self.pipe.1);
         let calls = &mut self.calls.io;
-        let base = req.buf.as_mut_ptr();
+        let (len, op, offset) = (req.len, req.op, req.offset);
+        let buf = &mut req.buf.as_mut_slice()[..len];
         let mut done = 0;
-        while done < req.len {
-            let chunk = (req.len - done).min(pipe::CHUNK);
-            let off = req.offset + done as u64;
-            // SAFETY (both vmsplice calls): base+done..+chunk lies inside the request's own
-            // buffer (len <= buf.len(), checked above), which we hold mutably for the call.
-            let moved = if req.op == Op::Read {
+        while done < len {
+            let chunk = (len - done).min(pipe::CHUNK);
+            let off = offset + done as u64;
+            let moved = if op == Op::Read {
                 *calls += 1;
                 let n = again(|| pipe::file_to_pipe(fd, off, w, chunk))?;
                 if n == 0 {
@@ -93,14 +92,19 @@ impl SpliceEngine {
                 let mut out = 0;
                 while out < n {
                     *calls += 1;
-                    let p = unsafe { base.add(done + out) };
-                    out += again(|| unsafe { pipe::vmsplice(r, p, n - out) })?;
+                    let dst = &mut buf[done + out..done + n];
+                    // SAFETY: dst is a live, writable part of the request's buffer, borrowed
+                    // mutably for the call.
+                    out += again(|| unsafe { pipe::vmsplice(r, dst.as_mut_ptr(), dst.len()) })?;
                 }
                 n
             } else {
                 *calls += 1;
-                let p = unsafe { base.add(done) };
-                let n = again(|| unsafe { pipe::vmsplice(w, p, chunk) })?;
+                let src = &mut buf[done..done + chunk];
+                // SAFETY: src is a live part of the request's buffer, borrowed for the call.
+                // The pipe holds references to its pages until the splices below drain it,
+                // which they do before this request completes and the buffer is reused.
+                let n = again(|| unsafe { pipe::vmsplice(w, src.as_mut_ptr(), src.len()) })?;
                 let mut out = 0;
                 while out < n {
                     *calls += 1;

@@ -4,6 +4,10 @@
 //! the file system, its count, and its error when the operation cannot be done. Cases are
 //! chosen by `Caps`, never by an engine's name.
 
+// In a test a failed unwrap is a failed test with its location; clippy's allow-unwrap-in-tests
+// covers #[test] functions only, not the helpers they share.
+#![allow(clippy::unwrap_used)]
+
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -3,6 +3,10 @@
 //! removed; directories; sizes after falloc and ftruncate), and the refusals of the engines
 //! that need hardware or a service.
 
+// In a test a failed unwrap is a failed test with its location; clippy's allow-unwrap-in-tests
+// covers #[test] functions only, not the helpers they share.
+#![allow(clippy::unwrap_used)]
+
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;

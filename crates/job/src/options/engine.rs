@@ -82,8 +82,8 @@ pub fn refusal(name: &str) -> String {
 /// time based, over one block when no size is given.
 fn cpu_thinktime(s: &mut crate::JobSpec) {
     let (load, cycle) = (u64::from(s.engine.cpuload), u64::from(s.engine.cpucycle_us));
-    if load > 0 {
-        s.thinktime = std::time::Duration::from_micros(cycle * (100 - load) / load);
+    if let Some(pause) = (cycle * 100u64.saturating_sub(load)).checked_div(load) {
+        s.thinktime = std::time::Duration::from_micros(pause);
         s.time_based = true;
         if s.size.is_none() && s.filesize.is_none() {
             s.size = Some(crate::value::SizeOrPct::Bytes(4096));
