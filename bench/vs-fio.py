@@ -16,6 +16,14 @@ JOBS = [
     ("psync d1", ["--ioengine=psync", "--iodepth=1", "--rw=randread", "--bs=4k", "--direct=1", "--size=512m", "FILE"]),
     ("libaio d32", ["--ioengine=libaio", "--iodepth=32", "--rw=randread", "--bs=4k", "--direct=1", "--size=512m", "FILE"]),
     ("io_uring d32", ["--ioengine=io_uring", "--iodepth=32", "--rw=randread", "--bs=4k", "--direct=1", "--size=512m", "FILE"]),
+    # Metadata engines: one I/O is one create (open O_CREAT + close) or one stat of a file.
+    ("filecreate", ["--ioengine=filecreate", "--rw=read", "--bs=4k", "--filesize=4k", "--nrfiles=2000", "DIR"]),
+    ("filestat", ["--ioengine=filestat", "--rw=read", "--bs=4k", "--filesize=4k", "--nrfiles=2000", "DIR"]),
+    # iolab's io_uring variants beside them, against fio's synchronous engine (fio has none).
+    ("filecreate uring", ["--ioengine=filecreate", "--rw=read", "--bs=4k", "--filesize=4k", "--nrfiles=2000", "DIR"],
+     ["--meta_io_uring=1"]),
+    ("filestat uring", ["--ioengine=filestat", "--rw=read", "--bs=4k", "--filesize=4k", "--nrfiles=2000", "DIR"],
+     ["--meta_io_uring=1"]),
 ]
 
 
@@ -42,7 +50,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--runtime", type=int, default=5)
     ap.add_argument("--dir", default=os.path.join(ROOT, "target", "vs-fio"))
-    ap.add_argument("--only")
+    ap.add_argument("--only", help="comma-separated job names")
     a = ap.parse_args()
     install(("fio", "fio"))
     build()
@@ -56,26 +64,30 @@ def main():
             f"# bench/vs-fio.py --pairs {a.pairs} --runtime {a.runtime}; ratios are iolab/fio, median of the pairs"]
     print("\n".join(head))
     cols = ["iops", "clat", "p99", "cpu_per_io", "iops_per_core"]
-    print(f"{'job':<14}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}")
+    print(f"{'job':<18}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}")
     lines = []
-    for name, args in JOBS:
-        if a.only and a.only != name:
+    meta_dir = os.path.join(a.dir, "meta")
+    os.makedirs(meta_dir, exist_ok=True)
+    for name, args, *extra in JOBS:
+        if a.only and name not in a.only.split(","):
             continue
-        args = [f"--filename={data}" if x == "FILE" else x for x in args]
+        args = [f"--filename={data}" if x == "FILE" else f"--directory={meta_dir}" if x == "DIR" else x
+                for x in args]
+        only_iolab = extra[0] if extra else []
         ratios = {c: [] for c in cols}
         raw = {"fio": [], "iolab": []}
         for _ in range(a.pairs):
             f = run("fio", args, a.runtime)
-            i = run(fio_link, args, a.runtime)
+            i = run(fio_link, args + only_iolab, a.runtime)
             raw["fio"].append(f["iops"])
             raw["iolab"].append(i["iops"])
             for c in cols:
                 ratios[c].append(i[c] / f[c] if f[c] else float("nan"))
-        line = f"{name:<14}" + "".join(f"{statistics.median(ratios[c]):>15.3f}" for c in cols)
+        line = f"{name:<18}" + "".join(f"{statistics.median(ratios[c]):>15.3f}" for c in cols)
         line += f"{statistics.median(raw['fio']):>12.0f}{statistics.median(raw['iolab']):>12.0f}"
         print(line, flush=True)
         lines.append(line)
-    cols_line = f"{'job':<14}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}"
+    cols_line = f"{'job':<18}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}"
     out = save("vs-fio", head + [cols_line] + lines)
     print(f"saved {out}")
 

@@ -24,7 +24,9 @@ Runs one workload on every engine side by side (default: 4 KiB random O_DIRECT r
 512 MiB file in the current directory, 8 s per engine and depth) and explains what it sees.
 
   --engines=LIST      psync,libaio,io_uring,io_uring-sqpoll,io_uring-fixed,posixaio (default),
-                      also sync, pvsync2, mmap, null, io_uring-hipri
+                      also sync, pvsync2, mmap, null, io_uring-hipri; or, among themselves,
+                      the metadata engines filecreate, filestat, filedelete, dircreate,
+                      dirstat, dirdelete and each one's -uring variant (through io_uring)
   --iodepth=1,16,64   depths to compare (default 32)
   --directory=DIR     where the test file goes (default: the current directory)
   --report=FILE.html  also write the HTML report with plots

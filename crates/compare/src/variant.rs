@@ -1,7 +1,7 @@
 //! What compare puts side by side: an engine (`EngineKind`) with engine options, under a name
 //! the command line and the table use (`io_uring-sqpoll` → "io_uring sqpoll").
 
-use iolab_engine::{Caps, EngineKind, EngineOpts};
+use iolab_engine::{Caps, EngineKind, EngineOpts, FsOp};
 
 /// One engine configuration to compare.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,17 +12,59 @@ pub struct Variant {
     pub opts: EngineOpts,
 }
 
-/// A variant beyond the plain engine names: its name, its label, what it switches on.
-type Extra = (&'static str, &'static str, fn(&mut EngineOpts));
+/// A variant beyond the plain engine names: its name, its label, its engine, what it
+/// switches on.
+type Extra = (&'static str, &'static str, EngineKind, fn(&mut EngineOpts));
+
+const fn uring_meta(name: &'static str, label: &'static str, kind: EngineKind) -> Extra {
+    (name, label, kind, |o| o.meta_io_uring = true)
+}
 
 /// The variants `--engines` takes beyond the plain engine names.
-const EXTRA: [Extra; 3] = [
-    ("io_uring-sqpoll", "io_uring sqpoll", |o| o.sqpoll = true),
-    ("io_uring-fixed", "io_uring fixedbufs+regfiles", |o| {
-        o.fixedbufs = true;
-        o.registerfiles = true;
-    }),
-    ("io_uring-hipri", "io_uring hipri", |o| o.hipri = true),
+const EXTRA: [Extra; 9] = [
+    (
+        "io_uring-sqpoll",
+        "io_uring sqpoll",
+        EngineKind::IoUring,
+        |o| o.sqpoll = true,
+    ),
+    (
+        "io_uring-fixed",
+        "io_uring fixedbufs+regfiles",
+        EngineKind::IoUring,
+        |o| {
+            o.fixedbufs = true;
+            o.registerfiles = true;
+        },
+    ),
+    (
+        "io_uring-hipri",
+        "io_uring hipri",
+        EngineKind::IoUring,
+        |o| o.hipri = true,
+    ),
+    uring_meta(
+        "filecreate-uring",
+        "filecreate io_uring",
+        EngineKind::FileCreate,
+    ),
+    uring_meta("filestat-uring", "filestat io_uring", EngineKind::FileStat),
+    uring_meta(
+        "filedelete-uring",
+        "filedelete io_uring",
+        EngineKind::FileDelete,
+    ),
+    uring_meta(
+        "dircreate-uring",
+        "dircreate io_uring",
+        EngineKind::DirCreate,
+    ),
+    uring_meta("dirstat-uring", "dirstat io_uring", EngineKind::DirStat),
+    uring_meta(
+        "dirdelete-uring",
+        "dirdelete io_uring",
+        EngineKind::DirDelete,
+    ),
 ];
 
 /// The default `--engines`: the engines people choose between.
@@ -45,8 +87,8 @@ impl Variant {
             });
         }
         let dashed = name.replace('_', "-").replacen("io-uring", "io_uring", 1);
-        let (_, label, set) = EXTRA.iter().find(|(n, ..)| *n == dashed)?;
-        let mut opts = EngineOpts::new(EngineKind::IoUring, 1);
+        let (_, label, kind, set) = EXTRA.iter().find(|(n, ..)| *n == dashed)?;
+        let mut opts = EngineOpts::new(*kind, 1);
         set(&mut opts);
         Some(Variant {
             label: label.to_string(),
@@ -82,7 +124,7 @@ pub fn parse_list(list: &str) -> Result<Vec<Variant>, String> {
     if names.is_empty() {
         return Err("--engines: no engine named".into());
     }
-    names
+    let vs = names
         .into_iter()
         .map(|n| {
             Variant::parse(n).ok_or_else(|| match iolab_job::closest(n, Variant::names()) {
@@ -90,7 +132,27 @@ pub fn parse_list(list: &str) -> Result<Vec<Variant>, String> {
                 None => format!("--engines: unknown engine '{n}'"),
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    comparable(&vs)?;
+    Ok(vs)
+}
+
+/// A request of a metadata engine (or falloc, ftruncate) is a file-system operation, not a
+/// transfer: its figures say nothing beside a data engine's, so the two kinds are compared
+/// each among their own.
+fn comparable(vs: &[Variant]) -> Result<(), String> {
+    let op = |v: &Variant| FsOp::of(v.opts.kind);
+    let meta = vs.iter().find(|v| op(v).is_some());
+    let data = vs.iter().find(|v| op(v).is_none());
+    if let (Some(m), Some(d)) = (meta, data) {
+        return Err(format!(
+            "--engines: '{}' does a file-system operation per request and '{}' moves data; \
+             compare the metadata engines (filecreate, filestat, ..., and their -uring \
+             variants) with each other",
+            m.label, d.label
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -113,6 +175,19 @@ mod tests {
         for n in DEFAULT_ENGINES {
             assert!(Variant::parse(n).is_some(), "{n}");
         }
+    }
+
+    #[test]
+    fn metadata_engines_compare_with_each_other_and_not_with_data_engines() {
+        let v = parse_list("filecreate,filecreate-uring,filestat_uring").expect("comparable");
+        assert_eq!(v[1].opts.kind, EngineKind::FileCreate);
+        assert!(v[1].opts.meta_io_uring && !v[0].opts.meta_io_uring);
+        assert_eq!(v[2].label, "filestat io_uring");
+        let e = parse_list("psync,filecreate").unwrap_err();
+        assert!(
+            e.contains("'filecreate' does a file-system operation"),
+            "{e}"
+        );
     }
 
     #[test]

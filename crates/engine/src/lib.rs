@@ -8,7 +8,8 @@
 //! block lives inside this crate.
 //!
 //! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
-//! `posixaio`, `mmap`. Callers branch on [`Caps`], never on an engine's name.
+//! `posixaio`, `mmap`, `splice`, `cpuio`; the metadata engines `filecreate`, `filestat`, `filedelete`,
+//! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`. Callers branch on [`Caps`], never on an engine's name.
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
 //! of file completes with the bytes it got); `EINTR` and `EAGAIN` are retried (except `EAGAIN`
@@ -44,15 +45,19 @@ macro_rules! completes_in_queue {
 pub(crate) use completes_in_queue;
 
 mod buf;
+mod cpu;
 mod error;
 mod files;
 pub mod sys;
 
 mod libaio;
+mod meta;
 mod mmap;
 mod null;
 mod posixaio;
 mod pvsync2;
+mod refused;
+mod splice;
 mod sync;
 #[cfg(test)]
 mod testutil;
@@ -64,10 +69,14 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use buf::{Buf, BUF_ALIGN};
+pub use cpu::CpuMode;
 pub use error::{EngineError, ErrorKind};
 pub use files::DioAlign;
+pub use meta::FsOp;
+pub use refused::refusal;
 pub use sys::dev::DevInfo;
 pub use sys::errno_name;
+pub use sys::meta::StatType;
 
 /// The engines, under fio's `ioengine=` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -89,11 +98,31 @@ pub enum EngineKind {
     PosixAio,
     /// Copies to and from a shared mapping of the file; `msync` for fsync.
     Mmap,
+    /// `splice`/`vmsplice` through a pipe: fio's splice.
+    Splice,
+    /// Burns CPU instead of doing I/O: fio's cpuio.
+    CpuIo,
+    /// Each request creates its file (`open(O_CREAT)`): fio's filecreate.
+    FileCreate,
+    /// Each request looks its file up (`stat_type`): fio's filestat.
+    FileStat,
+    /// Each request removes its file: fio's filedelete.
+    FileDelete,
+    /// Each request makes its directory: fio's dircreate.
+    DirCreate,
+    /// Each request looks its directory up: fio's dirstat.
+    DirStat,
+    /// Each request removes its directory: fio's dirdelete.
+    DirDelete,
+    /// Each request is an `fallocate` of its range: fio's falloc.
+    Falloc,
+    /// Each write sets the file's size to its offset: fio's ftruncate.
+    Ftruncate,
 }
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 8] = [
+    pub const ALL: [EngineKind; 18] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
@@ -102,6 +131,16 @@ impl EngineKind {
         EngineKind::IoUring,
         EngineKind::PosixAio,
         EngineKind::Mmap,
+        EngineKind::Splice,
+        EngineKind::CpuIo,
+        EngineKind::FileCreate,
+        EngineKind::FileStat,
+        EngineKind::FileDelete,
+        EngineKind::DirCreate,
+        EngineKind::DirStat,
+        EngineKind::DirDelete,
+        EngineKind::Falloc,
+        EngineKind::Ftruncate,
     ];
 
     /// fio's name for the engine.
@@ -115,13 +154,39 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::PosixAio => "posixaio",
             EngineKind::Mmap => "mmap",
+            EngineKind::Splice => "splice",
+            EngineKind::CpuIo => "cpuio",
+            EngineKind::FileCreate => "filecreate",
+            EngineKind::FileStat => "filestat",
+            EngineKind::FileDelete => "filedelete",
+            EngineKind::DirCreate => "dircreate",
+            EngineKind::DirStat => "dirstat",
+            EngineKind::DirDelete => "dirdelete",
+            EngineKind::Falloc => "falloc",
+            EngineKind::Ftruncate => "ftruncate",
         }
     }
 
-    /// Whether the engine does I/O on files; `null` does not, so there is nothing to lay out
-    /// or open (fio's FIO_DISKLESSIO).
+    /// Whether the engine works on laid-out files; `null` does not, nor do the engines that
+    /// make their own files or directories, so there is nothing to lay out or open (fio's
+    /// FIO_DISKLESSIO). Such an engine still gets each file's path.
     pub fn needs_files(self) -> bool {
-        self != EngineKind::Null
+        !matches!(
+            self,
+            EngineKind::Null
+                | EngineKind::CpuIo
+                | EngineKind::FileCreate
+                | EngineKind::DirCreate
+                | EngineKind::DirStat
+                | EngineKind::DirDelete
+        )
+    }
+
+    /// Whether requests move bytes between buffers and files (not so for `null`, the
+    /// metadata engines, `falloc` and `ftruncate`). [`Caps::moves_data`] says the same of an
+    /// open engine.
+    pub fn moves_data(self) -> bool {
+        !matches!(self, EngineKind::Null | EngineKind::CpuIo) && meta::FsOp::of(self).is_none()
     }
 
     /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
@@ -138,6 +203,12 @@ impl EngineKind {
                 "nonvectored",
                 "nowait",
             ],
+            EngineKind::FileStat | EngineKind::DirStat => &["stat_type", "meta_io_uring"],
+            EngineKind::CpuIo => &["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"],
+            EngineKind::FileCreate
+            | EngineKind::FileDelete
+            | EngineKind::DirCreate
+            | EngineKind::DirDelete => &["meta_io_uring"],
             _ => &[],
         }
     }
@@ -416,6 +487,9 @@ pub struct Caps {
     /// process truncates while it is mapped raises SIGBUS, which ends the process. Callers
     /// that cannot trust a file's size to hold (a copy's sources) refuse such an engine.
     pub maps_files: bool,
+    /// Each request is one file-system operation on its file (metadata engines, falloc,
+    /// ftruncate) rather than a transfer.
+    pub fs_op: Option<FsOp>,
 }
 
 impl Default for Caps {
@@ -437,6 +511,7 @@ impl Default for Caps {
             threaded: false,
             buffered_submit_blocks: false,
             maps_files: false,
+            fs_op: None,
         }
     }
 }
@@ -468,6 +543,16 @@ pub struct EngineOpts {
     pub userspace_reap: bool,
     /// Size of the registered file table (io_uring registerfiles).
     pub max_files: u32,
+    /// filestat, dirstat: how files are looked up (fio's stat_type).
+    pub stat_type: StatType,
+    /// The metadata engines: do the operation through io_uring (iolab's, not fio's).
+    pub meta_io_uring: bool,
+    /// cpuio: percentage of a CPU to use (fio's cpuload; required).
+    pub cpuload: u32,
+    /// cpuio: microseconds burnt per request (fio's cpuchunks).
+    pub cpucycle_us: u32,
+    /// cpuio: how the CPU is burnt (fio's cpumode).
+    pub cpumode: CpuMode,
 }
 
 /// The `null` engine at depth 1: a configuration that touches nothing.
@@ -493,6 +578,11 @@ impl EngineOpts {
             nonvectored: None,
             userspace_reap: false,
             max_files: 64,
+            stat_type: StatType::Stat,
+            meta_io_uring: false,
+            cpuload: 0,
+            cpucycle_us: 50_000,
+            cpumode: CpuMode::Noop,
         }
     }
 }
@@ -566,6 +656,16 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         EngineKind::IoUring => uring::open(opts),
         EngineKind::PosixAio => posixaio::open(opts),
         EngineKind::Mmap => mmap::open(opts),
+        EngineKind::Splice => splice::open(opts),
+        EngineKind::CpuIo => cpu::open(opts),
+        EngineKind::FileCreate
+        | EngineKind::FileStat
+        | EngineKind::FileDelete
+        | EngineKind::DirCreate
+        | EngineKind::DirStat
+        | EngineKind::DirDelete
+        | EngineKind::Falloc
+        | EngineKind::Ftruncate => meta::open(opts),
     }
 }
 

@@ -25,7 +25,13 @@ struct Variant {
 
 fn variants(depth: u32) -> Vec<Variant> {
     use EngineKind::{IoUring, Libaio};
-    let o = |k| EngineOpts::new(k, depth);
+    // An engine that cannot open without an option gets one here: cpuio's cpuload (fio has
+    // no default), with a short cycle so the kit stays quick.
+    let o = |k| EngineOpts {
+        cpuload: 50,
+        cpucycle_us: 1000,
+        ..EngineOpts::new(k, depth)
+    };
     let with = |k, set: fn(&mut EngineOpts)| {
         let mut x = o(k);
         set(&mut x);

@@ -446,9 +446,9 @@ mod tests {
             .err()
             .unwrap_or_else(|| panic!("accepted"));
         assert_eq!(e.kind, ErrorKind::UnsupportedEngine);
-        assert!(e
-            .to_string()
-            .starts_with("job.fio:2: option 'ioengine': engine 'rbd' is not"));
+        assert!(e.to_string().starts_with(
+            "job.fio:2: option 'ioengine': engine 'rbd' is refused by iolab: rbd needs"
+        ));
         let e = resolve("[a]\nioengine=bogus\n").err().map(|e| e.kind);
         assert_eq!(e, Some(ErrorKind::InvalidValue));
     }

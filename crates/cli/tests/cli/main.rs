@@ -4,6 +4,7 @@
 mod compare;
 mod cp;
 mod cp_gnu;
+mod engines;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod run;

@@ -10,7 +10,9 @@ pub mod date;
 pub mod dev;
 pub mod fs;
 pub mod interrupt;
+pub mod meta;
 pub mod net;
+pub mod pipe;
 
 use std::io;
 use std::os::fd::RawFd;

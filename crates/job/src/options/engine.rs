@@ -2,6 +2,7 @@
 
 use super::prelude::*;
 use crate::spec::EngineKind;
+use iolab_engine::{CpuMode, StatType};
 
 /// fio's I/O engine names. iolab has those of [`EngineKind`]; the others are refused by name,
 /// with [`refusal`]'s reason.
@@ -70,30 +71,23 @@ pub fn iolab_engines() -> impl Iterator<Item = &'static str> + Clone {
     EngineKind::ALL.into_iter().map(EngineKind::name)
 }
 
-/// Why iolab refuses a fio engine it does not have.
-pub fn refusal(name: &str) -> &'static str {
-    match name {
-        "vsync" | "pvsync" => {
-            "iolab has no readv/writev variant of sync and psync; pvsync2 is vectored"
+/// Why iolab refuses a fio engine it does not have: the engine crate's reason, which looks at
+/// the machine where a device, library or service is what is missing.
+pub fn refusal(name: &str) -> String {
+    iolab_engine::refusal(name).unwrap_or_else(|| "iolab does not implement it".to_string())
+}
+
+/// fio's cpuio pause between cycles: cycle x (100 - load) / load, as the job's thinktime.
+/// fio's cpuio ignores size and runs until its runtime (for ever without one): the job is
+/// time based, over one block when no size is given.
+fn cpu_thinktime(s: &mut crate::JobSpec) {
+    let (load, cycle) = (u64::from(s.engine.cpuload), u64::from(s.engine.cpucycle_us));
+    if let Some(pause) = (cycle * 100u64.saturating_sub(load)).checked_div(load) {
+        s.thinktime = std::time::Duration::from_micros(pause);
+        s.time_based = true;
+        if s.size.is_none() && s.filesize.is_none() {
+            s.size = Some(crate::value::SizeOrPct::Bytes(4096));
         }
-        "io_uring_cmd" | "sg" | "xnvme" | "libzbc" | "libblkio" | "mtd" => {
-            "it sends device commands past the block layer; iolab does block and file I/O"
-        }
-        "net" | "netsplice" | "rdma" | "rbd" | "rados" | "http" | "gfapi" | "gfapi_async"
-        | "libhdfs" | "libiscsi" | "nbd" | "nfs" | "dfs" => {
-            "it needs a network or cluster service that iolab does not drive"
-        }
-        "cpuio" | "e4defrag" | "falloc" | "ftruncate" | "filecreate" | "filestat"
-        | "filedelete" | "dircreate" | "dirstat" | "dirdelete" | "exec" | "page_fault" => {
-            "it measures something other than reads, writes and trims of data"
-        }
-        "solarisaio" | "windowsaio" => "it is for another operating system",
-        "splice" => "it moves data through a pipe with vmsplice, which iolab does not model",
-        "pmemblk" | "dev-dax" | "libpmem" | "libcufile" | "libhipfile" | "ime_psync"
-        | "ime_psyncv" | "ime_aio" => "it needs hardware or a library that iolab does not use",
-        "guasi" | "binject" => "fio itself no longer has it",
-        "cpp_null" | "skeleton_external" | "external" => "iolab does not load engine code",
-        _ => "iolab does not implement it",
     }
 }
 
@@ -114,7 +108,7 @@ impl EngineName<'_> {
         match self {
             EngineName::Iolab(k) => format!("engine '{k}' is available"),
             EngineName::FioOnly(n) => format!(
-                "engine '{n}' is not supported by iolab: {} (iolab has: {})",
+                "engine '{n}' is refused by iolab: {} (iolab has: {})",
                 refusal(n),
                 iolab_engines().collect::<Vec<_>>().join(", ")
             ),
@@ -191,6 +185,17 @@ pub(super) static OPTIONS: &[OptDef] = &[
         }),
     imp!(Engine["libaio"], "userspace_reap", [], Flag, None, "Reap completions from the ring in user space",
         |s, a| { s.engine.userspace_reap = a.flag()?; Ok(()) }),
+    imp!(Engine["filestat", "dirstat"], "stat_type", [], Choice(&["stat", "lstat", "statx"]), Some("stat"), "How filestat/dirstat look files up: stat, lstat or statx",
+        |s, a| {
+            s.engine.stat_type = match a.choice()? {
+                "lstat" => StatType::Lstat,
+                "statx" => StatType::Statx,
+                _ => StatType::Stat,
+            };
+            Ok(())
+        }),
+    imp!(Engine["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete"], "meta_io_uring", [], Bool, Some("0"), "iolab: do the metadata operation through io_uring (OPENAT, STATX, UNLINKAT, MKDIRAT)",
+        |s, a| { s.engine.meta_io_uring = a.flag()?; Ok(()) }),
     not!(Engine, "io_submit_mode", [], Str),
     not!(Engine, "atomic", [], Bool),
     not!(Engine, "num_range", [], Int),
@@ -228,10 +233,31 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Engine["net"], "mss", [], Int),
     not!(Engine["rdma"], "verb", [], Str),
     not!(Engine["rdma"], "bindname", [], Str),
-    not!(Engine["cpuio"], "cpuload", [], Int),
-    not!(Engine["cpuio"], "cpumode", [], Str),
-    not!(Engine["cpuio"], "cpuchunks", [], Int),
-    not!(Engine["cpuio"], "exit_on_io_done", [], Bool),
+    imp!(Engine["cpuio"], "cpuload", [], Int, None, "Percentage of a CPU cpuio uses",
+        |s, a| {
+            let load = to_u32(a.int()?)?;
+            if !(1..=100).contains(&load) {
+                return Err(format!("cpuload={load}: a percentage, 1 to 100"));
+            }
+            s.engine.cpuload = load;
+            cpu_thinktime(s);
+            Ok(())
+        }),
+    imp!(Engine["cpuio"], "cpuchunks", ["cpucycle"], Int, Some("50000"), "Microseconds of CPU cpuio burns per cycle",
+        |s, a| { s.engine.cpucycle_us = to_u32(a.int()?)?.max(1); cpu_thinktime(s); Ok(()) }),
+    imp!(Engine["cpuio"], "cpumode", [], Choice(&["noop", "qsort"]), Some("noop"), "How cpuio burns CPU: noop (spin) or qsort",
+        |s, a| {
+            s.engine.cpumode = if a.choice()? == "qsort" { CpuMode::Qsort } else { CpuMode::Noop };
+            Ok(())
+        }),
+    imp!(Engine["cpuio"], "exit_on_io_done", [], Bool, Some("0"), "Stop cpuio when the I/O jobs are done",
+        |_, a| {
+            if a.flag()? {
+                return Err("exit_on_io_done=1: iolab does not yet stop a cpuio job when the \
+                            other jobs' I/O is done; bound it with runtime".into());
+            }
+            Ok(())
+        }),
     not!(Engine["e4defrag"], "donorname", [], Str),
     not!(Engine["e4defrag"], "inplace", [], Int),
     not!(Engine["rbd"], "clientname", [], Str),
@@ -311,7 +337,7 @@ mod tests {
                     let m = applied(&[&format!("ioengine={e}")])
                         .err()
                         .unwrap_or_default();
-                    let why = format!("'{e}' is not supported by iolab: {}", refusal(e));
+                    let why = format!("'{e}' is refused by iolab: {}", refusal(e));
                     assert!(m.contains(&why), "{m}");
                     assert_ne!(refusal(e), refusal("no such engine"), "{e} has no reason");
                 }
