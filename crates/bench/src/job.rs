@@ -217,7 +217,41 @@ struct Runner<'a> {
     sync: bool,
     /// In-flight I/O was cancelled at the end: ECANCELED completions are I/O not done.
     cancelled: bool,
+    /// Which latencies are measured (fio's disable_* and gtod_reduce).
+    rec: Record,
+    /// Completions since the clock was last read, when no latency is measured.
+    unclocked: u32,
 }
+
+/// The latencies a job measures. With none (fio's `fio_fill_issue_time` false) no I/O is
+/// stamped at issue or submission, and the clock is read once per [`CLOCK_EVERY`] completions
+/// of a synchronous engine, as fio's `ts_cache_mask` under gtod_reduce.
+#[derive(Clone, Copy)]
+struct Record {
+    clat: bool,
+    lat: bool,
+    slat: bool,
+    /// Issue times are taken at all.
+    timed: bool,
+}
+
+impl Record {
+    fn of(s: &iolab_job::JobSpec) -> Record {
+        Record {
+            clat: !s.disable_clat,
+            lat: !s.disable_lat,
+            slat: !s.disable_slat,
+            timed: !(s.disable_clat && s.disable_slat && s.disable_bw),
+        }
+    }
+
+    fn all(self) -> bool {
+        self.clat && self.lat && self.slat
+    }
+}
+
+/// Completions between clock reads of an untimed synchronous job (fio's ts_cache_mask + 1).
+const CLOCK_EVERY: u32 = 64;
 
 impl<'a> Runner<'a> {
     fn new(
@@ -277,6 +311,8 @@ impl<'a> Runner<'a> {
             next_due: [0; 3],
             sync: false,
             cancelled: false,
+            rec: Record::of(&plan.spec),
+            unclocked: 0,
         }
     }
 
@@ -343,7 +379,7 @@ impl<'a> Runner<'a> {
                     }
                     self.slots[slot as usize].issue_ns = self.now;
                 }
-                if sync {
+                if sync && self.rec.timed {
                     // Each I/O is timed alone: its own reading, so clat is the call itself and
                     // not also the generation of the request.
                     self.now = self.clock.now();
@@ -351,7 +387,7 @@ impl<'a> Runner<'a> {
                 }
                 match self.eng.queue(req) {
                     Queued::Done(d) => {
-                        self.now = self.clock.now();
+                        self.stamp_done();
                         let depth = self.in_flight() as u32;
                         self.stats.depth.mark_depth(depth, 1);
                         self.stats.depth.mark_submit(1);
@@ -571,7 +607,7 @@ impl<'a> Runner<'a> {
         }
         snap.total_run_time_ms = elapsed_ms;
         snap.cpu = usage() - self.cpu0;
-        if self.sync {
+        if self.sync && self.rec.all() {
             snap.lat_from_clat();
         }
         if let Ok(mut slot) = self.progress.snapshot.lock() {
@@ -612,14 +648,16 @@ impl<'a> Runner<'a> {
             self.fail(&e, format!("commit: {e}"), "td_io_commit", site!());
             return Err(e);
         }
-        self.now = self.clock.now();
         self.stats.depth.mark_depth(depth, n);
         self.stats.depth.mark_submit(n);
-        for &slot in &self.queued {
-            let s = &mut self.slots[slot as usize];
-            s.submit_ns = self.now;
-            if let Some(d) = s.dir {
-                self.stats.record_slat(d, self.now - s.issue_ns);
+        if self.rec.timed {
+            self.now = self.clock.now();
+            for &slot in &self.queued {
+                let s = &mut self.slots[slot as usize];
+                s.submit_ns = self.now;
+                if let (Some(d), true) = (s.dir, self.rec.slat) {
+                    self.stats.record_slat(d, self.now - s.issue_ns);
+                }
             }
         }
         self.queued.clear();
@@ -668,6 +706,12 @@ impl<'a> Runner<'a> {
         let s = &self.slots[slot as usize];
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
         match (&d.result, dir) {
+            (Ok(n), Some(dir)) if !self.rec.all() => {
+                self.record_some(dir, *n as u64, submit, issue);
+                if *n < d.req.len {
+                    self.stats.dir_mut(dir).short_ios += 1;
+                }
+            }
             (Ok(n), Some(dir)) => {
                 if self.sync {
                     self.stats
@@ -713,6 +757,34 @@ impl<'a> Runner<'a> {
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
+        }
+    }
+
+    /// A completion when some latency is not measured: only what is asked for is recorded.
+    fn record_some(&mut self, dir: Dir, bytes: u64, submit: u64, issue: u64) {
+        let rec = self.rec;
+        self.stats.record_done(dir, bytes);
+        if rec.clat {
+            let clat = self.now - if self.sync { issue } else { submit };
+            self.stats.record_clat(dir, clat);
+        }
+        if rec.lat {
+            self.stats.dir_mut(dir).lat.record(self.now - issue);
+        }
+    }
+
+    /// The clock after a synchronous completion: read every time when latencies are measured,
+    /// else every [`CLOCK_EVERY`] completions (the runtime and samples need no more).
+    #[inline]
+    fn stamp_done(&mut self) {
+        if self.rec.timed {
+            self.now = self.clock.now();
+            return;
+        }
+        self.unclocked += 1;
+        if self.unclocked >= CLOCK_EVERY {
+            self.unclocked = 0;
+            self.now = self.clock.now();
         }
     }
 
@@ -804,7 +876,7 @@ impl<'a> Runner<'a> {
 
     fn finish(self) -> JobOutcome {
         let mut stats = self.stats;
-        if self.sync {
+        if self.sync && self.rec.all() {
             stats.lat_from_clat();
         }
         let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);

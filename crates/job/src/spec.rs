@@ -184,6 +184,13 @@ pub struct JobSpec {
     pub slat_percentiles: bool,
     pub unified_rw_reporting: UnifiedRw,
     pub disk_util: bool,
+    pub gtod_reduce: bool,
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    /// `stats=0`: the job runs but is left out of the report, as fio leaves it.
+    pub stats: bool,
     pub cpus_allowed: Option<String>,
 }
 }

@@ -39,7 +39,11 @@ pub fn run_report(
     let meta = |m: &Measured<'_>| job_meta(m, specs.get(m.plan.spec_index), &date, elapsed_s);
     let mut reports = Vec::new();
     let mut merged: Option<(JobStats, JobMeta)> = None;
-    for m in jobs {
+    // stats=0: the job ran, but fio leaves it out of every figure.
+    for m in jobs
+        .iter()
+        .filter(|m| specs.get(m.plan.spec_index).is_none_or(|s| s.stats))
+    {
         let folds = specs
             .get(m.plan.spec_index)
             .is_some_and(|s| s.group_reporting);

@@ -2,4 +2,5 @@
 //! integration tests are): one link, one place for shared helpers.
 
 mod compare;
+mod fioopts;
 mod run;
