@@ -47,6 +47,28 @@ pub struct JobOutcome {
     pub lat_series: Vec<(u64, f64)>,
 }
 
+impl JobOutcome {
+    /// A job that did no I/O (create_only).
+    fn idle(plan: &JobPlan) -> JobOutcome {
+        JobOutcome {
+            name: plan.name.clone(),
+            clone: plan.clone,
+            group: plan.group,
+            stats: JobStats::new(),
+            runtime_ms: 0,
+            error: None,
+            error_detail: None,
+            engine: String::new(),
+            syscalls: SysCalls::default(),
+            errors_ignored: 0,
+            iops_series: Vec::new(),
+            started_ns: 0,
+            ended_ns: 0,
+            lat_series: Vec::new(),
+        }
+    }
+}
+
 /// What ends a job early: a signal, or a job with `exitall` that finished.
 pub struct Stops<'a> {
     pub signal: &'a AtomicBool,
@@ -127,9 +149,19 @@ pub fn run(
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, and says so at the
     // line: one job that cannot start calls the start off for the whole phase.
+    if plan.spec.create_only {
+        // fio's create_only: the files were laid out; the job does nothing more.
+        let go = start.wait(true);
+        progress.finished.store(true, Ordering::Relaxed);
+        return if go {
+            Ok(JobOutcome::idle(plan))
+        } else {
+            Err(BenchError::NotStarted)
+        };
+    }
     let setup = setup(plan);
     let go = start.wait(setup.is_ok());
-    let (mut eng, files, bufs, gen) = setup?;
+    let (mut eng, mut files, bufs, gen) = setup?;
     if !go {
         return Err(BenchError::NotStarted);
     }
@@ -137,6 +169,9 @@ pub fn run(
     // fio's wait_for: start when the named job (all its clones) has finished.
     while wait_on.iter().any(|p| !p.finished.load(Ordering::Relaxed)) && !stop.is_set() {
         std::thread::sleep(Duration::from_millis(10));
+    }
+    if plan.spec.create_on_open {
+        files = crate::setup::open_files(plan, &mut *eng)?;
     }
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();

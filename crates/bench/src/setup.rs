@@ -47,6 +47,7 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(write)
+        .create(write && plan.spec.create_on_open && plan.spec.allow_file_create)
         .custom_flags(flags)
         .open(path)
 }
@@ -73,35 +74,12 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     )?;
     let mut eng = iolab_engine::open(&opts)
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
-    let mut ids = Vec::with_capacity(plan.files.len());
-    let diskless = !opts.kind.needs_files();
-    for f in &plan.files {
-        // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
-        // created or read.
-        let file = if diskless {
-            File::open("/dev/null")
-                .map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
-        } else {
-            open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
-        };
-        if plan.invalidate
-            && !file
-                .metadata()
-                .map(|m| m.file_type().is_block_device())
-                .unwrap_or(false)
-        {
-            // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
-            let _ = sys::drop_cache(file.as_raw_fd());
-        }
-        if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
-            // Advisory, as in fio (which warns once): the job runs without it.
-            let _ = sys::fadvise(file.as_raw_fd(), advice);
-        }
-        ids.push(
-            eng.add_file(file, &f.path)
-                .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
-        );
-    }
+    // create_on_open: the files are opened (and created) at the job's first I/O, in `run`.
+    let ids = if plan.spec.create_on_open {
+        Vec::new()
+    } else {
+        open_files(plan, &mut *eng)?
+    };
     let bs = plan
         .pattern
         .bs
@@ -147,6 +125,40 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         bufs.push(b);
     }
     Ok((eng, ids, bufs, gen))
+}
+
+/// Opens the job's files and hands them to the engine (fadvise and cache drop on the way).
+pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<FileId>, BenchError> {
+    let mut ids = Vec::with_capacity(plan.files.len());
+    let diskless = !plan.engine.kind.needs_files();
+    for f in &plan.files {
+        // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
+        // created or read.
+        let file = if diskless {
+            File::open("/dev/null")
+                .map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
+        } else {
+            open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
+        };
+        if plan.invalidate
+            && !file
+                .metadata()
+                .map(|m| m.file_type().is_block_device())
+                .unwrap_or(false)
+        {
+            // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
+            let _ = sys::drop_cache(file.as_raw_fd());
+        }
+        if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
+            // Advisory, as in fio (which warns once): the job runs without it.
+            let _ = sys::fadvise(file.as_raw_fd(), advice);
+        }
+        ids.push(
+            eng.add_file(file, &f.path)
+                .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
+        );
+    }
+    Ok(ids)
 }
 
 /// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated

@@ -124,6 +124,14 @@ pub struct JobSpec {
     pub invalidate: bool,
     pub allow_mounted_write: bool,
     pub fadvise_hint: Fadvise,
+    pub create_only: bool,
+    pub create_fsync: bool,
+    pub allow_file_create: bool,
+    pub overwrite: bool,
+    pub file_append: bool,
+    pub unique_filename: bool,
+    /// None = aligned to the minimum block size.
+    pub offset_align: Option<u64>,
     pub rw: RwMode,
     pub rw_modifier: Option<RwModifier>,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).

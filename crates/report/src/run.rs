@@ -39,7 +39,7 @@ pub fn run_report(
     let meta = |m: &Measured<'_>| job_meta(m, specs.get(m.plan.spec_index), &date, elapsed_s);
     let mut reports = Vec::new();
     let mut merged: Option<(JobStats, JobMeta)> = None;
-    // stats=0: the job ran, but fio leaves it out of every figure.
+    // stats=0: the job ran, but fio leaves it out of every figure; create_only did no I/O.
     for m in jobs
         .iter()
         .filter(|m| specs.get(m.plan.spec_index).is_none_or(|s| s.stats))

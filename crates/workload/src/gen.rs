@@ -83,6 +83,8 @@ pub struct Pattern {
     pub ba: [u64; 3],
     /// rw=MODE:N — sequential: bytes skipped after each I/O; random: I/Os per new random offset.
     pub modifier: u64,
+    /// rw=MODE:-N (sequential only): bytes stepped back from the end of each I/O, 0 = forwards.
+    pub backward: u64,
     pub dist: Dist,
     pub random_map: bool,
     /// For random modes, percent of I/Os that are random (the rest continue sequentially).
@@ -195,7 +197,7 @@ impl IoGen {
             };
             files.push(FileState {
                 span,
-                pos: [0; 3],
+                pos: [backward_start(&p, span); 3],
                 map,
                 picker: Picker::new(&p.dist, blocks, unit),
                 unit,
@@ -279,6 +281,20 @@ impl IoGen {
             };
             f.pos[d] = off + len;
             off
+        } else if self.p.backward > 0 {
+            // fio's backwards sequential I/O: each I/O starts `backward` bytes before the end
+            // of the previous one; past the start it wraps to that far before the end.
+            let back = self.p.backward;
+            let end = f.pos[d];
+            let off = match end {
+                0 => 0,
+                e => e
+                    .checked_sub(back)
+                    .unwrap_or_else(|| f.span.len.saturating_sub(back)),
+            };
+            let off = off.min(f.span.len - len);
+            f.pos[d] = off + len;
+            off
         } else {
             if f.pos[d] + len > f.span.len {
                 f.pos[d] = 0;
@@ -337,6 +353,17 @@ impl IoGen {
     }
 }
 
+/// Where backwards I/O starts, relative to the span, as fio 3.33 does: at the span's start for
+/// a span that starts the file, else (fio compares the span's length with its absolute start)
+/// one step back from `len - offset`.
+fn backward_start(p: &Pattern, span: FileSpan) -> u64 {
+    if p.backward == 0 || span.offset == 0 {
+        0
+    } else {
+        span.len.saturating_sub(span.offset).min(span.len)
+    }
+}
+
 impl Pattern {
     pub fn has(&self, d: Dir) -> bool {
         match d {
@@ -362,6 +389,7 @@ impl Pattern {
             ],
             ba: [bs; 3],
             modifier: 0,
+            backward: 0,
             dist: Dist::Uniform,
             random_map: true,
             percentage_random: 100,
@@ -421,6 +449,26 @@ mod tests {
         let ios = all(p);
         let reads = ios.iter().filter(|i| i.dir == Dir::Read).count() as f64 / ios.len() as f64;
         assert!((0.69..0.71).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn backwards_sequential_steps_back_and_wraps_as_fio_3_33() {
+        // Offsets fio 3.33 issues (write_iolog) for rw=read:-8k, bs=4k.
+        let offsets = |offset: u64, len: u64| {
+            let mut p = Pattern::simple(true, false, false, 4096, len);
+            p.backward = 8192;
+            p.files[0].offset = offset;
+            let mut g = IoGen::try_new(p).unwrap();
+            std::iter::from_fn(|| g.next_io().map(|io| io.offset / 1024)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            offsets(0, 64 << 10),
+            [0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0]
+        );
+        assert_eq!(
+            offsets(16 << 10, 32 << 10),
+            [24, 20, 16, 40, 36, 32, 28, 24]
+        );
     }
 
     #[test]

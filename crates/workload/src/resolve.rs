@@ -280,7 +280,15 @@ fn files_of(
     let names = file_names(spec, clone);
     let nfiles = names.len() as u64;
     let first_size = names.first().and_then(|p| (env.size_of)(p));
-    let offset_base = bytes_of(&spec.offset, first_size, spec, "offset")?;
+    let mut offset_base = bytes_of(&spec.offset, first_size, spec, "offset")?;
+    if let SizeOrPct::Percent(_) = spec.offset {
+        // fio aligns a percentage offset up, to offset_align or the smallest block size.
+        let align = spec
+            .offset_align
+            .unwrap_or_else(|| spec.bs.read.min(spec.bs.write))
+            .max(1);
+        offset_base = offset_base.div_ceil(align).saturating_mul(align);
+    }
     let increment = bytes_of(&spec.offset_increment, first_size, spec, "offset_increment")?;
     let offset = offset_base + increment * u64::from(clone);
     let total = match &spec.size {
@@ -305,6 +313,11 @@ fn files_of(
     let mut spans = Vec::with_capacity(names.len());
     for path in names {
         let block = (env.is_block_device)(&path);
+        // file_append: the job's I/O starts where the existing file ends.
+        let offset = match (spec.file_append, block) {
+            (true, false) => offset + (env.size_of)(&path).unwrap_or(0),
+            _ => offset,
+        };
         let span_len = if block {
             let dev = (env.size_of)(&path).unwrap_or(0);
             per_file.min(dev.saturating_sub(offset))
@@ -345,19 +358,20 @@ fn pattern_of(
         RwMode::ReadWrite | RwMode::RandRw => (true, true, false, false),
         RwMode::TrimWrite | RwMode::RandTrimWrite => (false, false, true, true),
     };
-    let modifier = match spec.rw_modifier {
-        None => 0,
-        Some(RwModifier::SeqCount(n)) => n,
-        Some(RwModifier::Skip(s)) if s >= 0 => s as u64,
-        Some(RwModifier::Skip(s)) => {
+    let (modifier, backward) = match spec.rw_modifier {
+        None => (0, 0),
+        Some(RwModifier::SeqCount(n)) => (n, 0),
+        Some(RwModifier::Skip(s)) if s >= 0 => (s as u64, 0),
+        Some(RwModifier::Skip(s)) if spec.rw.is_random() => {
             return Err(err(
                 spec,
                 format!(
-                    "rw={}:{s} (backwards I/O) is not supported by iolab yet",
+                    "rw={}:{s}: a negative step needs a sequential rw",
                     spec.rw.name()
                 ),
             ))
         }
+        Some(RwModifier::Skip(s)) => (0, s.unsigned_abs()),
     };
     let io_size = match &spec.io_size {
         Some(s) => bytes_of(s, Some(total), spec, "io_size")?,
@@ -373,6 +387,7 @@ fn pattern_of(
         bs,
         ba,
         modifier,
+        backward,
         dist: dist(spec)?,
         random_map: !spec.norandommap,
         percentage_random: spec.percentage_random.read.min(100),

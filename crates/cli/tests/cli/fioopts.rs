@@ -102,3 +102,206 @@ fn stats_0_leaves_the_job_out_of_the_report() {
         .collect();
     assert_eq!(names, ["b"]);
 }
+
+fn size_and_blocks(p: &std::path::Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).unwrap();
+    (m.len(), m.blocks())
+}
+
+#[test]
+fn create_only_lays_out_and_does_no_io() {
+    let d = TestDir::new("create-only");
+    let out = d
+        .run(&[
+            "--name=t",
+            "--filename=f",
+            "--size=1m",
+            "--rw=randread",
+            "--create_only=1",
+        ])
+        .ok();
+    assert_eq!(size_and_blocks(&d.path.join("f")), (1 << 20, 2048));
+    assert!(out.stdout.contains("t: Laying out IO file (1 file / 1MiB)"));
+    assert!(!out.stdout.contains("IOPS="), "{}", out.stdout);
+    // fio's own tests expect standard error empty on success.
+    assert_eq!(out.stderr, "");
+}
+
+#[test]
+fn info_lines_go_to_stderr_only_when_stdout_is_json() {
+    let d = TestDir::new("info-lines");
+    let args = ["--name=t", "--filename=f", "--size=64k", "--rw=read"];
+    let v = json(&d, &args);
+    assert_eq!(u64_at(&v, "/jobs/0/read/total_ios"), 16);
+    std::fs::remove_file(d.path.join("f")).unwrap();
+    let mut a = args.to_vec();
+    a.push("--output-format=json");
+    let out = d.run(&a).ok();
+    assert!(out.stderr.contains("Laying out IO file"), "{}", out.stderr);
+    assert!(!out.stdout.contains("Laying out"));
+}
+
+#[test]
+fn fallocate_modes_allocate_as_fio_does() {
+    let d = TestDir::new("fallocate");
+    // (mode, size, allocated) for a write job's layout, as fio 3.33 leaves the file.
+    for (mode, size, allocated) in [
+        ("none", 0, false),
+        ("native", 1 << 20, true),
+        ("posix", 1 << 20, true),
+        ("keep", 0, true),
+        ("truncate", 1 << 20, false),
+    ] {
+        let fallocate = format!("--fallocate={mode}");
+        d.run(&[
+            "--name=t",
+            "--filename",
+            mode,
+            "--size=1m",
+            "--rw=write",
+            "--create_only=1",
+            &fallocate,
+        ])
+        .ok();
+        let (len, blocks) = size_and_blocks(&d.path.join(mode));
+        assert_eq!((len, blocks >= 2048), (size, allocated), "fallocate={mode}");
+    }
+}
+
+#[test]
+fn overwrite_writes_the_layout_of_a_write_job() {
+    let d = TestDir::new("overwrite");
+    let args = |ow: &'static str| {
+        vec![
+            "--name=t",
+            "--filename=f",
+            "--size=1m",
+            "--rw=write",
+            "--fallocate=none",
+            "--create_only=1",
+            ow,
+        ]
+    };
+    d.run(&args("--overwrite=0")).ok();
+    assert_eq!(size_and_blocks(&d.path.join("f")).0, 0);
+    d.run(&args("--overwrite=1")).ok();
+    assert_eq!(size_and_blocks(&d.path.join("f")), (1 << 20, 2048));
+}
+
+#[test]
+fn allow_file_create_0_refuses_a_missing_file() {
+    let d = TestDir::new("allow-create");
+    let out = d
+        .run(&[
+            "--name=t",
+            "--filename=nofile",
+            "--size=64k",
+            "--rw=write",
+            "--allow_file_create=0",
+        ])
+        .fails();
+    assert!(
+        out.stderr
+            .contains("file creation disallowed by allow_file_create=0"),
+        "{}",
+        out.stderr
+    );
+    assert!(!d.path.join("nofile").exists());
+    d.write("nofile", "");
+    d.run(&[
+        "--name=t",
+        "--filename=nofile",
+        "--size=64k",
+        "--rw=write",
+        "--allow_file_create=0",
+    ])
+    .ok();
+}
+
+#[test]
+fn create_on_open_creates_the_file_at_the_first_io_not_at_layout() {
+    let d = TestDir::new("create-on-open");
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.args([
+        "run",
+        "--rw=write",
+        "--size=64k",
+        "--name=ctl",
+        "--filename=laid",
+        "--name=t",
+        "--filename=late",
+        "--create_on_open=1",
+        "--startdelay=4",
+    ])
+    .current_dir(&d.path)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    // Every file that is laid out is laid out before any job starts: once `laid` exists,
+    // `late` would too if layout created it.
+    let t0 = std::time::Instant::now();
+    while !d.path.join("laid").exists() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let early = d.path.join("late").exists();
+    let st = child.wait().unwrap();
+    assert!(st.success());
+    assert!(!early, "create_on_open file existed before its job started");
+    assert_eq!(size_and_blocks(&d.path.join("late")).0, 64 << 10);
+}
+
+#[test]
+fn file_append_writes_after_the_existing_data() {
+    let d = TestDir::new("append");
+    d.write("f", &"x".repeat(100_000));
+    d.run(&[
+        "--name=t",
+        "--filename=f",
+        "--size=64k",
+        "--rw=write",
+        "--file_append=1",
+    ])
+    .ok();
+    let data = std::fs::read(d.path.join("f")).unwrap();
+    assert_eq!(data.len(), 100_000 + 65536);
+    assert!(data[..100_000].iter().all(|b| *b == b'x'));
+}
+
+#[test]
+fn offset_align_aligns_a_percentage_offset() {
+    let d = TestDir::new("offset-align");
+    let first_written = |align: &'static str| {
+        std::fs::write(d.path.join("f"), vec![0u8; 1_000_000]).unwrap();
+        let mut a = vec![
+            "--name=t",
+            "--filename=f",
+            "--size=4k",
+            "--rw=write",
+            "--offset=50%",
+        ];
+        a.extend([align].iter().filter(|s| !s.is_empty()));
+        d.run(&a).ok();
+        let data = std::fs::read(d.path.join("f")).unwrap();
+        data.iter().position(|b| *b != 0).unwrap()
+    };
+    // 500000 aligned up to the block size, then to 64 KiB (fio writes at the same places).
+    assert_eq!(first_written(""), 503_808);
+    assert_eq!(first_written("--offset_align=64k"), 524_288);
+}
+
+#[test]
+fn backwards_sequential_read_runs_and_reads_the_whole_span() {
+    let d = TestDir::new("backwards");
+    let v = json(
+        &d,
+        &[
+            "--name=t",
+            "--filename=f",
+            "--size=64k",
+            "--bs=4k",
+            "--rw=read:-8k",
+        ],
+    );
+    assert_eq!(u64_at(&v, "/jobs/0/read/io_bytes"), 64 << 10);
+}

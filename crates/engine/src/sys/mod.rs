@@ -495,8 +495,29 @@ pub fn set_thread_affinity(cpus: &[usize]) -> io::Result<()> {
 /// Preallocates `len` bytes of a regular file (`fallocate` mode 0), so laying out a file does
 /// not fragment it; `Ok(false)` where the filesystem cannot (the caller then just writes).
 pub fn preallocate(fd: RawFd, len: u64) -> io::Result<bool> {
+    preallocate_with(fd, len, 0)
+}
+
+/// [`preallocate`] without changing the file's size (`FALLOC_FL_KEEP_SIZE`, fio's
+/// `fallocate=keep`).
+pub fn preallocate_keep_size(fd: RawFd, len: u64) -> io::Result<bool> {
+    preallocate_with(fd, len, libc::FALLOC_FL_KEEP_SIZE)
+}
+
+/// `posix_fallocate` (fio's `fallocate=posix`): glibc writes zeros where the filesystem
+/// cannot allocate, so it always succeeds on a regular file with room.
+pub fn posix_preallocate(fd: RawFd, len: u64) -> io::Result<()> {
+    // SAFETY: posix_fallocate takes no memory arguments; it returns the error number.
+    let r = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
+    match r {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+fn preallocate_with(fd: RawFd, len: u64, mode: libc::c_int) -> io::Result<bool> {
     // SAFETY: fallocate takes no memory arguments.
-    let r = unsafe { libc::fallocate(fd, 0, 0, len as libc::off_t) };
+    let r = unsafe { libc::fallocate(fd, mode, 0, len as libc::off_t) };
     match cvt(r as isize) {
         Ok(_) => Ok(true),
         Err(e)
