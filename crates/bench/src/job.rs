@@ -247,9 +247,6 @@ struct Runner<'a> {
     lat_window: (f64, u64),
     /// Per direction, the next due time relative to `t0` (rate limits).
     next_due: [u64; 3],
-    /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
-    /// recorded per I/O and copied into lat at the end.
-    sync: bool,
     /// In-flight I/O was cancelled at the end: ECANCELED completions are I/O not done.
     cancelled: bool,
     /// Which latencies are measured (fio's disable_* and gtod_reduce).
@@ -344,7 +341,6 @@ impl<'a> Runner<'a> {
             lat_series: Vec::with_capacity(256),
             lat_window: (0.0, 0),
             next_due: [0; 3],
-            sync: false,
             cancelled: false,
             rec: Record::of(&plan.spec),
             unclocked: 0,
@@ -369,7 +365,6 @@ impl<'a> Runner<'a> {
         let mut think_count = 0u32;
         let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
-        self.sync = sync;
         loop {
             if stop.is_set() || deadline.is_some_and(|d| self.now >= d) || self.error.is_some() {
                 break;
@@ -379,6 +374,11 @@ impl<'a> Runner<'a> {
             }
             // Fill: queue until the depth is reached, the engine is busy or a batch is ready.
             while self.in_flight() < self.depth() || pending.is_some() {
+                if sync && self.rec.lat {
+                    // fio's start_time: read before the request is made, so lat covers making
+                    // it and clat does not (fio reads the clock here too).
+                    self.now = self.clock.now();
+                }
                 let req = match pending.take() {
                     Some(r) => r,
                     None => match self.next_req() {
@@ -415,10 +415,10 @@ impl<'a> Runner<'a> {
                     self.slots[slot as usize].issue_ns = self.now;
                 }
                 if sync && self.rec.timed {
-                    // Each I/O is timed alone: its own reading, so clat is the call itself and
-                    // not also the generation of the request.
+                    // Each I/O is timed alone: clat is the call itself; lat counts from the
+                    // slot's issue_ns, read before the request was made.
                     self.now = self.clock.now();
-                    self.slots[slot as usize].issue_ns = self.now;
+                    self.slots[slot as usize].submit_ns = self.now;
                 }
                 match self.eng.queue(req) {
                     Queued::Done(d) => {
@@ -427,8 +427,6 @@ impl<'a> Runner<'a> {
                         self.stats.depth.mark_depth(depth, 1);
                         self.stats.depth.mark_submit(1);
                         self.stats.depth.mark_complete(1);
-                        let slot = d.req.tag as usize;
-                        self.slots[slot].submit_ns = self.slots[slot].issue_ns;
                         self.complete(d);
                         self.tick();
                         // A synchronous engine never fills the queue: the end of the run has
@@ -642,9 +640,6 @@ impl<'a> Runner<'a> {
         }
         snap.total_run_time_ms = elapsed_ms;
         snap.cpu = usage() - self.cpu0;
-        if self.sync && self.rec.all() {
-            snap.lat_from_clat();
-        }
         if let Ok(mut slot) = self.progress.snapshot.lock() {
             *slot = Some(snap);
         }
@@ -748,17 +743,8 @@ impl<'a> Runner<'a> {
                 }
             }
             (Ok(n), Some(dir)) => {
-                if self.sync {
-                    self.stats
-                        .record_completion_sync(dir, *n as u64, self.now - issue);
-                } else {
-                    self.stats.record_completion(
-                        dir,
-                        *n as u64,
-                        self.now - submit,
-                        self.now - issue,
-                    );
-                }
+                self.stats
+                    .record_completion(dir, *n as u64, self.now - submit, self.now - issue);
                 if due > 0 {
                     self.stats
                         .dir_mut(dir)
@@ -800,8 +786,7 @@ impl<'a> Runner<'a> {
         let rec = self.rec;
         self.stats.record_done(dir, bytes);
         if rec.clat {
-            let clat = self.now - if self.sync { issue } else { submit };
-            self.stats.record_clat(dir, clat);
+            self.stats.record_clat(dir, self.now - submit);
         }
         if rec.lat {
             self.stats.dir_mut(dir).lat.record(self.now - issue);
@@ -911,9 +896,6 @@ impl<'a> Runner<'a> {
 
     fn finish(self) -> JobOutcome {
         let mut stats = self.stats;
-        if self.sync && self.rec.all() {
-            stats.lat_from_clat();
-        }
         let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);
         // fio reports a runtime only for the directions that did I/O.
         for d in stats.dirs.iter_mut().filter(|d| d.total_ios > 0) {

@@ -305,3 +305,28 @@ fn backwards_sequential_read_runs_and_reads_the_whole_span() {
     );
     assert_eq!(u64_at(&v, "/jobs/0/read/io_bytes"), 64 << 10);
 }
+
+#[test]
+fn latency_line_shows_the_jobs_iodepth_as_fio_does() {
+    let d = TestDir::new("latency-depth");
+    let v = json(&d, &with(NULL, &["--iodepth=8"]));
+    assert_eq!(u64_at(&v, "/jobs/0/latency_depth"), 8);
+    let out = d
+        .run(&with(NULL, &["--iodepth=8", "--ioengine=psync"]))
+        .ok();
+    assert!(
+        out.stdout.contains("percentile=100.00%, depth=8"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn sync_engine_lat_covers_making_the_request_and_exceeds_clat() {
+    let d = TestDir::new("sync-lat");
+    let v = json(&d, &with(NULL, &["--ioengine=psync", "--size=1m"]));
+    let f = |p: &str| v.pointer(p).and_then(Value::as_f64).unwrap();
+    assert_eq!(u64_at(&v, "/jobs/0/read/lat_ns/N"), 256);
+    assert!(f("/jobs/0/read/lat_ns/mean") > f("/jobs/0/read/clat_ns/mean"));
+    assert!(u64_at(&v, "/jobs/0/read/lat_ns/min") >= u64_at(&v, "/jobs/0/read/clat_ns/min"));
+}
