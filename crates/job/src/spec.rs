@@ -45,6 +45,20 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// fio's `file_service_type`: how the next file is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum FileService {
+    #[default]
+    RoundRobin,
+    Random,
+    /// Finish one file before moving on to the next.
+    Sequential,
+    Zipf(f64),
+    Pareto(f64),
+    /// Standard deviation in percent of the files (fio's `normal`/`gauss`).
+    Normal(f64),
+}
+
 /// `fadvise_hint=`: the access pattern announced to the kernel when a file is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Fadvise {
@@ -132,6 +146,9 @@ pub struct JobSpec {
     pub unique_filename: bool,
     /// None = aligned to the minimum block size.
     pub offset_align: Option<u64>,
+    pub file_service_type: FileService,
+    /// I/Os to a file before switching (the `:N` of random, roundrobin, sequential).
+    pub file_service_nr: u32,
     pub rw: RwMode,
     pub rw_modifier: Option<RwModifier>,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).

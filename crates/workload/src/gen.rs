@@ -93,6 +93,21 @@ pub struct Pattern {
     pub seed: u64,
     /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
     pub bytes: Option<u64>,
+    /// How the next file is chosen (fio's file_service_type) and after how many I/Os.
+    pub file_pick: FilePick,
+    pub file_every: u32,
+}
+
+/// fio's `file_service_type`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum FilePick {
+    #[default]
+    RoundRobin,
+    Random,
+    /// Stay on a file until its span is done.
+    Sequential,
+    /// zipf, pareto or normal over the file indexes.
+    Dist(Dist),
 }
 
 /// One I/O to issue.
@@ -129,6 +144,13 @@ pub struct IoGen {
     pending_write: Option<IoUnit>,
     /// Per direction: blockalign divides the random map's unit.
     unit_aligned: [bool; 3],
+    /// The file in use, the I/Os left on it before the next pick, the bytes issued to it
+    /// (file_service_type=sequential), and the pickers of the random kinds.
+    cur_file: usize,
+    file_left: u32,
+    file_bytes: u64,
+    rng_file: Taus88,
+    file_dist: Option<Picker>,
 }
 
 /// The random map of a file cannot be allocated (fio: "failed allocating random map").
@@ -217,6 +239,14 @@ impl IoGen {
             run_left: 0,
             pending_write: None,
             unit_aligned: [0, 1, 2].map(|d| unit.is_multiple_of(p.ba[d].max(1))),
+            cur_file: 0,
+            file_left: 0,
+            file_bytes: 0,
+            rng_file: Taus88::new(s ^ 0x9e37_79b9_7f4a_7c15),
+            file_dist: match &p.file_pick {
+                FilePick::Dist(d) => Some(Picker::new(d, p.files.len() as u64, 1)),
+                _ => None,
+            },
             p,
         })
     }
@@ -250,11 +280,7 @@ impl IoGen {
         if let Some(b) = self.p.bytes {
             len = len.min(b - self.issued);
         }
-        let fi = self.next_file;
-        self.next_file += 1;
-        if self.next_file == self.files.len() {
-            self.next_file = 0;
-        }
+        let fi = self.pick_file();
         let random = self.p.random && self.take_random();
         let f = &mut self.files[fi];
         len = len.min(f.span.len).max(1);
@@ -310,6 +336,7 @@ impl IoGen {
             len,
         };
         self.issued += len;
+        self.file_bytes += len;
         if self.p.trimwrite && dir == Dir::Trim {
             self.pending_write = Some(IoUnit {
                 dir: Dir::Write,
@@ -317,6 +344,38 @@ impl IoGen {
             });
         }
         Some(io)
+    }
+
+    /// The file of the next I/O, as fio's file_service_type says; round robin with one I/O
+    /// per file costs what it did before (a counter).
+    fn pick_file(&mut self) -> usize {
+        let n = self.files.len();
+        if n == 1 {
+            return 0;
+        }
+        if self.p.file_pick == FilePick::Sequential {
+            if self.file_bytes >= self.files[self.cur_file].span.len {
+                self.file_bytes = 0;
+                self.cur_file = (self.cur_file + 1) % n;
+            }
+            return self.cur_file;
+        }
+        if self.file_left > 0 {
+            self.file_left -= 1;
+            return self.cur_file;
+        }
+        self.file_left = self.p.file_every.max(1) - 1;
+        let fi = match (&self.p.file_pick, &self.file_dist) {
+            (FilePick::Random, _) => self.rng_file.below(n as u64) as usize,
+            (_, Some(d)) => (d.pick(&mut self.rng_file) as usize).min(n - 1),
+            _ => {
+                let fi = self.next_file;
+                self.next_file = (fi + 1) % n;
+                fi
+            }
+        };
+        self.cur_file = fi;
+        fi
     }
 
     fn pick_dir(&mut self) -> Dir {
@@ -390,6 +449,8 @@ impl Pattern {
             ba: [bs; 3],
             modifier: 0,
             backward: 0,
+            file_pick: FilePick::RoundRobin,
+            file_every: 1,
             dist: Dist::Uniform,
             random_map: true,
             percentage_random: 100,

@@ -6,12 +6,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use iolab_job::spec::FileService;
 use iolab_job::spec::RateProcess;
 use iolab_job::value::{Distribution, PerDir, RwMode, RwModifier, SizeOrPct, Zone as JZone};
 use iolab_job::{JobSpec, Loc};
 
 use crate::dist::{Dist, Zone};
-use crate::gen::{BlockSizes, FileSpan, Pattern};
+use crate::gen::{BlockSizes, FilePick, FileSpan, Pattern};
 use crate::plan::{BufferFill, FilePlan, JobPlan, Rate};
 
 /// fio's default seed (randrepeat=1).
@@ -388,6 +389,15 @@ fn pattern_of(
         ba,
         modifier,
         backward,
+        file_pick: match spec.file_service_type {
+            FileService::RoundRobin => FilePick::RoundRobin,
+            FileService::Random => FilePick::Random,
+            FileService::Sequential => FilePick::Sequential,
+            FileService::Zipf(t) => FilePick::Dist(Dist::Zipf(t)),
+            FileService::Pareto(h) => FilePick::Dist(Dist::Pareto(h)),
+            FileService::Normal(d) => FilePick::Dist(Dist::Normal(d)),
+        },
+        file_every: spec.file_service_nr.max(1),
         dist: dist(spec)?,
         random_map: !spec.norandommap,
         percentage_random: spec.percentage_random.read.min(100),

@@ -330,3 +330,38 @@ fn sync_engine_lat_covers_making_the_request_and_exceeds_clat() {
     assert!(f("/jobs/0/read/lat_ns/mean") > f("/jobs/0/read/clat_ns/mean"));
     assert!(u64_at(&v, "/jobs/0/read/lat_ns/min") >= u64_at(&v, "/jobs/0/read/clat_ns/min"));
 }
+
+#[test]
+fn file_service_type_chooses_files_as_told() {
+    let d = TestDir::new("file-service");
+    // A write job on files it does not preallocate: each file's size is what it was given.
+    let sizes = |t: &str| -> Vec<u64> {
+        for i in 0..4 {
+            let _ = std::fs::remove_file(d.path.join(format!("t.0.{i}")));
+        }
+        let fst = format!("--file_service_type={t}");
+        d.run(&[
+            "--name=t",
+            "--nrfiles=4",
+            "--filesize=64k",
+            "--io_size=128k",
+            "--rw=write",
+            "--fallocate=none",
+            &fst,
+        ])
+        .ok();
+        (0..4)
+            .map(|i| size_and_blocks(&d.path.join(format!("t.0.{i}"))).0)
+            .collect()
+    };
+    let k = 1024;
+    assert_eq!(sizes("roundrobin"), [32 * k, 32 * k, 32 * k, 32 * k]);
+    assert_eq!(sizes("sequential"), [64 * k, 64 * k, 0, 0]);
+    let r4 = sizes("random:4");
+    assert!(r4.iter().all(|s| s % (16 * k) == 0), "{r4:?}");
+    assert_ne!(r4, [32 * k; 4]);
+    let z = sizes("zipf:2");
+    assert!(z[0] > z[1] + z[2] + z[3], "{z:?}");
+    let n = sizes("normal");
+    assert_eq!(n.iter().filter(|s| **s > 0).count(), 1, "{n:?}");
+}
