@@ -46,10 +46,11 @@ pub fn run_report(
     let mut reports = Vec::new();
     let mut merged: Option<(JobStats, JobMeta, &Measured<'_>)> = None;
     // stats=0: the job ran, but fio leaves it out of every figure; create_only did no I/O.
-    for m in jobs
-        .iter()
-        .filter(|m| specs.get(m.plan.spec_index).is_none_or(|s| s.stats))
-    {
+    for m in jobs.iter().filter(|m| {
+        specs
+            .get(m.plan.spec_index)
+            .is_none_or(|s| s.stats && !s.create_only)
+    }) {
         let folds = specs
             .get(m.plan.spec_index)
             .is_some_and(|s| s.group_reporting);

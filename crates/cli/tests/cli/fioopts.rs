@@ -126,6 +126,18 @@ fn create_only_lays_out_and_does_no_io() {
     assert!(!out.stdout.contains("IOPS="), "{}", out.stdout);
     // fio's own tests expect standard error empty on success.
     assert_eq!(out.stderr, "");
+    let v = json(
+        &d,
+        &[
+            "--name=t",
+            "--filename=g",
+            "--size=64k",
+            "--rw=read",
+            "--create_only=1",
+        ],
+    );
+    assert_eq!(v["jobs"].as_array().map(Vec::len), Some(0), "{v}");
+    assert_eq!(size_and_blocks(&d.path.join("g")).0, 64 << 10);
 }
 
 #[test]
@@ -364,4 +376,70 @@ fn file_service_type_chooses_files_as_told() {
     assert!(z[0] > z[1] + z[2] + z[3], "{z:?}");
     let n = sizes("normal");
     assert_eq!(n.iter().filter(|s| **s > 0).count(), 1, "{n:?}");
+}
+
+/// The project's own corpus (`tests/jobs` at the repository root).
+fn corpus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/jobs")
+}
+
+fn corpus_files() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(corpus_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn own_corpus_every_file_runs_and_does_io() {
+    let files = corpus_files();
+    assert!(files.len() >= 9, "{files:?}");
+    for f in files {
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let d = TestDir::new(&format!("own-corpus-{stem}"));
+        std::fs::write(d.path.join("existing.data"), vec![0u8; 256 << 10]).unwrap();
+        let out = d.run(&[f.to_str().unwrap(), "--output-format=json"]);
+        assert_eq!(out.code, Some(0), "{}: {}", f.display(), out.stderr);
+        let v = out.json();
+        let jobs = v["jobs"].as_array().unwrap();
+        assert!(!jobs.is_empty(), "{}", f.display());
+        for j in jobs {
+            let ios: u64 = ["read", "write", "trim"]
+                .iter()
+                .map(|k| j[k]["total_ios"].as_u64().unwrap_or(0))
+                .sum();
+            assert!(ios > 0, "{}: job {} did no I/O", f.display(), j["jobname"]);
+        }
+    }
+}
+
+#[test]
+fn own_corpus_uses_every_implemented_option() {
+    let mut used = std::collections::BTreeSet::new();
+    for f in corpus_files() {
+        for line in std::fs::read_to_string(&f).unwrap().lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with([';', '#', '[']) {
+                continue;
+            }
+            let key = line.split('=').next().unwrap_or(line).trim();
+            used.insert(key.to_string());
+        }
+    }
+    let missing: Vec<&str> = iolab_job::options::all()
+        .filter(|o| o.implemented())
+        .filter(|o| {
+            !std::iter::once(&o.name)
+                .chain(o.aliases)
+                .any(|n| used.contains(*n))
+        })
+        .map(|o| o.name)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "options no corpus file uses: {missing:?}"
+    );
 }
