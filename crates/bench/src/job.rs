@@ -13,6 +13,8 @@ use iolab_engine::{sys, Buf, Done, Engine, FileId, Op, Queued, Req, SysCalls};
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
+use iolab_job::debug;
+
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
 use crate::setup::{fill, setup};
@@ -162,6 +164,15 @@ pub fn run(
     let setup = setup(plan);
     let go = start.wait(setup.is_ok());
     let (mut eng, mut files, bufs, gen) = setup?;
+    if debug::on(debug::RANDOM) {
+        for (i, s) in gen.seeds().iter().enumerate() {
+            debug::line(
+                debug::RANDOM,
+                sys::gettid(),
+                format_args!("rand_seeds[{i}]={s}"),
+            );
+        }
+    }
     if !go {
         return Err(BenchError::NotStarted);
     }
@@ -189,7 +200,19 @@ pub fn run(
     out.started_ns = started_ns;
     out.ended_ns = clock.now();
     out.engine = eng.describe();
+    if debug::on(debug::IO) {
+        let name = eng.kind().name();
+        debug::line(
+            debug::IO,
+            sys::gettid(),
+            format_args!("close ioengine {name}"),
+        );
+    }
     for f in plan.files.iter().filter(|_| eng.kind().needs_files()) {
+        if debug::on(debug::FILE) {
+            let p = f.path.display();
+            debug::line(debug::FILE, sys::gettid(), format_args!("fd close {p}"));
+        }
         if f.unlink {
             let _ = std::fs::remove_file(&f.path);
         }
@@ -253,6 +276,8 @@ struct Runner<'a> {
     rec: Record,
     /// Completions since the clock was last read, when no latency is measured.
     unclocked: u32,
+    /// `--debug=io`: each I/O queued and completed is printed (read once per job).
+    debug_io: bool,
 }
 
 /// The latencies a job measures. With none (fio's `fio_fill_issue_time` false) no I/O is
@@ -344,6 +369,7 @@ impl<'a> Runner<'a> {
             cancelled: false,
             rec: Record::of(&plan.spec),
             unclocked: 0,
+            debug_io: debug::on(debug::IO),
         }
     }
 
@@ -419,6 +445,9 @@ impl<'a> Runner<'a> {
                     // slot's issue_ns, read before the request was made.
                     self.now = self.clock.now();
                     self.slots[slot as usize].submit_ns = self.now;
+                }
+                if self.debug_io {
+                    self.debug_req("queue", &req);
                 }
                 match self.eng.queue(req) {
                     Queued::Done(d) => {
@@ -732,6 +761,9 @@ impl<'a> Runner<'a> {
     }
 
     fn complete(&mut self, d: Done) {
+        if self.debug_io {
+            self.debug_req("complete", &d.req);
+        }
         let slot = d.req.tag as u32;
         let s = &self.slots[slot as usize];
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
@@ -779,6 +811,31 @@ impl<'a> Runner<'a> {
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
         }
+    }
+
+    /// fio's `--debug=io` line for a request (the slot stands for fio's io_u address).
+    fn debug_req(&self, what: &str, r: &Req) {
+        let file = self.files.iter().position(|f| *f == r.file);
+        let name = file
+            .and_then(|i| self.plan.files.get(i))
+            .map(|f| f.path.display());
+        let ddir = match r.op {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+            _ => 3,
+        };
+        debug::line(
+            debug::IO,
+            sys::gettid(),
+            format_args!(
+                "{what}: io_u 0x{:x}: off=0x{:x},len=0x{:x},ddir={ddir},file={}",
+                r.tag,
+                r.offset,
+                r.len,
+                name.map(|n| n.to_string()).unwrap_or_default()
+            ),
+        );
     }
 
     /// A completion when some latency is not measured: only what is asked for is recorded.

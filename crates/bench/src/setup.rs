@@ -9,7 +9,7 @@ use std::path::Path;
 
 use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
 use iolab_job::spec::Fadvise;
-use iolab_job::JobSpec;
+use iolab_job::{debug, JobSpec};
 use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::{mem, BenchError};
@@ -74,6 +74,14 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     )?;
     let mut eng = iolab_engine::open(&opts)
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+    if debug::on(debug::IO) {
+        let name = opts.kind.name();
+        debug::line(
+            debug::IO,
+            sys::gettid(),
+            format_args!("load ioengine {name}"),
+        );
+    }
     // create_on_open: the files are opened (and created) at the job's first I/O, in `run`.
     let ids = if plan.spec.create_on_open {
         Vec::new()
@@ -117,10 +125,27 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         BenchError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name))
     })?;
     let bs = bs as usize;
+    let mem = debug::on(debug::MEM);
+    if mem {
+        let total = bs * depth as usize;
+        debug::line(
+            debug::MEM,
+            sys::gettid(),
+            format_args!("Alloc {total} for buffers"),
+        );
+    }
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
             .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+        if mem {
+            let at = b.as_slice().as_ptr();
+            debug::line(
+                debug::MEM,
+                sys::gettid(),
+                format_args!("malloc {bs} {at:p}"),
+            );
+        }
         fill(&mut b, plan, &mut rng);
         bufs.push(b);
     }
@@ -131,7 +156,15 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
 pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<FileId>, BenchError> {
     let mut ids = Vec::with_capacity(plan.files.len());
     let diskless = !plan.engine.kind.needs_files();
+    let dbg = debug::on(debug::FILE);
+    if dbg {
+        debug::line(debug::FILE, sys::gettid(), format_args!("setup files"));
+    }
     for f in &plan.files {
+        if dbg {
+            let p = f.path.display();
+            debug::line(debug::FILE, sys::gettid(), format_args!("fd open {p}"));
+        }
         // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
         // created or read.
         let file = if diskless {

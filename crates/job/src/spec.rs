@@ -359,6 +359,13 @@ fn apply(s: &mut JobSpec, o: &RawOption) -> Result<(), String> {
     if arg.v.is_empty() && o.def.kind == Kind::Str {
         return Err("empty value".into());
     }
+    if crate::debug::on(crate::debug::PARSE) {
+        crate::debug::line(
+            crate::debug::PARSE,
+            std::process::id(),
+            format_args!("handle_option={}, ptr={}", o.def.name, arg.v),
+        );
+    }
     f(s, &arg)
 }
 

@@ -187,7 +187,23 @@ fn map_unit(p: &Pattern) -> u64 {
         .max(1)
 }
 
+/// What the job's seed is mixed with for each stream: offsets, the mix, block sizes, random
+/// or sequential, files.
+const SEED_XOR: [u64; 5] = [
+    0,
+    0x5851_f42d_4c95_7f2d,
+    0x1405_7b7e_f767_814f,
+    0x2545_f491_4f6c_dd1d,
+    0x9e37_79b9_7f4a_7c15,
+];
+
 impl IoGen {
+    /// The seeds of the generator's streams (what `--debug=random` prints as fio's
+    /// `rand_seeds[i]`).
+    pub fn seeds(&self) -> [u64; 5] {
+        SEED_XOR.map(|x| self.p.seed ^ x)
+    }
+
     /// Bytes of random map the pattern needs per file (0 without one), so that a caller
     /// can refuse a map larger than the machine before trying to allocate it.
     pub fn map_bytes(p: &Pattern) -> Vec<u64> {
@@ -230,10 +246,10 @@ impl IoGen {
         let s = p.seed;
         Ok(IoGen {
             files,
-            rng_off: Taus88::new(s),
-            rng_mix: Taus88::new(s ^ 0x5851_f42d_4c95_7f2d),
-            rng_bs: Taus88::new(s ^ 0x1405_7b7e_f767_814f),
-            rng_seq: Taus88::new(s ^ 0x2545_f491_4f6c_dd1d),
+            rng_off: Taus88::new(s ^ SEED_XOR[0]),
+            rng_mix: Taus88::new(s ^ SEED_XOR[1]),
+            rng_bs: Taus88::new(s ^ SEED_XOR[2]),
+            rng_seq: Taus88::new(s ^ SEED_XOR[3]),
             next_file: 0,
             issued: 0,
             run_left: 0,
@@ -242,7 +258,7 @@ impl IoGen {
             cur_file: 0,
             file_left: 0,
             file_bytes: 0,
-            rng_file: Taus88::new(s ^ 0x9e37_79b9_7f4a_7c15),
+            rng_file: Taus88::new(s ^ SEED_XOR[4]),
             file_dist: match &p.file_pick {
                 FilePick::Dist(d) => Some(Picker::new(d, p.files.len() as u64, 1)),
                 _ => None,

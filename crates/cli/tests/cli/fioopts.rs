@@ -443,3 +443,71 @@ fn own_corpus_uses_every_implemented_option() {
         "options no corpus file uses: {missing:?}"
     );
 }
+
+#[test]
+fn debug_categories_print_fios_lines_and_others_are_refused_by_name() {
+    let d = TestDir::new("debug");
+    let seeds = |seed: &str| -> Vec<String> {
+        let s = format!("--randseed={seed}");
+        let out = d.run(&with(NULL, &["--debug=random", &s])).ok();
+        assert!(out.stdout.starts_with("fio: set debug option random\n"));
+        out.stdout
+            .lines()
+            .filter(|l| l.starts_with("random ") && l.contains("rand_seeds["))
+            .map(|l| l.split_whitespace().nth(2).unwrap().to_string())
+            .collect()
+    };
+    let (a, b) = (seeds("1"), seeds("2"));
+    assert_eq!(a.len(), 5);
+    assert_ne!(a, b);
+    assert_eq!(a, seeds("1"));
+
+    let out = d
+        .run(&with(NULL, &["--debug=io,parse,mem,file", "--size=16k"]))
+        .ok();
+    let count = |p: &str| out.stdout.lines().filter(|l| l.starts_with(p)).count();
+    assert_eq!(
+        count("io ") - 2,
+        2 * 4,
+        "queue and complete per I/O, load, close"
+    );
+    assert!(out.stdout.contains("handle_option=size, ptr=16k"));
+    assert_eq!(count("mem "), 2);
+    assert!(count("file ") >= 2);
+
+    // With JSON on stdout the lines go to stderr and the JSON stays valid.
+    let mut a = with(NULL, &["--debug=io"]);
+    a.push("--output-format=json");
+    let out = d.run(&a).ok();
+    assert_eq!(u64_at(&out.json(), "/jobs/0/read/total_ios"), 1024);
+    assert!(out.stderr.contains("complete: io_u"));
+
+    let out = d.run(&with(NULL, &["--debug=blktrace"])).fails();
+    assert!(
+        out.stderr.contains("debug category 'blktrace'"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn top_level_refusals_say_why() {
+    let d = TestDir::new("top-refusals");
+    let out = d.run(&["--server"]).fails();
+    assert!(out.stderr.contains("MPI"), "{}", out.stderr);
+    for o in [
+        "--bandwidth-log",
+        "--idle-prof=system",
+        "--trigger=x",
+        "--aux-path=.",
+    ] {
+        let out = d
+            .run(&[o, "--name=t", "--ioengine=null", "--size=4k"])
+            .fails();
+        assert!(
+            out.stderr.contains("not supported by iolab: "),
+            "{o}: {}",
+            out.stderr
+        );
+    }
+}

@@ -492,6 +492,13 @@ pub fn set_thread_affinity(cpus: &[usize]) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
+/// The calling thread's id, as fio prints it in its debug lines.
+pub fn gettid() -> u32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let t = unsafe { libc::gettid() };
+    t as u32
+}
+
 /// Preallocates `len` bytes of a regular file (`fallocate` mode 0), so laying out a file does
 /// not fragment it; `Ok(false)` where the filesystem cannot (the caller then just writes).
 pub fn preallocate(fd: RawFd, len: u64) -> io::Result<bool> {
