@@ -341,8 +341,8 @@ impl<'a> Runner<'a> {
             gen,
             clock,
             stats: JobStats::new(),
-            bw: Sampler::new(SampleKind::BandwidthKib, 500, now),
-            iops: Sampler::new(SampleKind::Iops, 500, now),
+            bw: Sampler::new(SampleKind::BandwidthKib, plan.spec.bwavgtime, now),
+            iops: Sampler::new(SampleKind::Iops, plan.spec.iopsavgtime, now),
             now,
             t0: now,
             cpu0: usage(),
@@ -886,8 +886,9 @@ impl<'a> Runner<'a> {
         self.next_due = [0; 3];
         self.stats = JobStats::new();
         self.t0 = self.now;
-        self.bw = Sampler::new(SampleKind::BandwidthKib, 500, self.now);
-        self.iops = Sampler::new(SampleKind::Iops, 500, self.now);
+        let spec = &self.plan.spec;
+        self.bw = Sampler::new(SampleKind::BandwidthKib, spec.bwavgtime, self.now);
+        self.iops = Sampler::new(SampleKind::Iops, spec.iopsavgtime, self.now);
         self.iops_series.clear();
         self.lat_series.clear();
         self.lat_window = (0.0, 0);

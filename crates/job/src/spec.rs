@@ -209,6 +209,10 @@ pub struct JobSpec {
     pub slat_percentiles: bool,
     pub unified_rw_reporting: UnifiedRw,
     pub disk_util: bool,
+    pub significant_figures: u32,
+    /// Bandwidth and IOPS sample windows, ms.
+    pub bwavgtime: u64,
+    pub iopsavgtime: u64,
     pub gtod_reduce: bool,
     pub disable_lat: bool,
     pub disable_clat: bool,

@@ -119,6 +119,7 @@ fn job_meta(m: &Measured<'_>, spec: Option<&JobSpec>, date: &str, elapsed_s: i64
 fn units(spec: Option<&JobSpec>) -> Units {
     Units {
         kb_base: spec.map(|s| s.kb_base as u32).unwrap_or(1024),
+        sig_figs: spec.map_or(4, |s| s.significant_figures as usize),
         ..Units::default()
     }
 }

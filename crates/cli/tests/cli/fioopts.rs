@@ -511,3 +511,31 @@ fn top_level_refusals_say_why() {
         );
     }
 }
+
+#[test]
+fn significant_figures_and_sample_windows_act() {
+    let d = TestDir::new("sigfigs");
+    let big = ["--name=t", "--ioengine=null", "--size=64m"];
+    let out = d.run(&big).ok();
+    assert!(out.stdout.contains("io=64.0MiB"), "{}", out.stdout);
+    let out = d.run(&with(&big, &["--significant_figures=6"])).ok();
+    assert!(out.stdout.contains("io=65536KiB"), "{}", out.stdout);
+
+    let paced = [
+        "--name=t",
+        "--ioengine=null",
+        "--size=64m",
+        "--rate_iops=500",
+        "--runtime=1",
+        "--time_based",
+    ];
+    let samples = |more: &[&str]| {
+        let v = json(&d, &with(&paced, more));
+        let s = |k: &str| u64_at(&v, &format!("/jobs/0/read/{k}"));
+        (s("bw_samples"), s("iops_samples"))
+    };
+    let (bw, iops) = samples(&[]);
+    let (bw_fine, iops_fine) = samples(&["--bwavgtime=100", "--iopsavgtime=100"]);
+    assert!(bw_fine > 2 * bw.max(1), "{bw} {bw_fine}");
+    assert!(iops_fine > 2 * iops.max(1), "{iops} {iops_fine}");
+}

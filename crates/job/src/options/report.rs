@@ -33,10 +33,12 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.disk_util = a.flag()?; Ok(()) }),
     not!(Log, "per_job_logs", [], Bool),
     not!(Log, "write_bw_log", [], Str),
-    not!(Log, "bwavgtime", [], Int),
+    imp!(Log, "bwavgtime", [], Int, Some("500"), "Bandwidth sample window (ms)",
+        |s, a| { s.bwavgtime = window(a.int()?)?; Ok(()) }),
     not!(Log, "write_lat_log", [], Str),
     not!(Log, "write_iops_log", [], Str),
-    not!(Log, "iopsavgtime", [], Int),
+    imp!(Log, "iopsavgtime", [], Int, Some("500"), "IOPS sample window (ms)",
+        |s, a| { s.iopsavgtime = window(a.int()?)?; Ok(()) }),
     not!(Log, "log_entries", [], Int),
     not!(Log, "log_avg_msec", [], Int),
     not!(Log, "log_hist_msec", [], Int),
@@ -54,7 +56,14 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Report, "block_error_percentiles", [], Bool),
     imp!(Report, "stats", [], Bool, Some("1"), "Collect and report this job's statistics",
         |s, a| { s.stats = a.flag()?; Ok(()) }),
-    not!(Report, "significant_figures", [], Int),
+    imp!(Report, "significant_figures", [], Int, Some("4"), "Significant figures of sizes and rates in normal output (1-10)",
+        |s, a| {
+            s.significant_figures = u32::try_from(a.int()?)
+                .ok()
+                .filter(|n| (1..=10).contains(n))
+                .ok_or("must be 1 to 10")?;
+            Ok(())
+        }),
     imp!(Report, "gtod_reduce", [], Bool, Some("0"), "Measure no latencies and read the clock as little as possible",
         |s, a| {
             // As fio: =1 sets the others, =0 leaves them alone.
@@ -75,6 +84,14 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.disable_bw = a.flag()?; Ok(()) }),
     not!(Report, "gtod_cpu", [], Int),
 ];
+
+/// A sample window: at least 1 ms.
+fn window(ms: i64) -> Result<u64, String> {
+    u64::try_from(ms)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("must be at least 1 (ms), not {ms}"))
+}
 
 #[cfg(test)]
 mod tests {
