@@ -149,6 +149,8 @@ pub struct JobSpec {
     pub file_service_type: FileService,
     /// I/Os to a file before switching (the `:N` of random, roundrobin, sequential).
     pub file_service_nr: u32,
+    /// At most this many files in use at once; 0 = all.
+    pub openfiles: u32,
     pub rw: RwMode,
     pub rw_modifier: Option<RwModifier>,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).

@@ -96,6 +96,17 @@ pub struct Pattern {
     /// How the next file is chosen (fio's file_service_type) and after how many I/Os.
     pub file_pick: FilePick,
     pub file_every: u32,
+    /// fio's openfiles: at most this many files in use at once (0: all); a file leaves the
+    /// set when its span is done and the next one comes in.
+    pub open_files: usize,
+}
+
+/// The files in use under `openfiles`, and the bytes each has been given.
+struct OpenSet {
+    in_use: Vec<usize>,
+    next_new: usize,
+    done: Vec<u64>,
+    rr: usize,
 }
 
 /// fio's `file_service_type`.
@@ -151,6 +162,7 @@ pub struct IoGen {
     file_bytes: u64,
     rng_file: Taus88,
     file_dist: Option<Picker>,
+    open_set: Option<OpenSet>,
 }
 
 /// The random map of a file cannot be allocated (fio: "failed allocating random map").
@@ -259,6 +271,12 @@ impl IoGen {
             file_left: 0,
             file_bytes: 0,
             rng_file: Taus88::new(s ^ SEED_XOR[4]),
+            open_set: (p.open_files > 0 && p.open_files < p.files.len()).then(|| OpenSet {
+                in_use: (0..p.open_files).collect(),
+                next_new: p.open_files,
+                done: vec![0; p.files.len()],
+                rr: 0,
+            }),
             file_dist: match &p.file_pick {
                 FilePick::Dist(d) => Some(Picker::new(d, p.files.len() as u64, 1)),
                 _ => None,
@@ -353,6 +371,9 @@ impl IoGen {
         };
         self.issued += len;
         self.file_bytes += len;
+        if self.open_set.is_some() {
+            self.account_open(fi, len);
+        }
         if self.p.trimwrite && dir == Dir::Trim {
             self.pending_write = Some(IoUnit {
                 dir: Dir::Write,
@@ -368,6 +389,19 @@ impl IoGen {
         let n = self.files.len();
         if n == 1 {
             return 0;
+        }
+        if let Some(set) = &mut self.open_set {
+            // Round robin (or random) among the files in use, the others wait their turn.
+            let k = set.in_use.len();
+            let i = match self.p.file_pick {
+                FilePick::Random => self.rng_file.below(k as u64) as usize,
+                _ => {
+                    let i = set.rr % k;
+                    set.rr = (i + 1) % k;
+                    i
+                }
+            };
+            return set.in_use[i];
         }
         if self.p.file_pick == FilePick::Sequential {
             if self.file_bytes >= self.files[self.cur_file].span.len {
@@ -392,6 +426,32 @@ impl IoGen {
         };
         self.cur_file = fi;
         fi
+    }
+
+    /// Counts `len` bytes to file `fi` under openfiles; a file whose span is done is closed and
+    /// the next one opened (after the last, all of them again).
+    fn account_open(&mut self, fi: usize, len: u64) {
+        let Some(set) = &mut self.open_set else {
+            return;
+        };
+        set.done[fi] += len;
+        if set.done[fi] < self.files[fi].span.len {
+            return;
+        }
+        set.done[fi] = 0;
+        if let Some(at) = set.in_use.iter().position(|f| *f == fi) {
+            if set.next_new < self.files.len() {
+                set.in_use[at] = set.next_new;
+                set.next_new += 1;
+            } else {
+                set.in_use.remove(at);
+            }
+        }
+        if set.in_use.is_empty() {
+            let k = self.p.open_files;
+            set.in_use = (0..k).collect();
+            set.next_new = k;
+        }
     }
 
     fn pick_dir(&mut self) -> Dir {
@@ -467,6 +527,7 @@ impl Pattern {
             backward: 0,
             file_pick: FilePick::RoundRobin,
             file_every: 1,
+            open_files: 0,
             dist: Dist::Uniform,
             random_map: true,
             percentage_random: 100,

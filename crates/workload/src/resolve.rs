@@ -398,6 +398,7 @@ fn pattern_of(
             FileService::Normal(d) => FilePick::Dist(Dist::Normal(d)),
         },
         file_every: spec.file_service_nr.max(1),
+        open_files: spec.openfiles as usize,
         dist: dist(spec)?,
         random_map: !spec.norandommap,
         percentage_random: spec.percentage_random.read.min(100),

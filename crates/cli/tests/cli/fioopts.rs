@@ -378,6 +378,35 @@ fn file_service_type_chooses_files_as_told() {
     assert_eq!(n.iter().filter(|s| **s > 0).count(), 1, "{n:?}");
 }
 
+#[test]
+fn openfiles_keeps_that_many_files_in_use_as_fio_does() {
+    let d = TestDir::new("openfiles");
+    let sizes = |n: &str| -> Vec<u64> {
+        for i in 0..4 {
+            let _ = std::fs::remove_file(d.path.join(format!("t.0.{i}")));
+        }
+        let o = format!("--openfiles={n}");
+        d.run(&[
+            "--name=t",
+            "--nrfiles=4",
+            "--filesize=64k",
+            "--io_size=128k",
+            "--rw=write",
+            "--fallocate=none",
+            &o,
+        ])
+        .ok();
+        (0..4)
+            .map(|i| size_and_blocks(&d.path.join(format!("t.0.{i}"))).0)
+            .collect()
+    };
+    // What fio 3.33 leaves for the same job.
+    let k = 1024;
+    assert_eq!(sizes("1"), [64 * k, 64 * k, 0, 0]);
+    assert_eq!(sizes("3"), [44 * k, 44 * k, 40 * k, 0]);
+    assert_eq!(sizes("0"), [32 * k; 4]);
+}
+
 /// The project's own corpus (`tests/jobs` at the repository root).
 fn corpus_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/jobs")
@@ -538,4 +567,14 @@ fn significant_figures_and_sample_windows_act() {
     let (bw_fine, iops_fine) = samples(&["--bwavgtime=100", "--iopsavgtime=100"]);
     assert!(bw_fine > 2 * bw.max(1), "{bw} {bw_fine}");
     assert!(iops_fine > 2 * iops.max(1), "{iops} {iops_fine}");
+}
+
+#[test]
+fn unlink_removes_the_jobs_files_when_it_ends() {
+    let d = TestDir::new("unlink");
+    let args = ["--name=t", "--filename=f", "--size=64k", "--rw=write"];
+    d.run(&args).ok();
+    assert!(d.path.join("f").exists());
+    d.run(&with(&args, &["--unlink=1"])).ok();
+    assert!(!d.path.join("f").exists());
 }
