@@ -15,11 +15,14 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod record;
+
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
 use crate::setup::{fill, setup};
 use crate::status::Progress;
 use crate::BenchError;
+use record::Record;
 
 /// What a job thread hands back.
 #[derive(Debug)]
@@ -47,28 +50,6 @@ pub struct JobOutcome {
     pub ended_ns: u64,
     /// Mean completion latency per sampling interval: (ms, ns).
     pub lat_series: Vec<(u64, f64)>,
-}
-
-impl JobOutcome {
-    /// A job that did no I/O (create_only).
-    fn idle(plan: &JobPlan) -> JobOutcome {
-        JobOutcome {
-            name: plan.name.clone(),
-            clone: plan.clone,
-            group: plan.group,
-            stats: JobStats::new(),
-            runtime_ms: 0,
-            error: None,
-            error_detail: None,
-            engine: String::new(),
-            syscalls: SysCalls::default(),
-            errors_ignored: 0,
-            iops_series: Vec::new(),
-            started_ns: 0,
-            ended_ns: 0,
-            lat_series: Vec::new(),
-        }
-    }
 }
 
 /// What ends a job early: a signal, or a job with `exitall` that finished.
@@ -279,36 +260,6 @@ struct Runner<'a> {
     /// `--debug=io`: each I/O queued and completed is printed (read once per job).
     debug_io: bool,
 }
-
-/// The latencies a job measures. With none (fio's `fio_fill_issue_time` false) no I/O is
-/// stamped at issue or submission, and the clock is read once per [`CLOCK_EVERY`] completions
-/// of a synchronous engine, as fio's `ts_cache_mask` under gtod_reduce.
-#[derive(Clone, Copy)]
-struct Record {
-    clat: bool,
-    lat: bool,
-    slat: bool,
-    /// Issue times are taken at all.
-    timed: bool,
-}
-
-impl Record {
-    fn of(s: &iolab_job::JobSpec) -> Record {
-        Record {
-            clat: !s.disable_clat,
-            lat: !s.disable_lat,
-            slat: !s.disable_slat,
-            timed: !(s.disable_clat && s.disable_slat && s.disable_bw),
-        }
-    }
-
-    fn all(self) -> bool {
-        self.clat && self.lat && self.slat
-    }
-}
-
-/// Completions between clock reads of an untimed synchronous job (fio's ts_cache_mask + 1).
-const CLOCK_EVERY: u32 = 64;
 
 impl<'a> Runner<'a> {
     fn new(
@@ -810,58 +761,6 @@ impl<'a> Runner<'a> {
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
-        }
-    }
-
-    /// fio's `--debug=io` line for a request (the slot stands for fio's io_u address).
-    fn debug_req(&self, what: &str, r: &Req) {
-        let file = self.files.iter().position(|f| *f == r.file);
-        let name = file
-            .and_then(|i| self.plan.files.get(i))
-            .map(|f| f.path.display());
-        let ddir = match r.op {
-            Op::Read => 0,
-            Op::Write => 1,
-            Op::Trim => 2,
-            _ => 3,
-        };
-        debug::line(
-            debug::IO,
-            sys::gettid(),
-            format_args!(
-                "{what}: io_u 0x{:x}: off=0x{:x},len=0x{:x},ddir={ddir},file={}",
-                r.tag,
-                r.offset,
-                r.len,
-                name.map(|n| n.to_string()).unwrap_or_default()
-            ),
-        );
-    }
-
-    /// A completion when some latency is not measured: only what is asked for is recorded.
-    fn record_some(&mut self, dir: Dir, bytes: u64, submit: u64, issue: u64) {
-        let rec = self.rec;
-        self.stats.record_done(dir, bytes);
-        if rec.clat {
-            self.stats.record_clat(dir, self.now - submit);
-        }
-        if rec.lat {
-            self.stats.dir_mut(dir).lat.record(self.now - issue);
-        }
-    }
-
-    /// The clock after a synchronous completion: read every time when latencies are measured,
-    /// else every [`CLOCK_EVERY`] completions (the runtime and samples need no more).
-    #[inline]
-    fn stamp_done(&mut self) {
-        if self.rec.timed {
-            self.now = self.clock.now();
-            return;
-        }
-        self.unclocked += 1;
-        if self.unclocked >= CLOCK_EVERY {
-            self.unclocked = 0;
-            self.now = self.clock.now();
         }
     }
 
