@@ -211,8 +211,16 @@ pub(crate) fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
             w.copy_from_slice(&v[..w.len()]);
         }
         if f.compress_percentage > 0 {
-            let zero = s.len() * f.compress_percentage.min(100) as usize / 100;
-            s[..zero].fill(0);
+            // As fio: each chunk is random data, then its compressible share of zeros.
+            let chunk = usize::try_from(f.compress_chunk)
+                .unwrap_or(usize::MAX)
+                .max(1);
+            let pct = f.compress_percentage.min(100) as usize;
+            for c in s.chunks_mut(chunk) {
+                let zero = c.len() * pct / 100;
+                let at = c.len() - zero;
+                c[at..].fill(0);
+            }
         }
     }
 }

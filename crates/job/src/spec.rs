@@ -202,6 +202,7 @@ pub struct JobSpec {
     pub refill_buffers: bool,
     pub scramble_buffers: bool,
     pub buffer_compress_percentage: Option<u32>,
+    pub buffer_compress_chunk: u64,
     /// Raw pattern text (`0xdeadbeef`, `"abc"`, ...); the workload layer decodes it.
     pub buffer_pattern: Option<String>,
     pub dedupe_percentage: Option<u32>,

@@ -428,6 +428,7 @@ fn buffers(spec: &JobSpec) -> BufferFill {
         refill: spec.refill_buffers,
         scramble: spec.scramble_buffers,
         compress_percentage: spec.buffer_compress_percentage.unwrap_or(0),
+        compress_chunk: spec.buffer_compress_chunk.max(1),
         dedupe_percentage: spec.dedupe_percentage.unwrap_or(0),
         pattern: spec
             .buffer_pattern

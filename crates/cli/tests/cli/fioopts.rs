@@ -578,3 +578,37 @@ fn unlink_removes_the_jobs_files_when_it_ends() {
     d.run(&with(&args, &["--unlink=1"])).ok();
     assert!(!d.path.join("f").exists());
 }
+
+#[test]
+fn buffer_compress_chunk_lays_zeros_at_the_end_of_each_chunk() {
+    let d = TestDir::new("compress-chunk");
+    // Zero bytes in the first and second half of each `chunk` of the written file.
+    let halves = |chunk: usize| -> Vec<(usize, usize)> {
+        let c = format!("--buffer_compress_chunk={chunk}");
+        d.run(&[
+            "--name=t",
+            "--filename=f",
+            "--size=4k",
+            "--rw=write",
+            "--buffer_compress_percentage=50",
+            &c,
+        ])
+        .ok();
+        let data = std::fs::read(d.path.join("f")).unwrap();
+        data.chunks(chunk)
+            .map(|c| {
+                let z = |s: &[u8]| s.iter().filter(|b| **b == 0).count();
+                (z(&c[..chunk / 2]), z(&c[chunk / 2..]))
+            })
+            .collect()
+    };
+    for chunk in [1024, 4096] {
+        let h = halves(chunk);
+        assert_eq!(h.len(), 4096 / chunk);
+        // Random data has a zero byte in 256, not in half of them.
+        assert!(
+            h.iter().all(|(a, b)| *a < chunk / 8 && *b == chunk / 2),
+            "{h:?}"
+        );
+    }
+}
