@@ -182,6 +182,11 @@ pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<Fil
             // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
             let _ = sys::drop_cache(file.as_raw_fd());
         }
+        if let (false, 1..) = (diskless, plan.spec.write_hint) {
+            // As fio: a hint the kernel refuses fails the job.
+            sys::set_write_hint(file.as_raw_fd(), plan.spec.write_hint)
+                .map_err(|e| BenchError::file(&f.path, "write_hint (F_SET_RW_HINT)", e))?;
+        }
         if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
             // Advisory, as in fio (which warns once): the job runs without it.
             let _ = sys::fadvise(file.as_raw_fd(), advice);

@@ -151,6 +151,8 @@ pub struct JobSpec {
     pub file_service_nr: u32,
     /// At most this many files in use at once; 0 = all.
     pub openfiles: u32,
+    /// fio's `write_hint` as the kernel's RWH_WRITE_LIFE value; 0 = not set.
+    pub write_hint: u64,
     pub rw: RwMode,
     pub rw_modifier: Option<RwModifier>,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).

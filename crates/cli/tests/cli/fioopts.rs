@@ -612,3 +612,32 @@ fn buffer_compress_chunk_lays_zeros_at_the_end_of_each_chunk() {
         );
     }
 }
+
+#[test]
+fn write_hint_sets_the_files_write_lifetime() {
+    use std::os::fd::AsRawFd;
+    let d = TestDir::new("write-hint");
+    let hint = || {
+        let f = std::fs::File::open(d.path.join("f")).unwrap();
+        iolab_engine::sys::write_hint(f.as_raw_fd())
+    };
+    d.run(&["--name=t", "--filename=f", "--size=64k", "--rw=write"])
+        .ok();
+    match hint() {
+        Ok(0) => {}
+        Ok(h) => panic!("hint {h} before write_hint was given"),
+        Err(e) => {
+            iolab_testkit::skip("write_hint", &format!("F_GET_RW_HINT: {e}"));
+            return;
+        }
+    }
+    d.run(&[
+        "--name=t",
+        "--filename=f",
+        "--size=64k",
+        "--rw=write",
+        "--write_hint=long",
+    ])
+    .ok();
+    assert_eq!(hint().unwrap(), 4, "RWH_WRITE_LIFE_LONG");
+}

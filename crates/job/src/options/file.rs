@@ -75,7 +75,17 @@ pub(super) static OPTIONS: &[OptDef] = &[
     imp!(File, "overwrite", [], Bool, Some("0"), "Lay out (write) files before a write job, so writes overwrite data",
         |s, a| { s.overwrite = a.flag()?; Ok(()) }),
     not!(File, "ioscheduler", [], Str),
-    not!(File, "write_hint", [], Str),
+    imp!(File, "write_hint", [], Choice(&["none", "short", "medium", "long", "extreme"]), None, "Write lifetime hint for the files (fcntl F_SET_RW_HINT)",
+        |s, a| {
+            s.write_hint = match a.choice()? {
+                "none" => 1,
+                "short" => 2,
+                "medium" => 3,
+                "long" => 4,
+                _ => 5,
+            };
+            Ok(())
+        }),
     not!(File, "create_serialize", [], Bool),
     imp!(File, "create_fsync", [], Bool, Some("1"), "fsync a file after laying it out",
         |s, a| { s.create_fsync = a.flag()?; Ok(()) }),
