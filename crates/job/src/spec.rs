@@ -155,6 +155,8 @@ pub struct JobSpec {
     pub write_hint: u64,
     pub rw: RwMode,
     pub rw_modifier: Option<RwModifier>,
+    /// rw_sequencer=identical (else sequential).
+    pub rw_sequencer_identical: bool,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).
     pub rwmixread: u32,
     pub bs: PerDir<u64>,

@@ -83,6 +83,9 @@ pub struct Pattern {
     pub ba: [u64; 3],
     /// rw=MODE:N — sequential: bytes skipped after each I/O; random: I/Os per new random offset.
     pub modifier: u64,
+    /// rw_sequencer=identical: with rw=randX:N, the N-1 I/Os after a random one repeat its
+    /// offset (else they follow it).
+    pub identical: bool,
     /// rw=MODE:-N (sequential only): bytes stepped back from the end of each I/O, 0 = forwards.
     pub backward: u64,
     pub dist: Dist,
@@ -138,6 +141,8 @@ struct FileState {
     picker: Picker,
     /// Blocks of the smallest block size in the span (the random map's unit).
     unit: u64,
+    /// Offset of the last random I/O per direction (rw_sequencer=identical repeats it).
+    last: [u64; 3],
 }
 
 /// Generates a job's I/Os. Allocation-free per I/O after construction.
@@ -251,6 +256,7 @@ impl IoGen {
                 map,
                 picker: Picker::new(&p.dist, blocks, unit),
                 unit,
+                last: [0; 3],
             });
         }
         // Separate streams, as fio keeps them, so that changing the block size does not change
@@ -264,7 +270,8 @@ impl IoGen {
             rng_seq: Taus88::new(s ^ SEED_XOR[3]),
             next_file: 0,
             issued: 0,
-            run_left: 0,
+            // As fio: a job with rw=randX:N starts with N I/Os from the start of the file.
+            run_left: if p.random { p.modifier } else { 0 },
             pending_write: None,
             unit_aligned: [0, 1, 2].map(|d| unit.is_multiple_of(p.ba[d].max(1))),
             cur_file: 0,
@@ -339,6 +346,12 @@ impl IoGen {
             } else {
                 raw.min(last) / ba * ba
             };
+            f.pos[d] = off + len;
+            f.last[d] = off;
+            off
+        } else if self.p.random && self.p.identical {
+            // rw_sequencer=identical: the I/Os between random jumps repeat the last offset.
+            let off = f.last[d].min(f.span.len - len);
             f.pos[d] = off + len;
             off
         } else if self.p.backward > 0 {
@@ -525,6 +538,7 @@ impl Pattern {
             ba: [bs; 3],
             modifier: 0,
             backward: 0,
+            identical: false,
             file_pick: FilePick::RoundRobin,
             file_every: 1,
             open_files: 0,

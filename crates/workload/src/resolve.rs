@@ -389,6 +389,7 @@ fn pattern_of(
         ba,
         modifier,
         backward,
+        identical: spec.rw_sequencer_identical,
         file_pick: match spec.file_service_type {
             FileService::RoundRobin => FilePick::RoundRobin,
             FileService::Random => FilePick::Random,

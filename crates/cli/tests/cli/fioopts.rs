@@ -641,3 +641,41 @@ fn write_hint_sets_the_files_write_lifetime() {
     .ok();
     assert_eq!(hint().unwrap(), 4, "RWH_WRITE_LIFE_LONG");
 }
+
+/// The offsets of the I/Os queued, from `--debug=io`.
+fn queued_offsets(out: &str) -> Vec<u64> {
+    out.lines()
+        .filter(|l| l.starts_with("io ") && l.contains(" queue: "))
+        .filter_map(|l| l.split("off=0x").nth(1)?.split(',').next())
+        .map(|h| u64::from_str_radix(h, 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn rw_sequencer_follows_or_repeats_the_random_offset() {
+    let d = TestDir::new("rw-sequencer");
+    let offsets = |seq: &str| {
+        let s = format!("--rw_sequencer={seq}");
+        let out = d
+            .run(&[
+                "--name=t",
+                "--ioengine=null",
+                "--size=64k",
+                "--rw=randread:4",
+                &s,
+                "--debug=io",
+            ])
+            .ok();
+        queued_offsets(&out.stdout)
+    };
+    let (seq, same) = (offsets("sequential"), offsets("identical"));
+    assert_eq!(seq.len(), 16);
+    // As fio: the first run starts at 0; each run of 4 follows (or repeats) its first offset.
+    assert_eq!(seq[..4], [0, 4096, 8192, 12288]);
+    assert_eq!(same[..4], [0, 0, 0, 0]);
+    for run in 1..3 {
+        let (a, b) = (&seq[run * 4..run * 4 + 4], &same[run * 4..run * 4 + 4]);
+        assert!(a.windows(2).all(|w| w[1] == w[0] + 4096), "{seq:?}");
+        assert!(b.iter().all(|o| *o == b[0]), "{same:?}");
+    }
+}

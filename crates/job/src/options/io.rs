@@ -47,7 +47,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.loops = to_u32(a.int()?)?.max(1); Ok(()) }),
     not!(Io, "bs_unaligned", ["blocksize_unaligned"], Flag),
     not!(Io, "bs_is_seq_rand", [], Bool),
-    not!(Io, "rw_sequencer", [], Str),
+    imp!(Io, "rw_sequencer", [], Choice(&["sequential", "identical"]), Some("sequential"), "With rw=randX:N, the I/Os between random ones follow it (sequential) or repeat it (identical)",
+        |s, a| { s.rw_sequencer_identical = a.choice()? == "identical"; Ok(()) }),
     not!(Io, "serialize_overlap", [], Bool),
 ];
 
