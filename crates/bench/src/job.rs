@@ -142,9 +142,10 @@ pub fn run(
             Err(BenchError::NotStarted)
         };
     }
-    let setup = setup(plan);
+    let setup = crate::mem::pin(plan).and_then(|pin| Ok((pin, setup(plan)?)));
     let go = start.wait(setup.is_ok());
-    let (mut eng, mut files, bufs, gen) = setup?;
+    // The pinned memory (lockmem) stays locked until the job returns.
+    let (_pinned, (mut eng, mut files, bufs, gen)) = setup?;
     if debug::on(debug::RANDOM) {
         for (i, s) in gen.seeds().iter().enumerate() {
             debug::line(

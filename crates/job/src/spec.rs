@@ -228,6 +228,8 @@ pub struct JobSpec {
     /// `stats=0`: the job runs but is left out of the report, as fio leaves it.
     pub stats: bool,
     pub cpus_allowed: Option<String>,
+    /// Bytes of memory pinned while the job runs (0: none).
+    pub lockmem: u64,
 }
 }
 

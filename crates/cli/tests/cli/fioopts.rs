@@ -679,3 +679,43 @@ fn rw_sequencer_follows_or_repeats_the_random_offset() {
         assert!(b.iter().all(|o| *o == b[0]), "{same:?}");
     }
 }
+
+#[test]
+fn lockmem_pins_that_much_memory_while_the_job_runs() {
+    let d = TestDir::new("lockmem");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "run",
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+            "--lockmem=16m",
+            "--runtime=3",
+            "--time_based",
+        ])
+        .current_dir(&d.path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut most_kib = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        let text = std::fs::read_to_string(&status).unwrap_or_default();
+        let kib = text
+            .lines()
+            .find_map(|l| l.strip_prefix("VmLck:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0);
+        most_kib = most_kib.max(kib);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    if err.contains("mlock:") {
+        iolab_testkit::skip("lockmem", &err.trim());
+        return;
+    }
+    assert!(child.wait().unwrap().success(), "{err}");
+    assert!(most_kib >= 16 << 10, "VmLck peaked at {most_kib} kB");
+}

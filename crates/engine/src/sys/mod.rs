@@ -512,6 +512,15 @@ pub fn write_hint(fd: RawFd) -> io::Result<u64> {
     cvt(r as isize).map(|_| hint)
 }
 
+/// Locks `buf` in memory (`mlock`, fio's `lockmem`); it stays locked until it is freed or
+/// the process ends.
+pub fn mlock(buf: &[u8]) -> io::Result<()> {
+    // SAFETY: the range is a live slice the caller keeps for as long as it wants it locked;
+    // mlock neither reads nor writes it.
+    let r = unsafe { libc::mlock(buf.as_ptr().cast(), buf.len()) };
+    cvt(r as isize).map(|_| ())
+}
+
 /// The calling thread's id, as fio prints it in its debug lines.
 pub fn gettid() -> u32 {
     // SAFETY: gettid takes no arguments and cannot fail.
