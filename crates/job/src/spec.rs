@@ -161,6 +161,7 @@ pub struct JobSpec {
     pub rwmixread: u32,
     pub bs: PerDir<u64>,
     pub bsrange: Option<PerDir<(u64, u64)>>,
+    pub bs_unaligned: bool,
     /// Per direction; None = that direction uses `bs`/`bsrange`.
     pub bssplit: PerDir<Option<Vec<BsSplit>>>,
     /// None = aligned to the minimum block size, as fio.

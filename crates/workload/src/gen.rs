@@ -18,6 +18,11 @@ pub enum BlockSizes {
         min: u64,
         max: u64,
     },
+    /// Any size in `min..=max` (fio's bs_unaligned).
+    Unaligned {
+        min: u64,
+        max: u64,
+    },
     /// (size, percent) pairs whose percentages sum to 100 (fio's bssplit, remainder resolved).
     Split(Vec<(u64, u32)>),
 }
@@ -26,7 +31,7 @@ impl BlockSizes {
     pub fn min(&self) -> u64 {
         match self {
             BlockSizes::Fixed(b) => *b,
-            BlockSizes::Range { min, .. } => *min,
+            BlockSizes::Range { min, .. } | BlockSizes::Unaligned { min, .. } => *min,
             BlockSizes::Split(v) => v.iter().map(|x| x.0).min().unwrap_or(4096),
         }
     }
@@ -34,7 +39,7 @@ impl BlockSizes {
     pub fn max(&self) -> u64 {
         match self {
             BlockSizes::Fixed(b) => *b,
-            BlockSizes::Range { max, .. } => *max,
+            BlockSizes::Range { max, .. } | BlockSizes::Unaligned { max, .. } => *max,
             BlockSizes::Split(v) => v.iter().map(|x| x.0).max().unwrap_or(4096),
         }
     }
@@ -42,6 +47,7 @@ impl BlockSizes {
     fn pick(&self, rng: &mut Taus88) -> u64 {
         match self {
             BlockSizes::Fixed(b) => *b,
+            BlockSizes::Unaligned { min, max } => min + rng.below(max - min + 1),
             BlockSizes::Range { min, max } => {
                 let steps = (max - min) / min.max(&1) + 1;
                 min + rng.below(steps) * min.max(&1)

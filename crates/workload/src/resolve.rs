@@ -155,7 +155,10 @@ fn block_sizes(spec: &JobSpec) -> [BlockSizes; 3] {
                 }
                 BlockSizes::Split(parts)
             } else if let Some((lo, hi)) = range.filter(|(lo, hi)| lo != hi) {
-                BlockSizes::Range { min: lo, max: hi }
+                match spec.bs_unaligned {
+                    true => BlockSizes::Unaligned { min: lo, max: hi },
+                    false => BlockSizes::Range { min: lo, max: hi },
+                }
             } else {
                 BlockSizes::Fixed(range.map(|r| r.0).unwrap_or(bs))
             }

@@ -719,3 +719,37 @@ fn lockmem_pins_that_much_memory_while_the_job_runs() {
     assert!(child.wait().unwrap().success(), "{err}");
     assert!(most_kib >= 16 << 10, "VmLck peaked at {most_kib} kB");
 }
+
+#[test]
+fn bs_unaligned_lets_bsrange_pick_any_size() {
+    let d = TestDir::new("bs-unaligned");
+    let lens = |u: &str| -> Vec<u64> {
+        let a = format!("--bs_unaligned={u}");
+        let out = d
+            .run(&[
+                "--name=t",
+                "--ioengine=null",
+                "--size=256k",
+                "--bsrange=1k-4k",
+                &a,
+                "--debug=io",
+            ])
+            .ok();
+        out.stdout
+            .lines()
+            .filter(|l| l.contains(" queue: "))
+            .filter_map(|l| l.split("len=0x").nth(1)?.split(',').next())
+            .map(|h| u64::from_str_radix(h, 16).unwrap())
+            .collect()
+    };
+    let aligned = lens("0");
+    assert!(aligned
+        .iter()
+        .all(|l| l % 1024 == 0 && (1024..=4096).contains(l)));
+    let any = lens("1");
+    assert!(any.iter().all(|l| (1024..=4096).contains(l)));
+    assert!(
+        any.iter().filter(|l| *l % 1024 != 0).count() > any.len() / 2,
+        "{any:?}"
+    );
+}
