@@ -162,6 +162,11 @@ pub struct JobSpec {
     pub bs: PerDir<u64>,
     pub bsrange: Option<PerDir<(u64, u64)>>,
     pub bs_unaligned: bool,
+    /// zonemode=strided, with its zones.
+    pub zone_strided: bool,
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
     /// Per direction; None = that direction uses `bs`/`bsrange`.
     pub bssplit: PerDir<Option<Vec<BsSplit>>>,
     /// None = aligned to the minimum block size, as fio.

@@ -108,6 +108,8 @@ pub struct Pattern {
     /// fio's openfiles: at most this many files in use at once (0: all); a file leaves the
     /// set when its span is done and the next one comes in.
     pub open_files: usize,
+    /// zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
+    pub zones: Option<(u64, u64, u64)>,
 }
 
 /// The files in use under `openfiles`, and the bytes each has been given.
@@ -149,6 +151,9 @@ struct FileState {
     unit: u64,
     /// Offset of the last random I/O per direction (rw_sequencer=identical repeats it).
     last: [u64; 3],
+    /// zonemode=strided: the zone's start in the span and the bytes done in it.
+    zone_at: u64,
+    zone_done: u64,
 }
 
 /// Generates a job's I/Os. Allocation-free per I/O after construction.
@@ -263,6 +268,8 @@ impl IoGen {
                 picker: Picker::new(&p.dist, blocks, unit),
                 unit,
                 last: [0; 3],
+                zone_at: 0,
+                zone_done: 0,
             });
         }
         // Separate streams, as fio keeps them, so that changing the block size does not change
@@ -332,7 +339,9 @@ impl IoGen {
         let f = &mut self.files[fi];
         len = len.min(f.span.len).max(1);
         let ba = self.p.ba[d].max(1);
-        let rel = if random {
+        let rel = if let Some(z) = self.p.zones {
+            strided(f, z, len, ba, random.then_some(&mut self.rng_off))
+        } else if random {
             let block = f.picker.pick(&mut self.rng_off);
             let block = match &mut f.map {
                 Some(m) => {
@@ -507,6 +516,32 @@ impl IoGen {
     }
 }
 
+/// The offset of the next I/O under zonemode=strided: within the current zone, sequential or
+/// anywhere in the zone (random); after `zonesize` bytes the next zone, `zoneskip` further,
+/// and the span's start again past its end (as fio's --debug=io shows).
+fn strided(
+    f: &mut FileState,
+    (range, size, skip): (u64, u64, u64),
+    len: u64,
+    ba: u64,
+    rng: Option<&mut Taus88>,
+) -> u64 {
+    if f.zone_done >= size {
+        f.zone_done = 0;
+        f.zone_at += range + skip;
+        if f.zone_at >= f.span.len {
+            f.zone_at = 0;
+        }
+    }
+    let room = range.min(f.span.len - f.zone_at);
+    let within = match rng {
+        Some(r) => r.below((room.saturating_sub(len) / ba) + 1) * ba,
+        None => f.zone_done.min(room.saturating_sub(len)),
+    };
+    f.zone_done += len;
+    f.zone_at + within
+}
+
 /// Where backwards I/O starts, relative to the span, as fio 3.33 does: at the span's start for
 /// a span that starts the file, else (fio compares the span's length with its absolute start)
 /// one step back from `len - offset`.
@@ -548,6 +583,7 @@ impl Pattern {
             file_pick: FilePick::RoundRobin,
             file_every: 1,
             open_files: 0,
+            zones: None,
             dist: Dist::Uniform,
             random_map: true,
             percentage_random: 100,

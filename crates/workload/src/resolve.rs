@@ -403,6 +403,14 @@ fn pattern_of(
         },
         file_every: spec.file_service_nr.max(1),
         open_files: spec.openfiles as usize,
+        zones: (spec.zone_strided && spec.zonesize > 0).then(|| {
+            let range = if spec.zonerange == 0 {
+                spec.zonesize
+            } else {
+                spec.zonerange
+            };
+            (range, spec.zonesize, spec.zoneskip)
+        }),
         dist: dist(spec)?,
         random_map: !spec.norandommap,
         percentage_random: spec.percentage_random.read.min(100),

@@ -753,3 +753,43 @@ fn bs_unaligned_lets_bsrange_pick_any_size() {
         "{any:?}"
     );
 }
+
+#[test]
+fn zonemode_strided_works_zone_by_zone_as_fio() {
+    let d = TestDir::new("zones");
+    let offsets = |more: &[&str]| {
+        let mut a = vec![
+            "--name=t",
+            "--ioengine=null",
+            "--size=256k",
+            "--bs=4k",
+            "--zonemode=strided",
+            "--zonerange=64k",
+            "--zonesize=16k",
+            "--debug=io",
+        ];
+        a.extend_from_slice(more);
+        queued_offsets(&d.run(&a).ok().stdout)
+    };
+    let k = 1024;
+    // fio 3.33's offsets (--debug=io) for the same jobs.
+    let seq = offsets(&["--rw=read"]);
+    assert_eq!(seq.len(), 64);
+    assert_eq!(
+        seq[..8],
+        [0, 4 * k, 8 * k, 12 * k, 64 * k, 68 * k, 72 * k, 76 * k]
+    );
+    assert_eq!(seq[16..20], [0, 4 * k, 8 * k, 12 * k]);
+    let skip = offsets(&["--rw=read", "--zoneskip=64k"]);
+    assert_eq!(skip[4..9], [128 * k, 132 * k, 136 * k, 140 * k, 0]);
+    // Random: each run of zonesize bytes stays in its zone.
+    let rnd = offsets(&["--rw=randread"]);
+    for (i, o) in rnd.iter().enumerate().take(16) {
+        let zone = (i as u64 / 4) * 64 * k;
+        assert!((zone..zone + 64 * k).contains(o), "{i}: {o:#x} {rnd:x?}");
+    }
+    let out = d
+        .run(&["--name=t", "--ioengine=null", "--size=4k", "--zonemode=zbd"])
+        .fails();
+    assert!(out.stderr.contains("zonemode=zbd"), "{}", out.stderr);
+}
