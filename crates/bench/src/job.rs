@@ -87,9 +87,6 @@ pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
 /// How long I/O in flight at a stop (Ctrl-C, exitall) gets to complete.
 const STOP_GRACE: Duration = Duration::from_millis(100);
 
-/// Seed of the block that dedupe_percentage repeats.
-const DEDUPE_SEED: u64 = 0x0ded_f00d;
-
 /// fio's default ratecycle: the window over which rate_min is judged.
 const RATE_CYCLE_NS: u64 = 1_000_000_000;
 
@@ -260,6 +257,8 @@ struct Runner<'a> {
     unclocked: u32,
     /// `--debug=io`: each I/O queued and completed is printed (read once per job).
     debug_io: bool,
+    /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
+    last_seed: u64,
 }
 
 impl<'a> Runner<'a> {
@@ -322,6 +321,7 @@ impl<'a> Runner<'a> {
             rec: Record::of(&plan.spec),
             unclocked: 0,
             debug_io: debug::on(debug::IO),
+            last_seed: 0,
         }
     }
 
@@ -528,13 +528,7 @@ impl<'a> Runner<'a> {
         }
         let mut buf = self.free.pop()?;
         if op == Op::Write && plan.buffers.dedupe_percentage > 0 {
-            // fio's dedupe_percentage: that share of writes carry one repeated block, the rest
-            // fresh random data, so deduplicating storage sees the asked ratio.
-            if (self.rng.below(100) as u32) < plan.buffers.dedupe_percentage {
-                fill(&mut buf, plan, &mut Taus88::new(DEDUPE_SEED));
-            } else {
-                fill(&mut buf, plan, &mut self.rng);
-            }
+            self.dedupe_fill(&mut buf);
         } else if op == Op::Write && plan.buffers.refill {
             fill(&mut buf, plan, &mut self.rng);
         }

@@ -216,6 +216,10 @@ pub struct JobSpec {
     /// Raw pattern text (`0xdeadbeef`, `"abc"`, ...); the workload layer decodes it.
     pub buffer_pattern: Option<String>,
     pub dedupe_percentage: Option<u32>,
+    /// dedupe_mode=working_set (else repeat).
+    pub dedupe_working_set: bool,
+    pub dedupe_working_set_percentage: u32,
+    pub dedupe_global: bool,
     pub percentile_list: Vec<f64>,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,

@@ -2,7 +2,13 @@
 //! (fio's disable_* and gtod_reduce), how often an untimed job reads the clock, the outcome of
 //! a job that does no I/O (create_only), and `--debug=io` lines.
 
-use iolab_engine::{sys, Op, Req};
+use iolab_engine::{sys, Buf, Op, Req};
+use iolab_workload::Taus88;
+
+use crate::setup::fill;
+
+/// Base seed of dedupe_mode=working_set's buffers.
+const DEDUPE_SEED: u64 = 0x0ded_f00d;
 use iolab_job::debug;
 use iolab_stats::{Dir, JobStats};
 use iolab_workload::JobPlan;
@@ -86,6 +92,30 @@ impl Runner<'_> {
                 name.map(|n| n.to_string()).unwrap_or_default()
             ),
         );
+    }
+
+    /// fio's dedupe_percentage: that share of writes repeat an earlier buffer (the last unique
+    /// one, or one of a working set of dedupe_working_set_percentage of the job's blocks), the
+    /// rest are fresh; each job has its own buffers unless dedupe_global.
+    pub(super) fn dedupe_fill(&mut self, buf: &mut Buf) {
+        let (plan, spec) = (self.plan, &self.plan.spec);
+        let salt = if spec.dedupe_global {
+            0
+        } else {
+            plan.pattern.seed
+        };
+        let seed = if (self.rng.below(100) as u32) >= plan.buffers.dedupe_percentage {
+            self.last_seed = self.rng.next_u64();
+            self.last_seed
+        } else if spec.dedupe_working_set {
+            let blocks: u64 =
+                plan.pattern.files.iter().map(|f| f.len).sum::<u64>() / (buf.len() as u64).max(1);
+            let set = (blocks * u64::from(spec.dedupe_working_set_percentage) / 100).max(1);
+            DEDUPE_SEED ^ (self.rng.below(set) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        } else {
+            self.last_seed
+        };
+        fill(buf, plan, &mut Taus88::new(seed ^ salt));
     }
 
     /// A completion when some latency is not measured: only what is asked for is recorded.

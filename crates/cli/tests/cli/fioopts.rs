@@ -793,3 +793,54 @@ fn zonemode_strided_works_zone_by_zone_as_fio() {
         .fails();
     assert!(out.stderr.contains("zonemode=zbd"), "{}", out.stderr);
 }
+
+fn distinct_blocks(p: &std::path::Path) -> std::collections::HashSet<Vec<u8>> {
+    let data = std::fs::read(p).unwrap();
+    data.chunks(4096).map(<[u8]>::to_vec).collect()
+}
+
+#[test]
+fn dedupe_mode_working_set_and_global_shape_the_repeats() {
+    let d = TestDir::new("dedupe");
+    let write = |more: &[&str]| {
+        for f in ["a", "b"] {
+            let _ = std::fs::remove_file(d.path.join(f));
+        }
+        // Options before the first --name apply to every job.
+        let mut a = vec!["--rw=write", "--size=256k", "--dedupe_percentage=50"];
+        a.extend_from_slice(more);
+        a.extend(["--name=a", "--filename=a"]);
+        if more.contains(&"--dedupe_global=0") || more.contains(&"--dedupe_global=1") {
+            a.extend(["--name=b", "--filename=b"]);
+        }
+        d.run(&a).ok();
+    };
+    // repeat: a deduped block repeats the last unique one, so about half are distinct.
+    write(&["--dedupe_mode=repeat"]);
+    let repeat = distinct_blocks(&d.path.join("a")).len();
+    write(&[
+        "--dedupe_mode=working_set",
+        "--dedupe_working_set_percentage=50",
+    ]);
+    let ws = distinct_blocks(&d.path.join("a")).len();
+    assert!(
+        repeat < 44 && ws > repeat + 8,
+        "repeat {repeat}, working set {ws}"
+    );
+    // Two jobs share deduped blocks only with dedupe_global.
+    let shared = |g: &str| {
+        let g = format!("--dedupe_global={g}");
+        write(&[
+            "--dedupe_mode=working_set",
+            "--dedupe_working_set_percentage=10",
+            &g,
+        ]);
+        let (a, b) = (
+            distinct_blocks(&d.path.join("a")),
+            distinct_blocks(&d.path.join("b")),
+        );
+        a.intersection(&b).count()
+    };
+    assert_eq!(shared("0"), 0);
+    assert!(shared("1") > 0);
+}
