@@ -13,11 +13,16 @@ use iolab_engine::{sys, Buf, Done, Engine, FileId, Op, Queued, Req, SysCalls};
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
+use iolab_job::debug;
+
+mod record;
+
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
 use crate::setup::{fill, setup};
 use crate::status::Progress;
 use crate::BenchError;
+use record::Record;
 
 /// What a job thread hands back.
 #[derive(Debug)]
@@ -82,9 +87,6 @@ pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
 /// How long I/O in flight at a stop (Ctrl-C, exitall) gets to complete.
 const STOP_GRACE: Duration = Duration::from_millis(100);
 
-/// Seed of the block that dedupe_percentage repeats.
-const DEDUPE_SEED: u64 = 0x0ded_f00d;
-
 /// fio's default ratecycle: the window over which rate_min is judged.
 const RATE_CYCLE_NS: u64 = 1_000_000_000;
 
@@ -127,9 +129,29 @@ pub fn run(
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, and says so at the
     // line: one job that cannot start calls the start off for the whole phase.
-    let setup = setup(plan);
+    if plan.spec.create_only {
+        // fio's create_only: the files were laid out; the job does nothing more.
+        let go = start.wait(true);
+        progress.finished.store(true, Ordering::Relaxed);
+        return if go {
+            Ok(JobOutcome::idle(plan))
+        } else {
+            Err(BenchError::NotStarted)
+        };
+    }
+    let setup = crate::mem::pin(plan).and_then(|pin| Ok((pin, setup(plan)?)));
     let go = start.wait(setup.is_ok());
-    let (mut eng, files, bufs, gen) = setup?;
+    // The pinned memory (lockmem) stays locked until the job returns.
+    let (_pinned, (mut eng, mut files, bufs, gen)) = setup?;
+    if debug::on(debug::RANDOM) {
+        for (i, s) in gen.seeds().iter().enumerate() {
+            debug::line(
+                debug::RANDOM,
+                sys::gettid(),
+                format_args!("rand_seeds[{i}]={s}"),
+            );
+        }
+    }
     if !go {
         return Err(BenchError::NotStarted);
     }
@@ -137,6 +159,9 @@ pub fn run(
     // fio's wait_for: start when the named job (all its clones) has finished.
     while wait_on.iter().any(|p| !p.finished.load(Ordering::Relaxed)) && !stop.is_set() {
         std::thread::sleep(Duration::from_millis(10));
+    }
+    if plan.spec.create_on_open {
+        files = crate::setup::open_files(plan, &mut *eng)?;
     }
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();
@@ -154,7 +179,19 @@ pub fn run(
     out.started_ns = started_ns;
     out.ended_ns = clock.now();
     out.engine = eng.describe();
+    if debug::on(debug::IO) {
+        let name = eng.kind().name();
+        debug::line(
+            debug::IO,
+            sys::gettid(),
+            format_args!("close ioengine {name}"),
+        );
+    }
     for f in plan.files.iter().filter(|_| eng.kind().needs_files()) {
+        if debug::on(debug::FILE) {
+            let p = f.path.display();
+            debug::line(debug::FILE, sys::gettid(), format_args!("fd close {p}"));
+        }
         if f.unlink {
             let _ = std::fs::remove_file(&f.path);
         }
@@ -212,11 +249,16 @@ struct Runner<'a> {
     lat_window: (f64, u64),
     /// Per direction, the next due time relative to `t0` (rate limits).
     next_due: [u64; 3],
-    /// The engine completes inside queue: no slat, and lat equals clat, so only clat is
-    /// recorded per I/O and copied into lat at the end.
-    sync: bool,
     /// In-flight I/O was cancelled at the end: ECANCELED completions are I/O not done.
     cancelled: bool,
+    /// Which latencies are measured (fio's disable_* and gtod_reduce).
+    rec: Record,
+    /// Completions since the clock was last read, when no latency is measured.
+    unclocked: u32,
+    /// `--debug=io`: each I/O queued and completed is printed (read once per job).
+    debug_io: bool,
+    /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
+    last_seed: u64,
 }
 
 impl<'a> Runner<'a> {
@@ -250,8 +292,8 @@ impl<'a> Runner<'a> {
             gen,
             clock,
             stats: JobStats::new(),
-            bw: Sampler::new(SampleKind::BandwidthKib, 500, now),
-            iops: Sampler::new(SampleKind::Iops, 500, now),
+            bw: Sampler::new(SampleKind::BandwidthKib, plan.spec.bwavgtime, now),
+            iops: Sampler::new(SampleKind::Iops, plan.spec.iopsavgtime, now),
             now,
             t0: now,
             cpu0: usage(),
@@ -275,8 +317,11 @@ impl<'a> Runner<'a> {
             lat_series: Vec::with_capacity(256),
             lat_window: (0.0, 0),
             next_due: [0; 3],
-            sync: false,
             cancelled: false,
+            rec: Record::of(&plan.spec),
+            unclocked: 0,
+            debug_io: debug::on(debug::IO),
+            last_seed: 0,
         }
     }
 
@@ -298,7 +343,6 @@ impl<'a> Runner<'a> {
         let mut think_count = 0u32;
         let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
-        self.sync = sync;
         loop {
             if stop.is_set() || deadline.is_some_and(|d| self.now >= d) || self.error.is_some() {
                 break;
@@ -308,6 +352,11 @@ impl<'a> Runner<'a> {
             }
             // Fill: queue until the depth is reached, the engine is busy or a batch is ready.
             while self.in_flight() < self.depth() || pending.is_some() {
+                if sync && self.rec.lat {
+                    // fio's start_time: read before the request is made, so lat covers making
+                    // it and clat does not (fio reads the clock here too).
+                    self.now = self.clock.now();
+                }
                 let req = match pending.take() {
                     Some(r) => r,
                     None => match self.next_req() {
@@ -343,21 +392,22 @@ impl<'a> Runner<'a> {
                     }
                     self.slots[slot as usize].issue_ns = self.now;
                 }
-                if sync {
-                    // Each I/O is timed alone: its own reading, so clat is the call itself and
-                    // not also the generation of the request.
+                if sync && self.rec.timed {
+                    // Each I/O is timed alone: clat is the call itself; lat counts from the
+                    // slot's issue_ns, read before the request was made.
                     self.now = self.clock.now();
-                    self.slots[slot as usize].issue_ns = self.now;
+                    self.slots[slot as usize].submit_ns = self.now;
+                }
+                if self.debug_io {
+                    self.debug_req("queue", &req);
                 }
                 match self.eng.queue(req) {
                     Queued::Done(d) => {
-                        self.now = self.clock.now();
+                        self.stamp_done();
                         let depth = self.in_flight() as u32;
                         self.stats.depth.mark_depth(depth, 1);
                         self.stats.depth.mark_submit(1);
                         self.stats.depth.mark_complete(1);
-                        let slot = d.req.tag as usize;
-                        self.slots[slot].submit_ns = self.slots[slot].issue_ns;
                         self.complete(d);
                         self.tick();
                         // A synchronous engine never fills the queue: the end of the run has
@@ -478,13 +528,7 @@ impl<'a> Runner<'a> {
         }
         let mut buf = self.free.pop()?;
         if op == Op::Write && plan.buffers.dedupe_percentage > 0 {
-            // fio's dedupe_percentage: that share of writes carry one repeated block, the rest
-            // fresh random data, so deduplicating storage sees the asked ratio.
-            if (self.rng.below(100) as u32) < plan.buffers.dedupe_percentage {
-                fill(&mut buf, plan, &mut Taus88::new(DEDUPE_SEED));
-            } else {
-                fill(&mut buf, plan, &mut self.rng);
-            }
+            self.dedupe_fill(&mut buf);
         } else if op == Op::Write && plan.buffers.refill {
             fill(&mut buf, plan, &mut self.rng);
         }
@@ -571,9 +615,6 @@ impl<'a> Runner<'a> {
         }
         snap.total_run_time_ms = elapsed_ms;
         snap.cpu = usage() - self.cpu0;
-        if self.sync {
-            snap.lat_from_clat();
-        }
         if let Ok(mut slot) = self.progress.snapshot.lock() {
             *slot = Some(snap);
         }
@@ -612,14 +653,16 @@ impl<'a> Runner<'a> {
             self.fail(&e, format!("commit: {e}"), "td_io_commit", site!());
             return Err(e);
         }
-        self.now = self.clock.now();
         self.stats.depth.mark_depth(depth, n);
         self.stats.depth.mark_submit(n);
-        for &slot in &self.queued {
-            let s = &mut self.slots[slot as usize];
-            s.submit_ns = self.now;
-            if let Some(d) = s.dir {
-                self.stats.record_slat(d, self.now - s.issue_ns);
+        if self.rec.timed {
+            self.now = self.clock.now();
+            for &slot in &self.queued {
+                let s = &mut self.slots[slot as usize];
+                s.submit_ns = self.now;
+                if let (Some(d), true) = (s.dir, self.rec.slat) {
+                    self.stats.record_slat(d, self.now - s.issue_ns);
+                }
             }
         }
         self.queued.clear();
@@ -664,22 +707,22 @@ impl<'a> Runner<'a> {
     }
 
     fn complete(&mut self, d: Done) {
+        if self.debug_io {
+            self.debug_req("complete", &d.req);
+        }
         let slot = d.req.tag as u32;
         let s = &self.slots[slot as usize];
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
         match (&d.result, dir) {
-            (Ok(n), Some(dir)) => {
-                if self.sync {
-                    self.stats
-                        .record_completion_sync(dir, *n as u64, self.now - issue);
-                } else {
-                    self.stats.record_completion(
-                        dir,
-                        *n as u64,
-                        self.now - submit,
-                        self.now - issue,
-                    );
+            (Ok(n), Some(dir)) if !self.rec.all() => {
+                self.record_some(dir, *n as u64, submit, issue);
+                if *n < d.req.len {
+                    self.stats.dir_mut(dir).short_ios += 1;
                 }
+            }
+            (Ok(n), Some(dir)) => {
+                self.stats
+                    .record_completion(dir, *n as u64, self.now - submit, self.now - issue);
                 if due > 0 {
                     self.stats
                         .dir_mut(dir)
@@ -748,8 +791,9 @@ impl<'a> Runner<'a> {
         self.next_due = [0; 3];
         self.stats = JobStats::new();
         self.t0 = self.now;
-        self.bw = Sampler::new(SampleKind::BandwidthKib, 500, self.now);
-        self.iops = Sampler::new(SampleKind::Iops, 500, self.now);
+        let spec = &self.plan.spec;
+        self.bw = Sampler::new(SampleKind::BandwidthKib, spec.bwavgtime, self.now);
+        self.iops = Sampler::new(SampleKind::Iops, spec.iopsavgtime, self.now);
         self.iops_series.clear();
         self.lat_series.clear();
         self.lat_window = (0.0, 0);
@@ -815,9 +859,6 @@ impl<'a> Runner<'a> {
 
     fn finish(self) -> JobOutcome {
         let mut stats = self.stats;
-        if self.sync {
-            stats.lat_from_clat();
-        }
         let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);
         // fio reports a runtime only for the directions that did I/O.
         for d in stats.dirs.iter_mut().filter(|d| d.total_ios > 0) {

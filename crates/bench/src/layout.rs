@@ -19,13 +19,36 @@ use crate::BenchError;
 
 const CHUNK: usize = 1 << 20;
 
-/// Makes every file of `plan` exist with at least its size, writing data where the job reads
-/// (a read of a hole measures nothing). Prints fio's "Laying out IO file" line to stderr.
+/// Where fio's informational lines go: standard output in normal output (fio's tests expect
+/// standard error empty on success), standard error when standard output carries JSON or terse.
+static INFO_STDOUT: AtomicBool = AtomicBool::new(false);
+
+/// Sends informational lines to standard output (true) or standard error.
+pub(crate) fn set_info_stdout(on: bool) {
+    INFO_STDOUT.store(on, Ordering::Relaxed);
+}
+
+/// Prints one of fio's informational lines where [`set_info_stdout`] says.
+pub(crate) fn info(line: std::fmt::Arguments<'_>) {
+    if INFO_STDOUT.load(Ordering::Relaxed) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+/// Makes every file of `plan` exist with at least its size as fio lays files out: written
+/// where the job reads (a read of a hole measures nothing) or `overwrite` asks, else only
+/// allocated as `fallocate` says. Prints fio's "Laying out IO file" line. Files of a
+/// `create_on_open` job that do not exist are left to the job's first I/O.
 /// A `stop` ends the work between chunks of [`CHUNK`]: the run then reports what it has.
 pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
     if !diskless_ok(plan) {
         return Ok(());
     }
+    let spec = &plan.spec;
     let writes = plan.pattern.write || plan.pattern.trim || plan.pattern.trimwrite;
     for f in &plan.files {
         if stop.load(Ordering::Relaxed) {
@@ -46,6 +69,17 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
         if meta.as_ref().is_some_and(|m| !m.file_type().is_file()) {
             continue;
         }
+        if meta.is_none() && !spec.allow_file_create {
+            return Err(BenchError::Refused(format!(
+                "{}: {}: {}: file creation disallowed by allow_file_create=0",
+                spec.loc,
+                plan.name,
+                f.path.display()
+            )));
+        }
+        if meta.is_none() && spec.create_on_open && !spec.create_only {
+            continue;
+        }
         let have = meta.as_ref().map(|m| m.len()).unwrap_or(0);
         if have >= f.size {
             pre_read(plan, &f.path, stop)?;
@@ -55,13 +89,18 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
             fs::create_dir_all(dir)
                 .map_err(|e| BenchError::file(&f.path, "create directory", e))?;
         }
-        eprintln!(
+        info(format_args!(
             "{}: Laying out IO file ({} file / {}MiB)",
             plan.name,
             1,
             f.size >> 20
-        );
-        lay_out(&f.path, have, f.size, plan.pattern.read, stop)
+        ));
+        let how = Layout {
+            fill: plan.pattern.read || spec.overwrite,
+            fallocate: spec.fallocate,
+            fsync: spec.create_fsync,
+        };
+        lay_out(&f.path, have, f.size, how, stop)
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
         pre_read(plan, &f.path, stop)?;
     }
@@ -92,11 +131,18 @@ fn diskless_ok(plan: &JobPlan) -> bool {
     plan.engine.kind.needs_files()
 }
 
+/// How a file is laid out: written or only allocated (fio's `fallocate` mode), then synced.
+struct Layout {
+    fill: bool,
+    fallocate: &'static str,
+    fsync: bool,
+}
+
 fn lay_out(
     path: &Path,
     from: u64,
     size: u64,
-    fill: bool,
+    how: Layout,
     stop: &AtomicBool,
 ) -> std::io::Result<()> {
     let mut file = OpenOptions::new()
@@ -104,10 +150,17 @@ fn lay_out(
         .write(true)
         .truncate(false)
         .open(path)?;
-    sys::preallocate(file.as_raw_fd(), size)?;
-    if !fill {
-        file.set_len(size)?;
-        return file.sync_all();
+    let fd = file.as_raw_fd();
+    match how.fallocate {
+        "none" => {}
+        "posix" => sys::posix_preallocate(fd, size)?,
+        "keep" => drop(sys::preallocate_keep_size(fd, size)?),
+        "truncate" => file.set_len(size)?,
+        _ => drop(sys::preallocate(fd, size)?),
+    }
+    if !how.fill {
+        // As fio: a job that only writes gets what fallocate made (none, keep: size 0).
+        return if how.fsync { file.sync_all() } else { Ok(()) };
     }
     // Data that compresses and dedupes badly, as fio writes, so that thin-provisioned or
     // compressing storage does not make reads look faster than they are.
@@ -130,7 +183,10 @@ fn lay_out(
         file.write_all(&buf[..n])?;
         at += n as u64;
     }
-    file.sync_all()
+    if how.fsync {
+        file.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Refuses to write to a block device that is mounted (unless `allow_mounted_write=1`, as fio)

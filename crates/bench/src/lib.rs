@@ -116,6 +116,9 @@ pub struct StatusLine {
     pub interval: std::time::Duration,
     /// Start a new line this often instead of overwriting (for logs).
     pub newline_every: Option<std::time::Duration>,
+    /// fio's informational lines (`Laying out IO file`) go to standard output, as in fio's
+    /// normal output; else (JSON or terse on standard output) to standard error.
+    pub info_stdout: bool,
 }
 
 impl Default for StatusLine {
@@ -124,6 +127,7 @@ impl Default for StatusLine {
             mode: StatusMode::Auto,
             interval: std::time::Duration::from_secs(1),
             newline_every: None,
+            info_stdout: false,
         }
     }
 }
@@ -191,6 +195,7 @@ fn run_all(
         StatusMode::Never => false,
         StatusMode::Auto => std::io::stderr().is_terminal(),
     };
+    layout::set_info_stdout(status.info_stdout);
     let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {

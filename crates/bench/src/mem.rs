@@ -77,6 +77,24 @@ fn vm_size() -> Option<u64> {
     Some(kib.saturating_mul(1024))
 }
 
+/// fio's `lockmem`: that much memory allocated and pinned (mlock) for as long as the
+/// returned buffer lives, so the rest of the machine has less. Empty when not asked.
+pub(crate) fn pin(plan: &JobPlan) -> Result<Vec<u8>, BenchError> {
+    let n = plan.spec.lockmem;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    check(plan, total(), n, format_args!("lockmem"), "lower lockmem")?;
+    let refuse = |why: String| BenchError::Refused(format!("{}: lockmem={n}: {why}", plan.name));
+    let len = usize::try_from(n).map_err(|_| refuse("too large".into()))?;
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len)
+        .map_err(|_| refuse("out of memory".into()))?;
+    buf.resize(len, 0);
+    iolab_engine::sys::mlock(&buf).map_err(|e| refuse(format!("mlock: {e}")))?;
+    Ok(buf)
+}
+
 fn human(b: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let (mut v, mut i) = (b as f64, 0);

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
 use iolab_job::spec::Fadvise;
-use iolab_job::JobSpec;
+use iolab_job::{debug, JobSpec};
 use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::{mem, BenchError};
@@ -47,6 +47,7 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(write)
+        .create(write && plan.spec.create_on_open && plan.spec.allow_file_create)
         .custom_flags(flags)
         .open(path)
 }
@@ -73,35 +74,20 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     )?;
     let mut eng = iolab_engine::open(&opts)
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
-    let mut ids = Vec::with_capacity(plan.files.len());
-    let diskless = !opts.kind.needs_files();
-    for f in &plan.files {
-        // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
-        // created or read.
-        let file = if diskless {
-            File::open("/dev/null")
-                .map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
-        } else {
-            open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
-        };
-        if plan.invalidate
-            && !file
-                .metadata()
-                .map(|m| m.file_type().is_block_device())
-                .unwrap_or(false)
-        {
-            // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
-            let _ = sys::drop_cache(file.as_raw_fd());
-        }
-        if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
-            // Advisory, as in fio (which warns once): the job runs without it.
-            let _ = sys::fadvise(file.as_raw_fd(), advice);
-        }
-        ids.push(
-            eng.add_file(file, &f.path)
-                .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
+    if debug::on(debug::IO) {
+        let name = opts.kind.name();
+        debug::line(
+            debug::IO,
+            sys::gettid(),
+            format_args!("load ioengine {name}"),
         );
     }
+    // create_on_open: the files are opened (and created) at the job's first I/O, in `run`.
+    let ids = if plan.spec.create_on_open {
+        Vec::new()
+    } else {
+        open_files(plan, &mut *eng)?
+    };
     let bs = plan
         .pattern
         .bs
@@ -139,14 +125,78 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         BenchError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name))
     })?;
     let bs = bs as usize;
+    let mem = debug::on(debug::MEM);
+    if mem {
+        let total = bs * depth as usize;
+        debug::line(
+            debug::MEM,
+            sys::gettid(),
+            format_args!("Alloc {total} for buffers"),
+        );
+    }
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
             .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+        if mem {
+            let at = b.as_slice().as_ptr();
+            debug::line(
+                debug::MEM,
+                sys::gettid(),
+                format_args!("malloc {bs} {at:p}"),
+            );
+        }
         fill(&mut b, plan, &mut rng);
         bufs.push(b);
     }
     Ok((eng, ids, bufs, gen))
+}
+
+/// Opens the job's files and hands them to the engine (fadvise and cache drop on the way).
+pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<FileId>, BenchError> {
+    let mut ids = Vec::with_capacity(plan.files.len());
+    let diskless = !plan.engine.kind.needs_files();
+    let dbg = debug::on(debug::FILE);
+    if dbg {
+        debug::line(debug::FILE, sys::gettid(), format_args!("setup files"));
+    }
+    for f in &plan.files {
+        if dbg {
+            let p = f.path.display();
+            debug::line(debug::FILE, sys::gettid(), format_args!("fd open {p}"));
+        }
+        // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
+        // created or read.
+        let file = if diskless {
+            File::open("/dev/null")
+                .map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
+        } else {
+            open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
+        };
+        if plan.invalidate
+            && !file
+                .metadata()
+                .map(|m| m.file_type().is_block_device())
+                .unwrap_or(false)
+        {
+            // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
+            let _ = sys::drop_cache(file.as_raw_fd());
+        }
+        if let (false, 1..) = (diskless, plan.spec.write_hint) {
+            // As fio: a hint the kernel refuses fails the job.
+            sys::set_write_hint(file.as_raw_fd(), plan.spec.write_hint)
+                .map_err(|e| BenchError::file(&f.path, "write_hint (F_SET_RW_HINT)", e))?;
+        }
+        if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
+            // Advisory, as in fio (which warns once): the job runs without it.
+            let _ = sys::fadvise(file.as_raw_fd(), advice);
+        }
+        ids.push(
+            eng.add_file(file, &f.path)
+                .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
+        );
+    }
+    Ok(ids)
 }
 
 /// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
@@ -166,8 +216,16 @@ pub(crate) fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
             w.copy_from_slice(&v[..w.len()]);
         }
         if f.compress_percentage > 0 {
-            let zero = s.len() * f.compress_percentage.min(100) as usize / 100;
-            s[..zero].fill(0);
+            // As fio: each chunk is random data, then its compressible share of zeros.
+            let chunk = usize::try_from(f.compress_chunk)
+                .unwrap_or(usize::MAX)
+                .max(1);
+            let pct = f.compress_percentage.min(100) as usize;
+            for c in s.chunks_mut(chunk) {
+                let zero = c.len() * pct / 100;
+                let at = c.len() - zero;
+                c[at..].fill(0);
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 //! and unambiguous prefixes of option names (fio uses getopt_long_only).
 
 use std::ffi::OsStr;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -67,6 +68,8 @@ pub struct TopLevel {
     /// `--alloc-size=KiB`: checked, and of no effect. fio sizes its shared-memory pool with
     /// it; iolab runs jobs as threads and has no such pool, so there is nothing to size.
     pub alloc_size_kib: Option<u64>,
+    /// `--debug=`: the categories' mask ([`crate::debug`]).
+    pub debug: u32,
 }
 
 /// What `iolab run` / `fio` was asked to do.
@@ -111,8 +114,8 @@ const TOP: &[(&str, Arg)] = &[
     ("terse-version", Arg::Required),
     ("append-terse", Arg::None),
     ("alloc-size", Arg::Required),
-    // fio has these; iolab refuses them by name (--debug until a category is implemented).
     ("debug", Arg::Required),
+    // fio has these; iolab refuses them by name, with the reason.
     ("server", Arg::Optional),
     ("client", Arg::Required),
     ("daemonize", Arg::Required),
@@ -147,6 +150,25 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "bandwidth-log",
     "merge-blktrace-only",
 ];
+
+/// Why a top-level option of fio is refused.
+fn refusal(name: &str) -> &'static str {
+    match name {
+        "server" | "client" | "daemonize" | "remote-config" => {
+            "iolab has no networked mode; to drive many machines, run one iolab per \
+             machine under MPI (mpirun -np N iolab run job.fio)"
+        }
+        "bandwidth-log" | "inflate-log" | "merge-blktrace-only" => {
+            "fio's logs (bandwidth, inflated, blktrace) are not written by iolab yet"
+        }
+        "aux-path" => "iolab writes no state or trigger files for it to place",
+        "trigger" | "trigger-file" | "trigger-timeout" | "trigger-remote" => {
+            "triggers are not implemented"
+        }
+        "idle-prof" => "idleness profiling is not implemented",
+        _ => "not implemented",
+    }
+}
 
 /// Resolves a top-level name: exact, or a unique prefix among top-level and job option names.
 fn top_lookup(name: &str) -> Result<Option<(&'static str, Arg)>, JobError> {
@@ -228,14 +250,7 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
             )
         }
         "append-terse" => top.append_terse = true,
-        "debug" => {
-            // No debug category is implemented yet; accepting one would print nothing and
-            // leave the user wondering.
-            return Err(format!(
-                "not supported by iolab: fio's debug categories ('{}') are not implemented",
-                req()?
-            ));
-        }
+        "debug" => top.debug |= crate::debug::parse(&req()?)?,
         "alloc-size" => {
             let kib = req()?
                 .trim()
@@ -245,7 +260,9 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
                 .ok_or("needs a size in KiB, a whole number above 0")?;
             top.alloc_size_kib = Some(kib);
         }
-        other if TOP_UNSUPPORTED.contains(&other) => return Err("not supported by iolab".into()),
+        other if TOP_UNSUPPORTED.contains(&other) => {
+            return Err(format!("not supported by iolab: {}", refusal(other)))
+        }
         other => return Err(format!("iolab does not handle --{other}")),
     }
     Ok(())
@@ -382,6 +399,27 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
     }
     if inv.top.output_format.is_empty() {
         inv.top.output_format.push(OutputFormat::Normal);
+    }
+    if inv.top.debug != 0 {
+        // Where fio prints them (standard output), unless that carries JSON or terse.
+        let plain = inv.top.output.is_none()
+            && inv
+                .top
+                .output_format
+                .iter()
+                .all(|f| *f == OutputFormat::Normal);
+        crate::debug::set(inv.top.debug, plain);
+        for (name, bit) in crate::debug::CATEGORIES {
+            if inv.top.debug & bit != 0 {
+                let msg = format!("fio: set debug option {name}");
+                // A closed stdout is not an error here (the run reports it if it matters).
+                let _ = if plain {
+                    writeln!(std::io::stdout(), "{msg}")
+                } else {
+                    writeln!(std::io::stderr(), "{msg}")
+                };
+            }
+        }
     }
     Ok(inv)
 }

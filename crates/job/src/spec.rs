@@ -45,6 +45,20 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// fio's `file_service_type`: how the next file is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum FileService {
+    #[default]
+    RoundRobin,
+    Random,
+    /// Finish one file before moving on to the next.
+    Sequential,
+    Zipf(f64),
+    Pareto(f64),
+    /// Standard deviation in percent of the files (fio's `normal`/`gauss`).
+    Normal(f64),
+}
+
 /// `fadvise_hint=`: the access pattern announced to the kernel when a file is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Fadvise {
@@ -124,12 +138,35 @@ pub struct JobSpec {
     pub invalidate: bool,
     pub allow_mounted_write: bool,
     pub fadvise_hint: Fadvise,
+    pub create_only: bool,
+    pub create_fsync: bool,
+    pub allow_file_create: bool,
+    pub overwrite: bool,
+    pub file_append: bool,
+    pub unique_filename: bool,
+    /// None = aligned to the minimum block size.
+    pub offset_align: Option<u64>,
+    pub file_service_type: FileService,
+    /// I/Os to a file before switching (the `:N` of random, roundrobin, sequential).
+    pub file_service_nr: u32,
+    /// At most this many files in use at once; 0 = all.
+    pub openfiles: u32,
+    /// fio's `write_hint` as the kernel's RWH_WRITE_LIFE value; 0 = not set.
+    pub write_hint: u64,
     pub rw: RwMode,
     pub rw_modifier: Option<RwModifier>,
+    /// rw_sequencer=identical (else sequential).
+    pub rw_sequencer_identical: bool,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).
     pub rwmixread: u32,
     pub bs: PerDir<u64>,
     pub bsrange: Option<PerDir<(u64, u64)>>,
+    pub bs_unaligned: bool,
+    /// zonemode=strided, with its zones.
+    pub zone_strided: bool,
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
     /// Per direction; None = that direction uses `bs`/`bsrange`.
     pub bssplit: PerDir<Option<Vec<BsSplit>>>,
     /// None = aligned to the minimum block size, as fio.
@@ -175,16 +212,34 @@ pub struct JobSpec {
     pub refill_buffers: bool,
     pub scramble_buffers: bool,
     pub buffer_compress_percentage: Option<u32>,
+    pub buffer_compress_chunk: u64,
     /// Raw pattern text (`0xdeadbeef`, `"abc"`, ...); the workload layer decodes it.
     pub buffer_pattern: Option<String>,
     pub dedupe_percentage: Option<u32>,
+    /// dedupe_mode=working_set (else repeat).
+    pub dedupe_working_set: bool,
+    pub dedupe_working_set_percentage: u32,
+    pub dedupe_global: bool,
     pub percentile_list: Vec<f64>,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
     pub unified_rw_reporting: UnifiedRw,
     pub disk_util: bool,
+    pub significant_figures: u32,
+    /// Bandwidth and IOPS sample windows, ms.
+    pub bwavgtime: u64,
+    pub iopsavgtime: u64,
+    pub gtod_reduce: bool,
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    /// `stats=0`: the job runs but is left out of the report, as fio leaves it.
+    pub stats: bool,
     pub cpus_allowed: Option<String>,
+    /// Bytes of memory pinned while the job runs (0: none).
+    pub lockmem: u64,
 }
 }
 
@@ -326,6 +381,13 @@ fn apply(s: &mut JobSpec, o: &RawOption) -> Result<(), String> {
     let arg = Arg::new(o.def, o.value.as_deref(), s.kb_base);
     if arg.v.is_empty() && o.def.kind == Kind::Str {
         return Err("empty value".into());
+    }
+    if crate::debug::on(crate::debug::PARSE) {
+        crate::debug::line(
+            crate::debug::PARSE,
+            std::process::id(),
+            format_args!("handle_option={}, ptr={}", o.def.name, arg.v),
+        );
     }
     f(s, &arg)
 }

@@ -37,33 +37,44 @@ pub fn run_report(
     let date = fio_date(start);
     let elapsed_s = start.elapsed().map(|d| d.as_secs() as i64).unwrap_or(0);
     let meta = |m: &Measured<'_>| job_meta(m, specs.get(m.plan.spec_index), &date, elapsed_s);
+    // fio's `latency ... depth=` is the job's iodepth, whatever the engine (its latency_qd).
+    let report = |s: &JobStats, m: &Measured<'_>, meta: &JobMeta| {
+        let mut r = job_report(s, meta);
+        r.latency_depth = m.plan.engine.depth.max(1);
+        r
+    };
     let mut reports = Vec::new();
-    let mut merged: Option<(JobStats, JobMeta)> = None;
-    for m in jobs {
+    let mut merged: Option<(JobStats, JobMeta, &Measured<'_>)> = None;
+    // stats=0: the job ran, but fio leaves it out of every figure; create_only did no I/O.
+    for m in jobs.iter().filter(|m| {
+        specs
+            .get(m.plan.spec_index)
+            .is_none_or(|s| s.stats && !s.create_only)
+    }) {
         let folds = specs
             .get(m.plan.spec_index)
             .is_some_and(|s| s.group_reporting);
         match &mut merged {
-            Some((stats, open)) if folds && open.groupid == m.plan.group => {
+            Some((stats, open, _)) if folds && open.groupid == m.plan.group => {
                 *stats += m.stats;
                 open.error = open.error.max(i64::from(m.errno));
                 continue;
             }
             _ => {}
         }
-        if let Some((s, open)) = merged.take() {
-            reports.push(job_report(&s, &open));
+        if let Some((s, open, first)) = merged.take() {
+            reports.push(report(&s, first, &open));
         }
         if folds {
-            merged = Some((m.stats.clone(), meta(m)));
+            merged = Some((m.stats.clone(), meta(m), m));
         } else {
-            let mut r = job_report(m.stats, &meta(m));
+            let mut r = report(m.stats, m, &meta(m));
             r.verror = m.verror.clone();
             reports.push(r);
         }
     }
-    if let Some((s, open)) = merged.take() {
-        reports.push(job_report(&s, &open));
+    if let Some((s, open, first)) = merged.take() {
+        reports.push(report(&s, first, &open));
     }
     let groups = crate::groups_from_jobs(&reports);
     set_bw_agg(&mut reports, &groups);
@@ -108,6 +119,7 @@ fn job_meta(m: &Measured<'_>, spec: Option<&JobSpec>, date: &str, elapsed_s: i64
 fn units(spec: Option<&JobSpec>) -> Units {
     Units {
         kb_base: spec.map(|s| s.kb_base as u32).unwrap_or(1024),
+        sig_figs: spec.map_or(4, |s| s.significant_figures as usize),
         ..Units::default()
     }
 }

@@ -132,23 +132,20 @@ impl JobStats {
         self.lat_dist.mark(clat_ns);
     }
 
-    /// A completion from an engine that completes inside queue: no submission step, so the
-    /// total latency is the completion latency. Records clat only; call
-    /// [`JobStats::lat_from_clat`] once at the end to fill lat (half the per-I/O work).
+    /// A completion whose latencies are not measured (fio's disable_* options): the bytes and
+    /// the count only.
     #[inline]
-    pub fn record_completion_sync(&mut self, d: Dir, bytes: u64, clat_ns: u64) {
+    pub fn record_done(&mut self, d: Dir, bytes: u64) {
         let ds = &mut self.dirs[d as usize];
         ds.io_bytes += bytes;
         ds.done_ios += 1;
-        ds.clat.record(clat_ns);
-        self.lat_dist.mark(clat_ns);
     }
 
-    /// Sets every direction's lat to its clat (after [`JobStats::record_completion_sync`]).
-    pub fn lat_from_clat(&mut self) {
-        for d in &mut self.dirs {
-            d.lat = d.clat.clone();
-        }
+    /// A completion latency alone, with the latency buckets fio derives from it.
+    #[inline]
+    pub fn record_clat(&mut self, d: Dir, clat_ns: u64) {
+        self.dirs[d as usize].clat.record(clat_ns);
+        self.lat_dist.mark(clat_ns);
     }
 
     /// One sync completed after `ns`.

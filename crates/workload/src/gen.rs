@@ -18,6 +18,11 @@ pub enum BlockSizes {
         min: u64,
         max: u64,
     },
+    /// Any size in `min..=max` (fio's bs_unaligned).
+    Unaligned {
+        min: u64,
+        max: u64,
+    },
     /// (size, percent) pairs whose percentages sum to 100 (fio's bssplit, remainder resolved).
     Split(Vec<(u64, u32)>),
 }
@@ -26,7 +31,7 @@ impl BlockSizes {
     pub fn min(&self) -> u64 {
         match self {
             BlockSizes::Fixed(b) => *b,
-            BlockSizes::Range { min, .. } => *min,
+            BlockSizes::Range { min, .. } | BlockSizes::Unaligned { min, .. } => *min,
             BlockSizes::Split(v) => v.iter().map(|x| x.0).min().unwrap_or(4096),
         }
     }
@@ -34,7 +39,7 @@ impl BlockSizes {
     pub fn max(&self) -> u64 {
         match self {
             BlockSizes::Fixed(b) => *b,
-            BlockSizes::Range { max, .. } => *max,
+            BlockSizes::Range { max, .. } | BlockSizes::Unaligned { max, .. } => *max,
             BlockSizes::Split(v) => v.iter().map(|x| x.0).max().unwrap_or(4096),
         }
     }
@@ -42,6 +47,7 @@ impl BlockSizes {
     fn pick(&self, rng: &mut Taus88) -> u64 {
         match self {
             BlockSizes::Fixed(b) => *b,
+            BlockSizes::Unaligned { min, max } => min + rng.below(max - min + 1),
             BlockSizes::Range { min, max } => {
                 let steps = (max - min) / min.max(&1) + 1;
                 min + rng.below(steps) * min.max(&1)
@@ -83,6 +89,11 @@ pub struct Pattern {
     pub ba: [u64; 3],
     /// rw=MODE:N — sequential: bytes skipped after each I/O; random: I/Os per new random offset.
     pub modifier: u64,
+    /// rw_sequencer=identical: with rw=randX:N, the N-1 I/Os after a random one repeat its
+    /// offset (else they follow it).
+    pub identical: bool,
+    /// rw=MODE:-N (sequential only): bytes stepped back from the end of each I/O, 0 = forwards.
+    pub backward: u64,
     pub dist: Dist,
     pub random_map: bool,
     /// For random modes, percent of I/Os that are random (the rest continue sequentially).
@@ -91,6 +102,34 @@ pub struct Pattern {
     pub seed: u64,
     /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
     pub bytes: Option<u64>,
+    /// How the next file is chosen (fio's file_service_type) and after how many I/Os.
+    pub file_pick: FilePick,
+    pub file_every: u32,
+    /// fio's openfiles: at most this many files in use at once (0: all); a file leaves the
+    /// set when its span is done and the next one comes in.
+    pub open_files: usize,
+    /// zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
+    pub zones: Option<(u64, u64, u64)>,
+}
+
+/// The files in use under `openfiles`, and the bytes each has been given.
+struct OpenSet {
+    in_use: Vec<usize>,
+    next_new: usize,
+    done: Vec<u64>,
+    rr: usize,
+}
+
+/// fio's `file_service_type`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum FilePick {
+    #[default]
+    RoundRobin,
+    Random,
+    /// Stay on a file until its span is done.
+    Sequential,
+    /// zipf, pareto or normal over the file indexes.
+    Dist(Dist),
 }
 
 /// One I/O to issue.
@@ -110,6 +149,11 @@ struct FileState {
     picker: Picker,
     /// Blocks of the smallest block size in the span (the random map's unit).
     unit: u64,
+    /// Offset of the last random I/O per direction (rw_sequencer=identical repeats it).
+    last: [u64; 3],
+    /// zonemode=strided: the zone's start in the span and the bytes done in it.
+    zone_at: u64,
+    zone_done: u64,
 }
 
 /// Generates a job's I/Os. Allocation-free per I/O after construction.
@@ -127,6 +171,14 @@ pub struct IoGen {
     pending_write: Option<IoUnit>,
     /// Per direction: blockalign divides the random map's unit.
     unit_aligned: [bool; 3],
+    /// The file in use, the I/Os left on it before the next pick, the bytes issued to it
+    /// (file_service_type=sequential), and the pickers of the random kinds.
+    cur_file: usize,
+    file_left: u32,
+    file_bytes: u64,
+    rng_file: Taus88,
+    file_dist: Option<Picker>,
+    open_set: Option<OpenSet>,
 }
 
 /// The random map of a file cannot be allocated (fio: "failed allocating random map").
@@ -163,7 +215,23 @@ fn map_unit(p: &Pattern) -> u64 {
         .max(1)
 }
 
+/// What the job's seed is mixed with for each stream: offsets, the mix, block sizes, random
+/// or sequential, files.
+const SEED_XOR: [u64; 5] = [
+    0,
+    0x5851_f42d_4c95_7f2d,
+    0x1405_7b7e_f767_814f,
+    0x2545_f491_4f6c_dd1d,
+    0x9e37_79b9_7f4a_7c15,
+];
+
 impl IoGen {
+    /// The seeds of the generator's streams (what `--debug=random` prints as fio's
+    /// `rand_seeds[i]`).
+    pub fn seeds(&self) -> [u64; 5] {
+        SEED_XOR.map(|x| self.p.seed ^ x)
+    }
+
     /// Bytes of random map the pattern needs per file (0 without one), so that a caller
     /// can refuse a map larger than the machine before trying to allocate it.
     pub fn map_bytes(p: &Pattern) -> Vec<u64> {
@@ -195,10 +263,13 @@ impl IoGen {
             };
             files.push(FileState {
                 span,
-                pos: [0; 3],
+                pos: [backward_start(&p, span); 3],
                 map,
                 picker: Picker::new(&p.dist, blocks, unit),
                 unit,
+                last: [0; 3],
+                zone_at: 0,
+                zone_done: 0,
             });
         }
         // Separate streams, as fio keeps them, so that changing the block size does not change
@@ -206,15 +277,30 @@ impl IoGen {
         let s = p.seed;
         Ok(IoGen {
             files,
-            rng_off: Taus88::new(s),
-            rng_mix: Taus88::new(s ^ 0x5851_f42d_4c95_7f2d),
-            rng_bs: Taus88::new(s ^ 0x1405_7b7e_f767_814f),
-            rng_seq: Taus88::new(s ^ 0x2545_f491_4f6c_dd1d),
+            rng_off: Taus88::new(s ^ SEED_XOR[0]),
+            rng_mix: Taus88::new(s ^ SEED_XOR[1]),
+            rng_bs: Taus88::new(s ^ SEED_XOR[2]),
+            rng_seq: Taus88::new(s ^ SEED_XOR[3]),
             next_file: 0,
             issued: 0,
-            run_left: 0,
+            // As fio: a job with rw=randX:N starts with N I/Os from the start of the file.
+            run_left: if p.random { p.modifier } else { 0 },
             pending_write: None,
             unit_aligned: [0, 1, 2].map(|d| unit.is_multiple_of(p.ba[d].max(1))),
+            cur_file: 0,
+            file_left: 0,
+            file_bytes: 0,
+            rng_file: Taus88::new(s ^ SEED_XOR[4]),
+            open_set: (p.open_files > 0 && p.open_files < p.files.len()).then(|| OpenSet {
+                in_use: (0..p.open_files).collect(),
+                next_new: p.open_files,
+                done: vec![0; p.files.len()],
+                rr: 0,
+            }),
+            file_dist: match &p.file_pick {
+                FilePick::Dist(d) => Some(Picker::new(d, p.files.len() as u64, 1)),
+                _ => None,
+            },
             p,
         })
     }
@@ -248,16 +334,14 @@ impl IoGen {
         if let Some(b) = self.p.bytes {
             len = len.min(b - self.issued);
         }
-        let fi = self.next_file;
-        self.next_file += 1;
-        if self.next_file == self.files.len() {
-            self.next_file = 0;
-        }
+        let fi = self.pick_file();
         let random = self.p.random && self.take_random();
         let f = &mut self.files[fi];
         len = len.min(f.span.len).max(1);
         let ba = self.p.ba[d].max(1);
-        let rel = if random {
+        let rel = if let Some(z) = self.p.zones {
+            strided(f, z, len, ba, random.then_some(&mut self.rng_off))
+        } else if random {
             let block = f.picker.pick(&mut self.rng_off);
             let block = match &mut f.map {
                 Some(m) => {
@@ -278,6 +362,26 @@ impl IoGen {
                 raw.min(last) / ba * ba
             };
             f.pos[d] = off + len;
+            f.last[d] = off;
+            off
+        } else if self.p.random && self.p.identical {
+            // rw_sequencer=identical: the I/Os between random jumps repeat the last offset.
+            let off = f.last[d].min(f.span.len - len);
+            f.pos[d] = off + len;
+            off
+        } else if self.p.backward > 0 {
+            // fio's backwards sequential I/O: each I/O starts `backward` bytes before the end
+            // of the previous one; past the start it wraps to that far before the end.
+            let back = self.p.backward;
+            let end = f.pos[d];
+            let off = match end {
+                0 => 0,
+                e => e
+                    .checked_sub(back)
+                    .unwrap_or_else(|| f.span.len.saturating_sub(back)),
+            };
+            let off = off.min(f.span.len - len);
+            f.pos[d] = off + len;
             off
         } else {
             if f.pos[d] + len > f.span.len {
@@ -294,6 +398,10 @@ impl IoGen {
             len,
         };
         self.issued += len;
+        self.file_bytes += len;
+        if self.open_set.is_some() {
+            self.account_open(fi, len);
+        }
         if self.p.trimwrite && dir == Dir::Trim {
             self.pending_write = Some(IoUnit {
                 dir: Dir::Write,
@@ -301,6 +409,77 @@ impl IoGen {
             });
         }
         Some(io)
+    }
+
+    /// The file of the next I/O, as fio's file_service_type says; round robin with one I/O
+    /// per file costs what it did before (a counter).
+    fn pick_file(&mut self) -> usize {
+        let n = self.files.len();
+        if n == 1 {
+            return 0;
+        }
+        if let Some(set) = &mut self.open_set {
+            // Round robin (or random) among the files in use, the others wait their turn.
+            let k = set.in_use.len();
+            let i = match self.p.file_pick {
+                FilePick::Random => self.rng_file.below(k as u64) as usize,
+                _ => {
+                    let i = set.rr % k;
+                    set.rr = (i + 1) % k;
+                    i
+                }
+            };
+            return set.in_use[i];
+        }
+        if self.p.file_pick == FilePick::Sequential {
+            if self.file_bytes >= self.files[self.cur_file].span.len {
+                self.file_bytes = 0;
+                self.cur_file = (self.cur_file + 1) % n;
+            }
+            return self.cur_file;
+        }
+        if self.file_left > 0 {
+            self.file_left -= 1;
+            return self.cur_file;
+        }
+        self.file_left = self.p.file_every.max(1) - 1;
+        let fi = match (&self.p.file_pick, &self.file_dist) {
+            (FilePick::Random, _) => self.rng_file.below(n as u64) as usize,
+            (_, Some(d)) => (d.pick(&mut self.rng_file) as usize).min(n - 1),
+            _ => {
+                let fi = self.next_file;
+                self.next_file = (fi + 1) % n;
+                fi
+            }
+        };
+        self.cur_file = fi;
+        fi
+    }
+
+    /// Counts `len` bytes to file `fi` under openfiles; a file whose span is done is closed and
+    /// the next one opened (after the last, all of them again).
+    fn account_open(&mut self, fi: usize, len: u64) {
+        let Some(set) = &mut self.open_set else {
+            return;
+        };
+        set.done[fi] += len;
+        if set.done[fi] < self.files[fi].span.len {
+            return;
+        }
+        set.done[fi] = 0;
+        if let Some(at) = set.in_use.iter().position(|f| *f == fi) {
+            if set.next_new < self.files.len() {
+                set.in_use[at] = set.next_new;
+                set.next_new += 1;
+            } else {
+                set.in_use.remove(at);
+            }
+        }
+        if set.in_use.is_empty() {
+            let k = self.p.open_files;
+            set.in_use = (0..k).collect();
+            set.next_new = k;
+        }
     }
 
     fn pick_dir(&mut self) -> Dir {
@@ -337,6 +516,43 @@ impl IoGen {
     }
 }
 
+/// The offset of the next I/O under zonemode=strided: within the current zone, sequential or
+/// anywhere in the zone (random); after `zonesize` bytes the next zone, `zoneskip` further,
+/// and the span's start again past its end (as fio's --debug=io shows).
+fn strided(
+    f: &mut FileState,
+    (range, size, skip): (u64, u64, u64),
+    len: u64,
+    ba: u64,
+    rng: Option<&mut Taus88>,
+) -> u64 {
+    if f.zone_done >= size {
+        f.zone_done = 0;
+        f.zone_at += range + skip;
+        if f.zone_at >= f.span.len {
+            f.zone_at = 0;
+        }
+    }
+    let room = range.min(f.span.len - f.zone_at);
+    let within = match rng {
+        Some(r) => r.below((room.saturating_sub(len) / ba) + 1) * ba,
+        None => f.zone_done.min(room.saturating_sub(len)),
+    };
+    f.zone_done += len;
+    f.zone_at + within
+}
+
+/// Where backwards I/O starts, relative to the span, as fio 3.33 does: at the span's start for
+/// a span that starts the file, else (fio compares the span's length with its absolute start)
+/// one step back from `len - offset`.
+fn backward_start(p: &Pattern, span: FileSpan) -> u64 {
+    if p.backward == 0 || span.offset == 0 {
+        0
+    } else {
+        span.len.saturating_sub(span.offset).min(span.len)
+    }
+}
+
 impl Pattern {
     pub fn has(&self, d: Dir) -> bool {
         match d {
@@ -362,6 +578,12 @@ impl Pattern {
             ],
             ba: [bs; 3],
             modifier: 0,
+            backward: 0,
+            identical: false,
+            file_pick: FilePick::RoundRobin,
+            file_every: 1,
+            open_files: 0,
+            zones: None,
             dist: Dist::Uniform,
             random_map: true,
             percentage_random: 100,
@@ -421,6 +643,26 @@ mod tests {
         let ios = all(p);
         let reads = ios.iter().filter(|i| i.dir == Dir::Read).count() as f64 / ios.len() as f64;
         assert!((0.69..0.71).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn backwards_sequential_steps_back_and_wraps_as_fio_3_33() {
+        // Offsets fio 3.33 issues (write_iolog) for rw=read:-8k, bs=4k.
+        let offsets = |offset: u64, len: u64| {
+            let mut p = Pattern::simple(true, false, false, 4096, len);
+            p.backward = 8192;
+            p.files[0].offset = offset;
+            let mut g = IoGen::try_new(p).unwrap();
+            std::iter::from_fn(|| g.next_io().map(|io| io.offset / 1024)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            offsets(0, 64 << 10),
+            [0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0]
+        );
+        assert_eq!(
+            offsets(16 << 10, 32 << 10),
+            [24, 20, 16, 40, 36, 32, 28, 24]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod resolve;
 pub mod rng;
 
 pub use dist::{Dist, Picker, Zone};
-pub use gen::{BlockSizes, Dir, FileSpan, IoGen, IoUnit, MapAllocError, Pattern};
+pub use gen::{BlockSizes, Dir, FilePick, FileSpan, IoGen, IoUnit, MapAllocError, Pattern};
 pub use plan::{BufferFill, EngineOpts, FilePlan, JobPlan, Rate, SyncMode};
 pub use randmap::RandomMap;
 pub use resolve::{attach_options, plan_jobs, PlanEnv, PlanError};

@@ -29,6 +29,8 @@ pub struct BufferFill {
     pub refill: bool,
     pub scramble: bool,
     pub compress_percentage: u32,
+    /// Each run of `compress_chunk` bytes is that share zeros, after the random part.
+    pub compress_chunk: u64,
     pub dedupe_percentage: u32,
     pub pattern: Vec<u8>,
 }

@@ -6,12 +6,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use iolab_job::spec::FileService;
 use iolab_job::spec::RateProcess;
 use iolab_job::value::{Distribution, PerDir, RwMode, RwModifier, SizeOrPct, Zone as JZone};
 use iolab_job::{JobSpec, Loc};
 
 use crate::dist::{Dist, Zone};
-use crate::gen::{BlockSizes, FileSpan, Pattern};
+use crate::gen::{BlockSizes, FilePick, FileSpan, Pattern};
 use crate::plan::{BufferFill, FilePlan, JobPlan, Rate};
 
 /// fio's default seed (randrepeat=1).
@@ -154,7 +155,10 @@ fn block_sizes(spec: &JobSpec) -> [BlockSizes; 3] {
                 }
                 BlockSizes::Split(parts)
             } else if let Some((lo, hi)) = range.filter(|(lo, hi)| lo != hi) {
-                BlockSizes::Range { min: lo, max: hi }
+                match spec.bs_unaligned {
+                    true => BlockSizes::Unaligned { min: lo, max: hi },
+                    false => BlockSizes::Range { min: lo, max: hi },
+                }
             } else {
                 BlockSizes::Fixed(range.map(|r| r.0).unwrap_or(bs))
             }
@@ -280,7 +284,15 @@ fn files_of(
     let names = file_names(spec, clone);
     let nfiles = names.len() as u64;
     let first_size = names.first().and_then(|p| (env.size_of)(p));
-    let offset_base = bytes_of(&spec.offset, first_size, spec, "offset")?;
+    let mut offset_base = bytes_of(&spec.offset, first_size, spec, "offset")?;
+    if let SizeOrPct::Percent(_) = spec.offset {
+        // fio aligns a percentage offset up, to offset_align or the smallest block size.
+        let align = spec
+            .offset_align
+            .unwrap_or_else(|| spec.bs.read.min(spec.bs.write))
+            .max(1);
+        offset_base = offset_base.div_ceil(align).saturating_mul(align);
+    }
     let increment = bytes_of(&spec.offset_increment, first_size, spec, "offset_increment")?;
     let offset = offset_base + increment * u64::from(clone);
     let total = match &spec.size {
@@ -305,6 +317,11 @@ fn files_of(
     let mut spans = Vec::with_capacity(names.len());
     for path in names {
         let block = (env.is_block_device)(&path);
+        // file_append: the job's I/O starts where the existing file ends.
+        let offset = match (spec.file_append, block) {
+            (true, false) => offset + (env.size_of)(&path).unwrap_or(0),
+            _ => offset,
+        };
         let span_len = if block {
             let dev = (env.size_of)(&path).unwrap_or(0);
             per_file.min(dev.saturating_sub(offset))
@@ -345,19 +362,20 @@ fn pattern_of(
         RwMode::ReadWrite | RwMode::RandRw => (true, true, false, false),
         RwMode::TrimWrite | RwMode::RandTrimWrite => (false, false, true, true),
     };
-    let modifier = match spec.rw_modifier {
-        None => 0,
-        Some(RwModifier::SeqCount(n)) => n,
-        Some(RwModifier::Skip(s)) if s >= 0 => s as u64,
-        Some(RwModifier::Skip(s)) => {
+    let (modifier, backward) = match spec.rw_modifier {
+        None => (0, 0),
+        Some(RwModifier::SeqCount(n)) => (n, 0),
+        Some(RwModifier::Skip(s)) if s >= 0 => (s as u64, 0),
+        Some(RwModifier::Skip(s)) if spec.rw.is_random() => {
             return Err(err(
                 spec,
                 format!(
-                    "rw={}:{s} (backwards I/O) is not supported by iolab yet",
+                    "rw={}:{s}: a negative step needs a sequential rw",
                     spec.rw.name()
                 ),
             ))
         }
+        Some(RwModifier::Skip(s)) => (0, s.unsigned_abs()),
     };
     let io_size = match &spec.io_size {
         Some(s) => bytes_of(s, Some(total), spec, "io_size")?,
@@ -373,6 +391,26 @@ fn pattern_of(
         bs,
         ba,
         modifier,
+        backward,
+        identical: spec.rw_sequencer_identical,
+        file_pick: match spec.file_service_type {
+            FileService::RoundRobin => FilePick::RoundRobin,
+            FileService::Random => FilePick::Random,
+            FileService::Sequential => FilePick::Sequential,
+            FileService::Zipf(t) => FilePick::Dist(Dist::Zipf(t)),
+            FileService::Pareto(h) => FilePick::Dist(Dist::Pareto(h)),
+            FileService::Normal(d) => FilePick::Dist(Dist::Normal(d)),
+        },
+        file_every: spec.file_service_nr.max(1),
+        open_files: spec.openfiles as usize,
+        zones: (spec.zone_strided && spec.zonesize > 0).then(|| {
+            let range = if spec.zonerange == 0 {
+                spec.zonesize
+            } else {
+                spec.zonerange
+            };
+            (range, spec.zonesize, spec.zoneskip)
+        }),
         dist: dist(spec)?,
         random_map: !spec.norandommap,
         percentage_random: spec.percentage_random.read.min(100),
@@ -402,6 +440,7 @@ fn buffers(spec: &JobSpec) -> BufferFill {
         refill: spec.refill_buffers,
         scramble: spec.scramble_buffers,
         compress_percentage: spec.buffer_compress_percentage.unwrap_or(0),
+        compress_chunk: spec.buffer_compress_chunk.max(1),
         dedupe_percentage: spec.dedupe_percentage.unwrap_or(0),
         pattern: spec
             .buffer_pattern

@@ -42,13 +42,13 @@ impl Out {
     }
 
     #[track_caller]
-    fn ok(self) -> Self {
+    pub(crate) fn ok(self) -> Self {
         assert_eq!(self.code, Some(0), "expected success:\n{}", self.stderr);
         self.no_panic()
     }
 
     #[track_caller]
-    fn fails(self) -> Self {
+    pub(crate) fn fails(self) -> Self {
         assert_eq!(self.code, Some(1), "expected exit 1: {self:?}");
         self.no_panic()
     }
@@ -61,12 +61,12 @@ impl Out {
 }
 
 /// A fresh directory for one test, and the binary run inside it.
-struct TestDir {
-    path: PathBuf,
+pub(crate) struct TestDir {
+    pub(crate) path: PathBuf,
 }
 
 impl TestDir {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join("cli-run")
             .join(name);
@@ -75,7 +75,7 @@ impl TestDir {
         TestDir { path }
     }
 
-    fn write(&self, name: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, text: &str) -> PathBuf {
         let p = self.path.join(name);
         std::fs::write(&p, text).unwrap();
         p
@@ -89,7 +89,7 @@ impl TestDir {
     }
 
     /// `iolab run <args>`, finished.
-    fn run(&self, args: &[&str]) -> Out {
+    pub(crate) fn run(&self, args: &[&str]) -> Out {
         let mut all = vec!["run"];
         all.extend_from_slice(args);
         finish(self.cmd(&all), None)
@@ -156,7 +156,7 @@ pub(crate) fn wait(mut child: Child, limit: Duration) -> Out {
     }
 }
 
-fn u64_at(v: &Value, ptr: &str) -> u64 {
+pub(crate) fn u64_at(v: &Value, ptr: &str) -> u64 {
     v.pointer(ptr)
         .and_then(Value::as_u64)
         .unwrap_or_else(|| panic!("no integer at {ptr}"))

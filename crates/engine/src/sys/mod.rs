@@ -517,11 +517,68 @@ pub fn set_thread_affinity(cpus: &[usize]) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
+/// `fcntl` commands of the write-lifetime hint (linux/fcntl.h; not in the libc crate).
+const F_GET_RW_HINT: libc::c_int = 1024 + 11;
+const F_SET_RW_HINT: libc::c_int = 1024 + 12;
+
+/// Sets the write-lifetime hint of the file's inode (fio's `write_hint`: 1 none, 2 short,
+/// 3 medium, 4 long, 5 extreme).
+pub fn set_write_hint(fd: RawFd, hint: u64) -> io::Result<()> {
+    // SAFETY: F_SET_RW_HINT reads one u64 through the pointer, which lives across the call.
+    let r = unsafe { libc::fcntl(fd, F_SET_RW_HINT, &hint as *const u64) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// The write-lifetime hint of the file's inode (0: not set).
+pub fn write_hint(fd: RawFd) -> io::Result<u64> {
+    let mut hint = 0u64;
+    // SAFETY: F_GET_RW_HINT writes one u64 through the pointer, which lives across the call.
+    let r = unsafe { libc::fcntl(fd, F_GET_RW_HINT, &mut hint as *mut u64) };
+    cvt(r as isize).map(|_| hint)
+}
+
+/// Locks `buf` in memory (`mlock`, fio's `lockmem`); it stays locked until it is freed or
+/// the process ends.
+pub fn mlock(buf: &[u8]) -> io::Result<()> {
+    // SAFETY: the range is a live slice the caller keeps for as long as it wants it locked;
+    // mlock neither reads nor writes it.
+    let r = unsafe { libc::mlock(buf.as_ptr().cast(), buf.len()) };
+    cvt(r as isize).map(|_| ())
+}
+
+/// The calling thread's id, as fio prints it in its debug lines.
+pub fn gettid() -> u32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let t = unsafe { libc::gettid() };
+    t as u32
+}
+
 /// Preallocates `len` bytes of a regular file (`fallocate` mode 0), so laying out a file does
 /// not fragment it; `Ok(false)` where the filesystem cannot (the caller then just writes).
 pub fn preallocate(fd: RawFd, len: u64) -> io::Result<bool> {
+    preallocate_with(fd, len, 0)
+}
+
+/// [`preallocate`] without changing the file's size (`FALLOC_FL_KEEP_SIZE`, fio's
+/// `fallocate=keep`).
+pub fn preallocate_keep_size(fd: RawFd, len: u64) -> io::Result<bool> {
+    preallocate_with(fd, len, libc::FALLOC_FL_KEEP_SIZE)
+}
+
+/// `posix_fallocate` (fio's `fallocate=posix`): glibc writes zeros where the filesystem
+/// cannot allocate, so it always succeeds on a regular file with room.
+pub fn posix_preallocate(fd: RawFd, len: u64) -> io::Result<()> {
+    // SAFETY: posix_fallocate takes no memory arguments; it returns the error number.
+    let r = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
+    match r {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+fn preallocate_with(fd: RawFd, len: u64, mode: libc::c_int) -> io::Result<bool> {
     // SAFETY: fallocate takes no memory arguments.
-    let r = unsafe { libc::fallocate(fd, 0, 0, len as libc::off_t) };
+    let r = unsafe { libc::fallocate(fd, mode, 0, len as libc::off_t) };
     match cvt(r as isize) {
         Ok(_) => Ok(true),
         Err(e)

@@ -19,10 +19,14 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.dedupe_percentage = Some(pct(a.int()?)?); Ok(()) }),
     not!(Buffer, "mem", ["iomem"], Str),
     not!(Buffer, "iomem_align", ["mem_align"], Int),
-    not!(Buffer, "buffer_compress_chunk", [], Int),
-    not!(Buffer, "dedupe_mode", [], Str),
-    not!(Buffer, "dedupe_working_set_percentage", [], Int),
-    not!(Buffer, "dedupe_global", [], Bool),
+    imp!(Buffer, "buffer_compress_chunk", [], Int, Some("512"), "Size of each compressible run of buffer_compress_percentage",
+        |s, a| { s.buffer_compress_chunk = a.count()?.max(1); Ok(()) }),
+    imp!(Buffer, "dedupe_mode", [], Choice(&["repeat", "working_set"]), Some("repeat"), "Deduped writes repeat the last unique buffer (repeat) or one of a working set",
+        |s, a| { s.dedupe_working_set = a.choice()? == "working_set"; Ok(()) }),
+    imp!(Buffer, "dedupe_working_set_percentage", [], Int, Some("5"), "Working set of dedupe_mode=working_set, in percent of the job's blocks",
+        |s, a| { s.dedupe_working_set_percentage = pct(a.int()?)?; Ok(()) }),
+    imp!(Buffer, "dedupe_global", [], Bool, Some("0"), "Deduped buffers may repeat other jobs' buffers",
+        |s, a| { s.dedupe_global = a.flag()?; Ok(()) }),
     not!(Buffer, "hugepage-size", [], Size),
 ];
 

@@ -60,22 +60,74 @@ pub(super) static OPTIONS: &[OptDef] = &[
     imp!(File, "allow_mounted_write", [], Bool, Some("0"), "Allow writes to a mounted block device",
         |s, a| { s.allow_mounted_write = a.flag()?; Ok(()) }),
     not!(File, "lockfile", [], Str),
-    not!(File, "unique_filename", [], Bool),
+    imp!(File, "unique_filename", [], Bool, Some("1"), "Prefix generated names with the client's address (client/server runs only)",
+        |s, a| { s.unique_filename = a.flag()?; Ok(()) }),
     not!(File, "opendir", [], Str),
     not!(File, "fill_device", ["fill_fs"], Bool),
-    not!(File, "file_append", [], Bool),
-    not!(File, "offset_align", [], Int),
-    not!(File, "file_service_type", [], Str),
-    not!(File, "openfiles", [], Int),
-    not!(File, "overwrite", [], Bool),
+    imp!(File, "file_append", [], Bool, Some("0"), "Start I/O at the end of the existing file (append)",
+        |s, a| { s.file_append = a.flag()?; Ok(()) }),
+    imp!(File, "offset_align", [], Int, Some("0"), "Align a percentage offset to this (0: the minimum block size)",
+        |s, a| { s.offset_align = Some(a.count()?).filter(|n| *n > 0); Ok(()) }),
+    imp!(File, "file_service_type", [], Str, Some("roundrobin"), "How the next file is chosen: roundrobin, random, sequential (each with :N I/Os per file), zipf:t, pareto:h, normal:dev",
+        |s, a| { (s.file_service_type, s.file_service_nr) = file_service(a.v)?; Ok(()) }),
+    imp!(File, "openfiles", [], Int, Some("0"), "Use at most this many files at once, each finished before the next (0: all)",
+        |s, a| { s.openfiles = to_u32(a.int()?)?; Ok(()) }),
+    imp!(File, "overwrite", [], Bool, Some("0"), "Lay out (write) files before a write job, so writes overwrite data",
+        |s, a| { s.overwrite = a.flag()?; Ok(()) }),
     not!(File, "ioscheduler", [], Str),
-    not!(File, "write_hint", [], Str),
+    imp!(File, "write_hint", [], Choice(&["none", "short", "medium", "long", "extreme"]), None, "Write lifetime hint for the files (fcntl F_SET_RW_HINT)",
+        |s, a| {
+            s.write_hint = match a.choice()? {
+                "none" => 1,
+                "short" => 2,
+                "medium" => 3,
+                "long" => 4,
+                _ => 5,
+            };
+            Ok(())
+        }),
     not!(File, "create_serialize", [], Bool),
-    not!(File, "create_fsync", [], Bool),
-    not!(File, "create_only", [], Bool),
-    not!(File, "allow_file_create", [], Bool),
+    imp!(File, "create_fsync", [], Bool, Some("1"), "fsync a file after laying it out",
+        |s, a| { s.create_fsync = a.flag()?; Ok(()) }),
+    imp!(File, "create_only", [], Bool, Some("0"), "Only lay out the files; do no I/O",
+        |s, a| { s.create_only = a.flag()?; Ok(()) }),
+    imp!(File, "allow_file_create", [], Bool, Some("1"), "Allow the job to create files (0: they must exist)",
+        |s, a| { s.allow_file_create = a.flag()?; Ok(()) }),
     not!(File, "unlink_each_loop", [], Bool),
 ];
+
+/// `file_service_type`: the kind and the I/Os per switch (fio's defaults: zipf 1.1,
+/// pareto 0.2, normal 0 when no parameter is given).
+fn file_service(v: &str) -> Result<(FileService, u32), String> {
+    let (kind, arg) = match v.split_once(':') {
+        Some((k, a)) => (k.trim(), Some(a.trim())),
+        None => (v.trim(), None),
+    };
+    let float = |d: f64| {
+        arg.map_or(Ok(d), |a| {
+            a.parse::<f64>()
+                .map_err(|_| format!("invalid {kind} parameter '{a}'"))
+        })
+    };
+    let nr = || -> Result<u32, String> {
+        arg.map_or(Ok(1), |a| {
+            value::parse_int(a).and_then(to_u32).map(|n| n.max(1))
+        })
+    };
+    Ok(match kind {
+        "roundrobin" => (FileService::RoundRobin, nr()?),
+        "random" => (FileService::Random, nr()?),
+        "sequential" => (FileService::Sequential, nr()?),
+        "zipf" => (FileService::Zipf(float(1.1)?), 1),
+        "pareto" => (FileService::Pareto(float(0.2)?), 1),
+        "normal" | "gauss" => (FileService::Normal(float(0.0)?), 1),
+        _ => {
+            return Err(format!(
+                "invalid value '{v}' (valid: random, roundrobin, sequential, zipf, pareto, normal, gauss)"
+            ))
+        }
+    })
+}
 
 #[cfg(test)]
 mod tests {
@@ -109,6 +161,20 @@ mod tests {
             Fadvise::NoReuse
         );
         assert!(applied(&["fadvise_hint=willneed"]).is_err());
+    }
+
+    #[test]
+    fn file_service_type_takes_kinds_counts_and_parameters() {
+        use crate::spec::FileService;
+        let fs = |v: &str| {
+            let s = spec(&[v]);
+            (s.file_service_type, s.file_service_nr)
+        };
+        assert_eq!(fs("nrfiles=1"), (FileService::RoundRobin, 1));
+        assert_eq!(fs("file_service_type=random:4"), (FileService::Random, 4));
+        assert_eq!(fs("file_service_type=zipf:2"), (FileService::Zipf(2.0), 1));
+        assert_eq!(fs("file_service_type=gauss"), (FileService::Normal(0.0), 1));
+        assert!(applied(&["file_service_type=lru"]).is_err());
     }
 
     #[test]

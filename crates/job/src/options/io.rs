@@ -45,9 +45,11 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.number_ios = u64::try_from(a.int()?).map_err(|_| "must not be negative")?; Ok(()) }),
     imp!(Io, "loops", [], Int, Some("1"), "Repeat the job this many times",
         |s, a| { s.loops = to_u32(a.int()?)?.max(1); Ok(()) }),
-    not!(Io, "bs_unaligned", ["blocksize_unaligned"], Flag),
+    imp!(Io, "bs_unaligned", ["blocksize_unaligned"], Flag, None, "Block sizes of bsrange may be any size in the range, not multiples of the smallest",
+        |s, a| { s.bs_unaligned = a.flag()?; Ok(()) }),
     not!(Io, "bs_is_seq_rand", [], Bool),
-    not!(Io, "rw_sequencer", [], Str),
+    imp!(Io, "rw_sequencer", [], Choice(&["sequential", "identical"]), Some("sequential"), "With rw=randX:N, the I/Os between random ones follow it (sequential) or repeat it (identical)",
+        |s, a| { s.rw_sequencer_identical = a.choice()? == "identical"; Ok(()) }),
     not!(Io, "serialize_overlap", [], Bool),
 ];
 

@@ -207,7 +207,9 @@ pub(crate) use {imp, not};
 /// What the category files need.
 mod prelude {
     pub(super) use super::{imp, not, pct, to_u32, Kind::*, OptDef};
-    pub(super) use crate::spec::{split_filenames, Fadvise, RateProcess, SyncMode, UnifiedRw};
+    pub(super) use crate::spec::{
+        split_filenames, Fadvise, FileService, RateProcess, SyncMode, UnifiedRw,
+    };
     pub(super) use crate::value::{self, Distribution, PerDir, TimeUnit};
     pub(super) const S: TimeUnit = TimeUnit::Seconds;
     pub(super) const US: TimeUnit = TimeUnit::Micros;

@@ -33,10 +33,12 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.disk_util = a.flag()?; Ok(()) }),
     not!(Log, "per_job_logs", [], Bool),
     not!(Log, "write_bw_log", [], Str),
-    not!(Log, "bwavgtime", [], Int),
+    imp!(Log, "bwavgtime", [], Int, Some("500"), "Bandwidth sample window (ms)",
+        |s, a| { s.bwavgtime = window(a.int()?)?; Ok(()) }),
     not!(Log, "write_lat_log", [], Str),
     not!(Log, "write_iops_log", [], Str),
-    not!(Log, "iopsavgtime", [], Int),
+    imp!(Log, "iopsavgtime", [], Int, Some("500"), "IOPS sample window (ms)",
+        |s, a| { s.iopsavgtime = window(a.int()?)?; Ok(()) }),
     not!(Log, "log_entries", [], Int),
     not!(Log, "log_avg_msec", [], Int),
     not!(Log, "log_hist_msec", [], Int),
@@ -52,15 +54,44 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Log, "log_alternate_epoch", [], Bool),
     not!(Log, "log_alternate_epoch_clock_id", [], Int),
     not!(Report, "block_error_percentiles", [], Bool),
-    not!(Report, "stats", [], Bool),
-    not!(Report, "significant_figures", [], Int),
-    not!(Report, "gtod_reduce", [], Bool),
-    not!(Report, "disable_lat", [], Bool),
-    not!(Report, "disable_clat", [], Bool),
-    not!(Report, "disable_slat", [], Bool),
-    not!(Report, "disable_bw_measurement", ["disable_bw"], Bool),
+    imp!(Report, "stats", [], Bool, Some("1"), "Collect and report this job's statistics",
+        |s, a| { s.stats = a.flag()?; Ok(()) }),
+    imp!(Report, "significant_figures", [], Int, Some("4"), "Significant figures of sizes and rates in normal output (1-10)",
+        |s, a| {
+            s.significant_figures = u32::try_from(a.int()?)
+                .ok()
+                .filter(|n| (1..=10).contains(n))
+                .ok_or("must be 1 to 10")?;
+            Ok(())
+        }),
+    imp!(Report, "gtod_reduce", [], Bool, Some("0"), "Measure no latencies and read the clock as little as possible",
+        |s, a| {
+            // As fio: =1 sets the others, =0 leaves them alone.
+            if a.flag()? {
+                s.gtod_reduce = true;
+                (s.disable_lat, s.disable_clat, s.disable_slat, s.disable_bw) = (true, true, true, true);
+                (s.clat_percentiles, s.lat_percentiles, s.slat_percentiles) = (false, false, false);
+            }
+            Ok(())
+        }),
+    imp!(Report, "disable_lat", [], Bool, Some("0"), "Do not measure total latency",
+        |s, a| { s.disable_lat = a.flag()?; Ok(()) }),
+    imp!(Report, "disable_clat", [], Bool, Some("0"), "Do not measure completion latency",
+        |s, a| { s.disable_clat = a.flag()?; Ok(()) }),
+    imp!(Report, "disable_slat", [], Bool, Some("0"), "Do not measure submission latency",
+        |s, a| { s.disable_slat = a.flag()?; Ok(()) }),
+    imp!(Report, "disable_bw_measurement", ["disable_bw"], Bool, Some("0"), "Do not time I/Os for bandwidth (with disable_clat and disable_slat: no issue times at all)",
+        |s, a| { s.disable_bw = a.flag()?; Ok(()) }),
     not!(Report, "gtod_cpu", [], Int),
 ];
+
+/// A sample window: at least 1 ms.
+fn window(ms: i64) -> Result<u64, String> {
+    u64::try_from(ms)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("must be at least 1 (ms), not {ms}"))
+}
 
 #[cfg(test)]
 mod tests {
@@ -76,6 +107,16 @@ mod tests {
         assert!(applied(&["percentile_list=101"]).is_err());
         let many = format!("percentile_list={}", ["1"; 21].join(":"));
         assert!(applied(&[many.as_str()]).is_err());
+    }
+
+    #[test]
+    fn gtod_reduce_disables_every_latency_and_percentiles() {
+        let s = spec(&["gtod_reduce=1"]);
+        assert!(s.disable_lat && s.disable_clat && s.disable_slat && s.disable_bw);
+        assert!(!s.clat_percentiles && !s.lat_percentiles);
+        let s = spec(&["disable_clat=1", "gtod_reduce=0"]);
+        assert!(s.disable_clat && !s.disable_lat && s.clat_percentiles);
+        assert!(spec(&[]).stats && !spec(&["stats=0"]).stats);
     }
 
     #[test]

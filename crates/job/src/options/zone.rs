@@ -1,15 +1,26 @@
-//! Zoned block devices (none implemented by iolab).
+//! Zones: fio's strided zones on any file or device (zonemode=strided); zoned block devices
+//! (zonemode=zbd) are not implemented.
 
 use super::prelude::*;
 
 /// The definitions, one entry per option, laid out by hand.
 #[rustfmt::skip]
 pub(super) static OPTIONS: &[OptDef] = &[
-    not!(Zone, "zonemode", [], Str),
-    not!(Zone, "zonesize", [], Str),
+    imp!(Zone, "zonemode", [], Choice(&["none", "strided", "zbd"]), Some("none"), "none, or strided: I/O in zones of zonerange, zonesize bytes each, zoneskip between",
+        |s, a| {
+            s.zone_strided = match a.choice()? {
+                "zbd" => return Err("zonemode=zbd (zoned block devices) is not supported by iolab".into()),
+                c => c == "strided",
+            };
+            Ok(())
+        }),
+    imp!(Zone, "zonesize", [], Size, Some("0"), "Bytes of I/O in each zone before moving to the next",
+        |s, a| { s.zonesize = value::parse_size(a.v, a.kb)?; Ok(()) }),
     not!(Zone, "zonecapacity", [], Str),
-    not!(Zone, "zonerange", [], Str),
-    not!(Zone, "zoneskip", [], Str),
+    imp!(Zone, "zonerange", [], Size, Some("0"), "Size of a zone (0: zonesize)",
+        |s, a| { s.zonerange = value::parse_size(a.v, a.kb)?; Ok(()) }),
+    imp!(Zone, "zoneskip", [], Size, Some("0"), "Bytes skipped after each zone",
+        |s, a| { s.zoneskip = value::parse_size(a.v, a.kb)?; Ok(()) }),
     not!(Zone, "read_beyond_wp", [], Bool),
     not!(Zone, "max_open_zones", [], Int),
     not!(Zone, "job_max_open_zones", [], Int),
