@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A long fuzz campaign over the job-file parser, the expression evaluator and the command line.
+# A long fuzz campaign over the job-file parser, the expression evaluator, the command line
+# and (libFuzzer only; its proptest runs in serve's tests) serve's HTTP request handling.
 #
 #   bench/fuzz/run.sh                 # 100,000 proptest inputs per target (release build)
 #   CASES=1000000 bench/fuzz/run.sh   # more
@@ -45,10 +46,11 @@ if [ -n "${FUZZ_SECONDS:-}" ]; then
   if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "cargo-fuzz or nightly missing: libFuzzer campaign skipped (cargo install cargo-fuzz)"
   else
-    for t in job_file expr cmdline; do
+    for t in job_file expr cmdline http_request; do
       work="$log/corpus-$t"
       mkdir -p "$work" "$log/artifacts-$t"
-      cp fuzz/corpus/$t/* "$work"/
+      # Seeds: the job targets keep theirs in fuzz/corpus, serve's HTTP target in fuzz/seeds.
+      cp fuzz/corpus/$t/* fuzz/seeds/$t/* "$work"/ 2>/dev/null
       (cd fuzz && cargo +nightly fuzz run -O "$t" "$work" -- \
         -max_total_time="$FUZZ_SECONDS" -timeout=$(((hang_ms + 999) / 1000)) -rss_limit_mb=4096 \
         -max_len="${MAX_LEN:-8192}" -artifact_prefix="$log/artifacts-$t/") >"$log/libfuzzer-$t.txt" 2>&1
