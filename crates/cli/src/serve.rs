@@ -19,7 +19,8 @@ usage: iolab serve DIR [options]
   --listen ADDR:PORT       where to listen (default 127.0.0.1:8080; port 0 picks a free one)
   --threads N              event-loop threads (default: one per core)
   --engine NAME            how small files are read: io_uring (default), libaio (O_DIRECT), psync
-  --access-log FILE        append common log format lines to FILE (default: no log)
+  --access-log FILE        append access log lines to FILE (default: no log)
+  --log-format FMT         common (default) or combined (adds Referer and User-Agent)
   --dotfiles               serve names that start with a dot (default: 404)
   --idle-timeout DUR       a request head must arrive whole within DUR, and a stalled response
                            is dropped after DUR (default 10s; e.g. 500ms, 2s, 1.5)
@@ -112,6 +113,7 @@ const LONGS: &[&str] = &[
     "threads",
     "engine",
     "access-log",
+    "log-format",
     "dotfiles",
     "idle-timeout",
     "max-connections",
@@ -152,6 +154,13 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
                     ))?;
             }
             Long("access-log") => o.access_log = Some(PathBuf::from(p.value().map_err(bad)?)),
+            Long("log-format") => {
+                o.log_combined = match value(&mut p)?.as_str() {
+                    "common" => false,
+                    "combined" => true,
+                    v => return Err(format!("--log-format: '{v}' is not common or combined")),
+                }
+            }
             Long("dotfiles") => o.dotfiles = true,
             Long("idle-timeout") => o.idle_timeout = duration(&value(&mut p)?)?,
             Long("max-connections") => o.max_connections = count(&name, &value(&mut p)?, 1)?,

@@ -90,6 +90,8 @@ pub(crate) struct Conn {
     pub(crate) status: u16,
     pub(crate) body_sent: u64,
     pub(crate) request_line: Vec<u8>,
+    /// Referer and User-Agent for the combined log (whether sent, and the value).
+    pub(crate) log_fields: [(bool, Vec<u8>); 2],
     /// Where the body starts in the buffer an engine read fills.
     pub(crate) read_range: (usize, usize),
     /// TCP_CORK is set for the body being sent.
@@ -122,6 +124,7 @@ impl Conn {
             status: 0,
             body_sent: 0,
             request_line: Vec::new(),
+            log_fields: [(false, Vec::new()), (false, Vec::new())],
             read_range: (0, 0),
             corked: false,
             pending: Pending::None,

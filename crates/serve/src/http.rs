@@ -30,10 +30,15 @@ pub struct Request<'a> {
     /// The request carries a body (Content-Length > 0 or Transfer-Encoding): the server does
     /// not read bodies, so it answers and closes rather than guess where the next request starts.
     pub has_body: bool,
+    pub if_match: Option<&'a [u8]>,
+    pub if_unmodified_since: Option<&'a [u8]>,
     pub if_none_match: Option<&'a [u8]>,
     pub if_modified_since: Option<&'a [u8]>,
     pub range: Option<&'a [u8]>,
     pub if_range: Option<&'a [u8]>,
+    /// For the combined access log.
+    pub referer: Option<&'a [u8]>,
+    pub user_agent: Option<&'a [u8]>,
     /// Bytes of the buffer the head took.
     pub len: usize,
 }
@@ -101,10 +106,14 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
         version,
         keep_alive: version >= 1,
         has_body: false,
+        if_match: None,
+        if_unmodified_since: None,
         if_none_match: None,
         if_modified_since: None,
         range: None,
         if_range: None,
+        referer: None,
+        user_agent: None,
         len: n,
     };
     let mut hosts = 0;
@@ -131,6 +140,10 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
             r.has_body |= v.iter().any(|&c| c != b'0');
         } else if eq_ci(name, b"transfer-encoding") {
             r.has_body = true;
+        } else if eq_ci(name, b"if-match") {
+            r.if_match = Some(v);
+        } else if eq_ci(name, b"if-unmodified-since") {
+            r.if_unmodified_since = Some(v);
         } else if eq_ci(name, b"if-none-match") {
             r.if_none_match = Some(v);
         } else if eq_ci(name, b"if-modified-since") {
@@ -139,6 +152,10 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
             r.range = Some(v);
         } else if eq_ci(name, b"if-range") {
             r.if_range = Some(v);
+        } else if eq_ci(name, b"referer") {
+            r.referer = Some(v);
+        } else if eq_ci(name, b"user-agent") {
+            r.user_agent = Some(v);
         }
     }
     // RFC 9112 3.2: a server must answer 400 to an HTTP/1.1 request without exactly one Host.
@@ -162,6 +179,7 @@ pub fn reason(status: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        412 => "Precondition Failed",
         414 => "URI Too Long",
         416 => "Range Not Satisfiable",
         431 => "Request Header Fields Too Large",
@@ -171,18 +189,37 @@ pub fn reason(status: u16) -> &'static str {
     }
 }
 
-/// The short text body of an error response.
+/// The Content-Type of error bodies.
+pub const ERROR_TYPE: &str = "text/html; charset=utf-8";
+
+/// A small HTML page whose title and heading are the status line.
+macro_rules! page {
+    ($s:literal) => {
+        concat!(
+            "<!DOCTYPE html>\n<html><head><title>",
+            $s,
+            "</title></head>\n<body><h1>",
+            $s,
+            "</h1></body></html>\n"
+        )
+        .as_bytes()
+    };
+}
+
+/// The body of an error response (and of 301): a small HTML page.
 pub fn error_body(status: u16) -> &'static [u8] {
     match status {
-        400 => b"400 Bad Request\n",
-        403 => b"403 Forbidden\n",
-        404 => b"404 Not Found\n",
-        405 => b"405 Method Not Allowed\n",
-        414 => b"414 URI Too Long\n",
-        416 => b"416 Range Not Satisfiable\n",
-        431 => b"431 Request Header Fields Too Large\n",
-        503 => b"503 Service Unavailable\n",
-        _ => b"500 Internal Server Error\n",
+        301 => page!("301 Moved Permanently"),
+        400 => page!("400 Bad Request"),
+        403 => page!("403 Forbidden"),
+        404 => page!("404 Not Found"),
+        405 => page!("405 Method Not Allowed"),
+        412 => page!("412 Precondition Failed"),
+        414 => page!("414 URI Too Long"),
+        416 => page!("416 Range Not Satisfiable"),
+        431 => page!("431 Request Header Fields Too Large"),
+        503 => page!("503 Service Unavailable"),
+        _ => page!("500 Internal Server Error"),
     }
 }
 

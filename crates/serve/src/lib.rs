@@ -44,6 +44,8 @@ pub struct ServeOpts {
     pub engine: EngineKind,
     /// Common log format lines go here when set.
     pub access_log: Option<PathBuf>,
+    /// The combined log format (with Referer and User-Agent) rather than the common one.
+    pub log_combined: bool,
     /// Serve names that start with a dot.
     pub dotfiles: bool,
     /// A request head must arrive complete within this time of the connection becoming idle
@@ -65,6 +67,7 @@ impl ServeOpts {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             engine: EngineKind::IoUring,
             access_log: None,
+            log_combined: false,
             dotfiles: false,
             idle_timeout: Duration::from_secs(10),
             max_connections: 1024,

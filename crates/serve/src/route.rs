@@ -69,21 +69,36 @@ pub struct Reply {
     pub keep_alive: bool,
 }
 
-fn etag_matches(list: &[u8], etag: &[u8]) -> bool {
+/// Whether an If-None-Match or If-Match list names `etag`: weakly (a `W/` tag matches its
+/// strong twin, for If-None-Match) or strongly (a weak tag never matches, for If-Match).
+fn etag_matches(list: &[u8], etag: &[u8], weak: bool) -> bool {
     if list.trim_ascii() == b"*" {
         return true;
     }
     list.split(|&c| c == b',').any(|t| {
         let t = t.trim_ascii();
-        let t = t.strip_prefix(b"W/").unwrap_or(t);
-        t == etag
+        match t.strip_prefix(b"W/") {
+            Some(w) => weak && w == etag,
+            None => t == etag,
+        }
     })
+}
+
+/// RFC 9110 13.2.2 steps 1 and 2: If-Match (strong), or else If-Unmodified-Since (ignored when
+/// not a valid date), fails the request with 412.
+fn precondition_failed(req: &Request<'_>, m: &Meta) -> bool {
+    if let Some(im) = req.if_match {
+        return !etag_matches(im, m.etag.as_bytes(), false);
+    }
+    req.if_unmodified_since
+        .and_then(date::parse_http_date)
+        .is_some_and(|since| m.mtime > since)
 }
 
 /// RFC 9110 13.2.2: If-None-Match wins over If-Modified-Since; an invalid date is ignored.
 fn not_modified(req: &Request<'_>, m: &Meta) -> bool {
     if let Some(inm) = req.if_none_match {
-        return etag_matches(inm, m.etag.as_bytes());
+        return etag_matches(inm, m.etag.as_bytes(), true);
     }
     req.if_modified_since
         .and_then(date::parse_http_date)
@@ -108,7 +123,7 @@ pub fn error(out: &mut Vec<u8>, date: &[u8], status: u16, version: u8, keep: boo
         &Head {
             status,
             date,
-            content_type: Some("text/plain; charset=utf-8"),
+            content_type: Some(http::ERROR_TYPE),
             content_length: Some(body.len() as u64),
             allow: status == 405,
             connection: connection(version, keep),
@@ -152,13 +167,13 @@ pub fn reply(
                 path = &path[1..];
             }
             let loc = (path, &req.target[j.query.0..j.query.1]);
-            let body = b"301 Moved Permanently\n";
+            let body = http::error_body(301);
             http::write_head(
                 out,
                 &Head {
                     status: 301,
                     date,
-                    content_type: Some("text/plain; charset=utf-8"),
+                    content_type: Some(http::ERROR_TYPE),
                     content_length: Some(body.len() as u64),
                     location: Some(loc),
                     connection: connection(req.version, keep),
@@ -180,6 +195,18 @@ pub fn reply(
         connection: connection(req.version, keep),
         ..Head::default()
     };
+    if precondition_failed(req, m) {
+        let body = http::error_body(412);
+        head.status = 412;
+        head.content_type = Some(http::ERROR_TYPE);
+        head.content_length = Some(body.len() as u64);
+        http::write_head(out, &head);
+        return Reply {
+            status: 412,
+            body: Body::Static(body),
+            keep_alive: keep,
+        };
+    }
     if not_modified(req, m) {
         head.status = 304;
         http::write_head(out, &head);
@@ -199,7 +226,7 @@ pub fn reply(
         Range::Unsatisfiable => {
             let body = http::error_body(416);
             head.status = 416;
-            head.content_type = Some("text/plain; charset=utf-8");
+            head.content_type = Some(http::ERROR_TYPE);
             head.content_length = Some(body.len() as u64);
             head.unsatisfied_size = Some(m.size);
             http::write_head(out, &head);
@@ -278,6 +305,41 @@ mod tests {
         let both = format!("If-None-Match: \"zz\"\r\n{ims}");
         let (r, _) = run(&format!("GET /a HTTP/1.1\r\nHost: x\r\n{both}\r\n\r\n"));
         assert_eq!(r.status, 200);
+    }
+
+    #[test]
+    fn if_match_and_if_unmodified_since_give_412() {
+        let et = meta().etag;
+        let get = |h: &str| run(&format!("GET /a HTTP/1.1\r\nHost: x\r\n{h}\r\n\r\n")).0;
+        assert_eq!(get(&format!("If-Match: \"x\", {et}")).status, 200);
+        assert_eq!(get("If-Match: *").status, 200);
+        assert_eq!(get("If-Match: \"other\"").status, 412);
+        // If-Match compares strongly: a weak tag never matches.
+        assert_eq!(get(&format!("If-Match: W/{et}")).status, 412);
+        // The file is from 08:49:37; the three date forms each say so.
+        assert_eq!(
+            get("If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT").status,
+            200
+        );
+        assert_eq!(
+            get("If-Unmodified-Since: Sunday, 06-Nov-94 08:49:36 GMT").status,
+            412
+        );
+        assert_eq!(
+            get("If-Unmodified-Since: Sun Nov  6 08:49:36 1994").status,
+            412
+        );
+        assert_eq!(get("If-Unmodified-Since: yesterday").status, 200);
+        // If-Match present: If-Unmodified-Since is not looked at.
+        let both = format!("If-Match: {et}\r\nIf-Unmodified-Since: Sun Nov  6 08:49:36 1994");
+        assert_eq!(get(&both).status, 200);
+        // 412 wins over a Range and over If-None-Match.
+        let r = format!("If-Match: \"o\"\r\nIf-None-Match: {et}\r\nRange: bytes=0-1");
+        assert_eq!(get(&r).status, 412);
+        assert_eq!(
+            get("If-Modified-Since: Sunday, 06-Nov-94 08:49:37 GMT").status,
+            304
+        );
     }
 
     #[test]

@@ -472,7 +472,19 @@ impl Worker {
         self.stats.requests += 1;
         let c = &mut self.conns[i];
         if let Some(l) = self.log.as_mut() {
-            l.line(c.peer, self.wall, &c.request_line, c.status, c.body_sent);
+            let [(r, referer), (a, agent)] = &c.log_fields;
+            let combined = self.ctx.opts.log_combined.then_some((
+                r.then_some(referer.as_slice()),
+                a.then_some(agent.as_slice()),
+            ));
+            l.line(
+                c.peer,
+                self.wall,
+                &c.request_line,
+                c.status,
+                c.body_sent,
+                combined,
+            );
         }
         if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
             self.bufs.push(buf);
@@ -504,6 +516,8 @@ impl Worker {
                 c.rstart = c.rend;
                 c.request_line.clear();
                 c.request_line.push(b'-');
+                c.log_fields[0].0 = false;
+                c.log_fields[1].0 = false;
                 start(c, rep, None);
                 return true;
             }
@@ -520,6 +534,11 @@ impl Worker {
             } else {
                 b" HTTP/1.1"
             });
+            for (f, v) in c.log_fields.iter_mut().zip([req.referer, req.user_agent]) {
+                f.0 = v.is_some();
+                f.1.clear();
+                f.1.extend_from_slice(v.unwrap_or_default());
+            }
         }
         let keep = !self.stopping;
         let mut handle = None;

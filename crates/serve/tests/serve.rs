@@ -725,3 +725,91 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn if_match_and_if_unmodified_since_give_412_in_every_date_form() {
+    let d = site("precond");
+    let f = d.join("root/a.txt");
+    // 1994-11-06 08:49:37 UTC, RFC 9110's example instant.
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(784_111_777);
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+    let s = start(&d.join("root"), |_| {});
+    let a = s.local_addr();
+    let etag = get(a, "/a.txt", "").header("etag").unwrap().to_string();
+    let st = |h: &str| get(a, "/a.txt", &format!("{h}\r\n")).status;
+    assert_eq!(st(&format!("If-Match: {etag}")), 200);
+    let r = get(a, "/a.txt", "If-Match: \"nope\"\r\n");
+    assert_eq!(r.status, 412);
+    assert!(String::from_utf8_lossy(&r.body).contains("412 Precondition Failed"));
+    for (ok, late) in [
+        (
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:36 GMT",
+        ),
+        (
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:36 GMT",
+        ),
+        ("Sun Nov  6 08:49:37 1994", "Sun Nov  6 08:49:36 1994"),
+    ] {
+        assert_eq!(st(&format!("If-Unmodified-Since: {ok}")), 200, "{ok}");
+        assert_eq!(st(&format!("If-Unmodified-Since: {late}")), 412, "{late}");
+        assert_eq!(st(&format!("If-Modified-Since: {ok}")), 304, "{ok}");
+        assert_eq!(st(&format!("If-Modified-Since: {late}")), 200, "{late}");
+    }
+    stop(s);
+}
+
+#[test]
+fn error_bodies_are_small_html_pages() {
+    let d = site("errhtml");
+    let s = start(&d.join("root"), |_| {});
+    let r = get(s.local_addr(), "/nope", "");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let body = String::from_utf8(r.body).unwrap();
+    assert!(body.starts_with("<!DOCTYPE html>"), "{body}");
+    assert!(body.contains("<title>404 Not Found</title>"), "{body}");
+    stop(s);
+}
+
+#[test]
+fn the_combined_log_escapes_what_the_client_sent() {
+    let d = site("combined");
+    let log = d.join("access.log");
+    let s = start(&d.join("root"), |o| {
+        o.access_log = Some(log.clone());
+        o.log_combined = true;
+    });
+    let a = s.local_addr();
+    get(
+        a,
+        "/a.txt",
+        "Referer: http://x/\r\nUser-Agent: ua\" 200 5\"\r\n",
+    );
+    // A byte beyond ASCII in a field (obs-text, which parsers pass) and a tab.
+    let mut c = connect(a);
+    c.get_mut()
+        .write_all(b"GET /a.txt?\"q HTTP/1.1\r\nHost: t\r\nUser-Agent: a\tb\xff\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_resp(&mut c, false).status, 200);
+    get(a, "/nope", "");
+    stop(s);
+    let text = std::fs::read_to_string(&log).unwrap();
+    // Two threads: the lines come in either order.
+    assert_eq!(text.lines().count(), 3, "{text}");
+    for want in [
+        "\"GET /a.txt HTTP/1.1\" 200 1000 \"http://x/\" \"ua\\\" 200 5\\\"\"\n",
+        "\"GET /a.txt?\\\"q HTTP/1.1\" 200 1000 \"-\" \"a\\x09b\\xff\"\n",
+        "\"GET /nope HTTP/1.1\" 404 ",
+    ] {
+        assert!(text.contains(want), "{want} in {text}");
+    }
+    let nope = text.lines().find(|l| l.contains("/nope"));
+    assert!(nope.is_some_and(|l| l.ends_with(" \"-\" \"-\"")), "{text}");
+}
