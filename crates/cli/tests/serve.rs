@@ -34,6 +34,12 @@ impl Drop for Proc {
 
 /// Starts `iolab serve ROOT` on a free port and reads the address it prints.
 fn serve(root: &Path, extra: &[&str]) -> (Proc, SocketAddr) {
+    let (p, addrs) = serve_all(root, extra);
+    (p, addrs[0])
+}
+
+/// Starts `iolab serve ROOT --listen 127.0.0.1:0 EXTRA...` and reads every address it prints.
+fn serve_all(root: &Path, extra: &[&str]) -> (Proc, Vec<SocketAddr>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .arg("serve")
         .arg(root)
@@ -46,12 +52,17 @@ fn serve(root: &Path, extra: &[&str]) -> (Proc, SocketAddr) {
     let out = child.stdout.take().expect("stdout");
     let mut line = String::new();
     BufReader::new(out).read_line(&mut line).expect("a line");
-    let addr = line
+    let addrs: Vec<SocketAddr> = line
         .split("listening on ")
         .nth(1)
-        .and_then(|a| a.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
-    (Proc(child), addr)
+        .map(|a| {
+            a.split_whitespace()
+                .filter_map(|a| a.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(!addrs.is_empty(), "no address in {line:?}");
+    (Proc(child), addrs)
 }
 
 fn signal(p: &Proc, sig: &str) {
@@ -83,7 +94,7 @@ fn bad_arguments_exit_1_with_a_reason() {
         (&[], "which directory"),
         (&["/nonexistent-iolab-dir"], "not a directory"),
         (&[".", "--engine", "mmap"], "not one of"),
-        (&[".", "--listen", "nowhere"], "ADDR:PORT"),
+        (&[".", "--listen", "nowhere"], "HOST:PORT"),
         (&[".", "--threads", "x"], "--threads"),
         (&[".", "--frobnicate"], "unknown option"),
     ];
@@ -335,4 +346,39 @@ fn curl_gets_files_ranges_and_heads() {
         "{text}"
     );
     assert!(text.contains("\"GET /f.bin HTTP/1.1\" 206 100"), "{text}");
+}
+
+#[test]
+fn listen_takes_names_ipv6_and_several_addresses() {
+    let d = dir("listen");
+    std::fs::write(d.join("f.txt"), b"here\n").unwrap();
+    let ipv6 = std::net::TcpListener::bind("[::1]:0").is_ok();
+    let mut extra = vec!["--listen", "localhost:0"];
+    if ipv6 {
+        extra.extend(["--listen", "[::1]:0"]);
+    } else {
+        iolab_testkit::skip("listen [::1]", &"no IPv6 loopback on this machine");
+    }
+    let (mut p, addrs) = serve_all(&d, &extra);
+    // 127.0.0.1:0, then localhost's addresses, then [::1]:0 (each its own free port).
+    assert!(addrs.len() >= 2, "{addrs:?}");
+    assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    assert_eq!(addrs.iter().any(|a| a.is_ipv6()), ipv6, "{addrs:?}");
+    for a in &addrs {
+        let mut s = TcpStream::connect(a).unwrap();
+        s.write_all(b"GET /f.txt HTTP/1.0\r\n\r\n").unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        assert!(got.starts_with(b"HTTP/1.1 200 OK\r\n"), "{a}");
+        assert!(got.ends_with(b"\r\n\r\nhere\n"), "{a}");
+    }
+    signal(&p, "TERM");
+    assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["serve", ".", "--listen", "no-such-host.invalid:80"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-host.invalid"), "{err}");
 }

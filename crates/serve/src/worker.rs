@@ -33,10 +33,12 @@ pub struct Ctx {
     pub shared: Arc<Shared>,
 }
 
-const LISTENER: u64 = u64::MAX;
 const WAKE: u64 = u64::MAX - 1;
 /// The helpers have answers.
 const HELPERS: u64 = u64::MAX - 2;
+/// Listener `k` has token `LISTENER - k` (connections' tokens are far below: slot indices are
+/// small).
+const LISTENER: u64 = u64::MAX - 3;
 /// Engine reads in flight per thread.
 const DEPTH: u32 = 128;
 /// Refused connections (503) waiting for their client to close, per thread.
@@ -101,12 +103,10 @@ impl Worker {
         let eng = iolab_engine::open(&EngineOpts::new(kind, DEPTH))
             .map_err(|e| format!("engine {kind}: {e}"))?;
         let ep = Epoll::new().map_err(|e| format!("epoll: {e}"))?;
-        ep.add(
-            &ctx.shared.listener,
-            net::EPOLLIN | net::EPOLLEXCLUSIVE,
-            LISTENER,
-        )
-        .map_err(|e| format!("epoll: {e}"))?;
+        for (k, l) in ctx.shared.listeners.iter().enumerate() {
+            ep.add(l, net::EPOLLIN | net::EPOLLEXCLUSIVE, LISTENER - k as u64)
+                .map_err(|e| format!("epoll: {e}"))?;
+        }
         ep.add(&ctx.shared.wake, net::EPOLLIN, WAKE)
             .map_err(|e| format!("epoll: {e}"))?;
         let pool = Pool::new(ctx.site.clone()).map_err(|e| format!("eventfd: {e}"))?;
@@ -179,10 +179,13 @@ impl Worker {
             self.tick();
             for k in 0..n {
                 let (bits, data) = events.get(k);
+                let listeners = self.ctx.shared.listeners.len() as u64;
                 match data {
-                    LISTENER => self.accept(),
                     WAKE => self.begin_stop(),
                     HELPERS => self.helped(),
+                    t if t <= LISTENER && LISTENER - t < listeners => {
+                        self.accept((LISTENER - t) as usize)
+                    }
                     tok => {
                         let i = (tok & 0xffff_ffff) as usize;
                         let gen = (tok >> 32) as u32;
@@ -268,15 +271,14 @@ impl Worker {
         }
     }
 
-    fn accept(&mut self) {
+    fn accept(&mut self, k: usize) {
         for _ in 0..64 {
-            let sock = match net::accept_nonblocking(&self.ctx.shared.listener) {
+            let sock = match net::accept_nonblocking(&self.ctx.shared.listeners[k]) {
                 Ok(s) => s,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
                     // Out of descriptors: stop listening for a moment rather than spin.
-                    let _ = self.ep.delete(&self.ctx.shared.listener);
-                    self.listening = false;
+                    self.unlisten();
                     self.resume_accept = self.now + 100_000_000;
                     return;
                 }
@@ -379,10 +381,7 @@ impl Worker {
             return;
         }
         self.stopping = true;
-        if self.listening {
-            let _ = self.ep.delete(&self.ctx.shared.listener);
-            self.listening = false;
-        }
+        self.unlisten();
         let _ = self.ep.delete(&self.ctx.shared.wake);
         for i in 0..self.conns.len() {
             let c = &mut self.conns[i];
@@ -408,14 +407,21 @@ impl Worker {
             }
         }
         if !self.listening && !self.stopping && self.now >= self.resume_accept {
-            self.listening = self
-                .ep
-                .add(
-                    &self.ctx.shared.listener,
-                    net::EPOLLIN | net::EPOLLEXCLUSIVE,
-                    LISTENER,
-                )
-                .is_ok();
+            self.listening = true;
+            for (k, l) in self.ctx.shared.listeners.iter().enumerate() {
+                let ev = net::EPOLLIN | net::EPOLLEXCLUSIVE;
+                let _ = self.ep.add(l, ev, LISTENER - k as u64);
+            }
+        }
+    }
+
+    /// Takes the listeners out of this thread's epoll.
+    fn unlisten(&mut self) {
+        if self.listening {
+            for l in &self.ctx.shared.listeners {
+                let _ = self.ep.delete(l);
+            }
+            self.listening = false;
         }
     }
 

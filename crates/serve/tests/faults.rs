@@ -44,7 +44,7 @@ fn root(name: &str) -> PathBuf {
 
 fn start(root: &Path, tweak: impl FnOnce(&mut ServeOpts)) -> Server {
     let mut o = ServeOpts::new(root);
-    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.listen = vec!["127.0.0.1:0".parse().unwrap()];
     o.threads = 1;
     tweak(&mut o);
     Server::start(&o).expect("server starts")

@@ -54,7 +54,7 @@ const SECRET: &[u8] = b"TOP-SECRET-7f3a9c";
 
 fn start(root: &Path, tweak: impl FnOnce(&mut ServeOpts)) -> Server {
     let mut o = ServeOpts::new(root);
-    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.listen = vec!["127.0.0.1:0".parse().unwrap()];
     o.threads = 2;
     tweak(&mut o);
     Server::start(&o).expect("server starts")
@@ -371,7 +371,7 @@ fn every_engine_serves_small_files_byte_exact() {
     }
     for kind in [EngineKind::IoUring, EngineKind::Libaio, EngineKind::Psync] {
         let mut o = ServeOpts::new(&d.join("root"));
-        o.listen = "127.0.0.1:0".parse().unwrap();
+        o.listen = vec!["127.0.0.1:0".parse().unwrap()];
         o.threads = 1;
         o.engine = kind;
         let s = match Server::start(&o) {
@@ -564,10 +564,10 @@ fn the_access_log_has_one_common_log_format_line_per_request() {
 fn bad_options_are_refused_at_start() {
     let d = site("badopts");
     let mut o = ServeOpts::new(&d.join("root/a.txt"));
-    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.listen = vec!["127.0.0.1:0".parse().unwrap()];
     assert!(Server::start(&o).is_err());
     let mut o = ServeOpts::new(&d.join("root"));
-    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.listen = vec!["127.0.0.1:0".parse().unwrap()];
     o.engine = EngineKind::Mmap;
     let e = Server::start(&o).err().expect("mmap refused");
     assert!(e.to_string().contains("io_uring, libaio or psync"), "{e}");
