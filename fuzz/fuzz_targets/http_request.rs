@@ -33,6 +33,16 @@ fuzz_target!(|data: &[u8]| {
                 if let range::Range::Part(a, b) = range::parse(v, size) {
                     assert!(a <= b && b < size);
                 }
+                let mut parts = Vec::new();
+                match range::parse_set(v, size, &mut parts) {
+                    range::Ranges::One(a, b) => assert!(a <= b && b < size),
+                    range::Ranges::Many => {
+                        assert!(parts.len() >= 2 && parts.len() <= range::MAX_PARTS);
+                        assert!(parts.windows(2).all(|w| w[0].1 < w[1].0));
+                        assert!(parts.iter().all(|&(a, b)| a <= b && b < size));
+                    }
+                    range::Ranges::Full | range::Ranges::Unsatisfiable => {}
+                }
             }
         }
     }

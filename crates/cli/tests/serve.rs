@@ -320,6 +320,21 @@ fn curl_gets_files_ranges_and_heads() {
     let url = format!("http://{addr}/f.bin");
     assert!(curl(&[&url]) == data, "curl body differs");
     assert_eq!(curl(&["-r", "100-199", &url]), &data[100..200]);
+    // Several ranges: curl prints the multipart body as it comes.
+    let multi = curl(&["-r", "0-9,2000000-2000009", "-D", "-", &url]);
+    let text = String::from_utf8_lossy(&multi);
+    assert!(text.starts_with("HTTP/1.1 206"), "{text}");
+    assert!(
+        text.contains("Content-Type: multipart/byteranges; boundary="),
+        "{text}"
+    );
+    assert!(
+        text.contains("Content-Range: bytes 2000000-2000009/3145728\r\n"),
+        "{text}"
+    );
+    for want in [&data[..10], &data[2_000_000..2_000_010]] {
+        assert!(multi.windows(10).any(|w| w == want), "a part's bytes");
+    }
     let head = String::from_utf8(curl(&["-I", &url])).unwrap();
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(head.contains("Content-Length: 3145728"), "{head}");

@@ -62,8 +62,24 @@ pub(crate) enum Flush {
 pub(crate) enum Out {
     None,
     Static(&'static [u8], usize),
-    Buf { buf: Buf, pos: usize, end: usize },
-    File { file: Arc<File>, off: u64, end: u64 },
+    Buf {
+        buf: Buf,
+        pos: usize,
+        end: usize,
+    },
+    File {
+        file: Arc<File>,
+        off: u64,
+        end: u64,
+    },
+    /// `multipart/byteranges` laid out in `Conn::mp`: part `k`, at `fpos` in the framing and
+    /// `off` in the file.
+    Multi {
+        file: Arc<File>,
+        k: usize,
+        fpos: usize,
+        off: u64,
+    },
 }
 
 pub(crate) struct Conn {
@@ -97,6 +113,8 @@ pub(crate) struct Conn {
     /// TCP_CORK is set for the body being sent.
     pub(crate) corked: bool,
     pub(crate) pending: Pending,
+    /// The parts of a multipart/byteranges response.
+    pub(crate) mp: route::Multipart,
     /// What a helper found for the path of the buffered request.
     pub(crate) resolved: Option<(Found, Option<File>)>,
     /// The next sendfile goes ahead without looking at the page cache (just paged in).
@@ -128,6 +146,7 @@ impl Conn {
             read_range: (0, 0),
             corked: false,
             pending: Pending::None,
+            mp: route::Multipart::default(),
             resolved: None,
             paged: false,
         }
@@ -146,6 +165,12 @@ pub(crate) fn start(c: &mut Conn, rep: route::Reply, handle: Option<Handle>) {
             file,
             off: offset,
             end: offset + len,
+        },
+        (Body::Multi, Some(Handle::Send(file))) => Out::Multi {
+            file,
+            k: 0,
+            fpos: 0,
+            off: c.mp.parts.first().map_or(0, |p| p.1),
         },
         _ => Out::None,
     };
@@ -200,6 +225,59 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
     };
     loop {
         let head = &c.wbuf[c.wpos..];
+        if let (Out::Multi { file, k, fpos, off }, true) = (&mut c.out, head.is_empty()) {
+            let mp = &c.mp;
+            let Some(&(pre_end, _, last)) = mp.parts.get(*k) else {
+                // The closing delimiter.
+                let tail = &mp.framing[*fpos..];
+                if tail.is_empty() {
+                    return Ok(Flush::Done);
+                }
+                match net::send_vectored(sock, &[IoSlice::new(tail)], false) {
+                    Ok(n) => {
+                        *fpos += n;
+                        c.body_sent += n as u64;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
+                    Err(e) => return Err(e),
+                }
+                c.deadline = deadline;
+                continue;
+            };
+            if *fpos < pre_end {
+                let part_head = &mp.framing[*fpos..pre_end];
+                match net::send_vectored(sock, &[IoSlice::new(part_head)], true) {
+                    Ok(n) => {
+                        *fpos += n;
+                        c.body_sent += n as u64;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
+                    Err(e) => return Err(e),
+                }
+                c.deadline = deadline;
+                continue;
+            }
+            let want = (last + 1 - *off).min(SENDFILE_CHUNK as u64) as usize;
+            if !std::mem::take(&mut c.paged)
+                && net::page_cached(file, *off, want as u64) == Some(false)
+            {
+                return Ok(Flush::PageIn(*off, want as u64));
+            }
+            match net::sendfile(sock, file, off, want) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => c.body_sent += n as u64,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
+                Err(e) => return Err(e),
+            }
+            c.deadline = deadline;
+            if *off > last {
+                *k += 1;
+                if let Some(p) = mp.parts.get(*k) {
+                    *off = p.1;
+                }
+            }
+            continue;
+        }
         let r = match &mut c.out {
             Out::None if head.is_empty() => return Ok(Flush::Done),
             Out::None => net::send_vectored(sock, &[IoSlice::new(head)], false),
@@ -227,6 +305,7 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
                 }
                 r
             }
+            Out::Multi { .. } => net::send_vectored(sock, &[IoSlice::new(head)], true),
             Out::File { file, off, end } => {
                 if !head.is_empty() {
                     // MSG_MORE: the head waits for the body's first bytes to share a segment.

@@ -291,6 +291,10 @@ pub fn response_head(site: &path::Site, raw: &[u8], max_header: usize) -> Option
             path::Found::Status(s) => route::Lookup::Status(s),
         },
     };
-    route::reply(&mut out, date, &req, found, true);
+    let mut mp = route::Multipart {
+        allowed: true,
+        ..route::Multipart::default()
+    };
+    route::reply_with(&mut out, date, &req, found, true, &mut mp);
     Some(out)
 }

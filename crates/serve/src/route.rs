@@ -4,7 +4,7 @@
 use crate::date;
 use crate::http::{self, Head, Method, Request};
 use crate::path::{Ident, Jailed};
-use crate::range::{self, Range};
+use crate::range::{self, Ranges};
 
 /// What the server knows of a file it serves, computed once per version of the file.
 #[derive(Clone, Debug)]
@@ -59,6 +59,61 @@ pub enum Body {
         offset: u64,
         len: u64,
     },
+    /// `multipart/byteranges`: the parts in the [`Multipart`] the reply was given.
+    Multi,
+}
+
+/// Several ranges of one file as `multipart/byteranges` (RFC 9110 14.6): each part's head
+/// (delimiter, Content-Type, Content-Range), then its bytes of the file; the closing delimiter
+/// after the last. Kept per connection, so its buffers are reused.
+#[derive(Debug, Default)]
+pub struct Multipart {
+    /// Set by the caller: the file can be sent in pieces (else several ranges get a 200).
+    pub allowed: bool,
+    /// The ranges asked for, sorted and merged (scratch for the parser).
+    pub ranges: Vec<(u64, u64)>,
+    /// Every part's head, then the closing delimiter.
+    pub framing: Vec<u8>,
+    /// Per part: where its head ends in `framing`, and its bytes of the file (first, last).
+    pub parts: Vec<(usize, u64, u64)>,
+}
+
+impl Multipart {
+    /// Lays out the parts of `m`'s ranges in `self.ranges`; the body's length in bytes.
+    fn build(&mut self, m: &Meta, boundary: &str) -> u64 {
+        use std::io::Write;
+        self.framing.clear();
+        self.parts.clear();
+        let mut len = 0;
+        for &(a, b) in &self.ranges {
+            let _ = write!(
+                self.framing,
+                "\r\n--{boundary}\r\nContent-Type: {}\r\nContent-Range: bytes {a}-{b}/{}\r\n\r\n",
+                m.mime, m.size
+            );
+            self.parts.push((self.framing.len(), a, b));
+            len += b - a + 1;
+        }
+        let _ = write!(self.framing, "\r\n--{boundary}--\r\n");
+        len + self.framing.len() as u64
+    }
+}
+
+/// A boundary that names the file's version and the ranges (FNV-1a), so the same request gets
+/// the same bytes; 28 characters no file is likely to hold at a line's start.
+fn boundary(m: &Meta, ranges: &[(u64, u64)]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |b: &[u8]| {
+        for &c in b {
+            h = (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    mix(m.etag.as_bytes());
+    for (a, b) in ranges {
+        mix(&a.to_le_bytes());
+        mix(&b.to_le_bytes());
+    }
+    format!("iolab-byteranges-{h:016x}")
 }
 
 /// A reply whose head has been written.
@@ -146,13 +201,27 @@ fn connection(version: u8, keep: bool) -> Option<bool> {
 }
 
 /// Writes the head of the reply to `req` into `out`. `keep` is whether the server is willing
-/// to keep the connection (false while shutting down).
+/// to keep the connection (false while shutting down). Several ranges get a 200 (see
+/// [`reply_with`]).
 pub fn reply(
     out: &mut Vec<u8>,
     date: &[u8],
     req: &Request<'_>,
     found: Lookup<'_>,
     keep: bool,
+) -> Reply {
+    reply_with(out, date, req, found, keep, &mut Multipart::default())
+}
+
+/// [`reply`], with several ranges answered as `multipart/byteranges` laid out in `mp` when
+/// `mp.allowed`.
+pub fn reply_with(
+    out: &mut Vec<u8>,
+    date: &[u8],
+    req: &Request<'_>,
+    found: Lookup<'_>,
+    keep: bool,
+    mp: &mut Multipart,
 ) -> Reply {
     let keep = keep && req.keep_alive;
     if req.method == Method::Other {
@@ -217,13 +286,14 @@ pub fn reply(
         };
     }
     let range = match req.range {
-        Some(r) if range_applies(req, m) => range::parse(r, m.size),
-        _ => Range::Full,
+        Some(r) if range_applies(req, m) => range::parse_set(r, m.size, &mut mp.ranges),
+        _ => Ranges::Full,
     };
     let (status, offset, len) = match range {
-        Range::Full => (200, 0, m.size),
-        Range::Part(a, b) => (206, a, b - a + 1),
-        Range::Unsatisfiable => {
+        Ranges::Many if mp.allowed => return multipart(out, head, req, m, mp, keep),
+        Ranges::Full | Ranges::Many => (200, 0, m.size),
+        Ranges::One(a, b) => (206, a, b - a + 1),
+        Ranges::Unsatisfiable => {
             let body = http::error_body(416);
             head.status = 416;
             head.content_type = Some(http::ERROR_TYPE);
@@ -253,6 +323,39 @@ pub fn reply(
     Reply {
         status,
         body,
+        keep_alive: keep,
+    }
+}
+
+/// The 206 of several ranges: a multipart head, the parts laid out in `mp`.
+fn multipart<'a>(
+    out: &mut Vec<u8>,
+    head: Head<'a>,
+    req: &Request<'_>,
+    m: &Meta,
+    mp: &mut Multipart,
+    keep: bool,
+) -> Reply {
+    let b = boundary(m, &mp.ranges);
+    let len = mp.build(m, &b);
+    let ct = format!("multipart/byteranges; boundary={b}");
+    http::write_head(
+        out,
+        &Head {
+            status: 206,
+            content_type: Some(&ct),
+            content_length: Some(len),
+            accept_ranges: true,
+            ..head
+        },
+    );
+    Reply {
+        status: 206,
+        body: if req.method == Method::Head {
+            Body::None
+        } else {
+            Body::Multi
+        },
         keep_alive: keep,
     }
 }

@@ -439,7 +439,7 @@ impl Worker {
                     Ok(Flush::Wait) => return,
                     Ok(Flush::PageIn(off, len)) => {
                         let file = match &c.out {
-                            Out::File { file, .. } => file.clone(),
+                            Out::File { file, .. } | Out::Multi { file, .. } => file.clone(),
                             _ => return,
                         };
                         if !self.hand_over(i, Job::PageIn { file, off, len }, Pending::Send) {
@@ -587,7 +587,11 @@ impl Worker {
                             handle = Some(e.handle.clone());
                             direct = e.direct;
                             page = e.page.clone();
-                            route::reply(wbuf, date, &req, Lookup::File(&e.meta), keep)
+                            // Several ranges go out in pieces with sendfile: a file read
+                            // with O_DIRECT has no descriptor for that, and gets a 200.
+                            c.mp.allowed = matches!(e.handle, Handle::Send(_)) || page.is_some();
+                            let f = Lookup::File(&e.meta);
+                            route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
                         }
                         Got::Redirect => route::reply(wbuf, date, &req, Lookup::Redirect(j), keep),
                         Got::Status(s) => route::reply(wbuf, date, &req, Lookup::Status(s), keep),
@@ -601,6 +605,7 @@ impl Worker {
             c.rend = 0;
         }
         match (rep.body, handle) {
+            (Body::Multi, Some(Handle::Engine(_))) => start(c, rep, page.map(Handle::Send)),
             (Body::File { offset, len }, Some(Handle::Engine(id))) => {
                 self.cache.begin(id);
                 let end = offset + len;
