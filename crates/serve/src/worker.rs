@@ -325,7 +325,6 @@ impl Worker {
             c.readable = true;
             c.hup = false;
             c.eof = false;
-            c.corked = false;
             c.out = Out::None;
             c.deadline = self.now + self.idle_ns;
             self.live += 1;
