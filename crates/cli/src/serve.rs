@@ -24,6 +24,7 @@ usage: iolab serve DIR [options]
   --access-log FILE        append access log lines to FILE (default: no log)
   --log-format FMT         common (default) or combined (adds Referer and User-Agent)
   --dotfiles               serve names that start with a dot (default: 404)
+  --dir-listing            an HTML index for directories without index.html (default: 403)
   --idle-timeout DUR       a request head must arrive whole within DUR, and a stalled response
                            is dropped after DUR (default 10s; e.g. 500ms, 2s, 1.5)
   --max-connections N      open connections at most; more get 503 (default 1024)
@@ -147,6 +148,7 @@ const LONGS: &[&str] = &[
     "access-log",
     "log-format",
     "dotfiles",
+    "dir-listing",
     "idle-timeout",
     "max-connections",
     "max-header-bytes",
@@ -200,6 +202,7 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
                 }
             }
             Long("dotfiles") => o.dotfiles = true,
+            Long("dir-listing") => o.dir_listing = true,
             Long("idle-timeout") => o.idle_timeout = duration(&value(&mut p)?)?,
             Long("max-connections") => o.max_connections = count(&name, &value(&mut p)?, 1)?,
             Long("max-header-bytes") => o.max_header_bytes = count(&name, &value(&mut p)?, 256)?,

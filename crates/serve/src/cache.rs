@@ -51,6 +51,8 @@ pub struct Entry {
 /// What a path came to.
 pub enum Got<'a> {
     File(&'a Entry),
+    /// A directory's listing (never cached: the directory changes).
+    Listing(Vec<u8>),
     Redirect,
     Status(u16),
 }
@@ -118,6 +120,10 @@ impl Cache {
             Found::Redirect => {
                 self.drop_key(rel, eng);
                 return Got::Redirect;
+            }
+            Found::Listing(page) => {
+                self.drop_key(rel, eng);
+                return Got::Listing(page);
             }
             Found::Status(s) => {
                 self.drop_key(rel, eng);

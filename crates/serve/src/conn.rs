@@ -61,6 +61,7 @@ pub(crate) enum Flush {
 pub(crate) enum Out {
     None,
     Static(&'static [u8], usize),
+    Owned(Vec<u8>, usize),
     Buf {
         buf: Buf,
         pos: usize,
@@ -282,6 +283,19 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
                 let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
                 if let Ok(n) = r {
                     *pos += n.saturating_sub(head.len());
+                }
+                r
+            }
+            Out::Owned(b, pos) => {
+                if head.is_empty() && *pos == b.len() {
+                    return Ok(Flush::Done);
+                }
+                let body = &b[*pos..];
+                let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
+                if let Ok(n) = r {
+                    let k = n.saturating_sub(head.len());
+                    *pos += k;
+                    c.body_sent += k as u64;
                 }
                 r
             }

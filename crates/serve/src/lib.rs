@@ -13,6 +13,7 @@ mod cache;
 mod conn;
 pub mod date;
 pub mod http;
+mod listing;
 mod log;
 pub mod path;
 pub mod range;
@@ -49,6 +50,8 @@ pub struct ServeOpts {
     pub log_combined: bool,
     /// Serve names that start with a dot.
     pub dotfiles: bool,
+    /// An HTML index for directories without index.html (else 403).
+    pub dir_listing: bool,
     /// A request head must arrive complete within this time of the connection becoming idle
     /// (so one byte a minute does not keep a connection), and a response that makes no
     /// progress for this long is abandoned.
@@ -70,6 +73,7 @@ impl ServeOpts {
             access_log: None,
             log_combined: false,
             dotfiles: false,
+            dir_listing: false,
             idle_timeout: Duration::from_secs(10),
             max_connections: 1024,
             max_header_bytes: 16 * 1024,
@@ -160,7 +164,8 @@ impl Server {
             )));
         }
         let site = path::Site::open(&opts.root, opts.dotfiles)
-            .map_err(|e| StartError(format!("{}: {e}", opts.root.display())))?;
+            .map_err(|e| StartError(format!("{}: {e}", opts.root.display())))?
+            .with_listing(opts.dir_listing);
         if opts.listen.is_empty() {
             return Err(StartError("no address to listen on".into()));
         }
@@ -287,6 +292,7 @@ pub fn response_head(site: &path::Site, raw: &[u8], max_header: usize) -> Option
                 meta = route::Meta::new(ident, &name);
                 route::Lookup::File(&meta)
             }
+            path::Found::Listing(p) => route::Lookup::Listing(p.len() as u64),
             path::Found::Redirect => route::Lookup::Redirect(j),
             path::Found::Status(s) => route::Lookup::Status(s),
         },

@@ -45,6 +45,8 @@ impl Meta {
 #[derive(Clone, Copy, Debug)]
 pub enum Lookup<'a> {
     File(&'a Meta),
+    /// A directory listing of this many bytes.
+    Listing(u64),
     Redirect(Jailed),
     Status(u16),
 }
@@ -61,6 +63,8 @@ pub enum Body {
     },
     /// `multipart/byteranges`: the parts in the [`Multipart`] the reply was given.
     Multi,
+    /// Bytes the caller holds (a directory listing).
+    Owned,
 }
 
 /// Several ranges of one file as `multipart/byteranges` (RFC 9110 14.6): each part's head
@@ -252,6 +256,29 @@ pub fn reply_with(
             return Reply {
                 status: 301,
                 body: Body::Static(body),
+                keep_alive: keep,
+            };
+        }
+        Lookup::Listing(len) => {
+            http::write_head(
+                out,
+                &Head {
+                    status: 200,
+                    date,
+                    content_type: Some("text/html; charset=utf-8"),
+                    content_length: Some(len),
+                    connection: connection(req.version, keep),
+                    ..Head::default()
+                },
+            );
+            let body = if req.method == Method::Head || len == 0 {
+                Body::None
+            } else {
+                Body::Owned
+            };
+            return Reply {
+                status: 200,
+                body,
                 keep_alive: keep,
             };
         }

@@ -549,6 +549,7 @@ impl Worker {
         let mut handle = None;
         let mut direct = false;
         let mut page = None;
+        let mut listing = None;
         let rep = if req.method == Method::Other {
             route::reply(wbuf, date, &req, Lookup::Status(405), keep)
         } else {
@@ -592,6 +593,11 @@ impl Worker {
                             let f = Lookup::File(&e.meta);
                             route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
                         }
+                        Got::Listing(page) => {
+                            let len = page.len() as u64;
+                            listing = Some(page);
+                            route::reply(wbuf, date, &req, Lookup::Listing(len), keep)
+                        }
                         Got::Redirect => route::reply(wbuf, date, &req, Lookup::Redirect(j), keep),
                         Got::Status(s) => route::reply(wbuf, date, &req, Lookup::Status(s), keep),
                     }
@@ -631,6 +637,10 @@ impl Worker {
                     }
                     _ => self.read(i, id, offset, len, direct, rep),
                 }
+            }
+            (Body::Owned, _) => {
+                start(c, rep, None);
+                c.out = Out::Owned(listing.unwrap_or_default(), 0);
             }
             (_, h) => start(c, rep, h),
         }

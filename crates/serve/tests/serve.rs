@@ -965,3 +965,69 @@ fn several_ranges_are_multipart_byteranges() {
     assert_eq!(read_resp(&mut c, false).body, pattern(1, 1000));
     stop(s);
 }
+
+#[test]
+fn dir_listing_lists_escaped_sorted_names_without_dotfiles() {
+    let d = site("listing");
+    let r = d.join("root/noindex");
+    std::fs::write(r.join("b <i>&'x'.txt"), b"12345").unwrap();
+    std::fs::write(r.join("a b.txt"), b"abc").unwrap();
+    std::fs::write(r.join(".secret"), b"s").unwrap();
+    std::fs::create_dir(r.join("sub")).unwrap();
+    std::fs::write(d.join("root/noindex/sub/deep.txt"), b"d").unwrap();
+    let off = start(&d.join("root"), |_| {});
+    assert_eq!(get(off.local_addr(), "/noindex/", "").status, 403);
+    stop(off);
+    let s = start(&d.join("root"), |o| o.dir_listing = true);
+    let a = s.local_addr();
+    let l = get(a, "/noindex/", "");
+    assert_eq!(l.status, 200);
+    assert_eq!(l.header("content-type"), Some("text/html; charset=utf-8"));
+    let page = String::from_utf8(l.body).unwrap();
+    assert!(page.contains("<title>Index of /noindex/</title>"), "{page}");
+    let rows: Vec<&str> = page.lines().filter(|l| l.contains("href=\"./")).collect();
+    assert_eq!(rows.len(), 3, "{page}");
+    assert!(rows[0].contains("href=\"./a%20b.txt\">a b.txt</a></td><td>3</td>"));
+    assert!(
+        rows[1].contains(
+            "href=\"./b%20%3Ci%3E%26%27x%27.txt\">b &lt;i&gt;&amp;&#39;x&#39;.txt</a></td><td>5<"
+        ),
+        "{page}"
+    );
+    assert!(rows[2].contains("href=\"./sub/\">sub/</a>"), "{page}");
+    assert!(!page.contains("secret"), "{page}");
+    assert!(page.contains("href=\"../\""));
+    // Every link leads to its file.
+    assert_eq!(get(a, "/noindex/a%20b.txt", "").body, b"abc");
+    assert_eq!(
+        get(a, "/noindex/b%20%3Ci%3E%26%27x%27.txt", "").body,
+        b"12345"
+    );
+    assert!(String::from_utf8(get(a, "/noindex/sub/", "").body)
+        .unwrap()
+        .contains("deep.txt"));
+    // A directory with index.html still serves it; HEAD has the length and no body.
+    assert_eq!(get(a, "/docs/", "").body, b"docs\n");
+    let h = raw(a, "HEAD /noindex/ HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        h.header("content-length"),
+        Some(page.len().to_string().as_str())
+    );
+    // Keep-alive goes on after a listing.
+    let mut c = connect(a);
+    c.get_mut()
+        .write_all(
+            b"GET /noindex/ HTTP/1.1\r\nHost: t\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n",
+        )
+        .unwrap();
+    assert_eq!(read_resp(&mut c, false).body, page.as_bytes());
+    assert_eq!(read_resp(&mut c, false).body, pattern(1, 1000));
+    stop(s);
+    let s = start(&d.join("root"), |o| {
+        o.dir_listing = true;
+        o.dotfiles = true;
+    });
+    let page = String::from_utf8(get(s.local_addr(), "/noindex/", "").body).unwrap();
+    assert!(page.contains("href=\"./.secret\""), "{page}");
+    stop(s);
+}
