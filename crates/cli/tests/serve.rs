@@ -353,6 +353,25 @@ fn curl_gets_files_ranges_and_heads() {
         &format!("http://{addr}/nope"),
     ]);
     assert_eq!(code, b"404");
+    // A precompressed sibling made by gzip: curl --compressed asks for it and decodes it.
+    let txt: Vec<u8> = b"compress me\n".repeat(500);
+    std::fs::write(root.join("t.txt"), &txt).unwrap();
+    let gzipped = Command::new("gzip")
+        .args(["-k", "-9"])
+        .arg(root.join("t.txt"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if gzipped {
+        let t = format!("http://{addr}/t.txt");
+        assert_eq!(curl(&["--compressed", &t]), txt);
+        let head =
+            String::from_utf8(curl(&["--compressed", "-D", "-", "-o", "/dev/null", &t])).unwrap();
+        assert!(head.contains("Content-Encoding: gzip\r\n"), "{head}");
+        assert!(head.contains("Vary: Accept-Encoding\r\n"), "{head}");
+        assert_eq!(curl(&[&t]), txt);
+    } else {
+        iolab_testkit::skip("curl --compressed", &"gzip is not installed");
+    }
     signal(&p, "TERM");
     assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
     let text = std::fs::read_to_string(&log).unwrap();

@@ -288,7 +288,7 @@ pub fn response_head(site: &path::Site, raw: &[u8], max_header: usize) -> Option
     let found = match path::jail(req.target, site.dotfiles, &mut rel) {
         Err(s) => route::Lookup::Status(s),
         Ok(j) => match path::resolve(site, &rel, j.trailing, &mut cbuf) {
-            path::Found::File(_, ident, name) => {
+            path::Found::File(_, ident, name, _) => {
                 meta = route::Meta::new(ident, &name);
                 route::Lookup::File(&meta)
             }

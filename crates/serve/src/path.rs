@@ -148,11 +148,41 @@ pub fn jail(target: &[u8], dotfiles: bool, out: &mut Vec<u8>) -> Result<Jailed, 
     })
 }
 
+/// A precompressed sibling of a file (`file.txt.gz` beside `file.txt`), open.
+#[derive(Debug)]
+pub struct Sibling {
+    pub encoding: crate::http::Encoding,
+    pub file: File,
+    pub ident: Ident,
+}
+
+/// The regular files `name.br`, `name.zst`, `name.gz` that exist beneath the root.
+fn siblings(site: &Site, name: &[u8], cbuf: &mut Vec<u8>) -> Vec<Sibling> {
+    let mut out = Vec::new();
+    let mut p = name.to_vec();
+    for encoding in crate::http::Encoding::ALL {
+        p.truncate(name.len());
+        p.extend_from_slice(encoding.suffix());
+        let Ok(file) = open(site, &p, cbuf) else {
+            continue;
+        };
+        let Ok(md) = file.metadata() else { continue };
+        if md.file_type().is_file() && net::set_nonblocking(&file, false).is_ok() {
+            out.push(Sibling {
+                encoding,
+                file,
+                ident: Ident::of(&md),
+            });
+        }
+    }
+    out
+}
+
 /// What a path resolves to.
 #[derive(Debug)]
 pub enum Found {
     /// A regular file (a directory's index.html included), open, with its metadata.
-    File(File, Ident, Vec<u8>),
+    File(File, Ident, Vec<u8>, Vec<Sibling>),
     /// A directory without index.html, listed (`--dir-listing`): the page.
     Listing(Vec<u8>),
     /// A directory named without its trailing slash: redirect to it.
@@ -243,7 +273,8 @@ pub fn resolve(site: &Site, rel: &[u8], trailing: bool, cbuf: &mut Vec<u8>) -> F
     if net::set_nonblocking(&f, false).is_err() {
         return Found::Status(403);
     }
-    Found::File(f, Ident::of(&md), name)
+    let sib = siblings(site, &name, cbuf);
+    Found::File(f, Ident::of(&md), name, sib)
 }
 
 /// What identifies a version of a file: if any of these change, cached facts are stale.

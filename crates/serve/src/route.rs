@@ -17,6 +17,10 @@ pub struct Meta {
     /// Strong validator: inode, size and modification time in nanoseconds.
     pub etag: String,
     pub mime: &'static str,
+    /// A precompressed sibling's coding (its bytes are what is sent).
+    pub encoding: Option<&'static str>,
+    /// The file has precompressed siblings: responses say `Vary: Accept-Encoding`.
+    pub vary: bool,
 }
 
 impl Meta {
@@ -37,6 +41,8 @@ impl Meta {
                 ident.ino, ident.size, ident.mtime_ns as u128
             ),
             mime: http::content_type(name),
+            encoding: None,
+            vary: false,
         }
     }
 }
@@ -289,6 +295,8 @@ pub fn reply_with(
         last_modified: Some(&m.last_modified),
         etag: Some(m.etag.as_bytes()),
         connection: connection(req.version, keep),
+        content_encoding: m.encoding,
+        vary: m.vary,
         ..Head::default()
     };
     if precondition_failed(req, m) {

@@ -583,16 +583,26 @@ impl Worker {
                         },
                     };
                     match got {
-                        Got::File(e) => {
-                            handle = Some(e.handle.clone());
-                            direct = e.direct;
-                            page = e.page.clone();
-                            // Several ranges go out in pieces with sendfile: a file read
-                            // with O_DIRECT has no descriptor for that, and gets a 200.
-                            c.mp.allowed = matches!(e.handle, Handle::Send(_)) || page.is_some();
-                            let f = Lookup::File(&e.meta);
-                            route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
-                        }
+                        Got::File(e) => match sibling(e, req.accept_encoding) {
+                            // A precompressed sibling the client accepts: sent with sendfile.
+                            Some((meta, file)) => {
+                                handle = Some(Handle::Send(file.clone()));
+                                c.mp.allowed = true;
+                                let f = Lookup::File(meta);
+                                route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
+                            }
+                            None => {
+                                handle = Some(e.handle.clone());
+                                direct = e.direct;
+                                page = e.page.clone();
+                                // Several ranges go out in pieces with sendfile: a file read
+                                // with O_DIRECT has no descriptor for that, and gets a 200.
+                                c.mp.allowed =
+                                    matches!(e.handle, Handle::Send(_)) || page.is_some();
+                                let f = Lookup::File(&e.meta);
+                                route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
+                            }
+                        },
                         Got::Listing(page) => {
                             let len = page.len() as u64;
                             listing = Some(page);
@@ -766,4 +776,23 @@ impl Worker {
             }
         }
     }
+}
+
+/// The precompressed sibling of `e` to send for this Accept-Encoding, if any.
+fn sibling<'a>(
+    e: &'a crate::cache::Entry,
+    accept: Option<&[u8]>,
+) -> Option<(&'a route::Meta, &'a Arc<File>)> {
+    if e.siblings.is_empty() {
+        return None;
+    }
+    let mut av = [http::Encoding::Br; 3];
+    for (k, s) in e.siblings.iter().take(3).enumerate() {
+        av[k] = s.0;
+    }
+    let enc = http::choose_encoding(accept, &av[..e.siblings.len().min(3)])?;
+    e.siblings
+        .iter()
+        .find(|s| s.0 == enc)
+        .map(|(_, m, f)| (m, f))
 }

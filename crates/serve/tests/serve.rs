@@ -706,6 +706,45 @@ mod fuzz {
         }
 
         #[test]
+        fn accept_encoding_chooses_only_what_exists_and_is_wanted(
+            items in proptest::collection::vec(
+                (
+                    prop_oneof![
+                        Just("br".to_string()), Just("zstd".to_string()), Just("gzip".to_string()),
+                        Just("x-gzip".to_string()), Just("*".to_string()), Just("identity".to_string()),
+                        "[ -~]{0,8}",
+                    ],
+                    proptest::option::of(prop_oneof![
+                        Just("0".to_string()), Just("1".to_string()), Just("0.5".to_string()),
+                        Just("1.000".to_string()), Just("0.001".to_string()), "[ -~]{0,6}",
+                    ]),
+                ),
+                0..8,
+            ),
+            mask in 0u8..8,
+            raw in proptest::collection::vec(any::<u8>(), 0..40),
+        ) {
+            use iolab_serve::http::{choose_encoding, Encoding};
+            let av: Vec<Encoding> = Encoding::ALL.iter().enumerate()
+                .filter(|(k, _)| mask & (1 << k) != 0).map(|(_, e)| *e).collect();
+            let h: Vec<String> = items.iter().map(|(n, q)| match q {
+                Some(q) => format!("{n};q={q}"),
+                None => n.clone(),
+            }).collect();
+            let h = h.join(", ");
+            if let Some(e) = choose_encoding(Some(h.as_bytes()), &av) {
+                prop_assert!(av.contains(&e));
+                // Only what the header names (or covers with `*`) is chosen.
+                let l = h.to_ascii_lowercase();
+                prop_assert!(l.contains(e.token()) || l.contains('*'), "{h}");
+            }
+            if let Some(e) = choose_encoding(Some(&raw), &av) {
+                prop_assert!(av.contains(&e));
+            }
+            prop_assert_eq!(choose_encoding(None, &av), None);
+        }
+
+        #[test]
         fn ranges_of_numbers_are_within_the_file(
             a in proptest::option::of(any::<u64>()),
             b in proptest::option::of(any::<u64>()),
@@ -1029,5 +1068,58 @@ fn dir_listing_lists_escaped_sorted_names_without_dotfiles() {
     });
     let page = String::from_utf8(get(s.local_addr(), "/noindex/", "").body).unwrap();
     assert!(page.contains("href=\"./.secret\""), "{page}");
+    stop(s);
+}
+
+#[test]
+fn precompressed_siblings_follow_accept_encoding() {
+    let d = site("precompressed");
+    let r = d.join("root");
+    // Stand-ins for compressed bytes: the server sends them as they are.
+    std::fs::write(r.join("a.txt.gz"), pattern(7, 300)).unwrap();
+    std::fs::write(r.join("a.txt.br"), pattern(8, 200)).unwrap();
+    let s = start(&r, |_| {});
+    let a = s.local_addr();
+    let plain = get(a, "/a.txt", "");
+    assert_eq!(plain.body, pattern(1, 1000));
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(plain.header("vary"), Some("Accept-Encoding"));
+    let br = get(a, "/a.txt", "Accept-Encoding: gzip, deflate, br\r\n");
+    assert_eq!(br.body, pattern(8, 200));
+    assert_eq!(br.header("content-encoding"), Some("br"));
+    assert_eq!(br.header("vary"), Some("Accept-Encoding"));
+    assert_eq!(br.header("content-type"), Some("text/plain; charset=utf-8"));
+    let gz = get(a, "/a.txt", "Accept-Encoding: br;q=0.5, gzip\r\n");
+    assert_eq!(gz.body, pattern(7, 300));
+    assert_eq!(gz.header("content-encoding"), Some("gzip"));
+    // Each representation has its own ETag, and a validator works against its own.
+    let tags = [&plain, &br, &gz].map(|r| r.header("etag").unwrap().to_string());
+    assert!(tags[0] != tags[1] && tags[1] != tags[2] && tags[0] != tags[2]);
+    let inm = format!("Accept-Encoding: gzip\r\nIf-None-Match: {}\r\n", tags[2]);
+    assert_eq!(get(a, "/a.txt", &inm).status, 304);
+    let inm = format!("Accept-Encoding: gzip\r\nIf-None-Match: {}\r\n", tags[0]);
+    assert_eq!(get(a, "/a.txt", &inm).status, 200);
+    // Refused codings, zstd without a sibling: the plain file.
+    for ae in ["identity", "br;q=0, gzip;q=0", "zstd", "*;q=0"] {
+        let r = get(a, "/a.txt", &format!("Accept-Encoding: {ae}\r\n"));
+        assert_eq!(r.body, pattern(1, 1000), "{ae}");
+    }
+    // Ranges apply to the encoded bytes.
+    let r = get(
+        a,
+        "/a.txt",
+        "Accept-Encoding: gzip\r\nRange: bytes=10-19\r\n",
+    );
+    assert_eq!(r.status, 206);
+    assert_eq!(r.header("content-range"), Some("bytes 10-19/300"));
+    assert_eq!(r.body, &pattern(7, 300)[10..20]);
+    // A file without siblings says nothing of them.
+    let b = get(a, "/big.bin", "Accept-Encoding: gzip, br\r\n");
+    assert_eq!(
+        (b.header("vary"), b.header("content-encoding")),
+        (None, None)
+    );
+    // The siblings are served by their own names too.
+    assert_eq!(get(a, "/a.txt.gz", "").body, pattern(7, 300));
     stop(s);
 }
