@@ -214,64 +214,17 @@ pub(crate) fn fill(c: &mut Conn) -> io::Result<()> {
 
 /// Sends what it can of the response.
 pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
-    let Some(sock) = c.sock.as_ref() else {
-        return Err(io::ErrorKind::NotConnected.into());
-    };
     loop {
-        let head = &c.wbuf[c.wpos..];
-        if let (Out::Multi { file, k, fpos, off }, true) = (&mut c.out, head.is_empty()) {
-            let mp = &c.mp;
-            let Some(&(pre_end, _, last)) = mp.parts.get(*k) else {
-                // The closing delimiter.
-                let tail = &mp.framing[*fpos..];
-                if tail.is_empty() {
-                    return Ok(Flush::Done);
-                }
-                match net::send_vectored(sock, &[IoSlice::new(tail)], false) {
-                    Ok(n) => {
-                        *fpos += n;
-                        c.body_sent += n as u64;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
-                    Err(e) => return Err(e),
-                }
-                c.deadline = deadline;
-                continue;
-            };
-            if *fpos < pre_end {
-                let part_head = &mp.framing[*fpos..pre_end];
-                match net::send_vectored(sock, &[IoSlice::new(part_head)], true) {
-                    Ok(n) => {
-                        *fpos += n;
-                        c.body_sent += n as u64;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
-                    Err(e) => return Err(e),
-                }
-                c.deadline = deadline;
-                continue;
+        if matches!(c.out, Out::Multi { .. }) && c.wpos == c.wbuf.len() {
+            match flush_multi(c, deadline)? {
+                Some(f) => return Ok(f),
+                None => continue,
             }
-            let want = (last + 1 - *off).min(SENDFILE_CHUNK as u64) as usize;
-            if !std::mem::take(&mut c.paged)
-                && net::page_cached(file, *off, want as u64) == Some(false)
-            {
-                return Ok(Flush::PageIn(*off, want as u64));
-            }
-            match net::sendfile(sock, file, off, want) {
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(n) => c.body_sent += n as u64,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
-                Err(e) => return Err(e),
-            }
-            c.deadline = deadline;
-            if *off > last {
-                *k += 1;
-                if let Some(p) = mp.parts.get(*k) {
-                    *off = p.1;
-                }
-            }
-            continue;
         }
+        let Some(sock) = c.sock.as_ref() else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        let head = &c.wbuf[c.wpos..];
         let r = match &mut c.out {
             Out::None if head.is_empty() => return Ok(Flush::Done),
             Out::None => net::send_vectored(sock, &[IoSlice::new(head)], false),
@@ -353,6 +306,66 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// One step of a multipart/byteranges body (the response head is out): a part's head, a
+/// stretch of its bytes, or the closing delimiter. `None`: progress made, call again.
+fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
+    let Some(sock) = c.sock.as_ref() else {
+        return Err(io::ErrorKind::NotConnected.into());
+    };
+    let Out::Multi { file, k, fpos, off } = &mut c.out else {
+        return Ok(Some(Flush::Done));
+    };
+    let mp = &c.mp;
+    let Some(&(pre_end, _, last)) = mp.parts.get(*k) else {
+        // The closing delimiter.
+        let tail = &mp.framing[*fpos..];
+        if tail.is_empty() {
+            return Ok(Some(Flush::Done));
+        }
+        match net::send_vectored(sock, &[IoSlice::new(tail)], false) {
+            Ok(n) => {
+                *fpos += n;
+                c.body_sent += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some(Flush::Wait)),
+            Err(e) => return Err(e),
+        }
+        c.deadline = deadline;
+        return Ok(None);
+    };
+    if *fpos < pre_end {
+        let part_head = &mp.framing[*fpos..pre_end];
+        match net::send_vectored(sock, &[IoSlice::new(part_head)], true) {
+            Ok(n) => {
+                *fpos += n;
+                c.body_sent += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some(Flush::Wait)),
+            Err(e) => return Err(e),
+        }
+        c.deadline = deadline;
+        return Ok(None);
+    }
+    let want = (last + 1 - *off).min(SENDFILE_CHUNK as u64) as usize;
+    if !std::mem::take(&mut c.paged) && net::page_cached(file, *off, want as u64) == Some(false) {
+        return Ok(Some(Flush::PageIn(*off, want as u64)));
+    }
+    match net::sendfile(sock, file, off, want) {
+        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+        Ok(n) => c.body_sent += n as u64,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some(Flush::Wait)),
+        Err(e) => return Err(e),
+    }
+    c.deadline = deadline;
+    if *off > last {
+        *k += 1;
+        if let Some(p) = mp.parts.get(*k) {
+            *off = p.1;
+        }
+    }
+    Ok(None)
 }
 
 /// Reads and discards what a refused client sent. True once it has closed (or failed).
