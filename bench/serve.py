@@ -11,7 +11,8 @@ other work on this machine never overlap with it. Installs lighttpd, nginx and w
 Not run by cargo test.
 
 With --threads N each server gets N workers (iolab --threads N, lighttpd server.max-worker,
-nginx worker_processes); with --wrk-threads N, wrk runs N threads (-tN). Pinned runs need
+nginx worker_processes); with --wrk-threads N, wrk runs N threads (-tN; -t1 for one
+connection, as wrk wants a connection per thread). Pinned runs need
 --threads 1 (the server on CPU 0 alone).
 
 usage: bench/serve.py [--duration S] [--pairs N] [--sizes 4k,64k,1m] [--conns 1,16,64]
@@ -123,6 +124,8 @@ def seconds(v):
 
 
 def wrk(url, conns, duration, pin, pid, threads):
+    # wrk wants at least one connection per thread: one connection is driven by one thread.
+    threads = min(threads, conns)
     cmd = ["flock", LOCK, "wrk", f"-t{threads}", f"-c{conns}", f"-d{duration}s", "--latency", url]
     if pin:
         cmd = ["flock", LOCK, "taskset", "-c", "1"] + cmd[2:]
