@@ -10,8 +10,13 @@ and the ratios to lighttpd. Every wrk run holds the bench lock (flock; benchlib.
 other work on this machine never overlap with it. Installs lighttpd, nginx and wrk if missing.
 Not run by cargo test.
 
+With --threads N each server gets N workers (iolab --threads N, lighttpd server.max-worker,
+nginx worker_processes); with --wrk-threads N, wrk runs N threads (-tN; -t1 for one
+connection, as wrk wants a connection per thread). Pinned runs need
+--threads 1 (the server on CPU 0 alone).
+
 usage: bench/serve.py [--duration S] [--pairs N] [--sizes 4k,64k,1m] [--conns 1,16,64]
-                      [--pin both|on|off]
+                      [--pin both|on|off] [--threads N] [--wrk-threads N]
 """
 import argparse, os, shutil, signal, socket, statistics, subprocess, time
 
@@ -26,13 +31,13 @@ server.bind = "127.0.0.1"
 server.port = {port}
 server.network-backend = "sendfile"
 server.event-handler = "linux-sysepoll"
-server.max-worker = 0
+server.max-worker = {workers}
 server.max-keep-alive-requests = 1000000
 server.pid-file = "{work}/lighttpd.pid"
 server.errorlog = "{work}/lighttpd.err"
 """
 
-NGINX_CONF = """worker_processes 1;
+NGINX_CONF = """worker_processes {workers};
 daemon off;
 pid {work}/nginx.pid;
 error_log {work}/nginx.err;
@@ -72,21 +77,23 @@ def wait_port(port, proc):
     raise SystemExit(f"nothing listens on {port}")
 
 
-def start(name, root, pin):
+def start(name, root, pin, threads):
     port = PORTS[name]
+    # lighttpd's max-worker 0 is one process; N > 1 forks N workers.
+    workers = threads if name == "nginx" else (0 if threads == 1 else threads)
     if name == "iolab":
         cmd = [os.path.join(ROOT, "target", "release", "iolab"), "serve", root,
-               "--listen", f"127.0.0.1:{port}", "--threads", "1"]
+               "--listen", f"127.0.0.1:{port}", "--threads", str(threads)]
     elif name == "lighttpd":
         conf = os.path.join(WORK, "lighttpd.conf")
         with open(conf, "w") as f:
-            f.write(LIGHTTPD_CONF.format(root=root, port=port, work=WORK))
+            f.write(LIGHTTPD_CONF.format(root=root, port=port, work=WORK, workers=workers))
         cmd = [binary("lighttpd"), "-D", "-f", conf]
     else:
         conf = os.path.join(WORK, "nginx.conf")
         os.makedirs(os.path.join(WORK, "nginx-tmp"), exist_ok=True)
         with open(conf, "w") as f:
-            f.write(NGINX_CONF.format(root=root, port=port, work=WORK))
+            f.write(NGINX_CONF.format(root=root, port=port, work=WORK, workers=workers))
         cmd = [binary("nginx"), "-c", conf, "-p", WORK]
     if pin:
         cmd = ["taskset", "-c", "0"] + cmd
@@ -116,8 +123,10 @@ def seconds(v):
     return float(v)
 
 
-def wrk(url, conns, duration, pin, pid):
-    cmd = ["flock", LOCK, "wrk", "-t1", f"-c{conns}", f"-d{duration}s", "--latency", url]
+def wrk(url, conns, duration, pin, pid, threads):
+    # wrk wants at least one connection per thread: one connection is driven by one thread.
+    threads = min(threads, conns)
+    cmd = ["flock", LOCK, "wrk", f"-t{threads}", f"-c{conns}", f"-d{duration}s", "--latency", url]
     if pin:
         cmd = ["flock", LOCK, "taskset", "-c", "1"] + cmd[2:]
     before = cpu_ticks(pid)
@@ -145,7 +154,11 @@ def main():
     ap.add_argument("--sizes", default="4k,64k,1m")
     ap.add_argument("--conns", default="1,16,64")
     ap.add_argument("--pin", default="both", choices=["both", "on", "off"])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--wrk-threads", type=int, default=1)
     a = ap.parse_args()
+    if a.threads > 1 and a.pin != "off":
+        raise SystemExit("--threads above 1 wants --pin off (pinning puts the server on one CPU)")
     install(("lighttpd", "lighttpd"), ("nginx", "nginx-light"), ("wrk", "wrk"))
     build()
     root = os.path.join(WORK, "root")
@@ -158,10 +171,14 @@ def main():
         machine(root, sh(binary("lighttpd") + " -v").splitlines()[0], sh(binary("nginx") + " -v 2>&1"),
                 f"wrk {sh('wrk -v 2>&1 | head -1').split()[1]}"),
         f"# bench/serve.py --duration {a.duration} --pairs {a.pairs} --sizes {a.sizes} --conns {a.conns} "
-        f"--pin {a.pin}; medians of {a.pairs} alternating runs; iolab --threads 1 (engine io_uring); "
-        "lighttpd one process, sendfile backend, linux-sysepoll, no access log; nginx one worker, "
-        "sendfile on, tcp_nopush on, access_log off; keep-alive requests unlimited for all three",
+        f"--pin {a.pin} --threads {a.threads} --wrk-threads {a.wrk_threads}; medians of {a.pairs} "
+        f"alternating runs; wrk -t{a.wrk_threads}; iolab --threads {a.threads} (engine io_uring); "
+        f"lighttpd {a.threads} process(es), sendfile backend, linux-sysepoll, no access log; nginx "
+        f"{a.threads} worker(s), sendfile on, tcp_nopush on, access_log off; keep-alive requests "
+        "unlimited for all three",
         "# MB/s counts file bytes; cpu/req is the server's utime+stime per request; x = ratio to lighttpd",
+        "# load average at start (other work on this machine): "
+        + " ".join(f"{x:.2f}" for x in os.getloadavg()),
     ]
     cols = f"{'size':>5} {'conns':>5} {'pin':>4} {'server':<9}{'req/s':>10}{'MB/s':>9}{'p99':>10}" \
            f"{'cpu/req':>10}{'x req/s':>9}{'x MB/s':>8}{'x cpu':>7}"
@@ -171,7 +188,7 @@ def main():
     pins = {"both": [False, True], "on": [True], "off": [False]}[a.pin]
     servers = ["iolab", "lighttpd", "nginx"]
     for pin in pins:
-        procs = {n: start(n, root, pin) for n in servers}
+        procs = {n: start(n, root, pin, a.threads) for n in servers}
         try:
             for s in sizes:
                 for c in [int(x) for x in a.conns.split(",")]:
@@ -179,7 +196,7 @@ def main():
                     for _ in range(a.pairs):
                         for n in servers:
                             url = f"http://127.0.0.1:{PORTS[n]}/{s}.bin"
-                            runs[n].append(wrk(url, c, a.duration, pin, procs[n].pid))
+                            runs[n].append(wrk(url, c, a.duration, pin, procs[n].pid, a.wrk_threads))
                     med = {n: {k: statistics.median(r[k] for r in runs[n]) for k in ("rps", "p99", "cpu")}
                            for n in servers}
                     base = med["lighttpd"]
@@ -200,7 +217,8 @@ def main():
                     p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     p.kill()
-    out = save("serve", head + [cols] + lines)
+    tail = ["# load average at end: " + " ".join(f"{x:.2f}" for x in os.getloadavg())]
+    out = save("serve", head + [cols] + lines + tail)
     print(f"saved {out}")
 
 

@@ -16,18 +16,22 @@ use iolab_serve::{ServeOpts, Server};
 const USAGE: &str = "\
 usage: iolab serve DIR [options]
 
-  --listen ADDR:PORT       where to listen (default 127.0.0.1:8080; port 0 picks a free one)
+  --listen HOST:PORT       where to listen: an address (127.0.0.1:8080, [::1]:8080) or a name
+                           (localhost:8080: every address it has); may be given more than
+                           once (default 127.0.0.1:8080; port 0 picks a free one)
   --threads N              event-loop threads (default: one per core)
   --engine NAME            how small files are read: io_uring (default), libaio (O_DIRECT), psync
-  --access-log FILE        append common log format lines to FILE (default: no log)
+  --access-log FILE        append access log lines to FILE (default: no log)
+  --log-format FMT         common (default) or combined (adds Referer and User-Agent)
   --dotfiles               serve names that start with a dot (default: 404)
+  --dir-listing            an HTML index for directories without index.html (default: 403)
   --idle-timeout DUR       a request head must arrive whole within DUR, and a stalled response
                            is dropped after DUR (default 10s; e.g. 500ms, 2s, 1.5)
   --max-connections N      open connections at most; more get 503 (default 1024)
   --max-header-bytes N     largest request head; larger is 414/431 (default 16384)
   -h, --help               print this help
 
-Prints \"listening on ADDR\" once it accepts connections.";
+Prints \"listening on ADDR...\" (every address bound) once it accepts connections.";
 
 use crate::args::{describe, show, text, Cmd};
 
@@ -57,7 +61,12 @@ pub fn main(args: &[OsString]) -> ExitCode {
         show(opts.root.as_os_str()),
         opts.threads,
         opts.engine,
-        server.local_addr()
+        server
+            .local_addrs()
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     let _ = out.flush();
     let sig = signals.wait();
@@ -105,6 +114,31 @@ fn count(name: &str, v: &str, min: usize) -> Result<usize, String> {
     }
 }
 
+/// The addresses of a `--listen` value: `IP:PORT` (`[IPv6]:PORT`) as it is, or `HOST:PORT`
+/// resolved, every address the name has (`localhost` may be 127.0.0.1 and ::1).
+fn resolve(v: &str) -> Result<Vec<SocketAddr>, String> {
+    if let Ok(a) = v.parse::<SocketAddr>() {
+        return Ok(vec![a]);
+    }
+    let want = || {
+        format!(
+            "--listen wants HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080, localhost:8080), got '{v}'"
+        )
+    };
+    let (host, port) = v.rsplit_once(':').ok_or_else(want)?;
+    let port: u16 = port.parse().map_err(|_| want())?;
+    if host.is_empty() || host.contains(':') {
+        return Err(want());
+    }
+    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .map_err(|e| format!("--listen: cannot resolve '{host}': {e}"))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(format!("--listen: '{host}' has no address"));
+    }
+    Ok(addrs)
+}
+
 /// The long options, for "did you mean".
 const LONGS: &[&str] = &[
     "help",
@@ -112,7 +146,9 @@ const LONGS: &[&str] = &[
     "threads",
     "engine",
     "access-log",
+    "log-format",
     "dotfiles",
+    "dir-listing",
     "idle-timeout",
     "max-connections",
     "max-header-bytes",
@@ -125,6 +161,7 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
     let mut root: Option<PathBuf> = None;
     let mut o = ServeOpts::new(std::path::Path::new("."));
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
+    let mut listen_given = false;
     let bad = |e: lexopt::Error| describe(e, LONGS);
     while let Some(arg) = p.next().map_err(bad)? {
         let name = match arg {
@@ -137,10 +174,15 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
         match arg {
             Short('h') | Long("help") => return Ok(None),
             Long("listen") => {
-                let v = value(&mut p)?;
-                o.listen = v.parse::<SocketAddr>().map_err(|_| {
-                    format!("--listen wants ADDR:PORT (e.g. 127.0.0.1:8080), got '{v}'")
-                })?;
+                if !listen_given {
+                    o.listen.clear();
+                    listen_given = true;
+                }
+                for a in resolve(&value(&mut p)?)? {
+                    if !o.listen.contains(&a) {
+                        o.listen.push(a);
+                    }
+                }
             }
             Long("threads") => o.threads = count(&name, &value(&mut p)?, 1)?,
             Long("engine") => {
@@ -152,7 +194,15 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
                     ))?;
             }
             Long("access-log") => o.access_log = Some(PathBuf::from(p.value().map_err(bad)?)),
+            Long("log-format") => {
+                o.log_combined = match value(&mut p)?.as_str() {
+                    "common" => false,
+                    "combined" => true,
+                    v => return Err(format!("--log-format: '{v}' is not common or combined")),
+                }
+            }
             Long("dotfiles") => o.dotfiles = true,
+            Long("dir-listing") => o.dir_listing = true,
             Long("idle-timeout") => o.idle_timeout = duration(&value(&mut p)?)?,
             Long("max-connections") => o.max_connections = count(&name, &value(&mut p)?, 1)?,
             Long("max-header-bytes") => o.max_header_bytes = count(&name, &value(&mut p)?, 256)?,
@@ -204,7 +254,7 @@ mod tests {
             .contains("at least 1"));
         assert!(p(&[".", "--listen", "8080"])
             .unwrap_err()
-            .contains("ADDR:PORT"));
+            .contains("HOST:PORT"));
         assert!(p(&[".", "--idle-timeout", "-1"])
             .unwrap_err()
             .contains("duration"));

@@ -34,6 +34,12 @@ impl Drop for Proc {
 
 /// Starts `iolab serve ROOT` on a free port and reads the address it prints.
 fn serve(root: &Path, extra: &[&str]) -> (Proc, SocketAddr) {
+    let (p, addrs) = serve_all(root, extra);
+    (p, addrs[0])
+}
+
+/// Starts `iolab serve ROOT --listen 127.0.0.1:0 EXTRA...` and reads every address it prints.
+fn serve_all(root: &Path, extra: &[&str]) -> (Proc, Vec<SocketAddr>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .arg("serve")
         .arg(root)
@@ -46,12 +52,17 @@ fn serve(root: &Path, extra: &[&str]) -> (Proc, SocketAddr) {
     let out = child.stdout.take().expect("stdout");
     let mut line = String::new();
     BufReader::new(out).read_line(&mut line).expect("a line");
-    let addr = line
+    let addrs: Vec<SocketAddr> = line
         .split("listening on ")
         .nth(1)
-        .and_then(|a| a.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
-    (Proc(child), addr)
+        .map(|a| {
+            a.split_whitespace()
+                .filter_map(|a| a.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(!addrs.is_empty(), "no address in {line:?}");
+    (Proc(child), addrs)
 }
 
 fn signal(p: &Proc, sig: &str) {
@@ -83,7 +94,7 @@ fn bad_arguments_exit_1_with_a_reason() {
         (&[], "which directory"),
         (&["/nonexistent-iolab-dir"], "not a directory"),
         (&[".", "--engine", "mmap"], "not one of"),
-        (&[".", "--listen", "nowhere"], "ADDR:PORT"),
+        (&[".", "--listen", "nowhere"], "HOST:PORT"),
         (&[".", "--threads", "x"], "--threads"),
         (&[".", "--frobnicate"], "unknown option"),
     ];
@@ -309,6 +320,21 @@ fn curl_gets_files_ranges_and_heads() {
     let url = format!("http://{addr}/f.bin");
     assert!(curl(&[&url]) == data, "curl body differs");
     assert_eq!(curl(&["-r", "100-199", &url]), &data[100..200]);
+    // Several ranges: curl prints the multipart body as it comes.
+    let multi = curl(&["-r", "0-9,2000000-2000009", "-D", "-", &url]);
+    let text = String::from_utf8_lossy(&multi);
+    assert!(text.starts_with("HTTP/1.1 206"), "{text}");
+    assert!(
+        text.contains("Content-Type: multipart/byteranges; boundary="),
+        "{text}"
+    );
+    assert!(
+        text.contains("Content-Range: bytes 2000000-2000009/3145728\r\n"),
+        "{text}"
+    );
+    for want in [&data[..10], &data[2_000_000..2_000_010]] {
+        assert!(multi.windows(10).any(|w| w == want), "a part's bytes");
+    }
     let head = String::from_utf8(curl(&["-I", &url])).unwrap();
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(head.contains("Content-Length: 3145728"), "{head}");
@@ -327,6 +353,25 @@ fn curl_gets_files_ranges_and_heads() {
         &format!("http://{addr}/nope"),
     ]);
     assert_eq!(code, b"404");
+    // A precompressed sibling made by gzip: curl --compressed asks for it and decodes it.
+    let txt: Vec<u8> = b"compress me\n".repeat(500);
+    std::fs::write(root.join("t.txt"), &txt).unwrap();
+    let gzipped = Command::new("gzip")
+        .args(["-k", "-9"])
+        .arg(root.join("t.txt"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if gzipped {
+        let t = format!("http://{addr}/t.txt");
+        assert_eq!(curl(&["--compressed", &t]), txt);
+        let head =
+            String::from_utf8(curl(&["--compressed", "-D", "-", "-o", "/dev/null", &t])).unwrap();
+        assert!(head.contains("Content-Encoding: gzip\r\n"), "{head}");
+        assert!(head.contains("Vary: Accept-Encoding\r\n"), "{head}");
+        assert_eq!(curl(&[&t]), txt);
+    } else {
+        iolab_testkit::skip("curl --compressed", &"gzip is not installed");
+    }
     signal(&p, "TERM");
     assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
     let text = std::fs::read_to_string(&log).unwrap();
@@ -335,4 +380,39 @@ fn curl_gets_files_ranges_and_heads() {
         "{text}"
     );
     assert!(text.contains("\"GET /f.bin HTTP/1.1\" 206 100"), "{text}");
+}
+
+#[test]
+fn listen_takes_names_ipv6_and_several_addresses() {
+    let d = dir("listen");
+    std::fs::write(d.join("f.txt"), b"here\n").unwrap();
+    let ipv6 = std::net::TcpListener::bind("[::1]:0").is_ok();
+    let mut extra = vec!["--listen", "localhost:0"];
+    if ipv6 {
+        extra.extend(["--listen", "[::1]:0"]);
+    } else {
+        iolab_testkit::skip("listen [::1]", &"no IPv6 loopback on this machine");
+    }
+    let (mut p, addrs) = serve_all(&d, &extra);
+    // 127.0.0.1:0, then localhost's addresses, then [::1]:0 (each its own free port).
+    assert!(addrs.len() >= 2, "{addrs:?}");
+    assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    assert_eq!(addrs.iter().any(|a| a.is_ipv6()), ipv6, "{addrs:?}");
+    for a in &addrs {
+        let mut s = TcpStream::connect(a).unwrap();
+        s.write_all(b"GET /f.txt HTTP/1.0\r\n\r\n").unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        assert!(got.starts_with(b"HTTP/1.1 200 OK\r\n"), "{a}");
+        assert!(got.ends_with(b"\r\n\r\nhere\n"), "{a}");
+    }
+    signal(&p, "TERM");
+    assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["serve", ".", "--listen", "no-such-host.invalid:80"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-host.invalid"), "{err}");
 }

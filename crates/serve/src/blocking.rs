@@ -166,7 +166,7 @@ fn run(site: &Site, job: Job) -> Outcome {
             let mut cbuf = Vec::new();
             let found = path::resolve(site, &rel, trailing, &mut cbuf);
             let d = match &found {
-                Found::File(f, ident, _) if direct && crate::cache::engine_sized(ident.size) => {
+                Found::File(f, ident, _, _) if direct && crate::cache::engine_sized(ident.size) => {
                     crate::cache::reopen_direct(f)
                 }
                 _ => None,

@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use iolab_engine::{Engine, FileId};
 
-use crate::path::{Found, Ident};
+use crate::http::Encoding;
+use crate::path::{Found, Ident, Sibling};
 use crate::route::Meta;
 use crate::SMALL_FILE;
 
@@ -45,12 +46,30 @@ pub struct Entry {
     /// read in the caller's thread: io_uring too reads a FUSE file inline (Linux 6.18 waits
     /// for FUSE readahead inside io_uring_enter).
     pub page: Option<Arc<File>>,
+    /// Precompressed siblings (`name.br`, `.zst`, `.gz`), sent with sendfile: their facts, with
+    /// the coding and `Vary` set, and the open file.
+    pub siblings: Vec<(Encoding, Meta, Arc<File>)>,
     checked: u64,
+}
+
+/// The cache's form of a file's siblings, named after the plain file (for Content-Type).
+fn siblings(found: Vec<Sibling>, name: &[u8]) -> Vec<(Encoding, Meta, Arc<File>)> {
+    found
+        .into_iter()
+        .map(|s| {
+            let mut m = Meta::new(s.ident, name);
+            m.encoding = Some(s.encoding.token());
+            m.vary = true;
+            (s.encoding, m, Arc::new(s.file))
+        })
+        .collect()
 }
 
 /// What a path came to.
 pub enum Got<'a> {
     File(&'a Entry),
+    /// A directory's listing (never cached: the directory changes).
+    Listing(Vec<u8>),
     Redirect,
     Status(u16),
 }
@@ -100,13 +119,20 @@ impl Cache {
         now: u64,
     ) -> Got<'_> {
         match found {
-            Found::File(f, ident, name) => match self.map.get_mut(rel) {
-                Some(e) if e.meta.ident == ident => e.checked = now,
+            Found::File(f, ident, name, sib) => match self.map.get_mut(rel) {
+                Some(e) if e.meta.ident == ident => {
+                    // The file is the same; its siblings may have come or gone.
+                    e.meta.vary = !sib.is_empty();
+                    e.siblings = siblings(sib, &name);
+                    e.checked = now;
+                }
                 _ => {
-                    let Some(entry) = self.entry(f, direct, ident, &name, eng, now) else {
+                    let Some(mut entry) = self.entry(f, direct, ident, &name, eng, now) else {
                         self.drop_key(rel, eng);
                         return Got::Status(500);
                     };
+                    entry.meta.vary = !sib.is_empty();
+                    entry.siblings = siblings(sib, &name);
                     if self.map.len() >= CAPACITY {
                         self.clear(eng);
                     }
@@ -118,6 +144,10 @@ impl Cache {
             Found::Redirect => {
                 self.drop_key(rel, eng);
                 return Got::Redirect;
+            }
+            Found::Listing(page) => {
+                self.drop_key(rel, eng);
+                return Got::Listing(page);
             }
             Found::Status(s) => {
                 self.drop_key(rel, eng);
@@ -170,6 +200,7 @@ impl Cache {
             handle,
             direct,
             page,
+            siblings: Vec::new(),
             checked: now,
         })
     }

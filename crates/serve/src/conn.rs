@@ -14,12 +14,11 @@ use crate::path::Found;
 use crate::route::{self, Body};
 
 /// Bytes per sendfile call: as much as the socket takes, in slices that keep one connection
-/// from holding the loop for long.
+/// from holding the loop for long. Bodies go without TCP_CORK: held across a 1 MiB sendfile
+/// on loopback, the cork made each response cost 2-3 times the kernel time (perf: the time
+/// went to tcp_write_xmit under the cork), while TCP_NODELAY alone leaves at most one short
+/// segment per call that stops at a full socket.
 const SENDFILE_CHUNK: usize = 4 << 20;
-/// Bodies at least this long are sent under TCP_CORK (cleared at their end): between sendfile
-/// calls that stop at a full socket, TCP_NODELAY would push each call's tail as a short
-/// segment; the cork keeps segments full, and clearing it pushes the last one at once.
-const CORK_MIN: u64 = 256 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
@@ -62,8 +61,25 @@ pub(crate) enum Flush {
 pub(crate) enum Out {
     None,
     Static(&'static [u8], usize),
-    Buf { buf: Buf, pos: usize, end: usize },
-    File { file: Arc<File>, off: u64, end: u64 },
+    Owned(Vec<u8>, usize),
+    Buf {
+        buf: Buf,
+        pos: usize,
+        end: usize,
+    },
+    File {
+        file: Arc<File>,
+        off: u64,
+        end: u64,
+    },
+    /// `multipart/byteranges` laid out in `Conn::mp`: part `k`, at `fpos` in the framing and
+    /// `off` in the file.
+    Multi {
+        file: Arc<File>,
+        k: usize,
+        fpos: usize,
+        off: u64,
+    },
 }
 
 pub(crate) struct Conn {
@@ -90,11 +106,13 @@ pub(crate) struct Conn {
     pub(crate) status: u16,
     pub(crate) body_sent: u64,
     pub(crate) request_line: Vec<u8>,
+    /// Referer and User-Agent for the combined log (whether sent, and the value).
+    pub(crate) log_fields: [(bool, Vec<u8>); 2],
     /// Where the body starts in the buffer an engine read fills.
     pub(crate) read_range: (usize, usize),
-    /// TCP_CORK is set for the body being sent.
-    pub(crate) corked: bool,
     pub(crate) pending: Pending,
+    /// The parts of a multipart/byteranges response.
+    pub(crate) mp: route::Multipart,
     /// What a helper found for the path of the buffered request.
     pub(crate) resolved: Option<(Found, Option<File>)>,
     /// The next sendfile goes ahead without looking at the page cache (just paged in).
@@ -122,9 +140,10 @@ impl Conn {
             status: 0,
             body_sent: 0,
             request_line: Vec::new(),
+            log_fields: [(false, Vec::new()), (false, Vec::new())],
             read_range: (0, 0),
-            corked: false,
             pending: Pending::None,
+            mp: route::Multipart::default(),
             resolved: None,
             paged: false,
         }
@@ -144,11 +163,14 @@ pub(crate) fn start(c: &mut Conn, rep: route::Reply, handle: Option<Handle>) {
             off: offset,
             end: offset + len,
         },
+        (Body::Multi, Some(Handle::Send(file))) => Out::Multi {
+            file,
+            k: 0,
+            fpos: 0,
+            off: c.mp.parts.first().map_or(0, |p| p.1),
+        },
         _ => Out::None,
     };
-    if let (Out::File { off, end, .. }, Some(sock)) = (&c.out, c.sock.as_ref()) {
-        c.corked = *end - *off >= CORK_MIN && net::set_cork(sock, true).is_ok();
-    }
     c.state = State::Sending;
 }
 
@@ -192,10 +214,16 @@ pub(crate) fn fill(c: &mut Conn) -> io::Result<()> {
 
 /// Sends what it can of the response.
 pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
-    let Some(sock) = c.sock.as_ref() else {
-        return Err(io::ErrorKind::NotConnected.into());
-    };
     loop {
+        if matches!(c.out, Out::Multi { .. }) && c.wpos == c.wbuf.len() {
+            match flush_multi(c, deadline)? {
+                Some(f) => return Ok(f),
+                None => continue,
+            }
+        }
+        let Some(sock) = c.sock.as_ref() else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
         let head = &c.wbuf[c.wpos..];
         let r = match &mut c.out {
             Out::None if head.is_empty() => return Ok(Flush::Done),
@@ -208,6 +236,19 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
                 let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
                 if let Ok(n) = r {
                     *pos += n.saturating_sub(head.len());
+                }
+                r
+            }
+            Out::Owned(b, pos) => {
+                if head.is_empty() && *pos == b.len() {
+                    return Ok(Flush::Done);
+                }
+                let body = &b[*pos..];
+                let r = net::send_vectored(sock, &[IoSlice::new(head), IoSlice::new(body)], false);
+                if let Ok(n) = r {
+                    let k = n.saturating_sub(head.len());
+                    *pos += k;
+                    c.body_sent += k as u64;
                 }
                 r
             }
@@ -224,15 +265,12 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
                 }
                 r
             }
+            Out::Multi { .. } => net::send_vectored(sock, &[IoSlice::new(head)], true),
             Out::File { file, off, end } => {
                 if !head.is_empty() {
                     // MSG_MORE: the head waits for the body's first bytes to share a segment.
                     net::send_vectored(sock, &[IoSlice::new(head)], true)
                 } else if off == end {
-                    if c.corked {
-                        c.corked = false;
-                        net::set_cork(sock, false)?;
-                    }
                     return Ok(Flush::Done);
                 } else {
                     let want = (*end - *off).min(SENDFILE_CHUNK as u64) as usize;
@@ -268,6 +306,66 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// One step of a multipart/byteranges body (the response head is out): a part's head, a
+/// stretch of its bytes, or the closing delimiter. `None`: progress made, call again.
+fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
+    let Some(sock) = c.sock.as_ref() else {
+        return Err(io::ErrorKind::NotConnected.into());
+    };
+    let Out::Multi { file, k, fpos, off } = &mut c.out else {
+        return Ok(Some(Flush::Done));
+    };
+    let mp = &c.mp;
+    let Some(&(pre_end, _, last)) = mp.parts.get(*k) else {
+        // The closing delimiter.
+        let tail = &mp.framing[*fpos..];
+        if tail.is_empty() {
+            return Ok(Some(Flush::Done));
+        }
+        match net::send_vectored(sock, &[IoSlice::new(tail)], false) {
+            Ok(n) => {
+                *fpos += n;
+                c.body_sent += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some(Flush::Wait)),
+            Err(e) => return Err(e),
+        }
+        c.deadline = deadline;
+        return Ok(None);
+    };
+    if *fpos < pre_end {
+        let part_head = &mp.framing[*fpos..pre_end];
+        match net::send_vectored(sock, &[IoSlice::new(part_head)], true) {
+            Ok(n) => {
+                *fpos += n;
+                c.body_sent += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some(Flush::Wait)),
+            Err(e) => return Err(e),
+        }
+        c.deadline = deadline;
+        return Ok(None);
+    }
+    let want = (last + 1 - *off).min(SENDFILE_CHUNK as u64) as usize;
+    if !std::mem::take(&mut c.paged) && net::page_cached(file, *off, want as u64) == Some(false) {
+        return Ok(Some(Flush::PageIn(*off, want as u64)));
+    }
+    match net::sendfile(sock, file, off, want) {
+        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+        Ok(n) => c.body_sent += n as u64,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some(Flush::Wait)),
+        Err(e) => return Err(e),
+    }
+    c.deadline = deadline;
+    if *off > last {
+        *k += 1;
+        if let Some(p) = mp.parts.get(*k) {
+            *off = p.1;
+        }
+    }
+    Ok(None)
 }
 
 /// Reads and discards what a refused client sent. True once it has closed (or failed).

@@ -30,10 +30,16 @@ pub struct Request<'a> {
     /// The request carries a body (Content-Length > 0 or Transfer-Encoding): the server does
     /// not read bodies, so it answers and closes rather than guess where the next request starts.
     pub has_body: bool,
+    pub if_match: Option<&'a [u8]>,
+    pub if_unmodified_since: Option<&'a [u8]>,
     pub if_none_match: Option<&'a [u8]>,
     pub if_modified_since: Option<&'a [u8]>,
     pub range: Option<&'a [u8]>,
     pub if_range: Option<&'a [u8]>,
+    pub accept_encoding: Option<&'a [u8]>,
+    /// For the combined access log.
+    pub referer: Option<&'a [u8]>,
+    pub user_agent: Option<&'a [u8]>,
     /// Bytes of the buffer the head took.
     pub len: usize,
 }
@@ -101,10 +107,15 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
         version,
         keep_alive: version >= 1,
         has_body: false,
+        if_match: None,
+        if_unmodified_since: None,
         if_none_match: None,
         if_modified_since: None,
         range: None,
         if_range: None,
+        referer: None,
+        user_agent: None,
+        accept_encoding: None,
         len: n,
     };
     let mut hosts = 0;
@@ -131,6 +142,10 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
             r.has_body |= v.iter().any(|&c| c != b'0');
         } else if eq_ci(name, b"transfer-encoding") {
             r.has_body = true;
+        } else if eq_ci(name, b"if-match") {
+            r.if_match = Some(v);
+        } else if eq_ci(name, b"if-unmodified-since") {
+            r.if_unmodified_since = Some(v);
         } else if eq_ci(name, b"if-none-match") {
             r.if_none_match = Some(v);
         } else if eq_ci(name, b"if-modified-since") {
@@ -139,6 +154,12 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
             r.range = Some(v);
         } else if eq_ci(name, b"if-range") {
             r.if_range = Some(v);
+        } else if eq_ci(name, b"accept-encoding") {
+            r.accept_encoding = Some(v);
+        } else if eq_ci(name, b"referer") {
+            r.referer = Some(v);
+        } else if eq_ci(name, b"user-agent") {
+            r.user_agent = Some(v);
         }
     }
     // RFC 9112 3.2: a server must answer 400 to an HTTP/1.1 request without exactly one Host.
@@ -149,6 +170,101 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
         r.keep_alive = false;
     }
     Parsed::Request(r)
+}
+
+/// The content codings a file may have a precompressed sibling in, in the server's order of
+/// preference when the client likes several equally.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Br,
+    Zstd,
+    Gzip,
+}
+
+impl Encoding {
+    pub const ALL: [Encoding; 3] = [Encoding::Br, Encoding::Zstd, Encoding::Gzip];
+
+    /// The token in Accept-Encoding and Content-Encoding.
+    pub fn token(self) -> &'static str {
+        match self {
+            Encoding::Br => "br",
+            Encoding::Zstd => "zstd",
+            Encoding::Gzip => "gzip",
+        }
+    }
+
+    /// The sibling's suffix: `file.txt` → `file.txt.br`.
+    pub fn suffix(self) -> &'static [u8] {
+        match self {
+            Encoding::Br => b".br",
+            Encoding::Zstd => b".zst",
+            Encoding::Gzip => b".gz",
+        }
+    }
+}
+
+/// The q-value of `;q=...` parameters in thousandths; `None` when malformed (RFC 9110 12.4.2:
+/// at most three decimals, 0 to 1).
+fn qvalue(params: &[u8]) -> Option<u16> {
+    let mut q = 1000;
+    for p in params.split(|&c| c == b';').map(<[u8]>::trim_ascii) {
+        let Some(v) = p.strip_prefix(b"q=").or_else(|| p.strip_prefix(b"Q=")) else {
+            continue;
+        };
+        let (int, frac) = match v.iter().position(|&c| c == b'.') {
+            Some(d) => (&v[..d], &v[d + 1..]),
+            None => (v, &b""[..]),
+        };
+        let digits = frac.iter().all(u8::is_ascii_digit);
+        if !matches!(int, b"0" | b"1") || frac.len() > 3 || !digits {
+            return None;
+        }
+        let mut t = u16::from(int[0] - b'0') * 1000;
+        for (k, &c) in frac.iter().enumerate() {
+            t += u16::from(c - b'0') * [100, 10, 1][k];
+        }
+        if t > 1000 {
+            return None;
+        }
+        q = t;
+    }
+    Some(q)
+}
+
+/// Which of the `available` codings to send for an Accept-Encoding value: the one with the
+/// highest q-value above 0 (ties in [`Encoding::ALL`]'s order); `None` for the plain file.
+/// `*` stands for codings not named; `x-gzip` is gzip (RFC 9110 12.5.3). Malformed entries
+/// are skipped. No header: the plain file (a client that says nothing may not decode).
+pub fn choose_encoding(accept: Option<&[u8]>, available: &[Encoding]) -> Option<Encoding> {
+    let accept = accept?;
+    let mut q = [None::<u16>; 3];
+    let mut star = None;
+    for item in accept.split(|&c| c == b',') {
+        let item = item.trim_ascii();
+        let (name, params) = match item.iter().position(|&c| c == b';') {
+            Some(s) => (item[..s].trim_ascii(), &item[s..]),
+            None => (item, &b""[..]),
+        };
+        let Some(v) = qvalue(params) else { continue };
+        if name == b"*" {
+            star = Some(v);
+            continue;
+        }
+        for (k, e) in Encoding::ALL.iter().enumerate() {
+            if eq_ci(name, e.token().as_bytes()) || (*e == Encoding::Gzip && eq_ci(name, b"x-gzip"))
+            {
+                q[k] = Some(q[k].map_or(v, |o: u16| o.max(v)));
+            }
+        }
+    }
+    let mut best: Option<(u16, Encoding)> = None;
+    for (k, e) in Encoding::ALL.iter().enumerate() {
+        let v = q[k].or(star).unwrap_or(0);
+        if v > 0 && available.contains(e) && best.is_none_or(|(b, _)| v > b) {
+            best = Some((v, *e));
+        }
+    }
+    best.map(|(_, e)| e)
 }
 
 /// The reason phrase of the status codes the server sends.
@@ -162,6 +278,7 @@ pub fn reason(status: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        412 => "Precondition Failed",
         414 => "URI Too Long",
         416 => "Range Not Satisfiable",
         431 => "Request Header Fields Too Large",
@@ -171,18 +288,37 @@ pub fn reason(status: u16) -> &'static str {
     }
 }
 
-/// The short text body of an error response.
+/// The Content-Type of error bodies.
+pub const ERROR_TYPE: &str = "text/html; charset=utf-8";
+
+/// A small HTML page whose title and heading are the status line.
+macro_rules! page {
+    ($s:literal) => {
+        concat!(
+            "<!DOCTYPE html>\n<html><head><title>",
+            $s,
+            "</title></head>\n<body><h1>",
+            $s,
+            "</h1></body></html>\n"
+        )
+        .as_bytes()
+    };
+}
+
+/// The body of an error response (and of 301): a small HTML page.
 pub fn error_body(status: u16) -> &'static [u8] {
     match status {
-        400 => b"400 Bad Request\n",
-        403 => b"403 Forbidden\n",
-        404 => b"404 Not Found\n",
-        405 => b"405 Method Not Allowed\n",
-        414 => b"414 URI Too Long\n",
-        416 => b"416 Range Not Satisfiable\n",
-        431 => b"431 Request Header Fields Too Large\n",
-        503 => b"503 Service Unavailable\n",
-        _ => b"500 Internal Server Error\n",
+        301 => page!("301 Moved Permanently"),
+        400 => page!("400 Bad Request"),
+        403 => page!("403 Forbidden"),
+        404 => page!("404 Not Found"),
+        405 => page!("405 Method Not Allowed"),
+        412 => page!("412 Precondition Failed"),
+        414 => page!("414 URI Too Long"),
+        416 => page!("416 Range Not Satisfiable"),
+        431 => page!("431 Request Header Fields Too Large"),
+        503 => page!("503 Service Unavailable"),
+        _ => page!("500 Internal Server Error"),
     }
 }
 
@@ -252,6 +388,10 @@ pub struct Head<'a> {
     pub location: Option<(&'a [u8], &'a [u8])>,
     /// Sent for files, so clients know ranges work.
     pub accept_ranges: bool,
+    /// A precompressed sibling is sent: its coding.
+    pub content_encoding: Option<&'a str>,
+    /// The file has precompressed siblings: `Vary: Accept-Encoding`.
+    pub vary: bool,
     pub allow: bool,
     /// `Some(false)`: `Connection: close`; `Some(true)`: `Connection: keep-alive` (HTTP/1.0).
     pub connection: Option<bool>,
@@ -296,6 +436,14 @@ pub fn write_head(out: &mut Vec<u8>, h: &Head<'_>) {
     }
     if h.accept_ranges {
         out.extend_from_slice(b"Accept-Ranges: bytes\r\n");
+    }
+    if let Some(e) = h.content_encoding {
+        out.extend_from_slice(b"Content-Encoding: ");
+        out.extend_from_slice(e.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if h.vary {
+        out.extend_from_slice(b"Vary: Accept-Encoding\r\n");
     }
     if h.allow {
         out.extend_from_slice(b"Allow: GET, HEAD\r\n");
@@ -364,6 +512,28 @@ mod tests {
         many.extend_from_slice(b"\r\n");
         assert_eq!(err(&many, 16384), 431);
         assert!(matches!(parse(b"GET / HT", 16384), Parsed::Partial));
+    }
+
+    #[test]
+    fn accept_encoding_picks_the_highest_q_among_the_siblings() {
+        use Encoding::{Br, Gzip, Zstd};
+        let all = [Br, Zstd, Gzip];
+        let c = |h: &str, av: &[Encoding]| choose_encoding(Some(h.as_bytes()), av);
+        assert_eq!(choose_encoding(None, &all), None);
+        assert_eq!(c("gzip, deflate, br, zstd", &all), Some(Br));
+        assert_eq!(c("gzip, deflate, br", &[Gzip, Zstd]), Some(Gzip));
+        assert_eq!(c("br;q=0.5, gzip;q=0.8", &all), Some(Gzip));
+        assert_eq!(c("br;q=0, gzip;q=0", &all), None);
+        assert_eq!(c("*", &[Zstd]), Some(Zstd));
+        assert_eq!(c("*;q=0.1, zstd;q=0", &[Zstd, Gzip]), Some(Gzip));
+        assert_eq!(c("identity", &all), None);
+        assert_eq!(c("X-GZIP", &all), Some(Gzip));
+        assert_eq!(c("GZip ; Q=1.000", &all), Some(Gzip));
+        // Malformed q-values: the entry is skipped.
+        assert_eq!(c("br;q=2, gzip;q=0.0001, zstd;q=x", &all), None);
+        assert_eq!(c("br;q=1.5, gzip;q=.5", &all), None);
+        assert_eq!(c("br;q=0.999, gzip", &all), Some(Gzip));
+        assert_eq!(c("", &all), None);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod cache;
 mod conn;
 pub mod date;
 pub mod http;
+mod listing;
 mod log;
 pub mod path;
 pub mod range;
@@ -37,15 +38,20 @@ pub const SMALL_FILE: u64 = 32 * 1024;
 #[derive(Clone, Debug)]
 pub struct ServeOpts {
     pub root: PathBuf,
-    pub listen: SocketAddr,
+    /// Every address to listen on (each thread accepts on all of them).
+    pub listen: Vec<SocketAddr>,
     /// Event-loop threads.
     pub threads: usize,
     /// The engine that reads small files: io_uring, libaio (with O_DIRECT) or psync.
     pub engine: EngineKind,
     /// Common log format lines go here when set.
     pub access_log: Option<PathBuf>,
+    /// The combined log format (with Referer and User-Agent) rather than the common one.
+    pub log_combined: bool,
     /// Serve names that start with a dot.
     pub dotfiles: bool,
+    /// An HTML index for directories without index.html (else 403).
+    pub dir_listing: bool,
     /// A request head must arrive complete within this time of the connection becoming idle
     /// (so one byte a minute does not keep a connection), and a response that makes no
     /// progress for this long is abandoned.
@@ -61,11 +67,13 @@ impl ServeOpts {
     pub fn new(root: &Path) -> ServeOpts {
         ServeOpts {
             root: root.to_path_buf(),
-            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            listen: vec![SocketAddr::from(([127, 0, 0, 1], 8080))],
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             engine: EngineKind::IoUring,
             access_log: None,
+            log_combined: false,
             dotfiles: false,
+            dir_listing: false,
             idle_timeout: Duration::from_secs(10),
             max_connections: 1024,
             max_header_bytes: 16 * 1024,
@@ -79,7 +87,7 @@ pub const ENGINES: [EngineKind; 3] = [EngineKind::IoUring, EngineKind::Libaio, E
 /// State the threads share: the listener, the stop flag, its wake-up, and the connection count.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    pub listener: TcpListener,
+    pub listeners: Vec<TcpListener>,
     pub stop: AtomicBool,
     pub wake: EventFd,
     pub conns: AtomicUsize,
@@ -94,7 +102,9 @@ impl Shutdown {
         self.0.stop.store(true, Ordering::SeqCst);
         // Refuse new connections now, not when each thread next wakes: the descriptor stays
         // open (the threads still have it in their epoll), but the socket stops listening.
-        let _ = net::stop_listening(&self.0.listener);
+        for l in &self.0.listeners {
+            let _ = net::stop_listening(l);
+        }
         // Level-triggered: every thread's epoll sees it until the threads take it off.
         let _ = self.0.wake.notify();
     }
@@ -107,9 +117,25 @@ pub struct ServeStats {
     pub connections: u64,
 }
 
+/// Binds one listening socket, non-blocking, with a long backlog; the address it got.
+fn listen(a: SocketAddr) -> Result<(TcpListener, SocketAddr), StartError> {
+    let listener =
+        TcpListener::bind(a).map_err(|e| StartError(format!("cannot listen on {a}: {e}")))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| StartError(format!("listener {a}: {e}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| StartError(format!("listener {a}: {e}")))?;
+    // A burst of connects must wait in the queue to be answered (503 if need be), not be
+    // dropped by a full one. The kernel caps this at net.core.somaxconn.
+    let _ = net::set_backlog(&listener, 4096);
+    Ok((listener, bound))
+}
+
 /// A running server.
 pub struct Server {
-    addr: SocketAddr,
+    addrs: Vec<SocketAddr>,
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<std::io::Result<ServeStats>>>,
 }
@@ -138,18 +164,18 @@ impl Server {
             )));
         }
         let site = path::Site::open(&opts.root, opts.dotfiles)
-            .map_err(|e| StartError(format!("{}: {e}", opts.root.display())))?;
-        let listener = TcpListener::bind(opts.listen)
-            .map_err(|e| StartError(format!("cannot listen on {}: {e}", opts.listen)))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| StartError(format!("listener: {e}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| StartError(format!("listener: {e}")))?;
-        // A burst of connects must wait in the queue to be answered (503 if need be), not be
-        // dropped by a full one. The kernel caps this at net.core.somaxconn.
-        let _ = net::set_backlog(&listener, 4096);
+            .map_err(|e| StartError(format!("{}: {e}", opts.root.display())))?
+            .with_listing(opts.dir_listing);
+        if opts.listen.is_empty() {
+            return Err(StartError("no address to listen on".into()));
+        }
+        let mut listeners = Vec::new();
+        let mut addrs = Vec::new();
+        for &a in &opts.listen {
+            let (l, bound) = listen(a)?;
+            listeners.push(l);
+            addrs.push(bound);
+        }
         let log = match &opts.access_log {
             Some(p) => {
                 Some(Arc::new(log::open(p).map_err(|e| {
@@ -159,7 +185,7 @@ impl Server {
             None => None,
         };
         let shared = Arc::new(Shared {
-            listener,
+            listeners,
             stop: AtomicBool::new(false),
             wake: EventFd::new().map_err(|e| StartError(format!("eventfd: {e}")))?,
             conns: AtomicUsize::new(0),
@@ -183,7 +209,7 @@ impl Server {
         }
         drop(tx);
         let server = Server {
-            addr,
+            addrs,
             shared,
             threads,
         };
@@ -202,9 +228,14 @@ impl Server {
         Ok(server)
     }
 
-    /// The address actually bound (port 0 becomes the port the kernel chose).
+    /// The first address actually bound (port 0 becomes the port the kernel chose).
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.addrs[0]
+    }
+
+    /// Every address bound, in the order of `ServeOpts::listen`.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// A handle that stops the server, usable from any thread.
@@ -257,14 +288,19 @@ pub fn response_head(site: &path::Site, raw: &[u8], max_header: usize) -> Option
     let found = match path::jail(req.target, site.dotfiles, &mut rel) {
         Err(s) => route::Lookup::Status(s),
         Ok(j) => match path::resolve(site, &rel, j.trailing, &mut cbuf) {
-            path::Found::File(_, ident, name) => {
+            path::Found::File(_, ident, name, _) => {
                 meta = route::Meta::new(ident, &name);
                 route::Lookup::File(&meta)
             }
+            path::Found::Listing(p) => route::Lookup::Listing(p.len() as u64),
             path::Found::Redirect => route::Lookup::Redirect(j),
             path::Found::Status(s) => route::Lookup::Status(s),
         },
     };
-    route::reply(&mut out, date, &req, found, true);
+    let mut mp = route::Multipart {
+        allowed: true,
+        ..route::Multipart::default()
+    };
+    route::reply_with(&mut out, date, &req, found, true, &mut mp);
     Some(out)
 }

@@ -1,4 +1,7 @@
-//! The access log, in the common log format: `host - - [date] "request line" status bytes`.
+//! The access log, in the common log format (`host - - [date] "request line" status bytes`) or
+//! the combined one (the same, then `"referer" "user-agent"`). What the client sent is escaped
+//! as Apache does (`"` and `\` with a backslash, other bytes outside printable ASCII as `\xHH`),
+//! so no request can end a field or a line early and forge one.
 //! Each thread collects lines in its own buffer and appends whole buffers to the file
 //! (O_APPEND), so threads never interleave inside a line and no lock is taken per request.
 
@@ -17,6 +20,9 @@ pub fn open(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
+/// The combined format's Referer and User-Agent (each `None` when not sent).
+pub type Combined<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
 /// One thread's buffer of log lines.
 pub struct LogBuf {
     file: Arc<File>,
@@ -33,7 +39,8 @@ impl LogBuf {
         }
     }
 
-    /// Adds one line. `request` is the request line as received (method, target, version).
+    /// Adds one line. `request` is the request line as received (method, target, version);
+    /// `combined` the Referer and User-Agent fields for the combined format (`None`: common).
     pub fn line(
         &mut self,
         peer: Option<IpAddr>,
@@ -41,6 +48,7 @@ impl LogBuf {
         request: &[u8],
         status: u16,
         bytes: u64,
+        combined: Option<Combined<'_>>,
     ) {
         match peer {
             Some(ip) => {
@@ -51,19 +59,23 @@ impl LogBuf {
         self.buf.extend_from_slice(b" - - ");
         date::clf_date(now, &mut self.buf);
         self.buf.extend_from_slice(b" \"");
-        // The request line passed httparse (no CR, LF or other controls); quotes are escaped
-        // so the line stays parseable.
-        for &c in request {
-            if c == b'"' || c == b'\\' {
-                self.buf.push(b'\\');
-            }
-            self.buf.push(c);
-        }
+        escape(request, &mut self.buf);
         let _ = if bytes == 0 {
-            writeln!(self.buf, "\" {status} -")
+            write!(self.buf, "\" {status} -")
         } else {
-            writeln!(self.buf, "\" {status} {bytes}")
+            write!(self.buf, "\" {status} {bytes}")
         };
+        if let Some((referer, agent)) = combined {
+            for f in [referer, agent] {
+                self.buf.extend_from_slice(b" \"");
+                match f {
+                    Some(v) => escape(v, &mut self.buf),
+                    None => self.buf.push(b'-'),
+                }
+                self.buf.push(b'"');
+            }
+        }
+        self.buf.push(b'\n');
         if self.buf.len() >= FLUSH_BYTES {
             self.flush(now);
         }
@@ -84,8 +96,41 @@ impl LogBuf {
     }
 }
 
+/// Appends `raw` with `"` and `\` escaped by a backslash and every byte that is not printable
+/// ASCII as `\xHH`.
+pub fn escape(raw: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &c in raw {
+        match c {
+            b'"' | b'\\' => out.extend_from_slice(&[b'\\', c]),
+            0x20..=0x7e => out.push(c),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'x',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 15)],
+            ]),
+        }
+    }
+}
+
 impl Drop for LogBuf {
     fn drop(&mut self) {
         self.tick(0, true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_leaves_no_quote_newline_or_control_to_forge_a_field_or_line() {
+        let mut v = Vec::new();
+        escape(b"GET /a\"b\\c\r\n1.2.3.4 - - \x1b[31m\xff ok", &mut v);
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            r#"GET /a\"b\\c\x0d\x0a1.2.3.4 - - \x1b[31m\xff ok"#
+        );
     }
 }

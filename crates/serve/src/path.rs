@@ -19,6 +19,8 @@ pub struct Site {
     pub(crate) root: File,
     pub(crate) root_path: PathBuf,
     pub(crate) dotfiles: bool,
+    /// Directories without index.html get an HTML listing (else 403).
+    pub(crate) listing: bool,
 }
 
 impl Site {
@@ -36,7 +38,14 @@ impl Site {
             root: f,
             root_path,
             dotfiles,
+            listing: false,
         })
+    }
+
+    /// Directories without index.html are listed (`--dir-listing`).
+    pub fn with_listing(mut self, on: bool) -> Site {
+        self.listing = on;
+        self
     }
 }
 
@@ -139,11 +148,43 @@ pub fn jail(target: &[u8], dotfiles: bool, out: &mut Vec<u8>) -> Result<Jailed, 
     })
 }
 
+/// A precompressed sibling of a file (`file.txt.gz` beside `file.txt`), open.
+#[derive(Debug)]
+pub struct Sibling {
+    pub encoding: crate::http::Encoding,
+    pub file: File,
+    pub ident: Ident,
+}
+
+/// The regular files `name.br`, `name.zst`, `name.gz` that exist beneath the root.
+fn siblings(site: &Site, name: &[u8], cbuf: &mut Vec<u8>) -> Vec<Sibling> {
+    let mut out = Vec::new();
+    let mut p = name.to_vec();
+    for encoding in crate::http::Encoding::ALL {
+        p.truncate(name.len());
+        p.extend_from_slice(encoding.suffix());
+        let Ok(file) = open(site, &p, cbuf) else {
+            continue;
+        };
+        let Ok(md) = file.metadata() else { continue };
+        if md.file_type().is_file() && net::set_nonblocking(&file, false).is_ok() {
+            out.push(Sibling {
+                encoding,
+                file,
+                ident: Ident::of(&md),
+            });
+        }
+    }
+    out
+}
+
 /// What a path resolves to.
 #[derive(Debug)]
 pub enum Found {
     /// A regular file (a directory's index.html included), open, with its metadata.
-    File(File, Ident, Vec<u8>),
+    File(File, Ident, Vec<u8>, Vec<Sibling>),
+    /// A directory without index.html, listed (`--dir-listing`): the page.
+    Listing(Vec<u8>),
     /// A directory named without its trailing slash: redirect to it.
     Redirect,
     Status(u16),
@@ -205,9 +246,17 @@ pub fn resolve(site: &Site, rel: &[u8], trailing: bool, cbuf: &mut Vec<u8>) -> F
         }
         let mut idx = rel.to_vec();
         idx.extend_from_slice(b"index.html");
-        drop(f);
+        let dir = f;
         let f = match open(site, &idx, cbuf) {
             Ok(f) => f,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) && site.listing => {
+                let mut shown = b"/".to_vec();
+                shown.extend_from_slice(rel);
+                return match crate::listing::page(&dir, &shown, site.dotfiles) {
+                    Ok(p) => Found::Listing(p),
+                    Err(_) => Found::Status(403),
+                };
+            }
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Found::Status(403),
             Err(e) => return Found::Status(status_of(&e)),
         };
@@ -224,7 +273,8 @@ pub fn resolve(site: &Site, rel: &[u8], trailing: bool, cbuf: &mut Vec<u8>) -> F
     if net::set_nonblocking(&f, false).is_err() {
         return Found::Status(403);
     }
-    Found::File(f, Ident::of(&md), name)
+    let sib = siblings(site, &name, cbuf);
+    Found::File(f, Ident::of(&md), name, sib)
 }
 
 /// What identifies a version of a file: if any of these change, cached facts are stale.

@@ -4,7 +4,7 @@
 use crate::date;
 use crate::http::{self, Head, Method, Request};
 use crate::path::{Ident, Jailed};
-use crate::range::{self, Range};
+use crate::range::{self, Ranges};
 
 /// What the server knows of a file it serves, computed once per version of the file.
 #[derive(Clone, Debug)]
@@ -17,6 +17,10 @@ pub struct Meta {
     /// Strong validator: inode, size and modification time in nanoseconds.
     pub etag: String,
     pub mime: &'static str,
+    /// A precompressed sibling's coding (its bytes are what is sent).
+    pub encoding: Option<&'static str>,
+    /// The file has precompressed siblings: responses say `Vary: Accept-Encoding`.
+    pub vary: bool,
 }
 
 impl Meta {
@@ -37,6 +41,8 @@ impl Meta {
                 ident.ino, ident.size, ident.mtime_ns as u128
             ),
             mime: http::content_type(name),
+            encoding: None,
+            vary: false,
         }
     }
 }
@@ -45,6 +51,8 @@ impl Meta {
 #[derive(Clone, Copy, Debug)]
 pub enum Lookup<'a> {
     File(&'a Meta),
+    /// A directory listing of this many bytes.
+    Listing(u64),
     Redirect(Jailed),
     Status(u16),
 }
@@ -59,6 +67,63 @@ pub enum Body {
         offset: u64,
         len: u64,
     },
+    /// `multipart/byteranges`: the parts in the [`Multipart`] the reply was given.
+    Multi,
+    /// Bytes the caller holds (a directory listing).
+    Owned,
+}
+
+/// Several ranges of one file as `multipart/byteranges` (RFC 9110 14.6): each part's head
+/// (delimiter, Content-Type, Content-Range), then its bytes of the file; the closing delimiter
+/// after the last. Kept per connection, so its buffers are reused.
+#[derive(Debug, Default)]
+pub struct Multipart {
+    /// Set by the caller: the file can be sent in pieces (else several ranges get a 200).
+    pub allowed: bool,
+    /// The ranges asked for, sorted and merged (scratch for the parser).
+    pub ranges: Vec<(u64, u64)>,
+    /// Every part's head, then the closing delimiter.
+    pub framing: Vec<u8>,
+    /// Per part: where its head ends in `framing`, and its bytes of the file (first, last).
+    pub parts: Vec<(usize, u64, u64)>,
+}
+
+impl Multipart {
+    /// Lays out the parts of `m`'s ranges in `self.ranges`; the body's length in bytes.
+    fn build(&mut self, m: &Meta, boundary: &str) -> u64 {
+        use std::io::Write;
+        self.framing.clear();
+        self.parts.clear();
+        let mut len = 0;
+        for &(a, b) in &self.ranges {
+            let _ = write!(
+                self.framing,
+                "\r\n--{boundary}\r\nContent-Type: {}\r\nContent-Range: bytes {a}-{b}/{}\r\n\r\n",
+                m.mime, m.size
+            );
+            self.parts.push((self.framing.len(), a, b));
+            len += b - a + 1;
+        }
+        let _ = write!(self.framing, "\r\n--{boundary}--\r\n");
+        len + self.framing.len() as u64
+    }
+}
+
+/// A boundary that names the file's version and the ranges (FNV-1a), so the same request gets
+/// the same bytes; 28 characters no file is likely to hold at a line's start.
+fn boundary(m: &Meta, ranges: &[(u64, u64)]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |b: &[u8]| {
+        for &c in b {
+            h = (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    mix(m.etag.as_bytes());
+    for (a, b) in ranges {
+        mix(&a.to_le_bytes());
+        mix(&b.to_le_bytes());
+    }
+    format!("iolab-byteranges-{h:016x}")
 }
 
 /// A reply whose head has been written.
@@ -69,21 +134,36 @@ pub struct Reply {
     pub keep_alive: bool,
 }
 
-fn etag_matches(list: &[u8], etag: &[u8]) -> bool {
+/// Whether an If-None-Match or If-Match list names `etag`: weakly (a `W/` tag matches its
+/// strong twin, for If-None-Match) or strongly (a weak tag never matches, for If-Match).
+fn etag_matches(list: &[u8], etag: &[u8], weak: bool) -> bool {
     if list.trim_ascii() == b"*" {
         return true;
     }
     list.split(|&c| c == b',').any(|t| {
         let t = t.trim_ascii();
-        let t = t.strip_prefix(b"W/").unwrap_or(t);
-        t == etag
+        match t.strip_prefix(b"W/") {
+            Some(w) => weak && w == etag,
+            None => t == etag,
+        }
     })
+}
+
+/// RFC 9110 13.2.2 steps 1 and 2: If-Match (strong), or else If-Unmodified-Since (ignored when
+/// not a valid date), fails the request with 412.
+fn precondition_failed(req: &Request<'_>, m: &Meta) -> bool {
+    if let Some(im) = req.if_match {
+        return !etag_matches(im, m.etag.as_bytes(), false);
+    }
+    req.if_unmodified_since
+        .and_then(date::parse_http_date)
+        .is_some_and(|since| m.mtime > since)
 }
 
 /// RFC 9110 13.2.2: If-None-Match wins over If-Modified-Since; an invalid date is ignored.
 fn not_modified(req: &Request<'_>, m: &Meta) -> bool {
     if let Some(inm) = req.if_none_match {
-        return etag_matches(inm, m.etag.as_bytes());
+        return etag_matches(inm, m.etag.as_bytes(), true);
     }
     req.if_modified_since
         .and_then(date::parse_http_date)
@@ -108,7 +188,7 @@ pub fn error(out: &mut Vec<u8>, date: &[u8], status: u16, version: u8, keep: boo
         &Head {
             status,
             date,
-            content_type: Some("text/plain; charset=utf-8"),
+            content_type: Some(http::ERROR_TYPE),
             content_length: Some(body.len() as u64),
             allow: status == 405,
             connection: connection(version, keep),
@@ -131,13 +211,27 @@ fn connection(version: u8, keep: bool) -> Option<bool> {
 }
 
 /// Writes the head of the reply to `req` into `out`. `keep` is whether the server is willing
-/// to keep the connection (false while shutting down).
+/// to keep the connection (false while shutting down). Several ranges get a 200 (see
+/// [`reply_with`]).
 pub fn reply(
     out: &mut Vec<u8>,
     date: &[u8],
     req: &Request<'_>,
     found: Lookup<'_>,
     keep: bool,
+) -> Reply {
+    reply_with(out, date, req, found, keep, &mut Multipart::default())
+}
+
+/// [`reply`], with several ranges answered as `multipart/byteranges` laid out in `mp` when
+/// `mp.allowed`.
+pub fn reply_with(
+    out: &mut Vec<u8>,
+    date: &[u8],
+    req: &Request<'_>,
+    found: Lookup<'_>,
+    keep: bool,
+    mp: &mut Multipart,
 ) -> Reply {
     let keep = keep && req.keep_alive;
     if req.method == Method::Other {
@@ -152,13 +246,13 @@ pub fn reply(
                 path = &path[1..];
             }
             let loc = (path, &req.target[j.query.0..j.query.1]);
-            let body = b"301 Moved Permanently\n";
+            let body = http::error_body(301);
             http::write_head(
                 out,
                 &Head {
                     status: 301,
                     date,
-                    content_type: Some("text/plain; charset=utf-8"),
+                    content_type: Some(http::ERROR_TYPE),
                     content_length: Some(body.len() as u64),
                     location: Some(loc),
                     connection: connection(req.version, keep),
@@ -171,6 +265,29 @@ pub fn reply(
                 keep_alive: keep,
             };
         }
+        Lookup::Listing(len) => {
+            http::write_head(
+                out,
+                &Head {
+                    status: 200,
+                    date,
+                    content_type: Some("text/html; charset=utf-8"),
+                    content_length: Some(len),
+                    connection: connection(req.version, keep),
+                    ..Head::default()
+                },
+            );
+            let body = if req.method == Method::Head || len == 0 {
+                Body::None
+            } else {
+                Body::Owned
+            };
+            return Reply {
+                status: 200,
+                body,
+                keep_alive: keep,
+            };
+        }
         Lookup::File(m) => m,
     };
     let mut head = Head {
@@ -178,8 +295,22 @@ pub fn reply(
         last_modified: Some(&m.last_modified),
         etag: Some(m.etag.as_bytes()),
         connection: connection(req.version, keep),
+        content_encoding: m.encoding,
+        vary: m.vary,
         ..Head::default()
     };
+    if precondition_failed(req, m) {
+        let body = http::error_body(412);
+        head.status = 412;
+        head.content_type = Some(http::ERROR_TYPE);
+        head.content_length = Some(body.len() as u64);
+        http::write_head(out, &head);
+        return Reply {
+            status: 412,
+            body: Body::Static(body),
+            keep_alive: keep,
+        };
+    }
     if not_modified(req, m) {
         head.status = 304;
         http::write_head(out, &head);
@@ -190,16 +321,17 @@ pub fn reply(
         };
     }
     let range = match req.range {
-        Some(r) if range_applies(req, m) => range::parse(r, m.size),
-        _ => Range::Full,
+        Some(r) if range_applies(req, m) => range::parse_set(r, m.size, &mut mp.ranges),
+        _ => Ranges::Full,
     };
     let (status, offset, len) = match range {
-        Range::Full => (200, 0, m.size),
-        Range::Part(a, b) => (206, a, b - a + 1),
-        Range::Unsatisfiable => {
+        Ranges::Many if mp.allowed => return multipart(out, head, req, m, mp, keep),
+        Ranges::Full | Ranges::Many => (200, 0, m.size),
+        Ranges::One(a, b) => (206, a, b - a + 1),
+        Ranges::Unsatisfiable => {
             let body = http::error_body(416);
             head.status = 416;
-            head.content_type = Some("text/plain; charset=utf-8");
+            head.content_type = Some(http::ERROR_TYPE);
             head.content_length = Some(body.len() as u64);
             head.unsatisfied_size = Some(m.size);
             http::write_head(out, &head);
@@ -226,6 +358,39 @@ pub fn reply(
     Reply {
         status,
         body,
+        keep_alive: keep,
+    }
+}
+
+/// The 206 of several ranges: a multipart head, the parts laid out in `mp`.
+fn multipart<'a>(
+    out: &mut Vec<u8>,
+    head: Head<'a>,
+    req: &Request<'_>,
+    m: &Meta,
+    mp: &mut Multipart,
+    keep: bool,
+) -> Reply {
+    let b = boundary(m, &mp.ranges);
+    let len = mp.build(m, &b);
+    let ct = format!("multipart/byteranges; boundary={b}");
+    http::write_head(
+        out,
+        &Head {
+            status: 206,
+            content_type: Some(&ct),
+            content_length: Some(len),
+            accept_ranges: true,
+            ..head
+        },
+    );
+    Reply {
+        status: 206,
+        body: if req.method == Method::Head {
+            Body::None
+        } else {
+            Body::Multi
+        },
         keep_alive: keep,
     }
 }
@@ -278,6 +443,41 @@ mod tests {
         let both = format!("If-None-Match: \"zz\"\r\n{ims}");
         let (r, _) = run(&format!("GET /a HTTP/1.1\r\nHost: x\r\n{both}\r\n\r\n"));
         assert_eq!(r.status, 200);
+    }
+
+    #[test]
+    fn if_match_and_if_unmodified_since_give_412() {
+        let et = meta().etag;
+        let get = |h: &str| run(&format!("GET /a HTTP/1.1\r\nHost: x\r\n{h}\r\n\r\n")).0;
+        assert_eq!(get(&format!("If-Match: \"x\", {et}")).status, 200);
+        assert_eq!(get("If-Match: *").status, 200);
+        assert_eq!(get("If-Match: \"other\"").status, 412);
+        // If-Match compares strongly: a weak tag never matches.
+        assert_eq!(get(&format!("If-Match: W/{et}")).status, 412);
+        // The file is from 08:49:37; the three date forms each say so.
+        assert_eq!(
+            get("If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT").status,
+            200
+        );
+        assert_eq!(
+            get("If-Unmodified-Since: Sunday, 06-Nov-94 08:49:36 GMT").status,
+            412
+        );
+        assert_eq!(
+            get("If-Unmodified-Since: Sun Nov  6 08:49:36 1994").status,
+            412
+        );
+        assert_eq!(get("If-Unmodified-Since: yesterday").status, 200);
+        // If-Match present: If-Unmodified-Since is not looked at.
+        let both = format!("If-Match: {et}\r\nIf-Unmodified-Since: Sun Nov  6 08:49:36 1994");
+        assert_eq!(get(&both).status, 200);
+        // 412 wins over a Range and over If-None-Match.
+        let r = format!("If-Match: \"o\"\r\nIf-None-Match: {et}\r\nRange: bytes=0-1");
+        assert_eq!(get(&r).status, 412);
+        assert_eq!(
+            get("If-Modified-Since: Sunday, 06-Nov-94 08:49:37 GMT").status,
+            304
+        );
     }
 
     #[test]

@@ -33,10 +33,12 @@ pub struct Ctx {
     pub shared: Arc<Shared>,
 }
 
-const LISTENER: u64 = u64::MAX;
 const WAKE: u64 = u64::MAX - 1;
 /// The helpers have answers.
 const HELPERS: u64 = u64::MAX - 2;
+/// Listener `k` has token `LISTENER - k` (connections' tokens are far below: slot indices are
+/// small).
+const LISTENER: u64 = u64::MAX - 3;
 /// Engine reads in flight per thread.
 const DEPTH: u32 = 128;
 /// Refused connections (503) waiting for their client to close, per thread.
@@ -101,12 +103,10 @@ impl Worker {
         let eng = iolab_engine::open(&EngineOpts::new(kind, DEPTH))
             .map_err(|e| format!("engine {kind}: {e}"))?;
         let ep = Epoll::new().map_err(|e| format!("epoll: {e}"))?;
-        ep.add(
-            &ctx.shared.listener,
-            net::EPOLLIN | net::EPOLLEXCLUSIVE,
-            LISTENER,
-        )
-        .map_err(|e| format!("epoll: {e}"))?;
+        for (k, l) in ctx.shared.listeners.iter().enumerate() {
+            ep.add(l, net::EPOLLIN | net::EPOLLEXCLUSIVE, LISTENER - k as u64)
+                .map_err(|e| format!("epoll: {e}"))?;
+        }
         ep.add(&ctx.shared.wake, net::EPOLLIN, WAKE)
             .map_err(|e| format!("epoll: {e}"))?;
         let pool = Pool::new(ctx.site.clone()).map_err(|e| format!("eventfd: {e}"))?;
@@ -179,10 +179,13 @@ impl Worker {
             self.tick();
             for k in 0..n {
                 let (bits, data) = events.get(k);
+                let listeners = self.ctx.shared.listeners.len() as u64;
                 match data {
-                    LISTENER => self.accept(),
                     WAKE => self.begin_stop(),
                     HELPERS => self.helped(),
+                    t if t <= LISTENER && LISTENER - t < listeners => {
+                        self.accept((LISTENER - t) as usize)
+                    }
                     tok => {
                         let i = (tok & 0xffff_ffff) as usize;
                         let gen = (tok >> 32) as u32;
@@ -268,15 +271,14 @@ impl Worker {
         }
     }
 
-    fn accept(&mut self) {
+    fn accept(&mut self, k: usize) {
         for _ in 0..64 {
-            let sock = match net::accept_nonblocking(&self.ctx.shared.listener) {
+            let sock = match net::accept_nonblocking(&self.ctx.shared.listeners[k]) {
                 Ok(s) => s,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
                     // Out of descriptors: stop listening for a moment rather than spin.
-                    let _ = self.ep.delete(&self.ctx.shared.listener);
-                    self.listening = false;
+                    self.unlisten();
                     self.resume_accept = self.now + 100_000_000;
                     return;
                 }
@@ -323,7 +325,6 @@ impl Worker {
             c.readable = true;
             c.hup = false;
             c.eof = false;
-            c.corked = false;
             c.out = Out::None;
             c.deadline = self.now + self.idle_ns;
             self.live += 1;
@@ -379,10 +380,7 @@ impl Worker {
             return;
         }
         self.stopping = true;
-        if self.listening {
-            let _ = self.ep.delete(&self.ctx.shared.listener);
-            self.listening = false;
-        }
+        self.unlisten();
         let _ = self.ep.delete(&self.ctx.shared.wake);
         for i in 0..self.conns.len() {
             let c = &mut self.conns[i];
@@ -408,14 +406,21 @@ impl Worker {
             }
         }
         if !self.listening && !self.stopping && self.now >= self.resume_accept {
-            self.listening = self
-                .ep
-                .add(
-                    &self.ctx.shared.listener,
-                    net::EPOLLIN | net::EPOLLEXCLUSIVE,
-                    LISTENER,
-                )
-                .is_ok();
+            self.listening = true;
+            for (k, l) in self.ctx.shared.listeners.iter().enumerate() {
+                let ev = net::EPOLLIN | net::EPOLLEXCLUSIVE;
+                let _ = self.ep.add(l, ev, LISTENER - k as u64);
+            }
+        }
+    }
+
+    /// Takes the listeners out of this thread's epoll.
+    fn unlisten(&mut self) {
+        if self.listening {
+            for l in &self.ctx.shared.listeners {
+                let _ = self.ep.delete(l);
+            }
+            self.listening = false;
         }
     }
 
@@ -433,7 +438,7 @@ impl Worker {
                     Ok(Flush::Wait) => return,
                     Ok(Flush::PageIn(off, len)) => {
                         let file = match &c.out {
-                            Out::File { file, .. } => file.clone(),
+                            Out::File { file, .. } | Out::Multi { file, .. } => file.clone(),
                             _ => return,
                         };
                         if !self.hand_over(i, Job::PageIn { file, off, len }, Pending::Send) {
@@ -472,7 +477,19 @@ impl Worker {
         self.stats.requests += 1;
         let c = &mut self.conns[i];
         if let Some(l) = self.log.as_mut() {
-            l.line(c.peer, self.wall, &c.request_line, c.status, c.body_sent);
+            let [(r, referer), (a, agent)] = &c.log_fields;
+            let combined = self.ctx.opts.log_combined.then_some((
+                r.then_some(referer.as_slice()),
+                a.then_some(agent.as_slice()),
+            ));
+            l.line(
+                c.peer,
+                self.wall,
+                &c.request_line,
+                c.status,
+                c.body_sent,
+                combined,
+            );
         }
         if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
             self.bufs.push(buf);
@@ -504,6 +521,8 @@ impl Worker {
                 c.rstart = c.rend;
                 c.request_line.clear();
                 c.request_line.push(b'-');
+                c.log_fields[0].0 = false;
+                c.log_fields[1].0 = false;
                 start(c, rep, None);
                 return true;
             }
@@ -520,11 +539,17 @@ impl Worker {
             } else {
                 b" HTTP/1.1"
             });
+            for (f, v) in c.log_fields.iter_mut().zip([req.referer, req.user_agent]) {
+                f.0 = v.is_some();
+                f.1.clear();
+                f.1.extend_from_slice(v.unwrap_or_default());
+            }
         }
         let keep = !self.stopping;
         let mut handle = None;
         let mut direct = false;
         let mut page = None;
+        let mut listing = None;
         let rep = if req.method == Method::Other {
             route::reply(wbuf, date, &req, Lookup::Status(405), keep)
         } else {
@@ -558,11 +583,30 @@ impl Worker {
                         },
                     };
                     match got {
-                        Got::File(e) => {
-                            handle = Some(e.handle.clone());
-                            direct = e.direct;
-                            page = e.page.clone();
-                            route::reply(wbuf, date, &req, Lookup::File(&e.meta), keep)
+                        Got::File(e) => match sibling(e, req.accept_encoding) {
+                            // A precompressed sibling the client accepts: sent with sendfile.
+                            Some((meta, file)) => {
+                                handle = Some(Handle::Send(file.clone()));
+                                c.mp.allowed = true;
+                                let f = Lookup::File(meta);
+                                route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
+                            }
+                            None => {
+                                handle = Some(e.handle.clone());
+                                direct = e.direct;
+                                page = e.page.clone();
+                                // Several ranges go out in pieces with sendfile: a file read
+                                // with O_DIRECT has no descriptor for that, and gets a 200.
+                                c.mp.allowed =
+                                    matches!(e.handle, Handle::Send(_)) || page.is_some();
+                                let f = Lookup::File(&e.meta);
+                                route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
+                            }
+                        },
+                        Got::Listing(page) => {
+                            let len = page.len() as u64;
+                            listing = Some(page);
+                            route::reply(wbuf, date, &req, Lookup::Listing(len), keep)
                         }
                         Got::Redirect => route::reply(wbuf, date, &req, Lookup::Redirect(j), keep),
                         Got::Status(s) => route::reply(wbuf, date, &req, Lookup::Status(s), keep),
@@ -576,6 +620,7 @@ impl Worker {
             c.rend = 0;
         }
         match (rep.body, handle) {
+            (Body::Multi, Some(Handle::Engine(_))) => start(c, rep, page.map(Handle::Send)),
             (Body::File { offset, len }, Some(Handle::Engine(id))) => {
                 self.cache.begin(id);
                 let end = offset + len;
@@ -602,6 +647,10 @@ impl Worker {
                     }
                     _ => self.read(i, id, offset, len, direct, rep),
                 }
+            }
+            (Body::Owned, _) => {
+                start(c, rep, None);
+                c.out = Out::Owned(listing.unwrap_or_default(), 0);
             }
             (_, h) => start(c, rep, h),
         }
@@ -727,4 +776,23 @@ impl Worker {
             }
         }
     }
+}
+
+/// The precompressed sibling of `e` to send for this Accept-Encoding, if any.
+fn sibling<'a>(
+    e: &'a crate::cache::Entry,
+    accept: Option<&[u8]>,
+) -> Option<(&'a route::Meta, &'a Arc<File>)> {
+    if e.siblings.is_empty() {
+        return None;
+    }
+    let mut av = [http::Encoding::Br; 3];
+    for (k, s) in e.siblings.iter().take(3).enumerate() {
+        av[k] = s.0;
+    }
+    let enc = http::choose_encoding(accept, &av[..e.siblings.len().min(3)])?;
+    e.siblings
+        .iter()
+        .find(|s| s.0 == enc)
+        .map(|(_, m, f)| (m, f))
 }

@@ -54,7 +54,7 @@ const SECRET: &[u8] = b"TOP-SECRET-7f3a9c";
 
 fn start(root: &Path, tweak: impl FnOnce(&mut ServeOpts)) -> Server {
     let mut o = ServeOpts::new(root);
-    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.listen = vec!["127.0.0.1:0".parse().unwrap()];
     o.threads = 2;
     tweak(&mut o);
     Server::start(&o).expect("server starts")
@@ -239,9 +239,9 @@ fn ranges_are_the_bytes_asked_for() {
                 Some(format!("bytes {lo}-{hi}/{n}").as_str())
             );
         }
-        // Several ranges: answered with the whole body (allowed, and said in the docs).
+        // Several ranges close together: merged into one part.
         let r = get(a, file, "Range: bytes=0-1,5-6\r\n");
-        assert_eq!((r.status, r.body.len()), (200, full.len()));
+        assert_eq!((r.status, r.body.as_slice()), (206, &full[..7]));
         let r = get(a, file, "Range: bytes=-0\r\n");
         assert_eq!(r.status, 416);
         let r = get(a, file, "Range: bytes=0-1\r\nIf-Range: \"not-it\"\r\n");
@@ -371,7 +371,7 @@ fn every_engine_serves_small_files_byte_exact() {
     }
     for kind in [EngineKind::IoUring, EngineKind::Libaio, EngineKind::Psync] {
         let mut o = ServeOpts::new(&d.join("root"));
-        o.listen = "127.0.0.1:0".parse().unwrap();
+        o.listen = vec!["127.0.0.1:0".parse().unwrap()];
         o.threads = 1;
         o.engine = kind;
         let s = match Server::start(&o) {
@@ -564,10 +564,10 @@ fn the_access_log_has_one_common_log_format_line_per_request() {
 fn bad_options_are_refused_at_start() {
     let d = site("badopts");
     let mut o = ServeOpts::new(&d.join("root/a.txt"));
-    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.listen = vec!["127.0.0.1:0".parse().unwrap()];
     assert!(Server::start(&o).is_err());
     let mut o = ServeOpts::new(&d.join("root"));
-    o.listen = "127.0.0.1:0".parse().unwrap();
+    o.listen = vec!["127.0.0.1:0".parse().unwrap()];
     o.engine = EngineKind::Mmap;
     let e = Server::start(&o).err().expect("mmap refused");
     assert!(e.to_string().contains("io_uring, libaio or psync"), "{e}");
@@ -606,7 +606,11 @@ mod fuzz {
 
     /// Range headers that once were, or easily could be, wrong: overflow, empty and reversed
     /// bounds, zero-length suffixes, several ranges, odd spacing and case.
-    const RANGE_SEEDS: [&str; 12] = [
+    const RANGE_SEEDS: [&str; 16] = [
+        "bytes=0-9,5-20,-3",
+        "bytes=,,0-1,",
+        "bytes=9-9,0-0,5-5,18446744073709551615-",
+        "bytes=-1,-1,-1,0-",
         "bytes=0-0",
         "bytes=-0",
         "bytes=0-",
@@ -635,11 +639,30 @@ mod fuzz {
     ];
 
     fn check_range(header: &[u8], size: u64) {
-        match iolab_serve::range::parse(header, size) {
-            iolab_serve::range::Range::Part(a, b) => {
+        use iolab_serve::range::{self, Ranges};
+        match range::parse(header, size) {
+            range::Range::Part(a, b) => {
                 assert!(a <= b && b < size, "{header:?} of {size}: {a}-{b}");
             }
-            iolab_serve::range::Range::Unsatisfiable | iolab_serve::range::Range::Full => {}
+            range::Range::Unsatisfiable | range::Range::Full => {}
+        }
+        let mut parts = Vec::new();
+        match range::parse_set(header, size, &mut parts) {
+            Ranges::One(a, b) => {
+                assert!(a <= b && b < size, "{header:?} of {size}: {a}-{b}");
+                assert!(parts.is_empty());
+            }
+            Ranges::Many => {
+                assert!((2..=range::MAX_PARTS).contains(&parts.len()), "{header:?}");
+                for w in parts.windows(2) {
+                    // Sorted, apart: no byte is sent twice.
+                    assert!(w[0].1 < w[1].0, "{header:?} of {size}: {parts:?}");
+                }
+                for &(a, b) in &parts {
+                    assert!(a <= b && b < size, "{header:?} of {size}: {parts:?}");
+                }
+            }
+            Ranges::Full | Ranges::Unsatisfiable => assert!(parts.is_empty()),
         }
     }
 
@@ -667,6 +690,58 @@ mod fuzz {
                 h.insert(p, byte);
             }
             check_range(&h, size);
+        }
+
+        #[test]
+        fn lists_of_ranges_are_within_the_file_sorted_and_apart(
+            specs in proptest::collection::vec(
+                (proptest::option::of(0u64..5000), proptest::option::of(0u64..5000)),
+                1..80,
+            ),
+            size in prop_oneof![0u64..64, 0u64..6000, any::<u64>()],
+        ) {
+            let s = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+            let list: Vec<String> = specs.iter().map(|(a, b)| format!("{}-{}", s(*a), s(*b))).collect();
+            check_range(format!("bytes={}", list.join(",")).as_bytes(), size);
+        }
+
+        #[test]
+        fn accept_encoding_chooses_only_what_exists_and_is_wanted(
+            items in proptest::collection::vec(
+                (
+                    prop_oneof![
+                        Just("br".to_string()), Just("zstd".to_string()), Just("gzip".to_string()),
+                        Just("x-gzip".to_string()), Just("*".to_string()), Just("identity".to_string()),
+                        "[ -~]{0,8}",
+                    ],
+                    proptest::option::of(prop_oneof![
+                        Just("0".to_string()), Just("1".to_string()), Just("0.5".to_string()),
+                        Just("1.000".to_string()), Just("0.001".to_string()), "[ -~]{0,6}",
+                    ]),
+                ),
+                0..8,
+            ),
+            mask in 0u8..8,
+            raw in proptest::collection::vec(any::<u8>(), 0..40),
+        ) {
+            use iolab_serve::http::{choose_encoding, Encoding};
+            let av: Vec<Encoding> = Encoding::ALL.iter().enumerate()
+                .filter(|(k, _)| mask & (1 << k) != 0).map(|(_, e)| *e).collect();
+            let h: Vec<String> = items.iter().map(|(n, q)| match q {
+                Some(q) => format!("{n};q={q}"),
+                None => n.clone(),
+            }).collect();
+            let h = h.join(", ");
+            if let Some(e) = choose_encoding(Some(h.as_bytes()), &av) {
+                prop_assert!(av.contains(&e));
+                // Only what the header names (or covers with `*`) is chosen.
+                let l = h.to_ascii_lowercase();
+                prop_assert!(l.contains(e.token()) || l.contains('*'), "{h}");
+            }
+            if let Some(e) = choose_encoding(Some(&raw), &av) {
+                prop_assert!(av.contains(&e));
+            }
+            prop_assert_eq!(choose_encoding(None, &av), None);
         }
 
         #[test]
@@ -724,4 +799,327 @@ mod fuzz {
             check(&site_dir(), &b);
         }
     }
+}
+
+#[test]
+fn if_match_and_if_unmodified_since_give_412_in_every_date_form() {
+    let d = site("precond");
+    let f = d.join("root/a.txt");
+    // 1994-11-06 08:49:37 UTC, RFC 9110's example instant.
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(784_111_777);
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+    let s = start(&d.join("root"), |_| {});
+    let a = s.local_addr();
+    let etag = get(a, "/a.txt", "").header("etag").unwrap().to_string();
+    let st = |h: &str| get(a, "/a.txt", &format!("{h}\r\n")).status;
+    assert_eq!(st(&format!("If-Match: {etag}")), 200);
+    let r = get(a, "/a.txt", "If-Match: \"nope\"\r\n");
+    assert_eq!(r.status, 412);
+    assert!(String::from_utf8_lossy(&r.body).contains("412 Precondition Failed"));
+    for (ok, late) in [
+        (
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:36 GMT",
+        ),
+        (
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:36 GMT",
+        ),
+        ("Sun Nov  6 08:49:37 1994", "Sun Nov  6 08:49:36 1994"),
+    ] {
+        assert_eq!(st(&format!("If-Unmodified-Since: {ok}")), 200, "{ok}");
+        assert_eq!(st(&format!("If-Unmodified-Since: {late}")), 412, "{late}");
+        assert_eq!(st(&format!("If-Modified-Since: {ok}")), 304, "{ok}");
+        assert_eq!(st(&format!("If-Modified-Since: {late}")), 200, "{late}");
+    }
+    stop(s);
+}
+
+#[test]
+fn error_bodies_are_small_html_pages() {
+    let d = site("errhtml");
+    let s = start(&d.join("root"), |_| {});
+    let r = get(s.local_addr(), "/nope", "");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let body = String::from_utf8(r.body).unwrap();
+    assert!(body.starts_with("<!DOCTYPE html>"), "{body}");
+    assert!(body.contains("<title>404 Not Found</title>"), "{body}");
+    stop(s);
+}
+
+#[test]
+fn the_combined_log_escapes_what_the_client_sent() {
+    let d = site("combined");
+    let log = d.join("access.log");
+    let s = start(&d.join("root"), |o| {
+        o.access_log = Some(log.clone());
+        o.log_combined = true;
+    });
+    let a = s.local_addr();
+    get(
+        a,
+        "/a.txt",
+        "Referer: http://x/\r\nUser-Agent: ua\" 200 5\"\r\n",
+    );
+    // A byte beyond ASCII in a field (obs-text, which parsers pass) and a tab.
+    let mut c = connect(a);
+    c.get_mut()
+        .write_all(b"GET /a.txt?\"q HTTP/1.1\r\nHost: t\r\nUser-Agent: a\tb\xff\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_resp(&mut c, false).status, 200);
+    get(a, "/nope", "");
+    stop(s);
+    let text = std::fs::read_to_string(&log).unwrap();
+    // Two threads: the lines come in either order.
+    assert_eq!(text.lines().count(), 3, "{text}");
+    for want in [
+        "\"GET /a.txt HTTP/1.1\" 200 1000 \"http://x/\" \"ua\\\" 200 5\\\"\"\n",
+        "\"GET /a.txt?\\\"q HTTP/1.1\" 200 1000 \"-\" \"a\\x09b\\xff\"\n",
+        "\"GET /nope HTTP/1.1\" 404 ",
+    ] {
+        assert!(text.contains(want), "{want} in {text}");
+    }
+    let nope = text.lines().find(|l| l.contains("/nope"));
+    assert!(nope.is_some_and(|l| l.ends_with(" \"-\" \"-\"")), "{text}");
+}
+
+/// The parts of a multipart/byteranges body: (Content-Type, Content-Range, bytes).
+fn multipart_parts(r: &Resp) -> Vec<(String, String, Vec<u8>)> {
+    let ct = r.header("content-type").unwrap();
+    let b = ct
+        .strip_prefix("multipart/byteranges; boundary=")
+        .unwrap_or_else(|| panic!("{ct}"));
+    let delim = format!("\r\n--{b}");
+    let body = &r.body;
+    let find = |from: usize| {
+        body[from..]
+            .windows(delim.len())
+            .position(|w| w == delim.as_bytes())
+            .map(|p| p + from)
+    };
+    let mut parts = Vec::new();
+    let mut at = find(0).expect("first delimiter");
+    assert_eq!(at, 0, "the body starts with a delimiter");
+    loop {
+        let rest = &body[at + delim.len()..];
+        if rest == b"--\r\n" {
+            return parts;
+        }
+        let head_end = rest
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("part head");
+        let head = String::from_utf8(rest[..head_end].to_vec()).unwrap();
+        let field = |n: &str| {
+            head.lines()
+                .find_map(|l| l.strip_prefix(n))
+                .unwrap_or_else(|| panic!("{n} in {head}"))
+                .to_string()
+        };
+        let data_at = at + delim.len() + head_end + 4;
+        let next = find(data_at).expect("next delimiter");
+        parts.push((
+            field("Content-Type: "),
+            field("Content-Range: "),
+            body[data_at..next].to_vec(),
+        ));
+        at = next;
+    }
+}
+
+#[test]
+fn several_ranges_are_multipart_byteranges() {
+    let d = site("multirange");
+    let s = start(&d.join("root"), |_| {});
+    let a = s.local_addr();
+    // A small file (read through the engine) and a large one (sendfile).
+    for (path, data) in [
+        ("/a.txt", pattern(1, 1000)),
+        ("/big.bin", pattern(2, 300_000)),
+    ] {
+        let size = data.len();
+        let r = get(a, path, "Range: bytes=0-9, 500-599, -5\r\n");
+        assert_eq!(r.status, 206, "{path}");
+        assert_eq!(r.header("content-range"), None);
+        let parts = multipart_parts(&r);
+        let want = [(0, 9), (500, 599), (size - 5, size - 1)];
+        assert_eq!(parts.len(), 3, "{path}");
+        for ((ct, cr, bytes), (x, y)) in parts.iter().zip(want) {
+            assert_eq!(cr, &format!("bytes {x}-{y}/{size}"));
+            assert_eq!(bytes, &data[x..=y], "{path} {cr}");
+            assert!(!ct.is_empty());
+        }
+        // HEAD promises the length GET sends.
+        let h = raw(
+            a,
+            &format!("HEAD {path} HTTP/1.1\r\nHost: t\r\nRange: bytes=0-9, 500-599, -5\r\n\r\n"),
+        );
+        assert_eq!(
+            h.header("content-length"),
+            Some(r.body.len().to_string().as_str())
+        );
+        // Overlapping and adjacent ranges are merged: one part is a plain 206.
+        let r = get(a, path, "Range: bytes=100-199,150-299,0-120\r\n");
+        assert_eq!(r.status, 206);
+        assert_eq!(
+            r.header("content-range").unwrap(),
+            format!("bytes 0-299/{size}")
+        );
+        assert_eq!(r.body, &data[..300]);
+        // Many small ranges close together coalesce into one part; more than 16 parts after
+        // that, or more than 64 ranges, is the whole file.
+        let close: Vec<String> = (0..40).map(|i| format!("{}-{}", i * 20, i * 20)).collect();
+        let r = get(a, path, &format!("Range: bytes={}\r\n", close.join(",")));
+        assert_eq!(
+            r.header("content-range"),
+            Some(format!("bytes 0-780/{size}").as_str())
+        );
+        let flood: Vec<String> = (0..65).map(|i| format!("{i}-{i}")).collect();
+        let r = get(a, path, &format!("Range: bytes={}\r\n", flood.join(",")));
+        assert_eq!((r.status, r.body.len()), (200, size), "{path}");
+    }
+    let apart: Vec<String> = (0..17)
+        .map(|i| format!("{}-{}", i * 200, i * 200))
+        .collect();
+    let r = get(
+        a,
+        "/big.bin",
+        &format!("Range: bytes={}\r\n", apart.join(",")),
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, pattern(2, 300_000));
+    // Pipelined after a multipart response, the connection still works.
+    let mut c = connect(a);
+    let req = "GET /a.txt HTTP/1.1\r\nHost: t\r\nRange: bytes=0-1,900-901\r\n\r\n";
+    c.get_mut()
+        .write_all(format!("{req}GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+        .unwrap();
+    assert_eq!(multipart_parts(&read_resp(&mut c, false)).len(), 2);
+    assert_eq!(read_resp(&mut c, false).body, pattern(1, 1000));
+    stop(s);
+}
+
+#[test]
+fn dir_listing_lists_escaped_sorted_names_without_dotfiles() {
+    let d = site("listing");
+    let r = d.join("root/noindex");
+    std::fs::write(r.join("b <i>&'x'.txt"), b"12345").unwrap();
+    std::fs::write(r.join("a b.txt"), b"abc").unwrap();
+    std::fs::write(r.join(".secret"), b"s").unwrap();
+    std::fs::create_dir(r.join("sub")).unwrap();
+    std::fs::write(d.join("root/noindex/sub/deep.txt"), b"d").unwrap();
+    let off = start(&d.join("root"), |_| {});
+    assert_eq!(get(off.local_addr(), "/noindex/", "").status, 403);
+    stop(off);
+    let s = start(&d.join("root"), |o| o.dir_listing = true);
+    let a = s.local_addr();
+    let l = get(a, "/noindex/", "");
+    assert_eq!(l.status, 200);
+    assert_eq!(l.header("content-type"), Some("text/html; charset=utf-8"));
+    let page = String::from_utf8(l.body).unwrap();
+    assert!(page.contains("<title>Index of /noindex/</title>"), "{page}");
+    let rows: Vec<&str> = page.lines().filter(|l| l.contains("href=\"./")).collect();
+    assert_eq!(rows.len(), 3, "{page}");
+    assert!(rows[0].contains("href=\"./a%20b.txt\">a b.txt</a></td><td>3</td>"));
+    assert!(
+        rows[1].contains(
+            "href=\"./b%20%3Ci%3E%26%27x%27.txt\">b &lt;i&gt;&amp;&#39;x&#39;.txt</a></td><td>5<"
+        ),
+        "{page}"
+    );
+    assert!(rows[2].contains("href=\"./sub/\">sub/</a>"), "{page}");
+    assert!(!page.contains("secret"), "{page}");
+    assert!(page.contains("href=\"../\""));
+    // Every link leads to its file.
+    assert_eq!(get(a, "/noindex/a%20b.txt", "").body, b"abc");
+    assert_eq!(
+        get(a, "/noindex/b%20%3Ci%3E%26%27x%27.txt", "").body,
+        b"12345"
+    );
+    assert!(String::from_utf8(get(a, "/noindex/sub/", "").body)
+        .unwrap()
+        .contains("deep.txt"));
+    // A directory with index.html still serves it; HEAD has the length and no body.
+    assert_eq!(get(a, "/docs/", "").body, b"docs\n");
+    let h = raw(a, "HEAD /noindex/ HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        h.header("content-length"),
+        Some(page.len().to_string().as_str())
+    );
+    // Keep-alive goes on after a listing.
+    let mut c = connect(a);
+    c.get_mut()
+        .write_all(
+            b"GET /noindex/ HTTP/1.1\r\nHost: t\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n",
+        )
+        .unwrap();
+    assert_eq!(read_resp(&mut c, false).body, page.as_bytes());
+    assert_eq!(read_resp(&mut c, false).body, pattern(1, 1000));
+    stop(s);
+    let s = start(&d.join("root"), |o| {
+        o.dir_listing = true;
+        o.dotfiles = true;
+    });
+    let page = String::from_utf8(get(s.local_addr(), "/noindex/", "").body).unwrap();
+    assert!(page.contains("href=\"./.secret\""), "{page}");
+    stop(s);
+}
+
+#[test]
+fn precompressed_siblings_follow_accept_encoding() {
+    let d = site("precompressed");
+    let r = d.join("root");
+    // Stand-ins for compressed bytes: the server sends them as they are.
+    std::fs::write(r.join("a.txt.gz"), pattern(7, 300)).unwrap();
+    std::fs::write(r.join("a.txt.br"), pattern(8, 200)).unwrap();
+    let s = start(&r, |_| {});
+    let a = s.local_addr();
+    let plain = get(a, "/a.txt", "");
+    assert_eq!(plain.body, pattern(1, 1000));
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(plain.header("vary"), Some("Accept-Encoding"));
+    let br = get(a, "/a.txt", "Accept-Encoding: gzip, deflate, br\r\n");
+    assert_eq!(br.body, pattern(8, 200));
+    assert_eq!(br.header("content-encoding"), Some("br"));
+    assert_eq!(br.header("vary"), Some("Accept-Encoding"));
+    assert_eq!(br.header("content-type"), Some("text/plain; charset=utf-8"));
+    let gz = get(a, "/a.txt", "Accept-Encoding: br;q=0.5, gzip\r\n");
+    assert_eq!(gz.body, pattern(7, 300));
+    assert_eq!(gz.header("content-encoding"), Some("gzip"));
+    // Each representation has its own ETag, and a validator works against its own.
+    let tags = [&plain, &br, &gz].map(|r| r.header("etag").unwrap().to_string());
+    assert!(tags[0] != tags[1] && tags[1] != tags[2] && tags[0] != tags[2]);
+    let inm = format!("Accept-Encoding: gzip\r\nIf-None-Match: {}\r\n", tags[2]);
+    assert_eq!(get(a, "/a.txt", &inm).status, 304);
+    let inm = format!("Accept-Encoding: gzip\r\nIf-None-Match: {}\r\n", tags[0]);
+    assert_eq!(get(a, "/a.txt", &inm).status, 200);
+    // Refused codings, zstd without a sibling: the plain file.
+    for ae in ["identity", "br;q=0, gzip;q=0", "zstd", "*;q=0"] {
+        let r = get(a, "/a.txt", &format!("Accept-Encoding: {ae}\r\n"));
+        assert_eq!(r.body, pattern(1, 1000), "{ae}");
+    }
+    // Ranges apply to the encoded bytes.
+    let r = get(
+        a,
+        "/a.txt",
+        "Accept-Encoding: gzip\r\nRange: bytes=10-19\r\n",
+    );
+    assert_eq!(r.status, 206);
+    assert_eq!(r.header("content-range"), Some("bytes 10-19/300"));
+    assert_eq!(r.body, &pattern(7, 300)[10..20]);
+    // A file without siblings says nothing of them.
+    let b = get(a, "/big.bin", "Accept-Encoding: gzip, br\r\n");
+    assert_eq!(
+        (b.header("vary"), b.header("content-encoding")),
+        (None, None)
+    );
+    // The siblings are served by their own names too.
+    assert_eq!(get(a, "/a.txt.gz", "").body, pattern(7, 300));
+    stop(s);
 }
