@@ -2,82 +2,38 @@
 //! GMT`, RFC 9110 5.6.7) and the common log format's `[06/Nov/1994:08:49:37 +0000]`, from Unix
 //! seconds, in UTC; and parsing HTTP dates back (conditional requests, If-Range).
 
-const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
-
-/// Calendar date (year, month 1-12, day 1-31) of a day counted from 1970-01-01, proleptic
-/// Gregorian: shift the year to start in March so the leap day ends it, then count in
-/// 400-year eras of 146097 days.
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-/// Days from 1970-01-01 to a calendar date (the inverse of [`civil`]).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = i64::from((m + 9) % 12);
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-struct Parts {
-    wday: usize,
-    y: i64,
-    mon: usize,
-    d: u32,
-    h: i64,
-    mi: i64,
-    s: i64,
-}
-
-fn parts(secs: i64) -> Parts {
-    let days = secs.div_euclid(86_400);
-    let t = secs.rem_euclid(86_400);
-    let (y, m, d) = civil(days);
-    Parts {
-        wday: (days + 4).rem_euclid(7) as usize,
-        y,
-        mon: (m - 1) as usize,
-        d,
-        h: t / 3600,
-        mi: t / 60 % 60,
-        s: t % 60,
-    }
-}
+use iolab_engine::sys::date::{days_from_civil, Civil, MONTHS};
 
 /// Appends the IMF-fixdate of `secs` (29 bytes).
 pub fn http_date(secs: i64, out: &mut Vec<u8>) {
     use std::io::Write;
-    let p = parts(secs);
+    let c = Civil::from_unix(secs);
     let _ = write!(
         out,
         "{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT",
-        DAYS[p.wday], p.d, MONTHS[p.mon], p.y, p.h, p.mi, p.s
+        c.weekday_name(),
+        c.day,
+        c.month_name(),
+        c.year,
+        c.hour,
+        c.minute,
+        c.second
     );
 }
 
 /// Appends the common log format's time of `secs`, brackets included.
 pub fn clf_date(secs: i64, out: &mut Vec<u8>) {
     use std::io::Write;
-    let p = parts(secs);
+    let c = Civil::from_unix(secs);
     let _ = write!(
         out,
         "[{:02}/{}/{:04}:{:02}:{:02}:{:02} +0000]",
-        p.d, MONTHS[p.mon], p.y, p.h, p.mi, p.s
+        c.day,
+        c.month_name(),
+        c.year,
+        c.hour,
+        c.minute,
+        c.second
     );
 }
 
