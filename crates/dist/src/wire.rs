@@ -68,7 +68,7 @@ impl RankResult {
         for d in &self.disks {
             put_str(&mut w, &d.name);
             put(&mut w, d.msec);
-            for v in disk_fields(&d.stats) {
+            for v in d.stats.fields() {
                 put(&mut w, v);
             }
         }
@@ -108,7 +108,7 @@ impl RankResult {
             }
             disks.push(DiskUtil {
                 name,
-                stats: disk_from(f),
+                stats: DiskStats::from_fields(f),
                 msec,
             });
         }
@@ -208,38 +208,6 @@ fn put_job(w: &mut Vec<u8>, j: &JobStats) {
     }
     put(w, j.total_run_time_ms);
     put(w, u64::from(j.members));
-}
-
-fn disk_fields(d: &DiskStats) -> [u64; 11] {
-    [
-        d.read_ios,
-        d.read_merges,
-        d.read_sectors,
-        d.read_ticks,
-        d.write_ios,
-        d.write_merges,
-        d.write_sectors,
-        d.write_ticks,
-        d.in_flight,
-        d.io_ticks,
-        d.time_in_queue,
-    ]
-}
-
-fn disk_from(f: [u64; 11]) -> DiskStats {
-    DiskStats {
-        read_ios: f[0],
-        read_merges: f[1],
-        read_sectors: f[2],
-        read_ticks: f[3],
-        write_ios: f[4],
-        write_merges: f[5],
-        write_sectors: f[6],
-        write_ticks: f[7],
-        in_flight: f[8],
-        io_ticks: f[9],
-        time_in_queue: f[10],
-    }
 }
 
 struct Reader<'a> {

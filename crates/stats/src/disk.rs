@@ -39,6 +39,40 @@ pub struct DiskStats {
 }
 
 impl DiskStats {
+    /// The counters in the order of a block `stat` file (the first 11 fields).
+    pub fn fields(&self) -> [u64; 11] {
+        [
+            self.read_ios,
+            self.read_merges,
+            self.read_sectors,
+            self.read_ticks,
+            self.write_ios,
+            self.write_merges,
+            self.write_sectors,
+            self.write_ticks,
+            self.in_flight,
+            self.io_ticks,
+            self.time_in_queue,
+        ]
+    }
+
+    /// The counters from the first 11 fields of a block `stat` file, in its order.
+    pub fn from_fields(f: [u64; 11]) -> Self {
+        Self {
+            read_ios: f[0],
+            read_merges: f[1],
+            read_sectors: f[2],
+            read_ticks: f[3],
+            write_ios: f[4],
+            write_merges: f[5],
+            write_sectors: f[6],
+            write_ticks: f[7],
+            in_flight: f[8],
+            io_ticks: f[9],
+            time_in_queue: f[10],
+        }
+    }
+
     /// Snapshot of `/sys/block/NAME/stat`.
     pub fn read(name: &str) -> Result<Self> {
         let path = format!("/sys/block/{name}/stat");
@@ -57,19 +91,7 @@ impl DiskStats {
                 .and_then(|s| s.parse().ok())
                 .ok_or(Error::parse("block stat", FIELD_NAMES[i]))?;
         }
-        Ok(Self {
-            read_ios: f[0],
-            read_merges: f[1],
-            read_sectors: f[2],
-            read_ticks: f[3],
-            write_ios: f[4],
-            write_merges: f[5],
-            write_sectors: f[6],
-            write_ticks: f[7],
-            in_flight: f[8],
-            io_ticks: f[9],
-            time_in_queue: f[10],
-        })
+        Ok(Self::from_fields(f))
     }
 }
 
