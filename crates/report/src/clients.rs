@@ -93,14 +93,10 @@ pub fn write_clients_formats(
     formats: &[OutputFormat],
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let mut out = out;
-    formats.iter().try_for_each(|f| {
-        match f {
-            OutputFormat::Normal => write_clients_normal(r, &mut out),
-            OutputFormat::Json => write_clients_json(r, false, &mut out),
-            OutputFormat::JsonPlus => write_clients_json(r, true, &mut out),
-            OutputFormat::Terse => write_clients_terse(r, &mut out),
-        }?;
-        out.flush()
+    crate::run::each_format(formats, out, |f, out| match f {
+        OutputFormat::Normal => write_clients_normal(r, out),
+        OutputFormat::Json => write_clients_json(r, false, out),
+        OutputFormat::JsonPlus => write_clients_json(r, true, out),
+        OutputFormat::Terse => write_clients_terse(r, out),
     })
 }

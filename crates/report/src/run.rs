@@ -218,14 +218,23 @@ pub fn write_formats(
     formats: &[OutputFormat],
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let mut out = out;
+    each_format(formats, out, |f, out| match f {
+        OutputFormat::Normal => crate::write_normal(report, out),
+        OutputFormat::Json => crate::write_json(report, false, out),
+        OutputFormat::JsonPlus => crate::write_json(report, true, out),
+        OutputFormat::Terse => crate::write_terse(report, out),
+    })
+}
+
+/// Calls `one` for each format in turn and flushes after each, so a reader of a pipe sees
+/// every document whole as soon as it is written (one run's report, or the clients' report).
+pub(crate) fn each_format(
+    formats: &[OutputFormat],
+    mut out: &mut dyn Write,
+    mut one: impl FnMut(OutputFormat, &mut &mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     formats.iter().try_for_each(|f| {
-        match f {
-            OutputFormat::Normal => crate::write_normal(report, &mut out),
-            OutputFormat::Json => crate::write_json(report, false, &mut out),
-            OutputFormat::JsonPlus => crate::write_json(report, true, &mut out),
-            OutputFormat::Terse => crate::write_terse(report, &mut out),
-        }?;
+        one(*f, &mut out)?;
         out.flush()
     })
 }
