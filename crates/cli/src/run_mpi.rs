@@ -5,6 +5,8 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use iolab_bench::{stop_on_signals, StatusLine, StatusMode};
 use iolab_dist::world::World;
@@ -39,6 +41,14 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
             .map_err(write_error)?;
     }
     let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    // mpirun ends a job it got SIGINT or SIGTERM for, and in doing so drops what the ranks
+    // write after it (rank 0's report is cut at 10-20 KB). SIGUSR2 it passes on and lets the
+    // job end by itself: that is the stop that keeps the whole report.
+    let graceful = Arc::new(AtomicBool::new(false));
+    for flag in [&stop, &graceful] {
+        signal_hook::flag::register(signal_hook::consts::SIGUSR2, Arc::clone(flag))
+            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    }
     // One status line, rank 0's: several ranks drawing on one terminal would garble it.
     let status = match world.is_root() {
         true => iolab_bench::status_line(top),
@@ -56,6 +66,10 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
     if let Ok(file) = inv.load() {
         gathered.report.all.global_options = iolab_dist::merge::global_options(&file);
     }
+    let cut_short = gathered.interrupted && !graceful.load(Ordering::Relaxed);
+    if world.is_root() && cut_short && top.output.is_none() {
+        keep_a_copy(&gathered.report, &formats, prefix);
+    }
     match write_clients_formats(&gathered.report, &formats, &mut out) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         r => r.map_err(write_error)?,
@@ -71,6 +85,37 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// After mpirun was told to end the job (Ctrl-C, SIGTERM) it forwards only the start of what
+/// rank 0 writes: the report also goes to a file in the current directory, named first on
+/// standard error (a short line, which does get through).
+fn keep_a_copy(
+    report: &iolab_report::clients::ClientsReport,
+    formats: &[OutputFormat],
+    prefix: &str,
+) {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let name = format!("iolab-run-interrupted-{stamp}-{}.out", std::process::id());
+    let written = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&name)
+        .and_then(|f| {
+            let mut w = io::BufWriter::new(f);
+            write_clients_formats(report, formats, &mut w)?;
+            w.flush()
+        });
+    match written {
+        Ok(()) => eprintln!(
+            "{prefix}: stopped by a signal; mpirun may cut this report short, so it is also in \
+             {name} (stop with `kill -USR2 <mpirun's pid>` to keep the whole report on standard \
+             output)"
+        ),
+        Err(e) => eprintln!("{prefix}: cannot keep a copy of the report in {name}: {e}"),
+    }
 }
 
 /// Rank 0 names what failed; every rank ends with status 1.

@@ -24,6 +24,12 @@ fn scratch(name: &str) -> PathBuf {
 /// `mpirun --oversubscribe -np N iolab run ARGS` in `dir`; `None` (and a counted skip) where
 /// there is no mpirun.
 fn mpirun(case: &str, dir: &Path, n: u32, args: &[&str]) -> Option<Out> {
+    let child = mpirun_spawn(case, dir, n, args)?;
+    Some(wait(child, Duration::from_secs(180)))
+}
+
+/// [`mpirun`], started and not waited for.
+fn mpirun_spawn(case: &str, dir: &Path, n: u32, args: &[&str]) -> Option<std::process::Child> {
     if Command::new("mpirun").arg("--version").output().is_err() {
         iolab_testkit::skip(case, &"no mpirun (apt-get install openmpi-bin)");
         return None;
@@ -38,7 +44,50 @@ fn mpirun(case: &str, dir: &Path, n: u32, args: &[&str]) -> Option<Out> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    Some(wait(c.spawn().unwrap(), Duration::from_secs(180)))
+    Some(c.spawn().unwrap())
+}
+
+/// A long run with a report of some 25 KB (8 jobs on each of 2 ranks), stopped after 2 s with
+/// `signal` sent to mpirun.
+fn stopped_with(case: &str, signal: &str) -> Option<(Out, PathBuf)> {
+    let dir = scratch(case);
+    let job = "[j]\nioengine=null\nsize=1g\ntime_based\nruntime=60\nnumjobs=8\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let child = mpirun_spawn(case, &dir, 2, &["--output-format=json", "j.fio"])?;
+    std::thread::sleep(Duration::from_secs(3));
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status();
+    assert!(sent.is_ok_and(|s| s.success()));
+    Some((wait(child, Duration::from_secs(60)), dir))
+}
+
+#[test]
+fn sigusr2_to_mpirun_stops_every_rank_and_the_whole_report_reaches_stdout() {
+    let Some((out, _)) = stopped_with("mpi usr2", "-USR2") else {
+        return;
+    };
+    assert_eq!(out.code, Some(130), "{}", out.stderr);
+    let d: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} bytes of stdout\n{}", out.stdout.len(), out.stderr));
+    // 8 jobs on each of 2 ranks, and an "All clients" entry.
+    assert_eq!(entries(&d).len(), 17, "{}", out.stderr);
+}
+
+#[test]
+fn ctrl_c_to_mpirun_keeps_the_whole_report_in_a_file_it_names() {
+    let Some((out, dir)) = stopped_with("mpi sigint", "-INT") else {
+        return;
+    };
+    assert_ne!(out.code, Some(0), "{}", out.stderr);
+    let named = out
+        .stderr
+        .split_whitespace()
+        .find(|w| w.starts_with("iolab-run-interrupted-"))
+        .unwrap_or_else(|| panic!("no file named in\n{}", out.stderr));
+    let text = std::fs::read_to_string(dir.join(named)).unwrap();
+    let d: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(entries(&d).len(), 17);
 }
 
 fn entries(d: &Value) -> &Vec<Value> {
