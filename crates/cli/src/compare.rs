@@ -144,8 +144,28 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
 }
 
 fn run(a: Args) -> Result<ExitCode, String> {
+    #[cfg(feature = "mpi")]
+    if iolab_dist::launched() {
+        let world = iolab_dist::world::World::init()?;
+        let rank = world.placement().rank;
+        let mut runs = iolab_dist::compare::MpiRuns { world: &world };
+        return compare_on(a, &mut runs, Some(rank));
+    }
+    compare_on(a, &mut iolab_compare::Local, None)
+}
+
+/// Runs the comparison on `runs`; with `rank` (under mpirun) each rank has its own test file
+/// and only rank 0 prints.
+fn compare_on(
+    a: Args,
+    runs: &mut dyn iolab_compare::Runs,
+    rank: Option<u32>,
+) -> Result<ExitCode, String> {
     let dir = PathBuf::from(a.directory.as_deref().unwrap_or("."));
-    let file = dir.join(iolab_compare::TEST_FILE);
+    let file = match rank {
+        Some(r) => dir.join(format!("{}.{r}", iolab_compare::TEST_FILE)),
+        None => dir.join(iolab_compare::TEST_FILE),
+    };
     let base = iolab_compare::base_spec(a.job_file.as_deref(), &a.fio, &file)?;
     let stop = iolab_bench::stop_on_signals().map_err(|e| format!("signals: {e}"))?;
     let start = SystemTime::now();
@@ -156,7 +176,23 @@ fn run(a: Args) -> Result<ExitCode, String> {
         file,
         dir,
     };
-    let mut c = iolab_compare::run(&opts, &stop, &mut |m| eprintln!("iolab compare: {m}"))?;
+    let root = rank.is_none_or(|r| r == 0);
+    let mut c = iolab_compare::run_on(runs, &opts, &stop, &mut |m| {
+        if root {
+            eprintln!("iolab compare: {m}");
+        }
+    })?;
+    if !root {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(hosts) = c.rows.iter().map(|r| &r.hosts).find(|h| !h.is_empty()) {
+        let mut names: Vec<&str> = hosts.iter().map(|h| h.hostname.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let each = "each row is every rank's I/O together";
+        let ranks = format!("{} on {} host(s); {each}", hosts.len(), names.len());
+        c.workload.push(("ranks".into(), ranks));
+    }
     c.time = iolab_report::run::fio_date(start);
     let mut out = io::stdout().lock();
     let written = if a.json {

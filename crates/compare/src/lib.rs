@@ -22,6 +22,9 @@ mod variant;
 
 pub use diagnose::{diagnose, Workload};
 pub use iolab_report::compare::Comparison;
-pub use run::{base_spec, run, CompareOpts, TEST_FILE};
+pub use run::{
+    base_spec, mean_by_interval, process_cpu_us, run, run_on, sum_by_interval, CompareOpts,
+    HostRun, Local, Ran, Runs, TEST_FILE,
+};
 pub use saved::{comparison_from_logs, from_json};
 pub use variant::{parse_list, Variant, DEFAULT_ENGINES};

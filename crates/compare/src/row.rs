@@ -158,6 +158,7 @@ pub fn derive(job: &JobReport, facts: RunFacts) -> CompareRow {
         iops_series: facts.iops_series,
         lat_series: facts.lat_series,
         error: facts.error,
+        hosts: Vec::new(),
     }
 }
 

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_bench::{run_with, RunOutcome, StatusLine};
-use iolab_engine::sys::{process_usage, ThreadUsage};
+use iolab_engine::sys::process_usage;
 use iolab_engine::Caps;
 use iolab_job::value::RwMode;
 use iolab_job::JobSpec;
 use iolab_report::build::{job_report, JobMeta};
-use iolab_report::compare::{CompareRow, Comparison, Source, CLAT_PCT};
+use iolab_report::compare::{CompareRow, Comparison, HostShare, Source, CLAT_PCT};
 use iolab_stats::JobStats;
-use iolab_workload::{plan_jobs, PlanEnv};
+use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
 
 use crate::diagnose::{diagnose, Workload};
 use crate::row::{derive, RunFacts};
@@ -83,9 +83,119 @@ pub fn base_spec(job_file: Option<&str>, fio: &[String], file: &Path) -> Result<
     Ok(spec)
 }
 
-/// Runs every variant at every depth (stopping early when `stop` is set) and puts the rows,
-/// findings, workload and machine together. `progress` hears what starts.
+/// What one run of a variant gave, on this process or on every rank of an MPI run together:
+/// the row is made from this alone.
+#[derive(Debug, Default)]
+pub struct Ran {
+    /// Every job's statistics added up (on many ranks, every rank's jobs).
+    pub stats: JobStats,
+    /// System calls counted by the engine layer, and those that submit.
+    pub syscalls: u64,
+    pub submits: u64,
+    /// CPU of the whole process(es) over the run, µs: user, system.
+    pub cpu_us: Option<(f64, f64)>,
+    /// IOPS and mean completion latency over time, summed (IOPS) or averaged (latency) over
+    /// the jobs by interval, the jobs having started together.
+    pub iops_series: Vec<(u64, f64)>,
+    pub lat_series: Vec<(u64, f64)>,
+    /// The device under the test file (the first rank's).
+    pub disk: Option<iolab_stats::DiskUtil>,
+    /// The first job error (on many ranks, named by host and rank).
+    pub error: Option<String>,
+    /// Each rank's part, on many ranks; empty for one process.
+    pub hosts: Vec<HostRun>,
+}
+
+/// One rank's part of a [`Ran`].
+#[derive(Debug, Default)]
+pub struct HostRun {
+    pub hostname: String,
+    pub rank: u32,
+    pub stats: JobStats,
+    pub cpu_us: Option<(f64, f64)>,
+    pub error: Option<String>,
+}
+
+impl Ran {
+    /// The figures of a run in this process.
+    pub fn of(out: &RunOutcome, cpu_us: Option<(f64, f64)>) -> Ran {
+        let mut r = Ran {
+            cpu_us,
+            iops_series: sum_by_interval(out.jobs.iter().map(|j| j.iops_series.as_slice())),
+            lat_series: mean_by_interval(out.jobs.iter().map(|j| j.lat_series.as_slice())),
+            disk: out.disks.first().map(|d| iolab_stats::DiskUtil {
+                name: d.name.clone(),
+                stats: d.delta,
+                msec: d.elapsed_ms,
+            }),
+            error: (out.jobs.iter()).find_map(|j| j.error.as_ref().map(|e| e.1.clone())),
+            ..Ran::default()
+        };
+        for j in &out.jobs {
+            r.stats += &j.stats;
+            r.syscalls += j.syscalls.total();
+            r.submits += j.syscalls.submit;
+        }
+        r
+    }
+}
+
+/// Where compare's runs happen: in this process ([`Local`]), or on every rank of an MPI run
+/// at once (`iolab_dist`, feature `mpi`). Every call is made in the same order on every rank.
+pub trait Runs {
+    /// Lays the test file out before anything is measured.
+    fn prepare(&mut self, plans: &[JobPlan]) -> Result<(), String>;
+    /// Whether to run no more: a stop here (or, on many ranks, on any rank).
+    fn stopped(&mut self, stop: &AtomicBool) -> bool;
+    /// Runs one variant's plans.
+    fn run(&mut self, plans: &[JobPlan], stop: &AtomicBool) -> Result<Ran, String>;
+}
+
+/// The runs in this process.
+pub struct Local;
+
+impl Runs for Local {
+    fn prepare(&mut self, plans: &[JobPlan]) -> Result<(), String> {
+        iolab_bench::prepare(plans).map_err(|e| e.to_string())
+    }
+
+    fn stopped(&mut self, stop: &AtomicBool) -> bool {
+        stop.load(Ordering::Relaxed)
+    }
+
+    fn run(&mut self, plans: &[JobPlan], stop: &AtomicBool) -> Result<Ran, String> {
+        let cpu0 = process_cpu_us();
+        let out = run_with(plans, stop, StatusLine::default()).map_err(|e| e.to_string())?;
+        let cpu = process_cpu_us()
+            .zip(cpu0)
+            .map(|(b, a)| ((b.0 - a.0).max(0.0), (b.1 - a.1).max(0.0)));
+        Ok(Ran::of(&out, cpu))
+    }
+}
+
+/// CPU of the whole process so far, µs: user, system. Taken around a run in place of the job
+/// threads' own: kernel threads working for the process (io_uring's SQPOLL poller, io-wq
+/// workers, glibc's AIO threads) are part of an engine's cost, and a per-thread figure would
+/// leave them out.
+pub fn process_cpu_us() -> Option<(f64, f64)> {
+    let u = process_usage().ok()?;
+    let us = |t: (u64, u64)| (t.0 * 1_000_000 + t.1) as f64;
+    Some((us(u.utime), us(u.stime)))
+}
+
+/// Runs every variant at every depth in this process; see [`run_on`].
 pub fn run(
+    o: &CompareOpts,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Comparison, String> {
+    run_on(&mut Local, o, stop, progress)
+}
+
+/// Runs every variant at every depth (stopping early when `stop` is set) on `runs` and puts
+/// the rows, findings, workload and machine together. `progress` hears what starts.
+pub fn run_on(
+    runs: &mut dyn Runs,
     o: &CompareOpts,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
@@ -98,17 +208,17 @@ pub fn run(
     };
     // Lay the file out once, before anything is measured.
     if let Ok(plans) = plan_jobs(std::slice::from_ref(&o.base), &env) {
-        iolab_bench::prepare(&plans).map_err(|e| e.to_string())?;
+        runs.prepare(&plans)?;
     }
     let mut rows = Vec::new();
     let mut caps = Vec::new();
     'outer: for &depth in &o.depths {
         for v in &o.variants {
-            if stop.load(Ordering::Relaxed) {
+            if runs.stopped(stop) {
                 break 'outer;
             }
             let c = v.caps(depth);
-            let (row, c) = run_one(o, v, depth, c, &env, stop, progress);
+            let row = run_one(runs, o, v, depth, c.as_ref(), &env, stop, progress);
             rows.push(row);
             caps.push(c);
         }
@@ -130,16 +240,18 @@ pub fn run(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_one(
+    runs: &mut dyn Runs,
     o: &CompareOpts,
     v: &Variant,
     depth: u32,
-    caps: Option<Caps>,
+    caps: Option<&Caps>,
     env: &PlanEnv<'_>,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
-) -> (CompareRow, Option<Caps>) {
-    let sync = caps.as_ref().is_some_and(|c| c.sync_only);
+) -> CompareRow {
+    let sync = caps.is_some_and(|c| c.sync_only);
     let (d, jobs) = if sync { (1, depth) } else { (depth, 1) };
     let mut spec = o.base.clone();
     spec.engine = v.opts.clone();
@@ -160,108 +272,94 @@ fn run_one(
         jobs,
         ..RunFacts::default()
     };
-    let cpu0 = process_usage().ok();
+    // Every rank plans the same job, so a plan that fails fails on all, before any run.
     let out = plan_jobs(std::slice::from_ref(&spec), env)
         .map_err(|e| e.to_string())
-        .and_then(|plans| run_with(&plans, stop, StatusLine::default()).map_err(|e| e.to_string()));
-    let cpu1 = process_usage().ok();
-    let row = match out {
-        Ok(out) => row_of(&out, facts, cpu0.zip(cpu1)),
+        .and_then(|plans| runs.run(&plans, stop));
+    match out {
+        Ok(ran) => row_of(ran, facts),
         Err(e) => CompareRow {
             error: Some(e),
             ..derive(&Default::default(), facts)
         },
-    };
-    (row, caps)
+    }
 }
 
 /// The row of one run: its jobs merged into one fio-shaped job, and what fio would not know.
-fn row_of(
-    out: &RunOutcome,
-    mut facts: RunFacts,
-    cpu: Option<(ThreadUsage, ThreadUsage)>,
-) -> CompareRow {
-    let mut s = JobStats::default();
-    let (mut calls, mut submits) = (0, 0);
-    for j in &out.jobs {
-        s += &j.stats;
-        calls += j.syscalls.total();
-        submits += j.syscalls.submit;
+fn row_of(ran: Ran, mut facts: RunFacts) -> CompareRow {
+    let meta = |name: &str| JobMeta {
+        name: name.to_string(),
+        percentiles: CLAT_PCT.to_vec(),
+        clat_percentiles: true,
+        ..JobMeta::default()
+    };
+    let job = job_report(&ran.stats, &meta(&facts.label));
+    facts.syscalls = Some(ran.syscalls);
+    facts.submit_calls = Some(ran.submits);
+    facts.process_cpu_us = ran.cpu_us;
+    facts.iops_series = ran.iops_series;
+    facts.lat_series = ran.lat_series;
+    if let Some(d) = &ran.disk {
+        facts.disk_util = Some(d.util());
+        facts.disk_ios = Some(d.stats.read_ios + d.stats.write_ios);
     }
-    let job = job_report(
-        &s,
-        &JobMeta {
-            name: facts.label.clone(),
-            percentiles: CLAT_PCT.to_vec(),
-            clat_percentiles: true,
-            ..JobMeta::default()
-        },
-    );
-    facts.syscalls = Some(calls);
-    facts.submit_calls = Some(submits);
-    facts.process_cpu_us = cpu.map(|(a, b)| process_cpu(&a, &b));
-    facts.iops_series = iops_series(out);
-    facts.lat_series = lat_series(out);
-    if let Some(d) = out.disks.first() {
-        let util = iolab_stats::DiskUtil {
-            name: d.name.clone(),
-            stats: d.delta,
-            msec: d.elapsed_ms,
-        };
-        facts.disk_util = Some(util.util());
-        facts.disk_ios = Some(d.delta.read_ios + d.delta.write_ios);
+    facts.error = ran.error;
+    let hosts = (ran.hosts.iter())
+        .map(|h| {
+            let r = derive(
+                &job_report(&h.stats, &meta(&facts.label)),
+                RunFacts {
+                    jobs: facts.jobs,
+                    process_cpu_us: h.cpu_us,
+                    ..RunFacts::default()
+                },
+            );
+            HostShare {
+                hostname: h.hostname.clone(),
+                rank: h.rank,
+                iops: r.iops,
+                bw_bytes: r.bw_bytes,
+                clat_mean: r.clat_mean,
+                clat_p99: r.clat_pct[CLAT_PCT.iter().position(|&p| p == 99.0).unwrap_or(0)],
+                usr_cpu: r.usr_cpu,
+                sys_cpu: r.sys_cpu,
+                error: h.error.clone(),
+            }
+        })
+        .collect();
+    CompareRow {
+        hosts,
+        ..derive(&job, facts)
     }
-    facts.error = out
-        .jobs
-        .iter()
-        .find_map(|j| j.error.as_ref().map(|e| e.1.clone()));
-    derive(&job, facts)
 }
 
-/// CPU of the whole process over the run (user, system µs), in place of the job threads' own:
-/// kernel threads working for the process (io_uring's SQPOLL poller, io-wq workers, glibc's
-/// AIO threads) are part of an engine's cost, and a per-thread figure would leave them out.
-fn process_cpu(a: &ThreadUsage, b: &ThreadUsage) -> (f64, f64) {
-    let us = |t: (u64, u64)| t.0 * 1_000_000 + t.1;
-    (
-        us(b.utime).saturating_sub(us(a.utime)) as f64,
-        us(b.stime).saturating_sub(us(a.stime)) as f64,
-    )
-}
-
-/// The jobs' IOPS samples summed by interval.
-fn iops_series(out: &RunOutcome) -> Vec<(u64, f64)> {
-    let mut series: Vec<(u64, f64)> = Vec::new();
-    for j in &out.jobs {
-        for (i, &(ms, iops)) in j.iops_series.iter().enumerate() {
-            match series.get_mut(i) {
-                Some(e) => e.1 += iops,
-                None => series.push((ms, iops)),
+/// Series summed by interval (IOPS of jobs that started together).
+pub fn sum_by_interval<'a>(all: impl Iterator<Item = &'a [(u64, f64)]> + Clone) -> Vec<(u64, f64)> {
+    // Jobs end a few milliseconds apart and some take one sample more: summing by index past
+    // the shortest series would show a false drop at the end.
+    let Some(len) = all.clone().map(<[_]>::len).min() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(u64, f64)> = Vec::with_capacity(len);
+    for series in all {
+        for (i, &(ms, v)) in series.iter().take(len).enumerate() {
+            match out.get_mut(i) {
+                Some(e) => e.1 += v,
+                None => out.push((ms, v)),
             }
         }
     }
-    // Jobs end a few milliseconds apart and some take one sample more: summing by index past
-    // the shortest series would show a false drop at the end.
-    let shortest = out.jobs.iter().map(|j| j.iops_series.len()).min();
-    series.truncate(shortest.unwrap_or(0));
-    series
+    out
 }
 
-/// Mean latency over time: the jobs' interval means averaged (they run the same workload).
-fn lat_series(out: &RunOutcome) -> Vec<(u64, f64)> {
-    let len = out
-        .jobs
-        .iter()
-        .map(|j| j.lat_series.len())
-        .min()
-        .unwrap_or(0);
-    (0..len)
-        .map(|i| {
-            let ms = out.jobs[0].lat_series[i].0;
-            let sum: f64 = out.jobs.iter().map(|j| j.lat_series[i].1).sum();
-            (ms, sum / out.jobs.len() as f64)
-        })
-        .collect()
+/// Series averaged by interval (mean latency of jobs that run the same workload).
+pub fn mean_by_interval<'a>(
+    all: impl Iterator<Item = &'a [(u64, f64)]> + Clone,
+) -> Vec<(u64, f64)> {
+    let n = all.clone().count().max(1) as f64;
+    let mut s = sum_by_interval(all);
+    s.iter_mut().for_each(|e| e.1 /= n);
+    s
 }
 
 /// The workload as fio options, with what compare varies: engines, depths and jobs.

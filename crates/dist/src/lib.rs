@@ -6,6 +6,7 @@
 //! ([`names`]), the bytes a rank sends ([`wire`]) and the merge on rank 0 ([`merge`]).
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod merge;
 pub mod names;
 pub mod wire;

@@ -183,8 +183,7 @@ mod tests {
                 rr.jobs = (0..jobs)
                     .map(|j| JobResult {
                         stats: job(u64::from(r) * 31 + j as u64 + 1, 1500 + 100 * j as u64),
-                        errno: 0,
-                        verror: None,
+                        ..JobResult::default()
                     })
                     .collect();
                 rr

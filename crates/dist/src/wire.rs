@@ -10,17 +10,23 @@ use iolab_stats::{
 };
 
 /// One job's result on one rank, in plan order.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct JobResult {
     pub stats: JobStats,
     /// errno of the error that stopped the job, 0 for none.
     pub errno: i32,
     /// fio's detail of that error (`file:..., func=..., error=...`).
     pub verror: Option<String>,
+    /// System calls the engine layer counted, and those that submit (compare's columns).
+    pub syscalls: u64,
+    pub submits: u64,
+    /// IOPS and mean completion latency over time: (ms since the job's start, value).
+    pub iops_series: Vec<(u64, f64)>,
+    pub lat_series: Vec<(u64, f64)>,
 }
 
 /// Everything one rank hands to rank 0.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct RankResult {
     pub rank: u32,
     pub hostname: String,
@@ -31,6 +37,10 @@ pub struct RankResult {
     pub jobs: Vec<JobResult>,
     pub disks: Vec<DiskUtil>,
     pub interrupted: bool,
+    /// CPU of the whole process over the run, µs: user, system.
+    pub cpu_us: (u64, u64),
+    /// Why this rank's run failed, if it did (compare's runs go on without it).
+    pub error: Option<String>,
 }
 
 /// Why bytes from a rank could not be read back.
@@ -46,7 +56,7 @@ impl std::fmt::Display for WireError {
 impl std::error::Error for WireError {}
 
 /// A version tag first, so results from a different build are refused by name.
-const MAGIC: u64 = 0x696f_6c61_6264_0001;
+const MAGIC: u64 = 0x696f_6c61_6264_0002;
 
 impl RankResult {
     /// The bytes for the gather.
@@ -63,6 +73,10 @@ impl RankResult {
             put(&mut w, j.errno as u32 as u64);
             put_opt_str(&mut w, j.verror.as_deref());
             put_job(&mut w, &j.stats);
+            put(&mut w, j.syscalls);
+            put(&mut w, j.submits);
+            put_series(&mut w, &j.iops_series);
+            put_series(&mut w, &j.lat_series);
         }
         put(&mut w, self.disks.len() as u64);
         for d in &self.disks {
@@ -72,6 +86,9 @@ impl RankResult {
                 put(&mut w, v);
             }
         }
+        put(&mut w, self.cpu_us.0);
+        put(&mut w, self.cpu_us.1);
+        put_opt_str(&mut w, self.error.as_deref());
         w
     }
 
@@ -95,6 +112,10 @@ impl RankResult {
                 stats: r.job()?,
                 errno,
                 verror,
+                syscalls: r.u64()?,
+                submits: r.u64()?,
+                iops_series: r.series()?,
+                lat_series: r.series()?,
             });
         }
         let n = r.count(8)?;
@@ -112,6 +133,8 @@ impl RankResult {
                 msec,
             });
         }
+        let cpu_us = (r.u64()?, r.u64()?);
+        let error = r.opt_string()?;
         if r.at != bytes.len() {
             return Err(WireError(format!("{} bytes left over", bytes.len() - r.at)));
         }
@@ -123,7 +146,17 @@ impl RankResult {
             jobs,
             disks,
             interrupted,
+            cpu_us,
+            error,
         })
+    }
+}
+
+fn put_series(w: &mut Vec<u8>, s: &[(u64, f64)]) {
+    put(w, s.len() as u64);
+    for &(ms, v) in s {
+        put(w, ms);
+        put(w, v.to_bits());
     }
 }
 
@@ -254,6 +287,11 @@ impl Reader<'_> {
         String::from_utf8(self.take(n)?.to_vec()).map_err(|_| WireError("a name not UTF-8".into()))
     }
 
+    fn series(&mut self) -> Result<Vec<(u64, f64)>, WireError> {
+        let n = self.count(16)?;
+        (0..n).map(|_| Ok((self.u64()?, self.f64()?))).collect()
+    }
+
     fn opt_string(&mut self) -> Result<Option<String>, WireError> {
         match self.u64()? {
             0 => Ok(None),
@@ -377,8 +415,11 @@ pub(crate) mod tests {
             start_ns: 1_700_000_000_000_000_000 + u64::from(r),
             jobs: vec![JobResult {
                 stats: job(u64::from(r) + 7, 2000),
-                errno: 0,
-                verror: None,
+                syscalls: 9000 + u64::from(r),
+                submits: 4000,
+                iops_series: vec![(500, 1000.5), (1000, 999.0)],
+                lat_series: vec![(500, 12345.0)],
+                ..JobResult::default()
             }],
             disks: vec![DiskUtil {
                 name: "vda".into(),
@@ -389,6 +430,8 @@ pub(crate) mod tests {
                 msec: 1000,
             }],
             interrupted: false,
+            cpu_us: (1234, 5678),
+            error: (r == 2).then(|| "cannot open".into()),
         }
     }
 

@@ -88,7 +88,7 @@ impl World {
     /// rank sleeps until it, so the start does not depend on when each rank is scheduled
     /// after the barrier (on a loaded host that alone is several ms). Returns when this rank
     /// actually woke (not the moment named), ns since the Unix epoch. Across hosts it is as good as their clocks agree (NTP).
-    fn start_together(&self) -> u64 {
+    pub(crate) fn start_together(&self) -> u64 {
         self.comm.barrier();
         let mut at = now_ns() + START_AHEAD_NS;
         self.comm.process_at_rank(0).broadcast_into(&mut at);
@@ -100,7 +100,7 @@ impl World {
     }
 
     /// Each rank's bytes on every rank, in rank order.
-    fn all_gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+    pub(crate) fn all_gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         let n = self.comm.size() as usize;
         let mut counts = vec![0 as Count; n];
         self.comm
@@ -151,7 +151,9 @@ impl World {
             Ok(o) => o,
             Err(e) => self.abort(&e.to_string()),
         };
-        let mine = self.result(start_ns.get().unwrap_or(0), outcome).encode();
+        let mine = self
+            .result(start_ns.get().unwrap_or(0), outcome, (0, 0))
+            .encode();
         let Some(all) = self.gather_bytes(&mine) else {
             return Ok(None);
         };
@@ -178,7 +180,8 @@ impl World {
         self.comm.abort(1)
     }
 
-    fn result(&self, start_ns: u64, o: RunOutcome) -> RankResult {
+    /// This rank's part of a run, for the gather.
+    pub(crate) fn result(&self, start_ns: u64, o: RunOutcome, cpu_us: (u64, u64)) -> RankResult {
         RankResult {
             rank: self.place.rank,
             hostname: self.place.hostname.clone(),
@@ -187,9 +190,13 @@ impl World {
             interrupted: o.interrupted,
             jobs: (o.jobs.into_iter())
                 .map(|j| JobResult {
-                    stats: j.stats,
                     errno: j.error.as_ref().map_or(0, |e| e.0),
                     verror: j.error_detail,
+                    syscalls: j.syscalls.total(),
+                    submits: j.syscalls.submit,
+                    iops_series: j.iops_series,
+                    lat_series: j.lat_series,
+                    stats: j.stats,
                 })
                 .collect(),
             disks: (o.disks.into_iter())
@@ -199,6 +206,8 @@ impl World {
                     msec: d.elapsed_ms,
                 })
                 .collect(),
+            cpu_us,
+            error: None,
         }
     }
 }

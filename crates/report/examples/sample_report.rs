@@ -117,6 +117,7 @@ fn row(sp: &Spec, seed: u64) -> CompareRow {
         iops_series,
         lat_series,
         error: None,
+        hosts: Vec::new(),
     }
 }
 

@@ -70,6 +70,24 @@ pub struct CompareRow {
     pub lat_series: Vec<(u64, f64)>,
     /// Why this row has no figures (mode refused or failed), if so.
     pub error: Option<String>,
+    /// Each rank's share when the comparison ran on many (`mpirun iolab compare`): the row
+    /// itself is then every rank's I/O together. Empty for one process.
+    pub hosts: Vec<HostShare>,
+}
+
+/// What one rank of `mpirun iolab compare` did in a row.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HostShare {
+    pub hostname: String,
+    pub rank: u32,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub clat_mean: Option<f64>,
+    /// Completion latency at the 99th percentile, ns.
+    pub clat_p99: Option<u64>,
+    pub usr_cpu: Option<f64>,
+    pub sys_cpu: Option<f64>,
+    pub error: Option<String>,
 }
 
 impl CompareRow {
@@ -232,6 +250,12 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
                 "ctx_per_io": r.ctx_per_io, "achieved_depth": r.achieved_depth,
                 "disk_util": r.disk_util, "disk_ios": r.disk_ios, "error": r.error,
                 "iops_series": r.iops_series, "lat_series_ns": r.lat_series,
+                "hosts": r.hosts.iter().map(|h| json!({
+                    "hostname": h.hostname, "rank": h.rank, "iops": h.iops,
+                    "bw_bytes": h.bw_bytes, "clat_mean_ns": h.clat_mean,
+                    "clat_p99_ns": h.clat_p99, "usr_cpu": h.usr_cpu, "sys_cpu": h.sys_cpu,
+                    "error": h.error,
+                })).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -255,6 +279,32 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
     });
     serde_json::to_writer_pretty(&mut *out, &v).map_err(std::io::Error::other)?;
     writeln!(out)
+}
+
+/// A row's "hosts" as [`write_compare_json`] wrote them.
+fn hosts(r: &serde_json::Value) -> Vec<HostShare> {
+    use serde_json::Value;
+    let f = |h: &Value, k: &str| h.get(k).and_then(Value::as_f64);
+    (r.get("hosts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten())
+    .map(|h| HostShare {
+        hostname: h
+            .get("hostname")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        rank: h.get("rank").and_then(Value::as_u64).unwrap_or(0) as u32,
+        iops: f(h, "iops").unwrap_or(0.0),
+        bw_bytes: f(h, "bw_bytes").unwrap_or(0.0),
+        clat_mean: f(h, "clat_mean_ns"),
+        clat_p99: h.get("clat_p99_ns").and_then(Value::as_u64),
+        usr_cpu: f(h, "usr_cpu"),
+        sys_cpu: f(h, "sys_cpu"),
+        error: h.get("error").and_then(Value::as_str).map(String::from),
+    })
+    .collect()
 }
 
 /// Reads back what [`write_compare_json`] wrote (`v` holds the key "iolab compare"): the rows
@@ -321,6 +371,7 @@ pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::Rep
                 iops_series: series(r, "iops_series"),
                 lat_series: series(r, "lat_series_ns"),
                 error,
+                hosts: hosts(r),
             }
         })
         .collect();

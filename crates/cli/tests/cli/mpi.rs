@@ -24,18 +24,18 @@ fn scratch(name: &str) -> PathBuf {
 /// `mpirun --oversubscribe -np N iolab run ARGS` in `dir`; `None` (and a counted skip) where
 /// there is no mpirun.
 fn mpirun(case: &str, dir: &Path, n: u32, args: &[&str]) -> Option<Out> {
-    let child = mpirun_spawn(case, dir, n, args)?;
+    let child = mpirun_spawn(case, dir, n, &[&["run"], args].concat())?;
     Some(wait(child, Duration::from_secs(180)))
 }
 
-/// [`mpirun`], started and not waited for.
+/// `mpirun --oversubscribe -np N iolab ARGS` in `dir`, started and not waited for.
 fn mpirun_spawn(case: &str, dir: &Path, n: u32, args: &[&str]) -> Option<std::process::Child> {
     if Command::new("mpirun").arg("--version").output().is_err() {
         iolab_testkit::skip(case, &"no mpirun (apt-get install openmpi-bin)");
         return None;
     }
     let mut c = Command::new("mpirun");
-    c.args(["--oversubscribe", "-np", &n.to_string(), BIN, "run"])
+    c.args(["--oversubscribe", "-np", &n.to_string(), BIN])
         .args(args)
         .current_dir(dir)
         // Root in CI containers: Open MPI refuses root unless told twice.
@@ -53,7 +53,7 @@ fn stopped_with(case: &str, signal: &str) -> Option<(Out, PathBuf)> {
     let dir = scratch(case);
     let job = "[j]\nioengine=null\nsize=1g\ntime_based\nruntime=60\nnumjobs=8\n";
     std::fs::write(dir.join("j.fio"), job).unwrap();
-    let child = mpirun_spawn(case, &dir, 2, &["--output-format=json", "j.fio"])?;
+    let child = mpirun_spawn(case, &dir, 2, &["run", "--output-format=json", "j.fio"])?;
     std::thread::sleep(Duration::from_secs(3));
     let sent = Command::new("kill")
         .args([signal, &child.id().to_string()])
@@ -250,4 +250,46 @@ fn the_text_report_has_each_ranks_block_then_all_clients() {
     // Each rank's group folded its 2 clones; All clients has the 6 jobs' 1536 reads.
     assert_eq!(t.matches("a: (groupid=0, jobs=2)").count(), 3, "{t}");
     assert!(t[all..].contains("issued rwts: total=1536,0,0,0"), "{t}");
+}
+
+#[test]
+fn compare_on_four_ranks_gives_rows_of_all_their_io_and_each_ranks_share() {
+    let dir = scratch("compare");
+    let args = [
+        "compare",
+        "--engines=psync,null",
+        "--runtime=1",
+        "--size=8m",
+        "--output-format=json",
+    ];
+    let Some(child) = mpirun_spawn("mpi compare", &dir, 4, &args) else {
+        return;
+    };
+    let out = wait(child, Duration::from_secs(120));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let d: Value = serde_json::from_str(&out.stdout).unwrap();
+    let c = &d["iolab compare"];
+    assert!(c["workload"]["ranks"]
+        .as_str()
+        .unwrap()
+        .starts_with("4 on 1 host"));
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert!(row["error"].is_null(), "{row}");
+        let hosts = row["hosts"].as_array().unwrap();
+        let ranks: Vec<u64> = hosts.iter().map(|h| h["rank"].as_u64().unwrap()).collect();
+        assert_eq!(ranks, [0, 1, 2, 3]);
+        // The row is the ranks' I/O together: its IOPS is their sum (each over its own
+        // runtime, the row over the longest, so a few percent apart).
+        let sum: f64 = hosts.iter().map(|h| h["iops"].as_f64().unwrap()).sum();
+        let row_iops = row["iops"].as_f64().unwrap();
+        assert!(
+            (row_iops / sum - 1.0).abs() < 0.1,
+            "row {row_iops} vs ranks {sum}"
+        );
+        assert!(hosts.iter().all(|h| h["iops"].as_f64().unwrap() > 0.0));
+    }
+    // Each rank laid out its own file, and removed it.
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none());
 }
