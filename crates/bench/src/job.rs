@@ -15,6 +15,8 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod rates;
+pub use rates::{keep_rate_series, Rates};
 mod record;
 
 use crate::gate::StartGate;
@@ -50,6 +52,9 @@ pub struct JobOutcome {
     pub ended_ns: u64,
     /// Mean completion latency per sampling interval: (ms, ns).
     pub lat_series: Vec<(u64, f64)>,
+    /// Every bandwidth and IOPS sample, when [`crate::keep_rate_series`] asked for them (an
+    /// MPI run sums them across ranks on a common time base).
+    pub rates: rates::Rates,
 }
 
 /// What ends a job early: a signal, or a job with `exitall` that finished.
@@ -259,6 +264,8 @@ struct Runner<'a> {
     debug_io: bool,
     /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
     last_seed: u64,
+    /// The bw and IOPS samples, kept only when asked for.
+    rates: Option<rates::Rates>,
 }
 
 impl<'a> Runner<'a> {
@@ -322,6 +329,7 @@ impl<'a> Runner<'a> {
             unclocked: 0,
             debug_io: debug::on(debug::IO),
             last_seed: 0,
+            rates: rates::Rates::wanted(),
         }
     }
 
@@ -545,7 +553,13 @@ impl<'a> Runner<'a> {
         if self.has_min_rate && self.now >= self.min_check_at {
             self.check_min_rate();
         }
-        if let Some(smp) = self.stats.sample(self.now, &mut self.bw, &mut self.iops) {
+        let [bw, iops] = self
+            .stats
+            .sample_both(self.now, &mut self.bw, &mut self.iops);
+        if let (Some(r), true) = (&mut self.rates, bw.is_some() || iops.is_some()) {
+            r.keep(bw, iops);
+        }
+        if let Some(smp) = iops {
             let total: u64 = smp.rate.iter().flatten().sum();
             self.iops_series.push((smp.elapsed_ms, total as f64));
             // Mean clat of the interval from the running totals (no per-I/O work): the sum of
@@ -796,6 +810,7 @@ impl<'a> Runner<'a> {
         self.iops = Sampler::new(SampleKind::Iops, spec.iopsavgtime, self.now);
         self.iops_series.clear();
         self.lat_series.clear();
+        self.rates = rates::Rates::wanted();
         self.lat_window = (0.0, 0);
         self.cpu0 = usage();
     }
@@ -882,6 +897,7 @@ impl<'a> Runner<'a> {
             errors_ignored: self.errors_ignored,
             iops_series: self.iops_series,
             lat_series: self.lat_series,
+            rates: self.rates.unwrap_or_default(),
             started_ns: 0,
             ended_ns: 0,
         }

@@ -28,7 +28,7 @@ use iolab_engine::EngineError;
 use iolab_stats::DiskStats;
 use iolab_workload::JobPlan;
 
-pub use job::{Clock, JobOutcome, Stops};
+pub use job::{keep_rate_series, Clock, JobOutcome, Rates, Stops};
 pub use joberr::{strerror, JobError};
 
 /// Why a run could not start or go on.

@@ -102,7 +102,54 @@ fn all_clients<'a>(
             }
         }
     }
+    for (at, k) in keys.iter().enumerate() {
+        let members = || {
+            (plans.iter().enumerate())
+                .filter(|(_, p)| key(specs, p) == *k)
+                .flat_map(|(i, _)| ranks.iter().filter_map(move |r| r.jobs.get(i)))
+        };
+        let stats = &mut sums[at].1;
+        if let Some(bw) = rates_together(members().map(|j| j.bw_rates.as_slice())) {
+            for (d, m) in bw.into_iter().enumerate() {
+                stats.dirs[d].bw = m;
+            }
+        }
+        if let Some(iops) = rates_together(members().map(|j| j.iops_rates.as_slice())) {
+            for (d, m) in iops.into_iter().enumerate() {
+                stats.dirs[d].iops = m;
+            }
+        }
+    }
     sums
+}
+
+/// The bw or IOPS samples of jobs that ran together, added window by window (the n-th sample
+/// of each: the ranks start together and sample at the same interval), then the moments of
+/// those sums per direction: "All clients" reports the rate all ranks reached together, not
+/// the spread of single jobs' rates. Past the shortest job's samples there is no sum (a job
+/// that ended would show as a drop). `None` when the jobs kept no samples.
+fn rates_together<'a>(
+    jobs: impl Iterator<Item = &'a [iolab_stats::Sample]> + Clone,
+) -> Option<[iolab_stats::Moments; 3]> {
+    let len = jobs.clone().map(<[_]>::len).min()?;
+    if len == 0 {
+        return None;
+    }
+    let mut out = [iolab_stats::Moments::default(); 3];
+    for i in 0..len {
+        for (d, m) in out.iter_mut().enumerate() {
+            let mut any = false;
+            let mut sum = 0u64;
+            for s in jobs.clone().filter_map(|j| j[i].rate[d]) {
+                any = true;
+                sum = sum.saturating_add(s);
+            }
+            if any {
+                m.add(sum);
+            }
+        }
+    }
+    Some(out)
 }
 
 /// Every host's devices once (ranks on one host see the same disks), named `HOST:DEV` when
@@ -258,6 +305,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn all_clients_bandwidth_is_the_ranks_samples_summed_window_by_window() {
+        let (specs, plans) = planned("[a]\nrw=read\nsize=1m\n");
+        let mut ranks = ranks(2, 1);
+        let sample = |ms, kib| iolab_stats::Sample {
+            elapsed_ms: ms,
+            spent_ms: 500,
+            rate: [Some(kib), None, None],
+        };
+        ranks[0].jobs[0].bw_rates = vec![sample(500, 100), sample(1000, 200)];
+        // Rank 1 took one sample more as it ended: no sum past the shortest.
+        ranks[1].jobs[0].bw_rates = vec![sample(500, 300), sample(1000, 400), sample(1500, 9)];
+        let r = clients_report(&specs, &plans, &ranks);
+        let all = &r.all.jobs[0].read;
+        assert_eq!((all.bw_min, all.bw_max, all.bw_samples), (400, 600, 2));
+        assert!((all.bw_mean - 500.0).abs() < 1e-9);
+        // Each rank's own entry keeps its own samples.
+        assert_eq!(r.clients[0].report.jobs[0].read.bw_samples, 1);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use iolab_stats::{
     CpuUsage, DepthStats, DirStats, DiskStats, DiskUtil, Histogram, JobStats, LatStats, Moments,
+    Sample,
 };
 
 /// One job's result on one rank, in plan order.
@@ -23,6 +24,9 @@ pub struct JobResult {
     /// IOPS and mean completion latency over time: (ms since the job's start, value).
     pub iops_series: Vec<(u64, f64)>,
     pub lat_series: Vec<(u64, f64)>,
+    /// Every bandwidth (KiB/s) and IOPS sample, in order, for the sums on a common time base.
+    pub bw_rates: Vec<Sample>,
+    pub iops_rates: Vec<Sample>,
 }
 
 /// Everything one rank hands to rank 0.
@@ -77,6 +81,8 @@ impl RankResult {
             put(&mut w, j.submits);
             put_series(&mut w, &j.iops_series);
             put_series(&mut w, &j.lat_series);
+            put_rates(&mut w, &j.bw_rates);
+            put_rates(&mut w, &j.iops_rates);
         }
         put(&mut w, self.disks.len() as u64);
         for d in &self.disks {
@@ -116,6 +122,8 @@ impl RankResult {
                 submits: r.u64()?,
                 iops_series: r.series()?,
                 lat_series: r.series()?,
+                bw_rates: r.rates()?,
+                iops_rates: r.rates()?,
             });
         }
         let n = r.count(8)?;
@@ -149,6 +157,22 @@ impl RankResult {
             cpu_us,
             error,
         })
+    }
+}
+
+/// Samples as (end, length, which directions have a rate as bits, the three rates).
+fn put_rates(w: &mut Vec<u8>, s: &[Sample]) {
+    put(w, s.len() as u64);
+    for x in s {
+        put(w, x.elapsed_ms);
+        put(w, x.spent_ms);
+        let mask = (0..3)
+            .filter(|&d| x.rate[d].is_some())
+            .fold(0, |m, d| m | 1 << d);
+        put(w, mask);
+        for r in x.rate {
+            put(w, r.unwrap_or(0));
+        }
     }
 }
 
@@ -287,6 +311,25 @@ impl Reader<'_> {
         String::from_utf8(self.take(n)?.to_vec()).map_err(|_| WireError("a name not UTF-8".into()))
     }
 
+    fn rates(&mut self) -> Result<Vec<Sample>, WireError> {
+        let n = self.count(48)?;
+        (0..n)
+            .map(|_| {
+                let (elapsed_ms, spent_ms, mask) = (self.u64()?, self.u64()?, self.u64()?);
+                let mut rate = [None; 3];
+                for (d, r) in rate.iter_mut().enumerate() {
+                    let v = self.u64()?;
+                    *r = (mask & 1 << d != 0).then_some(v);
+                }
+                Ok(Sample {
+                    elapsed_ms,
+                    spent_ms,
+                    rate,
+                })
+            })
+            .collect()
+    }
+
     fn series(&mut self) -> Result<Vec<(u64, f64)>, WireError> {
         let n = self.count(16)?;
         (0..n).map(|_| Ok((self.u64()?, self.f64()?))).collect()
@@ -419,6 +462,11 @@ pub(crate) mod tests {
                 submits: 4000,
                 iops_series: vec![(500, 1000.5), (1000, 999.0)],
                 lat_series: vec![(500, 12345.0)],
+                bw_rates: vec![Sample {
+                    elapsed_ms: 500,
+                    spent_ms: 500,
+                    rate: [Some(4000), None, Some(0)],
+                }],
                 ..JobResult::default()
             }],
             disks: vec![DiskUtil {

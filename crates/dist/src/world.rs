@@ -142,6 +142,8 @@ impl World {
         status: StatusLine,
     ) -> Result<Option<Gathered>, String> {
         self.agree(iolab_bench::prepare(plans).map_err(|e| e.to_string()))?;
+        // "All clients" sums the ranks' bw and IOPS samples window by window.
+        iolab_bench::keep_rate_series(true);
         let start_ns = std::cell::Cell::new(None);
         let gate = || {
             let t = self.start_together();
@@ -196,6 +198,8 @@ impl World {
                     submits: j.syscalls.submit,
                     iops_series: j.iops_series,
                     lat_series: j.lat_series,
+                    bw_rates: j.rates.bw,
+                    iops_rates: j.rates.iops,
                     stats: j.stats,
                 })
                 .collect(),

@@ -179,21 +179,32 @@ impl JobStats {
     /// Returns the IOPS sample when one was taken (for IOPS-over-time series and logs).
     #[inline]
     pub fn sample(&mut self, now_ns: u64, bw: &mut Sampler, iops: &mut Sampler) -> Option<Sample> {
+        self.sample_both(now_ns, bw, iops)[1]
+    }
+
+    /// [`JobStats::sample`], returning the bandwidth sample too: `[bw, iops]`.
+    pub fn sample_both(
+        &mut self,
+        now_ns: u64,
+        bw: &mut Sampler,
+        iops: &mut Sampler,
+    ) -> [Option<Sample>; 2] {
+        let mut out = [None, None];
         if bw.due(now_ns) {
             let counters = self.bytes_done();
             let [r, w, t] = &mut self.dirs;
-            bw.check(now_ns, counters, &mut [&mut r.bw, &mut w.bw, &mut t.bw]);
+            out[0] = bw.check(now_ns, counters, &mut [&mut r.bw, &mut w.bw, &mut t.bw]);
         }
         if iops.due(now_ns) {
             let counters = self.ios_done();
             let [r, w, t] = &mut self.dirs;
-            return iops.check(
+            out[1] = iops.check(
                 now_ns,
                 counters,
                 &mut [&mut r.iops, &mut w.iops, &mut t.iops],
             );
         }
-        None
+        out
     }
 
     /// Reads + writes + trims issued (fio's `ddir_rw_sum(total_io_u)`, the base of the

@@ -34,6 +34,7 @@ impl JobOutcome {
             started_ns: 0,
             ended_ns: 0,
             lat_series: Vec::new(),
+            rates: Default::default(),
         }
     }
 }

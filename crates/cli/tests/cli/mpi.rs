@@ -293,3 +293,28 @@ fn compare_on_four_ranks_gives_rows_of_all_their_io_and_each_ranks_share() {
     // Each rank laid out its own file, and removed it.
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none());
 }
+
+#[test]
+fn all_clients_iops_samples_are_the_ranks_summed_on_a_common_time_base() {
+    let dir = scratch("rates");
+    let job = "[a]\nioengine=null\nsize=1g\nrw=read\nrate_iops=1000\ntime_based\nruntime=3\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let Some(out) = mpirun("mpi rates", &dir, 4, &["--output-format=json", "j.fio"]) else {
+        return;
+    };
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let d: Value = serde_json::from_str(&out.stdout).unwrap();
+    let all = entries(&d)
+        .iter()
+        .find(|e| e["jobname"] == "All clients")
+        .unwrap();
+    let r = &all["read"];
+    // Four ranks at 1000 IOPS each: every summed window is near 4000, where samples pooled
+    // job by job would average 1000.
+    let mean = r["iops_mean"].as_f64().unwrap();
+    assert!((3600.0..4400.0).contains(&mean), "{r}");
+    assert!(r["iops_min"].as_f64().unwrap() > 3000.0, "{r}");
+    assert!(r["iops_samples"].as_u64().unwrap() >= 4, "{r}");
+    let bw_mean = r["bw_mean"].as_f64().unwrap();
+    assert!((3600.0 * 4.0..4400.0 * 4.0).contains(&bw_mean), "{r}");
+}
