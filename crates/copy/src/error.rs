@@ -95,26 +95,7 @@ impl fmt::Display for CopyError {
 
 impl std::error::Error for CopyError {}
 
-/// A path for a message: its bytes as they are where they are UTF-8, `\xNN` where not (Linux
-/// names are bytes; a lossy conversion would show two different names the same).
-pub fn shown(path: &Path) -> String {
-    use std::fmt::Write;
-    use std::os::unix::ffi::OsStrExt;
-    let mut out = String::new();
-    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
-        for c in chunk.valid().chars() {
-            if c.is_control() {
-                out.extend(c.escape_default());
-            } else {
-                out.push(c);
-            }
-        }
-        for b in chunk.invalid() {
-            let _ = write!(out, "\\x{b:02X}");
-        }
-    }
-    out
-}
+pub use iolab_args::shown;
 
 /// Bytes in a short human form (binary units, as cp's `-v` users read them).
 pub(crate) fn human(n: u64) -> String {

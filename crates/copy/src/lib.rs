@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 mod backup;
+pub mod cmdline;
 mod dest;
 mod error;
 mod extents;

@@ -8,7 +8,6 @@
 #![forbid(unsafe_code)]
 
 mod arith;
-mod closest;
 pub mod cmdline;
 pub mod debug;
 pub mod error;
@@ -18,9 +17,9 @@ mod read;
 pub mod spec;
 pub mod value;
 
-pub use closest::closest;
 pub use cmdline::{parse_cmdline, Invocation, OutputFormat, TopLevel};
 pub use error::{ErrorKind, JobError, Loc, Warning};
+pub use iolab_args::closest;
 pub use parse::{Inherited, JobFile, ParseOpts, RawJob, RawOption, Vars};
 pub use read::{
     MAX_APPLIED_BYTES, MAX_APPLIED_OPTIONS, MAX_INCLUDES, MAX_INCLUDE_DEPTH, MAX_JOBS,
