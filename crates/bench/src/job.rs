@@ -167,6 +167,7 @@ pub fn run(
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     let result = runner.run(stop);
+    crate::place::postrun(plan);
     progress.finished.store(true, Ordering::Relaxed);
     if plan.exitall {
         stop.exit_all.store(true, Ordering::Relaxed);

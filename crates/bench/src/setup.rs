@@ -59,10 +59,7 @@ pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen);
 const SLOT_BYTES: u64 = 512;
 
 pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
-    if !plan.cpus_allowed.is_empty() {
-        sys::set_thread_affinity(&plan.cpus_allowed)
-            .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;
-    }
+    crate::place::enter(plan)?;
     let opts = engine_opts(plan);
     let memory = mem::total();
     mem::check(
@@ -149,6 +146,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         fill(&mut b, plan, &mut rng);
         bufs.push(b);
     }
+    crate::place::prerun(plan)?;
     Ok((eng, ids, bufs, gen))
 }
 
