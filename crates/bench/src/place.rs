@@ -31,6 +31,7 @@ fn refuse(plan: &JobPlan, what: &str, why: impl std::fmt::Display) -> BenchError
 /// does before it sets up the engine.
 pub(crate) fn enter(plan: &JobPlan) -> Result<(), BenchError> {
     let pl = &plan.spec.place;
+    crate::job::cmdprio::check(plan).map_err(|e| refuse(plan, "cmdprio", e))?;
     if pl.uid.is_some() || pl.gid.is_some() {
         task::set_thread_ids(pl.uid, pl.gid).map_err(|e| refuse(plan, "uid/gid", e))?;
     }
@@ -66,6 +67,27 @@ pub(crate) fn enter(plan: &JobPlan) -> Result<(), BenchError> {
     }
     if let Some(n) = pl.nice.filter(|n| *n != 0) {
         task::add_nice(n).map_err(|e| refuse(plan, "nice", e))?;
+    }
+    Ok(())
+}
+
+/// Refuses cmdprio options on an engine that cannot give single I/Os a priority (fio knows
+/// them for io_uring and libaio only).
+pub(crate) fn engine_fits(
+    plan: &JobPlan,
+    caps: &iolab_engine::Caps,
+    engine: &str,
+) -> Result<(), BenchError> {
+    let pl = &plan.spec.place;
+    let used = pl.cmdprio_bssplit.is_some()
+        || [pl.cmdprio_percentage, pl.cmdprio_class, pl.cmdprio]
+            .iter()
+            .any(|v| v.iter().any(|x| *x > 0));
+    if used && !caps.ioprio {
+        let why = format!(
+            "the {engine} engine cannot give single I/Os a priority (io_uring and libaio can)"
+        );
+        return Err(refuse(plan, "cmdprio options", why));
     }
     Ok(())
 }

@@ -71,6 +71,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     )?;
     let mut eng = iolab_engine::open(&opts)
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+    crate::place::engine_fits(plan, eng.caps(), opts.kind.name())?;
     if debug::on(debug::IO) {
         let name = opts.kind.name();
         debug::line(

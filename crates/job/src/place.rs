@@ -61,6 +61,96 @@ pub struct Place {
     pub ioscheduler: Option<String>,
     pub exec_prerun: Option<String>,
     pub exec_postrun: Option<String>,
+    /// io_uring/libaio `cmdprio_percentage`, `cmdprio_class` (0: not set), `cmdprio`, per
+    /// direction (read, write; fio gives trims none).
+    pub cmdprio_percentage: [u32; 2],
+    pub cmdprio_class: [u32; 2],
+    pub cmdprio: [u32; 2],
+    /// `cmdprio_bssplit`, per direction.
+    pub cmdprio_bssplit: Option<[Vec<BsPrio>; 2]>,
+}
+
+/// One `cmdprio_bssplit` entry: I/Os of `bs` bytes get a priority `perc` percent of the time,
+/// `prio` (class, level) or, when absent, `cmdprio_class`/`cmdprio`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BsPrio {
+    pub bs: u64,
+    pub perc: u32,
+    pub prio: Option<(u32, u32)>,
+}
+
+/// A per-direction integer option of fio's (`50` or `30,60`), each value in `min..=max`; the
+/// directions not given keep `cur`.
+pub fn parse_rw_ints(s: &str, min: u32, max: u32, cur: &mut [u32; 2]) -> Result<(), String> {
+    let dirs = crate::value::parse_per_dir(s, false, |x| {
+        let v = crate::value::parse_int(x)?;
+        u32::try_from(v)
+            .ok()
+            .filter(|v| (min..=max).contains(v))
+            .ok_or_else(|| format!("value out of range: {v} ({min} to {max})"))
+    })?;
+    for (c, d) in cur.iter_mut().zip(dirs) {
+        if let Some(v) = d {
+            *c = v;
+        }
+    }
+    Ok(())
+}
+
+/// `cmdprio_bssplit`: `bs/perc[/class/level]:...` per direction (read,write; a trim part is
+/// ignored, as in fio), each block size's percentages at most 100 in all.
+pub fn parse_cmdprio_bssplit(s: &str, kb: u64) -> Result<[Vec<BsPrio>; 2], String> {
+    let dirs = crate::value::split_per_dir(s, false)?;
+    let mut out = [Vec::new(), Vec::new()];
+    for (slot, d) in out.iter_mut().zip(dirs) {
+        for ent in d
+            .unwrap_or("")
+            .split(':')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+        {
+            slot.push(bs_prio(ent, kb)?);
+        }
+        slot.sort_by_key(|e| e.bs);
+        for e in slot.iter() {
+            let total: u32 = slot.iter().filter(|o| o.bs == e.bs).map(|o| o.perc).sum();
+            if total > 100 {
+                return Err(format!("total percentage for bs {} exceeds 100", e.bs));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn bs_prio(ent: &str, kb: u64) -> Result<BsPrio, String> {
+    let f: Vec<&str> = ent.split('/').map(str::trim).collect();
+    let int = |x: &str, max: i64| {
+        crate::value::parse_int(x)
+            .ok()
+            .filter(|v| (0..=max).contains(v))
+            .map(|v| v as u32)
+            .ok_or_else(|| format!("'{ent}': '{x}' is not a number from 0 to {max}"))
+    };
+    let (bs, perc, prio) = match f.as_slice() {
+        [bs, perc] => (bs, int(perc, 100)?, None),
+        [bs, perc, class, level] => {
+            let class = int(class, 3)?;
+            if class == 0 {
+                return Err(format!("'{ent}': the class is 1 (realtime), 2 or 3"));
+            }
+            (bs, int(perc, 100)?, Some((class, int(level, 7)?)))
+        }
+        _ => {
+            return Err(format!(
+                "'{ent}' is not bs/percentage or bs/percentage/class/level"
+            ))
+        }
+    };
+    Ok(BsPrio {
+        bs: crate::value::parse_size(bs, kb)?,
+        perc,
+        prio,
+    })
 }
 
 /// A node or CPU list as fio and libnuma write it: `0-3,6,8-9`. An empty or malformed part is
@@ -148,5 +238,22 @@ mod tests {
         assert!(parse_mem_policy("local:0").is_err());
         assert!(parse_mem_policy("fast").is_err());
         assert_eq!(mask_to_list(0b101), "0,2");
+    }
+
+    #[test]
+    fn cmdprio_values_read_per_direction_as_fio_reads_them() {
+        let mut v = [0, 0];
+        assert_eq!(parse_rw_ints("30,60", 0, 100, &mut v), Ok(()));
+        assert_eq!(v, [30, 60]);
+        assert_eq!(parse_rw_ints("50", 0, 100, &mut v), Ok(()));
+        assert_eq!(v, [50, 50]);
+        assert!(parse_rw_ints("150", 0, 100, &mut v).is_err());
+        let b = parse_cmdprio_bssplit("4k/50/3/1:8k/100,16k/20", 1024).unwrap();
+        let e = |bs, perc, prio| BsPrio { bs, perc, prio };
+        assert_eq!(b[0], [e(4096, 50, Some((3, 1))), e(8192, 100, None)]);
+        assert_eq!(b[1], [e(16384, 20, None)]);
+        assert!(parse_cmdprio_bssplit("4k/60:4k/50/2/0", 1024).is_err());
+        assert!(parse_cmdprio_bssplit("4k/50/0/1", 1024).is_err());
+        assert!(parse_cmdprio_bssplit("4k/50/2", 1024).is_err());
     }
 }

@@ -460,3 +460,154 @@ fn ioscheduler_switches_the_device_for_the_run_and_puts_it_back() {
     assert!(switched, "the scheduler was switched while the job ran");
     assert_eq!(lo.scheduler(), before, "put back after Ctrl-C");
 }
+
+/// `iolab run ARGS --output-format=json` in `d`: (prioclass, prio, N) of each direction's
+/// `prios`, and the direction's clat N.
+/// (prioclass, prio, N) of each entry of a direction's `prios`, and the direction's clat N.
+type Prios = (Vec<(u64, u64, u64)>, u64);
+
+fn prios(d: &TestDir, args: &[&str]) -> [Prios; 2] {
+    let out = d.run(&with(args, &["--output-format=json"])).ok();
+    let v = out.json();
+    ["read", "write"].map(|k| {
+        let dir = &v["jobs"][0][k];
+        let list = dir["prios"].as_array().cloned().unwrap_or_default();
+        let list = list
+            .iter()
+            .map(|p| {
+                let n = p["clat_ns"]["N"].as_u64().unwrap();
+                (
+                    p["prioclass"].as_u64().unwrap(),
+                    p["prio"].as_u64().unwrap(),
+                    n,
+                )
+            })
+            .collect();
+        (list, dir["clat_ns"]["N"].as_u64().unwrap_or(0))
+    })
+}
+
+/// `n` of `all` is `pct` percent, within what 1024 draws allow.
+fn near(n: u64, all: u64, pct: f64) -> bool {
+    (n as f64 * 100.0 / all as f64 - pct).abs() < 8.0
+}
+
+#[test]
+fn cmdprio_percentage_gives_that_share_of_ios_a_priority_reported_apart() {
+    let d = TestDir::new("place-cmdprio");
+    for engine in ["--ioengine=io_uring", "--ioengine=libaio"] {
+        let args = [
+            "--name=t",
+            engine,
+            "--filename=data",
+            "--size=8m",
+            "--bs=4k",
+            "--rw=randrw",
+            "--cmdprio_percentage=30,60",
+            "--cmdprio_class=2",
+            "--cmdprio=3",
+        ];
+        let [(r, rn), (w, wn)] = prios(&d, &args);
+        assert_eq!(
+            r.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>(),
+            [(0, 0), (2, 3)]
+        );
+        assert_eq!(
+            r.iter().map(|p| p.2).sum::<u64>(),
+            rn,
+            "{engine}: every read is in one"
+        );
+        assert_eq!(
+            w.iter().map(|p| p.2).sum::<u64>(),
+            wn,
+            "{engine}: every write is in one"
+        );
+        assert!(near(r[1].2, rn, 30.0), "{engine}: {r:?} of {rn}");
+        assert!(near(w[1].2, wn, 60.0), "{engine}: {w:?} of {wn}");
+        // As fio: with one priority only (100%), no per-priority figures.
+        let all = with(&args[..6], &["--cmdprio_percentage=100"]);
+        assert!(prios(&d, &all)[0].0.is_empty());
+    }
+    let text = d.run(&[
+        "--name=t",
+        "--ioengine=io_uring",
+        "--filename=data",
+        "--size=4m",
+        "--rw=randread",
+        "--cmdprio_percentage=50",
+    ]);
+    let text = text.ok().stdout;
+    assert!(
+        text.contains("    clat prio 1/0 (") && text.contains("% of IOs) percentiles ("),
+        "{text}"
+    );
+}
+
+#[test]
+fn cmdprio_bssplit_gives_each_block_size_its_priorities() {
+    let d = TestDir::new("place-cmdprio-bssplit");
+    let args = [
+        "--name=t",
+        "--ioengine=io_uring",
+        "--filename=data",
+        "--size=8m",
+        "--rw=randread",
+        "--bssplit=4k/50:8k/50",
+        "--cmdprio_bssplit=4k/50/3/1:8k/100",
+    ];
+    let [(r, n), _] = prios(&d, &args);
+    let keys: Vec<_> = r.iter().map(|p| (p.0, p.1)).collect();
+    // The job's own first, then in block size order; 8k/100 takes cmdprio_class's default (1).
+    assert_eq!(keys, [(0, 0), (3, 1), (1, 0)]);
+    assert!(
+        near(r[0].2, n, 25.0) && near(r[1].2, n, 25.0) && near(r[2].2, n, 50.0),
+        "{r:?}"
+    );
+    let both = with(&args, &["--cmdprio_percentage=10"]);
+    let err = d.run(&both).fails().stderr;
+    assert!(err.contains("mutually exclusive"), "{err}");
+    let psync = d.run(&[
+        "--name=t",
+        "--ioengine=psync",
+        "--size=64k",
+        "--cmdprio_percentage=10",
+    ]);
+    assert!(psync
+        .fails()
+        .stderr
+        .contains("cannot give single I/Os a priority"));
+}
+
+#[test]
+fn cmdprio_class_reaches_the_kernel_which_refuses_realtime_to_a_plain_user() {
+    if !is_root() {
+        iolab_testkit::skip("cmdprio EPERM", &"needs root to run a job as another user");
+        return;
+    }
+    let d = TestDir::new("place-cmdprio-perm");
+    d.write("data", &"x".repeat(64 << 10));
+    for engine in ["--ioengine=io_uring", "--ioengine=libaio"] {
+        let job = [
+            "--name=t",
+            engine,
+            "--filename=data",
+            "--size=64k",
+            "--uid=65534",
+        ];
+        // Best effort is anyone's: the job runs.
+        d.run(&with(
+            &job,
+            &["--cmdprio_percentage=100", "--cmdprio_class=2"],
+        ))
+        .ok();
+        // Realtime needs CAP_SYS_NICE or CAP_SYS_ADMIN: the kernel refuses each such I/O.
+        let out = d.run(&with(
+            &job,
+            &["--cmdprio_percentage=100", "--cmdprio_class=1"],
+        ));
+        assert!(
+            out.stdout.contains("err= 1") || out.stderr.contains("EPERM"),
+            "{engine}: {out:?}"
+        );
+    }
+}
