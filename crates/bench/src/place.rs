@@ -375,8 +375,14 @@ fn wanted_schedulers(
             continue;
         }
         for f in &plan.files {
-            let dev = DevInfo::of_path(&f.path)
-                .map_err(|e| refuse(plan, "ioscheduler", format!("{}: {e}", f.path.display())))?;
+            // A file made at its first I/O (create_on_open) is on its folder's device.
+            let at = match f.path.parent() {
+                Some(dir) if !f.path.exists() && !dir.as_os_str().is_empty() => dir,
+                Some(_) if !f.path.exists() => Path::new("."),
+                _ => f.path.as_path(),
+            };
+            let dev = DevInfo::of_path(at)
+                .map_err(|e| refuse(plan, "ioscheduler", format!("{}: {e}", at.display())))?;
             let Some(dev) = dev else {
                 let why = format!("{} is on no block device", f.path.display());
                 return Err(refuse(plan, "ioscheduler", why));
