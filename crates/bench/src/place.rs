@@ -23,8 +23,12 @@ use iolab_workload::JobPlan;
 use crate::layout::info;
 use crate::BenchError;
 
+/// A refusal naming where the job is written, as planning's errors do (what the machine lacks
+/// is found here, at run time, but the fix is in the job file).
 fn refuse(plan: &JobPlan, what: &str, why: impl std::fmt::Display) -> BenchError {
-    BenchError::Refused(format!("{}: {what}: {why}", plan.name))
+    let loc = &plan.spec.loc;
+    let at = format!("{}:{}: job '{}'", loc.file, loc.line, plan.name);
+    BenchError::Refused(format!("{at}: {what}: {why}"))
 }
 
 /// Applies the job's process options to the calling thread (the job's), as fio's thread_main
@@ -275,10 +279,13 @@ impl Surroundings {
             let why = "cgroup_weight works only with cgroup v1's blkio.weight (as in fio 3.33)";
             return Err(refuse(plan, "cgroup_weight", why));
         }
-        match fs::create_dir(&dir) {
-            Ok(()) if !pl.cgroup_nodelete => self.cgroups.push(dir.clone()),
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        let made = match fs::create_dir(&dir) {
+            Ok(()) if !pl.cgroup_nodelete => {
+                self.cgroups.push(dir.clone());
+                true
+            }
+            Ok(()) => true,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
             Err(e) => {
                 let why = format!(
                     "cannot create {}: {e} (is cgroup v2 writable here?)",
@@ -286,10 +293,18 @@ impl Surroundings {
                 );
                 return Err(refuse(plan, &format!("cgroup={name}"), why));
             }
-        }
+        };
         // Threaded: the threads of one process may then sit in different cgroups.
         let ty = dir.join("cgroup.type");
         let is_threaded = fs::read_to_string(&ty).is_ok_and(|t| t.trim() == "threaded");
+        if !is_threaded && !made {
+            // Turning a cgroup threaded cannot be undone: only one iolab made is changed.
+            let why = format!(
+                "{} exists and is not threaded (a job's thread can only join a threaded cgroup; name a new one)",
+                dir.display()
+            );
+            return Err(refuse(plan, &format!("cgroup={name}"), why));
+        }
         if !is_threaded {
             fs::write(&ty, "threaded").map_err(|e| {
                 let why = format!("cannot make {} threaded: {e}", dir.display());

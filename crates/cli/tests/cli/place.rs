@@ -291,6 +291,12 @@ fn cgroup_runs_the_job_thread_in_its_own_cgroup_removed_after() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(dir.exists(), "cgroup_nodelete=1 keeps the cgroup");
     fs::remove_dir(&dir).unwrap();
+    // A cgroup that exists as a domain is not turned threaded (that cannot be undone).
+    fs::create_dir(&dir).unwrap();
+    let out = d.run(&["--name=t", "--ioengine=null", "--size=64k", &arg]);
+    let err = out.fails().stderr;
+    fs::remove_dir(&dir).unwrap();
+    assert!(err.contains("exists and is not threaded"), "{err}");
     // As fio 3.33 on cgroup v2: a weight is an error.
     let out = d.run(&[
         "--name=t",
