@@ -270,6 +270,14 @@ fn cgroup_runs_the_job_thread_in_its_own_cgroup_removed_after() {
     let name = format!("iolab-test-{}", std::process::id());
     let want = format!("0::{}/{name}", base.trim_end_matches('/'));
     let dir = mount.join(base.trim_start_matches('/')).join(&name);
+    // Whatever fails below, the test leaves no cgroup behind.
+    struct Rmdir(PathBuf);
+    impl Drop for Rmdir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir(&self.0);
+        }
+    }
+    let _cleanup = Rmdir(dir.clone());
     let d = TestDir::new("place-cgroup");
     let arg = format!("--cgroup={name}");
     let cg = |t: &Path, _| {
@@ -294,8 +302,8 @@ fn cgroup_runs_the_job_thread_in_its_own_cgroup_removed_after() {
     // A cgroup that exists as a domain is not turned threaded (that cannot be undone).
     fs::create_dir(&dir).unwrap();
     let out = d.run(&["--name=t", "--ioengine=null", "--size=64k", &arg]);
-    let err = out.fails().stderr;
     fs::remove_dir(&dir).unwrap();
+    let err = out.fails().stderr;
     assert!(err.contains("exists and is not threaded"), "{err}");
     // As fio 3.33 on cgroup v2: a weight is an error.
     let out = d.run(&[
