@@ -15,6 +15,7 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+pub(crate) mod cmdprio;
 mod rates;
 pub use rates::{keep_rate_series, Rates};
 mod record;
@@ -171,7 +172,9 @@ pub fn run(
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
+    runner.init_prios();
     let result = runner.run(stop);
+    crate::place::postrun(plan);
     progress.finished.store(true, Ordering::Relaxed);
     if plan.exitall {
         stop.exit_all.store(true, Ordering::Relaxed);
@@ -219,6 +222,7 @@ pub fn run(
 
 struct Runner<'a> {
     plan: &'a JobPlan,
+    cmdprio: Option<cmdprio::CmdPrio>,
     eng: &'a mut dyn Engine,
     files: Vec<FileId>,
     free: Vec<Buf>,
@@ -326,6 +330,7 @@ impl<'a> Runner<'a> {
             next_due: [0; 3],
             cancelled: false,
             rec: Record::of(&plan.spec),
+            cmdprio: cmdprio::CmdPrio::new(plan),
             unclocked: 0,
             debug_io: debug::on(debug::IO),
             last_seed: 0,
@@ -540,7 +545,12 @@ impl<'a> Runner<'a> {
         } else if op == Op::Write && plan.buffers.refill {
             fill(&mut buf, plan, &mut self.rng);
         }
-        Some(Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64))
+        let prio = self.pick_prio(dir, io.len);
+        Some(
+            Req::data(op, file, io.offset, io.len as usize, buf)
+                .with_tag(slot as u64)
+                .with_ioprio(prio),
+        )
     }
 
     /// Bandwidth and IOPS samples when due (two comparisons otherwise), and progress for the
@@ -727,6 +737,7 @@ impl<'a> Runner<'a> {
         let slot = d.req.tag as u32;
         let s = &self.slots[slot as usize];
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
+        self.record_prio(&d, dir, submit, issue);
         match (&d.result, dir) {
             (Ok(n), Some(dir)) if !self.rec.all() => {
                 self.record_some(dir, *n as u64, submit, issue);
@@ -804,6 +815,7 @@ impl<'a> Runner<'a> {
         self.min_last = [[0; 3]; 2];
         self.next_due = [0; 3];
         self.stats = JobStats::new();
+        self.init_prios();
         self.t0 = self.now;
         let spec = &self.plan.spec;
         self.bw = Sampler::new(SampleKind::BandwidthKib, spec.bwavgtime, self.now);

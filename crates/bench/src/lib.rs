@@ -9,6 +9,7 @@ mod job;
 mod joberr;
 mod layout;
 mod mem;
+mod place;
 mod setup;
 mod status;
 
@@ -264,7 +265,12 @@ fn run_phases(
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let results = run_phase(phase, prog, stops, clock);
+        // Undone when the phase ends, fails or is stopped.
+        let surroundings = place::Surroundings::enter(phase);
+        let results = match surroundings {
+            Ok(_) => run_phase(phase, prog, stops, clock),
+            Err(e) => vec![Err(e)],
+        };
         for r in results {
             match r {
                 Ok(j) => jobs.push(j),

@@ -59,10 +59,7 @@ pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen);
 const SLOT_BYTES: u64 = 512;
 
 pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
-    if !plan.cpus_allowed.is_empty() {
-        sys::set_thread_affinity(&plan.cpus_allowed)
-            .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;
-    }
+    crate::place::enter(plan)?;
     let opts = engine_opts(plan);
     let memory = mem::total();
     mem::check(
@@ -74,6 +71,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     )?;
     let mut eng = iolab_engine::open(&opts)
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+    crate::place::engine_fits(plan, eng.caps(), opts.kind.name())?;
     if debug::on(debug::IO) {
         let name = opts.kind.name();
         debug::line(
@@ -149,6 +147,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         fill(&mut b, plan, &mut rng);
         bufs.push(b);
     }
+    crate::place::prerun(plan)?;
     Ok((eng, ids, bufs, gen))
 }
 

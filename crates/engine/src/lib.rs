@@ -276,6 +276,10 @@ pub struct Req {
     pub buf: Buf,
     /// The caller's own value, returned untouched.
     pub tag: u64,
+    /// The I/O priority of this request (`sys::task::ioprio_value`; 0: the thread's own), for
+    /// fio's cmdprio options. Engines with [`Caps::ioprio`] pass it to the kernel (io_uring's
+    /// `sqe.ioprio`, libaio's `aio_reqprio`); the others leave it.
+    pub ioprio: u16,
     /// Bytes already transferred by earlier partial completions.
     pub(crate) done: usize,
 }
@@ -291,6 +295,7 @@ impl Req {
             len,
             buf,
             tag: 0,
+            ioprio: 0,
             done: 0,
         }
     }
@@ -305,6 +310,7 @@ impl Req {
             len,
             buf,
             tag: 0,
+            ioprio: 0,
             done: 0,
         }
     }
@@ -318,6 +324,7 @@ impl Req {
             len,
             buf,
             tag: 0,
+            ioprio: 0,
             done: 0,
         }
     }
@@ -332,6 +339,7 @@ impl Req {
             len: 0,
             buf: Buf::empty(),
             tag: 0,
+            ioprio: 0,
             done: 0,
         }
     }
@@ -345,8 +353,15 @@ impl Req {
             len,
             buf: Buf::empty(),
             tag: 0,
+            ioprio: 0,
             done: 0,
         }
+    }
+
+    /// The same request with the I/O priority `ioprio` (see [`Req::ioprio`]).
+    pub fn with_ioprio(mut self, ioprio: u16) -> Req {
+        self.ioprio = ioprio;
+        self
     }
 
     /// The same request with the caller's `tag`.
@@ -490,6 +505,8 @@ pub struct Caps {
     /// Each request is one file-system operation on its file (metadata engines, falloc,
     /// ftruncate) rather than a transfer.
     pub fs_op: Option<FsOp>,
+    /// Each request's [`Req::ioprio`] goes to the kernel with it (fio's cmdprio options).
+    pub ioprio: bool,
 }
 
 impl Default for Caps {
@@ -512,6 +529,7 @@ impl Default for Caps {
             buffered_submit_blocks: false,
             maps_files: false,
             fs_op: None,
+            ioprio: false,
         }
     }
 }

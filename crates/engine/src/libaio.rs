@@ -99,6 +99,7 @@ impl LibaioEngine {
                 async_sync: true,
                 async_trim: false,
                 buffered_submit_blocks: true,
+                ioprio: true,
                 ..Caps::default()
             },
             files: Files::default(),
@@ -416,6 +417,7 @@ impl Engine for LibaioEngine {
         } else {
             0
         };
+        let prio = req.ioprio;
         let iocb = self.slot_iocb(slot);
         // SAFETY: the slot was free, so the kernel does not hold its iocb; fields the kernel
         // requires to be zero (reserved2, flags, resfd, buf/offset for fsync) are zeroed.
@@ -425,6 +427,8 @@ impl Engine for LibaioEngine {
                 aio_rw_flags: rw_flags,
                 aio_lio_opcode: opcode,
                 aio_fildes: fd as u32,
+                aio_reqprio: prio as i16,
+                aio_flags: if prio != 0 { aio::IOCB_FLAG_IOPRIO } else { 0 },
                 ..Iocb::default()
             });
         }

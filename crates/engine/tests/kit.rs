@@ -342,6 +342,39 @@ fn a_failing_request_comes_back_as_an_error_with_its_errno() {
     }
 }
 
+/// A request's I/O priority reaches the kernel: a valid one is served, one of a class that
+/// does not exist is refused by the kernel (EINVAL), which only a priority it was given can be.
+#[test]
+fn a_requests_io_priority_goes_to_the_kernel() {
+    use iolab_engine::sys::task::{ioprio_value, IOPRIO_CLASS_BE};
+    for v in variants(4) {
+        let Some(mut eng) = engine_with(&v, |c| c.ioprio) else {
+            continue;
+        };
+        let path = scratch(&format!("ioprio-{}", v.label));
+        fs::write(&path, pattern(7, BS * 2)).unwrap();
+        let f = open_file(&path, false, true, false).unwrap();
+        let id = eng.add_file(f, &path).unwrap();
+        let req = |eng: &mut dyn Engine, at: usize, prio: u16| {
+            let buf = eng.alloc_buf(BS).expect("alloc");
+            Req::read(id, (at * BS) as u64, buf).with_ioprio(prio)
+        };
+        let ok = req(&mut *eng, 0, ioprio_value(IOPRIO_CLASS_BE, 3));
+        let done = run(&mut *eng, vec![ok]);
+        assert_eq!(done[0].result.as_ref().ok(), Some(&BS), "{}", v.label);
+        let bad = req(&mut *eng, 1, ioprio_value(5, 0));
+        let done = run(&mut *eng, vec![bad]);
+        let errno = done[0].result.as_ref().err().and_then(|e| e.raw_os_error());
+        assert_eq!(
+            errno,
+            Some(libc::EINVAL),
+            "{}: {:?}",
+            v.label,
+            done[0].result
+        );
+    }
+}
+
 #[test]
 fn misaligned_direct_io_is_refused_with_the_alignment() {
     for v in variants(4) {

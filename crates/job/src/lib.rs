@@ -13,6 +13,7 @@ pub mod debug;
 pub mod error;
 pub mod options;
 pub mod parse;
+pub mod place;
 mod read;
 pub mod spec;
 pub mod value;

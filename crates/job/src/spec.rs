@@ -240,6 +240,8 @@ pub struct JobSpec {
     pub cpus_allowed: Option<String>,
     /// Bytes of memory pinned while the job runs (0: none).
     pub lockmem: u64,
+    /// Placement, priorities, identity, cgroup, scheduler, commands around the job.
+    pub place: crate::place::Place,
 }
 }
 

@@ -4,7 +4,9 @@
 
 use iolab_stats::{hist::DEFAULT_PERCENTILES, DirStats, JobStats, LatStats};
 
-use crate::model::{DirReport, DiskUtil, JobHeader, JobReport, LatReport, SyncReport, Units};
+use crate::model::{
+    DirReport, DiskUtil, JobHeader, JobReport, LatReport, PrioReport, SyncReport, Units,
+};
 
 /// What a job report needs beside its statistics.
 #[derive(Debug, Clone, Default)]
@@ -62,6 +64,7 @@ fn dir(d: &DirStats, m: &JobMeta, list: &[f64]) -> DirReport {
         slat_ns: lat(&d.slat, pick(m.slat_percentiles), m.slat_percentiles),
         clat_ns: lat(&d.clat, pick(m.clat_percentiles), true),
         lat_ns: lat(&d.lat, pick(m.lat_percentiles), m.lat_percentiles),
+        prios: prios(d, m, list),
         bw_min: bw.min,
         bw_max: bw.max,
         bw_agg: 0.0,
@@ -76,6 +79,25 @@ fn dir(d: &DirStats, m: &JobMeta, list: &[f64]) -> DirReport {
         cachehit: None,
         lat_due_ns: (d.due_lat.samples() > 0).then(|| lat(&d.due_lat, Some(list), true)),
     }
+}
+
+/// fio's per-priority latencies: printed only where two or more priorities have samples,
+/// and then those that have, in the job's order (its own priority first).
+fn prios(d: &DirStats, m: &JobMeta, list: &[f64]) -> Vec<PrioReport> {
+    let with: Vec<_> = d.prios.iter().filter(|p| p.lat.samples() > 0).collect();
+    if with.len() < 2 {
+        return Vec::new();
+    }
+    let total = m.lat_percentiles;
+    let pct = (m.clat_percentiles || total).then_some(list);
+    with.into_iter()
+        .map(|p| PrioReport {
+            prioclass: u32::from(p.ioprio >> 13),
+            prio: u32::from(p.ioprio & 0x7),
+            total,
+            lat: lat(&p.lat, pct, true),
+        })
+        .collect()
 }
 
 /// One job's (or one reporting group's, merged) report. `bins` are always carried; the JSON

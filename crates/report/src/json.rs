@@ -203,6 +203,17 @@ fn dir_obj(d: &DirReport, plus: bool) -> Obj {
     o.obj("slat_ns", lat_obj(&d.slat_ns, plus));
     o.obj("clat_ns", lat_obj(&d.clat_ns, plus));
     o.obj("lat_ns", lat_obj(&d.lat_ns, plus));
+    if !d.prios.is_empty() {
+        let list = d.prios.iter().map(|p| {
+            let mut e = Obj::new();
+            e.int("prioclass", p.prioclass);
+            e.int("prio", p.prio);
+            let key = if p.total { "lat_ns" } else { "clat_ns" };
+            e.obj(key, lat_obj(&p.lat, plus));
+            J::Obj(e.0)
+        });
+        o.arr("prios", list.collect());
+    }
     if let Some(due) = &d.lat_due_ns {
         o.obj("lat_due_ns", lat_obj(due, plus));
     }

@@ -151,6 +151,9 @@ pub struct DirReport {
     pub slat_ns: LatReport,
     pub clat_ns: LatReport,
     pub lat_ns: LatReport,
+    /// fio's `prios` (cmdprio): each I/O priority's latency, where two or more priorities
+    /// have samples; empty otherwise.
+    pub prios: Vec<PrioReport>,
     pub bw_min: u64,
     pub bw_max: u64,
     /// Percent of the group's aggregate bandwidth (fio's `per=`).
@@ -168,6 +171,16 @@ pub struct DirReport {
     /// iolab's addition under a rate limit: latency from when each I/O was due (JSON key
     /// `lat_due_ns`, text line `due lat`); `lat_ns` stays fio's figure, from issue.
     pub lat_due_ns: Option<LatReport>,
+}
+
+/// One entry of `"prios"`: a priority and its latency (`clat_ns`, or `lat_ns` when `total`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PrioReport {
+    pub prioclass: u32,
+    pub prio: u32,
+    /// The latency is total (issue to completion: fio's lat_percentiles), not completion.
+    pub total: bool,
+    pub lat: LatReport,
 }
 
 /// `"sync"`: fsync/fdatasync/sync_file_range latencies.

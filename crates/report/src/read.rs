@@ -259,6 +259,8 @@ fn dir(d: &Obj) -> Result<DirReport, ReportError> {
         total_ios: uint(d, "total_ios")?,
         short_ios: uint(d, "short_ios")?,
         drop_ios: uint(d, "drop_ios")?,
+        // fio's per-priority latencies are not read back: nothing that reads reports uses them.
+        prios: Vec::new(),
         slat_ns: l("slat_ns")?,
         clat_ns: l("clat_ns")?,
         lat_ns: l("lat_ns")?,

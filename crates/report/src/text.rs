@@ -198,6 +198,9 @@ fn dir_status(j: &JobReport, ddir: usize, d: &DirReport, s: &mut String) {
             lat_line(name, l, s);
         }
     }
+    for p in &d.prios {
+        lat_line(&prio_name(p), &p.lat, s);
+    }
     // iolab's addition, only under a rate limit: from when each I/O was due, so time lost
     // falling behind the schedule counts (fio's lat above counts from issue).
     if let Some(due) = d.lat_due_ns.as_ref().filter(|l| l.n > 0) {
@@ -210,6 +213,12 @@ fn dir_status(j: &JobReport, ddir: usize, d: &DirReport, s: &mut String) {
     ] {
         percentiles(name, l, j.percentile_precision, s);
     }
+    let all: u64 = d.prios.iter().map(|p| p.lat.n).sum();
+    for p in &d.prios {
+        let share = p.lat.n as f64 * 100.0 / all.max(1) as f64;
+        let name = format!("{} ({share:.2}% of IOs)", prio_name(p));
+        percentiles(&name, &p.lat, j.percentile_precision, s);
+    }
     if d.bw_samples > 0 {
         bw_line(j, d, s);
     }
@@ -220,6 +229,12 @@ fn dir_status(j: &JobReport, ddir: usize, d: &DirReport, s: &mut String) {
             d.iops_min, d.iops_max, d.iops_mean, d.iops_stddev, d.iops_samples
         );
     }
+}
+
+/// `clat prio 1/0` (or `lat prio` when the latency is total), as fio names a priority's lines.
+fn prio_name(p: &crate::model::PrioReport) -> String {
+    let kind = if p.total { "lat" } else { "clat" };
+    format!("{kind} prio {}/{}", p.prioclass, p.prio)
 }
 
 /// fio's `display_lat`.

@@ -156,6 +156,10 @@ pub struct DirStats {
     /// includes the time an I/O waited because the job fell behind its schedule, which `lat`,
     /// counted from issue, leaves out). Empty without a rate limit.
     pub due_lat: LatStats,
+    /// Per I/O priority (fio's `clat_prio`, under the cmdprio options): the completion (or,
+    /// with lat_percentiles, total) latency of the I/Os of each priority. Entry 0 is the
+    /// job's own priority; empty without cmdprio.
+    pub prios: Vec<PrioLat>,
     /// Bandwidth samples in KiB/s.
     pub bw: Moments,
     /// IOPS samples.
@@ -207,9 +211,24 @@ impl AddAssign<&DirStats> for DirStats {
         self.clat += &rhs.clat;
         self.lat += &rhs.lat;
         self.due_lat += &rhs.due_lat;
+        for p in &rhs.prios {
+            match self.prios.iter_mut().find(|q| q.ioprio == p.ioprio) {
+                Some(q) => q.lat += &p.lat,
+                None => self.prios.push(p.clone()),
+            }
+        }
         self.bw.sum_pure(&rhs.bw);
         self.iops.sum_pure(&rhs.iops);
     }
+}
+
+/// The latencies of the I/Os of one priority.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PrioLat {
+    /// The priority as the kernel encodes it (class << 13 | level).
+    pub ioprio: u16,
+    /// Their latencies.
+    pub lat: LatStats,
 }
 
 /// fio's `sync` object: fsync/fdatasync/sync_file_range latencies.

@@ -32,7 +32,7 @@ pub use depth::DepthStats;
 pub use disk::{DiskStats, DiskUtil};
 pub use error::{Error, Result};
 pub use hist::{Histogram, DEFAULT_PERCENTILES};
-pub use lat::{DirStats, LatDist, LatStats, SyncStats};
+pub use lat::{DirStats, LatDist, LatStats, PrioLat, SyncStats};
 pub use moments::{Moments, Summary};
 pub use sample::{Sample, SampleKind, Sampler};
 

@@ -63,6 +63,8 @@ pub struct JobPlan {
     pub rw: iolab_job::value::RwMode,
     /// Which clone of a numjobs expansion (0-based).
     pub clone: u32,
+    /// The plan's place among all the run's plans (fio's thread_number - 1).
+    pub number: u64,
     pub group: u32,
     /// Waits for every earlier job to finish before starting (stonewall).
     pub stonewall: bool,

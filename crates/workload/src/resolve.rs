@@ -229,6 +229,7 @@ fn plan_one(
     .wrapping_add(index);
     let pattern = pattern_of(spec, spans, total, seed)?;
     Ok(JobPlan {
+        number: index,
         name: spec.name.clone(),
         spec_index,
         rw: spec.rw,

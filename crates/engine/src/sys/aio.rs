@@ -50,6 +50,9 @@ pub struct Iocb {
     pub aio_resfd: u32,
 }
 
+/// `iocb.aio_flags`: `aio_reqprio` holds an I/O priority (linux/aio_abi.h).
+pub const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
+
 /// `struct io_event`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]

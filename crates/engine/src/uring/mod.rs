@@ -74,6 +74,7 @@ impl UringEngine {
             sq_thread: mode.sqpoll,
             async_sync: ops.fsync && !mode.iopoll,
             async_trim: ops.fallocate && !mode.iopoll,
+            ioprio: true,
             ..Caps::default()
         };
         let description = describe(opts, &mode, rw);

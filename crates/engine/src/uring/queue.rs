@@ -139,7 +139,17 @@ fn build(req: &mut Req, iov: &mut libc::iovec, slot: u32, how: &Issue) -> Entry 
             };
             let write = req.op == Op::Write;
             let iov: *const libc::iovec = iov;
-            rw_sqe(t, write, mem, how.rw, iov, offset, len as u32, how.rw_flags)
+            rw_sqe(
+                t,
+                write,
+                mem,
+                how.rw,
+                iov,
+                offset,
+                len as u32,
+                how.rw_flags,
+                req.ioprio,
+            )
         }
         Op::Fsync | Op::Fdatasync => sync_sqe(t, req.op == Op::Fdatasync),
         Op::Trim => trim_sqe(t, req.offset, req.len as u64),
@@ -166,34 +176,41 @@ fn rw_sqe(
     offset: u64,
     len: u32,
     flags: i32,
+    prio: u16,
 ) -> Entry {
     match (mem, write, rw) {
         (Mem::Registered(p, i), false, _) => {
             on_target!(t, |fd| opcode::ReadFixed::new(fd, p, len, i)
                 .offset(offset)
+                .ioprio(prio)
                 .rw_flags(flags)
                 .build())
         }
         (Mem::Registered(p, i), true, _) => {
             on_target!(t, |fd| opcode::WriteFixed::new(fd, p, len, i)
                 .offset(offset)
+                .ioprio(prio)
                 .rw_flags(flags)
                 .build())
         }
         (Mem::Plain(p), false, Rw::Plain) => on_target!(t, |fd| opcode::Read::new(fd, p, len)
             .offset(offset)
+            .ioprio(prio)
             .rw_flags(flags)
             .build()),
         (Mem::Plain(p), true, Rw::Plain) => on_target!(t, |fd| opcode::Write::new(fd, p, len)
             .offset(offset)
+            .ioprio(prio)
             .rw_flags(flags)
             .build()),
         (Mem::Plain(_), false, Rw::Vectored) => on_target!(t, |fd| opcode::Readv::new(fd, iov, 1)
             .offset(offset)
+            .ioprio(prio)
             .rw_flags(flags)
             .build()),
         (Mem::Plain(_), true, Rw::Vectored) => on_target!(t, |fd| opcode::Writev::new(fd, iov, 1)
             .offset(offset)
+            .ioprio(prio)
             .rw_flags(flags)
             .build()),
     }

@@ -74,7 +74,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.openfiles = to_u32(a.int()?)?; Ok(()) }),
     imp!(File, "overwrite", [], Bool, Some("0"), "Lay out (write) files before a write job, so writes overwrite data",
         |s, a| { s.overwrite = a.flag()?; Ok(()) }),
-    not!(File, "ioscheduler", [], Str),
+    imp!(File, "ioscheduler", [], Str, None, "Switch the job's block device to this I/O scheduler for the run (deadline, cfq, noop map to mq-deadline, bfq, none)",
+        |s, a| { s.place.ioscheduler = Some(a.v.to_string()); Ok(()) }),
     imp!(File, "write_hint", [], Choice(&["none", "short", "medium", "long", "extreme"]), None, "Write lifetime hint for the files (fcntl F_SET_RW_HINT)",
         |s, a| {
             s.write_hint = match a.choice()? {

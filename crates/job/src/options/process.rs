@@ -1,32 +1,58 @@
 //! The job's process: CPUs, priorities, cgroups, flows.
 
 use super::prelude::*;
+use crate::place::CpusPolicy;
 
 /// The definitions, one entry per option, laid out by hand.
 #[rustfmt::skip]
 pub(super) static OPTIONS: &[OptDef] = &[
     imp!(Process, "cpus_allowed", [], Str, None, "CPUs the job may run on",
         |s, a| { s.cpus_allowed = Some(a.v.to_string()); Ok(()) }),
-    not!(Process, "exec_prerun", [], Str),
-    not!(Process, "exec_postrun", [], Str),
+    imp!(Process, "exec_prerun", [], Str, None, "Run this shell command before the job (its output goes to NAME.prerun.txt); failing fails the job",
+        |s, a| { s.place.exec_prerun = Some(a.v.to_string()); Ok(()) }),
+    imp!(Process, "exec_postrun", [], Str, None, "Run this shell command after the job (its output goes to NAME.postrun.txt)",
+        |s, a| { s.place.exec_postrun = Some(a.v.to_string()); Ok(()) }),
     imp!(Process, "lockmem", [], Size, Some("0"), "Pin this much memory with mlock while the job runs (to simulate less memory)",
         |s, a| { s.lockmem = value::parse_size(a.v, a.kb)?; Ok(()) }),
-    not!(Process, "nice", [], Int),
-    not!(Process, "prio", [], Int),
-    not!(Process, "prioclass", [], Int),
-    not!(Process, "cpumask", [], Int),
-    not!(Process, "cpus_allowed_policy", [], Str),
-    not!(Process, "numa_cpu_nodes", [], Str),
-    not!(Process, "numa_mem_policy", [], Str),
-    not!(Process, "cgroup", [], Str),
-    not!(Process, "cgroup_nodelete", [], Bool),
-    not!(Process, "cgroup_weight", [], Int),
-    not!(Process, "uid", [], Int),
-    not!(Process, "gid", [], Int),
+    imp!(Process, "nice", [], Int, Some("0"), "Add this to the job thread's nice value (-20 to 19)",
+        |s, a| { s.place.nice = Some(in_range(a.int()?, -20, 19)? as i32); Ok(()) }),
+    imp!(Process, "prio", [], Int, None, "I/O priority level of the job thread (0 highest to 7; ioprio_set)",
+        |s, a| { s.place.prio = Some(in_range(a.int()?, 0, 7)? as u32); Ok(()) }),
+    imp!(Process, "prioclass", [], Int, None, "I/O priority class of the job thread (1 realtime, 2 best effort, 3 idle; ioprio_set)",
+        |s, a| { s.place.prioclass = Some(in_range(a.int()?, 0, 3)? as u32); Ok(()) }),
+    imp!(Process, "cpumask", [], Int, None, "CPUs the job may run on, as a bit mask (1 = CPU 0)",
+        |s, a| { s.cpus_allowed = Some(crate::place::mask_to_list(a.count()?)); Ok(()) }),
+    imp!(Process, "cpus_allowed_policy", [], Choice(&["shared", "split"]), Some("shared"), "shared: every job may use every allowed CPU; split: each job gets one of them",
+        |s, a| { s.place.cpus_policy = if a.choice()? == "split" { CpusPolicy::Split } else { CpusPolicy::Shared }; Ok(()) }),
+    imp!(Process, "numa_cpu_nodes", [], Str, None, "Run the job on the CPUs of these NUMA nodes (0-1,3)",
+        |s, a| { s.place.numa_cpu_nodes = Some(crate::place::parse_list(a.v)?); Ok(()) }),
+    imp!(Process, "numa_mem_policy", [], Str, None, "Memory policy of the job thread: default, prefer:N, bind:NODES, interleave:NODES, local",
+        |s, a| { s.place.numa_mem_policy = Some(crate::place::parse_mem_policy(a.v)?); Ok(()) }),
+    imp!(Process, "cgroup", [], Str, None, "Run the job's thread in this cgroup (v2, created under iolab's own, removed after)",
+        |s, a| { s.place.cgroup = Some(a.v.to_string()); Ok(()) }),
+    imp!(Process, "cgroup_nodelete", [], Bool, Some("0"), "Keep the job's cgroup after the run",
+        |s, a| { s.place.cgroup_nodelete = a.flag()?; Ok(()) }),
+    imp!(Process, "cgroup_weight", [], Int, None, "I/O weight of the job's cgroup (100-1000; cgroup v1 blkio.weight, which fio refuses on v2)",
+        |s, a| { s.place.cgroup_weight = in_range(a.int()?, 100, 1000)? as u32; Ok(()) }),
+    imp!(Process, "uid", [], Int, None, "Run the job thread as this user id (its own credentials, setresuid on the thread)",
+        |s, a| { s.place.uid = Some(to_u32(a.int()?)?); Ok(()) }),
+    imp!(Process, "gid", [], Int, None, "Run the job thread with this group id (setresgid on the thread)",
+        |s, a| { s.place.gid = Some(to_u32(a.int()?)?); Ok(()) }),
     not!(Flow, "flow_id", [], Int),
     not!(Flow, "flow", [], Int),
     not!(Flow, "flow_sleep", [], Int),
 ];
+
+/// fio's minval/maxval check, in its words.
+fn in_range(v: i64, min: i64, max: i64) -> Result<i64, String> {
+    if v < min {
+        Err(format!("min value out of range: {v} ({min} min)"))
+    } else if v > max {
+        Err(format!("max value out of range: {v} ({max} max)"))
+    } else {
+        Ok(v)
+    }
+}
 
 #[cfg(test)]
 mod tests {
