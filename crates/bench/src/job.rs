@@ -15,6 +15,7 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod iolog;
 mod record;
 
 use crate::gate::StartGate;
@@ -167,6 +168,7 @@ pub fn run(
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     let result = runner.run(stop);
+    runner.iolog_end();
     progress.finished.store(true, Ordering::Relaxed);
     if plan.exitall {
         stop.exit_all.store(true, Ordering::Relaxed);
@@ -259,6 +261,8 @@ struct Runner<'a> {
     debug_io: bool,
     /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
     last_seed: u64,
+    /// write_iolog and read_iolog (job/iolog.rs).
+    iolog: iolog::IoLog,
 }
 
 impl<'a> Runner<'a> {
@@ -302,7 +306,7 @@ impl<'a> Runner<'a> {
             error: None,
             errors_ignored: 0,
             ramping: !plan.ramp_time.is_zero(),
-            rate_limited: plan.rate.is_limited(),
+            rate_limited: plan.rate.is_limited() || iolog::paced(plan),
             progress,
             next_publish: 0,
             has_min_rate: plan
@@ -322,6 +326,7 @@ impl<'a> Runner<'a> {
             unclocked: 0,
             debug_io: debug::on(debug::IO),
             last_seed: 0,
+            iolog: iolog::IoLog::default(),
         }
     }
 
@@ -343,6 +348,7 @@ impl<'a> Runner<'a> {
         let mut think_count = 0u32;
         let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
+        self.iolog_start()?;
         loop {
             if stop.is_set() || deadline.is_some_and(|d| self.now >= d) || self.error.is_some() {
                 break;
@@ -359,7 +365,7 @@ impl<'a> Runner<'a> {
                 }
                 let req = match pending.take() {
                     Some(r) => r,
-                    None => match self.next_req() {
+                    None => match self.next_logged() {
                         Some(r) => r,
                         None => {
                             gen_done = true;

@@ -240,6 +240,22 @@ pub struct JobSpec {
     pub cpus_allowed: Option<String>,
     /// Bytes of memory pinned while the job runs (0: none).
     pub lockmem: u64,
+    pub write_iolog: Option<String>,
+    /// As written: ':'-separated names, one per numjobs clone.
+    pub read_iolog: Option<String>,
+    pub read_iolog_chunked: bool,
+    pub replay_no_stall: bool,
+    pub replay_redirect: Option<String>,
+    /// Offsets are divided by this (1: as logged).
+    pub replay_scale: u64,
+    /// 0: offsets as logged.
+    pub replay_align: u64,
+    pub replay_time_scale: u32,
+    /// `options::iolog::skip` bits.
+    pub replay_skip: u8,
+    pub merge_blktrace_file: Option<String>,
+    pub merge_blktrace_scalars: Vec<u32>,
+    pub merge_blktrace_iters: Vec<u32>,
 }
 }
 
