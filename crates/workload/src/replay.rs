@@ -398,3 +398,5 @@ fn number(s: &str, what: &str) -> Result<u64, String> {
         .map_err(|_| format!("{what} '{s}' is not a whole number"))
 }
 
+#[cfg(test)]
+mod tests;
