@@ -56,7 +56,15 @@ impl Runner<'_> {
     pub(super) fn iolog_start(&mut self) -> std::io::Result<()> {
         let plan = self.plan;
         if let Some(r) = &plan.replay {
-            let cursor = r.cursor().map_err(std::io::Error::other)?;
+            let cursor = match r.cursor() {
+                Ok(c) => c,
+                Err(msg) => {
+                    let e = std::io::Error::from_raw_os_error(libc::EINVAL);
+                    eprintln!("fio: {}: read_iolog: {msg}", plan.name);
+                    self.fail(&e, msg, "iolog open", site!());
+                    return Err(e);
+                }
+            };
             self.iolog.replay = Some(Replaying {
                 cursor,
                 last_slot: None,
@@ -68,8 +76,15 @@ impl Runner<'_> {
         let Some(path) = &plan.spec.write_iolog else {
             return Ok(());
         };
-        let file = OpenOptions::new().append(true).create(true).open(path);
-        let file = file.map_err(|e| std::io::Error::new(e.kind(), format!("{path}: {e}")))?;
+        let file = match OpenOptions::new().append(true).create(true).open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                let msg = format!("write_iolog={path}: {e}");
+                eprintln!("fio: {}: {msg}", plan.name);
+                self.fail(&e, msg, "iolog open", site!());
+                return Err(e);
+            }
+        };
         let mut names = Vec::new();
         for (i, id) in self.files.iter().enumerate() {
             let at = id.index() as usize;
@@ -114,11 +129,12 @@ impl Runner<'_> {
         let now = self.clock.now();
         let us = now.saturating_sub(w.t0) / 1000;
         let last = w.last_offset;
+        for f in self.plan.files.iter().filter(|_| self.plan.end_fsync) {
+            let p = f.path.display();
+            w.line(format_args!("{us} {p} sync {last} 0"));
+        }
         for f in &self.plan.files {
             let p = f.path.display();
-            if self.plan.end_fsync {
-                w.line(format_args!("{us} {p} sync {last} 0"));
-            }
             w.line(format_args!("{us} {p} close"));
         }
         if let Err(e) = w.out.flush() {
