@@ -266,7 +266,8 @@ impl TextParser {
     }
 
     /// The entry of one line (None for a line that issues nothing: a skipped kind, a
-    /// redirected re-add, a blank line).
+    /// redirected re-add, a blank line). No allocation but for a file's `add`: a chunked log
+    /// is read while the job runs.
     pub(crate) fn line(&mut self, line: &str) -> Result<Option<Entry>, String> {
         let mut f = line.split_ascii_whitespace();
         let mut delay = 0;
@@ -278,22 +279,61 @@ impl TextParser {
             delay = self.opts.delay(self.last_ttime, t);
             self.last_ttime = t;
         }
-        let rest: Vec<&str> = f.collect();
-        let (name, act) = match rest.as_slice() {
-            [] if self.version == 2 => return Ok(None),
-            [n, a] | [n, a, _, _] => (*n, *a),
-            _ => return Err(self.shape()),
-        };
-        let name = self
-            .opts
-            .redirect
-            .clone()
-            .unwrap_or_else(|| name.to_string());
-        if rest.len() == 2 {
-            return self.file_action(name, act, delay);
+        let mut w = [""; 4];
+        let mut n = 0;
+        for word in f {
+            if n == w.len() {
+                return Err(self.shape());
+            }
+            w[n] = word;
+            n += 1;
         }
-        let (offset, len) = (number(rest[2], "offset")?, number(rest[3], "length")?);
-        let kind = match act {
+        let name = self.opts.redirect.as_deref().unwrap_or(w[0]);
+        match n {
+            0 if self.version == 2 => Ok(None),
+            2 => self.file_action(w[0], w[1], delay),
+            4 => self.io(name, w[1], (w[2], w[3]), delay),
+            _ => Err(self.shape()),
+        }
+    }
+
+    fn io(
+        &self,
+        name: &str,
+        act: &str,
+        at: (&str, &str),
+        delay: u64,
+    ) -> Result<Option<Entry>, String> {
+        let (offset, len) = (number(at.0, "offset")?, number(at.1, "length")?);
+        let kind = self.kind(act)?;
+        if self.skipped(kind) {
+            return Ok(None);
+        }
+        if kind == Kind::Wait {
+            return Ok(Some(Entry {
+                kind,
+                file: 0,
+                offset,
+                len: 0,
+                delay_us: 0,
+            }));
+        }
+        if kind != Kind::Sync && kind != Kind::Datasync && len == 0 {
+            return Err(format!("{act} of 0 bytes"));
+        }
+        let file = self.file(name)?;
+        let offset = self.opts.offset(offset);
+        Ok(Some(Entry {
+            kind,
+            file,
+            offset,
+            len,
+            delay_us: delay,
+        }))
+    }
+
+    fn kind(&self, act: &str) -> Result<Kind, String> {
+        Ok(match act {
             "read" => Kind::Read,
             "write" => Kind::Write,
             "trim" => Kind::Trim,
@@ -306,40 +346,20 @@ impl TextParser {
                     "unknown action '{a}' (read, write, trim, sync, datasync)"
                 ))
             }
-        };
-        let skipped = match kind {
-            Kind::Read => self.opts.skip & skip::READ,
-            Kind::Write => self.opts.skip & skip::WRITE,
-            Kind::Trim => self.opts.skip & skip::TRIM,
-            Kind::Sync => self.opts.skip & skip::SYNC,
-            Kind::Wait => u8::from(self.opts.no_stall),
+        })
+    }
+
+    /// replay_skip's kinds, and version 2's waits under replay_no_stall.
+    fn skipped(&self, kind: Kind) -> bool {
+        let bit = match kind {
+            Kind::Read => skip::READ,
+            Kind::Write => skip::WRITE,
+            Kind::Trim => skip::TRIM,
+            Kind::Sync => skip::SYNC,
+            Kind::Wait => return self.opts.no_stall,
             _ => 0,
         };
-        if skipped != 0 {
-            return Ok(None);
-        }
-        if kind == Kind::Wait {
-            let e = Entry {
-                kind,
-                file: 0,
-                offset,
-                len: 0,
-                delay_us: 0,
-            };
-            return Ok(Some(e));
-        }
-        if kind != Kind::Sync && kind != Kind::Datasync && len == 0 {
-            return Err(format!("{act} of 0 bytes"));
-        }
-        let file = self.file(&name)?;
-        let offset = self.opts.offset(offset);
-        Ok(Some(Entry {
-            kind,
-            file,
-            offset,
-            len,
-            delay_us: delay,
-        }))
+        self.opts.skip & bit != 0
     }
 
     fn shape(&self) -> String {
@@ -353,15 +373,11 @@ impl TextParser {
         }
     }
 
-    fn file_action(
-        &mut self,
-        name: String,
-        act: &str,
-        delay: u64,
-    ) -> Result<Option<Entry>, String> {
+    fn file_action(&mut self, name: &str, act: &str, delay: u64) -> Result<Option<Entry>, String> {
         let kind = match act {
             "add" => {
                 // A redirected log adds the same file again: fio ignores the re-add.
+                let name = self.opts.redirect.as_deref().unwrap_or(name).to_string();
                 if !self.index.contains_key(&name) {
                     self.index.insert(name.clone(), self.files.len() as u32);
                     self.files.push(name);
@@ -375,7 +391,7 @@ impl TextParser {
             }
             a => return Err(format!("unknown file action '{a}' (add, open, close)")),
         };
-        let file = self.file(&name)?;
+        let file = self.file(self.opts.redirect.as_deref().unwrap_or(name))?;
         Ok(Some(Entry {
             kind,
             file,

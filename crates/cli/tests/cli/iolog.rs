@@ -438,3 +438,30 @@ fn a_blktrace_of_a_loop_device_replays_with_the_same_reads_and_writes() {
     let replayed = iolab(&d, &args);
     assert_eq!(ios(&replayed)[..2], ios(&made)[..2]);
 }
+
+#[test]
+fn a_stop_during_a_logged_delay_ends_the_replay() {
+    let d = TestDir::new("iolog-stop");
+    d.write(
+        "log",
+        "fio version 3 iolog\n1 f add\n1 f read 0 4096\n100000001 f read 4096 4096\n",
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "run",
+            "--name=r",
+            "--read_iolog=log",
+            "--output-format=json",
+        ])
+        .current_dir(&d.path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let pid = child.id().to_string();
+    let _ = Command::new("kill").args(["-INT", &pid]).status();
+    // The log's next I/O is 100 s away: only a replay that notices the stop ends in time.
+    let out = crate::run::wait(child, std::time::Duration::from_secs(30));
+    assert_eq!(u64_at(&out.json(), "/jobs/0/read/total_ios"), 1);
+}
