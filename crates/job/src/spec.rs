@@ -256,6 +256,10 @@ pub struct JobSpec {
     pub merge_blktrace_file: Option<String>,
     pub merge_blktrace_scalars: Vec<u32>,
     pub merge_blktrace_iters: Vec<u32>,
+    /// Whether the job gave iodepth, and direct (or buffered): a blktrace replay takes the
+    /// trace's depth and O_DIRECT where they were not given, as fio does.
+    pub iodepth_given: bool,
+    pub direct_given: bool,
 }
 }
 
@@ -360,6 +364,8 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     for o in raw.options() {
         apply(&mut spec, o).map_err(|m| err(o, ErrorKind::InvalidValue, m))?;
         runtime_set |= o.def.name == "runtime";
+        spec.iodepth_given |= o.def.name == "iodepth";
+        spec.direct_given |= matches!(o.def.name, "direct" | "buffered");
     }
     // fio's HOWTO: "By default it is equal to the iodepth_batch_complete_min value" — not
     // iodepth. Reaping one at a time keeps the queue refilled one slot at a time; reaping the
@@ -451,6 +457,14 @@ mod tests {
     fn one(text: &str) -> JobSpec {
         let mut r = resolve(text).unwrap_or_else(|e| panic!("{e}"));
         r.jobs.remove(0)
+    }
+
+    #[test]
+    fn whether_iodepth_and_direct_were_given_is_kept_for_a_blktrace_replay() {
+        let s = one("[a]\nsize=1m\n");
+        assert!(!s.iodepth_given && !s.direct_given);
+        let s = one("[a]\nsize=1m\niodepth=1\nbuffered=1\n");
+        assert!(s.iodepth_given && s.direct_given);
     }
 
     #[test]

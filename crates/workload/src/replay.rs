@@ -16,7 +16,7 @@ use iolab_job::options::replay_skip as skip;
 use iolab_job::JobSpec;
 
 use crate::gen::{BlockSizes, FileSpan, Pattern};
-use crate::plan::FilePlan;
+use crate::plan::{FilePlan, JobPlan};
 use crate::resolve::PlanEnv;
 
 pub(crate) mod blktrace;
@@ -114,6 +114,8 @@ pub struct Replay {
     pub bytes: u64,
     /// All entries, or None when they are read again while the job runs (chunked).
     pub entries: Option<Arc<Vec<Entry>>>,
+    /// A blktrace's queue depth, as fio probes it (0 for a text log).
+    pub depth: u32,
     pub opts: Opts,
 }
 
@@ -186,6 +188,29 @@ impl Replay {
         p.bs = self.max_bs.map(|b| BlockSizes::Fixed(b.max(1)));
         p.ba = self.max_bs.map(|b| b.max(1));
         p.bytes = Some(self.bytes);
+    }
+}
+
+/// What fio changes in a job that replays a blktrace: the trace's queue depth where the
+/// job gives no iodepth, and O_DIRECT (to keep read-ahead out) where it gives neither direct
+/// nor buffered and its smallest block size is a multiple of 4 KiB.
+pub(crate) fn tune(plan: &mut JobPlan) {
+    let Some(r) = plan.replay.as_ref().filter(|r| r.blktrace) else {
+        return;
+    };
+    let spec = &plan.spec;
+    if !spec.iodepth_given {
+        plan.engine.depth = r.depth;
+        plan.iodepth_low = r.depth;
+    }
+    let lows = spec
+        .bsrange
+        .as_ref()
+        .map(|b| [b.read.0, b.write.0, b.trim.0]);
+    let bs = [spec.bs.read, spec.bs.write, spec.bs.trim];
+    let min_bs = lows.unwrap_or(bs).into_iter().min().unwrap_or(4096);
+    if !spec.direct_given && min_bs.is_multiple_of(4096) {
+        plan.direct = true;
     }
 }
 

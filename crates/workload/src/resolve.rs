@@ -235,7 +235,7 @@ fn plan_one(
     if let Some(r) = &replay {
         r.shape(&mut pattern);
     }
-    Ok(JobPlan {
+    let mut plan = JobPlan {
         name: spec.name.clone(),
         spec_index,
         rw: spec.rw,
@@ -280,7 +280,9 @@ fn plan_one(
         options: Vec::new(),
         spec: Arc::clone(spec),
         replay: replay.map(Arc::new),
-    })
+    };
+    crate::replay::tune(&mut plan);
+    Ok(plan)
 }
 
 /// The job's files and, for each, the span of it the job works on; and the job's total size.

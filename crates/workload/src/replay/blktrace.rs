@@ -21,6 +21,9 @@ const TC_FLUSH: u32 = 1 << (2 + TC_SHIFT);
 const TC_NOTIFY: u32 = 1 << (10 + TC_SHIFT);
 const TC_DISCARD: u32 = 1 << (13 + TC_SHIFT);
 const TA_QUEUE: u32 = 1;
+const TA_BACKMERGE: u32 = 2;
+const TA_FRONTMERGE: u32 = 3;
+const TA_COMPLETE: u32 = 8;
 
 /// One record's fields that replay reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -154,6 +157,10 @@ pub struct BlkParser {
     devices: Vec<(u32, u32)>,
     /// Open entries owed for devices met for the first time.
     pub(crate) pending_open: Option<u32>,
+    /// fio's probe of the trace's queue depth, per direction: queued since the last
+    /// completion (merges taken off), and the most seen.
+    this_depth: [i64; 3],
+    depth: [i64; 3],
 }
 
 impl BlkParser {
@@ -163,6 +170,45 @@ impl BlkParser {
             last_time: 0,
             devices: Vec::new(),
             pending_open: None,
+            this_depth: [0; 3],
+            depth: [0; 3],
+        }
+    }
+
+    /// The depth fio gives a blktrace replay whose job sets no iodepth: the most I/O of one
+    /// direction queued between completions, at most 1024, at least 1.
+    pub fn depth(&self, ios: &[u64; 4]) -> u32 {
+        (0..3)
+            .map(|d| match self.depth[d] {
+                x if x > 1024 => 1024,
+                0 if ios[d] > 0 => 1,
+                x => x.max(0),
+            })
+            .max()
+            .unwrap_or(1)
+            .max(1) as u32
+    }
+
+    /// Counts a record into the depth probe, as fio's load_blktrace does for every record
+    /// that is not a note.
+    fn probe(&mut self, t: &Trace) {
+        let d = if t.action & TC_READ != 0 {
+            0
+        } else if t.action & TC_WRITE != 0 {
+            1
+        } else if t.action & TC_DISCARD != 0 {
+            2
+        } else {
+            return;
+        };
+        match t.action & 0xffff {
+            TA_QUEUE => self.this_depth[d] += 1,
+            TA_BACKMERGE | TA_FRONTMERGE => self.this_depth[d] -= 1,
+            TA_COMPLETE => {
+                self.depth[d] = self.depth[d].max(self.this_depth[d]);
+                self.this_depth[d] = 0;
+            }
+            _ => {}
         }
     }
 
@@ -173,7 +219,11 @@ impl BlkParser {
         t: &mut Trace,
         file_of: &mut dyn FnMut(u32) -> Result<u32, String>,
     ) -> Result<Option<Entry>, String> {
-        if !t.is_queue() || t.action & TC_NOTIFY != 0 {
+        if t.action & TC_NOTIFY != 0 {
+            return Ok(None);
+        }
+        self.probe(t);
+        if !t.is_queue() {
             return Ok(None);
         }
         // fio: the delay is measured between queue events, in ns, and kept in µs.

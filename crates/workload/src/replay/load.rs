@@ -230,6 +230,7 @@ pub(crate) fn load(spec: &JobSpec, clone: u32) -> Result<Option<Replay>, String>
         ios: [0; 4],
         bytes: 0,
         entries: None,
+        depth: 0,
         opts,
     };
     let mut all = Vec::new();
@@ -241,6 +242,9 @@ pub(crate) fn load(spec: &JobSpec, clone: u32) -> Result<Option<Replay>, String>
         }
     }
     out.files = r.files().to_vec();
+    if let Parser::Blk(p, _) = &r.kind {
+        out.depth = p.depth(&out.ios);
+    }
     out.extent.resize(out.files.len(), 0);
     if out.ios.iter().all(|n| *n == 0) {
         return Err(format!("{}: no I/O to replay", out.path.display()));

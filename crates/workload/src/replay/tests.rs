@@ -548,3 +548,39 @@ fn a_chunked_log_from_standard_input_is_refused_with_the_reason() {
     let s = job(&[("read_iolog", "-"), ("read_iolog_chunked", "1")]);
     assert!(super::load(&s, 0).unwrap_err().contains("must be a file"));
 }
+
+#[test]
+fn a_blktrace_replay_takes_the_traces_depth_and_direct_unless_the_job_gives_them() {
+    // Four reads queued before the first completes, one of them merged: depth 3.
+    let mut v = Vec::new();
+    for i in 0..4 {
+        rec(&mut v, 1000 + i, i * 8, 4096, Q | READ, &[]);
+    }
+    rec(&mut v, 2000, 8, 4096, 2 | READ, &[]);
+    rec(&mut v, 3000, 0, 4096, C | READ, &[]);
+    rec(&mut v, 4000, 64, 4096, Q | WRITE, &[]);
+    let d = Scratch::new("depth");
+    let f = d.file("trace", &v);
+    let env = crate::resolve::PlanEnv {
+        size_of: &|_| None,
+        is_block_device: &|_| false,
+        entropy: 0,
+    };
+    let plan = |opts: &[(&str, &str)]| {
+        let mut all = vec![("read_iolog", f.as_str()), ("replay_redirect", "/x/dev")];
+        all.extend_from_slice(opts);
+        let mut s = job(&all);
+        s.iodepth_given = opts.iter().any(|(k, _)| *k == "iodepth");
+        s.direct_given = opts.iter().any(|(k, _)| *k == "direct");
+        crate::resolve::plan_jobs(&[s], &env).unwrap().remove(0)
+    };
+    let p = plan(&[]);
+    assert_eq!((p.engine.depth, p.iodepth_low, p.direct), (3, 3, true));
+    let p = plan(&[("iodepth", "16"), ("direct", "0")]);
+    assert_eq!((p.engine.depth, p.direct), (16, false));
+    let p = plan(&[("bs", "512")]);
+    assert!(
+        !p.direct,
+        "a block size that is no multiple of 4 KiB keeps buffered I/O"
+    );
+}
