@@ -18,6 +18,7 @@ use iolab_job::debug;
 pub(crate) mod cmdprio;
 mod rates;
 pub use rates::{keep_rate_series, Rates};
+mod iolog;
 mod record;
 
 use crate::gate::StartGate;
@@ -174,6 +175,8 @@ pub fn run(
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     runner.init_prios();
     let result = runner.run(stop);
+    // The I/O log is complete before a postrun command could read it.
+    runner.iolog_end();
     crate::place::postrun(plan);
     progress.finished.store(true, Ordering::Relaxed);
     if plan.exitall {
@@ -270,6 +273,8 @@ struct Runner<'a> {
     last_seed: u64,
     /// The bw and IOPS samples, kept only when asked for.
     rates: Option<rates::Rates>,
+    /// write_iolog and read_iolog (job/iolog.rs).
+    iolog: iolog::IoLog,
 }
 
 impl<'a> Runner<'a> {
@@ -313,7 +318,7 @@ impl<'a> Runner<'a> {
             error: None,
             errors_ignored: 0,
             ramping: !plan.ramp_time.is_zero(),
-            rate_limited: plan.rate.is_limited(),
+            rate_limited: plan.rate.is_limited() || iolog::paced(plan),
             progress,
             next_publish: 0,
             has_min_rate: plan
@@ -335,6 +340,7 @@ impl<'a> Runner<'a> {
             debug_io: debug::on(debug::IO),
             last_seed: 0,
             rates: rates::Rates::wanted(),
+            iolog: iolog::IoLog::default(),
         }
     }
 
@@ -356,6 +362,7 @@ impl<'a> Runner<'a> {
         let mut think_count = 0u32;
         let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
+        self.iolog_start()?;
         loop {
             if stop.is_set() || deadline.is_some_and(|d| self.now >= d) || self.error.is_some() {
                 break;
@@ -372,7 +379,7 @@ impl<'a> Runner<'a> {
                 }
                 let req = match pending.take() {
                     Some(r) => r,
-                    None => match self.next_req() {
+                    None => match self.next_logged() {
                         Some(r) => r,
                         None => {
                             gen_done = true;

@@ -242,6 +242,26 @@ pub struct JobSpec {
     pub lockmem: u64,
     /// Placement, priorities, identity, cgroup, scheduler, commands around the job.
     pub place: crate::place::Place,
+    pub write_iolog: Option<String>,
+    /// As written: ':'-separated names, one per numjobs clone.
+    pub read_iolog: Option<String>,
+    pub read_iolog_chunked: bool,
+    pub replay_no_stall: bool,
+    pub replay_redirect: Option<String>,
+    /// Offsets are divided by this (1: as logged).
+    pub replay_scale: u64,
+    /// 0: offsets as logged.
+    pub replay_align: u64,
+    pub replay_time_scale: u32,
+    /// `options::iolog::skip` bits.
+    pub replay_skip: u8,
+    pub merge_blktrace_file: Option<String>,
+    pub merge_blktrace_scalars: Vec<u32>,
+    pub merge_blktrace_iters: Vec<u32>,
+    /// Whether the job gave iodepth, and direct (or buffered): a blktrace replay takes the
+    /// trace's depth and O_DIRECT where they were not given, as fio does.
+    pub iodepth_given: bool,
+    pub direct_given: bool,
 }
 }
 
@@ -346,6 +366,8 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     for o in raw.options() {
         apply(&mut spec, o).map_err(|m| err(o, ErrorKind::InvalidValue, m))?;
         runtime_set |= o.def.name == "runtime";
+        spec.iodepth_given |= o.def.name == "iodepth";
+        spec.direct_given |= matches!(o.def.name, "direct" | "buffered");
     }
     // fio's HOWTO: "By default it is equal to the iodepth_batch_complete_min value" — not
     // iodepth. Reaping one at a time keeps the queue refilled one slot at a time; reaping the
@@ -437,6 +459,14 @@ mod tests {
     fn one(text: &str) -> JobSpec {
         let mut r = resolve(text).unwrap_or_else(|e| panic!("{e}"));
         r.jobs.remove(0)
+    }
+
+    #[test]
+    fn whether_iodepth_and_direct_were_given_is_kept_for_a_blktrace_replay() {
+        let s = one("[a]\nsize=1m\n");
+        assert!(!s.iodepth_given && !s.direct_given);
+        let s = one("[a]\nsize=1m\niodepth=1\nbuffered=1\n");
+        assert!(s.iodepth_given && s.direct_given);
     }
 
     #[test]

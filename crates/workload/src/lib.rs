@@ -7,6 +7,7 @@ pub mod dist;
 pub mod gen;
 pub mod plan;
 pub mod randmap;
+pub mod replay;
 pub mod resolve;
 pub mod rng;
 

@@ -110,4 +110,6 @@ pub struct JobPlan {
     /// The job's options as resolved, shared by its numjobs clones: the fields above are what
     /// planning derives; an option that needs no planning is read from here, not copied.
     pub spec: Arc<JobSpec>,
+    /// read_iolog: the log replayed instead of the generated I/O (`files` are its files).
+    pub replay: Option<Arc<crate::replay::Replay>>,
 }

@@ -220,15 +220,22 @@ fn plan_one(
     index: u64,
     env: &PlanEnv<'_>,
 ) -> Result<JobPlan, PlanError> {
-    let (files, spans, total) = files_of(spec, clone, env)?;
+    let replay = crate::replay::load(spec, clone).map_err(|m| err(spec, m))?;
+    let (files, spans, total) = match &replay {
+        Some(r) => r.files_of(spec, env),
+        None => files_of(spec, clone, env)?,
+    };
     let seed = if spec.randrepeat {
         spec.randseed
     } else {
         env.entropy
     }
     .wrapping_add(index);
-    let pattern = pattern_of(spec, spans, total, seed)?;
-    Ok(JobPlan {
+    let mut pattern = pattern_of(spec, spans, total, seed)?;
+    if let Some(r) = &replay {
+        r.shape(&mut pattern);
+    }
+    let mut plan = JobPlan {
         number: index,
         name: spec.name.clone(),
         spec_index,
@@ -273,7 +280,10 @@ fn plan_one(
         percentiles: spec.percentile_list.clone(),
         options: Vec::new(),
         spec: Arc::clone(spec),
-    })
+        replay: replay.map(Arc::new),
+    };
+    crate::replay::tune(&mut plan);
+    Ok(plan)
 }
 
 /// The job's files and, for each, the span of it the job works on; and the job's total size.

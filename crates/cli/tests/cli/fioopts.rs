@@ -438,6 +438,12 @@ fn own_corpus_every_file_runs_and_does_io() {
         }
         let d = TestDir::new(&format!("own-corpus-{stem}"));
         std::fs::write(d.path.join("existing.data"), vec![0u8; 256 << 10]).unwrap();
+        // Captured logs to replay (read_iolog) go beside the jobs.
+        for src in std::fs::read_dir(corpus_dir()).unwrap().flatten() {
+            if src.file_name().to_string_lossy().starts_with("captured.") {
+                std::fs::copy(src.path(), d.path.join(src.file_name())).unwrap();
+            }
+        }
         let out = d.run(&[f.to_str().unwrap(), "--output-format=json"]);
         assert_eq!(out.code, Some(0), "{}: {}", f.display(), out.stderr);
         let v = out.json();

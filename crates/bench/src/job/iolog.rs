@@ -1,0 +1,283 @@
+//! fio's I/O logs in the per-I/O loop: `write_iolog` (each request as it is generated, in
+//! fio's iolog version 3: microseconds since the log was opened, the file, the action and, for
+//! I/O, offset and length) and `read_iolog` (the planned replay's entries instead of the
+//! generator's, each issued after the delay the log gives it).
+//!
+//! A replayed I/O's delay becomes its due time, so the loop's rate-limit wait paces it: the
+//! I/O in flight keep completing (and being timed) while it waits, and a stop is noticed.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+
+use iolab_engine::{Op, Req};
+use iolab_workload::replay::{Cursor, Entry, Kind};
+use iolab_workload::{Dir as WDir, JobPlan};
+
+use super::{stat_dir, Runner};
+use crate::joberr::site;
+
+/// What a job does with I/O logs; empty for most jobs.
+#[derive(Default)]
+pub(super) struct IoLog {
+    writer: Option<Writer>,
+    replay: Option<Replaying>,
+}
+
+struct Writer {
+    out: BufWriter<File>,
+    /// The clock when the log was opened: its times count from here.
+    t0: u64,
+    /// Names by the engine's file slot.
+    names: Vec<String>,
+    /// The offset of the last I/O (fio writes a sync with its request's stale offset).
+    last_offset: u64,
+    failed: Option<std::io::Error>,
+}
+
+struct Replaying {
+    cursor: Cursor,
+    /// The slot of the last replayed I/O: its issue time is what the next delay counts from.
+    last_slot: Option<u32>,
+    /// Delay owed by entries that issue nothing (open, close), µs.
+    owed_us: u64,
+    /// Version 2's wait: nothing before this (ns on the job's clock).
+    not_before: u64,
+    started: u64,
+}
+
+/// Whether the job's replay has delays to honour: the loop's due-time wait is then used.
+pub(super) fn paced(plan: &JobPlan) -> bool {
+    plan.replay.as_ref().is_some_and(|r| !r.opts.no_stall)
+}
+
+impl Runner<'_> {
+    /// Opens the job's write_iolog (appending, as fio) with its version line and a line per
+    /// file added and opened, and its replay's cursor.
+    pub(super) fn iolog_start(&mut self) -> std::io::Result<()> {
+        let plan = self.plan;
+        if let Some(r) = &plan.replay {
+            let cursor = match r.cursor() {
+                Ok(c) => c,
+                Err(msg) => {
+                    let e = std::io::Error::from_raw_os_error(libc::EINVAL);
+                    eprintln!("fio: {}: read_iolog: {msg}", plan.name);
+                    self.fail(&e, msg, "iolog open", site!());
+                    return Err(e);
+                }
+            };
+            self.iolog.replay = Some(Replaying {
+                cursor,
+                last_slot: None,
+                owed_us: 0,
+                not_before: 0,
+                started: self.now,
+            });
+        }
+        let Some(path) = &plan.spec.write_iolog else {
+            return Ok(());
+        };
+        let file = match OpenOptions::new().append(true).create(true).open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                let msg = format!("write_iolog={path}: {e}");
+                eprintln!("fio: {}: {msg}", plan.name);
+                self.fail(&e, msg, "iolog open", site!());
+                return Err(e);
+            }
+        };
+        let mut names = Vec::new();
+        for (i, id) in self.files.iter().enumerate() {
+            let at = id.index() as usize;
+            names.resize(names.len().max(at + 1), String::new());
+            names[at] = plan.files[i].path.display().to_string();
+        }
+        let mut w = Writer {
+            out: BufWriter::with_capacity(8192, file),
+            t0: self.now,
+            names,
+            last_offset: 0,
+            failed: None,
+        };
+        w.line(format_args!("fio version 3 iolog"));
+        for what in ["add", "open"] {
+            for f in &plan.files {
+                let p = f.path.display();
+                w.line(format_args!("0 {p} {what}"));
+            }
+        }
+        self.iolog.writer = Some(w);
+        Ok(())
+    }
+
+    /// The next request: the replay's or the generator's, written to the iolog if there is one.
+    pub(super) fn next_logged(&mut self) -> Option<Req> {
+        let req = match self.iolog.replay.is_some() {
+            true => self.replay_req()?,
+            false => self.next_req()?,
+        };
+        if let Some(w) = &mut self.iolog.writer {
+            w.io(self.now, &req);
+        }
+        Some(req)
+    }
+
+    /// The end of the job: what end_fsync synced, then each file closed; the log flushed.
+    pub(super) fn iolog_end(&mut self) {
+        let Some(mut w) = self.iolog.writer.take() else {
+            return;
+        };
+        let now = self.clock.now();
+        let us = now.saturating_sub(w.t0) / 1000;
+        let last = w.last_offset;
+        for f in self.plan.files.iter().filter(|_| self.plan.end_fsync) {
+            let p = f.path.display();
+            w.line(format_args!("{us} {p} sync {last} 0"));
+        }
+        for f in &self.plan.files {
+            let p = f.path.display();
+            w.line(format_args!("{us} {p} close"));
+        }
+        if let Err(e) = w.out.flush() {
+            w.failed.get_or_insert(e);
+        }
+        if let Some(e) = w.failed {
+            let path = self.plan.spec.write_iolog.clone().unwrap_or_default();
+            let msg = format!("write_iolog={path}: {e}");
+            eprintln!("fio: {}: {msg}", self.plan.name);
+            self.fail(&e, msg, "write_iolog", site!());
+        }
+    }
+
+    /// The next replayed request; None at the end of the log (or when it went bad, which
+    /// fails the job).
+    fn replay_req(&mut self) -> Option<Req> {
+        if self.free.is_empty() {
+            return None;
+        }
+        if self.plan.number_ios > 0 && self.stats.total_rw_ios() >= self.plan.number_ios {
+            return None;
+        }
+        let e = self.next_entry()?;
+        let due = self.replay_due(&e);
+        let file = self.files[e.file as usize];
+        let (dir, op) = match e.kind {
+            Kind::Read => (WDir::Read, Op::Read),
+            Kind::Write => (WDir::Write, Op::Write),
+            Kind::Trim => (WDir::Trim, Op::Trim),
+            _ => {
+                let slot = self.take_slot(None)?;
+                self.stats.issued_sync();
+                self.slots[slot as usize].due_ns = due;
+                self.iolog_slot(slot);
+                let req = Req::sync(file, e.kind == Kind::Datasync);
+                return Some(req.with_tag(u64::from(slot)));
+            }
+        };
+        let slot = self.take_slot(Some(stat_dir(dir)))?;
+        self.stats.issued(stat_dir(dir));
+        self.slots[slot as usize].due_ns = due;
+        self.iolog_slot(slot);
+        if op == Op::Trim {
+            return Some(Req::trim(file, e.offset, e.len as usize).with_tag(u64::from(slot)));
+        }
+        let mut buf = self.free.pop()?;
+        if op == Op::Write {
+            self.writes_since_sync += 1;
+            if self.plan.buffers.dedupe_percentage > 0 {
+                self.dedupe_fill(&mut buf);
+            } else if self.plan.buffers.refill {
+                crate::setup::fill(&mut buf, self.plan, &mut self.rng);
+            }
+        }
+        let req = Req::data(op, file, e.offset, e.len as usize, buf);
+        Some(req.with_tag(u64::from(slot)))
+    }
+
+    fn iolog_slot(&mut self, slot: u32) {
+        if let Some(r) = &mut self.iolog.replay {
+            r.last_slot = Some(slot);
+        }
+    }
+
+    /// The next entry that issues something; open, close and wait only add to its delay.
+    fn next_entry(&mut self) -> Option<Entry> {
+        let r = self.iolog.replay.as_mut()?;
+        loop {
+            match r.cursor.next_entry() {
+                Ok(Some(e)) => match e.kind {
+                    Kind::Open | Kind::Close => r.owed_us += e.delay_us,
+                    Kind::Wait => {
+                        let at = r.started + e.offset.saturating_mul(1_000_000);
+                        r.not_before = r.not_before.max(at);
+                    }
+                    _ => return Some(e),
+                },
+                Ok(None) => return None,
+                Err(msg) => {
+                    let e = std::io::Error::from_raw_os_error(libc::EINVAL);
+                    eprintln!("fio: {}: read_iolog: {msg}", self.plan.name);
+                    self.fail(&e, msg, "read_iolog", site!());
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// When a replayed entry is due (0: at once): its delay after the previous replayed I/O
+    /// was issued, as fio's iolog_delay counts it, and not before a version 2 wait.
+    fn replay_due(&mut self, e: &Entry) -> u64 {
+        let Some(r) = self.iolog.replay.as_mut() else {
+            return 0;
+        };
+        let delay_ns = (e.delay_us + std::mem::take(&mut r.owed_us)).saturating_mul(1000);
+        let waited = std::mem::take(&mut r.not_before);
+        if delay_ns == 0 && waited == 0 {
+            return 0;
+        }
+        let base = match r.last_slot {
+            Some(s) => self.slots[s as usize].issue_ns,
+            None => r.started,
+        };
+        base.saturating_add(delay_ns).max(waited)
+    }
+}
+
+impl Writer {
+    fn line(&mut self, args: std::fmt::Arguments<'_>) {
+        if self.failed.is_none() {
+            if let Err(e) = self
+                .out
+                .write_fmt(args)
+                .and_then(|_| self.out.write_all(b"\n"))
+            {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    /// One request's line: no allocation, the time is the loop's last clock reading.
+    fn io(&mut self, now: u64, r: &Req) {
+        let us = now.saturating_sub(self.t0) / 1000;
+        let Some(name) = self.names.get(r.file.index() as usize) else {
+            return;
+        };
+        let act = match r.op {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Trim => "trim",
+            Op::Fsync => "sync",
+            Op::Fdatasync => "datasync",
+        };
+        let (off, len) = match r.op {
+            Op::Fsync | Op::Fdatasync => (self.last_offset, 0),
+            _ => (r.offset, r.len as u64),
+        };
+        self.last_offset = off;
+        if self.failed.is_none() {
+            let res = writeln!(self.out, "{us} {name} {act} {off} {len}");
+            if let Err(e) = res {
+                self.failed = Some(e);
+            }
+        }
+    }
+}
