@@ -307,79 +307,87 @@ fn hosts(r: &serde_json::Value) -> Vec<HostShare> {
     .collect()
 }
 
+fn num(r: &serde_json::Value, k: &str) -> Option<f64> {
+    r.get(k).and_then(serde_json::Value::as_f64)
+}
+
+fn text(r: &serde_json::Value, k: &str) -> String {
+    (r.get(k).and_then(serde_json::Value::as_str))
+        .unwrap_or("")
+        .to_string()
+}
+
+fn series(r: &serde_json::Value, k: &str) -> Vec<(u64, f64)> {
+    (r.get(k)
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten())
+    .filter_map(|p| Some((p.get(0)?.as_u64()?, p.get(1)?.as_f64()?)))
+    .collect()
+}
+
+/// One row as [`write_compare_json`] wrote it; a row that ran takes the next run's report.
+fn read_row(r: &serde_json::Value, reports: &mut impl Iterator<Item = Report>) -> CompareRow {
+    use serde_json::Value;
+    let f = num;
+    let error = r.get("error").and_then(Value::as_str).map(String::from);
+    let pct = r.get("clat_percentile_ns");
+    let mut clat_pct = [None; 6];
+    for (slot, p) in CLAT_PCT.iter().enumerate() {
+        clat_pct[slot] = pct.and_then(|m| m.get(format!("{p:.6}"))?.as_u64());
+    }
+    CompareRow {
+        label: text(r, "label"),
+        engine: text(r, "engine"),
+        depth: f(r, "iodepth").unwrap_or(1.0) as u32,
+        jobs: f(r, "jobs").unwrap_or(1.0) as u32,
+        iops: f(r, "iops").unwrap_or(0.0),
+        bw_bytes: f(r, "bw_bytes").unwrap_or(0.0),
+        clat_mean: f(r, "clat_mean_ns"),
+        clat_pct,
+        clat_samples: r.get("clat_samples").and_then(Value::as_u64).unwrap_or(0),
+        slat_mean: f(r, "slat_mean_ns"),
+        submit_share: f(r, "submit_share"),
+        usr_cpu: f(r, "usr_cpu"),
+        sys_cpu: f(r, "sys_cpu"),
+        cpu_ns_per_io: f(r, "cpu_ns_per_io"),
+        syscalls_per_io: f(r, "syscalls_per_io"),
+        ctx_per_io: f(r, "ctx_per_io"),
+        achieved_depth: f(r, "achieved_depth"),
+        disk_util: f(r, "disk_util"),
+        disk_ios: r.get("disk_ios").and_then(Value::as_u64),
+        report: match error {
+            None => reports.next().unwrap_or_default(),
+            Some(_) => Report::default(),
+        },
+        iops_series: series(r, "iops_series"),
+        lat_series: series(r, "lat_series_ns"),
+        error,
+        hosts: hosts(r),
+    }
+}
+
 /// Reads back what [`write_compare_json`] wrote (`v` holds the key "iolab compare"): the rows
 /// as they were derived when the comparison ran, with each run's fio-shaped result.
 pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::ReportError> {
     use serde_json::Value;
     let c = v.get("iolab compare").cloned().unwrap_or_default();
+    let list = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
     let mut reports = Vec::new();
-    for r in v
-        .get("runs")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for r in list(v, "runs") {
         reports.push(crate::read_fio_json(&r.to_string())?);
     }
     let mut reports = reports.into_iter();
-    let f = |r: &Value, k: &str| r.get(k).and_then(Value::as_f64);
-    let text = |r: &Value, k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let series = |r: &Value, k: &str| -> Vec<(u64, f64)> {
-        r.get(k)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|p| Some((p.get(0)?.as_u64()?, p.get(1)?.as_f64()?)))
-            .collect()
-    };
-    let rows = c
-        .get("rows")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|r| {
-            let error = r.get("error").and_then(Value::as_str).map(String::from);
-            let pct = r.get("clat_percentile_ns");
-            let mut clat_pct = [None; 6];
-            for (slot, p) in CLAT_PCT.iter().enumerate() {
-                clat_pct[slot] = pct.and_then(|m| m.get(format!("{p:.6}"))?.as_u64());
-            }
-            CompareRow {
-                label: text(r, "label"),
-                engine: text(r, "engine"),
-                depth: f(r, "iodepth").unwrap_or(1.0) as u32,
-                jobs: f(r, "jobs").unwrap_or(1.0) as u32,
-                iops: f(r, "iops").unwrap_or(0.0),
-                bw_bytes: f(r, "bw_bytes").unwrap_or(0.0),
-                clat_mean: f(r, "clat_mean_ns"),
-                clat_pct,
-                clat_samples: r.get("clat_samples").and_then(Value::as_u64).unwrap_or(0),
-                slat_mean: f(r, "slat_mean_ns"),
-                submit_share: f(r, "submit_share"),
-                usr_cpu: f(r, "usr_cpu"),
-                sys_cpu: f(r, "sys_cpu"),
-                cpu_ns_per_io: f(r, "cpu_ns_per_io"),
-                syscalls_per_io: f(r, "syscalls_per_io"),
-                ctx_per_io: f(r, "ctx_per_io"),
-                achieved_depth: f(r, "achieved_depth"),
-                disk_util: f(r, "disk_util"),
-                disk_ios: r.get("disk_ios").and_then(Value::as_u64),
-                report: match error {
-                    None => reports.next().unwrap_or_default(),
-                    Some(_) => Report::default(),
-                },
-                iops_series: series(r, "iops_series"),
-                lat_series: series(r, "lat_series_ns"),
-                error,
-                hosts: hosts(r),
-            }
-        })
+    let rows = list(&c, "rows")
+        .iter()
+        .map(|r| read_row(r, &mut reports))
         .collect();
-    let findings = c
-        .get("findings")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let findings = (list(&c, "findings").iter())
         .map(|x| Finding {
             title: text(x, "title"),
             evidence: text(x, "evidence"),
@@ -387,13 +395,13 @@ pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::Rep
         })
         .collect();
     let m = c.get("machine").cloned().unwrap_or_default();
-    let workload = c
+    let workload = (c
         .get("workload")
         .and_then(Value::as_object)
         .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-        .collect();
+        .flatten())
+    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+    .collect();
     Ok(Comparison {
         source: Source::Compare,
         workload,
@@ -402,7 +410,7 @@ pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::Rep
         machine: Machine {
             kernel: text(&m, "kernel"),
             cpu: text(&m, "cpu"),
-            cpus: f(&m, "cpus").unwrap_or(0.0) as u32,
+            cpus: num(&m, "cpus").unwrap_or(0.0) as u32,
             device: text(&m, "device"),
             filesystem: text(&m, "filesystem"),
             scheduler: text(&m, "scheduler"),
