@@ -15,6 +15,7 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+pub(crate) mod conn;
 mod record;
 
 use crate::gate::StartGate;
@@ -160,7 +161,7 @@ pub fn run(
     while wait_on.iter().any(|p| !p.finished.load(Ordering::Relaxed)) && !stop.is_set() {
         std::thread::sleep(Duration::from_millis(10));
     }
-    if plan.spec.create_on_open {
+    if plan.spec.create_on_open || eng.caps().connection {
         files = crate::setup::open_files(plan, &mut *eng)?;
     }
     progress.running.store(true, Ordering::Relaxed);
@@ -259,6 +260,9 @@ struct Runner<'a> {
     debug_io: bool,
     /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
     last_seed: u64,
+    /// The engine's files are connections (`Caps::connection`), and whether the peer has gone.
+    connection: bool,
+    peer_gone: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -273,6 +277,7 @@ impl<'a> Runner<'a> {
     ) -> Self {
         let depth = bufs.len().max(1);
         let now = clock.now();
+        let connection = eng.caps().connection;
         Runner {
             plan,
             eng,
@@ -322,6 +327,8 @@ impl<'a> Runner<'a> {
             unclocked: 0,
             debug_io: debug::on(debug::IO),
             last_seed: 0,
+            connection,
+            peer_gone: false,
         }
     }
 
@@ -499,7 +506,7 @@ impl<'a> Runner<'a> {
             let data_only = plan.fsync_every == 0;
             return Some(Req::sync(self.files[0], data_only).with_tag(slot as u64));
         }
-        if self.free.is_empty() {
+        if self.free.is_empty() || self.peer_gone {
             return None;
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
@@ -714,6 +721,7 @@ impl<'a> Runner<'a> {
         let s = &self.slots[slot as usize];
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
         match (&d.result, dir) {
+            (Ok(0), Some(dir)) if self.connection && d.req.len > 0 => self.end_of_stream(dir),
             (Ok(n), Some(dir)) if !self.rec.all() => {
                 self.record_some(dir, *n as u64, submit, issue);
                 if *n < d.req.len {

@@ -9,7 +9,7 @@
 //!
 //! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
 //! `posixaio`, `mmap`, `splice`, `cpuio`; the metadata engines `filecreate`, `filestat`, `filedelete`,
-//! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`. Callers branch on [`Caps`], never on an engine's name.
+//! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`; `net` and `netsplice`. Callers branch on [`Caps`], never on an engine's name.
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
 //! of file completes with the bytes it got); `EINTR` and `EAGAIN` are retried (except `EAGAIN`
@@ -53,6 +53,7 @@ pub mod sys;
 mod libaio;
 mod meta;
 mod mmap;
+mod net;
 mod null;
 mod posixaio;
 mod pvsync2;
@@ -73,6 +74,7 @@ pub use cpu::CpuMode;
 pub use error::{EngineError, ErrorKind};
 pub use files::DioAlign;
 pub use meta::FsOp;
+pub use net::{NetOpts, Proto};
 pub use refused::refusal;
 pub use sys::dev::DevInfo;
 pub use sys::errno_name;
@@ -118,11 +120,15 @@ pub enum EngineKind {
     Falloc,
     /// Each write sets the file's size to its offset: fio's ftruncate.
     Ftruncate,
+    /// Each file is a TCP, UDP or Unix socket connection: fio's net.
+    Net,
+    /// As `net`, with TCP data moved through a pipe by splice and vmsplice: fio's netsplice.
+    NetSplice,
 }
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 18] = [
+    pub const ALL: [EngineKind; 20] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
@@ -141,6 +147,8 @@ impl EngineKind {
         EngineKind::DirDelete,
         EngineKind::Falloc,
         EngineKind::Ftruncate,
+        EngineKind::Net,
+        EngineKind::NetSplice,
     ];
 
     /// fio's name for the engine.
@@ -164,6 +172,8 @@ impl EngineKind {
             EngineKind::DirDelete => "dirdelete",
             EngineKind::Falloc => "falloc",
             EngineKind::Ftruncate => "ftruncate",
+            EngineKind::Net => "net",
+            EngineKind::NetSplice => "netsplice",
         }
     }
 
@@ -179,6 +189,8 @@ impl EngineKind {
                 | EngineKind::DirCreate
                 | EngineKind::DirStat
                 | EngineKind::DirDelete
+                | EngineKind::Net
+                | EngineKind::NetSplice
         )
     }
 
@@ -209,6 +221,18 @@ impl EngineKind {
             | EngineKind::FileDelete
             | EngineKind::DirCreate
             | EngineKind::DirDelete => &["meta_io_uring"],
+            EngineKind::Net | EngineKind::NetSplice => &[
+                "hostname",
+                "port",
+                "protocol",
+                "listen",
+                "pingpong",
+                "nodelay",
+                "ttl",
+                "interface",
+                "window_size",
+                "mss",
+            ],
             _ => &[],
         }
     }
@@ -490,6 +514,10 @@ pub struct Caps {
     /// Each request is one file-system operation on its file (metadata engines, falloc,
     /// ftruncate) rather than a transfer.
     pub fs_op: Option<FsOp>,
+    /// Each file is a connection (net, netsplice), made when the file is added: files are
+    /// added after the start line, so that a listener in the same run is listening before a
+    /// sender connects, and a read of 0 bytes means the peer has gone (the job ends).
+    pub connection: bool,
 }
 
 impl Default for Caps {
@@ -512,6 +540,7 @@ impl Default for Caps {
             buffered_submit_blocks: false,
             maps_files: false,
             fs_op: None,
+            connection: false,
         }
     }
 }
@@ -553,6 +582,8 @@ pub struct EngineOpts {
     pub cpucycle_us: u32,
     /// cpuio: how the CPU is burnt (fio's cpumode).
     pub cpumode: CpuMode,
+    /// net, netsplice: the connection (fio's hostname, port, protocol, ...).
+    pub net: NetOpts,
 }
 
 /// The `null` engine at depth 1: a configuration that touches nothing.
@@ -583,6 +614,7 @@ impl EngineOpts {
             cpuload: 0,
             cpucycle_us: 50_000,
             cpumode: CpuMode::Noop,
+            net: NetOpts::default(),
         }
     }
 }
@@ -666,6 +698,7 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         | EngineKind::DirDelete
         | EngineKind::Falloc
         | EngineKind::Ftruncate => meta::open(opts),
+        EngineKind::Net | EngineKind::NetSplice => net::open(opts),
     }
 }
 

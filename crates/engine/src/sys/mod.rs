@@ -13,6 +13,7 @@ pub mod interrupt;
 pub mod meta;
 pub mod net;
 pub mod pipe;
+pub mod sock;
 
 use std::io;
 use std::os::fd::RawFd;

@@ -2,7 +2,7 @@
 
 use super::prelude::*;
 use crate::spec::EngineKind;
-use iolab_engine::{CpuMode, StatType};
+use iolab_engine::{CpuMode, Proto, StatType};
 
 /// fio's I/O engine names. iolab has those of [`EngineKind`]; the others are refused by name,
 /// with [`refusal`]'s reason.
@@ -221,16 +221,33 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Engine["io_uring_cmd"], "write_mode", [], Str),
     not!(Engine["mmap"], "thp", [], Int),
     not!(Engine["sg"], "sg_write_mode", [], Str),
-    not!(Engine["net"], "hostname", [], Str),
-    not!(Engine["net"], "port", [], Int),
-    not!(Engine["net"], "protocol", ["proto"], Str),
-    not!(Engine["net"], "listen", [], Flag),
-    not!(Engine["net"], "pingpong", [], Flag),
-    not!(Engine["net"], "ttl", [], Int),
-    not!(Engine["net"], "interface", [], Str),
-    not!(Engine["net"], "nodelay", [], Bool),
-    not!(Engine["net"], "window_size", [], Size),
-    not!(Engine["net"], "mss", [], Int),
+    imp!(Engine["net", "netsplice"], "hostname", [], Str, None, "Host to connect to, or multicast group to join (net)",
+        |s, a| { s.engine.net.hostname = Some(a.v.to_string()); Ok(()) }),
+    imp!(Engine["net", "netsplice"], "port", [], Int, None, "TCP or UDP port (clones use the ports after it)",
+        |s, a| {
+            let p = a.int()?;
+            if !(1..=65535).contains(&p) {
+                return Err(format!("port={p}: 1 to 65535"));
+            }
+            s.engine.net.port = p as u32;
+            Ok(())
+        }),
+    imp!(Engine["net", "netsplice"], "protocol", ["proto"], Choice(&["tcp", "tcpv6", "udp", "udpv6", "unix"]), Some("tcp"), "Network protocol: tcp, tcpv6, udp, udpv6, unix",
+        |s, a| { s.engine.net.proto = Proto::from_name(a.choice()?).unwrap_or_default(); Ok(()) }),
+    imp!(Engine["net", "netsplice"], "listen", [], Flag, None, "Accept the TCP connection rather than make it",
+        |s, a| { s.engine.net.listen = a.flag()?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "pingpong", [], Flag, None, "Answer each request (receiver) or wait for its answer (sender)",
+        |s, a| { s.engine.net.pingpong = a.flag()?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "ttl", [], Int, Some("1"), "Time-to-live of outgoing UDP multicast packets",
+        |s, a| { s.engine.net.ttl = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "interface", [], Str, None, "IP address of the interface for UDP multicast",
+        |s, a| { s.engine.net.interface = Some(a.v.to_string()); Ok(()) }),
+    imp!(Engine["net", "netsplice"], "nodelay", [], Bool, Some("0"), "TCP_NODELAY on TCP connections",
+        |s, a| { s.engine.net.nodelay = a.flag()?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "window_size", [], Int, None, "Socket buffer size (SO_RCVBUF/SO_SNDBUF)",
+        |s, a| { s.engine.net.window_size = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "mss", [], Int, None, "TCP maximum segment size (TCP_MAXSEG)",
+        |s, a| { s.engine.net.mss = to_u32(a.int()?)?; Ok(()) }),
     not!(Engine["rdma"], "verb", [], Str),
     not!(Engine["rdma"], "bindname", [], Str),
     imp!(Engine["cpuio"], "cpuload", [], Int, None, "Percentage of a CPU cpuio uses",

@@ -1,0 +1,34 @@
+//! Jobs whose files are connections (`Caps::connection`: net, netsplice): what the engine is
+//! told of the job, and the end of the stream.
+
+use iolab_engine::NetOpts;
+use iolab_stats::Dir;
+use iolab_workload::JobPlan;
+
+use super::Runner;
+
+/// The job's side of the engine's options: its direction, its size (for MSG_MORE), the host
+/// from `filename` when `hostname` is not given, and, as fio, clone N on the N-th port after
+/// the job's.
+pub(crate) fn net_opts(n: &mut NetOpts, plan: &JobPlan) {
+    let p = &plan.pattern;
+    n.reads = p.read;
+    n.writes = p.write || p.trim;
+    n.random = p.random;
+    n.size = p.bytes;
+    if n.hostname.is_none() {
+        n.hostname = plan.spec.filename.first().cloned();
+    }
+    if n.port > 0 {
+        n.port += plan.clone;
+    }
+}
+
+impl Runner<'_> {
+    /// A read of 0 bytes on a connection: the peer has gone (fio's td->done). The request
+    /// was never done, so it is not counted, and the job issues no more.
+    pub(super) fn end_of_stream(&mut self, dir: Dir) {
+        self.peer_gone = true;
+        self.stats.dir_mut(dir).total_ios -= 1;
+    }
+}
