@@ -10,8 +10,9 @@
 //! `pingpong` each request is answered: the receiver sends back what it read, the sender waits
 //! for it. UDP (and, as fio, TCP) senders announce the end with fio's 8-byte close message,
 //! and UDP senders the start with its open message, so either side may be fio itself.
-//! `netsplice` moves TCP data through a pipe with vmsplice and splice; UDP and Unix sockets
-//! go through send and recv there too, as in fio.
+//! `netsplice` moves TCP data through a pipe with splice (see [`splice_out`] for why the
+//! buffer is copied into the pipe rather than vmspliced); UDP and Unix sockets go through
+//! send and recv there too, as in fio.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -460,7 +461,7 @@ impl NetEngine {
             .and_then(Option::as_mut)
             .ok_or_else(crate::files::ebadf)?;
         let buf = &mut req.buf.as_mut_slice()[..req.len];
-        let udp = self.o.proto.is_udp();
+        let (udp, listen) = (self.o.proto.is_udp(), self.o.listen);
         match (op, &self.pipe) {
             (Op::Write, Some(p)) => splice_out(p, &c.sock, buf, &mut self.calls.io),
             (Op::Read, Some(p)) => splice_in(p, &c.sock, buf, &mut self.calls.io),
@@ -488,14 +489,11 @@ impl NetEngine {
                 let mut done = 0;
                 while done < buf.len() {
                     self.calls.io += 1;
-                    let mut from = if udp { c.peer.as_mut() } else { None };
+                    // A receiver answers whoever sent; a sender keeps its target (a
+                    // multicast group is not where the answers come from).
+                    let mut from = if udp && listen { c.peer.as_mut() } else { None };
                     let n =
                         again(|| sock::recv(&c.sock, &mut buf[done..], 0, from.as_deref_mut()))?;
-                    // fio's close message ends the job (a datagram alone, or a stream's
-                    // last 8 bytes arriving at a request's start).
-                    if done == 0 && n == 8 && buf[..8] == link_msg(LINK_CLOSE) {
-                        return Ok(0);
-                    }
                     done += n;
                     if n == 0 || udp {
                         break;
@@ -517,6 +515,15 @@ impl NetEngine {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         let n = self.transfer(req, op)?;
+        // fio's close message ends the job: a datagram of its own, or a stream's last 8 bytes
+        // at a request's start (the stream ends there, so the request gets no more).
+        if op == Op::Read
+            && n == 8
+            && req.len > 8
+            && req.buf.as_slice()[..8] == link_msg(LINK_CLOSE)
+        {
+            return Ok(0);
+        }
         if !self.o.pingpong || n == 0 {
             return Ok(n);
         }
@@ -550,8 +557,11 @@ fn again_fd(mut f: impl FnMut() -> io::Result<OwnedFd>) -> io::Result<OwnedFd> {
     }
 }
 
-/// netsplice's write: the buffer into the pipe (vmsplice), the pipe into the socket (splice),
-/// a pipe's capacity at a time.
+/// netsplice's write: the buffer into the pipe, the pipe into the socket (splice), a pipe's
+/// capacity at a time. fio vmsplices the buffer into the pipe; but TCP keeps referencing
+/// spliced pages until they are acknowledged, so a buffer the job reuses would change data
+/// already sent. The buffer is copied into the pipe instead (as `send` copies it), and the
+/// socket's side is still a splice.
 fn splice_out(
     p: &(OwnedFd, OwnedFd),
     s: &OwnedFd,
@@ -561,11 +571,9 @@ fn splice_out(
     let mut done = 0;
     while done < buf.len() {
         let end = (done + pipe::CHUNK).min(buf.len());
-        let src = &mut buf[done..end];
+        let src = &buf[done..end];
         *calls += 1;
-        // SAFETY: src is a live part of the request's buffer, borrowed for the call; the
-        // splices below drain the pipe before the request completes and the buffer is reused.
-        let n = again(|| unsafe { pipe::vmsplice(&p.1, src.as_mut_ptr(), src.len()) })?;
+        let n = again(|| pipe::write(&p.1, src))?;
         let mut out = 0;
         while out < n {
             *calls += 1;

@@ -13,8 +13,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use iolab_engine::{
-    open, Buf, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, FsOp, Op, Queued, Req,
-    StatType,
+    open, Buf, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, FsOp, NetOpts, Op, Queued,
+    Req, StatType,
 };
 
 struct Variant {
@@ -28,10 +28,15 @@ fn variants() -> Vec<Variant> {
     let mut v = Vec::new();
     for kind in EngineKind::ALL {
         for uring in [false, true] {
-            // cpuload: the one option an engine (cpuio) cannot open without.
+            // The options an engine cannot open without: cpuio's cpuload, net's port and host.
             let opts = EngineOpts {
                 meta_io_uring: uring,
                 cpuload: 50,
+                net: NetOpts {
+                    hostname: Some("127.0.0.1".into()),
+                    port: 9,
+                    ..NetOpts::default()
+                },
                 ..EngineOpts::new(kind, 1)
             };
             let eng = match open(&opts) {
