@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::sys::{self, pipe, sock, sock::SockAddr};
 use crate::{
@@ -171,6 +171,8 @@ struct Conn {
 pub(crate) struct NetEngine {
     kind: EngineKind,
     o: NetOpts,
+    /// What a connection's errors name: `host:port`, `port N`, or the socket's path.
+    peer: PathBuf,
     role: Role,
     caps: Caps,
     conns: Vec<Option<Conn>>,
@@ -338,6 +340,10 @@ fn target(kind: EngineKind, o: &NetOpts) -> Result<SockAddr, EngineError> {
 }
 
 pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(build(opts)?))
+}
+
+fn build(opts: &EngineOpts) -> Result<NetEngine, EngineError> {
     let kind = opts.kind;
     let mut o = opts.net.clone();
     check(kind, &mut o)?;
@@ -355,9 +361,15 @@ pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
     } else {
         None
     };
-    Ok(Box::new(NetEngine {
+    let peer = match (&o.hostname, o.proto, o.listen) {
+        (Some(h), Proto::Unix, _) => PathBuf::from(h),
+        (Some(h), _, false) => PathBuf::from(format!("{h} port {}", o.port)),
+        _ => PathBuf::from(format!("port {}", o.port)),
+    };
+    Ok(NetEngine {
         kind,
         o,
+        peer,
         role,
         caps: Caps {
             direct_io: false,
@@ -370,7 +382,7 @@ pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         pipe,
         written: 0,
         calls: SysCalls::default(),
-    }))
+    })
 }
 
 fn os_err(kind: EngineKind, op: &'static str, path: &Path) -> impl Fn(io::Error) -> EngineError {
@@ -631,8 +643,8 @@ impl Engine for NetEngine {
         format!("{} ({:?}, {side})", self.kind, self.o.proto).to_lowercase()
     }
 
-    fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        let (sock, peer) = self.connect(path)?;
+    fn add_file(&mut self, file: File, _path: &Path) -> Result<FileId, EngineError> {
+        let (sock, peer) = self.connect(&self.peer.clone())?;
         let id = FileId(self.conns.len() as u32);
         self.conns.push(Some(Conn { sock, file, peer }));
         Ok(id)
@@ -669,5 +681,104 @@ impl Drop for NetEngine {
         if let (true, Proto::Unix, Some(p)) = (self.o.listen, self.o.proto, &self.o.hostname) {
             let _ = std::fs::remove_file(p);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    fn sender(port: u16, set: impl FnOnce(&mut NetOpts)) -> NetEngine {
+        let mut o = EngineOpts::new(EngineKind::Net, 1);
+        o.net = NetOpts {
+            hostname: Some("127.0.0.1".into()),
+            port: u32::from(port),
+            ..NetOpts::default()
+        };
+        set(&mut o.net);
+        build(&o).unwrap()
+    }
+
+    fn null() -> File {
+        File::open("/dev/null").unwrap()
+    }
+
+    #[test]
+    fn a_pingpong_sender_reads_each_answer_into_its_buffer() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        // The peer answers each block with its bytes inverted, so the answer shows in the
+        // sender's buffer only if it was read there.
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut blocks = 0;
+            let mut b = [0u8; 4096];
+            while s.read_exact(&mut b).is_ok() {
+                b.iter_mut().for_each(|x| *x = !*x);
+                s.write_all(&b).unwrap();
+                blocks += 1;
+            }
+            blocks
+        });
+        let mut e = sender(port, |n| n.pingpong = true);
+        let f = e.add_file(null(), Path::new("t")).unwrap();
+        for seed in 0..4u8 {
+            let sent = crate::testutil::pattern(4096, seed);
+            let want: Vec<u8> = sent.as_slice().iter().map(|x| !x).collect();
+            let Queued::Done(d) = e.queue(Req::write(f, 0, sent)) else {
+                panic!("net completes in queue");
+            };
+            assert_eq!(d.result.unwrap(), 4096);
+            assert!(d.req.buf.as_slice() == want.as_slice(), "answer {seed}");
+        }
+        drop(e);
+        assert_eq!(peer.join().unwrap(), 4);
+    }
+
+    #[test]
+    fn nodelay_window_size_and_mss_are_set_on_the_connection() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let mut e = sender(port, |n| {
+            n.nodelay = true;
+            n.window_size = 256 * 1024;
+            n.mss = 1000;
+        });
+        e.add_file(null(), Path::new("t")).unwrap();
+        let _peer = l.accept().unwrap();
+        let conn = &e.conns[0].as_ref().unwrap().sock;
+        let get = |level, name| sock::get_int(conn, level, name).unwrap();
+        assert_eq!(get(sock::IPPROTO_TCP, sock::TCP_NODELAY), 1);
+        // The kernel doubles what it is given for its own bookkeeping.
+        assert_eq!(get(sock::SOL_SOCKET, sock::SO_SNDBUF), 2 * 256 * 1024);
+        assert!(get(sock::IPPROTO_TCP, sock::TCP_MAXSEG) <= 1000);
+    }
+
+    #[test]
+    fn a_unix_listener_without_a_path_and_a_udp_listen_are_refused_as_fio_does() {
+        let mut o = EngineOpts::new(EngineKind::Net, 1);
+        o.net.proto = Proto::Unix;
+        o.net.reads = true;
+        o.net.writes = false;
+        let e = open(&o).err().unwrap().to_string();
+        assert!(e.contains("UNIX sockets need host/filename"), "{e}");
+        o.net = NetOpts {
+            proto: Proto::Udp,
+            port: 4000,
+            listen: true,
+            ..NetOpts::default()
+        };
+        let e = open(&o).err().unwrap().to_string();
+        assert!(e.contains("listen only valid for TCP"), "{e}");
+        o.net = NetOpts {
+            port: 4000,
+            hostname: Some("127.0.0.1".into()),
+            listen: true,
+            ..NetOpts::default()
+        };
+        let e = open(&o).err().unwrap().to_string();
+        assert!(e.contains("not valid for non-multicast inbound"), "{e}");
     }
 }

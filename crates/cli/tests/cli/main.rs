@@ -8,5 +8,6 @@ mod engines;
 mod fioopts;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod net;
 mod run;
 mod run_robust;

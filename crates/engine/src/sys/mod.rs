@@ -89,6 +89,14 @@ pub fn errno_name(code: i32) -> &'static str {
         libc::ECONNRESET => "ECONNRESET",
         libc::ENOTCONN => "ENOTCONN",
         libc::EREMOTEIO => "EREMOTEIO",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::ECONNABORTED => "ECONNABORTED",
+        libc::EADDRINUSE => "EADDRINUSE",
+        libc::EADDRNOTAVAIL => "EADDRNOTAVAIL",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::EHOSTUNREACH => "EHOSTUNREACH",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::ENAMETOOLONG => "ENAMETOOLONG",
         _ => "E?",
     }
 }
