@@ -201,6 +201,12 @@ impl EngineKind {
         !matches!(self, EngineKind::Null | EngineKind::CpuIo) && meta::FsOp::of(self).is_none()
     }
 
+    /// Whether fio reports the engine's bandwidth in bits when `unit_base` is left to it
+    /// (fio's FIO_BIT_BASED: `net`, not `netsplice`).
+    pub fn bit_based(self) -> bool {
+        self == EngineKind::Net
+    }
+
     /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
     pub fn options(self) -> &'static [&'static str] {
         match self {

@@ -113,3 +113,36 @@ fn bad_hosts_ports_and_refused_connections_fail_with_the_reason() {
         );
     }
 }
+
+#[test]
+fn net_reports_bandwidth_in_bits_as_fio_unless_unit_base_says_bytes() {
+    let d = TestDir::new("net-bits");
+    for (extra, unit) in [("", "bit/s"), ("unit_base=8", "B/s")] {
+        let port = free_port(false);
+        let g = format!("ioengine=net\nport={port}\n{extra}");
+        d.write("net.fio", &pair(&g, "listen", "hostname=127.0.0.1"));
+        let out = d.run(&["net.fio"]).ok();
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.contains("BW="))
+            .unwrap_or_default();
+        let bw = line.split("BW=").nth(1).unwrap_or_default();
+        let figure = bw.split(' ').next().unwrap_or_default();
+        assert!(
+            figure.ends_with(unit) && (unit != "B/s" || !figure.ends_with("bit/s")),
+            "{extra}: {line}"
+        );
+    }
+    // The null engine stays in bytes, unless unit_base=1 asks for bits.
+    for (arg, unit) in [("--unit_base=0", "B/s"), ("--unit_base=1", "bit/s")] {
+        let out = d
+            .run(&["--name=n", "--ioengine=null", "--size=1m", arg])
+            .ok();
+        assert!(
+            out.stdout.contains(&format!("{unit} (")),
+            "{arg}: {}",
+            out.stdout
+        );
+    }
+}
