@@ -260,9 +260,8 @@ struct Runner<'a> {
     debug_io: bool,
     /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
     last_seed: u64,
-    /// The engine's files are connections (`Caps::connection`), and whether the peer has gone.
+    /// The engine's files are connections (`Caps::connection`).
     connection: bool,
-    peer_gone: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -328,7 +327,6 @@ impl<'a> Runner<'a> {
             debug_io: debug::on(debug::IO),
             last_seed: 0,
             connection,
-            peer_gone: false,
         }
     }
 
@@ -506,7 +504,7 @@ impl<'a> Runner<'a> {
             let data_only = plan.fsync_every == 0;
             return Some(Req::sync(self.files[0], data_only).with_tag(slot as u64));
         }
-        if self.free.is_empty() || self.peer_gone {
+        if self.free.is_empty() || self.eng.finished() {
             return None;
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {

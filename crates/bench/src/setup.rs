@@ -18,6 +18,7 @@ fn engine_opts(plan: &JobPlan) -> EngineOpts {
     let mut o = plan.engine.clone();
     o.max_files = (plan.files.len() as u32).max(1);
     crate::job::conn::net_opts(&mut o.net, plan);
+    crate::job::conn::exec_opts(&mut o.exec, plan);
     o
 }
 

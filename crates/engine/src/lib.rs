@@ -9,7 +9,8 @@
 //!
 //! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
 //! `posixaio`, `mmap`, `splice`, `cpuio`; the metadata engines `filecreate`, `filestat`, `filedelete`,
-//! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`; `net` and `netsplice`. Callers branch on [`Caps`], never on an engine's name.
+//! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`; `net` and `netsplice`;
+//! `exec`. Callers branch on [`Caps`], never on an engine's name.
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
 //! of file completes with the bytes it got); `EINTR` and `EAGAIN` are retried (except `EAGAIN`
@@ -47,6 +48,7 @@ pub(crate) use completes_in_queue;
 mod buf;
 mod cpu;
 mod error;
+mod exec;
 mod files;
 pub mod sys;
 
@@ -72,6 +74,7 @@ use std::time::Duration;
 pub use buf::{Buf, BUF_ALIGN};
 pub use cpu::CpuMode;
 pub use error::{EngineError, ErrorKind};
+pub use exec::ExecOpts;
 pub use files::DioAlign;
 pub use meta::FsOp;
 pub use net::{NetOpts, Proto};
@@ -122,13 +125,15 @@ pub enum EngineKind {
     Ftruncate,
     /// Each file is a TCP, UDP or Unix socket connection: fio's net.
     Net,
-    /// As `net`, with TCP data moved through a pipe by splice and vmsplice: fio's netsplice.
+    /// As `net`, with TCP data moved through a pipe by splice: fio's netsplice.
     NetSplice,
+    /// Runs a program for the job's runtime instead of doing I/O: fio's exec.
+    Exec,
 }
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 20] = [
+    pub const ALL: [EngineKind; 21] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
@@ -149,6 +154,7 @@ impl EngineKind {
         EngineKind::Ftruncate,
         EngineKind::Net,
         EngineKind::NetSplice,
+        EngineKind::Exec,
     ];
 
     /// fio's name for the engine.
@@ -174,6 +180,7 @@ impl EngineKind {
             EngineKind::Ftruncate => "ftruncate",
             EngineKind::Net => "net",
             EngineKind::NetSplice => "netsplice",
+            EngineKind::Exec => "exec",
         }
     }
 
@@ -191,6 +198,7 @@ impl EngineKind {
                 | EngineKind::DirDelete
                 | EngineKind::Net
                 | EngineKind::NetSplice
+                | EngineKind::Exec
         )
     }
 
@@ -198,7 +206,10 @@ impl EngineKind {
     /// metadata engines, `falloc` and `ftruncate`). [`Caps::moves_data`] says the same of an
     /// open engine.
     pub fn moves_data(self) -> bool {
-        !matches!(self, EngineKind::Null | EngineKind::CpuIo) && meta::FsOp::of(self).is_none()
+        !matches!(
+            self,
+            EngineKind::Null | EngineKind::CpuIo | EngineKind::Exec
+        ) && meta::FsOp::of(self).is_none()
     }
 
     /// Whether fio reports the engine's bandwidth in bits when `unit_base` is left to it
@@ -239,6 +250,7 @@ impl EngineKind {
                 "window_size",
                 "mss",
             ],
+            EngineKind::Exec => &["program", "arguments", "grace_time", "std_redirect"],
             _ => &[],
         }
     }
@@ -590,6 +602,8 @@ pub struct EngineOpts {
     pub cpumode: CpuMode,
     /// net, netsplice: the connection (fio's hostname, port, protocol, ...).
     pub net: NetOpts,
+    /// exec: the program and how it is run.
+    pub exec: ExecOpts,
 }
 
 /// The `null` engine at depth 1: a configuration that touches nothing.
@@ -621,6 +635,7 @@ impl EngineOpts {
             cpucycle_us: 50_000,
             cpumode: CpuMode::Noop,
             net: NetOpts::default(),
+            exec: ExecOpts::default(),
         }
     }
 }
@@ -676,6 +691,12 @@ pub trait Engine: Send {
     /// System calls made so far.
     fn syscalls(&self) -> SysCalls;
 
+    /// Whether the engine has nothing more to do, so the job issues no more requests (fio's
+    /// td->done): net once its peer has gone, exec once its program has ended.
+    fn finished(&self) -> bool {
+        false
+    }
+
     /// fio's cancel hook, for a job that ends with I/O in flight: drops what the engine has
     /// not started. Every request still comes back through `reap`, a cancelled one with
     /// ECANCELED. The default cancels nothing: everything completes.
@@ -705,6 +726,7 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         | EngineKind::Falloc
         | EngineKind::Ftruncate => meta::open(opts),
         EngineKind::Net | EngineKind::NetSplice => net::open(opts),
+        EngineKind::Exec => exec::open(opts),
     }
 }
 

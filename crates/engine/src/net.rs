@@ -179,6 +179,8 @@ pub(crate) struct NetEngine {
     /// netsplice over TCP: (read end, write end).
     pipe: Option<(OwnedFd, OwnedFd)>,
     written: u64,
+    /// A read found the end of the stream: the peer has gone.
+    gone: bool,
     calls: SysCalls,
 }
 
@@ -381,6 +383,7 @@ fn build(opts: &EngineOpts) -> Result<NetEngine, EngineError> {
         conns: Vec::new(),
         pipe,
         written: 0,
+        gone: false,
         calls: SysCalls::default(),
     })
 }
@@ -662,7 +665,14 @@ impl Engine for NetEngine {
 
     fn queue(&mut self, mut req: Req) -> Queued {
         let result = self.run(&mut req);
+        if req.op == Op::Read && req.len > 0 && matches!(result, Ok(0)) {
+            self.gone = true;
+        }
         Queued::Done(Done { req, result })
+    }
+
+    fn finished(&self) -> bool {
+        self.gone
     }
 
     crate::completes_in_queue!();

@@ -13,8 +13,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use iolab_engine::{
-    open, Caps, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, NetOpts, Op, Proto,
-    Queued, Req,
+    open, Caps, Done, Engine, EngineKind, EngineOpts, ErrorKind, ExecOpts, FileId, NetOpts, Op,
+    Proto, Queued, Req,
 };
 use iolab_testkit::pattern;
 
@@ -28,7 +28,7 @@ fn variants(depth: u32) -> Vec<Variant> {
     use EngineKind::{IoUring, Libaio};
     // An engine that cannot open without an option gets one here: cpuio's cpuload (fio has
     // no default), with a short cycle so the kit stays quick; net's port and host (a sender
-    // resolves its host when it opens and connects only when a file is added).
+    // resolves its host when it opens and connects only when a file is added); exec's program.
     let o = |k| EngineOpts {
         cpuload: 50,
         cpucycle_us: 1000,
@@ -36,6 +36,11 @@ fn variants(depth: u32) -> Vec<Variant> {
             hostname: Some("127.0.0.1".into()),
             port: 9,
             ..NetOpts::default()
+        },
+        exec: ExecOpts {
+            program: Some("true".into()),
+            std_redirect: false,
+            ..ExecOpts::default()
         },
         ..EngineOpts::new(k, depth)
     };

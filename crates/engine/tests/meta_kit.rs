@@ -13,8 +13,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use iolab_engine::{
-    open, Buf, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, FsOp, NetOpts, Op, Queued,
-    Req, StatType,
+    open, Buf, Done, Engine, EngineKind, EngineOpts, ErrorKind, ExecOpts, FileId, FsOp, NetOpts,
+    Op, Queued, Req, StatType,
 };
 
 struct Variant {
@@ -28,7 +28,8 @@ fn variants() -> Vec<Variant> {
     let mut v = Vec::new();
     for kind in EngineKind::ALL {
         for uring in [false, true] {
-            // The options an engine cannot open without: cpuio's cpuload, net's port and host.
+            // The options an engine cannot open without: cpuio's cpuload, net's port and host,
+            // exec's program.
             let opts = EngineOpts {
                 meta_io_uring: uring,
                 cpuload: 50,
@@ -36,6 +37,11 @@ fn variants() -> Vec<Variant> {
                     hostname: Some("127.0.0.1".into()),
                     port: 9,
                     ..NetOpts::default()
+                },
+                exec: ExecOpts {
+                    program: Some("true".into()),
+                    std_redirect: false,
+                    ..ExecOpts::default()
                 },
                 ..EngineOpts::new(kind, 1)
             };

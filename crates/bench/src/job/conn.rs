@@ -1,7 +1,7 @@
-//! Jobs whose files are connections (`Caps::connection`: net, netsplice): what the engine is
-//! told of the job, and the end of the stream.
+//! What the engine is told of the job beyond its options (net: direction, size, host, port
+//! per clone; exec: name and runtime), and the end of a connection's stream.
 
-use iolab_engine::NetOpts;
+use iolab_engine::{ExecOpts, NetOpts};
 use iolab_stats::Dir;
 use iolab_workload::JobPlan;
 
@@ -25,10 +25,16 @@ pub(crate) fn net_opts(n: &mut NetOpts, plan: &JobPlan) {
 }
 
 impl Runner<'_> {
-    /// A read of 0 bytes on a connection: the peer has gone (fio's td->done). The request
-    /// was never done, so it is not counted, and the job issues no more.
+    /// A read of 0 bytes on a connection: the peer has gone (fio's td->done; the engine says
+    /// it is finished, so the job issues no more). The request was never done, so it is not
+    /// counted.
     pub(super) fn end_of_stream(&mut self, dir: Dir) {
-        self.peer_gone = true;
         self.stats.dir_mut(dir).total_ios -= 1;
     }
+}
+
+/// The job's name (`%n`, the output files) and runtime (`%r`, how long the job lasts).
+pub(crate) fn exec_opts(e: &mut ExecOpts, plan: &JobPlan) {
+    e.job = plan.spec.name.clone();
+    e.runtime = plan.runtime;
 }

@@ -5,6 +5,7 @@ mod compare;
 mod cp;
 mod cp_gnu;
 mod engines;
+mod exec;
 mod fioopts;
 #[cfg(feature = "mpi")]
 mod mpi;

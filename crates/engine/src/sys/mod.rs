@@ -18,6 +18,13 @@ pub mod sock;
 use std::io;
 use std::os::fd::RawFd;
 
+/// Asks process `pid` to end (SIGTERM).
+pub fn terminate(pid: u32) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: kill takes no memory arguments.
+    cvt(unsafe { libc::kill(pid, libc::SIGTERM) } as isize).map(|_| ())
+}
+
 /// Converts a libc-style return (-1 and `errno`) into a result.
 pub fn cvt(ret: isize) -> io::Result<usize> {
     if ret < 0 {

@@ -91,6 +91,15 @@ fn cpu_thinktime(s: &mut crate::JobSpec) {
     }
 }
 
+/// fio's exec ignores size and runs until its runtime (iolab: until its program ends when
+/// there is none): without a size the job's requests (one a 50 ms look at the program, no
+/// byte moved) are not what ends it.
+fn exec_job(s: &mut crate::JobSpec) {
+    if s.size.is_none() && s.filesize.is_none() {
+        s.size = Some(crate::value::SizeOrPct::Bytes(1 << 50));
+    }
+}
+
 /// What an `ioengine=` value names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineName<'a> {
@@ -320,10 +329,14 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Engine["dfs"], "svcl", [], Str),
     not!(Engine["nfs"], "nfs_url", [], Str),
     not!(Engine["nbd"], "uri", [], Str),
-    not!(Engine["exec"], "program", [], Str),
-    not!(Engine["exec"], "arguments", [], Str),
-    not!(Engine["exec"], "grace_time", [], Int),
-    not!(Engine["exec"], "std_redirect", [], Bool),
+    imp!(Engine["exec"], "program", [], Str, None, "Program exec runs",
+        |s, a| { s.engine.exec.program = Some(a.v.to_string()); exec_job(s); Ok(()) }),
+    imp!(Engine["exec"], "arguments", [], Str, None, "Its arguments, split at spaces (%r: runtime in seconds, %n: job name)",
+        |s, a| { s.engine.exec.arguments = Some(a.v.to_string()); Ok(()) }),
+    imp!(Engine["exec"], "grace_time", [], Int, Some("1"), "Seconds between SIGTERM and SIGKILL at the job's end",
+        |s, a| { s.engine.exec.grace_time = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine["exec"], "std_redirect", [], Bool, Some("1"), "Program's output to NAME.stdout and NAME.stderr",
+        |s, a| { s.engine.exec.std_redirect = a.flag()?; Ok(()) }),
     not!(Engine["libcufile"], "gpu_dev_ids", [], Str),
     not!(Engine["libcufile"], "cuda_io", [], Str),
     not!(Engine["rdma"], "gpu_dev_id", [], Int),
