@@ -19,6 +19,7 @@ fn engine_opts(plan: &JobPlan) -> EngineOpts {
     o.max_files = (plan.files.len() as u32).max(1);
     crate::job::conn::net_opts(&mut o.net, plan);
     crate::job::conn::exec_opts(&mut o.exec, plan);
+    crate::job::conn::defrag_opts(&mut o.e4defrag, plan);
     o
 }
 

@@ -10,7 +10,7 @@
 //! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
 //! `posixaio`, `mmap`, `splice`, `cpuio`; the metadata engines `filecreate`, `filestat`, `filedelete`,
 //! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`; `net` and `netsplice`;
-//! `exec`. Callers branch on [`Caps`], never on an engine's name.
+//! `exec`, `e4defrag`. Callers branch on [`Caps`], never on an engine's name.
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
 //! of file completes with the bytes it got); `EINTR` and `EAGAIN` are retried (except `EAGAIN`
@@ -47,6 +47,7 @@ pub(crate) use completes_in_queue;
 
 mod buf;
 mod cpu;
+mod e4defrag;
 mod error;
 mod exec;
 mod files;
@@ -73,6 +74,7 @@ use std::time::Duration;
 
 pub use buf::{Buf, BUF_ALIGN};
 pub use cpu::CpuMode;
+pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};
 pub use exec::ExecOpts;
 pub use files::DioAlign;
@@ -129,11 +131,14 @@ pub enum EngineKind {
     NetSplice,
     /// Runs a program for the job's runtime instead of doing I/O: fio's exec.
     Exec,
+    /// Each write moves its range's blocks to a donor file's (EXT4_IOC_MOVE_EXT): fio's
+    /// e4defrag.
+    E4Defrag,
 }
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 21] = [
+    pub const ALL: [EngineKind; 22] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
@@ -155,6 +160,7 @@ impl EngineKind {
         EngineKind::Net,
         EngineKind::NetSplice,
         EngineKind::Exec,
+        EngineKind::E4Defrag,
     ];
 
     /// fio's name for the engine.
@@ -181,6 +187,7 @@ impl EngineKind {
             EngineKind::Net => "net",
             EngineKind::NetSplice => "netsplice",
             EngineKind::Exec => "exec",
+            EngineKind::E4Defrag => "e4defrag",
         }
     }
 
@@ -208,7 +215,7 @@ impl EngineKind {
     pub fn moves_data(self) -> bool {
         !matches!(
             self,
-            EngineKind::Null | EngineKind::CpuIo | EngineKind::Exec
+            EngineKind::Null | EngineKind::CpuIo | EngineKind::Exec | EngineKind::E4Defrag
         ) && meta::FsOp::of(self).is_none()
     }
 
@@ -251,6 +258,7 @@ impl EngineKind {
                 "mss",
             ],
             EngineKind::Exec => &["program", "arguments", "grace_time", "std_redirect"],
+            EngineKind::E4Defrag => &["donorname", "inplace"],
             _ => &[],
         }
     }
@@ -604,6 +612,8 @@ pub struct EngineOpts {
     pub net: NetOpts,
     /// exec: the program and how it is run.
     pub exec: ExecOpts,
+    /// e4defrag: the donor file.
+    pub e4defrag: DefragOpts,
 }
 
 /// The `null` engine at depth 1: a configuration that touches nothing.
@@ -636,6 +646,7 @@ impl EngineOpts {
             cpumode: CpuMode::Noop,
             net: NetOpts::default(),
             exec: ExecOpts::default(),
+            e4defrag: DefragOpts::default(),
         }
     }
 }
@@ -727,6 +738,7 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         | EngineKind::Ftruncate => meta::open(opts),
         EngineKind::Net | EngineKind::NetSplice => net::open(opts),
         EngineKind::Exec => exec::open(opts),
+        EngineKind::E4Defrag => e4defrag::open(opts),
     }
 }
 

@@ -13,8 +13,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use iolab_engine::{
-    open, Caps, Done, Engine, EngineKind, EngineOpts, ErrorKind, ExecOpts, FileId, NetOpts, Op,
-    Proto, Queued, Req,
+    open, Caps, DefragOpts, Done, Engine, EngineKind, EngineOpts, ErrorKind, ExecOpts, FileId,
+    NetOpts, Op, Proto, Queued, Req,
 };
 use iolab_testkit::pattern;
 
@@ -28,7 +28,8 @@ fn variants(depth: u32) -> Vec<Variant> {
     use EngineKind::{IoUring, Libaio};
     // An engine that cannot open without an option gets one here: cpuio's cpuload (fio has
     // no default), with a short cycle so the kit stays quick; net's port and host (a sender
-    // resolves its host when it opens and connects only when a file is added); exec's program.
+    // resolves its host when it opens and connects only when a file is added); exec's program;
+    // e4defrag's donor.
     let o = |k| EngineOpts {
         cpuload: 50,
         cpucycle_us: 1000,
@@ -41,6 +42,10 @@ fn variants(depth: u32) -> Vec<Variant> {
             program: Some("true".into()),
             std_redirect: false,
             ..ExecOpts::default()
+        },
+        e4defrag: DefragOpts {
+            donorname: Some(scratch("e4defrag donor").to_string_lossy().into_owned()),
+            ..DefragOpts::default()
         },
         ..EngineOpts::new(k, depth)
     };

@@ -1,7 +1,8 @@
 //! What the engine is told of the job beyond its options (net: direction, size, host, port
-//! per clone; exec: name and runtime), and the end of a connection's stream.
+//! per clone; exec: name and runtime; e4defrag: directory and range), and the end of a
+//! connection's stream.
 
-use iolab_engine::{ExecOpts, NetOpts};
+use iolab_engine::{DefragOpts, ExecOpts, NetOpts};
 use iolab_stats::Dir;
 use iolab_workload::JobPlan;
 
@@ -37,4 +38,24 @@ impl Runner<'_> {
 pub(crate) fn exec_opts(e: &mut ExecOpts, plan: &JobPlan) {
     e.job = plan.spec.name.clone();
     e.runtime = plan.runtime;
+}
+
+/// The job's directory (where the donor goes) and its range, what the donor is allocated over
+/// (fio: from the job's offset to its largest file size).
+pub(crate) fn defrag_opts(e: &mut DefragOpts, plan: &JobPlan) {
+    e.directory = plan
+        .spec
+        .directory
+        .as_deref()
+        .and_then(|d| d.split(':').next())
+        .map(Into::into);
+    let end = plan.files.iter().map(|f| f.size).max().unwrap_or(0);
+    let start = plan
+        .pattern
+        .files
+        .iter()
+        .map(|f| f.offset)
+        .min()
+        .unwrap_or(0);
+    e.range = (start.min(end), end);
 }

@@ -294,8 +294,17 @@ pub(super) static OPTIONS: &[OptDef] = &[
             }
             Ok(())
         }),
-    not!(Engine["e4defrag"], "donorname", [], Str),
-    not!(Engine["e4defrag"], "inplace", [], Int),
+    imp!(Engine["e4defrag"], "donorname", [], Str, None, "Donor file whose blocks e4defrag moves in (in directory)",
+        |s, a| { s.engine.e4defrag.donorname = Some(a.v.to_string()); Ok(()) }),
+    imp!(Engine["e4defrag"], "inplace", [], Int, Some("0"), "1: allocate the donor for each request and free it after",
+        |s, a| {
+            s.engine.e4defrag.inplace = match a.int()? {
+                0 => false,
+                1 => true,
+                v => return Err(format!("inplace={v}: 0 or 1")),
+            };
+            Ok(())
+        }),
     not!(Engine["rbd"], "clientname", [], Str),
     not!(Engine["rbd"], "rbdname", [], Str),
     not!(Engine["rbd"], "pool", [], Str),
