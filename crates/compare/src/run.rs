@@ -323,7 +323,10 @@ mod tests {
         let list = |l| crate::variant::parse_list(l).unwrap();
         assert!(!lays_out(&list("filecreate,dircreate")));
         assert!(lays_out(&list("splice,psync")));
-        assert!(lays_out(&list("filestat")), "filestat looks up laid-out files");
+        assert!(
+            lays_out(&list("filestat")),
+            "filestat looks up laid-out files"
+        );
     }
 
     use super::*;

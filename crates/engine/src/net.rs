@@ -6,7 +6,9 @@
 //! 0 bytes means the peer has gone: the job ends.
 //!
 //! A write sends the request (TCP: with MSG_MORE while more of the job's size is to come, not
-//! under pingpong); a read receives until the request is full or the peer closes. With
+//! under pingpong); a read receives until the request is full or the peer closes (fio
+//! completes a short recv and issues the rest as another I/O, so it counts more, shorter
+//! reads for the same bytes). With
 //! `pingpong` each request is answered: the receiver sends back what it read, the sender waits
 //! for it. UDP (and, as fio, TCP) senders announce the end with fio's 8-byte close message,
 //! and UDP senders the start with its open message, so either side may be fio itself.
@@ -109,7 +111,8 @@ pub struct NetOpts {
     pub writes: bool,
     /// The job's offsets are random (refused, as fio).
     pub random: bool,
-    /// Bytes the job writes in all, if bounded: MSG_MORE goes with every send before the last.
+    /// Bytes the job writes in all (None: unbounded, time based): MSG_MORE goes with every
+    /// send before the last.
     pub size: Option<u64>,
 }
 
@@ -486,7 +489,7 @@ impl NetEngine {
                     && self
                         .o
                         .size
-                        .is_some_and(|s| (self.written + buf.len() as u64) < s);
+                        .is_none_or(|s| (self.written + buf.len() as u64) < s);
                 let flags = if more { sock::MSG_MORE } else { 0 };
                 let to = if udp { c.peer.as_ref() } else { None };
                 let mut done = 0;
@@ -510,6 +513,9 @@ impl NetEngine {
                     let n =
                         again(|| sock::recv(&c.sock, &mut buf[done..], 0, from.as_deref_mut()))?;
                     done += n;
+                    // Until the request is full: fio completes a short recv and issues the
+                    // rest as another I/O, so its byte count reaches the size; iolab's
+                    // requests are counted, so each one is filled (a stream only).
                     if n == 0 || udp {
                         break;
                     }
