@@ -391,6 +391,59 @@ fn build(opts: &EngineOpts) -> Result<NetEngine, EngineError> {
     })
 }
 
+/// A datagram receiver's connection: its bound socket, once the sender's open message has
+/// come (as fio's receiver waits for it); the sender's address is where answers go.
+fn wait_open(
+    kind: EngineKind,
+    l: &OwnedFd,
+    path: &Path,
+) -> Result<(OwnedFd, Option<SockAddr>), EngineError> {
+    let s = l.try_clone().map_err(os_err(kind, "dup", path))?;
+    let mut from = SockAddr::inet(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
+    let mut m = [0u8; 8];
+    let n = again(|| sock::recv(&s, &mut m, sock::MSG_WAITALL, Some(&mut from)))
+        .map_err(os_err(kind, "recvfrom udp link open", path))?;
+    if n != 8 || m != link_msg(LINK_OPEN) {
+        let e = EngineError::new(ErrorKind::Io, "recvfrom udp link open", kind);
+        return Err(e.hint("bad udp open message: the sender is not a net job"));
+    }
+    Ok((s, Some(from)))
+}
+
+/// A sender's connection: a stream connected, or a datagram socket (multicast TTL and
+/// interface set for a group) that has sent fio's open message.
+fn dial(
+    kind: EngineKind,
+    o: &NetOpts,
+    to: &SockAddr,
+    iface: Option<Ipv4Addr>,
+    path: &Path,
+) -> Result<(OwnedFd, Option<SockAddr>), EngineError> {
+    let s = sock::socket(o.proto.domain(), o.proto.kind()).map_err(os_err(kind, "socket", path))?;
+    tune(kind, o, &s)?;
+    if !o.proto.is_udp() {
+        sock::connect(&s, to).map_err(os_err(kind, "connect", path))?;
+        return Ok((s, None));
+    }
+    if o.hostname.as_deref().and_then(is_multicast).is_some() {
+        if let Some(i) = iface {
+            sock::multicast_if(&s, i).map_err(os_err(kind, "setsockopt IP_MULTICAST_IF", path))?;
+        }
+        let ttl = libc::c_int::try_from(o.ttl).unwrap_or(255);
+        sock::set_int(&s, sock::IPPROTO_IP, sock::IP_MULTICAST_TTL, ttl).map_err(os_err(
+            kind,
+            "setsockopt IP_MULTICAST_TTL",
+            path,
+        ))?;
+    }
+    sock::send(&s, &link_msg(LINK_OPEN), 0, Some(to)).map_err(os_err(
+        kind,
+        "sendto udp link open",
+        path,
+    ))?;
+    Ok((s, Some(*to)))
+}
+
 fn os_err(kind: EngineKind, op: &'static str, path: &Path) -> impl Fn(io::Error) -> EngineError {
     let path = path.to_path_buf();
     move |e| EngineError::os(op, kind, e).path(&path)
@@ -409,63 +462,19 @@ fn again(mut f: impl FnMut() -> io::Result<usize>) -> io::Result<usize> {
 impl NetEngine {
     /// The connection for a file: accepted or connected, with the options fio sets on it.
     fn connect(&mut self, path: &Path) -> Result<(OwnedFd, Option<SockAddr>), EngineError> {
-        let o = &self.o;
+        let (kind, o, calls) = (self.kind, &self.o, &mut self.calls.io);
+        *calls += 1;
         let (sock, peer) = match &self.role {
-            Role::Listener(l) if o.proto.is_udp() => {
-                let s = l.try_clone().map_err(os_err(self.kind, "dup", path))?;
-                // As fio: the receiver waits for the sender's open message.
-                let mut from = SockAddr::inet(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
-                let mut m = [0u8; 8];
-                self.calls.io += 1;
-                let n = again(|| sock::recv(&s, &mut m, sock::MSG_WAITALL, Some(&mut from)))
-                    .map_err(os_err(self.kind, "recvfrom udp link open", path))?;
-                if n != 8 || m != link_msg(LINK_OPEN) {
-                    let e = EngineError::new(ErrorKind::Io, "recvfrom udp link open", self.kind);
-                    return Err(e.hint("bad udp open message: the sender is not a net job"));
-                }
-                (s, Some(from))
-            }
+            Role::Listener(l) if o.proto.is_udp() => wait_open(kind, l, path)?,
             Role::Listener(l) => {
-                self.calls.io += 1;
-                (
-                    again_fd(|| sock::accept(l)).map_err(os_err(self.kind, "accept", path))?,
-                    None,
-                )
+                let s = again_fd(|| sock::accept(l)).map_err(os_err(kind, "accept", path))?;
+                (s, None)
             }
-            Role::Sender(to, iface) => {
-                let s = sock::socket(o.proto.domain(), o.proto.kind())
-                    .map_err(os_err(self.kind, "socket", path))?;
-                tune(self.kind, o, &s)?;
-                if o.proto.is_udp() {
-                    if o.hostname.as_deref().and_then(is_multicast).is_some() {
-                        if let Some(i) = iface {
-                            sock::multicast_if(&s, *i).map_err(os_err(
-                                self.kind,
-                                "setsockopt IP_MULTICAST_IF",
-                                path,
-                            ))?;
-                        }
-                        let ttl = libc::c_int::try_from(o.ttl).unwrap_or(255);
-                        sock::set_int(&s, sock::IPPROTO_IP, sock::IP_MULTICAST_TTL, ttl)
-                            .map_err(os_err(self.kind, "setsockopt IP_MULTICAST_TTL", path))?;
-                    }
-                    self.calls.io += 1;
-                    sock::send(&s, &link_msg(LINK_OPEN), 0, Some(to)).map_err(os_err(
-                        self.kind,
-                        "sendto udp link open",
-                        path,
-                    ))?;
-                    (s, Some(*to))
-                } else {
-                    self.calls.io += 1;
-                    sock::connect(&s, to).map_err(os_err(self.kind, "connect", path))?;
-                    (s, None)
-                }
-            }
+            Role::Sender(to, iface) => dial(kind, o, to, *iface, path)?,
         };
         if o.nodelay && o.proto.is_tcp() {
             sock::set_int(&sock, sock::IPPROTO_TCP, sock::TCP_NODELAY, 1).map_err(|e| {
-                os_err(self.kind, "setsockopt TCP_NODELAY", path)(e).hint("disable with nodelay=0")
+                os_err(kind, "setsockopt TCP_NODELAY", path)(e).hint("disable with nodelay=0")
             })?;
         }
         Ok((sock, peer))
