@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """iolab run vs fio on the same jobs, alternating (fio, iolab, fio, iolab, ...).
 
-Prints per job the medians over PAIRS of the ratios iolab/fio: IOPS, mean clat, p99 clat,
+Prints per job the medians over PAIRS of the ratios iolab/fio: IOPS, bandwidth (fio's net
+listener counts a short recv and the rest of it as two I/Os, so there IOPS alone misleads), mean clat, p99 clat,
 CPU time per I/O, and IOPS per core. Not run by cargo test.
 
 usage: bench/vs-fio.py [--pairs N] [--runtime S] [--dir DIR] [--only NAME]
@@ -9,6 +10,12 @@ usage: bench/vs-fio.py [--pairs N] [--runtime S] [--dir DIR] [--only NAME]
 import argparse, json, os, statistics, subprocess
 
 from benchlib import ROOT, build, install, machine, save, sh
+
+NET = ["--ioengine=net", "--port=48123", "--bs=4k", "--size=64g"]
+# Which job and direction a run is measured on (default: the first job's reads). A net pair
+# is measured on its listener: whichever side's runtime ends first closes the connection,
+# and the other may end with ECONNRESET (fio's and iolab's alike).
+MEASURE = {}
 
 JOBS = [
     ("null d1", ["--ioengine=null", "--iodepth=1", "--rw=randread", "--bs=4k", "--size=1g"]),
@@ -24,20 +31,36 @@ JOBS = [
      ["--meta_io_uring=1"]),
     ("filestat uring", ["--ioengine=filestat", "--rw=read", "--bs=4k", "--filesize=4k", "--nrfiles=2000", "DIR"],
      ["--meta_io_uring=1"]),
+    # net: a listener and a sender in one run on loopback (fio needs the sender's startdelay,
+    # or it may connect before the listener listens). Measured on the listener's reads; with
+    # pingpong each read waits for the sender's next request and answers it: a round trip.
+    ("net tcp", NET + ["--name=rx", "--listen", "--rw=read", "--name=tx", "--hostname=127.0.0.1",
+                       "--rw=write", "--startdelay=1"]),
+    ("net pingpong", NET + ["--pingpong=1", "--nodelay=1", "--name=rx", "--listen", "--rw=read",
+                            "--name=tx", "--hostname=127.0.0.1", "--rw=write", "--startdelay=1"]),
 ]
 
 
-def run(binary, args, runtime):
-    cmd = [binary, "--name=v", f"--runtime={runtime}", "--time_based", "--output-format=json"] + args
+def run(binary, args, runtime, measure=(0, "read")):
+    # A job list of its own (--name=... inside args) takes the options before it as global.
+    name = [] if any(x.startswith("--name=") for x in args) else ["--name=v"]
+    cmd = [binary] + name + [f"--runtime={runtime}", "--time_based", "--output-format=json"] + args
     p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
+    try:
+        # fio's net listener prints "fio: waiting for connection" before the JSON.
+        j = json.loads(p.stdout[p.stdout.find("{"):])["jobs"][measure[0]]
+    except (ValueError, KeyError, IndexError):
+        j = {"error": -1}
+    # A net sender may end with an error when its listener stops first; the job measured
+    # must have none.
+    if j["error"] != 0 or (p.returncode != 0 and len(j) == 1):
         raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr}")
-    j = json.loads(p.stdout)["jobs"][0]
-    r = j["read"]
+    r = j[measure[1]]
     ios = r["total_ios"]
     cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * j["job_runtime"] * 1e6
     return {
         "iops": r["iops"],
+        "bw": r["bw"],
         "clat": r["clat_ns"]["mean"],
         "p99": r["clat_ns"]["percentile"]["99.000000"],
         "cpu_per_io": cpu_ns / max(ios, 1),
@@ -63,7 +86,7 @@ def main():
     head = [machine(a.dir, sh("fio --version")),
             f"# bench/vs-fio.py --pairs {a.pairs} --runtime {a.runtime}; ratios are iolab/fio, median of the pairs"]
     print("\n".join(head))
-    cols = ["iops", "clat", "p99", "cpu_per_io", "iops_per_core"]
+    cols = ["iops", "bw", "clat", "p99", "cpu_per_io", "iops_per_core"]
     print(f"{'job':<18}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}")
     lines = []
     meta_dir = os.path.join(a.dir, "meta")
@@ -77,8 +100,9 @@ def main():
         ratios = {c: [] for c in cols}
         raw = {"fio": [], "iolab": []}
         for _ in range(a.pairs):
-            f = run("fio", args, a.runtime)
-            i = run(fio_link, args + only_iolab, a.runtime)
+            m = MEASURE.get(name, (0, "read"))
+            f = run("fio", args, a.runtime, m)
+            i = run(fio_link, args + only_iolab, a.runtime, m)
             raw["fio"].append(f["iops"])
             raw["iolab"].append(i["iops"])
             for c in cols:

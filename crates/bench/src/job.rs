@@ -19,6 +19,7 @@ pub(crate) mod cmdprio;
 mod rates;
 pub use rates::{keep_rate_series, Rates};
 mod iolog;
+pub(crate) mod conn;
 mod record;
 
 use crate::gate::StartGate;
@@ -167,7 +168,7 @@ pub fn run(
     while wait_on.iter().any(|p| !p.finished.load(Ordering::Relaxed)) && !stop.is_set() {
         std::thread::sleep(Duration::from_millis(10));
     }
-    if plan.spec.create_on_open {
+    if plan.spec.create_on_open || eng.caps().connection {
         files = crate::setup::open_files(plan, &mut *eng)?;
     }
     progress.running.store(true, Ordering::Relaxed);
@@ -275,6 +276,8 @@ struct Runner<'a> {
     rates: Option<rates::Rates>,
     /// write_iolog and read_iolog (job/iolog.rs).
     iolog: iolog::IoLog,
+    /// The engine's files are connections (`Caps::connection`).
+    connection: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -289,6 +292,7 @@ impl<'a> Runner<'a> {
     ) -> Self {
         let depth = bufs.len().max(1);
         let now = clock.now();
+        let connection = eng.caps().connection;
         Runner {
             plan,
             eng,
@@ -341,6 +345,7 @@ impl<'a> Runner<'a> {
             last_seed: 0,
             rates: rates::Rates::wanted(),
             iolog: iolog::IoLog::default(),
+            connection,
         }
     }
 
@@ -519,7 +524,7 @@ impl<'a> Runner<'a> {
             let data_only = plan.fsync_every == 0;
             return Some(Req::sync(self.files[0], data_only).with_tag(slot as u64));
         }
-        if self.free.is_empty() {
+        if self.free.is_empty() || self.eng.finished() {
             return None;
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
@@ -746,6 +751,7 @@ impl<'a> Runner<'a> {
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
         self.record_prio(&d, dir, submit, issue);
         match (&d.result, dir) {
+            (Ok(0), Some(dir)) if self.connection && d.req.len > 0 => self.end_of_stream(dir),
             (Ok(n), Some(dir)) if !self.rec.all() => {
                 self.record_some(dir, *n as u64, submit, issue);
                 if *n < d.req.len {

@@ -17,6 +17,9 @@ use crate::{mem, BenchError};
 fn engine_opts(plan: &JobPlan) -> EngineOpts {
     let mut o = plan.engine.clone();
     o.max_files = (plan.files.len() as u32).max(1);
+    crate::job::conn::net_opts(&mut o.net, plan);
+    crate::job::conn::exec_opts(&mut o.exec, plan);
+    crate::job::conn::defrag_opts(&mut o.e4defrag, plan);
     o
 }
 
@@ -80,8 +83,9 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
             format_args!("load ioengine {name}"),
         );
     }
-    // create_on_open: the files are opened (and created) at the job's first I/O, in `run`.
-    let ids = if plan.spec.create_on_open {
+    // create_on_open: the files are opened (and created) at the job's first I/O, in `run`;
+    // connections are made after the start line, when the listeners are listening.
+    let ids = if plan.spec.create_on_open || eng.caps().connection {
         Vec::new()
     } else {
         open_files(plan, &mut *eng)?

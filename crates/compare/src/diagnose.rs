@@ -42,7 +42,14 @@ pub fn diagnose(rows: &[CompareRow], caps: &[Option<Caps>], w: Workload) -> Vec<
     }
     out.extend(device_bound(&ran));
     if !w.direct && w.reads {
-        out.extend(ran.iter().filter_map(|(r, _)| page_cache(r)));
+        // Only engines that read data can be served from the cache: a metadata operation
+        // (Caps::fs_op) or a request that moves no data reaches the device rarely by nature.
+        let reads_data = |c: Option<&Caps>| c.is_none_or(|c| c.moves_data && c.fs_op.is_none());
+        out.extend(
+            ran.iter()
+                .filter(|(_, c)| reads_data(*c))
+                .filter_map(|(r, _)| page_cache(r)),
+        );
     }
     out
 }
@@ -273,6 +280,35 @@ mod tests {
             f.iter().all(|f| !f.title.contains("synchronously")),
             "{f:?}"
         );
+    }
+
+    /// Regression: filestat's stats, which never reach the device, were called "served from
+    /// the page cache".
+    #[test]
+    fn metadata_operations_are_not_said_to_come_from_the_page_cache() {
+        let mut r = row("filestat", 1, 300_000.0, 0.0, 3_000.0);
+        r.disk_ios = Some(0);
+        r.report = Report {
+            jobs: vec![JobReport {
+                read: DirReport {
+                    runtime: 1000,
+                    ..DirReport::default()
+                },
+                ..JobReport::default()
+            }],
+            ..Report::default()
+        };
+        let meta = Some(Caps {
+            moves_data: false,
+            sync_only: true,
+            fs_op: Some(iolab_engine::FsOp::Stat),
+            ..Caps::default()
+        });
+        let f = diagnose(&[r.clone()], &[meta], BUFFERED);
+        assert!(f.iter().all(|f| !f.title.contains("page cache")), "{f:?}");
+        // The same figures from an engine that reads data: the finding stands.
+        let f = diagnose(&[r], &[plain_async()], BUFFERED);
+        assert!(f.iter().any(|f| f.title.contains("page cache")), "{f:?}");
     }
 
     #[test]

@@ -183,6 +183,12 @@ pub fn process_cpu_us() -> Option<(f64, f64)> {
     Some((us(u.utime), us(u.stime)))
 }
 
+/// Whether the test file is laid out: not when every variant makes its own files or needs
+/// none (a 512 MiB file written for filecreate against dircreate is time and disk for nothing).
+fn lays_out(variants: &[crate::variant::Variant]) -> bool {
+    variants.iter().any(|v| v.opts.kind.needs_files())
+}
+
 /// Runs every variant at every depth in this process; see [`run_on`].
 pub fn run(
     o: &CompareOpts,
@@ -206,8 +212,10 @@ pub fn run_on(
         is_block_device: &|_| false,
         entropy: 1,
     };
-    // Lay the file out once, before anything is measured.
-    if let Ok(plans) = plan_jobs(std::slice::from_ref(&o.base), &env) {
+    // Lay the file out once, before anything is measured; not at all when every engine
+    // compared makes its own files (filecreate, dircreate...) or needs none.
+    let lay_out = lays_out(&o.variants);
+    if let (true, Ok(plans)) = (lay_out, plan_jobs(std::slice::from_ref(&o.base), &env)) {
         runs.prepare(&plans)?;
     }
     let mut rows = Vec::new();
@@ -407,6 +415,18 @@ fn bytes(b: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Regression: compare laid out its 512 MiB file for engines that never read it.
+    #[test]
+    fn no_file_is_laid_out_when_every_engine_makes_its_own() {
+        let list = |l| crate::variant::parse_list(l).unwrap();
+        assert!(!lays_out(&list("filecreate,dircreate")));
+        assert!(lays_out(&list("splice,psync")));
+        assert!(
+            lays_out(&list("filestat")),
+            "filestat looks up laid-out files"
+        );
+    }
+
     use super::*;
 
     #[test]

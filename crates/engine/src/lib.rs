@@ -9,7 +9,8 @@
 //!
 //! Engines (fio's names): `null`, `sync`, `psync`, `pvsync2`, `libaio`, `io_uring`,
 //! `posixaio`, `mmap`, `splice`, `cpuio`; the metadata engines `filecreate`, `filestat`, `filedelete`,
-//! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`. Callers branch on [`Caps`], never on an engine's name.
+//! `dircreate`, `dirstat`, `dirdelete`; `falloc` and `ftruncate`; `net` and `netsplice`;
+//! `exec`, `e4defrag`. Callers branch on [`Caps`], never on an engine's name.
 //!
 //! Short reads and writes are completed by resubmitting the remainder (a read that reaches end
 //! of file completes with the bytes it got); `EINTR` and `EAGAIN` are retried (except `EAGAIN`
@@ -46,13 +47,16 @@ pub(crate) use completes_in_queue;
 
 mod buf;
 mod cpu;
+mod e4defrag;
 mod error;
+mod exec;
 mod files;
 pub mod sys;
 
 mod libaio;
 mod meta;
 mod mmap;
+mod net;
 mod null;
 mod posixaio;
 mod pvsync2;
@@ -70,9 +74,12 @@ use std::time::Duration;
 
 pub use buf::{Buf, BUF_ALIGN};
 pub use cpu::CpuMode;
+pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};
+pub use exec::ExecOpts;
 pub use files::DioAlign;
 pub use meta::FsOp;
+pub use net::{NetOpts, Proto};
 pub use refused::refusal;
 pub use sys::dev::DevInfo;
 pub use sys::errno_name;
@@ -118,11 +125,20 @@ pub enum EngineKind {
     Falloc,
     /// Each write sets the file's size to its offset: fio's ftruncate.
     Ftruncate,
+    /// Each file is a TCP, UDP or Unix socket connection: fio's net.
+    Net,
+    /// As `net`, with TCP data moved through a pipe by splice: fio's netsplice.
+    NetSplice,
+    /// Runs a program for the job's runtime instead of doing I/O: fio's exec.
+    Exec,
+    /// Each write moves its range's blocks to a donor file's (EXT4_IOC_MOVE_EXT): fio's
+    /// e4defrag.
+    E4Defrag,
 }
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 18] = [
+    pub const ALL: [EngineKind; 22] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
@@ -141,6 +157,10 @@ impl EngineKind {
         EngineKind::DirDelete,
         EngineKind::Falloc,
         EngineKind::Ftruncate,
+        EngineKind::Net,
+        EngineKind::NetSplice,
+        EngineKind::Exec,
+        EngineKind::E4Defrag,
     ];
 
     /// fio's name for the engine.
@@ -164,6 +184,10 @@ impl EngineKind {
             EngineKind::DirDelete => "dirdelete",
             EngineKind::Falloc => "falloc",
             EngineKind::Ftruncate => "ftruncate",
+            EngineKind::Net => "net",
+            EngineKind::NetSplice => "netsplice",
+            EngineKind::Exec => "exec",
+            EngineKind::E4Defrag => "e4defrag",
         }
     }
 
@@ -179,6 +203,9 @@ impl EngineKind {
                 | EngineKind::DirCreate
                 | EngineKind::DirStat
                 | EngineKind::DirDelete
+                | EngineKind::Net
+                | EngineKind::NetSplice
+                | EngineKind::Exec
         )
     }
 
@@ -186,7 +213,16 @@ impl EngineKind {
     /// metadata engines, `falloc` and `ftruncate`). [`Caps::moves_data`] says the same of an
     /// open engine.
     pub fn moves_data(self) -> bool {
-        !matches!(self, EngineKind::Null | EngineKind::CpuIo) && meta::FsOp::of(self).is_none()
+        !matches!(
+            self,
+            EngineKind::Null | EngineKind::CpuIo | EngineKind::Exec | EngineKind::E4Defrag
+        ) && meta::FsOp::of(self).is_none()
+    }
+
+    /// Whether fio reports the engine's bandwidth in bits when `unit_base` is left to it
+    /// (fio's FIO_BIT_BASED: `net`, not `netsplice`).
+    pub fn bit_based(self) -> bool {
+        self == EngineKind::Net
     }
 
     /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
@@ -209,6 +245,20 @@ impl EngineKind {
             | EngineKind::FileDelete
             | EngineKind::DirCreate
             | EngineKind::DirDelete => &["meta_io_uring"],
+            EngineKind::Net | EngineKind::NetSplice => &[
+                "hostname",
+                "port",
+                "protocol",
+                "listen",
+                "pingpong",
+                "nodelay",
+                "ttl",
+                "interface",
+                "window_size",
+                "mss",
+            ],
+            EngineKind::Exec => &["program", "arguments", "grace_time", "std_redirect"],
+            EngineKind::E4Defrag => &["donorname", "inplace"],
             _ => &[],
         }
     }
@@ -507,6 +557,10 @@ pub struct Caps {
     pub fs_op: Option<FsOp>,
     /// Each request's [`Req::ioprio`] goes to the kernel with it (fio's cmdprio options).
     pub ioprio: bool,
+    /// Each file is a connection (net, netsplice), made when the file is added: files are
+    /// added after the start line, so that a listener in the same run is listening before a
+    /// sender connects, and a read of 0 bytes means the peer has gone (the job ends).
+    pub connection: bool,
 }
 
 impl Default for Caps {
@@ -530,6 +584,7 @@ impl Default for Caps {
             maps_files: false,
             fs_op: None,
             ioprio: false,
+            connection: false,
         }
     }
 }
@@ -571,6 +626,12 @@ pub struct EngineOpts {
     pub cpucycle_us: u32,
     /// cpuio: how the CPU is burnt (fio's cpumode).
     pub cpumode: CpuMode,
+    /// net, netsplice: the connection (fio's hostname, port, protocol, ...).
+    pub net: NetOpts,
+    /// exec: the program and how it is run.
+    pub exec: ExecOpts,
+    /// e4defrag: the donor file.
+    pub e4defrag: DefragOpts,
 }
 
 /// The `null` engine at depth 1: a configuration that touches nothing.
@@ -601,6 +662,9 @@ impl EngineOpts {
             cpuload: 0,
             cpucycle_us: 50_000,
             cpumode: CpuMode::Noop,
+            net: NetOpts::default(),
+            exec: ExecOpts::default(),
+            e4defrag: DefragOpts::default(),
         }
     }
 }
@@ -656,6 +720,12 @@ pub trait Engine: Send {
     /// System calls made so far.
     fn syscalls(&self) -> SysCalls;
 
+    /// Whether the engine has nothing more to do, so the job issues no more requests (fio's
+    /// td->done): net once its peer has gone, exec once its program has ended.
+    fn finished(&self) -> bool {
+        false
+    }
+
     /// fio's cancel hook, for a job that ends with I/O in flight: drops what the engine has
     /// not started. Every request still comes back through `reap`, a cancelled one with
     /// ECANCELED. The default cancels nothing: everything completes.
@@ -684,6 +754,9 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         | EngineKind::DirDelete
         | EngineKind::Falloc
         | EngineKind::Ftruncate => meta::open(opts),
+        EngineKind::Net | EngineKind::NetSplice => net::open(opts),
+        EngineKind::Exec => exec::open(opts),
+        EngineKind::E4Defrag => e4defrag::open(opts),
     }
 }
 

@@ -123,10 +123,6 @@ pub fn refusal(name: &str) -> Option<String> {
             fixed("it loads engine code from a shared object; iolab does not load code")
         }
         "page_fault" => fixed("it is not in fio 3.33; iolab does not implement it"),
-        "net" | "netsplice" | "e4defrag" | "exec" => Some(format!(
-            "{name} is not in iolab yet; it needs no device or library, so nothing is \
-             missing on this machine"
-        )),
         _ => None,
     }
 }

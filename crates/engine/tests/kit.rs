@@ -13,7 +13,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use iolab_engine::{
-    open, Caps, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
+    open, Caps, DefragOpts, Done, Engine, EngineKind, EngineOpts, ErrorKind, ExecOpts, FileId,
+    NetOpts, Op, Proto, Queued, Req,
 };
 use iolab_testkit::pattern;
 
@@ -26,10 +27,26 @@ struct Variant {
 fn variants(depth: u32) -> Vec<Variant> {
     use EngineKind::{IoUring, Libaio};
     // An engine that cannot open without an option gets one here: cpuio's cpuload (fio has
-    // no default), with a short cycle so the kit stays quick.
+    // no default), with a short cycle so the kit stays quick; net's port and host (a sender
+    // resolves its host when it opens and connects only when a file is added); exec's program;
+    // e4defrag's donor.
     let o = |k| EngineOpts {
         cpuload: 50,
         cpucycle_us: 1000,
+        net: NetOpts {
+            hostname: Some("127.0.0.1".into()),
+            port: 9,
+            ..NetOpts::default()
+        },
+        exec: ExecOpts {
+            program: Some("true".into()),
+            std_redirect: false,
+            ..ExecOpts::default()
+        },
+        e4defrag: DefragOpts {
+            donorname: Some(scratch("e4defrag donor").to_string_lossy().into_owned()),
+            ..DefragOpts::default()
+        },
         ..EngineOpts::new(k, depth)
     };
     let with = |k, set: fn(&mut EngineOpts)| {
@@ -112,9 +129,11 @@ fn engine(v: &Variant) -> Option<Box<dyn Engine>> {
     }
 }
 
-/// The engine, when its capabilities allow the case (`needs` reads them).
+/// The engine, when its capabilities allow the case (`needs` reads them). The cases that use
+/// this work on files; engines whose files are connections have their own case
+/// (`a_connection_pair_moves_the_pattern`).
 fn engine_with(v: &Variant, needs: impl Fn(&Caps) -> bool) -> Option<Box<dyn Engine>> {
-    engine(v).filter(|e| needs(e.caps()))
+    engine(v).filter(|e| !e.caps().connection && needs(e.caps()))
 }
 
 /// Queues every request, committing and reaping as the engine asks, until all are done.
@@ -410,7 +429,9 @@ fn misaligned_direct_io_is_refused_with_the_alignment() {
 #[test]
 fn fsync_and_fdatasync_complete() {
     for v in variants(4) {
-        let Some(mut eng) = engine(&v) else { continue };
+        let Some(mut eng) = engine_with(&v, |_| true) else {
+            continue;
+        };
         let path = scratch(&format!("fsync {}", v.label));
         let f = eng
             .add_file(open_file(&path, true, true, false).expect("open"), &path)
@@ -576,4 +597,88 @@ fn syscalls_are_counted() {
     write_all(&mut *eng, f, &pattern(2, BS * 8));
     assert_eq!(eng.syscalls().io, 8, "psync makes one pwrite per block");
     let _ = fs::remove_file(&path);
+}
+
+/// A port free on loopback a moment ago, for a listener to bind.
+fn free_port(udp: bool) -> u32 {
+    let port = if udp {
+        std::net::UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr())
+    } else {
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|s| s.local_addr())
+    };
+    u32::from(port.expect("a free loopback port").port())
+}
+
+/// A sender and a listener of each connection engine, over TCP, UDP (with pingpong, so no
+/// datagram is dropped by a receiver that falls behind) and a Unix socket on loopback: the
+/// listener receives exactly the pattern the sender sent, then sees the end of the stream.
+#[test]
+fn a_connection_pair_moves_the_pattern() {
+    for v in variants(1) {
+        let Some(probe) = engine(&v) else { continue };
+        if !probe.caps().connection {
+            continue;
+        }
+        drop(probe);
+        for proto in [Proto::Tcp, Proto::Udp, Proto::Unix] {
+            let tag = format!("{} {proto:?}", v.label);
+            let sock = scratch(&format!("sock {tag}"));
+            let (host, port) = match proto {
+                Proto::Unix => (sock.to_string_lossy().into_owned(), 0),
+                _ => ("127.0.0.1".to_string(), free_port(proto == Proto::Udp)),
+            };
+            let net = |listen: bool| NetOpts {
+                hostname: (listen == (proto == Proto::Unix) || !listen).then(|| host.clone()),
+                port,
+                proto,
+                listen: listen && proto == Proto::Tcp,
+                pingpong: proto == Proto::Udp,
+                reads: listen,
+                writes: !listen,
+                ..NetOpts::default()
+            };
+            let opts = |listen| EngineOpts {
+                net: net(listen),
+                ..v.opts.clone()
+            };
+            let data = pattern(7, BS * BLOCKS);
+            let mut rx = open(&opts(true)).unwrap_or_else(|e| panic!("{tag}: listener: {e}"));
+            let got = std::thread::scope(|s| {
+                let h = s.spawn(move || {
+                    let null = File::open("/dev/null").expect("/dev/null");
+                    let f = rx.add_file(null, Path::new("rx")).expect("accept");
+                    let mut got = Vec::new();
+                    loop {
+                        let buf = rx.alloc_buf(BS).expect("alloc");
+                        let d = run(&mut *rx, vec![Req::read(f, 0, buf)])
+                            .pop()
+                            .expect("done");
+                        let n = d.result.expect("read");
+                        if n == 0 {
+                            return got;
+                        }
+                        got.extend_from_slice(&d.req.buf.as_slice()[..n]);
+                    }
+                });
+                let mut tx = open(&opts(false)).unwrap_or_else(|e| panic!("{tag}: sender: {e}"));
+                let null = File::open("/dev/null").expect("/dev/null");
+                let f = tx.add_file(null, Path::new("tx")).expect("connect");
+                for chunk in data.chunks(BS) {
+                    let mut buf = tx.alloc_buf(BS).expect("alloc");
+                    buf.as_mut_slice().copy_from_slice(chunk);
+                    let d = run(&mut *tx, vec![Req::write(f, 0, buf)])
+                        .pop()
+                        .expect("done");
+                    assert_eq!(d.result.ok(), Some(BS), "{tag}: send");
+                }
+                drop(tx);
+                h.join().expect("listener thread")
+            });
+            assert_eq!(got.len(), data.len(), "{tag}: bytes received");
+            assert!(
+                got == data,
+                "{tag}: the bytes received differ from those sent"
+            );
+        }
+    }
 }

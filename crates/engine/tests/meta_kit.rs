@@ -13,8 +13,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use iolab_engine::{
-    open, Buf, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, FsOp, Op, Queued, Req,
-    StatType,
+    open, Buf, DefragOpts, Done, Engine, EngineKind, EngineOpts, ErrorKind, ExecOpts, FileId, FsOp,
+    NetOpts, Op, Queued, Req, StatType,
 };
 
 struct Variant {
@@ -28,10 +28,25 @@ fn variants() -> Vec<Variant> {
     let mut v = Vec::new();
     for kind in EngineKind::ALL {
         for uring in [false, true] {
-            // cpuload: the one option an engine (cpuio) cannot open without.
+            // The options an engine cannot open without: cpuio's cpuload, net's port and host,
+            // exec's program, e4defrag's donor.
             let opts = EngineOpts {
                 meta_io_uring: uring,
                 cpuload: 50,
+                net: NetOpts {
+                    hostname: Some("127.0.0.1".into()),
+                    port: 9,
+                    ..NetOpts::default()
+                },
+                exec: ExecOpts {
+                    program: Some("true".into()),
+                    std_redirect: false,
+                    ..ExecOpts::default()
+                },
+                e4defrag: DefragOpts {
+                    donorname: Some(scratch("donor").to_string_lossy().into_owned()),
+                    ..DefragOpts::default()
+                },
                 ..EngineOpts::new(kind, 1)
             };
             let eng = match open(&opts) {

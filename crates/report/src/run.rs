@@ -120,7 +120,9 @@ fn units(spec: Option<&JobSpec>) -> Units {
     Units {
         kb_base: spec.map(|s| s.kb_base as u32).unwrap_or(1024),
         sig_figs: spec.map_or(4, |s| s.significant_figures as usize),
-        ..Units::default()
+        // fio's unit_base: 1 bits, 8 bytes, 0 the engine's choice (bits for net).
+        bits: spec
+            .is_some_and(|s| s.unit_base == 1 || s.unit_base == 0 && s.engine.kind.bit_based()),
     }
 }
 

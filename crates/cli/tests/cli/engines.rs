@@ -175,3 +175,29 @@ fn splice_writes_and_reads_through_a_pipe_as_fio_counts() {
     );
     assert_eq!(counts(&cwd, &job("randread"), "read"), (8, 8));
 }
+
+#[test]
+fn e4defrag_moves_each_range_to_the_donor_and_frees_an_inplace_donor() {
+    let cwd = dir("e4defrag");
+    let job = |extra: &str| {
+        format!("[d]\nioengine=e4defrag\ndonorname=donor\nfilename=orig\nfilesize=256k\nbs=64k\nrw=write\n{extra}\n")
+    };
+    let (code, _, err) = run(&cwd, &job(""));
+    if code != Some(0) && (err.contains("ENOTTY") || err.contains("EOPNOTSUPP")) {
+        iolab_testkit::skip("e4defrag", &"the build directory is not on ext4");
+        return;
+    }
+    assert_eq!(counts(&cwd, &job(""), "write"), (4, 4));
+    // The donor was allocated over the file's range; its blocks are now the file's.
+    assert_eq!(
+        std::fs::metadata(cwd.join("donor")).unwrap().len(),
+        256 << 10
+    );
+    assert_eq!(
+        std::fs::metadata(cwd.join("orig")).unwrap().len(),
+        256 << 10
+    );
+    assert_eq!(counts(&cwd, &job("inplace=1"), "write"), (4, 4));
+    // inplace: allocated for each request and truncated after it.
+    assert_eq!(std::fs::metadata(cwd.join("donor")).unwrap().len(), 0);
+}

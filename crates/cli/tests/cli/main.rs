@@ -5,10 +5,12 @@ mod compare;
 mod cp;
 mod cp_gnu;
 mod engines;
+mod exec;
 mod fioopts;
 mod iolog;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod place;
+mod net;
 mod run;
 mod run_robust;

@@ -1,5 +1,5 @@
 //! File-system operations on a path, one system call each, for the metadata engines
-//! (`filecreate`, `filestat`, ...), and the calls of `falloc` and `ftruncate`.
+//! (`filecreate`, `filestat`, ...), and the calls of `falloc`, `ftruncate` and `e4defrag`.
 
 use std::ffi::CStr;
 use std::io;
@@ -97,6 +97,54 @@ pub fn ftruncate(fd: RawFd, len: u64) -> io::Result<()> {
     let len = to_off(len)?;
     // SAFETY: plain syscall on a descriptor; no memory is passed.
     cvt(unsafe { libc::ftruncate(fd, len) } as isize).map(drop)
+}
+
+/// ext4's `struct move_extent`, the argument of EXT4_IOC_MOVE_EXT.
+#[repr(C)]
+struct MoveExtent {
+    reserved: u32,
+    donor_fd: u32,
+    orig_start: u64,
+    donor_start: u64,
+    len: u64,
+    moved_len: u64,
+}
+
+/// `_IOWR('f', 15, struct move_extent)`.
+const EXT4_IOC_MOVE_EXT: libc::c_ulong =
+    (3 << 30) | ((std::mem::size_of::<MoveExtent>() as libc::c_ulong) << 16) | (0x66 << 8) | 15;
+
+/// EXT4_IOC_MOVE_EXT: swaps `len` blocks of `orig` at block `start` with the donor's blocks
+/// at the same place (the data stays; the layout is the donor's). Returns the call's outcome
+/// and the blocks moved (which the kernel reports even when the call fails part way).
+pub fn move_ext(orig: RawFd, donor: RawFd, start: u64, len: u64) -> (io::Result<()>, u64) {
+    let Ok(donor_fd) = u32::try_from(donor) else {
+        return (Err(io::Error::from_raw_os_error(libc::EBADF)), 0);
+    };
+    let mut me = MoveExtent {
+        reserved: 0,
+        donor_fd,
+        orig_start: start,
+        donor_start: start,
+        len,
+        moved_len: 0,
+    };
+    // SAFETY: me is a valid move_extent that the kernel reads and updates (moved_len) during
+    // the call.
+    let r = unsafe { libc::ioctl(orig, EXT4_IOC_MOVE_EXT as _, &mut me as *mut MoveExtent) };
+    (cvt(r as isize).map(drop), me.moved_len)
+}
+
+/// `_IO(0x00, 1)`.
+const FIBMAP: libc::c_ulong = 1;
+
+/// FIBMAP: the physical block behind logical block `block` of the file (0: a hole). Needs
+/// CAP_SYS_RAWIO.
+pub fn fibmap(fd: RawFd, block: u32) -> io::Result<u32> {
+    let mut b = block as libc::c_int;
+    // SAFETY: b is an int the kernel reads and overwrites during the call.
+    let r = unsafe { libc::ioctl(fd, FIBMAP as _, &mut b as *mut libc::c_int) };
+    cvt(r as isize).map(|_| b as u32)
 }
 
 fn to_off(v: u64) -> io::Result<libc::off_t> {

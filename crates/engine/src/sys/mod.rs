@@ -14,9 +14,17 @@ pub mod meta;
 pub mod net;
 pub mod pipe;
 pub mod task;
+pub mod sock;
 
 use std::io;
 use std::os::fd::RawFd;
+
+/// Asks process `pid` to end (SIGTERM).
+pub fn terminate(pid: u32) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: kill takes no memory arguments.
+    cvt(unsafe { libc::kill(pid, libc::SIGTERM) } as isize).map(|_| ())
+}
 
 /// Converts a libc-style return (-1 and `errno`) into a result.
 pub fn cvt(ret: isize) -> io::Result<usize> {
@@ -89,6 +97,14 @@ pub fn errno_name(code: i32) -> &'static str {
         libc::ECONNRESET => "ECONNRESET",
         libc::ENOTCONN => "ENOTCONN",
         libc::EREMOTEIO => "EREMOTEIO",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::ECONNABORTED => "ECONNABORTED",
+        libc::EADDRINUSE => "EADDRINUSE",
+        libc::EADDRNOTAVAIL => "EADDRNOTAVAIL",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::EHOSTUNREACH => "EHOSTUNREACH",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::ENAMETOOLONG => "ENAMETOOLONG",
         _ => "E?",
     }
 }

@@ -67,3 +67,11 @@ pub unsafe fn vmsplice(pipe: &OwnedFd, ptr: *mut u8, len: usize) -> io::Result<u
     let n = unsafe { libc::vmsplice(pipe.as_raw_fd(), &iov, 1, 0) };
     cvt(n)
 }
+
+/// `write` of `buf` into the pipe's write end: a copy, unlike [`vmsplice`], whose pages a
+/// socket spliced from the pipe keeps referencing until the data is acknowledged.
+pub fn write(pipe_w: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: buf is readable for its length during the call.
+    let n = unsafe { libc::write(pipe_w.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
+    cvt(n)
+}

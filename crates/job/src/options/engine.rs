@@ -2,7 +2,7 @@
 
 use super::prelude::*;
 use crate::spec::EngineKind;
-use iolab_engine::{CpuMode, StatType};
+use iolab_engine::{CpuMode, Proto, StatType};
 
 /// fio's I/O engine names. iolab has those of [`EngineKind`]; the others are refused by name,
 /// with [`refusal`]'s reason.
@@ -88,6 +88,15 @@ fn cpu_thinktime(s: &mut crate::JobSpec) {
         if s.size.is_none() && s.filesize.is_none() {
             s.size = Some(crate::value::SizeOrPct::Bytes(4096));
         }
+    }
+}
+
+/// fio's exec ignores size and runs until its runtime (iolab: until its program ends when
+/// there is none): without a size the job's requests (one a 50 ms look at the program, no
+/// byte moved) are not what ends it.
+fn exec_job(s: &mut crate::JobSpec) {
+    if s.size.is_none() && s.filesize.is_none() {
+        s.size = Some(crate::value::SizeOrPct::Bytes(1 << 50));
     }
 }
 
@@ -225,16 +234,43 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Engine["io_uring_cmd"], "write_mode", [], Str),
     not!(Engine["mmap"], "thp", [], Int),
     not!(Engine["sg"], "sg_write_mode", [], Str),
-    not!(Engine["net"], "hostname", [], Str),
-    not!(Engine["net"], "port", [], Int),
-    not!(Engine["net"], "protocol", ["proto"], Str),
-    not!(Engine["net"], "listen", [], Flag),
-    not!(Engine["net"], "pingpong", [], Flag),
-    not!(Engine["net"], "ttl", [], Int),
-    not!(Engine["net"], "interface", [], Str),
-    not!(Engine["net"], "nodelay", [], Bool),
-    not!(Engine["net"], "window_size", [], Size),
-    not!(Engine["net"], "mss", [], Int),
+    imp!(Engine["net", "netsplice"], "hostname", [], Str, None, "Host to connect to, or multicast group to join (net)",
+        |s, a| { s.engine.net.hostname = Some(a.v.to_string()); Ok(()) }),
+    imp!(Engine["net", "netsplice"], "port", [], Str, None, "TCP or UDP port (clones use the ports after it)",
+        |s, a| {
+            let p = a.int()?;
+            if !(1..=65535).contains(&p) {
+                return Err(format!("port={p}: 1 to 65535"));
+            }
+            s.engine.net.port = p as u32;
+            Ok(())
+        }),
+    imp!(Engine["net", "netsplice"], "protocol", ["proto"], Str, Some("tcp"), "Network protocol: tcp, tcpv6, udp, udpv6, unix",
+        |s, a| {
+            // A word, checked here rather than by the parser, so that fio's newer vsock is
+            // refused with its reason where the job file uses it.
+            s.engine.net.proto = match (Proto::from_name(a.v), a.v) {
+                (Some(p), _) => p,
+                (None, "vsock") => return Err("protocol=vsock: AF_VSOCK came after fio 3.33; \
+                    iolab does not implement it (tcp, tcpv6, udp, udpv6, unix)".into()),
+                (None, v) => return Err(format!("invalid value '{v}' (valid: tcp, tcpv6, udp, udpv6, unix)")),
+            };
+            Ok(())
+        }),
+    imp!(Engine["net", "netsplice"], "listen", [], Flag, None, "Accept the TCP connection rather than make it",
+        |s, a| { s.engine.net.listen = a.flag()?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "pingpong", [], Flag, None, "Answer each request (receiver) or wait for its answer (sender)",
+        |s, a| { s.engine.net.pingpong = a.flag()?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "ttl", [], Int, Some("1"), "Time-to-live of outgoing UDP multicast packets",
+        |s, a| { s.engine.net.ttl = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "interface", [], Str, None, "IP address of the interface for UDP multicast",
+        |s, a| { s.engine.net.interface = Some(a.v.to_string()); Ok(()) }),
+    imp!(Engine["net", "netsplice"], "nodelay", [], Bool, Some("0"), "TCP_NODELAY on TCP connections",
+        |s, a| { s.engine.net.nodelay = a.flag()?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "window_size", [], Int, None, "Socket buffer size (SO_RCVBUF/SO_SNDBUF)",
+        |s, a| { s.engine.net.window_size = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine["net", "netsplice"], "mss", [], Int, None, "TCP maximum segment size (TCP_MAXSEG)",
+        |s, a| { s.engine.net.mss = to_u32(a.int()?)?; Ok(()) }),
     not!(Engine["rdma"], "verb", [], Str),
     not!(Engine["rdma"], "bindname", [], Str),
     imp!(Engine["cpuio"], "cpuload", [], Int, None, "Percentage of a CPU cpuio uses",
@@ -262,8 +298,17 @@ pub(super) static OPTIONS: &[OptDef] = &[
             }
             Ok(())
         }),
-    not!(Engine["e4defrag"], "donorname", [], Str),
-    not!(Engine["e4defrag"], "inplace", [], Int),
+    imp!(Engine["e4defrag"], "donorname", [], Str, None, "Donor file whose blocks e4defrag moves in (in directory)",
+        |s, a| { s.engine.e4defrag.donorname = Some(a.v.to_string()); Ok(()) }),
+    imp!(Engine["e4defrag"], "inplace", [], Int, Some("0"), "1: allocate the donor for each request and free it after",
+        |s, a| {
+            s.engine.e4defrag.inplace = match a.int()? {
+                0 => false,
+                1 => true,
+                v => return Err(format!("inplace={v}: 0 or 1")),
+            };
+            Ok(())
+        }),
     not!(Engine["rbd"], "clientname", [], Str),
     not!(Engine["rbd"], "rbdname", [], Str),
     not!(Engine["rbd"], "pool", [], Str),
@@ -297,10 +342,14 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Engine["dfs"], "svcl", [], Str),
     not!(Engine["nfs"], "nfs_url", [], Str),
     not!(Engine["nbd"], "uri", [], Str),
-    not!(Engine["exec"], "program", [], Str),
-    not!(Engine["exec"], "arguments", [], Str),
-    not!(Engine["exec"], "grace_time", [], Int),
-    not!(Engine["exec"], "std_redirect", [], Bool),
+    imp!(Engine["exec"], "program", [], Str, None, "Program exec runs",
+        |s, a| { s.engine.exec.program = Some(a.v.to_string()); exec_job(s); Ok(()) }),
+    imp!(Engine["exec"], "arguments", [], Str, None, "Its arguments, split at spaces (%r: runtime in seconds, %n: job name)",
+        |s, a| { s.engine.exec.arguments = Some(a.v.to_string()); Ok(()) }),
+    imp!(Engine["exec"], "grace_time", [], Int, Some("1"), "Seconds between SIGTERM and SIGKILL at the job's end",
+        |s, a| { s.engine.exec.grace_time = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Engine["exec"], "std_redirect", [], Bool, Some("1"), "Program's output to NAME.stdout and NAME.stderr",
+        |s, a| { s.engine.exec.std_redirect = a.flag()?; Ok(()) }),
     not!(Engine["libcufile"], "gpu_dev_ids", [], Str),
     not!(Engine["libcufile"], "cuda_io", [], Str),
     not!(Engine["rdma"], "gpu_dev_id", [], Int),

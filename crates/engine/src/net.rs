@@ -1,0 +1,809 @@
+//! `net` and `netsplice`, as fio's: each of a job's files is a connection. A listener (TCP
+//! with `listen`, and the reading side of UDP and Unix sockets) binds when the engine opens,
+//! before any job starts, and accepts when its file is added; a sender resolves its host when
+//! the engine opens and connects when its file is added. [`Caps::connection`] tells the runner
+//! to add files after the start line, so the listener is listening by then, and that a read of
+//! 0 bytes means the peer has gone: the job ends.
+//!
+//! A write sends the request (TCP: with MSG_MORE while more of the job's size is to come, not
+//! under pingpong); a read receives until the request is full or the peer closes (fio
+//! completes a short recv and issues the rest as another I/O, so it counts more, shorter
+//! reads for the same bytes). With
+//! `pingpong` each request is answered: the receiver sends back what it read, the sender waits
+//! for it. UDP (and, as fio, TCP) senders announce the end with fio's 8-byte close message,
+//! and UDP senders the start with its open message, so either side may be fio itself.
+//! `netsplice` moves TCP data through a pipe with splice (see [`splice_out`] for why the
+//! buffer is copied into the pipe rather than vmspliced); UDP and Unix sockets go through
+//! send and recv there too, as in fio.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use crate::sys::{self, pipe, sock, sock::SockAddr};
+use crate::{
+    Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
+    SysCalls,
+};
+
+/// fio's `protocol=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Proto {
+    #[default]
+    Tcp,
+    TcpV6,
+    Udp,
+    UdpV6,
+    Unix,
+}
+
+impl Proto {
+    /// fio's name for the protocol.
+    pub fn from_name(s: &str) -> Option<Proto> {
+        Some(match s {
+            "tcp" => Proto::Tcp,
+            "tcpv6" => Proto::TcpV6,
+            "udp" => Proto::Udp,
+            "udpv6" => Proto::UdpV6,
+            "unix" => Proto::Unix,
+            _ => return None,
+        })
+    }
+
+    fn is_tcp(self) -> bool {
+        matches!(self, Proto::Tcp | Proto::TcpV6)
+    }
+
+    fn is_udp(self) -> bool {
+        matches!(self, Proto::Udp | Proto::UdpV6)
+    }
+
+    fn is_v6(self) -> bool {
+        matches!(self, Proto::TcpV6 | Proto::UdpV6)
+    }
+
+    fn domain(self) -> libc::c_int {
+        match self {
+            Proto::Tcp | Proto::Udp => sock::AF_INET,
+            Proto::TcpV6 | Proto::UdpV6 => sock::AF_INET6,
+            Proto::Unix => sock::AF_UNIX,
+        }
+    }
+
+    fn kind(self) -> libc::c_int {
+        if self.is_udp() {
+            sock::SOCK_DGRAM
+        } else {
+            sock::SOCK_STREAM
+        }
+    }
+}
+
+/// The net engines' options (fio's names), and what the runner says of the job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetOpts {
+    /// The host to connect to, a multicast group to join, or the Unix socket's path (fio's
+    /// `hostname`, else the job's `filename`).
+    pub hostname: Option<String>,
+    /// TCP/UDP port (0: none given); clones of a job use the ports after it, as fio.
+    pub port: u32,
+    pub proto: Proto,
+    /// TCP: accept a connection rather than make one.
+    pub listen: bool,
+    /// Answer every request (receiver) or wait for its answer (sender).
+    pub pingpong: bool,
+    /// TCP_NODELAY on the connection.
+    pub nodelay: bool,
+    /// IP_MULTICAST_TTL of a multicast sender (fio's default 1).
+    pub ttl: u32,
+    /// The address of the interface for multicast (IP_MULTICAST_IF, IP_ADD_MEMBERSHIP).
+    pub interface: Option<String>,
+    /// SO_RCVBUF/SO_SNDBUF in bytes (0: the kernel's).
+    pub window_size: u32,
+    /// TCP_MAXSEG (0: the kernel's).
+    pub mss: u32,
+    /// The job reads (set by the runner from `rw`).
+    pub reads: bool,
+    /// The job writes.
+    pub writes: bool,
+    /// The job's offsets are random (refused, as fio).
+    pub random: bool,
+    /// Bytes the job writes in all (None: unbounded, time based): MSG_MORE goes with every
+    /// send before the last.
+    pub size: Option<u64>,
+}
+
+impl Default for NetOpts {
+    fn default() -> NetOpts {
+        NetOpts {
+            hostname: None,
+            port: 0,
+            proto: Proto::Tcp,
+            listen: false,
+            pingpong: false,
+            nodelay: false,
+            ttl: 1,
+            interface: None,
+            window_size: 0,
+            mss: 0,
+            reads: false,
+            writes: true,
+            random: false,
+            size: None,
+        }
+    }
+}
+
+/// fio's link messages: magic and command, 8 bytes. fio writes the open message in network
+/// order and the close message in little-endian order, and reads them so; so does iolab.
+const LINK_MAGIC: u32 = 0x6c69_6e6b;
+const LINK_OPEN: u32 = 0x98;
+const LINK_CLOSE: u32 = 0x89;
+
+fn link_msg(cmd: u32) -> [u8; 8] {
+    let mut m = [0u8; 8];
+    if cmd == LINK_OPEN {
+        m[..4].copy_from_slice(&LINK_MAGIC.to_be_bytes());
+        m[4..].copy_from_slice(&cmd.to_be_bytes());
+    } else {
+        m[..4].copy_from_slice(&LINK_MAGIC.to_le_bytes());
+        m[4..].copy_from_slice(&cmd.to_le_bytes());
+    }
+    m
+}
+
+/// Which side of the connection the job is.
+enum Role {
+    /// Bound (and listening, for streams) before the start.
+    Listener(OwnedFd),
+    /// Where to connect or send.
+    Sender(SockAddr, Option<Ipv4Addr>),
+}
+
+struct Conn {
+    sock: OwnedFd,
+    /// The descriptor the runner handed in (/dev/null), given back on removal.
+    file: File,
+    /// UDP: where the datagrams go (the sender's target, or the listener's last peer).
+    peer: Option<SockAddr>,
+}
+
+pub(crate) struct NetEngine {
+    kind: EngineKind,
+    o: NetOpts,
+    /// What a connection's errors name: `host:port`, `port N`, or the socket's path.
+    peer: PathBuf,
+    role: Role,
+    caps: Caps,
+    conns: Vec<Option<Conn>>,
+    /// netsplice over TCP: (read end, write end).
+    pipe: Option<(OwnedFd, OwnedFd)>,
+    written: u64,
+    /// A read found the end of the stream: the peer has gone.
+    gone: bool,
+    calls: SysCalls,
+}
+
+fn invalid(kind: EngineKind, why: &str) -> EngineError {
+    EngineError::new(ErrorKind::InvalidRequest, "open", kind).hint(why)
+}
+
+/// fio's checks of a net job, in fio's order and words; `listen` follows the direction for
+/// datagram and Unix sockets.
+fn check(kind: EngineKind, o: &mut NetOpts) -> Result<(), EngineError> {
+    if o.random {
+        return Err(invalid(
+            kind,
+            "network IO can't be random; use rw=read or rw=write",
+        ));
+    }
+    if o.proto == Proto::Unix && o.port != 0 {
+        return Err(invalid(kind, "network IO port not valid with unix socket"));
+    }
+    if o.proto != Proto::Unix && o.port == 0 {
+        return Err(invalid(
+            kind,
+            "network IO requires port for tcp or udp (port=)",
+        ));
+    }
+    if o.port > 65535 {
+        return Err(invalid(kind, &format!("port={}: at most 65535", o.port)));
+    }
+    if !o.proto.is_tcp() {
+        if o.listen {
+            return Err(invalid(kind, "listen only valid for TCP proto IO"));
+        }
+        if o.reads && o.writes {
+            return Err(invalid(
+                kind,
+                "datagram network connections must be read OR write",
+            ));
+        }
+        if o.proto == Proto::Unix && o.hostname.is_none() {
+            return Err(invalid(kind, "UNIX sockets need host/filename"));
+        }
+        o.listen = o.reads;
+    }
+    Ok(())
+}
+
+fn is_multicast(host: &str) -> Option<Ipv4Addr> {
+    host.parse::<Ipv4Addr>().ok().filter(Ipv4Addr::is_multicast)
+}
+
+fn interface(kind: EngineKind, o: &NetOpts) -> Result<Option<Ipv4Addr>, EngineError> {
+    match &o.interface {
+        None => Ok(None),
+        Some(i) => i
+            .parse::<Ipv4Addr>()
+            .map(Some)
+            .map_err(|_| invalid(kind, &format!("interface={i}: not a valid interface IP"))),
+    }
+}
+
+/// SO_RCVBUF where the socket receives, SO_SNDBUF where it sends (both under pingpong), and
+/// TCP_MAXSEG: set before bind or connect, as fio does.
+fn tune(kind: EngineKind, o: &NetOpts, fd: &OwnedFd) -> Result<(), EngineError> {
+    let err = |what: &'static str| move |e| EngineError::os(what, kind, e);
+    let w = libc::c_int::try_from(o.window_size).unwrap_or(libc::c_int::MAX);
+    if w > 0 && (o.listen || o.pingpong) {
+        sock::set_int(fd, sock::SOL_SOCKET, sock::SO_RCVBUF, w)
+            .map_err(err("window_size (SO_RCVBUF)"))?;
+    }
+    if w > 0 && (!o.listen || o.pingpong) {
+        sock::set_int(fd, sock::SOL_SOCKET, sock::SO_SNDBUF, w)
+            .map_err(err("window_size (SO_SNDBUF)"))?;
+    }
+    let mss = libc::c_int::try_from(o.mss).unwrap_or(libc::c_int::MAX);
+    if mss > 0 && o.proto.is_tcp() {
+        sock::set_int(fd, sock::IPPROTO_TCP, sock::TCP_MAXSEG, mss)
+            .map_err(err("mss (TCP_MAXSEG)"))?;
+    }
+    Ok(())
+}
+
+fn listener(kind: EngineKind, o: &NetOpts) -> Result<OwnedFd, EngineError> {
+    let os = |what| move |e| EngineError::os(what, kind, e);
+    let fd = sock::socket(o.proto.domain(), o.proto.kind()).map_err(os("socket"))?;
+    if o.proto == Proto::Unix {
+        let path = o.hostname.as_deref().unwrap_or_default();
+        let addr =
+            SockAddr::unix(OsStr::new(path)).map_err(|e| os("bind")(e).path(Path::new(path)))?;
+        // As fio: a socket file left by an earlier run is replaced.
+        let _ = std::fs::remove_file(path);
+        sock::bind(&fd, &addr).map_err(|e| os("bind")(e).path(Path::new(path)))?;
+    } else {
+        sock::set_int(&fd, sock::SOL_SOCKET, sock::SO_REUSEADDR, 1)
+            .map_err(os("setsockopt SO_REUSEADDR"))?;
+        sock::set_int(&fd, sock::SOL_SOCKET, sock::SO_REUSEPORT, 1)
+            .map_err(os("setsockopt SO_REUSEPORT"))?;
+        tune(kind, o, &fd)?;
+        let mut ip = if o.proto.is_v6() {
+            IpAddr::from(std::net::Ipv6Addr::UNSPECIFIED)
+        } else {
+            IpAddr::from(Ipv4Addr::UNSPECIFIED)
+        };
+        if let Some(h) = &o.hostname {
+            let group = is_multicast(h)
+                .filter(|_| o.proto.is_udp())
+                .ok_or_else(|| {
+                    invalid(
+                        kind,
+                        &format!(
+                            "hostname={h}: hostname not valid for non-multicast inbound network IO"
+                        ),
+                    )
+                })?;
+            if o.proto.is_v6() {
+                return Err(invalid(kind, "IPv6 not supported for multicast network IO"));
+            }
+            let iface = interface(kind, o)?.unwrap_or(Ipv4Addr::UNSPECIFIED);
+            sock::join_multicast(&fd, group, iface).map_err(os("setsockopt IP_ADD_MEMBERSHIP"))?;
+            ip = IpAddr::from(group);
+        }
+        let port = o.port as u16;
+        sock::bind(&fd, &SockAddr::inet(SocketAddr::new(ip, port)))
+            .map_err(|e| os("bind")(e).hint(format!("port {port}")))?;
+    }
+    if !o.proto.is_udp() {
+        sock::listen(&fd, 10).map_err(os("listen"))?;
+    }
+    Ok(fd)
+}
+
+fn target(kind: EngineKind, o: &NetOpts) -> Result<SockAddr, EngineError> {
+    let Some(host) = o.hostname.as_deref() else {
+        let hint = if o.reads {
+            "connect with no host to connect to (hostname=); did you forget to set 'listen'?"
+        } else {
+            "connect with no host to connect to (hostname=)"
+        };
+        return Err(invalid(kind, hint));
+    };
+    if o.proto == Proto::Unix {
+        return SockAddr::unix(OsStr::new(host))
+            .map_err(|e| EngineError::os("connect", kind, e).path(Path::new(host)));
+    }
+    let unresolved = |e: io::Error| {
+        EngineError::new(ErrorKind::InvalidRequest, "getaddrinfo", kind)
+            .hint(format!("hostname={host}: {e}"))
+    };
+    let found = (host, o.port as u16)
+        .to_socket_addrs()
+        .map_err(unresolved)?;
+    let addr = found
+        .into_iter()
+        .find(|a| a.is_ipv6() == o.proto.is_v6())
+        .ok_or_else(|| {
+            let fam = if o.proto.is_v6() { "IPv6" } else { "IPv4" };
+            unresolved(io::Error::other(format!("no {fam} address")))
+        })?;
+    Ok(SockAddr::inet(addr))
+}
+
+pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(build(opts)?))
+}
+
+fn build(opts: &EngineOpts) -> Result<NetEngine, EngineError> {
+    let kind = opts.kind;
+    let mut o = opts.net.clone();
+    check(kind, &mut o)?;
+    let role = if o.listen {
+        Role::Listener(listener(kind, &o)?)
+    } else {
+        let multicast = o.hostname.as_deref().and_then(is_multicast);
+        if multicast.is_some() && o.proto.is_v6() {
+            return Err(invalid(kind, "multicast not supported on IPv6"));
+        }
+        Role::Sender(target(kind, &o)?, interface(kind, &o)?)
+    };
+    let pipe = if kind == EngineKind::NetSplice && o.proto.is_tcp() {
+        Some(pipe::pipe().map_err(|e| EngineError::os("pipe", kind, e))?)
+    } else {
+        None
+    };
+    let peer = match (&o.hostname, o.proto, o.listen) {
+        (Some(h), Proto::Unix, _) => PathBuf::from(h),
+        (Some(h), _, false) => PathBuf::from(format!("{h} port {}", o.port)),
+        _ => PathBuf::from(format!("port {}", o.port)),
+    };
+    Ok(NetEngine {
+        kind,
+        o,
+        peer,
+        role,
+        caps: Caps {
+            direct_io: false,
+            sync_only: true,
+            max_depth: 1,
+            connection: true,
+            ..Caps::default()
+        },
+        conns: Vec::new(),
+        pipe,
+        written: 0,
+        gone: false,
+        calls: SysCalls::default(),
+    })
+}
+
+/// A datagram receiver's connection: its bound socket, once the sender's open message has
+/// come (as fio's receiver waits for it); the sender's address is where answers go.
+fn wait_open(
+    kind: EngineKind,
+    l: &OwnedFd,
+    path: &Path,
+) -> Result<(OwnedFd, Option<SockAddr>), EngineError> {
+    let s = l.try_clone().map_err(os_err(kind, "dup", path))?;
+    let mut from = SockAddr::inet(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
+    let mut m = [0u8; 8];
+    let n = again(|| sock::recv(&s, &mut m, sock::MSG_WAITALL, Some(&mut from)))
+        .map_err(os_err(kind, "recvfrom udp link open", path))?;
+    if n != 8 || m != link_msg(LINK_OPEN) {
+        let e = EngineError::new(ErrorKind::Io, "recvfrom udp link open", kind);
+        return Err(e.hint("bad udp open message: the sender is not a net job"));
+    }
+    Ok((s, Some(from)))
+}
+
+/// A sender's connection: a stream connected, or a datagram socket (multicast TTL and
+/// interface set for a group) that has sent fio's open message.
+fn dial(
+    kind: EngineKind,
+    o: &NetOpts,
+    to: &SockAddr,
+    iface: Option<Ipv4Addr>,
+    path: &Path,
+) -> Result<(OwnedFd, Option<SockAddr>), EngineError> {
+    let s = sock::socket(o.proto.domain(), o.proto.kind()).map_err(os_err(kind, "socket", path))?;
+    tune(kind, o, &s)?;
+    if !o.proto.is_udp() {
+        sock::connect(&s, to).map_err(os_err(kind, "connect", path))?;
+        return Ok((s, None));
+    }
+    if o.hostname.as_deref().and_then(is_multicast).is_some() {
+        if let Some(i) = iface {
+            sock::multicast_if(&s, i).map_err(os_err(kind, "setsockopt IP_MULTICAST_IF", path))?;
+        }
+        let ttl = libc::c_int::try_from(o.ttl).unwrap_or(255);
+        sock::set_int(&s, sock::IPPROTO_IP, sock::IP_MULTICAST_TTL, ttl).map_err(os_err(
+            kind,
+            "setsockopt IP_MULTICAST_TTL",
+            path,
+        ))?;
+    }
+    sock::send(&s, &link_msg(LINK_OPEN), 0, Some(to)).map_err(os_err(
+        kind,
+        "sendto udp link open",
+        path,
+    ))?;
+    Ok((s, Some(*to)))
+}
+
+fn os_err(kind: EngineKind, op: &'static str, path: &Path) -> impl Fn(io::Error) -> EngineError {
+    let path = path.to_path_buf();
+    move |e| EngineError::os(op, kind, e).path(&path)
+}
+
+/// Runs a call again after EINTR, unless a stop woke the thread.
+fn again(mut f: impl FnMut() -> io::Result<usize>) -> io::Result<usize> {
+    loop {
+        match f() {
+            Err(e) if sys::is_retry(&e, false) => {}
+            r => return r,
+        }
+    }
+}
+
+impl NetEngine {
+    /// The connection for a file: accepted or connected, with the options fio sets on it.
+    fn connect(&mut self, path: &Path) -> Result<(OwnedFd, Option<SockAddr>), EngineError> {
+        let (kind, o, calls) = (self.kind, &self.o, &mut self.calls.io);
+        *calls += 1;
+        let (sock, peer) = match &self.role {
+            Role::Listener(l) if o.proto.is_udp() => wait_open(kind, l, path)?,
+            Role::Listener(l) => {
+                let s = again_fd(|| sock::accept(l)).map_err(os_err(kind, "accept", path))?;
+                (s, None)
+            }
+            Role::Sender(to, iface) => dial(kind, o, to, *iface, path)?,
+        };
+        if o.nodelay && o.proto.is_tcp() {
+            sock::set_int(&sock, sock::IPPROTO_TCP, sock::TCP_NODELAY, 1).map_err(|e| {
+                os_err(kind, "setsockopt TCP_NODELAY", path)(e).hint("disable with nodelay=0")
+            })?;
+        }
+        Ok((sock, peer))
+    }
+
+    fn transfer(&mut self, req: &mut Req, op: Op) -> io::Result<usize> {
+        let i = req.file.0 as usize;
+        let c = self
+            .conns
+            .get_mut(i)
+            .and_then(Option::as_mut)
+            .ok_or_else(crate::files::ebadf)?;
+        let buf = &mut req.buf.as_mut_slice()[..req.len];
+        let (udp, listen) = (self.o.proto.is_udp(), self.o.listen);
+        match (op, &self.pipe) {
+            (Op::Write, Some(p)) => splice_out(p, &c.sock, buf, &mut self.calls.io),
+            (Op::Read, Some(p)) => splice_in(p, &c.sock, buf, &mut self.calls.io),
+            (Op::Write, None) => {
+                let more = !udp
+                    && !self.o.pingpong
+                    && self
+                        .o
+                        .size
+                        .is_none_or(|s| (self.written + buf.len() as u64) < s);
+                let flags = if more { sock::MSG_MORE } else { 0 };
+                let to = if udp { c.peer.as_ref() } else { None };
+                let mut done = 0;
+                while done < buf.len() {
+                    self.calls.io += 1;
+                    done += again(|| sock::send(&c.sock, &buf[done..], flags, to))?;
+                    if udp {
+                        break;
+                    }
+                }
+                self.written += done as u64;
+                Ok(done)
+            }
+            (Op::Read, None) => {
+                let mut done = 0;
+                while done < buf.len() {
+                    self.calls.io += 1;
+                    // A receiver answers whoever sent; a sender keeps its target (a
+                    // multicast group is not where the answers come from).
+                    let mut from = if udp && listen { c.peer.as_mut() } else { None };
+                    let n =
+                        again(|| sock::recv(&c.sock, &mut buf[done..], 0, from.as_deref_mut()))?;
+                    done += n;
+                    // Until the request is full: fio completes a short recv and issues the
+                    // rest as another I/O, so its byte count reaches the size; iolab's
+                    // requests are counted, so each one is filled (a stream only).
+                    if n == 0 || udp {
+                        break;
+                    }
+                }
+                Ok(done)
+            }
+            _ => Ok(0),
+        }
+    }
+
+    fn run(&mut self, req: &mut Req) -> io::Result<usize> {
+        let op = req.op;
+        if !op.is_data() {
+            return Ok(0);
+        }
+        if !self.o.proto.is_tcp() && (self.o.listen == (op == Op::Write)) {
+            // fio's prep: a datagram receiver does not write, nor a sender read.
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let n = self.transfer(req, op)?;
+        // fio's close message ends the job: a datagram of its own, or a stream's last 8 bytes
+        // at a request's start (the stream ends there, so the request gets no more).
+        if op == Op::Read
+            && n == 8
+            && req.len > 8
+            && req.buf.as_slice()[..8] == link_msg(LINK_CLOSE)
+        {
+            return Ok(0);
+        }
+        if !self.o.pingpong || n == 0 {
+            return Ok(n);
+        }
+        let back = match op {
+            Op::Read if self.o.reads => Op::Write,
+            Op::Write if self.o.writes => Op::Read,
+            _ => return Ok(n),
+        };
+        let len = req.len;
+        req.len = n;
+        let r = self.transfer(req, back);
+        req.len = len;
+        r.map(|_| n)
+    }
+
+    fn close(&mut self, c: &Conn) {
+        // The sender says goodbye as fio does; a receiver that has gone already is no error.
+        if !self.o.listen {
+            self.calls.io += 1;
+            let _ = sock::send(&c.sock, &link_msg(LINK_CLOSE), 0, c.peer.as_ref());
+        }
+    }
+}
+
+fn again_fd(mut f: impl FnMut() -> io::Result<OwnedFd>) -> io::Result<OwnedFd> {
+    loop {
+        match f() {
+            Err(e) if sys::is_retry(&e, false) => {}
+            r => return r,
+        }
+    }
+}
+
+/// netsplice's write: the buffer into the pipe, the pipe into the socket (splice), a pipe's
+/// capacity at a time. fio vmsplices the buffer into the pipe; but TCP keeps referencing
+/// spliced pages until they are acknowledged, so a buffer the job reuses would change data
+/// already sent. The buffer is copied into the pipe instead (as `send` copies it), and the
+/// socket's side is still a splice.
+fn splice_out(
+    p: &(OwnedFd, OwnedFd),
+    s: &OwnedFd,
+    buf: &mut [u8],
+    calls: &mut u64,
+) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        let end = (done + pipe::CHUNK).min(buf.len());
+        let src = &buf[done..end];
+        *calls += 1;
+        let n = again(|| pipe::write(&p.1, src))?;
+        let mut out = 0;
+        while out < n {
+            *calls += 1;
+            let m = again(|| sock::splice(p.0.as_raw_fd(), s.as_raw_fd(), n - out))?;
+            if m == 0 {
+                return Err(io::Error::from_raw_os_error(libc::EPIPE));
+            }
+            out += m;
+        }
+        done += n;
+    }
+    Ok(done)
+}
+
+/// netsplice's read: the socket into the pipe (splice), the pipe into the buffer (vmsplice),
+/// until the request is full or the peer closes.
+fn splice_in(
+    p: &(OwnedFd, OwnedFd),
+    s: &OwnedFd,
+    buf: &mut [u8],
+    calls: &mut u64,
+) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        let want = (buf.len() - done).min(pipe::CHUNK);
+        *calls += 1;
+        let n = again(|| sock::splice(s.as_raw_fd(), p.1.as_raw_fd(), want))?;
+        if n == 0 {
+            break;
+        }
+        let mut out = 0;
+        while out < n {
+            *calls += 1;
+            let dst = &mut buf[done + out..done + n];
+            // SAFETY: dst is a live, writable part of the request's buffer, borrowed mutably
+            // for the call.
+            out += again(|| unsafe { pipe::vmsplice(&p.0, dst.as_mut_ptr(), dst.len()) })?;
+        }
+        done += n;
+    }
+    Ok(done)
+}
+
+impl Engine for NetEngine {
+    fn kind(&self) -> EngineKind {
+        self.kind
+    }
+
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn describe(&self) -> String {
+        let side = if self.o.listen { "listen" } else { "connect" };
+        format!("{} ({:?}, {side})", self.kind, self.o.proto).to_lowercase()
+    }
+
+    fn add_file(&mut self, file: File, _path: &Path) -> Result<FileId, EngineError> {
+        let (sock, peer) = self.connect(&self.peer.clone())?;
+        let id = FileId(self.conns.len() as u32);
+        self.conns.push(Some(Conn { sock, file, peer }));
+        Ok(id)
+    }
+
+    fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {
+        let c = self
+            .conns
+            .get_mut(id.0 as usize)
+            .and_then(Option::take)
+            .ok_or_else(|| crate::files::bad_file(id, self.kind, "remove_file"))?;
+        self.close(&c);
+        Ok(c.file)
+    }
+
+    fn queue(&mut self, mut req: Req) -> Queued {
+        let result = self.run(&mut req);
+        if req.op == Op::Read && req.len > 0 && matches!(result, Ok(0)) {
+            self.gone = true;
+        }
+        Queued::Done(Done { req, result })
+    }
+
+    fn finished(&self) -> bool {
+        self.gone
+    }
+
+    crate::completes_in_queue!();
+
+    fn syscalls(&self) -> SysCalls {
+        self.calls
+    }
+}
+
+impl Drop for NetEngine {
+    fn drop(&mut self) {
+        let conns = std::mem::take(&mut self.conns);
+        for c in conns.iter().flatten() {
+            self.close(c);
+        }
+        if let (true, Proto::Unix, Some(p)) = (self.o.listen, self.o.proto, &self.o.hostname) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    fn sender(port: u16, set: impl FnOnce(&mut NetOpts)) -> NetEngine {
+        let mut o = EngineOpts::new(EngineKind::Net, 1);
+        o.net = NetOpts {
+            hostname: Some("127.0.0.1".into()),
+            port: u32::from(port),
+            ..NetOpts::default()
+        };
+        set(&mut o.net);
+        build(&o).unwrap()
+    }
+
+    fn null() -> File {
+        File::open("/dev/null").unwrap()
+    }
+
+    #[test]
+    fn a_pingpong_sender_reads_each_answer_into_its_buffer() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        // The peer answers each block with its bytes inverted, so the answer shows in the
+        // sender's buffer only if it was read there.
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut blocks = 0;
+            let mut b = [0u8; 4096];
+            while s.read_exact(&mut b).is_ok() {
+                b.iter_mut().for_each(|x| *x = !*x);
+                s.write_all(&b).unwrap();
+                blocks += 1;
+            }
+            blocks
+        });
+        let mut e = sender(port, |n| n.pingpong = true);
+        let f = e.add_file(null(), Path::new("t")).unwrap();
+        for seed in 0..4u8 {
+            let sent = crate::testutil::pattern(4096, seed);
+            let want: Vec<u8> = sent.as_slice().iter().map(|x| !x).collect();
+            let Queued::Done(d) = e.queue(Req::write(f, 0, sent)) else {
+                panic!("net completes in queue");
+            };
+            assert_eq!(d.result.unwrap(), 4096);
+            assert!(d.req.buf.as_slice() == want.as_slice(), "answer {seed}");
+        }
+        drop(e);
+        assert_eq!(peer.join().unwrap(), 4);
+    }
+
+    #[test]
+    fn nodelay_window_size_and_mss_are_set_on_the_connection() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let mut e = sender(port, |n| {
+            n.nodelay = true;
+            n.window_size = 256 * 1024;
+            n.mss = 1000;
+        });
+        e.add_file(null(), Path::new("t")).unwrap();
+        let _peer = l.accept().unwrap();
+        let conn = &e.conns[0].as_ref().unwrap().sock;
+        let get = |level, name| sock::get_int(conn, level, name).unwrap();
+        assert_eq!(get(sock::IPPROTO_TCP, sock::TCP_NODELAY), 1);
+        // The kernel doubles what it is given for its own bookkeeping.
+        assert_eq!(get(sock::SOL_SOCKET, sock::SO_SNDBUF), 2 * 256 * 1024);
+        assert!(get(sock::IPPROTO_TCP, sock::TCP_MAXSEG) <= 1000);
+    }
+
+    #[test]
+    fn a_unix_listener_without_a_path_and_a_udp_listen_are_refused_as_fio_does() {
+        let mut o = EngineOpts::new(EngineKind::Net, 1);
+        o.net.proto = Proto::Unix;
+        o.net.reads = true;
+        o.net.writes = false;
+        let e = open(&o).err().unwrap().to_string();
+        assert!(e.contains("UNIX sockets need host/filename"), "{e}");
+        o.net = NetOpts {
+            proto: Proto::Udp,
+            port: 4000,
+            listen: true,
+            ..NetOpts::default()
+        };
+        let e = open(&o).err().unwrap().to_string();
+        assert!(e.contains("listen only valid for TCP"), "{e}");
+        o.net = NetOpts {
+            port: 4000,
+            hostname: Some("127.0.0.1".into()),
+            listen: true,
+            ..NetOpts::default()
+        };
+        let e = open(&o).err().unwrap().to_string();
+        assert!(e.contains("not valid for non-multicast inbound"), "{e}");
+    }
+}
