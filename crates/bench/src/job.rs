@@ -15,6 +15,7 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod fileops;
 mod record;
 
 use crate::gate::StartGate;
@@ -22,6 +23,7 @@ use crate::joberr::{site, JobError};
 use crate::setup::{fill, setup};
 use crate::status::Progress;
 use crate::BenchError;
+use fileops::FileOps;
 use record::Record;
 
 /// What a job thread hands back.
@@ -259,6 +261,8 @@ struct Runner<'a> {
     debug_io: bool,
     /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
     last_seed: u64,
+    /// lockfile, serialize_overlap, fill_device.
+    fops: FileOps,
 }
 
 impl<'a> Runner<'a> {
@@ -273,6 +277,7 @@ impl<'a> Runner<'a> {
     ) -> Self {
         let depth = bufs.len().max(1);
         let now = clock.now();
+        let fops = FileOps::new(plan, &files, depth);
         Runner {
             plan,
             eng,
@@ -322,6 +327,7 @@ impl<'a> Runner<'a> {
             unclocked: 0,
             debug_io: debug::on(debug::IO),
             last_seed: 0,
+            fops,
         }
     }
 
@@ -368,6 +374,10 @@ impl<'a> Runner<'a> {
                     },
                 };
                 let slot = req.tag as u32;
+                if self.fops.must_wait(&req) {
+                    pending = Some(req);
+                    break;
+                }
                 if self.rate_limited {
                     let due = self.slots[slot as usize].due_ns;
                     if due > self.now {
@@ -401,7 +411,10 @@ impl<'a> Runner<'a> {
                 if self.debug_io {
                     self.debug_req("queue", &req);
                 }
-                match self.eng.queue(req) {
+                self.fops.before_queue(&req);
+                let queued = self.eng.queue(req);
+                self.fops.after_queue();
+                match queued {
                     Queued::Done(d) => {
                         self.stamp_done();
                         let depth = self.in_flight() as u32;
@@ -499,7 +512,7 @@ impl<'a> Runner<'a> {
             let data_only = plan.fsync_every == 0;
             return Some(Req::sync(self.files[0], data_only).with_tag(slot as u64));
         }
-        if self.free.is_empty() {
+        if self.free.is_empty() || self.fops.full {
             return None;
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
@@ -734,7 +747,7 @@ impl<'a> Runner<'a> {
                 }
             }
             (Ok(_), None) => self.stats.record_sync(self.now - issue),
-            (Err(e), _) if self.stopped_mid_io(e) => {
+            (Err(e), _) if self.stopped_mid_io(e) || self.fops.device_full(e, &d.req) => {
                 // Never done: not issued either, as fio puts a cancelled io_u back.
                 match dir {
                     Some(d) => self.stats.dir_mut(d).total_ios -= 1,
@@ -753,6 +766,7 @@ impl<'a> Runner<'a> {
                 }
             }
         }
+        self.fops.done(slot);
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);

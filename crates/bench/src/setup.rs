@@ -59,6 +59,7 @@ pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen);
 const SLOT_BYTES: u64 = 512;
 
 pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
+    crate::devcheck::check(plan)?;
     if !plan.cpus_allowed.is_empty() {
         sys::set_thread_affinity(&plan.cpus_allowed)
             .map_err(|e| BenchError::Refused(format!("{}: cpus_allowed: {e}", plan.name)))?;

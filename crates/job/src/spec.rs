@@ -240,7 +240,38 @@ pub struct JobSpec {
     pub cpus_allowed: Option<String>,
     /// Bytes of memory pinned while the job runs (0: none).
     pub lockmem: u64,
+    pub lockfile: FileLock,
+    /// Write until the device or file system is full; ENOSPC ends the job without an error.
+    pub fill_device: bool,
+    pub create_serialize: bool,
+    pub serialize_overlap: bool,
+    pub clocksource: ClockSource,
+    pub atomic: bool,
+    /// `zonemode=zbd`: accepted here so that the run can refuse it naming the device.
+    pub zone_zbd: bool,
 }
+}
+
+/// `lockfile=`: how jobs that share a file take turns on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileLock {
+    #[default]
+    None,
+    /// One I/O at a time on the file, across every job using it.
+    Exclusive,
+    /// Reads together, a write alone.
+    ReadWrite,
+}
+
+/// `clocksource=`: the clock every latency is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockSource {
+    /// Not set: the best this machine has (the TSC where invariant, as fio picks `cpu`).
+    #[default]
+    Auto,
+    Gettimeofday,
+    ClockGettime,
+    Cpu,
 }
 
 impl JobSpec {

@@ -118,6 +118,10 @@ fn bytes_of(
     }
 }
 
+/// The size of a `fill_device` job that gives none: more than any device holds, and small
+/// enough that offsets past it do not overflow.
+pub const FILL_DEVICE_SIZE: u64 = 1 << 60;
+
 fn file_names(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
     let dir = spec.directory.as_deref();
     let join = |name: &str| match dir {
@@ -297,6 +301,8 @@ fn files_of(
     let offset = offset_base + increment * u64::from(clone);
     let total = match &spec.size {
         Some(s) => bytes_of(s, first_size, spec, "size")?,
+        // fill_device: no size means write until ENOSPC, as fio's "really large" size.
+        None if spec.fill_device && spec.filesize.is_none() => FILL_DEVICE_SIZE,
         None => match (&spec.filesize, first_size) {
             (Some((lo, _)), _) => lo * nfiles,
             (None, Some(existing)) => existing.saturating_sub(offset) * nfiles,

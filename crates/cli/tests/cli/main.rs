@@ -5,6 +5,7 @@ mod compare;
 mod cp;
 mod cp_gnu;
 mod engines;
+mod fileopts;
 mod fioopts;
 #[cfg(feature = "mpi")]
 mod mpi;
