@@ -15,6 +15,7 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod eachloop;
 mod fileops;
 mod record;
 
@@ -23,6 +24,7 @@ use crate::joberr::{site, JobError};
 use crate::setup::{fill, setup};
 use crate::status::Progress;
 use crate::BenchError;
+use eachloop::EachLoop;
 use fileops::FileOps;
 use record::Record;
 
@@ -263,6 +265,8 @@ struct Runner<'a> {
     last_seed: u64,
     /// lockfile, serialize_overlap, fill_device.
     fops: FileOps,
+    /// unlink_each_loop: where each loop ends.
+    each_loop: EachLoop,
 }
 
 impl<'a> Runner<'a> {
@@ -328,6 +332,7 @@ impl<'a> Runner<'a> {
             debug_io: debug::on(debug::IO),
             last_seed: 0,
             fops,
+            each_loop: EachLoop::of(plan),
         }
     }
 
@@ -519,6 +524,10 @@ impl<'a> Runner<'a> {
             return None;
         }
         let io = self.gen.next_io()?;
+        if self.each_loop.due() && !self.next_loop() {
+            return None;
+        }
+        self.each_loop.issued(io.len);
         let dir = stat_dir(io.dir);
         let slot = self.take_slot(Some(dir))?;
         let op = match io.dir {

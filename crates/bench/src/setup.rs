@@ -47,7 +47,11 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(write)
-        .create(write && plan.spec.create_on_open && plan.spec.allow_file_create)
+        .create(
+            write
+                && (plan.spec.create_on_open || plan.spec.unlink_each_loop)
+                && plan.spec.allow_file_create,
+        )
         .custom_flags(flags)
         .open(path)
 }

@@ -249,6 +249,7 @@ pub struct JobSpec {
     pub atomic: bool,
     /// `zonemode=zbd`: accepted here so that the run can refuse it naming the device.
     pub zone_zbd: bool,
+    pub unlink_each_loop: bool,
 }
 }
 

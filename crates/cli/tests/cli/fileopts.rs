@@ -266,3 +266,38 @@ fn fill_device_writes_until_enospc_and_reports_no_error() {
     ]);
     assert!(o.stdout.contains("err=28"), "{}{}", o.stdout, o.stderr);
 }
+
+#[test]
+fn unlink_each_loop_removes_the_files_between_loops() {
+    let d = TestDir::new("unlink-each-loop");
+    let size_after = |unlink: &str| {
+        // A larger file than the job writes: removed and made again, only the job's 64 KiB
+        // are left; kept, its 256 KiB stay.
+        std::fs::write(d.path.join("f"), vec![7u8; 256 << 10]).unwrap();
+        let o = d
+            .run(&[
+                "--name=t",
+                "--filename=f",
+                "--size=64k",
+                "--rw=write",
+                "--loops=3",
+                unlink,
+                "--output-format=json",
+            ])
+            .ok();
+        assert_eq!(u64_at(&o.json(), "/jobs/0/write/io_bytes"), 192 << 10);
+        std::fs::metadata(d.path.join("f")).unwrap().len()
+    };
+    assert_eq!(size_after("--unlink_each_loop=1"), 64 << 10);
+    assert_eq!(size_after("--unlink_each_loop=0"), 256 << 10);
+    // A job that only reads finds its file gone at the second loop, as fio's does.
+    let o = d.run(&[
+        "--name=t",
+        "--filename=r",
+        "--size=64k",
+        "--rw=read",
+        "--loops=2",
+        "--unlink_each_loop=1",
+    ]);
+    assert!(o.stdout.contains("err= 2"), "{}", o.stdout);
+}

@@ -103,7 +103,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.create_only = a.flag()?; Ok(()) }),
     imp!(File, "allow_file_create", [], Bool, Some("1"), "Allow the job to create files (0: they must exist)",
         |s, a| { s.allow_file_create = a.flag()?; Ok(()) }),
-    not!(File, "unlink_each_loop", [], Bool),
+    imp!(File, "unlink_each_loop", [], Bool, Some("0"), "Remove the files after each loop but the last (loops=N); the next loop creates them again",
+        |s, a| { s.unlink_each_loop = a.flag()?; Ok(()) }),
 ];
 
 /// `file_service_type`: the kind and the I/Os per switch (fio's defaults: zipf 1.1,
@@ -197,6 +198,7 @@ mod tests {
         assert!(spec(&["fill_fs=1"]).fill_device);
         assert!(spec(&[]).create_serialize);
         assert!(!spec(&["create_serialize=0"]).create_serialize);
+        assert!(spec(&["unlink_each_loop=1"]).unlink_each_loop);
     }
 
     #[test]
