@@ -139,17 +139,15 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
             format_args!("Alloc {total} for buffers"),
         );
     }
+    // fio's mem/iomem: every buffer allocated below comes from where the job says.
+    mem::check_huge(plan)?;
+    let _from = plan.spec.mem.scope(plan.spec.hugepage_size as usize);
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
             .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
         if mem {
-            let at = b.as_slice().as_ptr();
-            debug::line(
-                debug::MEM,
-                sys::gettid(),
-                format_args!("malloc {bs} {at:p}"),
-            );
+            mem::debug_alloc(plan, &b);
         }
         fill(&mut b, plan, &mut rng);
         bufs.push(b);

@@ -68,7 +68,7 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-pub use buf::{Buf, BUF_ALIGN};
+pub use buf::{Buf, BufMem, MemScope, BUF_ALIGN};
 pub use cpu::CpuMode;
 pub use error::{EngineError, ErrorKind};
 pub use files::DioAlign;

@@ -250,6 +250,10 @@ pub struct JobSpec {
     /// `zonemode=zbd`: accepted here so that the run can refuse it naming the device.
     pub zone_zbd: bool,
     pub unlink_each_loop: bool,
+    /// fio's `mem`/`iomem`: where I/O buffers come from.
+    pub mem: iolab_engine::BufMem,
+    /// Bytes of a huge page (mem=shmhuge, mmaphuge).
+    pub hugepage_size: u64,
 }
 }
 

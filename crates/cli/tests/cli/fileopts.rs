@@ -301,3 +301,59 @@ fn unlink_each_loop_removes_the_files_between_loops() {
     ]);
     assert!(o.stdout.contains("err= 2"), "{}", o.stdout);
 }
+
+#[test]
+fn mem_allocates_buffers_where_fio_would_and_they_carry_the_data() {
+    let d = TestDir::new("mem");
+    for (mem, line) in [
+        ("malloc", "malloc 4096 "),
+        ("shm", "shmat "),
+        ("mmap", "mmap 4096/-1 "),
+        ("mmapshared", "mmap 4096/-1 "),
+    ] {
+        let m = format!("--mem={mem}");
+        let o = d
+            .run(&[
+                "--name=t",
+                "--filename=f",
+                "--size=64k",
+                "--rw=write",
+                "--ioengine=libaio",
+                "--iodepth=4",
+                "--buffer_pattern=0xab",
+                "--debug=mem",
+                &m,
+            ])
+            .ok();
+        let text = format!("{}{}", o.stdout, o.stderr);
+        let n = text.lines().filter(|l| l.contains(line)).count();
+        assert_eq!(n, 4, "{mem}: one line per buffer:\n{text}");
+        let data = std::fs::read(d.path.join("f")).unwrap();
+        assert!(
+            data.len() == 64 << 10 && data.iter().all(|&b| b == 0xab),
+            "{mem}"
+        );
+    }
+    // Huge pages: refused with the reason where none are reserved (fio crashes there).
+    let reserved = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("HugePages_Total:") && !l.ends_with(" 0"));
+    if reserved {
+        iolab_testkit::skip(
+            "mem=mmaphuge refusal",
+            &"this machine has huge pages reserved",
+        );
+        return;
+    }
+    let o = d
+        .run(&[
+            "--name=t",
+            "--filename=f",
+            "--size=64k",
+            "--rw=write",
+            "--mem=mmaphuge",
+        ])
+        .fails();
+    assert!(o.stderr.contains("HugePages_Total: 0"), "{}", o.stderr);
+}
