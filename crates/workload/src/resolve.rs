@@ -427,6 +427,7 @@ fn pattern_of(
         } else {
             Some(io_size.saturating_mul(u64::from(spec.loops.max(1))))
         },
+        loop_bytes: io_size,
     })
 }
 

@@ -357,3 +357,27 @@ fn mem_allocates_buffers_where_fio_would_and_they_carry_the_data() {
         .fails();
     assert!(o.stderr.contains("HugePages_Total: 0"), "{}", o.stderr);
 }
+
+#[test]
+fn each_loop_closes_and_reopens_the_files_as_fio_does() {
+    // fio drops a file's cache again at every loop (and every pass of a time_based job) by
+    // opening it again; without that, a buffered job's later passes read from the cache.
+    let d = TestDir::new("each-loop");
+    let opens = |more: &[&str]| {
+        let mut a = vec![
+            "--name=t",
+            "--filename=f",
+            "--size=64k",
+            "--bs=16k",
+            "--rw=read",
+            "--debug=file",
+        ];
+        a.extend_from_slice(more);
+        let o = d.run(&a).ok();
+        let text = format!("{}{}", o.stdout, o.stderr);
+        text.lines().filter(|l| l.contains("fd open f")).count()
+    };
+    assert_eq!(opens(&["--loops=3"]), 3);
+    assert_eq!(opens(&["--loops=3", "--invalidate=0"]), 1);
+    assert_eq!(opens(&[]), 1);
+}
