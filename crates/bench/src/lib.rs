@@ -12,6 +12,7 @@ mod layout;
 mod mem;
 mod setup;
 mod status;
+pub mod trigger;
 
 pub use env::{host_env, status_line};
 pub use status::Progress;

@@ -381,3 +381,34 @@ fn each_loop_closes_and_reopens_the_files_as_fio_does() {
     assert_eq!(opens(&["--loops=3", "--invalidate=0"]), 1);
     assert_eq!(opens(&[]), 1);
 }
+
+#[test]
+fn a_local_trigger_stops_the_run_runs_its_command_and_exits_0() {
+    let d = TestDir::new("trigger");
+    let job = [
+        "--name=t",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=60",
+        "--output-format=json",
+    ];
+    let run = |more: &[&str]| {
+        let mut a = job.to_vec();
+        a.extend_from_slice(more);
+        d.run(&a).ok().json()
+    };
+    let v = run(&[
+        "--trigger-timeout=200ms",
+        "--trigger=echo fired > fired.txt",
+    ]);
+    let ms = u64_at(&v, "/jobs/0/read/runtime");
+    assert!(ms < 60_000, "the 60 s job was stopped: {ms}");
+    let said = std::fs::read_to_string(d.path.join("fired.txt")).unwrap();
+    assert_eq!(said, "fired\n");
+    // The file is there from the start: the trigger fires at once (the 60 s job does not
+    // run out its time) and removes it.
+    d.write("go", "");
+    run(&["--trigger-file=go"]);
+    assert!(!d.path.join("go").exists(), "fio removes the trigger file");
+}

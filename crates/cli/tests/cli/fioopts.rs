@@ -527,7 +527,7 @@ fn top_level_refusals_say_why() {
     for o in [
         "--bandwidth-log",
         "--idle-prof=system",
-        "--trigger=x",
+        "--trigger-remote=x",
         "--aux-path=.",
     ] {
         let out = d
