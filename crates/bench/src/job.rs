@@ -18,6 +18,7 @@ use iolab_job::debug;
 mod eachloop;
 mod fileops;
 mod record;
+mod syncrange;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
@@ -27,6 +28,7 @@ use crate::BenchError;
 use eachloop::EachLoop;
 use fileops::FileOps;
 use record::Record;
+use syncrange::SyncRange;
 
 /// What a job thread hands back.
 #[derive(Debug)]
@@ -267,6 +269,8 @@ struct Runner<'a> {
     fops: FileOps,
     /// unlink_each_loop: where each loop ends.
     each_loop: EachLoop,
+    /// sync_file_range: the ranges written since the last call.
+    sync_range: SyncRange,
 }
 
 impl<'a> Runner<'a> {
@@ -333,6 +337,11 @@ impl<'a> Runner<'a> {
             last_seed: 0,
             fops,
             each_loop: EachLoop::of(plan),
+            sync_range: SyncRange::new(
+                plan.spec.sync_file_range,
+                plan.spec.sync_file_range_nr,
+                plan.files.len(),
+            ),
         }
     }
 
@@ -527,6 +536,9 @@ impl<'a> Runner<'a> {
         if self.each_loop.due() && !self.next_loop() {
             return None;
         }
+        if self.sync_range.due() && !self.sync_ranges() {
+            return None;
+        }
         self.each_loop.issued(io.len);
         let dir = stat_dir(io.dir);
         let slot = self.take_slot(Some(dir))?;
@@ -534,6 +546,7 @@ impl<'a> Runner<'a> {
             WDir::Read => Op::Read,
             WDir::Write => {
                 self.writes_since_sync += 1;
+                self.sync_range.wrote(io.file, io.offset, io.len);
                 Op::Write
             }
             WDir::Trim => Op::Trim,

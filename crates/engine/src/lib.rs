@@ -638,6 +638,17 @@ pub trait Engine: Send {
     /// System calls made so far.
     fn syscalls(&self) -> SysCalls;
 
+    /// fio's sync_file_range: the SYNC_FILE_RANGE_* `flags` over `len` bytes at `offset` of
+    /// `file`, done now, with nothing in flight (as fio's engines do it, outside their queue).
+    /// Engines whose requests are not system calls on the file say Unsupported.
+    fn sync_range(&mut self, file: FileId, offset: u64, len: u64, flags: u32) -> io::Result<()> {
+        let _ = (file, offset, len, flags);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("ioengine={} has no sync_file_range", self.kind().name()),
+        ))
+    }
+
     /// fio's cancel hook, for a job that ends with I/O in flight: drops what the engine has
     /// not started. Every request still comes back through `reap`, a cancelled one with
     /// ECANCELED. The default cancels nothing: everything completes.

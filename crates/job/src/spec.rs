@@ -254,6 +254,9 @@ pub struct JobSpec {
     pub mem: iolab_engine::BufMem,
     /// Bytes of a huge page (mem=shmhuge, mmaphuge).
     pub hugepage_size: u64,
+    /// sync_file_range's flags (SYNC_FILE_RANGE_*; 0: not used) and the writes between calls.
+    pub sync_file_range: u32,
+    pub sync_file_range_nr: u32,
 }
 }
 

@@ -412,3 +412,35 @@ fn a_local_trigger_stops_the_run_runs_its_command_and_exits_0() {
     run(&["--trigger-file=go"]);
     assert!(!d.path.join("go").exists(), "fio removes the trigger file");
 }
+
+#[test]
+fn sync_file_range_syncs_every_n_writes_timed_as_fios_syncs() {
+    let d = TestDir::new("sync-file-range");
+    let syncs = |engine: &str, opt: &str| {
+        let e = format!("--ioengine={engine}");
+        let o = d.run(&[
+            "--name=t",
+            "--filename=f",
+            "--size=64k",
+            "--rw=write",
+            &e,
+            opt,
+            "--output-format=json",
+        ]);
+        (o.code, o.json(), o.stderr)
+    };
+    // 16 writes, a call after each 4 but the last: 3, as fio 3.33 reports (sync lat N=3,
+    // total_ios 0).
+    for engine in ["psync", "libaio", "io_uring"] {
+        let (code, v, err) = syncs(engine, "--sync_file_range=wait_before,write:4");
+        assert_eq!(code, Some(0), "{engine}: {err}");
+        assert_eq!(u64_at(&v, "/jobs/0/sync/lat_ns/N"), 3, "{engine}");
+        assert_eq!(u64_at(&v, "/jobs/0/sync/total_ios"), 0, "{engine}");
+    }
+    let (_, v, _) = syncs("psync", "--sync_file_range=write");
+    assert_eq!(u64_at(&v, "/jobs/0/sync/lat_ns/N"), 15);
+    // An engine without it says so.
+    let (code, _, err) = syncs("mmap", "--sync_file_range=write");
+    assert_eq!(code, Some(1));
+    assert!(err.contains("sync_file_range"), "{err}");
+}

@@ -1,0 +1,80 @@
+//! fio's `sync_file_range=flags[:N]`: after every N writes, sync_file_range(2) with the
+//! flags over the range of each file written since the last call, with nothing in flight
+//! (fio's engines do it outside their queue). Timed as a sync, as fio does.
+
+use super::Runner;
+use crate::joberr::site;
+
+/// The writes since the last call, per file slot.
+pub(super) struct SyncRange {
+    flags: u32,
+    every: u32,
+    writes: u32,
+    /// Per file slot: (first byte, end) written since the last call; end 0 when none.
+    ranges: Vec<(u64, u64)>,
+}
+
+impl SyncRange {
+    pub(super) fn new(flags: u32, every: u32, files: usize) -> SyncRange {
+        SyncRange {
+            flags,
+            every: if flags == 0 { 0 } else { every.max(1) },
+            writes: 0,
+            ranges: vec![(0, 0); if flags == 0 { 0 } else { files }],
+        }
+    }
+
+    /// A write of `len` bytes at `offset` of file slot `file` was issued.
+    #[inline]
+    pub(super) fn wrote(&mut self, file: usize, offset: u64, len: u64) {
+        if self.every == 0 {
+            return;
+        }
+        self.writes += 1;
+        if let Some(r) = self.ranges.get_mut(file) {
+            *r = if r.1 == 0 {
+                (offset, offset + len)
+            } else {
+                (r.0.min(offset), r.1.max(offset + len))
+            };
+        }
+    }
+
+    /// Whether N writes have been issued since the last call (checked when there is a next
+    /// I/O: as fio, no call follows the last writes).
+    #[inline]
+    pub(super) fn due(&self) -> bool {
+        self.every > 0 && self.writes >= self.every
+    }
+}
+
+impl Runner<'_> {
+    /// Waits for what is in flight, then syncs each file's written range. False when the
+    /// job must stop (the error is recorded).
+    pub(super) fn sync_ranges(&mut self) -> bool {
+        self.sync_range.writes = 0;
+        if self.commit().and_then(|()| self.drain()).is_err() {
+            return false;
+        }
+        let flags = self.sync_range.flags;
+        for i in 0..self.sync_range.ranges.len() {
+            let (start, end) = std::mem::take(&mut self.sync_range.ranges[i]);
+            let Some(&file) = self.files.get(i).filter(|_| end > 0) else {
+                continue;
+            };
+            // fio times it with the syncs but does not count it in their total_ios.
+            let t0 = self.clock.now();
+            let r = self.eng.sync_range(file, start, end - start, flags);
+            self.now = self.clock.now();
+            match r {
+                Ok(()) => self.stats.record_sync(self.now - t0),
+                Err(e) => {
+                    let msg = format!("sync_file_range: {e}");
+                    self.fail(&e, msg, "sync_file_range", site!());
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
