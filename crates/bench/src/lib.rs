@@ -10,6 +10,7 @@ mod job;
 mod joberr;
 mod layout;
 mod mem;
+pub mod opendir;
 mod setup;
 mod status;
 pub mod trigger;

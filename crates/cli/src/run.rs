@@ -238,6 +238,15 @@ pub(crate) fn plan(
         let env = iolab_bench::clamp::ENV;
         eprintln!("iolab: {env}={dir}: test hook, jobs clamped to small sizes in that directory");
     }
+    // fio's opendir: the files under the directory join the job; fio's line where info goes.
+    let machine = top.output_format.iter().any(|f| *f != OutputFormat::Normal);
+    for line in iolab_bench::opendir::expand(&mut resolved.jobs)? {
+        if machine {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
     let specs = resolved.jobs;
     let mut plans = plan_jobs(&specs, &iolab_bench::host_env()).map_err(|e| e.to_string())?;
     attach_options(&file, &specs, &mut plans);

@@ -257,6 +257,8 @@ pub struct JobSpec {
     /// sync_file_range's flags (SYNC_FILE_RANGE_*; 0: not used) and the writes between calls.
     pub sync_file_range: u32,
     pub sync_file_range_nr: u32,
+    /// Every regular file under this directory joins the job (expanded before planning).
+    pub opendir: Option<String>,
 }
 }
 

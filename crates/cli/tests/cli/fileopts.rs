@@ -444,3 +444,35 @@ fn sync_file_range_syncs_every_n_writes_timed_as_fios_syncs() {
     assert_eq!(code, Some(1));
     assert!(err.contains("sync_file_range"), "{err}");
 }
+
+#[test]
+fn opendir_adds_every_file_below_each_at_its_own_size() {
+    let d = TestDir::new("opendir");
+    std::fs::create_dir_all(d.path.join("od/sub")).unwrap();
+    std::fs::write(d.path.join("od/a"), vec![1u8; 64 << 10]).unwrap();
+    std::fs::write(d.path.join("od/sub/b"), vec![2u8; 32 << 10]).unwrap();
+    std::fs::write(d.path.join("big"), vec![3u8; 256 << 10]).unwrap();
+    let run = |more: &[&str]| {
+        let mut a = vec!["--name=t", "--opendir=od", "--rw=read", "--bs=4k"];
+        a.extend_from_slice(more);
+        d.run(&a).ok()
+    };
+    // What fio 3.33 reads for the same files: 96 KiB, and 352 KiB with the filename too.
+    let o = run(&[]);
+    assert!(
+        o.stdout.contains("fio: opendir added 2 files"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("io=96.0KiB"), "{}", o.stdout);
+    let o = run(&["--filename=big"]);
+    assert!(o.stdout.contains("io=352KiB"), "{}", o.stdout);
+    // With JSON on standard output, the line goes to standard error.
+    let o = run(&["--output-format=json"]);
+    assert_eq!(u64_at(&o.json(), "/jobs/0/read/io_bytes"), 96 << 10);
+    assert!(o.stderr.contains("opendir added 2 files"));
+    let o = d
+        .run(&["--name=t", "--opendir=missing", "--rw=read"])
+        .fails();
+    assert!(o.stderr.contains("opendir(missing)"), "{}", o.stderr);
+}

@@ -430,6 +430,8 @@ fn own_corpus_every_file_runs_and_does_io() {
         let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
         let d = TestDir::new(&format!("own-corpus-{stem}"));
         std::fs::write(d.path.join("existing.data"), vec![0u8; 256 << 10]).unwrap();
+        std::fs::create_dir_all(d.path.join("existing.dir")).unwrap();
+        std::fs::write(d.path.join("existing.dir/a"), vec![0u8; 64 << 10]).unwrap();
         let out = d.run(&[f.to_str().unwrap(), "--output-format=json"]);
         assert_eq!(out.code, Some(0), "{}: {}", f.display(), out.stderr);
         let v = out.json();
