@@ -54,9 +54,11 @@ mod tests {
             std::fs::write(d.join(f), b"x").unwrap();
         }
         std::os::unix::fs::symlink(d.join("a"), d.join("link")).unwrap();
-        let mut spec = JobSpec::default();
-        spec.filename = vec!["first".into()];
-        spec.opendir = Some(d.display().to_string());
+        let mut spec = JobSpec {
+            filename: vec!["first".into()],
+            opendir: Some(d.display().to_string()),
+            ..JobSpec::default()
+        };
         let info = expand(std::slice::from_mut(&mut spec)).unwrap();
         assert_eq!(info, ["fio: opendir added 4 files"]);
         let root = std::fs::canonicalize(&d).unwrap();
