@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use iolab_engine::{sys, Buf, Done, Engine, FileId, Op, Queued, Req, SysCalls};
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
-use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
+use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
 
 use iolab_job::debug;
 
@@ -92,9 +92,6 @@ pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// How long I/O in flight at a stop (Ctrl-C, exitall) gets to complete.
 const STOP_GRACE: Duration = Duration::from_millis(100);
-
-/// fio's default ratecycle: the window over which rate_min is judged.
-const RATE_CYCLE_NS: u64 = 1_000_000_000;
 
 struct Slot {
     issue_ns: u64,
@@ -271,6 +268,8 @@ struct Runner<'a> {
     each_loop: EachLoop,
     /// sync_file_range: the ranges written since the last call.
     sync_range: SyncRange,
+    /// The I/O generated when an fsync fell due, issued after it.
+    held: Option<IoUnit>,
 }
 
 impl<'a> Runner<'a> {
@@ -324,7 +323,7 @@ impl<'a> Runner<'a> {
                 .iter()
                 .chain(&plan.rate.min_iops)
                 .any(|&v| v > 0),
-            min_check_at: now + RATE_CYCLE_NS,
+            min_check_at: now + plan.spec.rate_cycle_ns,
             min_last: [[0; 3]; 2],
             iops_series: Vec::with_capacity(256),
             lat_series: Vec::with_capacity(256),
@@ -337,6 +336,7 @@ impl<'a> Runner<'a> {
             last_seed: 0,
             fops,
             each_loop: EachLoop::of(plan),
+            held: None,
             sync_range: SyncRange::new(
                 plan.spec.sync_file_range,
                 plan.spec.sync_file_range_nr,
@@ -517,22 +517,16 @@ impl<'a> Runner<'a> {
 
     fn next_req(&mut self) -> Option<Req> {
         let plan = self.plan;
-        if plan.fsync_every > 0 && self.writes_since_sync >= plan.fsync_every
-            || plan.fdatasync_every > 0 && self.writes_since_sync >= plan.fdatasync_every
-        {
-            self.writes_since_sync = 0;
-            let slot = self.take_slot(None)?;
-            self.stats.issued_sync();
-            let data_only = plan.fsync_every == 0;
-            return Some(Req::sync(self.files[0], data_only).with_tag(slot as u64));
-        }
         if self.free.is_empty() || self.fops.full {
             return None;
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;
         }
-        let io = self.gen.next_io()?;
+        let io = self.held.take().or_else(|| self.gen.next_io())?;
+        if self.fsync_due() {
+            return self.fsync_before(io);
+        }
         if self.each_loop.due() && !self.next_loop() {
             return None;
         }
@@ -604,13 +598,14 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// fio's rate_min / rate_iops_min: over each rate cycle (1 s, fio's default ratecycle), a
+    /// fio's rate_min / rate_iops_min: over each rate cycle (rate_cycle, 1 s by default), a
     /// direction that did less than its minimum ends the job with an error.
     fn check_min_rate(&mut self) {
         let (bytes, ios) = (self.stats.bytes_done(), self.stats.ios_done());
-        let span = self
-            .now
-            .saturating_sub(self.min_check_at.saturating_sub(RATE_CYCLE_NS));
+        let span = self.now.saturating_sub(
+            self.min_check_at
+                .saturating_sub(self.plan.spec.rate_cycle_ns),
+        );
         if !self.ramping && span > 0 {
             let r = &self.plan.rate;
             for d in 0..3 {
@@ -638,7 +633,7 @@ impl<'a> Runner<'a> {
             }
         }
         self.min_last = [bytes, ios];
-        self.min_check_at = self.now + RATE_CYCLE_NS;
+        self.min_check_at = self.now + self.plan.spec.rate_cycle_ns;
     }
 
     /// A copy of the statistics so far, as they would be reported now (--status-interval).
@@ -822,7 +817,7 @@ impl<'a> Runner<'a> {
     /// The ramp is over: what was measured so far is forgotten.
     fn end_ramp(&mut self) {
         self.ramping = false;
-        self.min_check_at = self.now + RATE_CYCLE_NS;
+        self.min_check_at = self.now + self.plan.spec.rate_cycle_ns;
         self.min_last = [[0; 3]; 2];
         self.next_due = [0; 3];
         self.stats = JobStats::new();

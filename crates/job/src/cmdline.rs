@@ -169,7 +169,10 @@ fn refusal(name: &str) -> &'static str {
             "it sends the trigger to fio servers, and iolab has no networked mode; \
              use --trigger for this machine"
         }
-        "idle-prof" => "idleness profiling is not implemented",
+        "idle-prof" => {
+            "fio's idleness profile (a SCHED_IDLE thread per CPU counting calibrated units of \
+             work) is not implemented; each job's CPU use is in the report (cpu: usr, sys)"
+        }
         _ => "not implemented",
     }
 }

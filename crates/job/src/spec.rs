@@ -259,6 +259,8 @@ pub struct JobSpec {
     pub sync_file_range_nr: u32,
     /// Every regular file under this directory joins the job (expanded before planning).
     pub opendir: Option<String>,
+    /// fio's rate_cycle: the window over which rate_min and rate_iops_min are judged, ns.
+    pub rate_cycle_ns: u64,
 }
 }
 

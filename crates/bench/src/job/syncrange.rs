@@ -1,6 +1,11 @@
-//! fio's `sync_file_range=flags[:N]`: after every N writes, sync_file_range(2) with the
-//! flags over the range of each file written since the last call, with nothing in flight
-//! (fio's engines do it outside their queue). Timed as a sync, as fio does.
+//! Syncs every N writes: fio's `fsync=N` and `fdatasync=N` (a request in the queue) and
+//! `sync_file_range=flags[:N]` (sync_file_range(2) over the range of each file written since
+//! the last call, with nothing in flight, as fio's engines do it outside their queue; timed as
+//! a sync). As in fio, each is due when the next I/O is asked for, so none follows the last
+//! writes of the job.
+
+use iolab_engine::Req;
+use iolab_workload::IoUnit;
 
 use super::Runner;
 use crate::joberr::site;
@@ -49,6 +54,24 @@ impl SyncRange {
 }
 
 impl Runner<'_> {
+    /// Whether fsync=N or fdatasync=N writes have been issued since the last sync.
+    #[inline]
+    pub(super) fn fsync_due(&self) -> bool {
+        let p = self.plan;
+        p.fsync_every > 0 && self.writes_since_sync >= p.fsync_every
+            || p.fdatasync_every > 0 && self.writes_since_sync >= p.fdatasync_every
+    }
+
+    /// The fsync (fdatasync) that is due, `io` held back to follow it.
+    pub(super) fn fsync_before(&mut self, io: IoUnit) -> Option<Req> {
+        self.held = Some(io);
+        self.writes_since_sync = 0;
+        let slot = self.take_slot(None)?;
+        self.stats.issued_sync();
+        let data_only = self.plan.fsync_every == 0;
+        Some(Req::sync(self.files[0], data_only).with_tag(u64::from(slot)))
+    }
+
     /// Waits for what is in flight, then syncs each file's written range. False when the
     /// job must stop (the error is recorded).
     pub(super) fn sync_ranges(&mut self) -> bool {

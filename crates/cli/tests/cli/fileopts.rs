@@ -476,3 +476,49 @@ fn opendir_adds_every_file_below_each_at_its_own_size() {
         .fails();
     assert!(o.stderr.contains("opendir(missing)"), "{}", o.stderr);
 }
+
+#[test]
+fn regression_fsync_n_synced_after_the_last_writes_where_fio_does_not() {
+    // fio 3.33: 16 writes with fsync=4 give 3 syncs (each is due when the next I/O is asked
+    // for); iolab gave 4.
+    let d = TestDir::new("fsync-count");
+    for (opt, engine) in [("--fsync=4", "psync"), ("--fdatasync=4", "libaio")] {
+        let e = format!("--ioengine={engine}");
+        let o = d
+            .run(&[
+                "--name=t",
+                "--filename=f",
+                "--size=64k",
+                "--rw=write",
+                &e,
+                opt,
+                "--output-format=json",
+            ])
+            .ok();
+        let v = o.json();
+        assert_eq!(u64_at(&v, "/jobs/0/sync/total_ios"), 3, "{opt}");
+        assert_eq!(u64_at(&v, "/jobs/0/write/total_ios"), 16, "{opt}");
+    }
+}
+
+#[test]
+fn rate_cycle_is_the_window_rate_iops_min_is_judged_over() {
+    let d = TestDir::new("rate-cycle");
+    let run = |cycle: &str| {
+        d.run(&[
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--runtime=1500ms",
+            "--rate_iops_min=1000000000000",
+            cycle,
+        ])
+    };
+    // An impossible minimum: judged after 1 s (the default cycle) the job fails; with a
+    // 5 s cycle no window ends within the 1.5 s run, so nothing is judged.
+    let o = run("--rate_cycle=1000");
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("min rate"), "{}", o.stderr);
+    run("--rate_cycle=5000").ok();
+}
