@@ -34,6 +34,13 @@ JOBS = [
     # net: a listener and a sender in one run on loopback (fio needs the sender's startdelay,
     # or it may connect before the listener listens). Measured on the listener's reads; with
     # pingpong each read waits for the sender's next request and answers it: a round trip.
+    # Buffered I/O through the page cache. "cold" drops the caches before every run, so each
+    # starts from the device (fio's fadvise_hint default: no read-ahead for random reads).
+    ("buffered randread cold", ["--ioengine=psync", "--rw=randread", "--bs=4k", "--size=512m", "FILE"], [],
+     {"cold"}),
+    ("buffered read", ["--ioengine=psync", "--rw=read", "--bs=128k", "--size=512m", "FILE"], [], {"cold"}),
+    ("randrw 70/30", ["--ioengine=libaio", "--iodepth=16", "--rw=randrw", "--rwmixread=70", "--bs=4k",
+                      "--direct=1", "--size=512m", "FILE"]),
     ("net tcp", NET + ["--name=rx", "--listen", "--rw=read", "--name=tx", "--hostname=127.0.0.1",
                        "--rw=write", "--startdelay=1"]),
     ("net pingpong", NET + ["--pingpong=1", "--nodelay=1", "--name=rx", "--listen", "--rw=read",
@@ -41,7 +48,12 @@ JOBS = [
 ]
 
 
-def run(binary, args, runtime, measure=(0, "read")):
+def drop_caches():
+    """Writes back and drops the page cache (a cost to every process, undone by reading)."""
+    subprocess.run("sync; echo 3 > /proc/sys/vm/drop_caches", shell=True, check=True)
+
+
+def run(binary, args, runtime, measure=(0, None)):
     # A job list of its own (--name=... inside args) takes the options before it as global.
     name = [] if any(x.startswith("--name=") for x in args) else ["--name=v"]
     cmd = [binary] + name + [f"--runtime={runtime}", "--time_based", "--output-format=json"] + args
@@ -55,16 +67,20 @@ def run(binary, args, runtime, measure=(0, "read")):
     # must have none.
     if j["error"] != 0 or (p.returncode != 0 and len(j) == 1):
         raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr}")
-    r = j[measure[1]]
-    ios = r["total_ios"]
+    # One direction where the job says which; else reads and writes together (randrw): IOPS
+    # and bandwidth add up, mean clat is weighted by I/Os, p99 is the larger direction's.
+    dirs = [j[measure[1]]] if measure[1] else [j[d] for d in ("read", "write") if j[d]["total_ios"] > 0]
+    ios = sum(d["total_ios"] for d in dirs)
+    iops = sum(d["iops"] for d in dirs)
+    big = max(dirs, key=lambda d: d["total_ios"])
     cpu_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * j["job_runtime"] * 1e6
     return {
-        "iops": r["iops"],
-        "bw": r["bw"],
-        "clat": r["clat_ns"]["mean"],
-        "p99": r["clat_ns"]["percentile"]["99.000000"],
+        "iops": iops,
+        "bw": sum(d["bw"] for d in dirs),
+        "clat": sum(d["clat_ns"]["mean"] * d["total_ios"] for d in dirs) / max(ios, 1),
+        "p99": big["clat_ns"]["percentile"]["99.000000"],
         "cpu_per_io": cpu_ns / max(ios, 1),
-        "iops_per_core": r["iops"] / max((j["usr_cpu"] + j["sys_cpu"]) / 100.0, 1e-9),
+        "iops_per_core": iops / max((j["usr_cpu"] + j["sys_cpu"]) / 100.0, 1e-9),
     }
 
 
@@ -87,7 +103,7 @@ def main():
             f"# bench/vs-fio.py --pairs {a.pairs} --runtime {a.runtime}; ratios are iolab/fio, median of the pairs"]
     print("\n".join(head))
     cols = ["iops", "bw", "clat", "p99", "cpu_per_io", "iops_per_core"]
-    print(f"{'job':<18}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}")
+    print(f"{'job':<24}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}")
     lines = []
     meta_dir = os.path.join(a.dir, "meta")
     os.makedirs(meta_dir, exist_ok=True)
@@ -97,21 +113,26 @@ def main():
         args = [f"--filename={data}" if x == "FILE" else f"--directory={meta_dir}" if x == "DIR" else x
                 for x in args]
         only_iolab = extra[0] if extra else []
+        cold = "cold" in (extra[1] if len(extra) > 1 else set())
         ratios = {c: [] for c in cols}
         raw = {"fio": [], "iolab": []}
         for _ in range(a.pairs):
-            m = MEASURE.get(name, (0, "read"))
+            m = MEASURE.get(name, (0, None))
+            if cold:
+                drop_caches()
             f = run("fio", args, a.runtime, m)
+            if cold:
+                drop_caches()
             i = run(fio_link, args + only_iolab, a.runtime, m)
             raw["fio"].append(f["iops"])
             raw["iolab"].append(i["iops"])
             for c in cols:
                 ratios[c].append(i[c] / f[c] if f[c] else float("nan"))
-        line = f"{name:<18}" + "".join(f"{statistics.median(ratios[c]):>15.3f}" for c in cols)
+        line = f"{name:<24}" + "".join(f"{statistics.median(ratios[c]):>15.3f}" for c in cols)
         line += f"{statistics.median(raw['fio']):>12.0f}{statistics.median(raw['iolab']):>12.0f}"
         print(line, flush=True)
         lines.append(line)
-    cols_line = f"{'job':<18}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}"
+    cols_line = f"{'job':<24}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}"
     out = save("vs-fio", head + [cols_line] + lines)
     print(f"saved {out}")
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use iolab_engine::{sys, Buf, Done, Engine, FileId, Op, Queued, Req, SysCalls};
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
-use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
+use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
 
 use iolab_job::debug;
 
@@ -20,14 +20,20 @@ mod rates;
 pub use rates::{keep_rate_series, Rates};
 mod iolog;
 pub(crate) mod conn;
+mod eachloop;
+mod fileops;
 mod record;
+mod syncrange;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
 use crate::setup::{fill, setup};
 use crate::status::Progress;
 use crate::BenchError;
+use eachloop::EachLoop;
+use fileops::FileOps;
 use record::Record;
+use syncrange::SyncRange;
 
 /// What a job thread hands back.
 #[derive(Debug)]
@@ -94,9 +100,6 @@ pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// How long I/O in flight at a stop (Ctrl-C, exitall) gets to complete.
 const STOP_GRACE: Duration = Duration::from_millis(100);
-
-/// fio's default ratecycle: the window over which rate_min is judged.
-const RATE_CYCLE_NS: u64 = 1_000_000_000;
 
 struct Slot {
     issue_ns: u64,
@@ -278,6 +281,14 @@ struct Runner<'a> {
     iolog: iolog::IoLog,
     /// The engine's files are connections (`Caps::connection`).
     connection: bool,
+    /// lockfile, serialize_overlap, fill_device.
+    fops: FileOps,
+    /// unlink_each_loop: where each loop ends.
+    each_loop: EachLoop,
+    /// sync_file_range: the ranges written since the last call.
+    sync_range: SyncRange,
+    /// The I/O generated when an fsync fell due, issued after it.
+    held: Option<IoUnit>,
 }
 
 impl<'a> Runner<'a> {
@@ -293,6 +304,7 @@ impl<'a> Runner<'a> {
         let depth = bufs.len().max(1);
         let now = clock.now();
         let connection = eng.caps().connection;
+        let fops = FileOps::new(plan, &files, depth);
         Runner {
             plan,
             eng,
@@ -331,7 +343,7 @@ impl<'a> Runner<'a> {
                 .iter()
                 .chain(&plan.rate.min_iops)
                 .any(|&v| v > 0),
-            min_check_at: now + RATE_CYCLE_NS,
+            min_check_at: now + plan.spec.rate_cycle_ns,
             min_last: [[0; 3]; 2],
             iops_series: Vec::with_capacity(256),
             lat_series: Vec::with_capacity(256),
@@ -346,6 +358,14 @@ impl<'a> Runner<'a> {
             rates: rates::Rates::wanted(),
             iolog: iolog::IoLog::default(),
             connection,
+            fops,
+            each_loop: EachLoop::of(plan),
+            held: None,
+            sync_range: SyncRange::new(
+                plan.spec.sync_file_range,
+                plan.spec.sync_file_range_nr,
+                plan.files.len(),
+            ),
         }
     }
 
@@ -393,6 +413,10 @@ impl<'a> Runner<'a> {
                     },
                 };
                 let slot = req.tag as u32;
+                if self.fops.must_wait(&req) {
+                    pending = Some(req);
+                    break;
+                }
                 if self.rate_limited {
                     let due = self.slots[slot as usize].due_ns;
                     if due > self.now {
@@ -426,7 +450,10 @@ impl<'a> Runner<'a> {
                 if self.debug_io {
                     self.debug_req("queue", &req);
                 }
-                match self.eng.queue(req) {
+                self.fops.before_queue(&req);
+                let queued = self.eng.queue(req);
+                self.fops.after_queue();
+                match queued {
                     Queued::Done(d) => {
                         self.stamp_done();
                         let depth = self.in_flight() as u32;
@@ -515,28 +542,30 @@ impl<'a> Runner<'a> {
 
     fn next_req(&mut self) -> Option<Req> {
         let plan = self.plan;
-        if plan.fsync_every > 0 && self.writes_since_sync >= plan.fsync_every
-            || plan.fdatasync_every > 0 && self.writes_since_sync >= plan.fdatasync_every
-        {
-            self.writes_since_sync = 0;
-            let slot = self.take_slot(None)?;
-            self.stats.issued_sync();
-            let data_only = plan.fsync_every == 0;
-            return Some(Req::sync(self.files[0], data_only).with_tag(slot as u64));
-        }
-        if self.free.is_empty() || self.eng.finished() {
+        if self.free.is_empty() || self.fops.full || self.eng.finished() {
             return None;
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;
         }
-        let io = self.gen.next_io()?;
+        let io = self.held.take().or_else(|| self.gen.next_io())?;
+        if self.fsync_due() {
+            return self.fsync_before(io);
+        }
+        if self.each_loop.due() && !self.next_loop() {
+            return None;
+        }
+        if self.sync_range.due() && !self.sync_ranges() {
+            return None;
+        }
+        self.each_loop.issued(io.len);
         let dir = stat_dir(io.dir);
         let slot = self.take_slot(Some(dir))?;
         let op = match io.dir {
             WDir::Read => Op::Read,
             WDir::Write => {
                 self.writes_since_sync += 1;
+                self.sync_range.wrote(io.file, io.offset, io.len);
                 Op::Write
             }
             WDir::Trim => Op::Trim,
@@ -605,13 +634,14 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// fio's rate_min / rate_iops_min: over each rate cycle (1 s, fio's default ratecycle), a
+    /// fio's rate_min / rate_iops_min: over each rate cycle (rate_cycle, 1 s by default), a
     /// direction that did less than its minimum ends the job with an error.
     fn check_min_rate(&mut self) {
         let (bytes, ios) = (self.stats.bytes_done(), self.stats.ios_done());
-        let span = self
-            .now
-            .saturating_sub(self.min_check_at.saturating_sub(RATE_CYCLE_NS));
+        let span = self.now.saturating_sub(
+            self.min_check_at
+                .saturating_sub(self.plan.spec.rate_cycle_ns),
+        );
         if !self.ramping && span > 0 {
             let r = &self.plan.rate;
             for d in 0..3 {
@@ -639,7 +669,7 @@ impl<'a> Runner<'a> {
             }
         }
         self.min_last = [bytes, ios];
-        self.min_check_at = self.now + RATE_CYCLE_NS;
+        self.min_check_at = self.now + self.plan.spec.rate_cycle_ns;
     }
 
     /// A copy of the statistics so far, as they would be reported now (--status-interval).
@@ -772,7 +802,7 @@ impl<'a> Runner<'a> {
                 }
             }
             (Ok(_), None) => self.stats.record_sync(self.now - issue),
-            (Err(e), _) if self.stopped_mid_io(e) => {
+            (Err(e), _) if self.stopped_mid_io(e) || self.fops.device_full(e, &d.req) => {
                 // Never done: not issued either, as fio puts a cancelled io_u back.
                 match dir {
                     Some(d) => self.stats.dir_mut(d).total_ios -= 1,
@@ -791,6 +821,7 @@ impl<'a> Runner<'a> {
                 }
             }
         }
+        self.fops.done(slot);
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
@@ -824,7 +855,7 @@ impl<'a> Runner<'a> {
     /// The ramp is over: what was measured so far is forgotten.
     fn end_ramp(&mut self) {
         self.ramping = false;
-        self.min_check_at = self.now + RATE_CYCLE_NS;
+        self.min_check_at = self.now + self.plan.spec.rate_cycle_ns;
         self.min_last = [[0; 3]; 2];
         self.next_due = [0; 3];
         self.stats = JobStats::new();

@@ -13,6 +13,7 @@ use iolab_engine::sys::{
     self,
     dev::{self, DevInfo},
 };
+use iolab_job::debug;
 use iolab_workload::{JobPlan, Taus88};
 
 use crate::BenchError;
@@ -37,6 +38,25 @@ pub(crate) fn info(line: std::fmt::Arguments<'_>) {
     } else {
         eprintln!("{line}");
     }
+}
+
+/// Lays out every plan's files. As fio's `create_serialize` (default 1), one job after
+/// another; the jobs with `create_serialize=0` then each lay out their own files in a thread of
+/// their own, all at once, as fio's job processes do.
+pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<(), BenchError> {
+    let (serial, parallel): (Vec<&JobPlan>, Vec<&JobPlan>) =
+        plans.iter().partition(|p| p.spec.create_serialize);
+    serial.iter().try_for_each(|p| prepare(p, stop))?;
+    std::thread::scope(|s| {
+        let running: Vec<_> = parallel
+            .iter()
+            .map(|p| s.spawn(move || prepare(p, stop)))
+            .collect();
+        running.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(BenchError::Refused("a layout thread panicked".into())))
+        })
+    })
 }
 
 /// Makes every file of `plan` exist with at least its size as fio lays files out: written
@@ -89,15 +109,22 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
             fs::create_dir_all(dir)
                 .map_err(|e| BenchError::file(&f.path, "create directory", e))?;
         }
+        // fill_device without a size writes until the device is full: nothing to allocate,
+        // and fio shows its size as the largest there is.
+        let unbounded = spec.fill_device && spec.size.is_none() && spec.filesize.is_none();
         info(format_args!(
             "{}: Laying out IO file ({} file / {}MiB)",
             plan.name,
             1,
-            f.size >> 20
+            if unbounded { u64::MAX } else { f.size } >> 20
         ));
+        if debug::on(debug::FILE) {
+            let p = f.path.display();
+            debug::line(debug::FILE, sys::gettid(), format_args!("layout {p}"));
+        }
         let how = Layout {
-            fill: plan.pattern.read || spec.overwrite,
-            fallocate: spec.fallocate,
+            fill: (plan.pattern.read || spec.overwrite) && !unbounded,
+            fallocate: if unbounded { "none" } else { spec.fallocate },
             fsync: spec.create_fsync,
         };
         lay_out(&f.path, have, f.size, how, stop)

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod clamp;
+mod devcheck;
 mod env;
 mod gate;
 mod job;
@@ -10,8 +11,10 @@ mod joberr;
 mod layout;
 mod mem;
 mod place;
+pub mod opendir;
 mod setup;
 mod status;
+pub mod trigger;
 
 pub use env::{host_env, status_line};
 pub use status::Progress;
@@ -137,7 +140,7 @@ impl Default for StatusLine {
 /// out of what it measures around `run`.
 pub fn prepare(plans: &[JobPlan]) -> Result<(), BenchError> {
     let never = AtomicBool::new(false);
-    plans.iter().try_for_each(|p| layout::prepare(p, &never))
+    layout::prepare_all(plans, &never)
 }
 
 /// Runs `plans` with the status line when standard error is a terminal.
@@ -238,18 +241,35 @@ fn periodic_reports(p: &Periodic<'_>, progress: &[Progress], done: &AtomicBool) 
     }
 }
 
+/// The run's one clock: fio's `clocksource` (a process-wide setting in fio too: the last job
+/// that gives it wins), else the best this machine offers.
+fn clock_for(plans: &[JobPlan]) -> Clock {
+    use iolab_job::spec::ClockSource;
+    let chosen = plans
+        .iter()
+        .map(|p| p.spec.clocksource)
+        .rfind(|c| *c != ClockSource::Auto);
+    match chosen {
+        Some(ClockSource::Gettimeofday) => Clock::gettimeofday(),
+        Some(ClockSource::ClockGettime) => Clock::monotonic(),
+        Some(ClockSource::Cpu) => Clock::cpu().unwrap_or_else(|| {
+            eprintln!("fio: clocksource=cpu: the TSC is not invariant here; using clock_gettime");
+            Clock::monotonic()
+        }),
+        _ => Clock::start(),
+    }
+}
+
 fn run_phases(
     plans: &[JobPlan],
     stop: &AtomicBool,
     progress: &[Progress],
     gate: &dyn Fn(),
 ) -> Result<RunOutcome, BenchError> {
-    for p in plans {
-        layout::prepare(p, stop)?;
-    }
+    layout::prepare_all(plans, stop)?;
     let disks_before = disk_snapshot(plans);
     let t_disk = Instant::now();
-    let clock = Clock::start();
+    let clock = clock_for(plans);
     let mut jobs = Vec::with_capacity(plans.len());
     let mut first_error = None;
     let mut first = 0;

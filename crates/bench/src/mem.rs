@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use iolab_engine::{sys, Buf, BufMem};
+use iolab_job::debug;
 use iolab_workload::JobPlan;
 
 use crate::BenchError;
@@ -103,6 +105,44 @@ fn human(b: u64) -> String {
         i += 1;
     }
     format!("{v:.1} {}", U[i])
+}
+
+/// mem=shmhuge and mmaphuge need huge pages reserved (vm.nr_hugepages); fio crashes without
+/// them, iolab says so.
+pub(crate) fn check_huge(plan: &JobPlan) -> Result<(), BenchError> {
+    let m = plan.spec.mem;
+    if !matches!(m, BufMem::ShmHuge | BufMem::MmapHuge) {
+        return Ok(());
+    }
+    let info = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let field = |name: &str| -> Option<u64> {
+        let l = info.lines().find(|l| l.starts_with(name))?;
+        l.split_whitespace().nth(1)?.parse().ok()
+    };
+    match field("HugePages_Total:") {
+        Some(0) | None => Err(BenchError::Refused(format!(
+            "{}: mem={} needs huge pages, and this machine has none reserved \
+             (HugePages_Total: 0 in /proc/meminfo; see vm.nr_hugepages)",
+            plan.name,
+            m.name()
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// fio's `--debug=mem` line for one buffer, by where it came from.
+pub(crate) fn debug_alloc(plan: &JobPlan, b: &Buf) {
+    let (len, at, tid) = (b.len(), b.as_slice().as_ptr(), sys::gettid());
+    match (plan.spec.mem, b.shm_id()) {
+        (BufMem::Malloc, _) => {
+            debug::line(debug::MEM, tid, format_args!("malloc {len} {at:p}"));
+        }
+        (_, Some(id)) => {
+            debug::line(debug::MEM, tid, format_args!("shmget {len}, {id}"));
+            debug::line(debug::MEM, tid, format_args!("shmat {id}, {at:p}"));
+        }
+        _ => debug::line(debug::MEM, tid, format_args!("mmap {len}/-1 {at:p}")),
+    }
 }
 
 #[cfg(test)]

@@ -50,7 +50,11 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(write)
-        .create(write && plan.spec.create_on_open && plan.spec.allow_file_create)
+        .create(
+            write
+                && (plan.spec.create_on_open || plan.spec.unlink_each_loop)
+                && plan.spec.allow_file_create,
+        )
         .custom_flags(flags)
         .open(path)
 }
@@ -62,6 +66,7 @@ pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen);
 const SLOT_BYTES: u64 = 512;
 
 pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
+    crate::devcheck::check(plan)?;
     crate::place::enter(plan)?;
     let opts = engine_opts(plan);
     let memory = mem::total();
@@ -136,17 +141,15 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
             format_args!("Alloc {total} for buffers"),
         );
     }
+    // fio's mem/iomem: every buffer allocated below comes from where the job says.
+    mem::check_huge(plan)?;
+    let _from = plan.spec.mem.scope(plan.spec.hugepage_size as usize);
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
             .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
         if mem {
-            let at = b.as_slice().as_ptr();
-            debug::line(
-                debug::MEM,
-                sys::gettid(),
-                format_args!("malloc {bs} {at:p}"),
-            );
+            mem::debug_alloc(plan, &b);
         }
         fill(&mut b, plan, &mut rng);
         bufs.push(b);

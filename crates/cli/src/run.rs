@@ -87,13 +87,22 @@ const TOP_HELP: &[(&str, &str)] = &[
         "--version, -v",
         "print the version (fio's form first) and exit",
     ),
+    (
+        "--trigger-file=FILE",
+        "when FILE appears, remove it, stop the jobs and run --trigger",
+    ),
+    (
+        "--trigger-timeout=TIME",
+        "stop the jobs and run --trigger after TIME",
+    ),
+    ("--trigger=CMD", "the shell command a trigger runs"),
     ("--help, -h", "print this help and exit"),
 ];
 
 /// fio's top-level options that iolab takes but that change nothing, and those it refuses.
 const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3)";
 const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, --idle-prof, \
---inflate-log, --trigger*, --aux-path, --alloc-size, --crctest, --cpuclock-test, \
+--inflate-log, --trigger-remote, --aux-path, --alloc-size, --crctest, --cpuclock-test, \
 --bandwidth-log, --merge-blktrace-only";
 
 /// `--help`: the usage line and the options, in fio's `-h` shape.
@@ -229,6 +238,15 @@ pub(crate) fn plan(
         let env = iolab_bench::clamp::ENV;
         eprintln!("iolab: {env}={dir}: test hook, jobs clamped to small sizes in that directory");
     }
+    // fio's opendir: the files under the directory join the job; fio's line where info goes.
+    let machine = top.output_format.iter().any(|f| *f != OutputFormat::Normal);
+    for line in iolab_bench::opendir::expand(&mut resolved.jobs)? {
+        if machine {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
     let specs = resolved.jobs;
     let mut plans = plan_jobs(&specs, &iolab_bench::host_env()).map_err(|e| e.to_string())?;
     attach_options(&file, &specs, &mut plans);
@@ -257,6 +275,13 @@ fn execute(
 ) -> Result<ExitCode, String> {
     let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let signal = which_signal()?;
+    let trigger = iolab_bench::trigger::Trigger {
+        file: top.trigger_file.clone(),
+        timeout: top.trigger_timeout_us.map(std::time::Duration::from_micros),
+        cmd: top.trigger_cmd.clone(),
+    }
+    .watch(Arc::clone(&stop))
+    .map_err(|e| format!("cannot watch the trigger: {e}"))?;
     let start = SystemTime::now();
     let shared = Mutex::new(out);
     // fio's --status-interval: the whole report so far, every interval, in the asked formats.
@@ -283,8 +308,10 @@ fn execute(
         sink: &sink,
     });
     let status = iolab_bench::status_line(top);
-    let outcome =
-        iolab_bench::run_reporting(plans, &stop, status, periodic).map_err(|e| e.to_string())?;
+    let outcome = iolab_bench::run_reporting(plans, &stop, status, periodic);
+    // A trigger stops the run as a signal would, but is no interruption: fio exits 0.
+    let triggered = trigger.finish();
+    let outcome = outcome.map_err(|e| e.to_string())?;
     let report = final_report(specs, plans, &outcome, start);
     let mut out = shared
         .into_inner()
@@ -293,7 +320,7 @@ fn execute(
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         r => r.map_err(write_error)?,
     }
-    if outcome.interrupted {
+    if outcome.interrupted && !triggered {
         let sig = signal.load(Ordering::Relaxed);
         match called {
             Called::Fio => eprintln!("fio: terminating on signal {sig}"),

@@ -1,6 +1,8 @@
-//! Owned, page-aligned I/O buffers.
+//! Owned, page-aligned I/O buffers, from the heap or, as fio's `mem`/`iomem` says, from
+//! anonymous mappings or System V shared memory (with huge pages where asked).
 
 use std::alloc::{self, Layout};
+use std::cell::Cell;
 use std::fmt;
 use std::io;
 use std::ptr::NonNull;
@@ -8,12 +10,82 @@ use std::ptr::NonNull;
 /// Alignment of every buffer: a page, which satisfies any device's O_DIRECT memory alignment.
 pub const BUF_ALIGN: usize = 4096;
 
-/// A heap buffer aligned to [`BUF_ALIGN`], owned by whoever holds it. It moves into an engine
+/// fio's `mem`/`iomem`: where I/O buffers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BufMem {
+    /// The heap (fio's malloc).
+    #[default]
+    Malloc,
+    /// A System V shared memory segment, removed at once so that it goes with the process.
+    Shm,
+    /// As `Shm`, of huge pages (SHM_HUGETLB).
+    ShmHuge,
+    /// An anonymous private mapping.
+    Mmap,
+    /// An anonymous shared mapping.
+    MmapShared,
+    /// An anonymous private mapping of huge pages (MAP_HUGETLB).
+    MmapHuge,
+}
+
+impl BufMem {
+    /// fio's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BufMem::Malloc => "malloc",
+            BufMem::Shm => "shm",
+            BufMem::ShmHuge => "shmhuge",
+            BufMem::Mmap => "mmap",
+            BufMem::MmapShared => "mmapshared",
+            BufMem::MmapHuge => "mmaphuge",
+        }
+    }
+
+    fn huge(self) -> bool {
+        matches!(self, BufMem::ShmHuge | BufMem::MmapHuge)
+    }
+
+    /// Makes [`Buf::new`] on this thread allocate from `self` (huge kinds round each buffer
+    /// up to `huge_page` bytes) until the guard is dropped. A job's setup holds it while it
+    /// allocates its buffers, so that every engine's `alloc_buf` honours fio's `mem`.
+    pub fn scope(self, huge_page: usize) -> MemScope {
+        let before = THREAD_MEM.with(|m| m.replace((self, huge_page.max(BUF_ALIGN))));
+        MemScope { before }
+    }
+}
+
+thread_local! {
+    static THREAD_MEM: Cell<(BufMem, usize)> = const { Cell::new((BufMem::Malloc, BUF_ALIGN)) };
+}
+
+/// While alive, [`Buf::new`] on this thread allocates as a [`BufMem`] says.
+pub struct MemScope {
+    before: (BufMem, usize),
+}
+
+impl Drop for MemScope {
+    fn drop(&mut self) {
+        THREAD_MEM.with(|m| m.set(self.before));
+    }
+}
+
+/// How a buffer's memory is given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backing {
+    Heap,
+    /// munmap of this many bytes (the length rounded up to the page size used).
+    Map(usize),
+    /// shmdt; the segment was marked for removal when it was attached.
+    Shm(i32),
+}
+
+/// A buffer aligned to [`BUF_ALIGN`], owned by whoever holds it. It moves into an engine
 /// with a [`crate::Req`] and comes back in [`crate::Done`], so the kernel never sees memory that
 /// someone else can free.
 pub struct Buf {
     ptr: NonNull<u8>,
     len: usize,
+    backing: Backing,
     /// Registered-buffer slot and the id of the engine that registered it.
     pub(crate) fixed: Option<(u64, u16)>,
 }
@@ -24,11 +96,19 @@ unsafe impl Send for Buf {}
 unsafe impl Sync for Buf {}
 
 impl Buf {
-    /// A zero-filled buffer of `len` bytes. Fails (not aborts) when memory cannot be had.
+    /// A zero-filled buffer of `len` bytes, from the heap unless a [`MemScope`] on this thread
+    /// says otherwise. Fails (not aborts) when memory cannot be had.
     pub fn new(len: usize) -> io::Result<Buf> {
         if len == 0 {
             return Ok(Buf::empty());
         }
+        match THREAD_MEM.with(Cell::get) {
+            (BufMem::Malloc, _) => Buf::heap(len),
+            (m, huge) => Buf::mapped(len, m, huge),
+        }
+    }
+
+    fn heap(len: usize) -> io::Result<Buf> {
         let layout = Layout::from_size_align(len, BUF_ALIGN)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
         // SAFETY: layout has a non-zero size (checked above).
@@ -42,8 +122,71 @@ impl Buf {
         Ok(Buf {
             ptr,
             len,
+            backing: Backing::Heap,
             fixed: None,
         })
+    }
+
+    /// A buffer from a mapping or a shared memory segment (zero-filled by the kernel).
+    fn mapped(len: usize, mem: BufMem, huge_page: usize) -> io::Result<Buf> {
+        let page = if mem.huge() { huge_page } else { BUF_ALIGN };
+        let size = len
+            .div_ceil(page)
+            .checked_mul(page)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
+        let (raw, backing) = match mem {
+            BufMem::Shm | BufMem::ShmHuge => {
+                let flags =
+                    libc::IPC_CREAT | 0o600 | if mem.huge() { libc::SHM_HUGETLB } else { 0 };
+                // SAFETY: shmget takes no pointers.
+                let id = unsafe { libc::shmget(libc::IPC_PRIVATE, size, flags) };
+                if id < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // SAFETY: a null address lets the kernel choose where to attach the segment.
+                let at = unsafe { libc::shmat(id, std::ptr::null(), 0) };
+                // SAFETY: IPC_RMID with a null buffer: the segment goes when the last user
+                // detaches (or exits), so none is left behind by a crash.
+                unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+                if at as isize == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                (at.cast::<u8>(), Backing::Shm(id))
+            }
+            _ => {
+                let mut flags = libc::MAP_ANONYMOUS;
+                flags |= if mem == BufMem::MmapShared {
+                    libc::MAP_SHARED
+                } else {
+                    libc::MAP_PRIVATE
+                };
+                if mem.huge() {
+                    flags |= libc::MAP_HUGETLB;
+                }
+                let prot = libc::PROT_READ | libc::PROT_WRITE;
+                // SAFETY: an anonymous mapping at an address of the kernel's choice; no fd.
+                let at = unsafe { libc::mmap(std::ptr::null_mut(), size, prot, flags, -1, 0) };
+                if at == libc::MAP_FAILED {
+                    return Err(io::Error::last_os_error());
+                }
+                (at.cast::<u8>(), Backing::Map(size))
+            }
+        };
+        let ptr = NonNull::new(raw).ok_or_else(|| io::Error::other("mapped at address 0"))?;
+        Ok(Buf {
+            ptr,
+            len,
+            backing,
+            fixed: None,
+        })
+    }
+
+    /// The shared memory segment behind the buffer (mem=shm, shmhuge), for fio's debug line.
+    pub fn shm_id(&self) -> Option<i32> {
+        match self.backing {
+            Backing::Shm(id) => Some(id),
+            _ => None,
+        }
     }
 
     /// A buffer of no bytes, for requests that move no data (fsync, trim). Allocates nothing.
@@ -51,6 +194,7 @@ impl Buf {
         Buf {
             ptr: NonNull::dangling(),
             len: 0,
+            backing: Backing::Heap,
             fixed: None,
         }
     }
@@ -91,15 +235,26 @@ impl Buf {
 
 impl Drop for Buf {
     fn drop(&mut self) {
-        if self.len != 0 {
+        if self.len == 0 {
+            return;
+        }
+        match self.backing {
             // SAFETY: ptr came from alloc_zeroed with exactly this layout (the size and
-            // alignment passed the same check in new()).
-            unsafe {
+            // alignment passed the same check in heap()).
+            Backing::Heap => unsafe {
                 alloc::dealloc(
                     self.ptr.as_ptr(),
                     Layout::from_size_align_unchecked(self.len, BUF_ALIGN),
                 )
-            }
+            },
+            // SAFETY: ptr and size are the mapping mmap returned; nothing else refers to it.
+            Backing::Map(size) => unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), size);
+            },
+            // SAFETY: ptr is where shmat attached the segment; nothing else refers to it.
+            Backing::Shm(_) => unsafe {
+                libc::shmdt(self.ptr.as_ptr().cast());
+            },
         }
     }
 }
@@ -124,6 +279,21 @@ mod tests {
         assert!(b.as_slice().iter().all(|&x| x == 0));
         b.as_mut_slice()[9_999] = 7;
         assert_eq!(b.as_slice()[9_999], 7);
+    }
+
+    #[test]
+    fn every_mem_kind_gives_aligned_zeroed_writable_memory() {
+        for mem in [BufMem::Shm, BufMem::Mmap, BufMem::MmapShared] {
+            let _scope = mem.scope(0);
+            let mut b = Buf::new(10_000).unwrap();
+            assert_eq!(b.as_mut_ptr() as usize % BUF_ALIGN, 0, "{mem:?}");
+            assert!(b.as_slice().iter().all(|&x| x == 0), "{mem:?}");
+            b.as_mut_slice()[9_999] = 7;
+            assert_eq!(b.as_slice()[9_999], 7);
+            assert_eq!(b.shm_id().is_some(), mem == BufMem::Shm);
+        }
+        // The scope ended: the heap again.
+        assert_eq!(Buf::new(8).unwrap().backing, Backing::Heap);
     }
 
     #[test]

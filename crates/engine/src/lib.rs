@@ -72,7 +72,7 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-pub use buf::{Buf, BUF_ALIGN};
+pub use buf::{Buf, BufMem, MemScope, BUF_ALIGN};
 pub use cpu::CpuMode;
 pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};
@@ -724,6 +724,17 @@ pub trait Engine: Send {
     /// td->done): net once its peer has gone, exec once its program has ended.
     fn finished(&self) -> bool {
         false
+    }
+
+    /// fio's sync_file_range: the SYNC_FILE_RANGE_* `flags` over `len` bytes at `offset` of
+    /// `file`, done now, with nothing in flight (as fio's engines do it, outside their queue).
+    /// Engines whose requests are not system calls on the file say Unsupported.
+    fn sync_range(&mut self, file: FileId, offset: u64, len: u64, flags: u32) -> io::Result<()> {
+        let _ = (file, offset, len, flags);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("ioengine={} has no sync_file_range", self.kind().name()),
+        ))
     }
 
     /// fio's cancel hook, for a job that ends with I/O in flight: drops what the engine has

@@ -347,6 +347,11 @@ impl PosixAioEngine {
 }
 
 impl Engine for PosixAioEngine {
+    fn sync_range(&mut self, file: FileId, offset: u64, len: u64, flags: u32) -> io::Result<()> {
+        let fd = self.files.get(file).ok_or_else(crate::files::ebadf)?.fd();
+        sys::sync_file_range(fd, offset, len, flags, &mut self.calls.io)
+    }
+
     fn kind(&self) -> EngineKind {
         KIND
     }

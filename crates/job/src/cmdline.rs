@@ -70,6 +70,12 @@ pub struct TopLevel {
     pub alloc_size_kib: Option<u64>,
     /// `--debug=`: the categories' mask ([`crate::debug`]).
     pub debug: u32,
+    /// `--trigger-file=FILE`: when it appears, the run stops and `--trigger` runs.
+    pub trigger_file: Option<PathBuf>,
+    /// `--trigger-timeout=time` (seconds by default), in microseconds: the trigger fires then.
+    pub trigger_timeout_us: Option<u64>,
+    /// `--trigger=cmd`: the shell command run when the trigger fires.
+    pub trigger_cmd: Option<String>,
 }
 
 /// What `iolab run` / `fio` was asked to do.
@@ -140,9 +146,6 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "remote-config",
     "idle-prof",
     "inflate-log",
-    "trigger-file",
-    "trigger-timeout",
-    "trigger",
     "trigger-remote",
     "aux-path",
     "crctest",
@@ -162,10 +165,14 @@ fn refusal(name: &str) -> &'static str {
             "fio's logs (bandwidth, inflated, blktrace) are not written by iolab yet"
         }
         "aux-path" => "iolab writes no state or trigger files for it to place",
-        "trigger" | "trigger-file" | "trigger-timeout" | "trigger-remote" => {
-            "triggers are not implemented"
+        "trigger-remote" => {
+            "it sends the trigger to fio servers, and iolab has no networked mode; \
+             use --trigger for this machine"
         }
-        "idle-prof" => "idleness profiling is not implemented",
+        "idle-prof" => {
+            "fio's idleness profile (a SCHED_IDLE thread per CPU counting calibrated units of \
+             work) is not implemented; each job's CPU use is in the report (cpu: usr, sys)"
+        }
         _ => "not implemented",
     }
 }
@@ -250,6 +257,9 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
             )
         }
         "append-terse" => top.append_terse = true,
+        "trigger-file" => top.trigger_file = Some(PathBuf::from(req()?)),
+        "trigger-timeout" => top.trigger_timeout_us = Some(secs(&req()?)?),
+        "trigger" => top.trigger_cmd = Some(req()?),
         "debug" => top.debug |= crate::debug::parse(&req()?)?,
         "alloc-size" => {
             let kib = req()?

@@ -262,7 +262,50 @@ pub struct JobSpec {
     /// trace's depth and O_DIRECT where they were not given, as fio does.
     pub iodepth_given: bool,
     pub direct_given: bool,
+    pub lockfile: FileLock,
+    /// Write until the device or file system is full; ENOSPC ends the job without an error.
+    pub fill_device: bool,
+    pub create_serialize: bool,
+    pub serialize_overlap: bool,
+    pub clocksource: ClockSource,
+    pub atomic: bool,
+    /// `zonemode=zbd`: accepted here so that the run can refuse it naming the device.
+    pub zone_zbd: bool,
+    pub unlink_each_loop: bool,
+    /// fio's `mem`/`iomem`: where I/O buffers come from.
+    pub mem: iolab_engine::BufMem,
+    /// Bytes of a huge page (mem=shmhuge, mmaphuge).
+    pub hugepage_size: u64,
+    /// sync_file_range's flags (SYNC_FILE_RANGE_*; 0: not used) and the writes between calls.
+    pub sync_file_range: u32,
+    pub sync_file_range_nr: u32,
+    /// Every regular file under this directory joins the job (expanded before planning).
+    pub opendir: Option<String>,
+    /// fio's rate_cycle: the window over which rate_min and rate_iops_min are judged, ns.
+    pub rate_cycle_ns: u64,
 }
+}
+
+/// `lockfile=`: how jobs that share a file take turns on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileLock {
+    #[default]
+    None,
+    /// One I/O at a time on the file, across every job using it.
+    Exclusive,
+    /// Reads together, a write alone.
+    ReadWrite,
+}
+
+/// `clocksource=`: the clock every latency is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockSource {
+    /// Not set: the best this machine has (the TSC where invariant, as fio picks `cpu`).
+    #[default]
+    Auto,
+    Gettimeofday,
+    ClockGettime,
+    Cpu,
 }
 
 impl JobSpec {

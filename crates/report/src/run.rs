@@ -76,7 +76,18 @@ pub fn run_report(
     if let Some((s, open, first)) = merged.take() {
         reports.push(report(&s, first, &open));
     }
-    let groups = crate::groups_from_jobs(&reports);
+    let mut groups = crate::groups_from_jobs(&reports);
+    // fio prints every group's "Run status group" header, with no lines under it when no job
+    // of the group is reported (stats=0, create_only).
+    for m in jobs {
+        if !groups.iter().any(|g| g.groupid == m.plan.group) {
+            groups.push(crate::model::GroupReport {
+                groupid: m.plan.group,
+                ..Default::default()
+            });
+        }
+    }
+    groups.sort_by_key(|g| g.groupid);
     set_bw_agg(&mut reports, &groups);
     let now = start.duration_since(UNIX_EPOCH).unwrap_or_default();
     let with_disks = specs.iter().any(|s| s.disk_util);

@@ -102,6 +102,9 @@ pub struct Pattern {
     pub seed: u64,
     /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
     pub bytes: Option<u64>,
+    /// Bytes of one loop (io_size): fio closes and opens its files again at each loop's end
+    /// (and a time_based job's each pass), dropping their cache again (invalidate).
+    pub loop_bytes: u64,
     /// How the next file is chosen (fio's file_service_type) and after how many I/Os.
     pub file_pick: FilePick,
     pub file_every: u32,
@@ -593,6 +596,7 @@ impl Pattern {
             }],
             seed: 0x89,
             bytes: Some(size),
+            loop_bytes: size,
         }
     }
 }

@@ -118,6 +118,10 @@ fn bytes_of(
     }
 }
 
+/// The size of a `fill_device` job that gives none: more than any device holds, and small
+/// enough that offsets past it do not overflow.
+pub const FILL_DEVICE_SIZE: u64 = 1 << 60;
+
 fn file_names(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
     let dir = spec.directory.as_deref();
     let join = |name: &str| match dir {
@@ -292,6 +296,12 @@ fn files_of(
     clone: u32,
     env: &PlanEnv<'_>,
 ) -> Result<(Vec<FilePlan>, Vec<FileSpan>, u64), PlanError> {
+    if let Some(d) = &spec.opendir {
+        return Err(err(
+            spec,
+            format!("opendir={d}: the directory is read before planning, by `iolab run`; not here"),
+        ));
+    }
     let names = file_names(spec, clone);
     let nfiles = names.len() as u64;
     let first_size = names.first().and_then(|p| (env.size_of)(p));
@@ -306,12 +316,26 @@ fn files_of(
     }
     let increment = bytes_of(&spec.offset_increment, first_size, spec, "offset_increment")?;
     let offset = offset_base + increment * u64::from(clone);
-    let total = match &spec.size {
-        Some(s) => bytes_of(s, first_size, spec, "size")?,
-        None => match (&spec.filesize, first_size) {
-            (Some((lo, _)), _) => lo * nfiles,
-            (None, Some(existing)) => existing.saturating_sub(offset) * nfiles,
-            (None, None) => return Err(err(spec, "you need to specify size=")),
+    // No size given and several existing files (opendir, a filename list): as fio, each is
+    // used at its own size and the job's size is their sum.
+    let own: Option<Vec<u64>> = (spec.size.is_none()
+        && spec.filesize.is_none()
+        && !spec.fill_device
+        && !spec.file_append
+        && nfiles > 1)
+        .then(|| names.iter().map(|p| (env.size_of)(p)).collect())
+        .flatten();
+    let total = match (&spec.size, &own) {
+        (None, Some(sizes)) => sizes.iter().map(|s| s.saturating_sub(offset)).sum(),
+        _ => match &spec.size {
+            Some(s) => bytes_of(s, first_size, spec, "size")?,
+            // fill_device: no size means write until ENOSPC, as fio's "really large" size.
+            None if spec.fill_device && spec.filesize.is_none() => FILL_DEVICE_SIZE,
+            None => match (&spec.filesize, first_size) {
+                (Some((lo, _)), _) => lo * nfiles,
+                (None, Some(existing)) => existing.saturating_sub(offset) * nfiles,
+                (None, None) => return Err(err(spec, "you need to specify size=")),
+            },
         },
     };
     let per_file = match spec.filesize {
@@ -326,7 +350,11 @@ fn files_of(
     }
     let mut files = Vec::with_capacity(names.len());
     let mut spans = Vec::with_capacity(names.len());
-    for path in names {
+    for (i, path) in names.into_iter().enumerate() {
+        let per_file = match &own {
+            Some(sizes) => sizes[i].saturating_sub(offset),
+            None => per_file,
+        };
         let block = (env.is_block_device)(&path);
         // file_append: the job's I/O starts where the existing file ends.
         let offset = match (spec.file_append, block) {
@@ -432,6 +460,7 @@ fn pattern_of(
         } else {
             Some(io_size.saturating_mul(u64::from(spec.loops.max(1))))
         },
+        loop_bytes: io_size,
     })
 }
 
@@ -539,6 +568,25 @@ mod tests {
             }
         );
         assert_eq!(p[1].pattern.bytes, Some(8 << 20));
+    }
+
+    #[test]
+    fn existing_files_without_a_size_are_each_used_at_their_own() {
+        let env = PlanEnv {
+            size_of: &|p: &Path| {
+                Some(if p.ends_with("big") {
+                    1 << 20
+                } else {
+                    64 << 10
+                })
+            },
+            is_block_device: &|_| false,
+            entropy: 1,
+        };
+        let plans = plan_jobs(&specs("[t]\nfilename=big:small\nrw=read\n"), &env).unwrap();
+        let spans: Vec<u64> = plans[0].pattern.files.iter().map(|f| f.len).collect();
+        assert_eq!(spans, [1 << 20, 64 << 10]);
+        assert_eq!(plans[0].pattern.bytes, Some((1 << 20) + (64 << 10)));
     }
 
     #[test]

@@ -444,6 +444,8 @@ fn own_corpus_every_file_runs_and_does_io() {
                 std::fs::copy(src.path(), d.path.join(src.file_name())).unwrap();
             }
         }
+        std::fs::create_dir_all(d.path.join("existing.dir")).unwrap();
+        std::fs::write(d.path.join("existing.dir/a"), vec![0u8; 64 << 10]).unwrap();
         let out = d.run(&[f.to_str().unwrap(), "--output-format=json"]);
         assert_eq!(out.code, Some(0), "{}: {}", f.display(), out.stderr);
         let v = out.json();
@@ -541,7 +543,7 @@ fn top_level_refusals_say_why() {
     for o in [
         "--bandwidth-log",
         "--idle-prof=system",
-        "--trigger=x",
+        "--trigger-remote=x",
         "--aux-path=.",
     ] {
         let out = d

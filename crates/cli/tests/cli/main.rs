@@ -6,6 +6,7 @@ mod cp;
 mod cp_gnu;
 mod engines;
 mod exec;
+mod fileopts;
 mod fioopts;
 mod iolog;
 #[cfg(feature = "mpi")]

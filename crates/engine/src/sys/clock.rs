@@ -17,6 +17,10 @@ enum Kind {
     Monotonic {
         base: u64,
     },
+    /// gettimeofday(2): microseconds, as fio's clocksource=gettimeofday.
+    Gettimeofday {
+        base: u64,
+    },
     /// ns = (ticks - base) * mult >> 32
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Tsc {
@@ -46,10 +50,29 @@ impl Clock {
         }
     }
 
+    /// gettimeofday(2), started now: readings are whole microseconds.
+    pub fn gettimeofday() -> Clock {
+        Clock {
+            kind: Kind::Gettimeofday {
+                base: realtime_us(),
+            },
+        }
+    }
+
+    /// The TSC, calibrated now, where the CPU says it is invariant; None elsewhere.
+    pub fn cpu() -> Option<Clock> {
+        if invariant_tsc() {
+            Clock::tsc()
+        } else {
+            None
+        }
+    }
+
     /// Which clock this is, for reports.
     pub fn name(&self) -> &'static str {
         match self.kind {
             Kind::Monotonic { .. } => "clock_gettime",
+            Kind::Gettimeofday { .. } => "gettimeofday",
             Kind::Tsc { .. } => "tsc",
         }
     }
@@ -58,6 +81,7 @@ impl Clock {
     pub fn now(&self) -> u64 {
         match self.kind {
             Kind::Monotonic { base } => monotonic_ns().wrapping_sub(base),
+            Kind::Gettimeofday { base } => realtime_us().wrapping_sub(base).wrapping_mul(1000),
             Kind::Tsc { base, mult } => {
                 ((u128::from(ticks().wrapping_sub(base)) * u128::from(mult)) >> 32) as u64
             }
@@ -85,6 +109,18 @@ impl Clock {
             },
         })
     }
+}
+
+/// Microseconds since the epoch, from gettimeofday(2).
+fn realtime_us() -> u64 {
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    // SAFETY: gettimeofday writes one timeval into the pointer, which points at `tv`; the
+    // time zone argument may be null.
+    unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
+    tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64
 }
 
 fn invariant_tsc() -> bool {
@@ -115,6 +151,16 @@ fn ticks() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gettimeofday_reads_whole_microseconds() {
+        let c = Clock::gettimeofday();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let t = c.now();
+        assert_eq!(t % 1000, 0, "{t}");
+        assert!(t >= 2_000_000, "{t}");
+        assert_eq!(c.name(), "gettimeofday");
+    }
 
     #[test]
     fn the_clock_agrees_with_clock_monotonic() {

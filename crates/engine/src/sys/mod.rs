@@ -216,6 +216,29 @@ pub fn file_position(fd: RawFd) -> Option<u64> {
 }
 
 /// `fsync` or `fdatasync`, retried on EINTR.
+/// sync_file_range(2): SYNC_FILE_RANGE_* `flags` over `len` bytes at `offset` of `fd`.
+pub fn sync_file_range(
+    fd: RawFd,
+    offset: u64,
+    len: u64,
+    flags: u32,
+    calls: &mut u64,
+) -> io::Result<()> {
+    let (off, n) = (
+        i64::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?,
+        i64::try_from(len).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?,
+    );
+    loop {
+        *calls += 1;
+        // SAFETY: a plain syscall on an fd; no memory is passed.
+        let ret = unsafe { libc::sync_file_range(fd, off, n, flags) };
+        match cvt(ret as isize) {
+            Err(e) if is_retry(&e, false) => continue,
+            other => return other.map(drop),
+        }
+    }
+}
+
 pub fn sync_fd(fd: RawFd, data_only: bool, calls: &mut u64) -> io::Result<usize> {
     loop {
         *calls += 1;

@@ -17,7 +17,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.buffer_pattern = Some(a.v.to_string()); Ok(()) }),
     imp!(Buffer, "dedupe_percentage", [], Int, None, "Percentage of writes that repeat earlier buffers",
         |s, a| { s.dedupe_percentage = Some(pct(a.int()?)?); Ok(()) }),
-    not!(Buffer, "mem", ["iomem"], Str),
+    imp!(Buffer, "mem", ["iomem"], Str, Some("malloc"), "Where I/O buffers come from: malloc, shm, shmhuge, mmap, mmapshared, mmaphuge",
+        |s, a| { s.mem = buf_mem(a.v)?; Ok(()) }),
     not!(Buffer, "iomem_align", ["mem_align"], Int),
     imp!(Buffer, "buffer_compress_chunk", [], Int, Some("512"), "Size of each compressible run of buffer_compress_percentage",
         |s, a| { s.buffer_compress_chunk = a.count()?.max(1); Ok(()) }),
@@ -27,8 +28,43 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.dedupe_working_set_percentage = pct(a.int()?)?; Ok(()) }),
     imp!(Buffer, "dedupe_global", [], Bool, Some("0"), "Deduped buffers may repeat other jobs' buffers",
         |s, a| { s.dedupe_global = a.flag()?; Ok(()) }),
-    not!(Buffer, "hugepage-size", [], Size),
+    imp!(Buffer, "hugepage-size", [], Size, Some("2097152"), "Size of a huge page, for mem=shmhuge and mmaphuge (a multiple of 4096)",
+        |s, a| {
+            let n = value::parse_size(a.v, a.kb)?;
+            if n == 0 || n % 4096 != 0 {
+                return Err(format!("{n} is not a multiple of the 4096-byte page"));
+            }
+            s.hugepage_size = n;
+            Ok(())
+        }),
 ];
+
+/// `mem=`: fio's names. A file after `mmap:` (a file-backed mapping) is refused.
+fn buf_mem(v: &str) -> Result<iolab_engine::BufMem, String> {
+    use iolab_engine::BufMem;
+    let (kind, file) = match v.split_once(':') {
+        Some((k, f)) => (k, Some(f)),
+        None => (v, None),
+    };
+    if let Some(f) = file {
+        return Err(format!(
+            "mem={kind}:{f}: buffers mapped from a file are not supported by iolab (anonymous {kind} is)"
+        ));
+    }
+    Ok(match kind {
+        "malloc" => BufMem::Malloc,
+        "shm" => BufMem::Shm,
+        "shmhuge" => BufMem::ShmHuge,
+        "mmap" => BufMem::Mmap,
+        "mmapshared" => BufMem::MmapShared,
+        "mmaphuge" => BufMem::MmapHuge,
+        _ => {
+            return Err(format!(
+                "invalid value '{v}' (valid: malloc, shm, shmhuge, mmap, mmapshared, mmaphuge)"
+            ))
+        }
+    })
+}
 
 #[cfg(test)]
 mod tests {
@@ -42,5 +78,18 @@ mod tests {
         );
         assert!(applied(&["dedupe_percentage=120"]).is_err());
         assert!(!spec(&["scramble_buffers=0"]).scramble_buffers);
+    }
+
+    #[test]
+    fn mem_takes_fios_kinds_and_hugepage_size_whole_pages() {
+        use iolab_engine::BufMem;
+        assert_eq!(spec(&[]).mem, BufMem::Malloc);
+        assert_eq!(spec(&["iomem=shmhuge"]).mem, BufMem::ShmHuge);
+        assert_eq!(spec(&["mem=mmapshared"]).mem, BufMem::MmapShared);
+        assert!(applied(&["mem=mmap:/tmp/x"]).is_err());
+        assert!(applied(&["mem=hbm"]).is_err());
+        assert_eq!(spec(&[]).hugepage_size, 2 << 20);
+        assert_eq!(spec(&["hugepage-size=1g"]).hugepage_size, 1 << 30);
+        assert!(applied(&["hugepage-size=1000"]).is_err());
     }
 }

@@ -59,11 +59,21 @@ pub(super) static OPTIONS: &[OptDef] = &[
         }),
     imp!(File, "allow_mounted_write", [], Bool, Some("0"), "Allow writes to a mounted block device",
         |s, a| { s.allow_mounted_write = a.flag()?; Ok(()) }),
-    not!(File, "lockfile", [], Str),
+    imp!(File, "lockfile", [], Choice(&["none", "exclusive", "readwrite"]), Some("none"), "Jobs sharing a file take turns: one I/O at a time (exclusive), or reads together and writes alone (readwrite)",
+        |s, a| {
+            s.lockfile = match a.choice()? {
+                "exclusive" => FileLock::Exclusive,
+                "readwrite" => FileLock::ReadWrite,
+                _ => FileLock::None,
+            };
+            Ok(())
+        }),
     imp!(File, "unique_filename", [], Bool, Some("1"), "Prefix generated names with the client's address (client/server runs only)",
         |s, a| { s.unique_filename = a.flag()?; Ok(()) }),
-    not!(File, "opendir", [], Str),
-    not!(File, "fill_device", ["fill_fs"], Bool),
+    imp!(File, "opendir", [], Str, None, "Add every regular file under this directory (recursively) to the job's files",
+        |s, a| { s.opendir = Some(a.v.to_string()).filter(|d| !d.is_empty()); Ok(()) }),
+    imp!(File, "fill_device", ["fill_fs"], Bool, Some("0"), "Write until ENOSPC (size defaults to unlimited); a full device ends the job without an error",
+        |s, a| { s.fill_device = a.flag()?; Ok(()) }),
     imp!(File, "file_append", [], Bool, Some("0"), "Start I/O at the end of the existing file (append)",
         |s, a| { s.file_append = a.flag()?; Ok(()) }),
     imp!(File, "offset_align", [], Int, Some("0"), "Align a percentage offset to this (0: the minimum block size)",
@@ -87,14 +97,16 @@ pub(super) static OPTIONS: &[OptDef] = &[
             };
             Ok(())
         }),
-    not!(File, "create_serialize", [], Bool),
+    imp!(File, "create_serialize", [], Bool, Some("1"), "Lay out the jobs' files one job after another (0: each job lays out its own, in parallel)",
+        |s, a| { s.create_serialize = a.flag()?; Ok(()) }),
     imp!(File, "create_fsync", [], Bool, Some("1"), "fsync a file after laying it out",
         |s, a| { s.create_fsync = a.flag()?; Ok(()) }),
     imp!(File, "create_only", [], Bool, Some("0"), "Only lay out the files; do no I/O",
         |s, a| { s.create_only = a.flag()?; Ok(()) }),
     imp!(File, "allow_file_create", [], Bool, Some("1"), "Allow the job to create files (0: they must exist)",
         |s, a| { s.allow_file_create = a.flag()?; Ok(()) }),
-    not!(File, "unlink_each_loop", [], Bool),
+    imp!(File, "unlink_each_loop", [], Bool, Some("0"), "Remove the files after each loop but the last (loops=N); the next loop creates them again",
+        |s, a| { s.unlink_each_loop = a.flag()?; Ok(()) }),
 ];
 
 /// `file_service_type`: the kind and the I/Os per switch (fio's defaults: zipf 1.1,
@@ -176,6 +188,19 @@ mod tests {
         assert_eq!(fs("file_service_type=zipf:2"), (FileService::Zipf(2.0), 1));
         assert_eq!(fs("file_service_type=gauss"), (FileService::Normal(0.0), 1));
         assert!(applied(&["file_service_type=lru"]).is_err());
+    }
+
+    #[test]
+    fn lockfile_fill_device_and_create_serialize_read_fios_values() {
+        use crate::spec::FileLock;
+        assert_eq!(spec(&[]).lockfile, FileLock::None);
+        assert_eq!(spec(&["lockfile=exclusive"]).lockfile, FileLock::Exclusive);
+        assert_eq!(spec(&["lockfile=readwrite"]).lockfile, FileLock::ReadWrite);
+        assert!(applied(&["lockfile=shared"]).is_err());
+        assert!(spec(&["fill_fs=1"]).fill_device);
+        assert!(spec(&[]).create_serialize);
+        assert!(!spec(&["create_serialize=0"]).create_serialize);
+        assert!(spec(&["unlink_each_loop=1"]).unlink_each_loop);
     }
 
     #[test]

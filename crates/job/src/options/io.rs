@@ -50,13 +50,24 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Io, "bs_is_seq_rand", [], Bool),
     imp!(Io, "rw_sequencer", [], Choice(&["sequential", "identical"]), Some("sequential"), "With rw=randX:N, the I/Os between random ones follow it (sequential) or repeat it (identical)",
         |s, a| { s.rw_sequencer_identical = a.choice()? == "identical"; Ok(()) }),
-    not!(Io, "serialize_overlap", [], Bool),
+    imp!(Io, "serialize_overlap", [], Bool, Some("0"), "Wait for in-flight I/O that overlaps the next one before issuing it",
+        |s, a| { s.serialize_overlap = a.flag()?; Ok(()) }),
 ];
 
 #[cfg(test)]
 mod tests {
     use crate::options::testing::{applied, spec};
     use crate::value::{PerDir, RwMode, RwModifier};
+
+    #[test]
+    fn serialize_overlap_is_off_unless_asked() {
+        assert!(!spec(&[]).serialize_overlap);
+        assert!(spec(&["serialize_overlap=1"]).serialize_overlap);
+        assert!(
+            applied(&["serialize_overlap"]).is_err(),
+            "a bool needs its value"
+        );
+    }
 
     #[test]
     fn rw_takes_a_modifier() {

@@ -209,7 +209,8 @@ pub(crate) use {imp, not};
 mod prelude {
     pub(super) use super::{imp, not, pct, to_u32, Kind::*, OptDef};
     pub(super) use crate::spec::{
-        split_filenames, Fadvise, FileService, RateProcess, SyncMode, UnifiedRw,
+        split_filenames, ClockSource, Fadvise, FileLock, FileService, RateProcess, SyncMode,
+        UnifiedRw,
     };
     pub(super) use crate::value::{self, Distribution, PerDir, TimeUnit};
     pub(super) const S: TimeUnit = TimeUnit::Seconds;

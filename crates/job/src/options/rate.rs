@@ -22,7 +22,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
             };
             Ok(())
         }),
-    not!(Rate, "rate_cycle", ["ratecycle"], Int),
+    imp!(Rate, "rate_cycle", ["ratecycle"], Int, Some("1000"), "Window over which rate_min and rate_iops_min are judged (msec)",
+        |s, a| { s.rate_cycle_ns = a.count()?.max(1).saturating_mul(1_000_000); Ok(()) }),
     not!(Rate, "rate_ignore_thinktime", [], Bool),
     not!(Rate, "max_latency", [], Time(US)),
     not!(Rate, "latency_target", [], Time(US)),
@@ -35,6 +36,12 @@ pub(super) static OPTIONS: &[OptDef] = &[
 mod tests {
     use crate::options::testing::spec;
     use crate::spec::RateProcess;
+
+    #[test]
+    fn rate_cycle_is_milliseconds_of_the_min_rate_window() {
+        assert_eq!(spec(&[]).rate_cycle_ns, 1_000_000_000);
+        assert_eq!(spec(&["ratecycle=250"]).rate_cycle_ns, 250_000_000);
+    }
 
     #[test]
     fn rates_are_per_direction() {

@@ -14,8 +14,32 @@ pub(super) static OPTIONS: &[OptDef] = &[
     imp!(Sync, "fsync_on_close", [], Bool, Some("0"), "fsync when a file is closed",
         |s, a| { s.fsync_on_close = a.flag()?; Ok(()) }),
     not!(Sync, "write_barrier", [], Int),
-    not!(Sync, "sync_file_range", [], Str),
+    imp!(Sync, "sync_file_range", [], Str, None, "sync_file_range(2) over the range written, every N writes: wait_before,write,wait_after[:N]",
+        |s, a| { (s.sync_file_range, s.sync_file_range_nr) = sync_range(a.v)?; Ok(()) }),
 ];
+
+/// `sync_file_range=`: the kernel's SYNC_FILE_RANGE_* flags and the writes between calls
+/// (fio's default: every write).
+fn sync_range(v: &str) -> Result<(u32, u32), String> {
+    let (flags, nr) = match v.split_once(':') {
+        Some((f, n)) => (f, to_u32(value::parse_int(n.trim())?)?.max(1)),
+        None => (v, 1),
+    };
+    let mut bits = 0;
+    for f in flags.split(',').map(str::trim) {
+        bits |= match f {
+            "wait_before" => 1,
+            "write" => 2,
+            "wait_after" => 4,
+            _ => {
+                return Err(format!(
+                    "invalid flag '{f}' (valid: wait_before, write, wait_after)"
+                ))
+            }
+        };
+    }
+    Ok((bits, nr))
+}
 
 #[cfg(test)]
 mod tests {
@@ -26,5 +50,15 @@ mod tests {
         assert_eq!(spec(&["fsync=32"]).fsync, 32);
         assert!(applied(&["fdatasync=-1"]).is_err());
         assert!(spec(&["end_fsync=1"]).end_fsync);
+    }
+
+    #[test]
+    fn sync_file_range_takes_fios_flags_and_a_count() {
+        let s = spec(&["sync_file_range=wait_before,write:4"]);
+        assert_eq!((s.sync_file_range, s.sync_file_range_nr), (3, 4));
+        let s = spec(&["sync_file_range=wait_after"]);
+        assert_eq!((s.sync_file_range, s.sync_file_range_nr), (4, 1));
+        assert_eq!(spec(&[]).sync_file_range, 0);
+        assert!(applied(&["sync_file_range=flush"]).is_err());
     }
 }

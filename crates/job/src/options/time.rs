@@ -19,7 +19,15 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.thinktime_spin = a.time(TimeUnit::Micros)?; Ok(()) }),
     imp!(Time, "thinktime_blocks", [], Int, Some("1"), "Think after this many blocks",
         |s, a| { s.thinktime_blocks = to_u32(a.int()?)?.max(1); Ok(()) }),
-    not!(Time, "clocksource", [], Str),
+    imp!(Time, "clocksource", [], Choice(&["gettimeofday", "clock_gettime", "cpu"]), None, "Clock latencies are read from: gettimeofday (microseconds), clock_gettime (CLOCK_MONOTONIC), cpu (the TSC)",
+        |s, a| {
+            s.clocksource = match a.choice()? {
+                "gettimeofday" => ClockSource::Gettimeofday,
+                "clock_gettime" => ClockSource::ClockGettime,
+                _ => ClockSource::Cpu,
+            };
+            Ok(())
+        }),
     not!(Time, "thinktime_blocks_type", [], Str),
     not!(Time, "thinktime_iotime", [], Time(S)),
     not!(Steadystate, "steadystate", ["ss"], Str),
@@ -33,6 +41,16 @@ mod tests {
     use std::time::Duration;
 
     use crate::options::testing::spec;
+
+    #[test]
+    fn clocksource_names_fios_three_clocks() {
+        use crate::spec::ClockSource;
+        assert_eq!(spec(&[]).clocksource, ClockSource::Auto);
+        let c = |v: &str| spec(&[v]).clocksource;
+        assert_eq!(c("clocksource=gettimeofday"), ClockSource::Gettimeofday);
+        assert_eq!(c("clocksource=clock_gettime"), ClockSource::ClockGettime);
+        assert_eq!(c("clocksource=cpu"), ClockSource::Cpu);
+    }
 
     #[test]
     fn runtime_is_seconds_and_zero_means_none() {

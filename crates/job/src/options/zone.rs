@@ -1,17 +1,16 @@
 //! Zones: fio's strided zones on any file or device (zonemode=strided); zoned block devices
-//! (zonemode=zbd) are not implemented.
+//! (zonemode=zbd) are accepted here and refused by the run where the device is not zoned.
 
 use super::prelude::*;
 
 /// The definitions, one entry per option, laid out by hand.
 #[rustfmt::skip]
 pub(super) static OPTIONS: &[OptDef] = &[
-    imp!(Zone, "zonemode", [], Choice(&["none", "strided", "zbd"]), Some("none"), "none, or strided: I/O in zones of zonerange, zonesize bytes each, zoneskip between",
+    imp!(Zone, "zonemode", [], Choice(&["none", "strided", "zbd"]), Some("none"), "none; strided: I/O in zones of zonerange, zonesize bytes each, zoneskip between; zbd: zoned block devices (refused where the device is not zoned)",
         |s, a| {
-            s.zone_strided = match a.choice()? {
-                "zbd" => return Err("zonemode=zbd (zoned block devices) is not supported by iolab".into()),
-                c => c == "strided",
-            };
+            let c = a.choice()?;
+            s.zone_strided = c == "strided";
+            s.zone_zbd = c == "zbd";
             Ok(())
         }),
     imp!(Zone, "zonesize", [], Size, Some("0"), "Bytes of I/O in each zone before moving to the next",

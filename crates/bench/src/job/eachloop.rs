@@ -1,0 +1,91 @@
+//! fio's loops: when a loop ends (`loops=N`, or each pass over the files of a time_based
+//! job) fio closes the job's files and opens them again, which drops their page cache again
+//! (`invalidate`, default 1) and advises the access pattern again; with `unlink_each_loop` it
+//! removes them in between, so that a writer creates them anew and a reader fails (ENOENT).
+//! Without this a buffered job reads its second pass from the cache fio had dropped.
+
+use iolab_engine::sys;
+use iolab_job::debug;
+use iolab_workload::JobPlan;
+
+use super::fileops::FileOps;
+use super::Runner;
+use crate::joberr::site;
+
+/// Where the job's loops end, in bytes issued.
+pub(super) struct EachLoop {
+    /// Bytes of one loop; 0 when nothing happens between loops.
+    every: u64,
+    issued: u64,
+    next: u64,
+    unlink: bool,
+}
+
+impl EachLoop {
+    pub(super) fn of(plan: &JobPlan) -> EachLoop {
+        let spec = &plan.spec;
+        let loops = spec.time_based || spec.loops > 1;
+        let acts = spec.unlink_each_loop || plan.invalidate;
+        let every = if loops && acts && plan.engine.kind.needs_files() {
+            plan.pattern.loop_bytes
+        } else {
+            0
+        };
+        EachLoop {
+            every,
+            issued: 0,
+            next: every,
+            unlink: spec.unlink_each_loop,
+        }
+    }
+
+    /// Whether the loops so far have been issued in full, so the I/O in hand starts another.
+    #[inline]
+    pub(super) fn due(&self) -> bool {
+        self.every > 0 && self.issued >= self.next
+    }
+
+    #[inline]
+    pub(super) fn issued(&mut self, len: u64) {
+        self.issued += len;
+    }
+}
+
+impl Runner<'_> {
+    /// Ends a loop: waits for its I/O, closes the files (removing them with
+    /// unlink_each_loop) and opens them again. False when the job must stop (the error is
+    /// recorded, as fio's open error is).
+    pub(super) fn next_loop(&mut self) -> bool {
+        self.each_loop.next += self.each_loop.every;
+        if self.commit().and_then(|()| self.drain()).is_err() {
+            return false;
+        }
+        let dbg = debug::on(debug::FILE);
+        for (id, f) in self.files.iter().zip(&self.plan.files) {
+            if dbg {
+                let p = f.path.display();
+                debug::line(debug::FILE, sys::gettid(), format_args!("fd close {p}"));
+            }
+            let _ = self.eng.remove_file(*id);
+            if self.each_loop.unlink {
+                let _ = std::fs::remove_file(&f.path);
+            }
+        }
+        match crate::setup::open_files(self.plan, &mut *self.eng) {
+            Ok(ids) => {
+                self.fops = FileOps::new(self.plan, &ids, self.depth());
+                self.files = ids;
+                true
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                let io = match e {
+                    crate::BenchError::File(_, _, io) => io,
+                    _ => std::io::Error::other(msg.clone()),
+                };
+                self.fail(&io, msg, "open", site!());
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Syncs every N writes: fio's `fsync=N` and `fdatasync=N` (a request in the queue) and
+//! `sync_file_range=flags[:N]` (sync_file_range(2) over the range of each file written since
+//! the last call, with nothing in flight, as fio's engines do it outside their queue; timed as
+//! a sync). As in fio, each is due when the next I/O is asked for, so none follows the last
+//! writes of the job.
+
+use iolab_engine::Req;
+use iolab_workload::IoUnit;
+
+use super::Runner;
+use crate::joberr::site;
+
+/// The writes since the last call, per file slot.
+pub(super) struct SyncRange {
+    flags: u32,
+    every: u32,
+    writes: u32,
+    /// Per file slot: (first byte, end) written since the last call; end 0 when none.
+    ranges: Vec<(u64, u64)>,
+}
+
+impl SyncRange {
+    pub(super) fn new(flags: u32, every: u32, files: usize) -> SyncRange {
+        SyncRange {
+            flags,
+            every: if flags == 0 { 0 } else { every.max(1) },
+            writes: 0,
+            ranges: vec![(0, 0); if flags == 0 { 0 } else { files }],
+        }
+    }
+
+    /// A write of `len` bytes at `offset` of file slot `file` was issued.
+    #[inline]
+    pub(super) fn wrote(&mut self, file: usize, offset: u64, len: u64) {
+        if self.every == 0 {
+            return;
+        }
+        self.writes += 1;
+        if let Some(r) = self.ranges.get_mut(file) {
+            *r = if r.1 == 0 {
+                (offset, offset + len)
+            } else {
+                (r.0.min(offset), r.1.max(offset + len))
+            };
+        }
+    }
+
+    /// Whether N writes have been issued since the last call (checked when there is a next
+    /// I/O: as fio, no call follows the last writes).
+    #[inline]
+    pub(super) fn due(&self) -> bool {
+        self.every > 0 && self.writes >= self.every
+    }
+}
+
+impl Runner<'_> {
+    /// Whether fsync=N or fdatasync=N writes have been issued since the last sync.
+    #[inline]
+    pub(super) fn fsync_due(&self) -> bool {
+        let p = self.plan;
+        p.fsync_every > 0 && self.writes_since_sync >= p.fsync_every
+            || p.fdatasync_every > 0 && self.writes_since_sync >= p.fdatasync_every
+    }
+
+    /// The fsync (fdatasync) that is due, `io` held back to follow it.
+    pub(super) fn fsync_before(&mut self, io: IoUnit) -> Option<Req> {
+        self.held = Some(io);
+        self.writes_since_sync = 0;
+        let slot = self.take_slot(None)?;
+        self.stats.issued_sync();
+        let data_only = self.plan.fsync_every == 0;
+        Some(Req::sync(self.files[0], data_only).with_tag(u64::from(slot)))
+    }
+
+    /// Waits for what is in flight, then syncs each file's written range. False when the
+    /// job must stop (the error is recorded).
+    pub(super) fn sync_ranges(&mut self) -> bool {
+        self.sync_range.writes = 0;
+        if self.commit().and_then(|()| self.drain()).is_err() {
+            return false;
+        }
+        let flags = self.sync_range.flags;
+        for i in 0..self.sync_range.ranges.len() {
+            let (start, end) = std::mem::take(&mut self.sync_range.ranges[i]);
+            let Some(&file) = self.files.get(i).filter(|_| end > 0) else {
+                continue;
+            };
+            // fio times it with the syncs but does not count it in their total_ios.
+            let t0 = self.clock.now();
+            let r = self.eng.sync_range(file, start, end - start, flags);
+            self.now = self.clock.now();
+            match r {
+                Ok(()) => self.stats.record_sync(self.now - t0),
+                Err(e) => {
+                    let msg = format!("sync_file_range: {e}");
+                    self.fail(&e, msg, "sync_file_range", site!());
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
