@@ -18,10 +18,10 @@ use iolab_job::debug;
 pub(crate) mod cmdprio;
 mod rates;
 pub use rates::{keep_rate_series, Rates};
-mod iolog;
 pub(crate) mod conn;
 mod eachloop;
 mod fileops;
+mod iolog;
 mod record;
 mod syncrange;
 

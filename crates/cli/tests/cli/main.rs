@@ -11,7 +11,7 @@ mod fioopts;
 mod iolog;
 #[cfg(feature = "mpi")]
 mod mpi;
-mod place;
 mod net;
+mod place;
 mod run;
 mod run_robust;

@@ -13,8 +13,8 @@ pub mod interrupt;
 pub mod meta;
 pub mod net;
 pub mod pipe;
-pub mod task;
 pub mod sock;
+pub mod task;
 
 use std::io;
 use std::os::fd::RawFd;
