@@ -15,6 +15,8 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod log;
+mod logfile;
 mod record;
 
 use crate::gate::StartGate;
@@ -23,6 +25,10 @@ use crate::setup::{fill, setup};
 use crate::status::Progress;
 use crate::BenchError;
 use record::Record;
+
+pub(crate) use log::prepare_shared as prepare_shared_logs;
+pub use log::write_bandwidth_logs;
+pub use logfile::inflate as inflate_log;
 
 /// What a job thread hands back.
 #[derive(Debug)]
@@ -139,10 +145,11 @@ pub fn run(
             Err(BenchError::NotStarted)
         };
     }
-    let setup = crate::mem::pin(plan).and_then(|pin| Ok((pin, setup(plan)?)));
+    let setup =
+        crate::mem::pin(plan).and_then(|pin| Ok((pin, setup(plan)?, log::Logs::open(plan)?)));
     let go = start.wait(setup.is_ok());
     // The pinned memory (lockmem) stays locked until the job returns.
-    let (_pinned, (mut eng, mut files, bufs, gen)) = setup?;
+    let (_pinned, (mut eng, mut files, bufs, gen), logs) = setup?;
     if debug::on(debug::RANDOM) {
         for (i, s) in gen.seeds().iter().enumerate() {
             debug::line(
@@ -166,6 +173,7 @@ pub fn run(
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
+    runner.attach_logs(logs);
     let result = runner.run(stop);
     progress.finished.store(true, Ordering::Relaxed);
     if plan.exitall {
@@ -174,6 +182,7 @@ pub fn run(
     if let Err(e) = result {
         runner.fail(&e, e.to_string(), "do_io", site!());
     }
+    runner.finish_logs();
     let mut out = runner.finish();
     out.syscalls = eng.syscalls();
     out.started_ns = started_ns;
@@ -259,6 +268,8 @@ struct Runner<'a> {
     debug_io: bool,
     /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
     last_seed: u64,
+    /// fio's log files (write_bw_log and the rest), if the job writes any.
+    logs: Option<Box<log::Logs>>,
 }
 
 impl<'a> Runner<'a> {
@@ -322,6 +333,7 @@ impl<'a> Runner<'a> {
             unclocked: 0,
             debug_io: debug::on(debug::IO),
             last_seed: 0,
+            logs: None,
         }
     }
 
@@ -562,6 +574,7 @@ impl<'a> Runner<'a> {
             }
             self.lat_window = (sum, n);
         }
+        self.log_tick();
         if self.now >= self.next_publish {
             self.next_publish = self.now + 100_000_000;
             self.progress
@@ -753,6 +766,7 @@ impl<'a> Runner<'a> {
                 }
             }
         }
+        self.log_done(&d, dir, issue, submit);
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
@@ -798,6 +812,7 @@ impl<'a> Runner<'a> {
         self.lat_series.clear();
         self.lat_window = (0.0, 0);
         self.cpu0 = usage();
+        self.restart_logs();
     }
 
     /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.

@@ -28,7 +28,7 @@ use iolab_engine::EngineError;
 use iolab_stats::DiskStats;
 use iolab_workload::JobPlan;
 
-pub use job::{Clock, JobOutcome, Stops};
+pub use job::{inflate_log, write_bandwidth_logs, Clock, JobOutcome, Stops};
 pub use joberr::{strerror, JobError};
 
 /// Why a run could not start or go on.
@@ -246,6 +246,7 @@ fn run_phases(
     for p in plans {
         layout::prepare(p, stop)?;
     }
+    job::prepare_shared_logs(plans)?;
     let disks_before = disk_snapshot(plans);
     let t_disk = Instant::now();
     let clock = Clock::start();

@@ -70,6 +70,10 @@ pub struct TopLevel {
     pub alloc_size_kib: Option<u64>,
     /// `--debug=`: the categories' mask ([`crate::debug`]).
     pub debug: u32,
+    /// `--bandwidth-log`: the run's aggregate bandwidth to `agg-{read,write,trim}_bw.log`.
+    pub bandwidth_log: bool,
+    /// `--inflate-log=FILE`: print a compressed log's text, run nothing.
+    pub inflate_log: Option<String>,
 }
 
 /// What `iolab run` / `fio` was asked to do.
@@ -139,7 +143,6 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "daemonize",
     "remote-config",
     "idle-prof",
-    "inflate-log",
     "trigger-file",
     "trigger-timeout",
     "trigger",
@@ -147,7 +150,6 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "aux-path",
     "crctest",
     "cpuclock-test",
-    "bandwidth-log",
     "merge-blktrace-only",
 ];
 
@@ -158,9 +160,7 @@ fn refusal(name: &str) -> &'static str {
             "iolab has no networked mode; to drive many machines, run one iolab per \
              machine under MPI (mpirun -np N iolab run job.fio)"
         }
-        "bandwidth-log" | "inflate-log" | "merge-blktrace-only" => {
-            "fio's logs (bandwidth, inflated, blktrace) are not written by iolab yet"
-        }
+        "merge-blktrace-only" => "blktrace files are not read by iolab yet",
         "aux-path" => "iolab writes no state or trigger files for it to place",
         "trigger" | "trigger-file" | "trigger-timeout" | "trigger-remote" => {
             "triggers are not implemented"
@@ -250,6 +250,8 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
             )
         }
         "append-terse" => top.append_terse = true,
+        "bandwidth-log" => top.bandwidth_log = true,
+        "inflate-log" => top.inflate_log = Some(req()?),
         "debug" => top.debug |= crate::debug::parse(&req()?)?,
         "alloc-size" => {
             let kib = req()?

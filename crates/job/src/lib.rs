@@ -12,6 +12,7 @@ mod closest;
 pub mod cmdline;
 pub mod debug;
 pub mod error;
+pub mod logs;
 pub mod options;
 pub mod parse;
 mod read;

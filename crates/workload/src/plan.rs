@@ -108,4 +108,6 @@ pub struct JobPlan {
     /// The job's options as resolved, shared by its numjobs clones: the fields above are what
     /// planning derives; an option that needs no planning is read from here, not copied.
     pub spec: Arc<JobSpec>,
+    /// fio's thread number: this plan's place among all plans, from 1 (log file names).
+    pub thread_number: u32,
 }

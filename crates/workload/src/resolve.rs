@@ -272,6 +272,7 @@ fn plan_one(
         percentiles: spec.percentile_list.clone(),
         options: Vec::new(),
         spec: Arc::clone(spec),
+        thread_number: u32::try_from(index + 1).unwrap_or(u32::MAX),
     })
 }
 
