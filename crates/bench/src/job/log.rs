@@ -648,3 +648,107 @@ pub fn write_bandwidth_logs(jobs: &[super::JobOutcome], elapsed_ms: u64) -> std:
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(avg_ms: u64, window: WindowValue) -> Shape {
+        Shape {
+            avg_ms,
+            window,
+            offset: false,
+            log_prio: false,
+            issue_time: false,
+            epoch_ms: 0,
+        }
+    }
+
+    fn io(t_ms: u64, dir: Dir) -> Io {
+        Io {
+            t_ms,
+            dir,
+            bs: 4096,
+            offset: 8192,
+            issue_ns: Some(7),
+        }
+    }
+
+    /// The text a series writes for `samples` (time, direction, value), then its end at `end`.
+    fn text(sh: Shape, inline: bool, samples: &[(u64, Dir, u64)], end: Option<u64>) -> String {
+        let dir = std::env::temp_dir().join(format!("iolab-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("t{}.log", samples.len() * 31 + sh.avg_ms as usize));
+        let how = OpenHow {
+            shared: false,
+            zlib_chunk: None,
+        };
+        let mut s = Series::new(LogFile::open(path.clone(), how).unwrap(), inline);
+        let mut line = Line::new();
+        for &(t, d, v) in samples {
+            s.sample(&sh, &mut line, v, io(t, d));
+        }
+        if let Some(t) = end {
+            for d in 0..3 {
+                s.close(&sh, &mut line, d, t);
+            }
+        }
+        s.file.close();
+        let t = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        t
+    }
+
+    #[test]
+    fn per_io_lines_carry_size_offset_priority_and_issue_time_when_asked() {
+        let mut sh = shape(0, WindowValue::Mean);
+        let s = [(3, Dir::Write, 250)];
+        assert_eq!(text(sh, true, &s, None), "3, 250, 1, 4096, 0\n");
+        sh.offset = true;
+        assert_eq!(text(sh, true, &s, None), "3, 250, 1, 4096, 8192, 0\n");
+        (sh.log_prio, sh.issue_time, sh.epoch_ms) = (true, true, 1000);
+        assert_eq!(
+            text(sh, true, &s, None),
+            "1003, 250, 1, 4096, 8192, 0x0000, 7\n"
+        );
+    }
+
+    #[test]
+    fn a_latency_window_closes_at_the_first_sample_past_its_end() {
+        let sh = shape(100, WindowValue::Mean);
+        let s = [
+            (0, Dir::Read, 10),
+            (50, Dir::Read, 21),
+            (99, Dir::Read, 30),
+            (100, Dir::Read, 40),
+            (150, Dir::Write, 5),
+            (230, Dir::Read, 7),
+            (250, Dir::Read, 9),
+        ];
+        // Read: 10, 21, 30, 40 close at 100 (mean 25.25 rounds to 25); the write's window
+        // started at 0, so it closes at once; 7 closes the read window of 100-199 late; 9
+        // is in the window of 200-299, written at the end.
+        assert_eq!(
+            text(sh, true, &s, Some(260)),
+            "100, 25, 0, 0, 0\n150, 5, 1, 0, 0\n230, 7, 0, 0, 0\n260, 9, 0, 0, 0\n"
+        );
+        let max = shape(100, WindowValue::Max);
+        assert_eq!(text(max, true, &s[..4], None), "100, 40, 0, 0, 0\n");
+        let mut both = shape(100, WindowValue::Both);
+        both.offset = true;
+        assert_eq!(text(both, true, &s[..4], None), "100, 25, 40, 0, 0, 0, 0\n");
+    }
+
+    #[test]
+    fn a_rate_window_may_close_a_millisecond_early() {
+        let sh = shape(200, WindowValue::Mean);
+        let s = [(199, Dir::Read, 1000), (398, Dir::Read, 2000)];
+        // fio's LOG_MSEC_SLACK: 199 closes the first window; the next starts at 0 again
+        // (199 - 199 % 200) and 398 closes it.
+        assert_eq!(
+            text(sh, false, &s, None),
+            "199, 1000, 0, 0, 0\n398, 2000, 0, 0, 0\n"
+        );
+        assert_eq!(text(sh, true, &s, None), "398, 1500, 0, 0, 0\n");
+    }
+}

@@ -6,6 +6,7 @@ mod cp;
 mod cp_gnu;
 mod engines;
 mod fioopts;
+mod logs;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod run;

@@ -1,0 +1,572 @@
+//! fio's log files (write_bw_log, write_iops_log, write_lat_log, write_hist_log and the log_*
+//! options): names, columns and units as fio 3.33 writes them (HOWTO "Log File Formats"),
+//! their agreement with the JSON report, and fio's own tools reading them.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::run::{u64_at, TestDir};
+
+/// A log's lines as numbers (fio's `0x%04x` priority read as hex).
+fn rows(path: &Path) -> Vec<Vec<u64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            l.split(", ")
+                .map(|f| match f.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16).unwrap(),
+                    None => f.parse().unwrap_or_else(|e| panic!("{l:?}: {e}")),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn json(d: &TestDir, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("--output-format=json");
+    d.run(&all).ok().json()
+}
+
+const NULL_RW: &[&str] = &[
+    "--name=j",
+    "--ioengine=null",
+    "--size=1m",
+    "--bs=4k",
+    "--rw=randrw",
+    "--iodepth=4",
+];
+
+fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+#[test]
+fn per_io_logs_have_a_line_per_io_with_fios_columns() {
+    let d = TestDir::new("logs-per-io");
+    let v = json(
+        &d,
+        &with(
+            NULL_RW,
+            &[
+                "--write_bw_log=p",
+                "--write_iops_log=p",
+                "--write_lat_log=p",
+                "--log_offset=1",
+            ],
+        ),
+    );
+    let per_dir = |k: &str| {
+        [
+            u64_at(&v, &format!("/jobs/0/read/{k}")),
+            u64_at(&v, &format!("/jobs/0/write/{k}")),
+        ]
+    };
+    let ios = per_dir("total_ios");
+    assert_eq!(ios[0] + ios[1], 256);
+    for kind in ["bw", "iops", "clat", "lat"] {
+        let r = rows(&d.path.join(format!("p_{kind}.1.log")));
+        assert_eq!(r.len() as u64, ios[0] + ios[1], "{kind}: a line per I/O");
+        for (dir, n) in ios.iter().enumerate() {
+            let of_dir = r.iter().filter(|l| l[2] == dir as u64).count() as u64;
+            assert_eq!(of_dir, *n, "{kind}: lines of direction {dir}");
+        }
+        for l in &r {
+            // time, value, direction, block size, offset, priority
+            assert_eq!(l.len(), 6, "{kind}: {l:?}");
+            assert_eq!(
+                (l[3], l[4] % 4096, l[4] < 1 << 20, l[5]),
+                (4096, 0, true, 0)
+            );
+        }
+        let times: Vec<u64> = r.iter().map(|l| l[0]).collect();
+        assert!(
+            times.windows(2).all(|w| w[0] <= w[1]),
+            "{kind}: time goes on"
+        );
+    }
+    let (clat, bw) = (
+        rows(&d.path.join("p_clat.1.log")),
+        rows(&d.path.join("p_bw.1.log")),
+    );
+    // fio's per-I/O bandwidth: bytes * 10^6 / clat in ns (its "KiB/s").
+    for (c, b) in clat.iter().zip(&bw) {
+        assert_eq!(b[1], (4096 * 1_000_000u64).checked_div(c[1]).unwrap_or(0));
+    }
+    assert!(rows(&d.path.join("p_iops.1.log")).iter().all(|l| l[1] == 1));
+    // The clat lines are the JSON's clat: same count and sum (the mean times N).
+    for (dir, key) in ["read", "write"].iter().enumerate() {
+        let of: Vec<u64> = clat
+            .iter()
+            .filter(|l| l[2] == dir as u64)
+            .map(|l| l[1])
+            .collect();
+        let mean = v
+            .pointer(&format!("/jobs/0/{key}/clat_ns/mean"))
+            .unwrap()
+            .as_f64()
+            .unwrap();
+        let sum: u64 = of.iter().sum();
+        assert!(
+            (sum as f64 - mean * of.len() as f64).abs() <= of.len() as f64,
+            "{key}"
+        );
+    }
+    // slat is measured for queued I/O only: the log holds as many lines as the JSON counts.
+    let slat = rows(&d.path.join("p_slat.1.log"));
+    assert_eq!(slat.len() as u64, per_dir("slat_ns/N").iter().sum::<u64>());
+}
+
+#[test]
+fn priority_and_issue_time_columns() {
+    let d = TestDir::new("logs-prio");
+    json(
+        &d,
+        &with(
+            NULL_RW,
+            &[
+                "--write_lat_log=q",
+                "--log_offset=1",
+                "--log_prio=1",
+                "--log_issue_time=1",
+            ],
+        ),
+    );
+    let text = std::fs::read_to_string(d.path.join("q_clat.1.log")).unwrap();
+    let first = text.lines().next().unwrap();
+    assert_eq!(first.split(", ").nth(5), Some("0x0000"), "{first}");
+    let clat = rows(&d.path.join("q_clat.1.log"));
+    // The issue time (ns since the job started) comes last, before the completion.
+    assert!(clat
+        .iter()
+        .all(|l| l.len() == 7 && l[6] / 1_000_000 <= l[0]));
+    assert!(clat.iter().any(|l| l[6] > 0));
+    // Only clat and slat lines carry it; the lat log has 0 there.
+    assert!(rows(&d.path.join("q_lat.1.log")).iter().all(|l| l[6] == 0));
+
+    let out = d
+        .run(&with(NULL_RW, &["--write_lat_log=q", "--log_issue_time=1"]))
+        .fails();
+    assert!(
+        out.stderr
+            .contains("log_issue_time needs write_lat_log and log_offset"),
+        "{}",
+        out.stderr
+    );
+}
+
+const PACED: &[&str] = &[
+    "--name=w",
+    "--ioengine=null",
+    "--size=64m",
+    "--bs=4k",
+    "--rw=randrw",
+    "--rate_iops=1000",
+    "--runtime=1",
+    "--time_based",
+];
+
+#[test]
+fn windowed_logs_hold_one_line_per_direction_and_window() {
+    let d = TestDir::new("logs-window");
+    let v = json(
+        &d,
+        &with(
+            PACED,
+            &[
+                "--write_iops_log=w",
+                "--write_lat_log=w",
+                "--log_avg_msec=200",
+            ],
+        ),
+    );
+    let iops = rows(&d.path.join("w_iops.1.log"));
+    for dir in 0..2u64 {
+        let of: Vec<&Vec<u64>> = iops.iter().filter(|l| l[2] == dir).collect();
+        // Windows of 200 ms in 1 s; the last, partial one is dropped, as fio's is.
+        assert!((3..=5).contains(&of.len()), "{iops:?}");
+        for l in &of {
+            assert_eq!(
+                (l.len(), l[3], l[4]),
+                (5, 0, 0),
+                "windows have no size: {l:?}"
+            );
+            assert!((700..=1300).contains(&l[1]), "about 1000 IOPS: {l:?}");
+        }
+    }
+    let clat = rows(&d.path.join("w_clat.1.log"));
+    // Each closing time is at least a window after the last one's start, per direction.
+    for dir in 0..2u64 {
+        let t: Vec<u64> = clat.iter().filter(|l| l[2] == dir).map(|l| l[0]).collect();
+        assert!((4..=6).contains(&t.len()), "{clat:?}");
+        // (The last line is the partial window written at the job's end.)
+        let closed = &t[..t.len() - 1];
+        assert!(
+            closed.windows(2).all(|w| w[1] >= w[0] - w[0] % 200 + 200),
+            "{t:?}"
+        );
+    }
+    // The window means average to the JSON's mean.
+    let mean = v
+        .pointer("/jobs/0/read/clat_ns/mean")
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    let of_read: Vec<f64> = clat
+        .iter()
+        .filter(|l| l[2] == 0)
+        .map(|l| l[1] as f64)
+        .collect();
+    let avg = of_read.iter().sum::<f64>() / of_read.len() as f64;
+    assert!(avg > mean / 4.0 && avg < mean * 4.0, "{avg} vs {mean}");
+
+    // log_max_value: the max of a window is at least its mean; both: mean then max.
+    let d = TestDir::new("logs-window-max");
+    json(
+        &d,
+        &with(
+            PACED,
+            &[
+                "--write_lat_log=m",
+                "--log_avg_msec=250",
+                "--log_window_value=both",
+            ],
+        ),
+    );
+    for l in rows(&d.path.join("m_clat.1.log")) {
+        assert_eq!(l.len(), 6, "{l:?}");
+        assert!(l[2] >= l[1], "max {} < mean {}", l[2], l[1]);
+    }
+}
+
+#[test]
+fn file_names_follow_fio() {
+    let d = TestDir::new("logs-names");
+    let job = "[global]\nioengine=null\nsize=64k\nrw=read\n\
+               [first]\nwrite_iops_log\n\
+               [pair]\nnumjobs=2\nwrite_bw_log=shared\nper_job_logs=0\n\
+               [third]\nwrite_lat_log=t\nwrite_hist_log=t\nlog_hist_msec=10\n\
+               [gz]\nwrite_iops_log=z\nlog_compression=1k\nlog_store_compressed=1\n";
+    let f = d.write("names.fio", job);
+    d.run(&[f.to_str().unwrap(), "--output-format=json"]).ok();
+    let mut names: Vec<String> = std::fs::read_dir(&d.path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".log"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "first_iops.1.log",
+            "shared_bw.log",
+            "t_clat.4.log",
+            "t_clat_hist.4.log",
+            "t_lat.4.log",
+            "t_slat.4.log",
+            "z_iops.5.log.fz",
+        ]
+    );
+    // Both clones of [pair] write to the one file: 16 I/Os each.
+    assert_eq!(rows(&d.path.join("shared_bw.log")).len(), 32);
+    // The compressed log reads back as its 16 lines.
+    let out = d.run(&["--inflate-log=z_iops.5.log.fz"]).ok();
+    assert_eq!(out.stdout.lines().count(), 16, "{}", out.stdout);
+    assert!(out.stdout.lines().all(|l| l.split(", ").count() == 5));
+    d.write("junk.fz", "not zlib");
+    let out = d.run(&["--inflate-log=junk.fz"]).fails();
+    assert!(out.stderr.contains("junk.fz"), "{}", out.stderr);
+}
+
+#[test]
+fn histogram_lines_hold_the_interval_in_fios_bins() {
+    let d = TestDir::new("logs-hist");
+    let v = json(
+        &d,
+        &with(
+            PACED,
+            &[
+                "--write_hist_log=h",
+                "--log_hist_msec=100",
+                "--log_hist_coarseness=2",
+            ],
+        ),
+    );
+    let h = rows(&d.path.join("h_clat_hist.1.log"));
+    assert!(h.len() >= 10, "{}", h.len());
+    for l in &h {
+        // time, direction, block size, then 1856 / 2^2 bins.
+        assert_eq!((l.len(), l[3 - 1]), (3 + 464, 4096));
+    }
+    // The bins count each completion once at most: never more than the JSON's count.
+    for (dir, key) in ["read", "write"].iter().enumerate() {
+        let n: u64 = h
+            .iter()
+            .filter(|l| l[1] == dir as u64)
+            .map(|l| l[3..].iter().sum::<u64>())
+            .sum();
+        let total = u64_at(&v, &format!("/jobs/0/{key}/clat_ns/N"));
+        assert!(n <= total && n * 10 >= total * 8, "{key}: {n} of {total}");
+    }
+}
+
+#[test]
+fn unix_epoch_times_are_wall_clock_ms() {
+    let d = TestDir::new("logs-epoch");
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    json(
+        &d,
+        &with(NULL_RW, &["--write_iops_log=e", "--log_unix_epoch=1"]),
+    );
+    let after = before + 60_000;
+    assert!(rows(&d.path.join("e_iops.1.log"))
+        .iter()
+        .all(|l| (before..after).contains(&l[0])));
+}
+
+#[test]
+fn percentiles_from_a_per_io_clat_log_match_the_json_within_a_bucket() {
+    let d = TestDir::new("logs-pctl");
+    let v = json(
+        &d,
+        &with(
+            &[
+                "--name=p",
+                "--ioengine=null",
+                "--size=32m",
+                "--bs=4k",
+                "--rw=randread",
+                "--iodepth=8",
+            ],
+            &["--write_lat_log=p"],
+        ),
+    );
+    let mut clat: Vec<u64> = rows(&d.path.join("p_clat.1.log"))
+        .iter()
+        .map(|l| l[1])
+        .collect();
+    clat.sort_unstable();
+    assert_eq!(clat.len(), 8192);
+    let pct = v
+        .pointer("/jobs/0/read/clat_ns/percentile")
+        .unwrap()
+        .as_object()
+        .unwrap();
+    assert!(pct.len() >= 10);
+    for (p, json_val) in pct {
+        let p: f64 = p.parse().unwrap();
+        let rank = ((p / 100.0 * clat.len() as f64).ceil() as usize).clamp(1, clat.len());
+        let exact = clat[rank - 1];
+        let got = json_val.as_u64().unwrap();
+        // fio's bucket: under 1/64 of the value wide, the JSON giving its midpoint.
+        let err = exact / 64 + 1;
+        assert!(got.abs_diff(exact) <= err, "p{p}: json {got}, log {exact}");
+    }
+}
+
+/// Runs `iolab run args` in `dir`, sends SIGINT after `after`, and waits (at most a minute).
+fn interrupted(dir: &Path, args: &[&str], after: Duration) -> std::process::Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("run")
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(60));
+    out
+}
+
+#[test]
+fn an_interrupted_run_leaves_what_it_measured_in_the_logs() {
+    let d = TestDir::new("logs-sigint");
+    let args = with(
+        &[
+            "--name=i",
+            "--ioengine=null",
+            "--size=64m",
+            "--bs=4k",
+            "--rw=randread",
+        ],
+        &[
+            "--rate_iops=2000",
+            "--runtime=60",
+            "--time_based",
+            "--write_iops_log=i",
+            "--write_lat_log=i",
+            "--log_avg_msec=100",
+            "--output-format=json",
+        ],
+    );
+    let out = interrupted(&d.path, &args, Duration::from_millis(1500));
+    assert_eq!(out.status.code(), Some(130));
+    let last = |kind: &str| {
+        let r = rows(&d.path.join(format!("i_{kind}.1.log")));
+        r.last().map_or(0, |l| l[0])
+    };
+    // About 1.5 s were measured: the windows up to the stop are in the files.
+    assert!(last("iops") >= 1000, "iops log ends at {} ms", last("iops"));
+    assert!(last("clat") >= 1000, "clat log ends at {} ms", last("clat"));
+}
+
+#[test]
+fn a_run_ended_by_an_error_keeps_its_logs() {
+    let d = TestDir::new("logs-error");
+    // Reads of /dev/full succeed, writes fail with ENOSPC: the job stops at its first write.
+    let args = [
+        "--name=e",
+        "--filename=/dev/full",
+        "--size=1m",
+        "--bs=4k",
+        "--rw=randrw",
+        "--rwmixread=95",
+        "--write_lat_log=e",
+        "--output-format=json",
+    ];
+    let out = d.run(&args);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let v = out.json();
+    let reads = u64_at(&v, "/jobs/0/read/total_ios");
+    assert!(reads > 0, "no read before the first write");
+    assert_eq!(rows(&d.path.join("e_clat.1.log")).len() as u64, reads);
+}
+
+#[test]
+fn store_compressed_refuses_what_fios_format_cannot_hold() {
+    let d = TestDir::new("logs-gz-refused");
+    let out = d
+        .run(&with(
+            NULL_RW,
+            &[
+                "--write_hist_log=h",
+                "--log_compression=4k",
+                "--log_store_compressed=1",
+            ],
+        ))
+        .fails();
+    assert!(
+        out.stderr.contains("log_store_compressed"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn bandwidth_log_writes_the_runs_bandwidth_per_direction() {
+    let d = TestDir::new("logs-agg");
+    let v = json(&d, &with(PACED, &["--bandwidth-log"]));
+    for (dir, name) in ["read", "write", "trim"].iter().enumerate() {
+        let r = rows(&d.path.join(format!("agg-{name}_bw.log")));
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].len(), r[0][2], r[0][3]), (5, dir as u64, 0));
+        if dir < 2 {
+            let bw = u64_at(&v, &format!("/jobs/0/{name}/bw"));
+            assert!(
+                r[0][1] * 10 >= bw * 8 && r[0][1] <= bw + 1,
+                "{name}: {} vs {bw}",
+                r[0][1]
+            );
+        }
+    }
+}
+
+/// fio's own readers over iolab's logs, where they are installed.
+#[test]
+fn fios_tools_read_iolabs_logs() {
+    let d = TestDir::new("logs-tools");
+    json(
+        &d,
+        &with(
+            PACED,
+            &[
+                "--write_bw_log=t",
+                "--write_iops_log=t",
+                "--write_hist_log=t",
+                "--log_hist_msec=200",
+                "--log_avg_msec=200",
+            ],
+        ),
+    );
+    if Command::new("fio2gnuplot")
+        .arg("-h")
+        .stdout(Stdio::null())
+        .status()
+        .is_err()
+    {
+        iolab_testkit::skip("fio2gnuplot", &"not installed (Debian package fio)");
+    } else {
+        let out = Command::new("fio2gnuplot")
+            .args(["-b", "-d", "gp"])
+            .current_dir(&d.path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // It averages every *_bw.log it found into result.average.
+        let avg = std::fs::read_to_string(d.path.join("gp/result.average"))
+            .or_else(|_| std::fs::read_to_string(d.path.join("result.average")));
+        assert!(avg.is_ok_and(|t| !t.trim().is_empty()), "no averaged trace");
+    }
+    let script = Path::new("/usr/share/doc/fio/fio-histo-log-pctiles.py.gz");
+    if !script.exists() {
+        iolab_testkit::skip("fio-histo-log-pctiles.py", &"not in /usr/share/doc/fio");
+        return;
+    }
+    let py = d.path.join("pctiles.py");
+    let unz = Command::new("sh")
+        .arg("-c")
+        .arg(format!("gzip -dc {} > {}", script.display(), py.display()))
+        .status()
+        .unwrap();
+    assert!(unz.success());
+    let out = Command::new("python3")
+        .args([
+            py.to_str().unwrap(),
+            "--log-hist-msec",
+            "200",
+            "t_clat_hist.1.log",
+        ])
+        .current_dir(&d.path)
+        .output();
+    let Ok(out) = out else {
+        iolab_testkit::skip("fio-histo-log-pctiles.py", &"no python3");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A row per second of the run: time, samples, min, median, 95, 99, max.
+    let data: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(char::is_numeric))
+        .collect();
+    assert!(!data.is_empty(), "{text}");
+    assert!(
+        data.iter()
+            .all(|l| l.split(',').filter(|f| !f.trim().is_empty()).count() == 7),
+        "{text}"
+    );
+}
