@@ -9,7 +9,9 @@ use std::time::SystemTime;
 
 use iolab_bench::{stop_on_signals, RunOutcome};
 use iolab_job::{options, parse_cmdline, Invocation, JobSpec, OutputFormat, TopLevel};
-use iolab_report::run::{output_order, preamble, run_report, write_formats, Measured, FIO_VERSION};
+use iolab_report::run::{
+    output_order, preamble, run_report, write_formats, write_formats_live, Measured, FIO_VERSION,
+};
 use iolab_stats::JobStats;
 use iolab_workload::{attach_options, plan_jobs, JobPlan};
 
@@ -285,7 +287,7 @@ fn execute(
         if !jobs.is_empty() {
             let report = run_report(specs, &jobs, &[], start);
             if let Ok(mut o) = shared.lock() {
-                let _ = write_formats(&report, formats, &mut *o);
+                let _ = write_formats_live(&report, formats, &mut *o);
             }
         }
     };

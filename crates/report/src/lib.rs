@@ -70,6 +70,11 @@ pub fn write_json(report: &Report, plus: bool, out: &mut impl Write) -> io::Resu
     json::write_json(report, plus, out)
 }
 
+/// [`write_json`] as one line (newline-delimited JSON).
+pub fn write_json_line(report: &Report, plus: bool, out: &mut impl Write) -> io::Result<()> {
+    json::write_json_line(report, plus, out)
+}
+
 /// fio's `--output-format=terse`, version 3.
 pub fn write_terse(report: &Report, out: &mut impl Write) -> io::Result<()> {
     terse::write_terse(report, out)

@@ -570,3 +570,35 @@ fn fios_tools_read_iolabs_logs() {
         "{text}"
     );
 }
+
+#[test]
+fn status_interval_json_is_one_object_a_line_then_the_final_report() {
+    let d = TestDir::new("logs-live-json");
+    let out = d
+        .run(&[
+            "--name=x",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=read",
+            "--rate_iops=2000",
+            "--runtime=2500ms",
+            "--time_based",
+            "--status-interval=1",
+            "--output-format=json",
+        ])
+        .ok();
+    // Each interval: one line holding one whole object, parseable alone.
+    let (live, rest): (Vec<&str>, Vec<&str>) =
+        out.stdout.lines().partition(|l| l.starts_with("{\""));
+    assert!(live.len() >= 2, "{}", out.stdout);
+    let mut last = 0;
+    for l in &live {
+        let v: Value = serde_json::from_str(l).unwrap();
+        let ios = u64_at(&v, "/jobs/0/read/total_ios");
+        assert!(ios > last, "cumulative: {ios} after {last}");
+        last = ios;
+    }
+    // Then the final report, as without --status-interval.
+    let fin: Value = serde_json::from_str(&rest.join("\n")).unwrap();
+    assert!(u64_at(&fin, "/jobs/0/read/total_ios") >= last);
+}
