@@ -11,7 +11,8 @@ usage: iolab report RESULTS.json [-o FILE.html]
        iolab report NAME_iops.1.log NAME_clat.1.log ... [-o FILE.html]
 
 Draws the HTML report for saved results: `iolab compare --output-format=json`, fio's (or
-`iolab run`'s) JSON and json+ output, or fio's bw/iops/lat log files.
+`iolab run`'s) JSON and json+ output, or fio's log files (bw, iops, lat, clat, slat, and
+clat_hist for latency percentiles over time).
 
   -o, --output FILE   where to write the page (default: the input's name with .html)
   -h, --help          print this help";
@@ -60,12 +61,19 @@ fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
     let logs = inputs
         .iter()
         .all(|p| p.extension().is_some_and(|e| e == "log"));
+    let mut charts = iolab_report::logs::LogCharts::default();
     let c = if logs {
         let files = inputs
             .iter()
             .map(|p| Ok((p.display().to_string(), read(p)?)))
             .collect::<Result<Vec<_>, String>>()?;
-        iolab_compare::comparison_from_logs(&files).map_err(|e| e.to_string())?
+        charts = iolab_report::logs::read_logs(&files)?;
+        // The table's rows come from the logs of a mean (histograms have their own chart).
+        let rows: Vec<(String, String)> = files
+            .into_iter()
+            .filter(|(n, _)| !n.contains("_clat_hist."))
+            .collect();
+        iolab_compare::comparison_from_logs(&rows).map_err(|e| e.to_string())?
     } else if inputs.len() == 1 {
         iolab_compare::from_json(&read(&input)?).map_err(|e| format!("{}: {e}", input.display()))?
     } else {
@@ -73,7 +81,7 @@ fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
     };
     let out = output.unwrap_or_else(|| input.with_extension("html"));
     let mut f = BufWriter::new(File::create(&out).map_err(|e| format!("{}: {e}", out.display()))?);
-    iolab_report::write_html(&c, &mut f)
+    iolab_report::write_html_with_logs(&c, &charts, &mut f)
         .and_then(|_| f.flush())
         .map_err(|e| format!("{}: {e}", out.display()))?;
     let n = c.rows.len();

@@ -18,6 +18,8 @@ mod fmt;
 mod group;
 pub mod html;
 mod json;
+pub mod logs;
+mod logs_html;
 mod model;
 mod read;
 pub mod run;
@@ -29,7 +31,7 @@ use std::io::{self, Write};
 
 pub use fmt::{num2str, N2sUnit};
 pub use group::groups_from_jobs;
-pub use html::{write_html, write_html_titled};
+pub use html::{write_html, write_html_titled, write_html_with_logs};
 pub use model::{
     DirReport, DiskAggr, DiskUtil, GroupDir, GroupReport, JobHeader, JobReport, LatReport, Report,
     SyncReport, Unified, Units,

@@ -602,3 +602,47 @@ fn status_interval_json_is_one_object_a_line_then_the_final_report() {
     let fin: Value = serde_json::from_str(&rest.join("\n")).unwrap();
     assert!(u64_at(&fin, "/jobs/0/read/total_ios") >= last);
 }
+
+#[test]
+fn report_draws_every_log_over_time() {
+    let d = TestDir::new("logs-report");
+    json(
+        &d,
+        &with(
+            PACED,
+            &[
+                "--write_bw_log=r",
+                "--write_iops_log=r",
+                "--write_lat_log=r",
+                "--write_hist_log=r",
+                "--log_hist_msec=250",
+            ],
+        ),
+    );
+    let mut args = vec!["report".to_string()];
+    for k in ["bw", "iops", "lat", "clat", "slat", "clat_hist"] {
+        args.push(format!("r_{k}.1.log"));
+    }
+    args.extend(["-o".into(), "r.html".into()]);
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(&args)
+        .current_dir(&d.path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(d.path.join("r.html")).unwrap();
+    for id in [
+        "plot-log-bw",
+        "plot-log-iops",
+        "plot-log-lat",
+        "plot-log-pctl-0",
+        "plot-log-pctl-1",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "{id} missing");
+    }
+    assert!(html.contains("r read clat") && html.contains("p99.9"));
+}
