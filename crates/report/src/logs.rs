@@ -58,11 +58,14 @@ pub struct LogSeries {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Percentiles over time of one histogram log's direction: (seconds, ns) per percentile.
+/// One histogram line's time (s) and its (percentile, ns) pairs.
+pub type PctlLine = (f64, Vec<(f64, f64)>);
+
+/// Percentiles over time of one histogram log's direction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PctlSeries {
     pub label: String,
-    pub lines: Vec<(f64, Vec<(f64, f64)>)>,
+    pub lines: Vec<PctlLine>,
 }
 
 /// Everything read from the log files.
@@ -191,7 +194,7 @@ fn hist(
     bad: &dyn Fn(usize, &str) -> String,
 ) -> Result<Vec<PctlSeries>, String> {
     let rows = numbers(text, 1, bad)?;
-    let mut per_dir: [Vec<(f64, Vec<(f64, f64)>)>; 3] = Default::default();
+    let mut per_dir: [Vec<PctlLine>; 3] = Default::default();
     for (n, r) in rows.iter().enumerate() {
         let bins = &r[3..];
         let stride = PLAT_NR / bins.len().max(1);
