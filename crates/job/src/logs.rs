@@ -54,7 +54,8 @@ impl LogSpec {
     }
 
     /// The bandwidth sample window a job with these logs uses, from its `bwavgtime`: fio
-    /// sets it from `log_avg_msec` when a bandwidth log is written and bwavgtime was not.
+    /// sets it from `log_avg_msec` when a bandwidth log is written and bwavgtime was not, and
+    /// with a line per I/O in the log, every I/O is a sample ([`PER_IO`]).
     pub fn bw_window(&self, bwavgtime: u64) -> u64 {
         window(self.bw.is_some(), self.bw_avg_set, self.avg_msec, bwavgtime)
     }
@@ -78,11 +79,16 @@ impl LogSpec {
     }
 }
 
+/// A sample window that never closes: the job's bandwidth (or IOPS) samples are its I/Os,
+/// one each, as fio's are when its log has a line per I/O (fio's bw_avg_time is 0 then).
+pub const PER_IO: u64 = u64::MAX;
+
 fn window(logged: bool, set: bool, log_avg: u64, avg: u64) -> u64 {
-    match (logged && log_avg > 0, set) {
-        (false, _) => avg,
-        (true, true) => avg.min(log_avg),
-        (true, false) => log_avg,
+    match (logged, log_avg > 0, set) {
+        (false, _, _) => avg,
+        (true, false, _) => PER_IO,
+        (true, true, true) => avg.min(log_avg),
+        (true, true, false) => log_avg,
     }
 }
 
@@ -102,5 +108,7 @@ mod tests {
         l.bw_avg_set = true;
         assert_eq!(l.bw_window(100), 100);
         assert_eq!(l.bw_window(1000), 200);
+        l.avg_msec = 0;
+        assert_eq!(l.bw_window(100), PER_IO, "a line per I/O: a sample per I/O");
     }
 }

@@ -364,7 +364,7 @@ impl Logs {
     #[allow(clippy::too_many_arguments)]
     fn done(
         &mut self,
-        stats: &JobStats,
+        stats: &mut JobStats,
         dir: Dir,
         bytes: u64,
         offset: u64,
@@ -381,19 +381,16 @@ impl Logs {
             offset,
             issue_ns: Some(issue.saturating_sub(self.t0)),
         };
+        // Only clat and slat lines carry the issue time.
+        let plain = Io {
+            issue_ns: None,
+            ..io
+        };
         if let (Some(s), true) = (&mut self.clat, rec[0]) {
             s.sample(&sh, line, clat, io);
         }
         if let (Some(s), true) = (&mut self.lat, rec[1]) {
-            s.sample(
-                &sh,
-                line,
-                now.saturating_sub(issue),
-                Io {
-                    issue_ns: None,
-                    ..io
-                },
-            );
+            s.sample(&sh, line, now.saturating_sub(issue), plain);
         }
         if let (Some(s), true, true) = (&mut self.slat, rec[2], submit > issue) {
             let at = Io {
@@ -402,29 +399,17 @@ impl Logs {
             };
             s.sample(&sh, line, submit - issue, at);
         }
+        // A log with a line per I/O makes each I/O a bandwidth and IOPS sample of the job
+        // too, as fio's add_bw_sample and add_iops_sample do (its periodic samples stop).
         if let Some(s) = &mut self.bw {
             let bw = (u128::from(bytes) * 1_000_000).checked_div(u128::from(clat));
             let bw = bw.map_or(0, |v| u64::try_from(v).unwrap_or(u64::MAX));
-            s.sample(
-                &sh,
-                line,
-                bw,
-                Io {
-                    issue_ns: None,
-                    ..io
-                },
-            );
+            s.sample(&sh, line, bw, plain);
+            stats.dir_mut(dir).bw.add(bw);
         }
         if let Some(s) = &mut self.iops {
-            s.sample(
-                &sh,
-                line,
-                1,
-                Io {
-                    issue_ns: None,
-                    ..io
-                },
-            );
+            s.sample(&sh, line, 1, plain);
+            stats.dir_mut(dir).iops.add(1);
         }
         if let (Some(h), true) = (&mut self.hist, rec[0]) {
             h.done(stats, dir, bytes, io.t_ms, sh.epoch_ms);
@@ -593,7 +578,7 @@ impl Runner<'_> {
         };
         let rec = [self.rec.clat, self.rec.lat, self.rec.slat && l.slat_on];
         l.done(
-            &self.stats,
+            &mut self.stats,
             dir,
             *n as u64,
             d.req.offset,

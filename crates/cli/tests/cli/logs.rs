@@ -98,6 +98,13 @@ fn per_io_logs_have_a_line_per_io_with_fios_columns() {
         assert_eq!(b[1], (4096 * 1_000_000u64).checked_div(c[1]).unwrap_or(0));
     }
     assert!(rows(&d.path.join("p_iops.1.log")).iter().all(|l| l[1] == 1));
+    // As in fio, a log with a line per I/O makes every I/O a bandwidth and IOPS sample.
+    assert_eq!(per_dir("bw_samples"), ios);
+    assert_eq!(per_dir("iops_samples"), ios);
+    assert_eq!(
+        v.pointer("/jobs/0/read/iops_mean").unwrap().as_f64(),
+        Some(1.0)
+    );
     // The clat lines are the JSON's clat: same count and sum (the mean times N).
     for (dir, key) in ["read", "write"].iter().enumerate() {
         let of: Vec<u64> = clat
