@@ -653,3 +653,69 @@ fn report_draws_every_log_over_time() {
     }
     assert!(html.contains("r read clat") && html.contains("p99.9"));
 }
+
+/// Each log file of `dir`: name, line count, and the set of column counts.
+fn shapes(dir: &Path) -> Vec<(String, usize, Vec<usize>)> {
+    let mut out: Vec<(String, usize, Vec<usize>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let mut cols: Vec<usize> = text.lines().map(|l| l.split(", ").count()).collect();
+            cols.sort_unstable();
+            cols.dedup();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, text.lines().count(), cols)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_same_job_gives_the_same_log_files_as_fio() {
+    let Ok(v) = Command::new("fio").arg("--version").output() else {
+        iolab_testkit::skip("logs vs fio", &"fio is not installed");
+        return;
+    };
+    let version = String::from_utf8_lossy(&v.stdout);
+    if !version.starts_with("fio-3.") {
+        iolab_testkit::skip("logs vs fio", &format!("not fio 3: {version}"));
+        return;
+    }
+    let d = TestDir::new("logs-vs-fio");
+    let job = d.write(
+        "c.fio",
+        "[global]\nioengine=null\nsize=256k\nbs=4k\nrw=randrw\niodepth=4\n\
+         [one]\nwrite_bw_log\nwrite_iops_log=one\nwrite_lat_log=one\nlog_offset=1\n\
+         [two]\nnumjobs=2\nwrite_lat_log=two\nper_job_logs=0\nlog_prio=1\n\
+         [three]\nwrite_lat_log=three\nlog_avg_msec=60000\nlog_max_value=1\n",
+    );
+    for who in ["fio", "iolab"] {
+        std::fs::create_dir_all(d.path.join(who)).unwrap();
+    }
+    let fio = Command::new("fio")
+        .args([job.to_str().unwrap(), "--output-format=json"])
+        .current_dir(d.path.join("fio"))
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let ours = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["run", job.to_str().unwrap(), "--output-format=json"])
+        .current_dir(d.path.join("iolab"))
+        .output()
+        .unwrap();
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    // Names, a line per I/O (64 per job, 128 in the file both clones share), the columns;
+    // the windowed job: one line per direction at its end.
+    assert_eq!(shapes(&d.path.join("iolab")), shapes(&d.path.join("fio")));
+}
