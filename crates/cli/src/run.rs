@@ -327,9 +327,9 @@ fn execute(
 
 /// `--inflate-log=FILE`: the text of a log written with log_store_compressed.
 fn inflate_log(path: &str) -> Result<ExitCode, String> {
-    let data = std::fs::read(path).map_err(|e| format!("--inflate-log: {path}: {e}"))?;
+    let file = File::open(path).map_err(|e| format!("--inflate-log: {path}: {e}"))?;
     let mut out = io::BufWriter::new(io::stdout().lock());
-    match iolab_bench::inflate_log(&data, &mut out).and_then(|()| out.flush()) {
+    match iolab_bench::inflate_log(file, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
             Err(format!("--inflate-log: {path}: {e}"))
         }

@@ -505,6 +505,7 @@ fn fios_tools_read_iolabs_logs() {
             &[
                 "--write_bw_log=t",
                 "--write_iops_log=t",
+                "--write_lat_log=t",
                 "--write_hist_log=t",
                 "--log_hist_msec=200",
                 "--log_avg_msec=200",
@@ -533,6 +534,25 @@ fn fios_tools_read_iolabs_logs() {
         let avg = std::fs::read_to_string(d.path.join("gp/result.average"))
             .or_else(|_| std::fs::read_to_string(d.path.join("result.average")));
         assert!(avg.is_ok_and(|t| !t.trim().is_empty()), "no averaged trace");
+    }
+    // fio_generate_plots: gnuplot draws an SVG per log kind found.
+    let gnuplot = Command::new("gnuplot").arg("--version").output().is_ok();
+    if !gnuplot || !Path::new("/usr/bin/fio_generate_plots").exists() {
+        iolab_testkit::skip("fio_generate_plots", &"needs fio's script and gnuplot");
+    } else {
+        let out = Command::new("fio_generate_plots")
+            .arg("iolab")
+            .current_dir(&d.path)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{said}");
+        // (No slat: the null engine at depth 1 completes each I/O in its call, as fio's does.)
+        for kind in ["bw", "iops", "lat", "clat"] {
+            let svg = std::fs::read_to_string(d.path.join(format!("iolab-{kind}.svg")))
+                .unwrap_or_default();
+            assert!(svg.contains("<path"), "{kind}: no curve drawn");
+        }
     }
     let script = Path::new("/usr/share/doc/fio/fio-histo-log-pctiles.py.gz");
     if !script.exists() {
