@@ -430,6 +430,35 @@ mod tests {
     }
 
     #[test]
+    fn a_write_error_stops_the_log_once_without_failing_the_run() {
+        let full = PathBuf::from("/dev/full");
+        if !full.exists() {
+            iolab_testkit::skip("log write error", &"no /dev/full here");
+            return;
+        }
+        let how = OpenHow {
+            shared: true,
+            zlib_chunk: None,
+        };
+        let mut f = LogFile::open(full, how).unwrap();
+        let mut l = Line::new();
+        for i in 0..10_000u64 {
+            f.entry(
+                &Entry {
+                    time: i,
+                    ..Entry::default()
+                },
+                &mut l,
+            );
+        }
+        f.flush();
+        assert!(f.failed, "ENOSPC went unnoticed");
+        // Later lines are dropped, not retried or buffered without bound.
+        f.entry(&Entry::default(), &mut l);
+        f.close();
+    }
+
+    #[test]
     fn compressed_records_inflate_to_the_text_lines() {
         let dir = std::env::temp_dir().join(format!("iolab-logfile-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
