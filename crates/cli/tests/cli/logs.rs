@@ -494,10 +494,10 @@ fn bandwidth_log_writes_the_runs_bandwidth_per_direction() {
     }
 }
 
-/// fio's own readers over iolab's logs, where they are installed.
-#[test]
-fn fios_tools_read_iolabs_logs() {
-    let d = TestDir::new("logs-tools");
+/// A paced run's bw, IOPS, latency and histogram logs (prefix `t`), windowed at 200 ms,
+/// for fio's own readers.
+fn logs_for_tools(name: &str) -> TestDir {
+    let d = TestDir::new(name);
     json(
         &d,
         &with(
@@ -512,6 +512,11 @@ fn fios_tools_read_iolabs_logs() {
             ],
         ),
     );
+    d
+}
+
+#[test]
+fn fio2gnuplot_reads_iolabs_logs() {
     if Command::new("fio2gnuplot")
         .arg("-h")
         .stdout(Stdio::null())
@@ -519,46 +524,57 @@ fn fios_tools_read_iolabs_logs() {
         .is_err()
     {
         iolab_testkit::skip("fio2gnuplot", &"not installed (Debian package fio)");
-    } else {
-        let out = Command::new("fio2gnuplot")
-            .args(["-b", "-d", "gp"])
-            .current_dir(&d.path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // It averages every *_bw.log it found into result.average.
-        let avg = std::fs::read_to_string(d.path.join("gp/result.average"))
-            .or_else(|_| std::fs::read_to_string(d.path.join("result.average")));
-        assert!(avg.is_ok_and(|t| !t.trim().is_empty()), "no averaged trace");
+        return;
     }
-    // fio_generate_plots: gnuplot draws an SVG per log kind found.
+    let d = logs_for_tools("logs-fio2gnuplot");
+    let out = Command::new("fio2gnuplot")
+        .args(["-b", "-d", "gp"])
+        .current_dir(&d.path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // It averages every *_bw.log it found into result.average.
+    let avg = std::fs::read_to_string(d.path.join("gp/result.average"))
+        .or_else(|_| std::fs::read_to_string(d.path.join("result.average")));
+    assert!(avg.is_ok_and(|t| !t.trim().is_empty()), "no averaged trace");
+}
+
+#[test]
+fn fio_generate_plots_draws_iolabs_logs() {
     let gnuplot = Command::new("gnuplot").arg("--version").output().is_ok();
     if !gnuplot || !Path::new("/usr/bin/fio_generate_plots").exists() {
         iolab_testkit::skip("fio_generate_plots", &"needs fio's script and gnuplot");
-    } else {
-        let out = Command::new("fio_generate_plots")
-            .arg("iolab")
-            .current_dir(&d.path)
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{said}");
-        // (No slat: the null engine at depth 1 completes each I/O in its call, as fio's does.)
-        for kind in ["bw", "iops", "lat", "clat"] {
-            let svg = std::fs::read_to_string(d.path.join(format!("iolab-{kind}.svg")))
-                .unwrap_or_default();
-            assert!(svg.contains("<path"), "{kind}: no curve drawn");
-        }
+        return;
     }
+    let d = logs_for_tools("logs-generate-plots");
+    let out = Command::new("fio_generate_plots")
+        .arg("iolab")
+        .current_dir(&d.path)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    // An SVG per log kind. (No slat: the null engine at depth 1 completes each I/O in its
+    // call, as fio's does.)
+    for kind in ["bw", "iops", "lat", "clat"] {
+        let svg =
+            std::fs::read_to_string(d.path.join(format!("iolab-{kind}.svg"))).unwrap_or_default();
+        assert!(svg.contains("<path"), "{kind}: no curve drawn");
+    }
+}
+
+#[test]
+fn fio_histo_log_pctiles_reads_iolabs_histogram_log() {
     let script = Path::new("/usr/share/doc/fio/fio-histo-log-pctiles.py.gz");
     if !script.exists() {
         iolab_testkit::skip("fio-histo-log-pctiles.py", &"not in /usr/share/doc/fio");
         return;
     }
+    let d = logs_for_tools("logs-pctiles");
     let py = d.path.join("pctiles.py");
     let unz = Command::new("sh")
         .arg("-c")
