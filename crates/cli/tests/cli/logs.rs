@@ -755,3 +755,32 @@ fn the_same_job_gives_the_same_log_files_as_fio() {
     // the windowed job: one line per direction at its end.
     assert_eq!(shapes(&d.path.join("iolab")), shapes(&d.path.join("fio")));
 }
+
+#[test]
+fn report_inflates_compressed_logs() {
+    let d = TestDir::new("logs-report-fz");
+    json(
+        &d,
+        &with(
+            PACED,
+            &[
+                "--write_iops_log=z",
+                "--log_avg_msec=100",
+                "--log_compression=4k",
+                "--log_store_compressed=1",
+            ],
+        ),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["report", "z_iops.1.log.fz", "-o", "z.html"])
+        .current_dir(&d.path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(d.path.join("z.html")).unwrap();
+    assert!(html.contains("id=\"plot-log-iops\""));
+}
