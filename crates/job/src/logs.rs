@@ -41,8 +41,9 @@ pub struct LogSpec {
     pub store_compressed: bool,
     /// `per_job_logs`: the job's number in each file name.
     pub per_job: bool,
-    /// Whether `bwavgtime` / `iopsavgtime` were written (fio then samples at the smaller of
-    /// them and `log_avg_msec`; else at `log_avg_msec`).
+    /// Whether `bwavgtime` / `iopsavgtime` were written (fio then samples at them and averages
+    /// the log over the smaller of them and `log_avg_msec`; else it samples and averages at
+    /// `log_avg_msec`).
     pub bw_avg_set: bool,
     pub iops_avg_set: bool,
 }
@@ -54,7 +55,7 @@ impl LogSpec {
     }
 
     /// The bandwidth sample window a job with these logs uses, from its `bwavgtime`: fio
-    /// sets it from `log_avg_msec` when a bandwidth log is written and bwavgtime was not, and
+    /// sets it to `log_avg_msec` when a bandwidth log is written and bwavgtime was not, and
     /// with a line per I/O in the log, every I/O is a sample ([`PER_IO`]).
     pub fn bw_window(&self, bwavgtime: u64) -> u64 {
         window(self.bw.is_some(), self.bw_avg_set, self.avg_msec, bwavgtime)
@@ -85,10 +86,21 @@ pub const PER_IO: u64 = u64::MAX;
 
 fn window(logged: bool, set: bool, log_avg: u64, avg: u64) -> u64 {
     match (logged, log_avg > 0, set) {
-        (false, _, _) => avg,
+        (false, _, _) | (true, true, true) => avg,
         (true, false, _) => PER_IO,
-        (true, true, true) => avg.min(log_avg),
         (true, true, false) => log_avg,
+    }
+}
+
+impl LogSpec {
+    /// The averaging window of a bandwidth (or IOPS) log whose samples come every `avg`
+    /// ms: fio's `min(log_avg_msec, bwavgtime)` when bwavgtime was written.
+    pub fn rate_log_window(&self, set: bool, avg: u64) -> u64 {
+        if set {
+            self.avg_msec.min(avg)
+        } else {
+            self.avg_msec
+        }
     }
 }
 
@@ -105,9 +117,13 @@ mod tests {
         };
         assert_eq!(l.bw_window(500), 200);
         assert_eq!(l.iops_window(500), 500, "no iops log: iopsavgtime stays");
+        // Written, bwavgtime stays: the log averages over the smaller of the two.
         l.bw_avg_set = true;
         assert_eq!(l.bw_window(100), 100);
-        assert_eq!(l.bw_window(1000), 200);
+        assert_eq!(l.bw_window(1000), 1000);
+        assert_eq!(l.rate_log_window(true, 100), 100);
+        assert_eq!(l.rate_log_window(true, 1000), 200);
+        assert_eq!(l.rate_log_window(false, 200), 200);
         l.avg_msec = 0;
         assert_eq!(l.bw_window(100), PER_IO, "a line per I/O: a sample per I/O");
     }

@@ -7,8 +7,9 @@
 //! - With it, a window of that many ms per direction: the mean (rounded) or the max of the
 //!   window's samples, size and offset 0. A latency window closes at the first I/O of its
 //!   direction at or after its end, and the last partial window is written at the job's end;
-//!   bandwidth and IOPS are sampled every `log_avg_msec` (or `bwavgtime`, if smaller and
-//!   written), and a partial last window is dropped, as fio's are.
+//!   bandwidth and IOPS are sampled every `log_avg_msec` (or `bwavgtime` / `iopsavgtime`
+//!   if written, the log then averaging over the smaller of the two), and a partial last
+//!   window is dropped, as fio's are.
 //! - The histogram log: every `log_hist_msec`, per direction, the completion latencies since
 //!   the last line in fio's 1856 bins summed 2^coarseness at a time.
 //!
@@ -151,6 +152,9 @@ impl Series {
 /// Bandwidth or IOPS sampled every window (with log_avg_msec).
 struct Rate {
     series: Series,
+    /// The log's averaging window, ms (fio's min(log_avg_msec, bwavgtime) when bwavgtime
+    /// was written).
+    avg_ms: u64,
     kind: SampleKind,
     sampler: Sampler,
     /// The sampler adds to moments; the job's own are elsewhere.
@@ -290,18 +294,29 @@ impl Logs {
 
     fn attach(&mut self, plan: &JobPlan, kind: &str, file: LogFile) {
         let (s, windowed) = (&plan.spec, self.shape.avg_ms > 0);
-        let rate = |file, kind, every| Rate {
+        let rate = |file, kind, every, set| Rate {
             series: Series::new(file, false),
+            avg_ms: s.logs.rate_log_window(set, every),
             kind,
             sampler: Sampler::new(kind, every, 0),
             sink: Default::default(),
         };
         match kind {
             "bw" if windowed => {
-                self.bw_rate = Some(rate(file, SampleKind::BandwidthKib, s.bwavgtime));
+                self.bw_rate = Some(rate(
+                    file,
+                    SampleKind::BandwidthKib,
+                    s.bwavgtime,
+                    s.logs.bw_avg_set,
+                ));
             }
             "iops" if windowed => {
-                self.iops_rate = Some(rate(file, SampleKind::Iops, s.iopsavgtime));
+                self.iops_rate = Some(rate(
+                    file,
+                    SampleKind::Iops,
+                    s.iopsavgtime,
+                    s.logs.iops_avg_set,
+                ));
             }
             "bw" => self.bw = Some(Series::new(file, true)),
             "iops" => self.iops = Some(Series::new(file, true)),
@@ -480,6 +495,10 @@ impl Rate {
         let [a, b, c] = &mut self.sink;
         let Some(smp) = self.sampler.check(now, counters, &mut [a, b, c]) else {
             return;
+        };
+        let sh = &Shape {
+            avg_ms: self.avg_ms,
+            ..*sh
         };
         for (d, rate) in smp.rate.iter().enumerate() {
             if let Some(v) = rate {

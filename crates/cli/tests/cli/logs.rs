@@ -784,3 +784,26 @@ fn report_inflates_compressed_logs() {
     let html = std::fs::read_to_string(d.path.join("z.html")).unwrap();
     assert!(html.contains("id=\"plot-log-iops\""));
 }
+
+#[test]
+fn a_written_bwavgtime_keeps_its_samples_and_paces_the_bw_log() {
+    // fio: log_avg_msec=200 with bwavgtime=500 written samples every 500 ms (JSON and log).
+    let d = TestDir::new("logs-bwavgtime");
+    let v = json(
+        &d,
+        &with(
+            PACED,
+            &[
+                "--rw=read",
+                "--runtime=2",
+                "--write_bw_log=b",
+                "--log_avg_msec=200",
+                "--bwavgtime=500",
+            ],
+        ),
+    );
+    let r = rows(&d.path.join("b_bw.1.log"));
+    assert_eq!(r.len() as u64, u64_at(&v, "/jobs/0/read/bw_samples"));
+    assert!((3..=4).contains(&r.len()), "{r:?}");
+    assert!(r.windows(2).all(|w| w[1][0] - w[0][0] >= 499), "{r:?}");
+}
