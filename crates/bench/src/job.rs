@@ -22,6 +22,8 @@ pub(crate) mod conn;
 mod eachloop;
 mod fileops;
 mod iolog;
+mod log;
+mod logfile;
 mod record;
 mod syncrange;
 
@@ -34,6 +36,10 @@ use eachloop::EachLoop;
 use fileops::FileOps;
 use record::Record;
 use syncrange::SyncRange;
+
+pub(crate) use log::prepare_shared as prepare_shared_logs;
+pub use log::write_bandwidth_logs;
+pub use logfile::inflate as inflate_log;
 
 /// What a job thread hands back.
 #[derive(Debug)]
@@ -150,10 +156,11 @@ pub fn run(
             Err(BenchError::NotStarted)
         };
     }
-    let setup = crate::mem::pin(plan).and_then(|pin| Ok((pin, setup(plan)?)));
+    let setup =
+        crate::mem::pin(plan).and_then(|pin| Ok((pin, setup(plan)?, log::Logs::open(plan)?)));
     let go = start.wait(setup.is_ok());
     // The pinned memory (lockmem) stays locked until the job returns.
-    let (_pinned, (mut eng, mut files, bufs, gen)) = setup?;
+    let (_pinned, (mut eng, mut files, bufs, gen), logs) = setup?;
     if debug::on(debug::RANDOM) {
         for (i, s) in gen.seeds().iter().enumerate() {
             debug::line(
@@ -178,6 +185,7 @@ pub fn run(
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     runner.init_prios();
+    runner.attach_logs(logs);
     let result = runner.run(stop);
     // The I/O log is complete before a postrun command could read it.
     runner.iolog_end();
@@ -189,6 +197,7 @@ pub fn run(
     if let Err(e) = result {
         runner.fail(&e, e.to_string(), "do_io", site!());
     }
+    runner.finish_logs();
     let mut out = runner.finish();
     out.syscalls = eng.syscalls();
     out.started_ns = started_ns;
@@ -289,6 +298,8 @@ struct Runner<'a> {
     sync_range: SyncRange,
     /// The I/O generated when an fsync fell due, issued after it.
     held: Option<IoUnit>,
+    /// fio's log files (write_bw_log and the rest), if the job writes any.
+    logs: Option<Box<log::Logs>>,
 }
 
 impl<'a> Runner<'a> {
@@ -366,6 +377,7 @@ impl<'a> Runner<'a> {
                 plan.spec.sync_file_range_nr,
                 plan.files.len(),
             ),
+            logs: None,
         }
     }
 
@@ -627,6 +639,7 @@ impl<'a> Runner<'a> {
             }
             self.lat_window = (sum, n);
         }
+        self.log_tick();
         if self.now >= self.next_publish {
             self.next_publish = self.now + 100_000_000;
             self.progress
@@ -822,6 +835,7 @@ impl<'a> Runner<'a> {
             }
         }
         self.fops.done(slot);
+        self.log_done(&d, dir, issue, submit);
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);
@@ -869,6 +883,7 @@ impl<'a> Runner<'a> {
         self.rates = rates::Rates::wanted();
         self.lat_window = (0.0, 0);
         self.cpu0 = usage();
+        self.restart_logs();
     }
 
     /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.

@@ -32,7 +32,9 @@ use iolab_engine::EngineError;
 use iolab_stats::DiskStats;
 use iolab_workload::JobPlan;
 
-pub use job::{keep_rate_series, Clock, JobOutcome, Rates, Stops};
+pub use job::{
+    inflate_log, keep_rate_series, write_bandwidth_logs, Clock, JobOutcome, Rates, Stops,
+};
 pub use joberr::{strerror, JobError};
 
 /// Why a run could not start or go on.
@@ -267,6 +269,7 @@ fn run_phases(
     gate: &dyn Fn(),
 ) -> Result<RunOutcome, BenchError> {
     layout::prepare_all(plans, stop)?;
+    job::prepare_shared_logs(plans)?;
     let disks_before = disk_snapshot(plans);
     let t_disk = Instant::now();
     let clock = clock_for(plans);

@@ -11,7 +11,8 @@ usage: iolab report RESULTS.json [-o FILE.html]
        iolab report NAME_iops.1.log NAME_clat.1.log ... [-o FILE.html]
 
 Draws the HTML report for saved results: `iolab compare --output-format=json`, fio's (or
-`iolab run`'s) JSON and json+ output, or fio's bw/iops/lat log files.
+`iolab run`'s) JSON and json+ output, or fio's log files (bw, iops, lat, clat, slat, and
+clat_hist for latency percentiles over time; .log.fz ones are inflated).
 
   -o, --output FILE   where to write the page (default: the input's name with .html)
   -h, --help          print this help";
@@ -53,19 +54,37 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
 
 const LONGS: &[&str] = &["help", "output"];
 
+/// A log's text; a `.fz` (log_store_compressed) is inflated first.
+fn read_log(p: &PathBuf) -> Result<String, String> {
+    let at = |e: std::io::Error| format!("{}: {e}", p.display());
+    if p.extension().is_some_and(|e| e == "fz") {
+        let mut text = Vec::new();
+        iolab_bench::inflate_log(File::open(p).map_err(at)?, &mut text).map_err(at)?;
+        return String::from_utf8(text).map_err(|e| format!("{}: {e}", p.display()));
+    }
+    std::fs::read_to_string(p).map_err(at)
+}
+
 fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
     let input = inputs[0].clone();
     let read =
         |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
     let logs = inputs
         .iter()
-        .all(|p| p.extension().is_some_and(|e| e == "log"));
+        .all(|p| p.extension().is_some_and(|e| e == "log" || e == "fz"));
+    let mut charts = iolab_report::logs::LogCharts::default();
     let c = if logs {
         let files = inputs
             .iter()
-            .map(|p| Ok((p.display().to_string(), read(p)?)))
+            .map(|p| Ok((p.display().to_string(), read_log(p)?)))
             .collect::<Result<Vec<_>, String>>()?;
-        iolab_compare::comparison_from_logs(&files).map_err(|e| e.to_string())?
+        charts = iolab_report::logs::read_logs(&files)?;
+        // The table's rows come from the logs of a mean (histograms have their own chart).
+        let rows: Vec<(String, String)> = files
+            .into_iter()
+            .filter(|(n, _)| !n.contains("_clat_hist."))
+            .collect();
+        iolab_compare::comparison_from_logs(&rows).map_err(|e| e.to_string())?
     } else if inputs.len() == 1 {
         iolab_compare::from_json(&read(&input)?).map_err(|e| format!("{}: {e}", input.display()))?
     } else {
@@ -73,7 +92,7 @@ fn run(inputs: &[PathBuf], output: Option<PathBuf>) -> Result<(), String> {
     };
     let out = output.unwrap_or_else(|| input.with_extension("html"));
     let mut f = BufWriter::new(File::create(&out).map_err(|e| format!("{}: {e}", out.display()))?);
-    iolab_report::write_html(&c, &mut f)
+    iolab_report::write_html_with_logs(&c, &charts, &mut f)
         .and_then(|_| f.flush())
         .map_err(|e| format!("{}: {e}", out.display()))?;
     let n = c.rows.len();

@@ -9,7 +9,9 @@ use std::time::SystemTime;
 
 use iolab_bench::{stop_on_signals, RunOutcome};
 use iolab_job::{options, parse_cmdline, Invocation, JobSpec, OutputFormat, TopLevel};
-use iolab_report::run::{output_order, preamble, run_report, write_formats, Measured, FIO_VERSION};
+use iolab_report::run::{
+    output_order, preamble, run_report, write_formats, write_formats_live, Measured, FIO_VERSION,
+};
 use iolab_stats::JobStats;
 use iolab_workload::{attach_options, plan_jobs, JobPlan};
 
@@ -73,7 +75,15 @@ const TOP_HELP: &[(&str, &str)] = &[
     ),
     (
         "--status-interval=TIME",
-        "print the whole report so far every TIME",
+        "print the whole report so far every TIME (JSON: one object a line)",
+    ),
+    (
+        "--bandwidth-log",
+        "write the run's bandwidth per direction to agg-{read,write,trim}_bw.log",
+    ),
+    (
+        "--inflate-log=FILE",
+        "print the text of a log stored with log_store_compressed, run nothing",
     ),
     (
         "--cmdhelp[=OPTION]",
@@ -102,8 +112,8 @@ const TOP_HELP: &[(&str, &str)] = &[
 /// fio's top-level options that iolab takes but that change nothing, and those it refuses.
 const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3)";
 const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, --idle-prof, \
---inflate-log, --trigger-remote, --aux-path, --alloc-size, --crctest, --cpuclock-test, \
---bandwidth-log, --merge-blktrace-only";
+--trigger-remote, --aux-path, --alloc-size, --crctest, --cpuclock-test, \
+--merge-blktrace-only";
 
 /// `--help`: the usage line and the options, in fio's `-h` shape.
 fn help_text(called: Called) -> String {
@@ -143,6 +153,9 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
     let inv = parse_cmdline(args).map_err(|e| e.to_string())?;
     if let Some(code) = answer_info(&inv.top, called)? {
         return Ok(code);
+    }
+    if let Some(path) = &inv.top.inflate_log {
+        return inflate_log(path);
     }
     let prefix = called.prefix();
     if inv.job_files.is_empty() && inv.cmdline_jobs.is_empty() {
@@ -299,7 +312,7 @@ fn execute(
         if !jobs.is_empty() {
             let report = run_report(specs, &jobs, &[], start);
             if let Ok(mut o) = shared.lock() {
-                let _ = write_formats(&report, formats, &mut *o);
+                let _ = write_formats_live(&report, formats, &mut *o);
             }
         }
     };
@@ -312,6 +325,11 @@ fn execute(
     // A trigger stops the run as a signal would, but is no interruption: fio exits 0.
     let triggered = trigger.finish();
     let outcome = outcome.map_err(|e| e.to_string())?;
+    if top.bandwidth_log {
+        let ms = start.elapsed().map_or(0, |d| d.as_millis() as u64);
+        iolab_bench::write_bandwidth_logs(&outcome.jobs, ms)
+            .map_err(|e| format!("--bandwidth-log: {e}"))?;
+    }
     let report = final_report(specs, plans, &outcome, start);
     let mut out = shared
         .into_inner()
@@ -332,6 +350,18 @@ fn execute(
     }
     let failed = outcome.jobs.iter().any(|j| j.error.is_some());
     Ok(ExitCode::from(u8::from(failed)))
+}
+
+/// `--inflate-log=FILE`: the text of a log written with log_store_compressed.
+fn inflate_log(path: &str) -> Result<ExitCode, String> {
+    let file = File::open(path).map_err(|e| format!("--inflate-log: {path}: {e}"))?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match iolab_bench::inflate_log(file, &mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(format!("--inflate-log: {path}: {e}"))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// Which signal stopped the run, for the closing message (fio names it by number).

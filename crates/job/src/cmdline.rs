@@ -76,6 +76,10 @@ pub struct TopLevel {
     pub trigger_timeout_us: Option<u64>,
     /// `--trigger=cmd`: the shell command run when the trigger fires.
     pub trigger_cmd: Option<String>,
+    /// `--bandwidth-log`: the run's aggregate bandwidth to `agg-{read,write,trim}_bw.log`.
+    pub bandwidth_log: bool,
+    /// `--inflate-log=FILE`: print a compressed log's text, run nothing.
+    pub inflate_log: Option<String>,
 }
 
 /// What `iolab run` / `fio` was asked to do.
@@ -145,12 +149,10 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "daemonize",
     "remote-config",
     "idle-prof",
-    "inflate-log",
     "trigger-remote",
     "aux-path",
     "crctest",
     "cpuclock-test",
-    "bandwidth-log",
     "merge-blktrace-only",
 ];
 
@@ -161,8 +163,9 @@ fn refusal(name: &str) -> &'static str {
             "iolab has no networked mode; to drive many machines, run one iolab per \
              machine under MPI (mpirun -np N iolab run job.fio)"
         }
-        "bandwidth-log" | "inflate-log" | "merge-blktrace-only" => {
-            "fio's logs (bandwidth, inflated, blktrace) are not written by iolab yet"
+        "merge-blktrace-only" => {
+            "iolab merges blktraces (merge_blktrace_file) when it plans the job, then runs \
+             it; a merge alone is not implemented"
         }
         "aux-path" => "iolab writes no state or trigger files for it to place",
         "trigger-remote" => {
@@ -260,6 +263,8 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         "trigger-file" => top.trigger_file = Some(PathBuf::from(req()?)),
         "trigger-timeout" => top.trigger_timeout_us = Some(secs(&req()?)?),
         "trigger" => top.trigger_cmd = Some(req()?),
+        "bandwidth-log" => top.bandwidth_log = true,
+        "inflate-log" => top.inflate_log = Some(req()?),
         "debug" => top.debug |= crate::debug::parse(&req()?)?,
         "alloc-size" => {
             let kib = req()?

@@ -11,6 +11,7 @@ mod arith;
 pub mod cmdline;
 pub mod debug;
 pub mod error;
+pub mod logs;
 pub mod options;
 pub mod parse;
 pub mod place;

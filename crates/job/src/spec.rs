@@ -283,6 +283,8 @@ pub struct JobSpec {
     pub opendir: Option<String>,
     /// fio's rate_cycle: the window over which rate_min and rate_iops_min are judged, ns.
     pub rate_cycle_ns: u64,
+    /// fio's log files (write_*_log and the log_* options).
+    pub logs: crate::logs::LogSpec,
 }
 }
 
@@ -426,6 +428,16 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     spec.iodepth_batch_complete_max = spec
         .iodepth_batch_complete_max
         .max(spec.iodepth_batch_complete_min);
+    // fio samples at log_avg_msec unless bwavgtime / iopsavgtime were written.
+    spec.logs.bw_avg_set = raw.options().any(|o| o.def.name == "bwavgtime");
+    spec.logs.iops_avg_set = raw.options().any(|o| o.def.name == "iopsavgtime");
+    spec.bwavgtime = spec.logs.bw_window(spec.bwavgtime);
+    spec.iopsavgtime = spec.logs.iops_window(spec.iopsavgtime);
+    if let Err(m) = spec.logs.check() {
+        if let Some(o) = raw.options().find(|o| o.def.name == "log_issue_time") {
+            return Err(err(o, ErrorKind::InvalidValue, m));
+        }
+    }
     if spec.time_based && (!runtime_set || spec.runtime.is_none()) {
         warnings.push(Warning {
             loc: raw.loc.clone(),

@@ -12,6 +12,7 @@ use std::io::{self, Write};
 
 use crate::columns::{self, Cell, COLUMNS, MISSING, SPARSE_MARK, SPARSE_NOTE};
 use crate::compare::{CompareRow, Comparison, Source};
+use crate::logs::LogCharts;
 use crate::model::LatReport;
 use crate::svg::{self, esc, fmt_ns, fmt_si, Axis, Bar, Series};
 
@@ -39,13 +40,22 @@ footer{margin-top:2em;color:#777;font-size:12px;border-top:1px solid #ccc;paddin
 
 /// Writes the page with a title made from the workload.
 pub fn write_html(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
-    let title = default_title(c);
-    write_html_titled(c, &title, out)
+    write_html_with_logs(c, &LogCharts::default(), out)
+}
+
+/// [`write_html`] with the charts of fio's log files (bandwidth, IOPS and latency over time,
+/// latency percentiles over time), which take the place of the rows' own time plots.
+pub fn write_html_with_logs(
+    c: &Comparison,
+    logs: &LogCharts,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    out.write_all(render(c, &default_title(c), logs).as_bytes())
 }
 
 /// Writes the page under the given title.
 pub fn write_html_titled(c: &Comparison, title: &str, out: &mut impl Write) -> io::Result<()> {
-    out.write_all(render(c, title).as_bytes())
+    out.write_all(render(c, title, &LogCharts::default()).as_bytes())
 }
 
 fn default_title(c: &Comparison) -> String {
@@ -68,7 +78,7 @@ fn default_title(c: &Comparison) -> String {
     }
 }
 
-fn render(c: &Comparison, title: &str) -> String {
+fn render(c: &Comparison, title: &str, logs: &LogCharts) -> String {
     let mut s = String::with_capacity(64 * 1024);
     let _ = write!(
         s,
@@ -80,7 +90,7 @@ fn render(c: &Comparison, title: &str) -> String {
     let _ = writeln!(s, "<p class=\"sub\">{}</p>", esc(&subtitle(c)));
     findings(&mut s, c);
     table(&mut s, c);
-    plots(&mut s, c);
+    plots(&mut s, c, logs);
     workload(&mut s, c);
     machine(&mut s, c);
     let _ = write!(
@@ -237,7 +247,7 @@ fn series_name(r: &CompareRow, dir: &str, ndirs: usize) -> String {
     }
 }
 
-fn figure(s: &mut String, id: &str, svg: &str, caption: &str) {
+pub(crate) fn figure(s: &mut String, id: &str, svg: &str, caption: &str) {
     let _ = writeln!(
         s,
         "<figure id=\"{id}\">{svg}<figcaption>{}</figcaption></figure>",
@@ -245,12 +255,15 @@ fn figure(s: &mut String, id: &str, svg: &str, caption: &str) {
     );
 }
 
-fn plots(s: &mut String, c: &Comparison) {
+fn plots(s: &mut String, c: &Comparison, logs: &LogCharts) {
     s.push_str("<section id=\"plots\"><h2>Plots</h2>\n");
     let before = s.len();
     percentiles_plot(s, c);
-    iops_time_plot(s, c);
-    lat_time_plot(s, c);
+    if logs.series.is_empty() {
+        iops_time_plot(s, c);
+        lat_time_plot(s, c);
+    }
+    crate::logs_html::plots(s, logs);
     histogram_plot(s, c);
     bars(s, c);
     // A plot with nothing to draw is left out, not drawn empty.

@@ -50,6 +50,16 @@ pub fn write_json(report: &Report, plus: bool, out: &mut impl Write) -> io::Resu
     out.write_all(s.as_bytes())
 }
 
+/// [`write_json`] on one line: a complete object a monitoring system can read line by line
+/// (iolab's `--status-interval` reports; fio prints them indented over many lines).
+pub fn write_json_line(report: &Report, plus: bool, out: &mut impl Write) -> io::Result<()> {
+    let root = J::Obj(report_obj(report, plus).0);
+    let mut s = String::new();
+    print_compact(&root, &mut s);
+    s.push('\n');
+    out.write_all(s.as_bytes())
+}
+
 /// fio's client JSON: `report`'s head with `client_stats` in place of `jobs`: `entries` are
 /// the clients' jobs, each with its host and rank, and the "All clients" ones (`None`), whose
 /// `hostname` is `all_hosts`.
@@ -332,6 +342,35 @@ fn print_value(v: &J, level: usize, s: &mut String) {
             indent(level, s);
             s.push(']');
         }
+    }
+}
+
+/// [`print_value`] without newlines or indentation.
+fn print_compact(v: &J, s: &mut String) {
+    match v {
+        J::Obj(pairs) => {
+            s.push('{');
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                push_str_escaped(k, s);
+                s.push(':');
+                print_compact(v, s);
+            }
+            s.push('}');
+        }
+        J::Arr(items) => {
+            s.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                print_compact(v, s);
+            }
+            s.push(']');
+        }
+        scalar => print_value(scalar, 0, s),
     }
 }
 

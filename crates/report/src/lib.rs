@@ -18,6 +18,8 @@ mod fmt;
 mod group;
 pub mod html;
 mod json;
+pub mod logs;
+mod logs_html;
 mod model;
 mod read;
 pub mod run;
@@ -29,7 +31,7 @@ use std::io::{self, Write};
 
 pub use fmt::{num2str, N2sUnit};
 pub use group::groups_from_jobs;
-pub use html::{write_html, write_html_titled};
+pub use html::{write_html, write_html_titled, write_html_with_logs};
 pub use model::{
     DirReport, DiskAggr, DiskUtil, GroupDir, GroupReport, JobHeader, JobReport, LatReport,
     PrioReport, Report, SyncReport, Unified, Units,
@@ -68,6 +70,11 @@ pub fn write_normal(report: &Report, out: &mut impl Write) -> io::Result<()> {
 /// fio's `--output-format=json` (`plus == false`) or `json+` (with histogram bins).
 pub fn write_json(report: &Report, plus: bool, out: &mut impl Write) -> io::Result<()> {
     json::write_json(report, plus, out)
+}
+
+/// [`write_json`] as one line (newline-delimited JSON).
+pub fn write_json_line(report: &Report, plus: bool, out: &mut impl Write) -> io::Result<()> {
+    json::write_json_line(report, plus, out)
 }
 
 /// fio's `--output-format=terse`, version 3.

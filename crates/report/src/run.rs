@@ -239,6 +239,21 @@ pub fn write_formats(
     })
 }
 
+/// [`write_formats`] for a report while the run goes on (`--status-interval`): JSON and json+
+/// as one object on one line, so that each interval's report is a line a reader can parse
+/// alone; the other formats as always.
+pub fn write_formats_live(
+    report: &Report,
+    formats: &[OutputFormat],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    each_format(formats, out, |f, out| match f {
+        OutputFormat::Json => crate::write_json_line(report, false, out),
+        OutputFormat::JsonPlus => crate::write_json_line(report, true, out),
+        _ => write_formats(report, &[f], *out),
+    })
+}
+
 /// Calls `one` for each format in turn and flushes after each, so a reader of a pipe sees
 /// every document whole as soon as it is written (one run's report, or the clients' report).
 pub(crate) fn each_format(

@@ -541,7 +541,7 @@ fn top_level_refusals_say_why() {
     let out = d.run(&["--server"]).fails();
     assert!(out.stderr.contains("MPI"), "{}", out.stderr);
     for o in [
-        "--bandwidth-log",
+        "--cpuclock-test",
         "--idle-prof=system",
         "--trigger-remote=x",
         "--aux-path=.",

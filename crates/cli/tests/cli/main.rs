@@ -9,6 +9,7 @@ mod exec;
 mod fileopts;
 mod fioopts;
 mod iolog;
+mod logs;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod net;

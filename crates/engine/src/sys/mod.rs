@@ -633,6 +633,21 @@ fn preallocate_with(fd: RawFd, len: u64, mode: libc::c_int) -> io::Result<bool> 
     }
 }
 
+/// Milliseconds since the epoch of clock `id` (any `clock_gettime` clock: fio's
+/// log_alternate_epoch_clock_id); an error for a clock this kernel does not have.
+pub fn clock_ms(id: i32) -> std::io::Result<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the pointer, which points at `ts`; an
+    // unknown clock id is refused with EINVAL, not undefined behaviour.
+    if unsafe { libc::clock_gettime(id as libc::clockid_t, &mut ts) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000)
+}
+
 /// CLOCK_MONOTONIC in nanoseconds: one vDSO call, no conversion through `Instant` and
 /// `Duration` (which costs more than the call itself on the per-I/O path).
 #[inline]

@@ -39,6 +39,8 @@ pub use iolog::skip as replay_skip;
 pub enum Kind {
     /// Free text.
     Str,
+    /// Free text, or the name alone (`write_bw_log`): the value is then empty.
+    StrOrBare,
     /// fio's "empty or boolean": a bare name means 1 (`time_based`), or `=0`/`=1`.
     Flag,
     /// A boolean that needs its value (`direct=1`); a bare name is refused, as in fio.
@@ -78,6 +80,7 @@ impl Kind {
     pub fn describe(self) -> &'static str {
         match self {
             Kind::Str
+            | Kind::StrOrBare
             | Kind::Choice(_)
             | Kind::Rw
             | Kind::Distribution
@@ -261,7 +264,7 @@ impl OptDef {
         }
         let Some(v) = v else {
             return match self.kind {
-                Kind::Flag => Ok(Vec::new()),
+                Kind::Flag | Kind::StrOrBare => Ok(Vec::new()),
                 _ => Err("needs a value (name=value)".into()),
             };
         };
@@ -281,7 +284,7 @@ impl OptDef {
             // An empty string (`directory=` left for the user to fill) is refused when the job
             // is resolved, so that the file still parses; so is an engine iolab lacks, so that
             // the refusal names it with its reason.
-            Kind::Str | Kind::Engine => {}
+            Kind::Str | Kind::StrOrBare | Kind::Engine => {}
             Kind::Flag | Kind::Bool => {
                 value::parse_bool(v)?;
             }

@@ -1,6 +1,7 @@
 //! Reporting: percentiles, grouping of directions, logs.
 
 use super::prelude::*;
+use crate::logs::WindowValue;
 
 /// The definitions, one entry per option, laid out by hand.
 #[rustfmt::skip]
@@ -31,28 +32,60 @@ pub(super) static OPTIONS: &[OptDef] = &[
         }),
     imp!(Report, "disk_util", [], Bool, Some("1"), "Report disk utilisation",
         |s, a| { s.disk_util = a.flag()?; Ok(()) }),
-    not!(Log, "per_job_logs", [], Bool),
-    not!(Log, "write_bw_log", [], Str),
+    imp!(Log, "per_job_logs", [], Bool, Some("1"), "Include the job's number in log file names",
+        |s, a| { s.logs.per_job = a.flag()?; Ok(()) }),
+    imp!(Log, "write_bw_log", [], StrOrBare, None, "Write a bandwidth log, PREFIX_bw.N.log (bare: the job's name)",
+        |s, a| { s.logs.bw = Some(a.v.to_string()); Ok(()) }),
     imp!(Log, "bwavgtime", [], Int, Some("500"), "Bandwidth sample window (ms)",
         |s, a| { s.bwavgtime = window(a.int()?)?; Ok(()) }),
-    not!(Log, "write_lat_log", [], Str),
-    not!(Log, "write_iops_log", [], Str),
+    imp!(Log, "write_lat_log", [], StrOrBare, None, "Write latency logs, PREFIX_{lat,clat,slat}.N.log (bare: the job's name)",
+        |s, a| { s.logs.lat = Some(a.v.to_string()); Ok(()) }),
+    imp!(Log, "write_iops_log", [], StrOrBare, None, "Write an IOPS log, PREFIX_iops.N.log (bare: the job's name)",
+        |s, a| { s.logs.iops = Some(a.v.to_string()); Ok(()) }),
     imp!(Log, "iopsavgtime", [], Int, Some("500"), "IOPS sample window (ms)",
         |s, a| { s.iopsavgtime = window(a.int()?)?; Ok(()) }),
-    not!(Log, "log_entries", [], Int),
-    not!(Log, "log_avg_msec", [], Int),
-    not!(Log, "log_hist_msec", [], Int),
-    not!(Log, "log_hist_coarseness", [], Int),
-    not!(Log, "write_hist_log", [], Str),
-    not!(Log, "log_max_value", [], Bool),
-    not!(Log, "log_offset", [], Bool),
-    not!(Log, "log_prio", [], Bool),
-    not!(Log, "log_compression", [], Int),
+    imp!(Log, "log_entries", [], Int, Some("1024"), "Initial entries of fio's in-memory logs (iolab writes logs as it goes: checked only)",
+        |_, a| { let n = a.int()?; if (1024..=1_048_576).contains(&n) { Ok(()) } else { Err("must be 1024 to 1048576".into()) } }),
+    imp!(Log, "log_avg_msec", [], Int, Some("0"), "Average bw/iops/lat logs over this period of time (ms; 0: a line per I/O)",
+        |s, a| { s.logs.avg_msec = a.count()?; Ok(()) }),
+    imp!(Log, "log_hist_msec", [], Int, Some("0"), "Write a completion latency histogram line at this interval (ms)",
+        |s, a| { s.logs.hist_msec = a.count()?; Ok(()) }),
+    imp!(Log, "log_hist_coarseness", [], Int, Some("0"), "Sum histogram bins in groups of 2^N (0-6)",
+        |s, a| {
+            s.logs.hist_coarseness = u32::try_from(a.int()?).ok().filter(|n| *n <= 6).ok_or("must be 0 to 6")?;
+            Ok(())
+        }),
+    imp!(Log, "write_hist_log", [], StrOrBare, None, "Write a latency histogram log, PREFIX_clat_hist.N.log (bare: the job's name)",
+        |s, a| { s.logs.hist = Some(a.v.to_string()); Ok(()) }),
+    imp!(Log, "log_max_value", [], Bool, Some("0"), "Log the largest sample of a window instead of the mean",
+        |s, a| { s.logs.window = if a.flag()? { WindowValue::Max } else { WindowValue::Mean }; Ok(()) }),
+    imp!(Log, "log_window_value", [], Choice(&["avg", "mean", "max", "both"]), Some("avg"), "What a window's line holds: avg, max, or both (fio 3.4x)",
+        |s, a| {
+            s.logs.window = match a.choice()? { "max" => WindowValue::Max, "both" => WindowValue::Both, _ => WindowValue::Mean };
+            Ok(())
+        }),
+    imp!(Log, "log_offset", [], Bool, Some("0"), "Include the offset of each I/O in log lines",
+        |s, a| { s.logs.offset = a.flag()?; Ok(()) }),
+    imp!(Log, "log_prio", [], Bool, Some("0"), "Log the I/O's priority value (hex) instead of whether it is real-time",
+        |s, a| { s.logs.prio = a.flag()?; Ok(()) }),
+    imp!(Log, "log_issue_time", [], Bool, Some("0"), "Add each I/O's issue time (ns) to clat and slat log lines (fio 3.36)",
+        |s, a| { s.logs.issue_time = a.flag()?; Ok(()) }),
+    imp!(Log, "log_compression", [], Int, None, "Compress logs in chunks of this size (1k-512M; written compressed with log_store_compressed)",
+        |s, a| {
+            let n = a.count()?;
+            if !(1024..=512 << 20).contains(&n) { return Err("must be 1024 to 536870912".into()); }
+            s.logs.compression = n;
+            Ok(())
+        }),
     not!(Log, "log_compression_cpus", [], Str),
-    not!(Log, "log_store_compressed", [], Bool),
-    not!(Log, "log_unix_epoch", [], Bool),
-    not!(Log, "log_alternate_epoch", [], Bool),
-    not!(Log, "log_alternate_epoch_clock_id", [], Int),
+    imp!(Log, "log_store_compressed", [], Bool, None, "Store logs zlib-compressed, PREFIX_bw.N.log.fz (read back with --inflate-log)",
+        |s, a| { s.logs.store_compressed = a.flag()?; Ok(()) }),
+    imp!(Log, "log_unix_epoch", [], Bool, None, "Log times as ms since the Unix epoch",
+        |s, a| { s.logs.unix_epoch = a.flag()?; Ok(()) }),
+    imp!(Log, "log_alternate_epoch", [], Bool, None, "Log times as ms since the epoch of log_alternate_epoch_clock_id",
+        |s, a| { s.logs.alternate_epoch = a.flag()?; Ok(()) }),
+    imp!(Log, "log_alternate_epoch_clock_id", [], Int, None, "The clock_gettime clock whose epoch log_alternate_epoch uses (0: CLOCK_REALTIME)",
+        |s, a| { s.logs.clock_id = i32::try_from(a.int()?).ok().filter(|c| *c >= 0).ok_or("must be a clock id")?; Ok(()) }),
     not!(Report, "block_error_percentiles", [], Bool),
     imp!(Report, "stats", [], Bool, Some("1"), "Collect and report this job's statistics",
         |s, a| { s.stats = a.flag()?; Ok(()) }),

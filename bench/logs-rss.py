@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Memory of a long run writing every fio log at log_avg_msec=1000 (issue 16): the null
+engine, unthrottled, with bw, IOPS, lat/clat/slat and histogram logs, for DURATION seconds
+(an hour by default). Samples the process's VmRSS every INTERVAL seconds and prints the
+trend: the first sample after the warm-up, the last, the peak (VmHWM), and the slope of a
+least-squares line through the samples. Flat memory is what the logs promise: they are
+written as the run goes, not kept. Not run by cargo test.
+
+usage: bench/logs-rss.py [--duration S] [--interval S] [--binary PATH] [--dir DIR]
+"""
+import argparse, os, shutil, subprocess, tempfile, time
+
+from benchlib import IOLAB, build, machine, save
+
+
+def status(pid):
+    """VmRSS and VmHWM of pid, KiB; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            f = dict(l.split(":", 1) for l in fh if ":" in l)
+        return int(f["VmRSS"].split()[0]), int(f["VmHWM"].split()[0])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def slope(points):
+    """KiB per hour of a least-squares line through (seconds, KiB)."""
+    n = len(points)
+    if n < 2:
+        return 0.0
+    mx = sum(p[0] for p in points) / n
+    my = sum(p[1] for p in points) / n
+    sxx = sum((p[0] - mx) ** 2 for p in points)
+    sxy = sum((p[0] - mx) * (p[1] - my) for p in points)
+    return sxy / sxx * 3600 if sxx else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", type=int, default=3600)
+    ap.add_argument("--interval", type=float, default=5)
+    ap.add_argument("--binary", default=None, help="default: build and use target/release/iolab")
+    ap.add_argument("--dir", default=None)
+    a = ap.parse_args()
+    if a.binary is None:
+        build()
+        a.binary = IOLAB
+    work = a.dir or tempfile.mkdtemp(prefix="iolab-logs-rss-")
+    args = [a.binary, "run", "--name=rss", "--ioengine=null", "--rw=randrw", "--bs=4k",
+            "--size=1g", "--time_based", f"--runtime={a.duration}", "--log_avg_msec=1000",
+            "--write_bw_log=rss", "--write_iops_log=rss", "--write_lat_log=rss",
+            "--write_hist_log=rss", "--log_hist_msec=1000", "--output-format=json"]
+    lines = [machine(work, os.path.basename(a.binary)), "# " + " ".join(args[1:])]
+    p = subprocess.Popen(args, cwd=work, stdout=subprocess.DEVNULL)
+    t0, samples, hwm = time.time(), [], 0
+    while p.poll() is None:
+        time.sleep(a.interval)
+        s = status(p.pid)
+        if s:
+            samples.append((time.time() - t0, s[0]))
+            hwm = max(hwm, s[1])
+            lines.append(f"{samples[-1][0]:8.1f} s  VmRSS {s[0]} KiB")
+            print(lines[-1], flush=True)
+    # The first samples hold the start (threads, buffers); the trend is what follows.
+    steady = [x for x in samples if x[0] >= min(30, a.duration / 4)] or samples
+    logs = sum(os.path.getsize(os.path.join(work, f)) for f in os.listdir(work))
+    lines += [f"exit {p.returncode}; {len(samples)} samples",
+              f"VmRSS after warm-up {steady[0][1]} KiB, at the end {steady[-1][1]} KiB, "
+              f"peak VmHWM {hwm} KiB; slope {slope(steady):+.0f} KiB/hour",
+              f"log files: {logs} bytes"]
+    print("\n".join(lines[-3:]))
+    print(save("logs-rss", lines))
+    if not a.dir:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
