@@ -112,6 +112,4 @@ pub struct JobPlan {
     pub spec: Arc<JobSpec>,
     /// read_iolog: the log replayed instead of the generated I/O (`files` are its files).
     pub replay: Option<Arc<crate::replay::Replay>>,
-    /// fio's thread number: this plan's place among all plans, from 1 (log file names).
-    pub thread_number: u32,
 }

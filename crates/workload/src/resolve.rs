@@ -284,7 +284,6 @@ fn plan_one(
         percentiles: spec.percentile_list.clone(),
         options: Vec::new(),
         spec: Arc::clone(spec),
-        thread_number: u32::try_from(index + 1).unwrap_or(u32::MAX),
         replay: replay.map(Arc::new),
     };
     crate::replay::tune(&mut plan);
