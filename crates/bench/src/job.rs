@@ -15,7 +15,13 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod control;
+mod errors;
+pub(crate) mod flow;
+mod latency;
+mod pacing;
 mod record;
+mod steady;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
@@ -87,9 +93,6 @@ pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
 /// How long I/O in flight at a stop (Ctrl-C, exitall) gets to complete.
 const STOP_GRACE: Duration = Duration::from_millis(100);
 
-/// fio's default ratecycle: the window over which rate_min is judged.
-const RATE_CYCLE_NS: u64 = 1_000_000_000;
-
 struct Slot {
     issue_ns: u64,
     submit_ns: u64,
@@ -126,6 +129,7 @@ pub fn run(
     clock: Clock,
     progress: &Progress,
     wait_on: &[&Progress],
+    flow: Option<&flow::Flow>,
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, and says so at the
     // line: one job that cannot start calls the start off for the whole phase.
@@ -166,6 +170,7 @@ pub fn run(
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
+    runner.flow = flow::Gate::new(plan, flow);
     let result = runner.run(stop);
     progress.finished.store(true, Ordering::Relaxed);
     if plan.exitall {
@@ -259,6 +264,18 @@ struct Runner<'a> {
     debug_io: bool,
     /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
     last_seed: u64,
+    /// continue_on_error, ignore_error, error_dump, and the errors let pass.
+    errors: errors::ErrorPolicy,
+    /// flow, flow_id: this job's place in its flow.
+    flow: Option<flow::Gate<'a>>,
+    /// max_latency and the latency_target search.
+    lat: latency::LatencyCtl,
+    /// Steady-state detection.
+    steady: steady::SteadyCtl,
+    /// A control option (latency target found, steady state reached) ended the job.
+    done: bool,
+    /// When the job last thought (thinktime_blocks, thinktime_iotime).
+    thought: pacing::ThinkState,
 }
 
 impl<'a> Runner<'a> {
@@ -311,7 +328,7 @@ impl<'a> Runner<'a> {
                 .iter()
                 .chain(&plan.rate.min_iops)
                 .any(|&v| v > 0),
-            min_check_at: now + RATE_CYCLE_NS,
+            min_check_at: now + pacing::rate_cycle_ns(plan),
             min_last: [[0; 3]; 2],
             iops_series: Vec::with_capacity(256),
             lat_series: Vec::with_capacity(256),
@@ -322,6 +339,12 @@ impl<'a> Runner<'a> {
             unclocked: 0,
             debug_io: debug::on(debug::IO),
             last_seed: 0,
+            errors: errors::ErrorPolicy::of(&plan.spec),
+            flow: None,
+            lat: latency::LatencyCtl::of(plan, now),
+            steady: steady::SteadyCtl::of(plan, now),
+            done: false,
+            thought: pacing::ThinkState::since(now),
         }
     }
 
@@ -340,22 +363,28 @@ impl<'a> Runner<'a> {
         let batch = plan.iodepth_batch_submit.max(1) as usize;
         let mut pending: Option<Req> = None;
         let mut gen_done = false;
-        let mut think_count = 0u32;
         let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
         loop {
-            if stop.is_set() || deadline.is_some_and(|d| self.now >= d) || self.error.is_some() {
+            if stop.is_set()
+                || deadline.is_some_and(|d| self.now >= d)
+                || self.error.is_some()
+                || self.done
+            {
                 break;
             }
             if self.ramping && self.now >= ramp_end {
                 self.end_ramp();
             }
             // Fill: queue until the depth is reached, the engine is busy or a batch is ready.
-            while self.in_flight() < self.depth() || pending.is_some() {
+            while self.in_flight() < self.qd() || pending.is_some() {
                 if sync && self.rec.lat {
                     // fio's start_time: read before the request is made, so lat covers making
                     // it and clat does not (fio reads the clock here too).
                     self.now = self.clock.now();
+                }
+                if pending.is_none() && self.flow_held(stop) {
+                    break;
                 }
                 let req = match pending.take() {
                     Some(r) => r,
@@ -412,7 +441,7 @@ impl<'a> Runner<'a> {
                         self.tick();
                         // A synchronous engine never fills the queue: the end of the run has
                         // to be noticed here.
-                        if stop.is_set() || deadline.is_some_and(|t| self.now >= t) {
+                        if stop.is_set() || deadline.is_some_and(|t| self.now >= t) || self.done {
                             break;
                         }
                     }
@@ -427,21 +456,17 @@ impl<'a> Runner<'a> {
                         break;
                     }
                 }
-                if plan.thinktime > Duration::ZERO {
-                    think_count += 1;
-                    if think_count >= plan.thinktime_blocks.max(1) {
-                        think_count = 0;
-                        self.commit()?;
-                        self.drain()?;
-                        self.think(stop);
-                    }
+                if self.thinks() && self.think_due() {
+                    // Out to the loop's head, where the end of the run is noticed.
+                    self.think_now(stop)?;
+                    break;
                 }
             }
             self.commit()?;
             if gen_done && self.in_flight() == 0 && pending.is_none() {
                 break;
             }
-            let full = self.in_flight() >= self.depth() || pending.is_some() || gen_done;
+            let full = self.in_flight() >= self.qd() || pending.is_some() || gen_done;
             // The engine's own count: a request held back (busy, or not yet due under a rate
             // limit) holds a slot here but is not in the engine, and nothing would complete.
             let engine_has = self.eng.in_flight();
@@ -545,6 +570,8 @@ impl<'a> Runner<'a> {
         if self.has_min_rate && self.now >= self.min_check_at {
             self.check_min_rate();
         }
+        self.latency_step();
+        self.steady_tick();
         if let Some(smp) = self.stats.sample(self.now, &mut self.bw, &mut self.iops) {
             let total: u64 = smp.rate.iter().flatten().sum();
             self.iops_series.push((smp.elapsed_ms, total as f64));
@@ -569,13 +596,14 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// fio's rate_min / rate_iops_min: over each rate cycle (1 s, fio's default ratecycle), a
+    /// fio's rate_min / rate_iops_min: over each rate_cycle (1 s by default), a
     /// direction that did less than its minimum ends the job with an error.
     fn check_min_rate(&mut self) {
         let (bytes, ios) = (self.stats.bytes_done(), self.stats.ios_done());
-        let span = self
-            .now
-            .saturating_sub(self.min_check_at.saturating_sub(RATE_CYCLE_NS));
+        let span = self.now.saturating_sub(
+            self.min_check_at
+                .saturating_sub(pacing::rate_cycle_ns(self.plan)),
+        );
         if !self.ramping && span > 0 {
             let r = &self.plan.rate;
             for d in 0..3 {
@@ -603,7 +631,7 @@ impl<'a> Runner<'a> {
             }
         }
         self.min_last = [bytes, ios];
-        self.min_check_at = self.now + RATE_CYCLE_NS;
+        self.min_check_at = self.now + pacing::rate_cycle_ns(self.plan);
     }
 
     /// A copy of the statistics so far, as they would be reported now (--status-interval).
@@ -741,17 +769,10 @@ impl<'a> Runner<'a> {
                     None => self.stats.sync.total_ios -= 1,
                 }
             }
-            (Err(_), _) => {
-                if self.plan.continue_on_error {
-                    self.errors_ignored += 1;
-                } else if self.error.is_none() {
-                    let msg = d.error_message(self.eng.kind().name()).unwrap_or_default();
-                    eprintln!("fio: io_u error: {msg}");
-                    if let Err(e) = &d.result {
-                        self.fail(e, msg, "io_u error", site!());
-                    }
-                }
-            }
+            (Err(_), _) => self.io_error(&d, dir),
+        }
+        if let (Ok(_), Some(dir)) = (&d.result, dir) {
+            self.check_latency(dir, issue);
         }
         self.free_slots.push(slot);
         if d.req.op.is_data() {
@@ -786,7 +807,7 @@ impl<'a> Runner<'a> {
     /// The ramp is over: what was measured so far is forgotten.
     fn end_ramp(&mut self) {
         self.ramping = false;
-        self.min_check_at = self.now + RATE_CYCLE_NS;
+        self.min_check_at = self.now + pacing::rate_cycle_ns(self.plan);
         self.min_last = [[0; 3]; 2];
         self.next_due = [0; 3];
         self.stats = JobStats::new();
@@ -857,7 +878,8 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    fn finish(self) -> JobOutcome {
+    fn finish(mut self) -> JobOutcome {
+        self.seal_control();
         let mut stats = self.stats;
         let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);
         // fio reports a runtime only for the directions that did I/O.

@@ -312,18 +312,19 @@ fn run_phase(
         return vec![Err(e)];
     }
     let gate = gate::StartGate::new(phase.len());
+    let flows = job::flow::Flows::of(phase);
     // Each job thread's id, 0 until it has started: what a stop wakes.
     let tids: Vec<AtomicI32> = phase.iter().map(|_| AtomicI32::new(0)).collect();
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(phase.len());
         let mut spawn_error = None;
         for ((p, pr), tid) in phase.iter().zip(prog).zip(&tids) {
-            let g = &gate;
+            let (g, flow) = (&gate, flows.get(p));
             let spawned = std::thread::Builder::new()
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
                     tid.store(Thread::current().id(), Ordering::Relaxed);
-                    job::run(p, stops, g, clock, pr, &wait_on(p, phase, prog))
+                    job::run(p, stops, g, clock, pr, &wait_on(p, phase, prog), flow)
                 });
             match spawned {
                 Ok(h) => handles.push(h),

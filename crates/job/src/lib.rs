@@ -10,6 +10,7 @@
 mod arith;
 mod closest;
 pub mod cmdline;
+pub mod control;
 pub mod debug;
 pub mod error;
 pub mod options;

@@ -208,6 +208,7 @@ fn job(j: &Obj, globals: &[(String, String)]) -> Result<JobReport, ReportError> 
         _ => Some((uint(j, "total_err")?, int(j, "first_error")?)),
     };
     let mut r = JobReport {
+        steadystate: None,
         jobname: string(j, "jobname")?,
         groupid: uint(j, "groupid")? as u32,
         error: int(j, "error")?,

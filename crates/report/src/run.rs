@@ -41,6 +41,7 @@ pub fn run_report(
     let report = |s: &JobStats, m: &Measured<'_>, meta: &JobMeta| {
         let mut r = job_report(s, meta);
         r.latency_depth = m.plan.engine.depth.max(1);
+        crate::control::apply(&mut r, s, &m.plan.spec);
         r
     };
     let mut reports = Vec::new();

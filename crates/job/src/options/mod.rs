@@ -207,6 +207,7 @@ pub(crate) use {imp, not};
 /// What the category files need.
 mod prelude {
     pub(super) use super::{imp, not, pct, to_u32, Kind::*, OptDef};
+    pub(super) use crate::control::{self, ExitWhat};
     pub(super) use crate::spec::{
         split_filenames, Fadvise, FileService, RateProcess, SyncMode, UnifiedRw,
     };

@@ -1,0 +1,48 @@
+//! The report's parts that the run-time control options decide: error counts
+//! (continue_on_error, ignore_error), the latency target's line, and steady state.
+
+use iolab_job::control::errors_may_pass;
+use iolab_job::JobSpec;
+use iolab_stats::JobStats;
+
+use crate::model::{JobReport, SteadyReport};
+
+/// Fills `r`'s error counts, latency target and steady state from what the job measured.
+pub(crate) fn apply(r: &mut JobReport, s: &JobStats, spec: &JobSpec) {
+    if errors_may_pass(spec) {
+        r.errors = Some((s.total_err, i64::from(s.first_error)));
+    }
+    if let Some(t) = spec.latency_target {
+        // fio: the target in ns, the window in us, the depth the search settled on.
+        r.latency_target = t.as_nanos() as u64;
+        r.latency_window = spec.latency_window.as_micros() as u64;
+        r.latency_percentile = spec.latency_percentile;
+        if s.latency_qd > 0 {
+            r.latency_depth = s.latency_qd;
+        }
+    }
+    if let Some(ss) = &s.steady {
+        r.steadystate = Some(steady(ss, spec));
+    }
+}
+
+fn steady(ss: &iolab_stats::SteadyStats, spec: &JobSpec) -> SteadyReport {
+    let n = ss.iops.len().max(1) as u64;
+    let crit = spec.steadystate;
+    SteadyReport {
+        ss: crit.describe(),
+        duration: spec.steadystate_duration.as_secs(),
+        attained: ss.attained,
+        criterion: ss.criterion,
+        pct: crit.pct,
+        on_iops: crit.kind.iops(),
+        on_slope: crit.kind.slope(),
+        max_deviation: ss.max_deviation,
+        slope: ss.slope,
+        // fio's means are over the whole window, unfilled samples counting 0.
+        bw_mean: ss.bw.iter().sum::<u64>() / n,
+        iops_mean: ss.iops.iter().sum::<u64>() / n,
+        bw: ss.bw.clone(),
+        iops: ss.iops.clone(),
+    }
+}
