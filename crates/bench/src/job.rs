@@ -606,7 +606,8 @@ impl<'a> Runner<'a> {
         );
         if !self.ramping && span > 0 {
             let r = &self.plan.rate;
-            for d in 0..3 {
+            // As fio, only the directions the job has done I/O in are judged.
+            for d in (0..3).filter(|&d| bytes[d] > 0) {
                 let b = (bytes[d] - self.min_last[0][d]) as u128 * 1_000_000_000 / span as u128;
                 let n = (ios[d] - self.min_last[1][d]) as u128 * 1_000_000_000 / span as u128;
                 let low = if r.min_bytes_per_sec[d] > 0 && b < u128::from(r.min_bytes_per_sec[d]) {

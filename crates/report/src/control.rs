@@ -11,6 +11,13 @@ use crate::model::{JobReport, SteadyReport};
 pub(crate) fn apply(r: &mut JobReport, s: &JobStats, spec: &JobSpec) {
     if errors_may_pass(spec) {
         r.errors = Some((s.total_err, i64::from(s.first_error)));
+        // fio shows the first error let pass as the job's error (its exit status stays 0).
+        if r.error == 0 && s.first_error != 0 {
+            r.error = i64::from(s.first_error);
+            let msg = std::io::Error::from_raw_os_error(s.first_error).to_string();
+            let msg = msg.split(" (os error").next().unwrap_or("");
+            r.verror = Some(format!("file:errors.rs, func=io_u error, error={msg}"));
+        }
     }
     if let Some(t) = spec.latency_target {
         // fio: the target in ns, the window in us, the depth the search settled on.

@@ -70,7 +70,7 @@ pub fn run_report(
             merged = Some((m.stats.clone(), meta(m), m));
         } else {
             let mut r = report(m.stats, m, &meta(m));
-            r.verror = m.verror.clone();
+            r.verror = m.verror.clone().or(r.verror.take());
             reports.push(r);
         }
     }
