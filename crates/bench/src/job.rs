@@ -61,7 +61,12 @@ pub struct JobOutcome {
 /// What ends a job early: a signal, or a job with `exitall` that finished.
 pub struct Stops<'a> {
     pub signal: &'a AtomicBool,
+    /// The job's group was told to stop (exitall; see exits.rs).
     pub exit_all: &'a AtomicBool,
+    /// Every group's flag in the phase (exit_what=stonewall, all).
+    pub phase: &'a [(u32, AtomicBool)],
+    /// No later phase runs (exit_what=all).
+    pub run: &'a AtomicBool,
 }
 
 impl Stops<'_> {
@@ -173,12 +178,10 @@ pub fn run(
     runner.flow = flow::Gate::new(plan, flow);
     let result = runner.run(stop);
     progress.finished.store(true, Ordering::Relaxed);
-    if plan.exitall {
-        stop.exit_all.store(true, Ordering::Relaxed);
-    }
     if let Err(e) = result {
         runner.fail(&e, e.to_string(), "do_io", site!());
     }
+    stop.job_ended(plan, runner.error.is_some());
     let mut out = runner.finish();
     out.syscalls = eng.syscalls();
     out.started_ns = started_ns;

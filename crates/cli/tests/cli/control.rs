@@ -388,3 +388,77 @@ fn rate_min_judges_only_the_directions_the_job_does() {
     ];
     assert_eq!(json(&d, &[], &args).0, Some(0));
 }
+
+/// Runs `text` as a job file; each job's runtime (ms) by name, 0 for a job that did not run.
+fn runtimes(d: &TestDir, text: &str) -> std::collections::BTreeMap<String, u64> {
+    let f = d.write("exit.fio", text);
+    let (_, v, err) = json(d, &[], &[f.to_str().unwrap()]);
+    v["jobs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{err}"))
+        .iter()
+        .map(|j| {
+            let ios: u64 = ["read", "write"]
+                .iter()
+                .map(|k| j[k]["total_ios"].as_u64().unwrap_or(0))
+                .sum();
+            let ms = if ios > 0 {
+                u64_at(j, "/job_runtime")
+            } else {
+                0
+            };
+            (j["jobname"].as_str().unwrap().to_string(), ms)
+        })
+        .collect()
+}
+
+#[test]
+fn exit_what_chooses_the_jobs_an_exitall_stops() {
+    let d = TestDir::new("ctl-exit-what");
+    // `short` ends after 300 ms; `other` is another group in the same phase; `later` runs
+    // after a stonewall.
+    let file = |what: &str| {
+        format!(
+            "[global]\nioengine=null\nsize=1g\nrw=read\ntime_based\n\
+             [short]\nruntime=300ms\nexitall\nexit_what={what}\n\
+             [other]\nnew_group\nruntime=3\n\
+             [later]\nstonewall\nruntime=300ms\n"
+        )
+    };
+    let r = runtimes(&d, &file("group"));
+    assert!(r["other"] >= 2_500, "group: another group runs on: {r:?}");
+    assert!(r["later"] > 0, "{r:?}");
+    let r = runtimes(&d, &file("stonewall"));
+    assert!(
+        r["other"] < 2_000,
+        "stonewall: every running job stops: {r:?}"
+    );
+    assert!(
+        r["later"] > 0,
+        "stonewall: the next phase still runs: {r:?}"
+    );
+    let r = runtimes(&d, &file("all"));
+    assert!(r["other"] < 2_000, "{r:?}");
+    assert_eq!(
+        r.get("later").copied().unwrap_or(0),
+        0,
+        "all: nothing runs after: {r:?}"
+    );
+}
+
+#[test]
+fn exitall_on_error_stops_the_group_when_a_job_fails() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full here to make a job fail");
+        return;
+    }
+    let d = TestDir::new("ctl-exitall-on-error");
+    let file = |opt: &str| {
+        format!(
+            "[failing]\nioengine=psync\nfilename=/dev/full\nrw=write\nsize=16k\n{opt}\n\
+             [long]\nioengine=null\nsize=1g\nrw=read\ntime_based\nruntime=3\n"
+        )
+    };
+    assert!(runtimes(&d, &file("exitall_on_error"))["long"] < 2_000);
+    assert!(runtimes(&d, &file(""))["long"] >= 2_500);
+}
