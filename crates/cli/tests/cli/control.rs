@@ -462,3 +462,18 @@ fn exitall_on_error_stops_the_group_when_a_job_fails() {
     assert!(runtimes(&d, &file("exitall_on_error"))["long"] < 2_000);
     assert!(runtimes(&d, &file(""))["long"] >= 2_500);
 }
+
+#[test]
+fn io_submit_mode_inline_runs_and_offload_is_refused_with_its_reason() {
+    let d = TestDir::new("ctl-submit-mode");
+    let base = ["--name=t", "--ioengine=null", "--size=1m"];
+    let (code, _, _) = json(&d, &[], &with(&base, &["--io_submit_mode=inline"]));
+    assert_eq!(code, Some(0));
+    let out = run_env(&d, &[], &with(&base, &["--io_submit_mode=offload"]));
+    assert_eq!(out.code, Some(1));
+    assert!(
+        out.stderr.contains("io_submit_mode") && out.stderr.contains("not implemented"),
+        "{}",
+        out.stderr
+    );
+}
