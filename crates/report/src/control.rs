@@ -53,3 +53,29 @@ fn steady(ss: &iolab_stats::SteadyStats, spec: &JobSpec) -> SteadyReport {
         iops: ss.iops.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    /// fio 3.33's object for `--ss=iops:10% --ss_dur=2` on the null engine.
+    const FIO_SS: &str = r#"{"ss": "iops:10.000000%", "duration": 2, "attained": 1,
+        "criterion": "4.509789%", "max_deviation": 75925.0, "slope": 0.0,
+        "data": {"bw_mean": 6895863061, "iops_mean": 1683560,
+        "iops": [1759485, 1607635], "bw": [7206850560, 6584875563]}}"#;
+
+    #[test]
+    fn steadystate_object_reads_and_writes_back_as_fio_printed_it() {
+        let doc = format!(
+            r#"{{"fio version": "fio-3.33", "jobs": [{{"jobname": "ss", "steadystate": {FIO_SS}}}]}}"#
+        );
+        let report = crate::read::read_fio_json(&doc).unwrap();
+        let ss = report.jobs[0].steadystate.as_ref().unwrap();
+        assert!(ss.attained && ss.on_iops && !ss.on_slope && ss.pct);
+        let mut out = Vec::new();
+        crate::write_json(&report, false, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let want: serde_json::Value = serde_json::from_str(FIO_SS).unwrap();
+        assert_eq!(v["jobs"][0]["steadystate"], want);
+    }
+}
