@@ -16,16 +16,22 @@ use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
 use iolab_job::debug;
 
 pub(crate) mod cmdprio;
-mod rates;
-pub use rates::{keep_rate_series, Rates};
 pub(crate) mod conn;
+mod control;
 mod eachloop;
+mod errors;
 mod fileops;
+pub(crate) mod flow;
 mod iolog;
+mod latency;
 mod log;
 mod logfile;
+mod pacing;
+mod rates;
 mod record;
+mod steady;
 mod syncrange;
+pub use rates::{keep_rate_series, Rates};
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
@@ -75,7 +81,12 @@ pub struct JobOutcome {
 /// What ends a job early: a signal, or a job with `exitall` that finished.
 pub struct Stops<'a> {
     pub signal: &'a AtomicBool,
+    /// The job's group was told to stop (exitall; see exits.rs).
     pub exit_all: &'a AtomicBool,
+    /// Every group's flag in the phase (exit_what=stonewall, all).
+    pub phase: &'a [(u32, AtomicBool)],
+    /// No later phase runs (exit_what=all).
+    pub run: &'a AtomicBool,
 }
 
 impl Stops<'_> {
@@ -143,6 +154,7 @@ pub fn run(
     clock: Clock,
     progress: &Progress,
     wait_on: &[&Progress],
+    flow: Option<&flow::Flow>,
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, and says so at the
     // line: one job that cannot start calls the start off for the whole phase.
@@ -186,18 +198,17 @@ pub fn run(
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     runner.init_prios();
     runner.attach_logs(logs);
+    runner.flow = flow::Gate::new(plan, flow);
     let result = runner.run(stop);
     // The I/O log is complete before a postrun command could read it.
     runner.iolog_end();
     crate::place::postrun(plan);
     progress.finished.store(true, Ordering::Relaxed);
-    if plan.exitall {
-        stop.exit_all.store(true, Ordering::Relaxed);
-    }
     if let Err(e) = result {
         runner.fail(&e, e.to_string(), "do_io", site!());
     }
     runner.finish_logs();
+    stop.job_ended(plan, runner.error.is_some());
     let mut out = runner.finish();
     out.syscalls = eng.syscalls();
     out.started_ns = started_ns;
@@ -300,6 +311,18 @@ struct Runner<'a> {
     held: Option<IoUnit>,
     /// fio's log files (write_bw_log and the rest), if the job writes any.
     logs: Option<Box<log::Logs>>,
+    /// continue_on_error, ignore_error, error_dump, and the errors let pass.
+    errors: errors::ErrorPolicy,
+    /// flow, flow_id: this job's place in its flow.
+    flow: Option<flow::Gate<'a>>,
+    /// max_latency and the latency_target search.
+    lat: latency::LatencyCtl,
+    /// Steady-state detection.
+    steady: steady::SteadyCtl,
+    /// A control option (latency target found, steady state reached) ended the job.
+    done: bool,
+    /// When the job last thought (thinktime_blocks, thinktime_iotime).
+    thought: pacing::ThinkState,
 }
 
 impl<'a> Runner<'a> {
@@ -354,7 +377,7 @@ impl<'a> Runner<'a> {
                 .iter()
                 .chain(&plan.rate.min_iops)
                 .any(|&v| v > 0),
-            min_check_at: now + plan.spec.rate_cycle_ns,
+            min_check_at: now + pacing::rate_cycle_ns(plan),
             min_last: [[0; 3]; 2],
             iops_series: Vec::with_capacity(256),
             lat_series: Vec::with_capacity(256),
@@ -378,6 +401,12 @@ impl<'a> Runner<'a> {
                 plan.files.len(),
             ),
             logs: None,
+            errors: errors::ErrorPolicy::of(&plan.spec),
+            flow: None,
+            lat: latency::LatencyCtl::of(plan, now),
+            steady: steady::SteadyCtl::of(plan, now),
+            done: false,
+            thought: pacing::ThinkState::since(now),
         }
     }
 
@@ -396,23 +425,29 @@ impl<'a> Runner<'a> {
         let batch = plan.iodepth_batch_submit.max(1) as usize;
         let mut pending: Option<Req> = None;
         let mut gen_done = false;
-        let mut think_count = 0u32;
         let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
         self.iolog_start()?;
         loop {
-            if stop.is_set() || deadline.is_some_and(|d| self.now >= d) || self.error.is_some() {
+            if stop.is_set()
+                || deadline.is_some_and(|d| self.now >= d)
+                || self.error.is_some()
+                || self.done
+            {
                 break;
             }
             if self.ramping && self.now >= ramp_end {
                 self.end_ramp();
             }
             // Fill: queue until the depth is reached, the engine is busy or a batch is ready.
-            while self.in_flight() < self.depth() || pending.is_some() {
+            while self.in_flight() < self.qd() || pending.is_some() {
                 if sync && self.rec.lat {
                     // fio's start_time: read before the request is made, so lat covers making
                     // it and clat does not (fio reads the clock here too).
                     self.now = self.clock.now();
+                }
+                if pending.is_none() && self.flow_held(stop) {
+                    break;
                 }
                 let req = match pending.take() {
                     Some(r) => r,
@@ -476,7 +511,7 @@ impl<'a> Runner<'a> {
                         self.tick();
                         // A synchronous engine never fills the queue: the end of the run has
                         // to be noticed here.
-                        if stop.is_set() || deadline.is_some_and(|t| self.now >= t) {
+                        if stop.is_set() || deadline.is_some_and(|t| self.now >= t) || self.done {
                             break;
                         }
                     }
@@ -491,21 +526,17 @@ impl<'a> Runner<'a> {
                         break;
                     }
                 }
-                if plan.thinktime > Duration::ZERO {
-                    think_count += 1;
-                    if think_count >= plan.thinktime_blocks.max(1) {
-                        think_count = 0;
-                        self.commit()?;
-                        self.drain()?;
-                        self.think(stop);
-                    }
+                if self.thinks() && self.think_due() {
+                    // Out to the loop's head, where the end of the run is noticed.
+                    self.think_now(stop)?;
+                    break;
                 }
             }
             self.commit()?;
             if gen_done && self.in_flight() == 0 && pending.is_none() {
                 break;
             }
-            let full = self.in_flight() >= self.depth() || pending.is_some() || gen_done;
+            let full = self.in_flight() >= self.qd() || pending.is_some() || gen_done;
             // The engine's own count: a request held back (busy, or not yet due under a rate
             // limit) holds a slot here but is not in the engine, and nothing would complete.
             let engine_has = self.eng.in_flight();
@@ -616,6 +647,8 @@ impl<'a> Runner<'a> {
         if self.has_min_rate && self.now >= self.min_check_at {
             self.check_min_rate();
         }
+        self.latency_step();
+        self.steady_tick();
         let [bw, iops] = self
             .stats
             .sample_both(self.now, &mut self.bw, &mut self.iops);
@@ -647,17 +680,18 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// fio's rate_min / rate_iops_min: over each rate cycle (rate_cycle, 1 s by default), a
+    /// fio's rate_min / rate_iops_min: over each rate_cycle (1 s by default), a
     /// direction that did less than its minimum ends the job with an error.
     fn check_min_rate(&mut self) {
         let (bytes, ios) = (self.stats.bytes_done(), self.stats.ios_done());
         let span = self.now.saturating_sub(
             self.min_check_at
-                .saturating_sub(self.plan.spec.rate_cycle_ns),
+                .saturating_sub(pacing::rate_cycle_ns(self.plan)),
         );
         if !self.ramping && span > 0 {
             let r = &self.plan.rate;
-            for d in 0..3 {
+            // As fio, only the directions the job has done I/O in are judged.
+            for d in (0..3).filter(|&d| bytes[d] > 0) {
                 let b = (bytes[d] - self.min_last[0][d]) as u128 * 1_000_000_000 / span as u128;
                 let n = (ios[d] - self.min_last[1][d]) as u128 * 1_000_000_000 / span as u128;
                 let low = if r.min_bytes_per_sec[d] > 0 && b < u128::from(r.min_bytes_per_sec[d]) {
@@ -682,7 +716,7 @@ impl<'a> Runner<'a> {
             }
         }
         self.min_last = [bytes, ios];
-        self.min_check_at = self.now + self.plan.spec.rate_cycle_ns;
+        self.min_check_at = self.now + pacing::rate_cycle_ns(self.plan);
     }
 
     /// A copy of the statistics so far, as they would be reported now (--status-interval).
@@ -822,17 +856,10 @@ impl<'a> Runner<'a> {
                     None => self.stats.sync.total_ios -= 1,
                 }
             }
-            (Err(_), _) => {
-                if self.plan.continue_on_error {
-                    self.errors_ignored += 1;
-                } else if self.error.is_none() {
-                    let msg = d.error_message(self.eng.kind().name()).unwrap_or_default();
-                    eprintln!("fio: io_u error: {msg}");
-                    if let Err(e) = &d.result {
-                        self.fail(e, msg, "io_u error", site!());
-                    }
-                }
-            }
+            (Err(_), _) => self.io_error(&d, dir),
+        }
+        if let (Ok(_), Some(dir)) = (&d.result, dir) {
+            self.check_latency(dir, issue);
         }
         self.fops.done(slot);
         self.log_done(&d, dir, issue, submit);
@@ -869,7 +896,7 @@ impl<'a> Runner<'a> {
     /// The ramp is over: what was measured so far is forgotten.
     fn end_ramp(&mut self) {
         self.ramping = false;
-        self.min_check_at = self.now + self.plan.spec.rate_cycle_ns;
+        self.min_check_at = self.now + pacing::rate_cycle_ns(self.plan);
         self.min_last = [[0; 3]; 2];
         self.next_due = [0; 3];
         self.stats = JobStats::new();
@@ -943,7 +970,8 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    fn finish(self) -> JobOutcome {
+    fn finish(mut self) -> JobOutcome {
+        self.seal_control();
         let mut stats = self.stats;
         let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);
         // fio reports a runtime only for the directions that did I/O.

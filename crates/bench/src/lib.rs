@@ -5,6 +5,7 @@
 pub mod clamp;
 mod devcheck;
 mod env;
+mod exits;
 mod gate;
 mod job;
 mod joberr;
@@ -280,12 +281,15 @@ fn run_phases(
     let stops = &Stops {
         signal: stop,
         exit_all: &exit_all,
+        phase: &[],
+        run: &exit_all,
     };
     for phase in phases(plans) {
         let prog = &progress[first..first + phase.len()];
         first += phase.len();
         gate();
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        // exit_what=all: a job's exitall ended the run.
+        if stop.load(Ordering::Relaxed) || exit_all.load(Ordering::Relaxed) {
             break;
         }
         // Undone when the phase ends, fails or is stopped.
@@ -341,18 +345,20 @@ fn run_phase(
         return vec![Err(e)];
     }
     let gate = gate::StartGate::new(phase.len());
+    let flows = job::flow::Flows::of(phase);
+    let flags = exits::group_flags(phase);
     // Each job thread's id, 0 until it has started: what a stop wakes.
     let tids: Vec<AtomicI32> = phase.iter().map(|_| AtomicI32::new(0)).collect();
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(phase.len());
         let mut spawn_error = None;
         for ((p, pr), tid) in phase.iter().zip(prog).zip(&tids) {
-            let g = &gate;
+            let (g, flow, stops) = (&gate, flows.get(p), stops.for_job(p, &flags));
             let spawned = std::thread::Builder::new()
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
                     tid.store(Thread::current().id(), Ordering::Relaxed);
-                    job::run(p, stops, g, clock, pr, &wait_on(p, phase, prog))
+                    job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), flow)
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -368,7 +374,9 @@ fn run_phase(
             }
         }
         let mut results: Vec<_> = spawn_error.into_iter().map(Err).collect();
-        await_jobs(&handles, &tids, stops);
+        if let Some(first) = phase.first() {
+            await_jobs(&handles, &tids, &stops.for_job(first, &flags));
+        }
         results.extend(handles.into_iter().map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(BenchError::Refused("a job thread panicked".into())))
@@ -386,7 +394,7 @@ fn await_jobs<T>(handles: &[ScopedJoinHandle<'_, T>], tids: &[AtomicI32], stops:
     let mut can_wake = false;
     while !handles.iter().all(ScopedJoinHandle::is_finished) {
         let now = Instant::now();
-        if stops.is_set() && next_wake.is_none_or(|t| now >= t) {
+        if stops.any_set() && next_wake.is_none_or(|t| now >= t) {
             if next_wake.is_none() {
                 // Without the handler the signal is ignored and would wake nothing.
                 can_wake = sys::interrupt::install().is_ok();

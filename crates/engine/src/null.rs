@@ -5,14 +5,25 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::files::Files;
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, FileId, Queued, Req, SysCalls,
 };
 
+/// TEST-ONLY hook: `IOLAB_TEST_NULL_DELAY_US=N` makes each request complete N microseconds
+/// times the number in flight after it was committed: a device whose latency grows with the
+/// queue depth.
+/// The run tests of latency_target and max_latency need a latency they control; it is not a
+/// user feature and not one of fio's options.
+pub const TEST_DELAY_ENV: &str = "IOLAB_TEST_NULL_DELAY_US";
+
 pub(crate) struct NullEngine {
+    /// See [`TEST_DELAY_ENV`]; zero normally.
+    delay: Duration,
+    /// With a delay: when each request in `done` completes, in order.
+    due: VecDeque<Instant>,
     caps: Caps,
     files: Files,
     queued: VecDeque<Req>,
@@ -22,7 +33,13 @@ pub(crate) struct NullEngine {
 impl NullEngine {
     pub fn new(opts: &EngineOpts) -> NullEngine {
         let depth = opts.depth.max(1) as usize;
+        let delay = std::env::var(TEST_DELAY_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(Duration::ZERO, Duration::from_micros);
         NullEngine {
+            delay,
+            due: VecDeque::new(),
             caps: Caps {
                 // At depth 1 fio's null engine completes inside queue, like a sync engine;
                 // doing the same keeps our figures comparable with fio's.
@@ -61,6 +78,9 @@ impl Engine for NullEngine {
 
     fn queue(&mut self, req: Req) -> Queued {
         if self.caps.sync_only {
+            if !self.delay.is_zero() {
+                std::thread::sleep(self.delay);
+            }
             let result = Ok(if req.op.is_data() { req.len } else { 0 });
             return Queued::Done(Done { req, result });
         }
@@ -76,6 +96,10 @@ impl Engine for NullEngine {
 
     fn commit(&mut self) -> io::Result<usize> {
         let n = self.queued.len();
+        if !self.delay.is_zero() {
+            let due = Instant::now() + self.delay * (n + self.done.len()) as u32;
+            self.due.extend(std::iter::repeat_n(due, n));
+        }
         self.done.extend(self.queued.drain(..));
         Ok(n)
     }
@@ -87,7 +111,15 @@ impl Engine for NullEngine {
         _timeout: Option<Duration>,
         out: &mut Vec<Done>,
     ) -> io::Result<usize> {
-        let n = max.min(self.done.len());
+        let mut n = max.min(self.done.len());
+        if !self.delay.is_zero() && n > 0 {
+            if let Some(&first) = self.due.front() {
+                std::thread::sleep(first.saturating_duration_since(Instant::now()));
+            }
+            let now = Instant::now();
+            n = n.min(self.due.iter().take_while(|&&d| d <= now).count());
+            self.due.drain(..n);
+        }
         for req in self.done.drain(..n) {
             let result = Ok(if req.op.is_data() { req.len } else { 0 });
             out.push(Done { req, result });

@@ -16,6 +16,10 @@ pub const FILE: u32 = 1 << 2;
 pub const PARSE: u32 = 1 << 3;
 /// I/O buffers allocated.
 pub const MEM: u32 = 1 << 4;
+/// The latency_target search's steps.
+pub const RATE: u32 = 1 << 5;
+/// Steady-state samples and criteria.
+pub const STEADYSTATE: u32 = 1 << 6;
 
 /// The categories iolab implements, by fio's names.
 pub const CATEGORIES: &[(&str, u32)] = &[
@@ -24,6 +28,8 @@ pub const CATEGORIES: &[(&str, u32)] = &[
     ("file", FILE),
     ("parse", PARSE),
     ("mem", MEM),
+    ("rate", RATE),
+    ("steadystate", STEADYSTATE),
 ];
 
 /// fio's other categories: refused by name.
@@ -36,9 +42,7 @@ const FIO_ONLY: &[&str] = &[
     "profile",
     "time",
     "net",
-    "rate",
     "compress",
-    "steadystate",
     "helperthread",
     "zbd",
     "sem",
@@ -118,7 +122,10 @@ mod tests {
     #[test]
     fn categories_combine_and_others_are_refused_by_name() {
         assert_eq!(parse("random,io"), Ok(RANDOM | IO));
-        assert_eq!(parse("all"), Ok(RANDOM | IO | FILE | PARSE | MEM));
+        assert_eq!(
+            parse("all"),
+            Ok(RANDOM | IO | FILE | PARSE | MEM | RATE | STEADYSTATE)
+        );
         let e = parse("io,blktrace").unwrap_err();
         assert!(
             e.contains("'blktrace'") && e.contains("not supported"),

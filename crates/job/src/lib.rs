@@ -9,6 +9,7 @@
 
 mod arith;
 pub mod cmdline;
+pub mod control;
 pub mod debug;
 pub mod error;
 pub mod logs;

@@ -6,6 +6,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use crate::control::{ExitWhat, Steady};
 use crate::error::{ErrorKind, JobError, Loc, Warning};
 use crate::options::{self, Arg, EngineName, Kind};
 use crate::parse::{JobFile, RawJob, RawOption};
@@ -281,10 +282,35 @@ pub struct JobSpec {
     pub sync_file_range_nr: u32,
     /// Every regular file under this directory joins the job (expanded before planning).
     pub opendir: Option<String>,
-    /// fio's rate_cycle: the window over which rate_min and rate_iops_min are judged, ns.
-    pub rate_cycle_ns: u64,
     /// fio's log files (write_*_log and the log_* options).
     pub logs: crate::logs::LogSpec,
+    /// `ignore_error`: errnos per error type (read, write, verify); None = fio's EIO, EILSEQ.
+    pub ignore_error: [Option<Vec<i32>>; 3],
+    pub error_dump: bool,
+    pub exitall_on_error: bool,
+    pub exit_what: ExitWhat,
+    /// Per direction, ns; 0 = none.
+    pub max_latency: PerDir<u64>,
+    /// None = no latency target.
+    pub latency_target: Option<Duration>,
+    pub latency_window: Duration,
+    pub latency_percentile: f64,
+    pub latency_run: bool,
+    pub steadystate: Steady,
+    /// Zero: no steady-state detection.
+    pub steadystate_duration: Duration,
+    pub steadystate_ramp_time: Duration,
+    pub steadystate_check_interval: Duration,
+    /// Weight in its flow (0: no flow control).
+    pub flow: u32,
+    pub flow_id: u32,
+    pub flow_sleep: Duration,
+    /// Window of rate and rate_min, ms.
+    pub rate_cycle: u64,
+    pub rate_ignore_thinktime: bool,
+    /// thinktime_blocks counts issued I/Os (else completed ones, fio's default).
+    pub thinktime_blocks_issue: bool,
+    pub thinktime_iotime: Duration,
 }
 }
 

@@ -126,6 +126,7 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
         }
     };
     JobReport {
+        steadystate: None,
         jobname: m.name.clone(),
         groupid: m.groupid,
         error: m.error,

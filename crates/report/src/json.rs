@@ -176,9 +176,32 @@ fn job_obj(j: &JobReport, plus: bool) -> Obj {
         o.float("latency_percentile", j.latency_percentile);
         o.int("latency_window", j.latency_window);
     }
+    if let Some(ss) = &j.steadystate {
+        o.obj("steadystate", steady_obj(ss));
+    }
     if let Some(desc) = &j.desc {
         o.str("desc", desc);
     }
+    o
+}
+
+/// fio's `"steadystate"` object (fio-plot reads it).
+fn steady_obj(ss: &crate::model::SteadyReport) -> Obj {
+    let mut o = Obj::new();
+    o.str("ss", &ss.ss);
+    o.int("duration", ss.duration);
+    o.int("attained", u8::from(ss.attained));
+    // fio prints the criterion from a float with %f.
+    let pct = if ss.pct { "%" } else { "" };
+    o.str("criterion", &format!("{:.6}{pct}", ss.criterion as f32));
+    o.float("max_deviation", ss.max_deviation);
+    o.float("slope", ss.slope);
+    let mut data = Obj::new();
+    data.int("bw_mean", ss.bw_mean);
+    data.int("iops_mean", ss.iops_mean);
+    data.arr("iops", ss.iops.iter().map(|&v| J::Int(v.into())).collect());
+    data.arr("bw", ss.bw.iter().map(|&v| J::Int(v.into())).collect());
+    o.obj("data", data);
     o
 }
 

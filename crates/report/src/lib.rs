@@ -14,6 +14,7 @@ pub mod build;
 pub mod clients;
 pub mod columns;
 pub mod compare;
+mod control;
 mod fmt;
 mod group;
 pub mod html;

@@ -113,6 +113,8 @@ pub struct JobReport {
     pub errors: Option<(u64, i64)>,
     /// `"desc"` (fio's `description`).
     pub desc: Option<String>,
+    /// `"steadystate"`, present where steady-state detection was on.
+    pub steadystate: Option<SteadyReport>,
 
     /// Text only: `jobs=N` in the job line (members of a group_reporting group).
     pub members: u32,
@@ -290,6 +292,7 @@ impl Default for JobReport {
             latency_window: 0,
             errors: None,
             desc: None,
+            steadystate: None,
             members: 1,
             pid: 0,
             date: None,
@@ -302,6 +305,29 @@ impl Default for JobReport {
             mixed: None,
         }
     }
+}
+
+/// fio's `"steadystate"` object and text line.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SteadyReport {
+    /// The criterion and limit as fio prints them (`iops_slope:0.010000%`).
+    pub ss: String,
+    /// The window, seconds.
+    pub duration: u64,
+    pub attained: bool,
+    /// The last value of the criterion; `pct`: in percent of the mean.
+    pub criterion: f64,
+    pub pct: bool,
+    /// Judged on IOPS (else bandwidth), on the slope (else the deviation).
+    pub on_iops: bool,
+    pub on_slope: bool,
+    pub max_deviation: f64,
+    pub slope: f64,
+    pub bw_mean: u64,
+    pub iops_mean: u64,
+    /// The window's samples, oldest first: bytes/s and IOPS.
+    pub bw: Vec<u64>,
+    pub iops: Vec<u64>,
 }
 
 impl JobReport {

@@ -208,6 +208,7 @@ fn job(j: &Obj, globals: &[(String, String)]) -> Result<JobReport, ReportError> 
         _ => Some((uint(j, "total_err")?, int(j, "first_error")?)),
     };
     let mut r = JobReport {
+        steadystate: object(j, "steadystate")?.map(steady).transpose()?,
         jobname: string(j, "jobname")?,
         groupid: uint(j, "groupid")? as u32,
         error: int(j, "error")?,
@@ -240,6 +241,44 @@ fn job(j: &Obj, globals: &[(String, String)]) -> Result<JobReport, ReportError> 
     r.job_options = job_options;
     infer_text_fields(&mut r, globals);
     Ok(r)
+}
+
+/// fio's `"steadystate"` object.
+fn steady(o: &Obj) -> Result<crate::model::SteadyReport, ReportError> {
+    let ss = string(o, "ss")?;
+    let crit = string(o, "criterion")?;
+    let data = object(o, "data")?;
+    let list = |k: &str| -> Result<Vec<u64>, ReportError> {
+        let Some(d) = data else {
+            return Ok(Vec::new());
+        };
+        array(d, k)?
+            .iter()
+            .map(|v| {
+                v.as_u64()
+                    .ok_or_else(|| bad(k, "not a non-negative integer"))
+            })
+            .collect()
+    };
+    let mean = |k: &str| data.map_or(Ok(0), |d| uint(d, k));
+    Ok(crate::model::SteadyReport {
+        on_iops: ss.starts_with("iops"),
+        on_slope: ss.contains("_slope"),
+        duration: uint(o, "duration")?,
+        attained: uint(o, "attained")? != 0,
+        pct: crit.ends_with('%'),
+        criterion: crit
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| bad("criterion", "not a number"))?,
+        max_deviation: float(o, "max_deviation")?,
+        slope: float(o, "slope")?,
+        bw_mean: mean("bw_mean")?,
+        iops_mean: mean("iops_mean")?,
+        bw: list("bw")?,
+        iops: list("iops")?,
+        ss,
+    })
 }
 
 fn dir(d: &Obj) -> Result<DirReport, ReportError> {

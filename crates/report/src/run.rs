@@ -41,6 +41,7 @@ pub fn run_report(
     let report = |s: &JobStats, m: &Measured<'_>, meta: &JobMeta| {
         let mut r = job_report(s, meta);
         r.latency_depth = m.plan.engine.depth.max(1);
+        crate::control::apply(&mut r, s, &m.plan.spec);
         r
     };
     let mut reports = Vec::new();
@@ -69,7 +70,7 @@ pub fn run_report(
             merged = Some((m.stats.clone(), meta(m), m));
         } else {
             let mut r = report(m.stats, m, &meta(m));
-            r.verror = m.verror.clone();
+            r.verror = m.verror.clone().or(r.verror.take());
             reports.push(r);
         }
     }

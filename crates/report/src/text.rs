@@ -159,6 +159,21 @@ fn job_block(r: &Report, j: &JobReport, s: &mut String) {
             j.latency_target, j.latency_window, j.latency_percentile, j.latency_depth
         );
     }
+    if let Some(ss) = &j.steadystate {
+        let u = &j.units;
+        let _ = writeln!(
+            s,
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+            if ss.attained { "yes" } else { "no" },
+            rate_str(ss.bw_mean, u, false),
+            rate_str(ss.bw_mean, u, true),
+            num2str(ss.iops_mean, u.sig_figs, 1, false, N2sUnit::None),
+            if ss.on_iops { "iops" } else { "bw" },
+            if ss.on_slope { " slope" } else { " mean dev" },
+            ss.criterion,
+            if ss.pct { "%" } else { "" }
+        );
+    }
 }
 
 const DIR_NAMES: [&str; 4] = ["read", "write", "trim", "mixed"];

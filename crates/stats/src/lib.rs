@@ -79,6 +79,31 @@ pub struct JobStats {
     pub total_run_time_ms: u64,
     /// Number of jobs folded in (fio's `members`; a fresh job counts 1 once it has run).
     pub members: u32,
+    /// Errors continue_on_error went on after (fio's `total_err_count`).
+    pub total_err: u64,
+    /// The first one's errno (fio's `first_error`, 0 for none).
+    pub first_error: i32,
+    /// The depth a latency_target search settled on (fio's `latency_qd`); 0 = no search.
+    pub latency_qd: u32,
+    /// What steady-state detection saw (fio's `ss_*`), where it was on.
+    pub steady: Option<SteadyStats>,
+}
+
+/// Steady-state detection of one job (or of its group): fio's `ss_*` fields of thread_stat.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SteadyStats {
+    /// The criterion fell below its limit: the job was ended there.
+    pub attained: bool,
+    /// The last value of the criterion (slope or deviation, in % where the limit is).
+    pub criterion: f64,
+    /// Largest distance of a sample from the window's mean (deviation criteria).
+    pub max_deviation: f64,
+    /// Least-squares slope of the window (slope criteria).
+    pub slope: f64,
+    /// The window's IOPS samples, oldest first.
+    pub iops: Vec<u64>,
+    /// The window's bandwidth samples (bytes per second), oldest first.
+    pub bw: Vec<u64>,
 }
 
 impl JobStats {
@@ -246,6 +271,14 @@ impl AddAssign<&JobStats> for JobStats {
         self.cpu += &rhs.cpu;
         self.total_run_time_ms += rhs.total_run_time_ms;
         self.members += rhs.members;
+        self.total_err += rhs.total_err;
+        if self.first_error == 0 {
+            self.first_error = rhs.first_error;
+        }
+        self.latency_qd = self.latency_qd.max(rhs.latency_qd);
+        if self.steady.is_none() {
+            self.steady.clone_from(&rhs.steady);
+        }
     }
 }
 

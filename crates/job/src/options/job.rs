@@ -42,10 +42,28 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.kb_base = if a.choice()? == "1000" { 1000 } else { 1024 }; Ok(()) }),
     imp!(Units, "unit_base", [], Choice(&["0", "8", "1"]), Some("0"), "Report in bytes (8) or bits (1); 0 picks",
         |s, a| { s.unit_base = a.choice()?.parse().unwrap_or(0); Ok(()) }),
-    not!(Job, "ignore_error", [], Str),
-    not!(Job, "exit_what", [], Str),
-    not!(Job, "exitall_on_error", [], Flag),
-    not!(Job, "error_dump", [], Bool),
+    imp!(Job, "ignore_error", [], Str, None, "Errors to go on after: read,write,verify lists of errno names or numbers, ':'-separated",
+        |s, a| {
+            for (slot, list) in s.ignore_error.iter_mut().zip(control::parse_ignore_error(a.v)?) {
+                if list.is_some() {
+                    *slot = list;
+                }
+            }
+            Ok(())
+        }),
+    imp!(Job, "exit_what", [], Choice(&["group", "stonewall", "all"]), Some("group"), "Which jobs exitall stops: its group, all running, or all",
+        |s, a| {
+            s.exit_what = match a.choice()? {
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => ExitWhat::Group,
+            };
+            Ok(())
+        }),
+    imp!(Job, "exitall_on_error", [], Flag, None, "Stop all jobs when one ends on an error",
+        |s, a| { s.exitall_on_error = a.flag()?; Ok(()) }),
+    imp!(Job, "error_dump", [], Bool, Some("0"), "Print every I/O error, also those continue_on_error goes on after",
+        |s, a| { s.error_dump = a.flag()?; Ok(()) }),
     not!(Job, "profile", [], Str),
 ];
 

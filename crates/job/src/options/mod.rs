@@ -211,6 +211,7 @@ pub(crate) use {imp, not};
 /// What the category files need.
 mod prelude {
     pub(super) use super::{imp, not, pct, to_u32, Kind::*, OptDef};
+    pub(super) use crate::control::{self, ExitWhat};
     pub(super) use crate::spec::{
         split_filenames, ClockSource, Fadvise, FileLock, FileService, RateProcess, SyncMode,
         UnifiedRw,

@@ -38,9 +38,19 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.place.uid = Some(to_u32(a.int()?)?); Ok(()) }),
     imp!(Process, "gid", [], Int, None, "Run the job thread with this group id (setresgid on the thread)",
         |s, a| { s.place.gid = Some(to_u32(a.int()?)?); Ok(()) }),
-    not!(Flow, "flow_id", [], Int),
-    not!(Flow, "flow", [], Int),
-    not!(Flow, "flow_sleep", [], Int),
+    imp!(Flow, "flow_id", [], Int, Some("0"), "Flow this job's I/O is balanced in",
+        |s, a| { s.flow_id = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Flow, "flow", [], Int, Some("0"), "Weight of this job in its flow (0 to 1000; 0: no flow control)",
+        |s, a| {
+            let w = to_u32(a.int()?)?;
+            if w > 1000 {
+                return Err(format!("out of range: {w} (0 to 1000)"));
+            }
+            s.flow = w;
+            Ok(())
+        }),
+    imp!(Flow, "flow_sleep", [], Int, Some("0"), "Microseconds to sleep when held back by the flow",
+        |s, a| { s.flow_sleep = std::time::Duration::from_micros(a.count()?); Ok(()) }),
 ];
 
 /// fio's minval/maxval check, in its words.

@@ -22,14 +22,31 @@ pub(super) static OPTIONS: &[OptDef] = &[
             };
             Ok(())
         }),
-    imp!(Rate, "rate_cycle", ["ratecycle"], Int, Some("1000"), "Window over which rate_min and rate_iops_min are judged (msec)",
-        |s, a| { s.rate_cycle_ns = a.count()?.max(1).saturating_mul(1_000_000); Ok(()) }),
-    not!(Rate, "rate_ignore_thinktime", [], Bool),
-    not!(Rate, "max_latency", [], Time(US)),
-    not!(Rate, "latency_target", [], Time(US)),
-    not!(Rate, "latency_window", [], Time(US)),
-    not!(Rate, "latency_percentile", [], Str),
-    not!(Rate, "latency_run", [], Bool),
+    imp!(Rate, "rate_cycle", ["ratecycle"], Int, Some("1000"), "Window over which rate_min is judged (ms)",
+        |s, a| { s.rate_cycle = a.count()?.max(1); Ok(()) }),
+    imp!(Rate, "rate_ignore_thinktime", [], Bool, None, "Keep the rate's schedule through thinktime instead of catching up after it",
+        |s, a| { s.rate_ignore_thinktime = a.flag()?; Ok(()) }),
+    imp!(Rate, "max_latency", [], Str, None, "End the job with ETIMEDOUT when an I/O takes longer (us by default), per direction",
+        |s, a| {
+            let f = |x: &str| value::parse_time(x, US).map(|t| t.us.saturating_mul(1000));
+            s.max_latency.update(value::parse_per_dir(a.v, false, f)?);
+            Ok(())
+        }),
+    imp!(Rate, "latency_target", [], Time(US), None, "Find the highest depth whose latency stays under this (us by default)",
+        |s, a| { s.latency_target = Some(a.time(US)?).filter(|d| !d.is_zero()); Ok(()) }),
+    imp!(Rate, "latency_window", [], Time(US), None, "How long each depth is tried for latency_target (us by default)",
+        |s, a| { s.latency_window = a.time(US)?; Ok(()) }),
+    imp!(Rate, "latency_percentile", [], FloatList, Some("100"), "Percentage of I/Os that must meet latency_target",
+        |s, a| {
+            let p = value::parse_float(a.v)?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(format!("out of range: {p} (0 to 100)"));
+            }
+            s.latency_percentile = p;
+            Ok(())
+        }),
+    imp!(Rate, "latency_run", [], Bool, Some("0"), "Keep adjusting the depth to latency_target instead of ending when found",
+        |s, a| { s.latency_run = a.flag()?; Ok(()) }),
 ];
 
 #[cfg(test)]
@@ -39,8 +56,8 @@ mod tests {
 
     #[test]
     fn rate_cycle_is_milliseconds_of_the_min_rate_window() {
-        assert_eq!(spec(&[]).rate_cycle_ns, 1_000_000_000);
-        assert_eq!(spec(&["ratecycle=250"]).rate_cycle_ns, 250_000_000);
+        assert_eq!(spec(&[]).rate_cycle, 1000);
+        assert_eq!(spec(&["ratecycle=250"]).rate_cycle, 250);
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.thinktime = a.time(TimeUnit::Micros)?; Ok(()) }),
     imp!(Time, "thinktime_spin", [], Time(US), Some("0"), "Spin this part of thinktime instead of sleeping",
         |s, a| { s.thinktime_spin = a.time(TimeUnit::Micros)?; Ok(()) }),
-    imp!(Time, "thinktime_blocks", [], Int, Some("1"), "Think after this many blocks",
+    imp!(Time, "thinktime_blocks", [], Int, None, "Think after this many blocks (1 unless set)",
         |s, a| { s.thinktime_blocks = to_u32(a.int()?)?.max(1); Ok(()) }),
     imp!(Time, "clocksource", [], Choice(&["gettimeofday", "clock_gettime", "cpu"]), None, "Clock latencies are read from: gettimeofday (microseconds), clock_gettime (CLOCK_MONOTONIC), cpu (the TSC)",
         |s, a| {
@@ -28,12 +28,25 @@ pub(super) static OPTIONS: &[OptDef] = &[
             };
             Ok(())
         }),
-    not!(Time, "thinktime_blocks_type", [], Str),
-    not!(Time, "thinktime_iotime", [], Time(S)),
-    not!(Steadystate, "steadystate", ["ss"], Str),
-    not!(Steadystate, "steadystate_duration", ["ss_dur"], Time(S)),
-    not!(Steadystate, "steadystate_ramp_time", ["ss_ramp"], Time(S)),
-    not!(Steadystate, "steadystate_check_interval", [], Time(S)),
+    imp!(Time, "thinktime_blocks_type", [], Choice(&["complete", "issue"]), Some("complete"), "Count thinktime_blocks as completed or issued I/Os",
+        |s, a| { s.thinktime_blocks_issue = a.choice()? == "issue"; Ok(()) }),
+    imp!(Time, "thinktime_iotime", [], Time(S), Some("0"), "Think after this long doing I/O (seconds by default)",
+        |s, a| { s.thinktime_iotime = a.time(S)?; Ok(()) }),
+    imp!(Steadystate, "steadystate", ["ss"], Str, Some("iops_slope:0.01%"), "Steady-state criterion and limit: iops, iops_slope, bw, bw_slope, then :limit[%]",
+        |s, a| { s.steadystate = control::parse_steadystate(a.v, a.kb)?; Ok(()) }),
+    imp!(Steadystate, "steadystate_duration", ["ss_dur"], Time(S), Some("0"), "End the job once steady over this long (seconds by default; 0: off)",
+        |s, a| { s.steadystate_duration = a.time(S)?; Ok(()) }),
+    imp!(Steadystate, "steadystate_ramp_time", ["ss_ramp"], Time(S), Some("0"), "Wait this long before collecting steady-state data",
+        |s, a| { s.steadystate_ramp_time = a.time(S)?; Ok(()) }),
+    imp!(Steadystate, "steadystate_check_interval", [], Time(S), Some("1"), "Steady-state sample interval; the window holds duration/interval samples (newer fio's; 1 s in fio 3.33)",
+        |s, a| {
+            let d = a.time(S)?;
+            if d < std::time::Duration::from_millis(1) {
+                return Err("must be at least 1ms".into());
+            }
+            s.steadystate_check_interval = d;
+            Ok(())
+        }),
 ];
 
 #[cfg(test)]
