@@ -1,0 +1,544 @@
+//! A ring for sockets: multishot accept, multishot recv into a ring of provided buffers,
+//! poll for readiness, and cancellation, all batched into one `io_uring_enter` per turn of
+//! the caller's loop. The server's event loop uses it in place of epoll plus one `recv` per
+//! request; what goes out still leaves through `sendmsg`/`sendfile` on the non-blocking
+//! socket (the same calls the epoll loop makes), with a poll on the ring when a socket is full.
+//!
+//! Every operation carries a caller's tag (56 bits) and its kind in the top byte of the
+//! user_data, so a completion says what it finished and for whom. Received bytes stay in the
+//! ring's buffers until the caller hands the [`RecvBuf`] back: the token is the proof that the
+//! kernel no longer owns that buffer.
+
+use std::io;
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::Duration;
+
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+/// The buffer group the ring's receive buffers are registered as.
+const BGID: u16 = 0;
+
+/// What an operation was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetOp {
+    Accept,
+    Recv,
+    /// Readable (POLLIN), multishot: eventfds.
+    PollIn,
+    /// Writable (POLLOUT), one shot: a full socket.
+    PollOut,
+    Cancel,
+}
+
+impl NetOp {
+    const ALL: [NetOp; 5] = [
+        NetOp::Accept,
+        NetOp::Recv,
+        NetOp::PollIn,
+        NetOp::PollOut,
+        NetOp::Cancel,
+    ];
+
+    fn data(self, tag: u64) -> u64 {
+        ((self as u64) << 56) | (tag & TAG_MASK)
+    }
+}
+
+/// Tags are the low 56 bits of the user_data.
+pub const TAG_MASK: u64 = (1 << 56) - 1;
+
+/// Received bytes in one of the ring's buffers; give it back with [`NetRing::recycle`].
+#[derive(Debug)]
+pub struct RecvBuf {
+    bid: u16,
+    len: usize,
+}
+
+/// One completion.
+#[derive(Debug)]
+pub struct NetDone {
+    pub op: NetOp,
+    pub tag: u64,
+    /// Bytes received, or the accepted descriptor's number, or the poll mask.
+    pub result: io::Result<usize>,
+    /// A multishot operation stays armed (IORING_CQE_F_MORE); when false it has ended and must
+    /// be armed again to go on.
+    pub more: bool,
+    /// Accept: the new connection (non-blocking, close-on-exec).
+    pub sock: Option<TcpStream>,
+    /// Recv: where the bytes are.
+    pub buf: Option<RecvBuf>,
+}
+
+/// The receive buffers: `count` buffers of `size` bytes and the ring of entries that offers
+/// them to the kernel.
+struct Provided {
+    entries: NonNull<types::BufRingEntry>,
+    entries_len: usize,
+    data: NonNull<u8>,
+    data_len: usize,
+    count: u16,
+    size: usize,
+    tail: u16,
+}
+
+/// A socket ring owned by one thread.
+pub struct NetRing {
+    ring: IoUring,
+    bufs: Provided,
+    registered: bool,
+    /// Entries pushed and not yet handed to the kernel.
+    pending: usize,
+    /// io_uring_enter calls made.
+    pub enters: u64,
+}
+
+// SAFETY: the buffer mappings belong to this NetRing alone (the raw pointers are what makes
+// the type not Send by default); moving it moves that ownership. A SINGLE_ISSUER ring must
+// still be used by the thread that created it, which the kernel checks (EEXIST).
+unsafe impl Send for NetRing {}
+
+fn mmap(len: usize) -> io::Result<NonNull<u8>> {
+    // SAFETY: an anonymous private mapping touches no existing memory.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap returned null"))
+}
+
+impl Provided {
+    fn new(count: u16, size: usize) -> io::Result<Provided> {
+        let page = 4096;
+        let entries_len = (usize::from(count) * 16).div_ceil(page) * page;
+        let data_len = usize::from(count) * size;
+        let entries = mmap(entries_len)?;
+        let data = match mmap(data_len) {
+            Ok(d) => d,
+            Err(e) => {
+                // SAFETY: `entries` was mapped above with this length and is not used again.
+                unsafe { libc::munmap(entries.as_ptr().cast(), entries_len) };
+                return Err(e);
+            }
+        };
+        let mut p = Provided {
+            entries: entries.cast(),
+            entries_len,
+            data,
+            data_len,
+            count,
+            size,
+            tail: 0,
+        };
+        for bid in 0..count {
+            p.offer(bid);
+        }
+        p.publish();
+        Ok(p)
+    }
+
+    /// Writes buffer `bid` into the next free entry (seen by the kernel at `publish`).
+    fn offer(&mut self, bid: u16) {
+        let idx = usize::from(self.tail & (self.count - 1));
+        // SAFETY: idx < count, and the mapping holds `count` entries. Only addr, len and bid
+        // are written: the resv field of entry 0 is the ring's tail, which `publish` owns.
+        unsafe {
+            let e = &mut *self.entries.as_ptr().add(idx);
+            e.set_addr(self.data.as_ptr().add(usize::from(bid) * self.size) as u64);
+            e.set_len(self.size as u32);
+            e.set_bid(bid);
+        }
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// Makes the offered entries visible to the kernel.
+    fn publish(&self) {
+        // SAFETY: the tail is the u16 the kernel reads at the ring's base (the resv field of
+        // entry 0); it is aligned and lives as long as the mapping. Release orders the entries
+        // written before it.
+        unsafe {
+            let tail = types::BufRingEntry::tail(self.entries.as_ptr()) as *const AtomicU16;
+            (*tail).store(self.tail, Ordering::Release);
+        }
+    }
+
+    fn slice(&self, b: &RecvBuf) -> &[u8] {
+        let len = b.len.min(self.size);
+        // SAFETY: bid < count (the kernel only hands out ids we offered), the range lies in
+        // the data mapping, and a RecvBuf exists only for a buffer the kernel has given back
+        // and not been offered again, so nothing writes it while this borrow lives.
+        unsafe {
+            std::slice::from_raw_parts(self.data.as_ptr().add(usize::from(b.bid) * self.size), len)
+        }
+    }
+}
+
+impl Drop for Provided {
+    fn drop(&mut self) {
+        // SAFETY: both mappings were made in `new` with these lengths; NetRing's drop has
+        // unregistered the group first, so the kernel holds no pointer into them.
+        unsafe {
+            libc::munmap(self.data.as_ptr().cast(), self.data_len);
+            libc::munmap(self.entries.as_ptr().cast(), self.entries_len);
+        }
+    }
+}
+
+impl NetRing {
+    /// A ring with `sq` submission entries and `bufs` receive buffers of `buf_size` bytes
+    /// (`bufs` a power of two). Fails where io_uring is blocked or too old (multishot recv
+    /// needs Linux 6.0): the caller falls back to epoll.
+    pub fn new(sq: u32, bufs: u16, buf_size: usize) -> io::Result<NetRing> {
+        if !bufs.is_power_of_two() || buf_size == 0 || buf_size > u32::MAX as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "receive buffers: a power-of-two count of non-empty buffers",
+            ));
+        }
+        let ring = create(sq)?;
+        let bufs = Provided::new(bufs, buf_size)?;
+        let mut r = NetRing {
+            ring,
+            bufs,
+            registered: false,
+            pending: 0,
+            enters: 0,
+        };
+        // SAFETY: the entries mapping is page-aligned, holds `count` entries and outlives the
+        // registration (Drop unregisters before unmapping).
+        unsafe {
+            r.ring.submitter().register_buf_ring_with_flags(
+                r.bufs.entries.as_ptr() as u64,
+                r.bufs.count,
+                BGID,
+                0,
+            )?;
+        }
+        r.registered = true;
+        Ok(r)
+    }
+
+    fn push(&mut self, e: squeue::Entry) -> io::Result<()> {
+        loop {
+            // SAFETY: the entries pushed here point at no caller memory (fd, flags, ids and
+            // the buffer group the ring owns).
+            if unsafe { self.ring.submission().push(&e) }.is_ok() {
+                self.pending += 1;
+                return Ok(());
+            }
+            // Full: hand what is there to the kernel and go on.
+            self.submit()?;
+        }
+    }
+
+    /// Accepts every connection on `l` until cancelled or failed; each completion carries one.
+    pub fn accept_multi(&mut self, l: &TcpListener, tag: u64) -> io::Result<()> {
+        let e = opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
+            .flags(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+            .build()
+            .user_data(NetOp::Accept.data(tag));
+        self.push(e)
+    }
+
+    /// Receives whatever arrives on `s` into the ring's buffers until the peer closes, an
+    /// error, the buffers run out (ENOBUFS), or a cancel.
+    pub fn recv_multi(&mut self, s: &TcpStream, tag: u64) -> io::Result<()> {
+        let e = opcode::RecvMulti::new(types::Fd(s.as_raw_fd()), BGID)
+            .build()
+            .user_data(NetOp::Recv.data(tag));
+        self.push(e)
+    }
+
+    /// Completes (multishot) each time `fd` becomes readable.
+    pub fn poll_in(&mut self, fd: &impl AsFd, tag: u64) -> io::Result<()> {
+        let e = opcode::PollAdd::new(
+            types::Fd(fd.as_fd().as_raw_fd()),
+            libc::POLLIN as u32,
+        )
+        .multi(true)
+        .build()
+        .user_data(NetOp::PollIn.data(tag));
+        self.push(e)
+    }
+
+    /// Completes once when `s` has room to send.
+    pub fn poll_out(&mut self, s: &TcpStream, tag: u64) -> io::Result<()> {
+        let e = opcode::PollAdd::new(types::Fd(s.as_raw_fd()), libc::POLLOUT as u32)
+            .build()
+            .user_data(NetOp::PollOut.data(tag));
+        self.push(e)
+    }
+
+    /// Cancels the operation `op` with `tag` (it completes with ECANCELED, or not at all if
+    /// it had already ended).
+    pub fn cancel(&mut self, op: NetOp, tag: u64) -> io::Result<()> {
+        let e = opcode::AsyncCancel::new(op.data(tag))
+            .build()
+            .user_data(NetOp::Cancel.data(tag));
+        self.push(e)
+    }
+
+    /// Hands the pushed entries to the kernel now (before a descriptor they name is closed,
+    /// since its number may be reused at once).
+    pub fn submit(&mut self) -> io::Result<()> {
+        if self.pending == 0 {
+            return Ok(());
+        }
+        self.enters += 1;
+        match self.ring.submit() {
+            Ok(_) => {
+                self.pending = 0;
+                Ok(())
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EINTR)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Submits what is pushed and waits for at least one completion, no longer than
+    /// `timeout` (`None`: do not wait).
+    pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        if timeout.is_none() && self.pending == 0 && !self.ring.submission().taskrun() {
+            return Ok(());
+        }
+        self.enters += 1;
+        let r = match timeout {
+            Some(t) => {
+                let ts = types::Timespec::from(t);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(1, &args)
+            }
+            None => self.ring.submitter().submit_with_args(0, &types::SubmitArgs::new()),
+        };
+        match r {
+            Ok(_) => {
+                self.pending = 0;
+                Ok(())
+            }
+            // Timed out, interrupted, or completions to reap first: all "look at the CQ".
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
+                ) =>
+            {
+                if e.raw_os_error() == Some(libc::ETIME) {
+                    self.pending = 0;
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Moves the completions that are ready into `out`.
+    pub fn reap(&mut self, out: &mut Vec<NetDone>) {
+        for cqe in self.ring.completion() {
+            let data = cqe.user_data();
+            let Some(&op) = NetOp::ALL.get((data >> 56) as usize) else {
+                continue;
+            };
+            let flags = cqe.flags();
+            let res = cqe.result();
+            let result = if res < 0 {
+                Err(io::Error::from_raw_os_error(-res))
+            } else {
+                Ok(res as usize)
+            };
+            let buf = match (op, cqueue::buffer_select(flags)) {
+                (NetOp::Recv, Some(bid)) if bid < self.bufs.count => Some(RecvBuf {
+                    bid,
+                    len: res.max(0) as usize,
+                }),
+                _ => None,
+            };
+            let sock = match op {
+                // SAFETY: a successful accept's result is a new connected socket that nothing
+                // else owns.
+                NetOp::Accept if res >= 0 => Some(unsafe { TcpStream::from_raw_fd(res) }),
+                _ => None,
+            };
+            out.push(NetDone {
+                op,
+                tag: data & TAG_MASK,
+                result,
+                more: cqueue::more(flags),
+                sock,
+                buf,
+            });
+        }
+    }
+
+    /// The bytes a recv completion delivered.
+    pub fn data(&self, b: &RecvBuf) -> &[u8] {
+        self.bufs.slice(b)
+    }
+
+    /// Gives a buffer back to the kernel for later receives.
+    pub fn recycle(&mut self, b: RecvBuf) {
+        self.bufs.offer(b.bid);
+        self.bufs.publish();
+    }
+
+    /// Receive buffers' size.
+    pub fn buf_size(&self) -> usize {
+        self.bufs.size
+    }
+}
+
+impl Drop for NetRing {
+    fn drop(&mut self) {
+        // Socket receives run as task work in the owning thread, which is here, not in the
+        // kernel: once the group is unregistered no receive can pick one of its buffers.
+        if self.registered && self.ring.submitter().unregister_buf_ring(BGID).is_err() {
+            // The kernel may still write into the buffers: leak them rather than unmap.
+            let bufs = std::mem::replace(&mut self.bufs, Provided::leaked());
+            std::mem::forget(bufs);
+        }
+    }
+}
+
+impl Provided {
+    /// An empty stand-in that owns nothing (its Drop unmaps zero bytes).
+    fn leaked() -> Provided {
+        Provided {
+            entries: NonNull::dangling(),
+            entries_len: 0,
+            data: NonNull::dangling(),
+            data_len: 0,
+            count: 1,
+            size: 0,
+            tail: 0,
+        }
+    }
+}
+
+/// The ring, with deferred task work (completions run when we wait, in our thread) where the
+/// kernel has it, else cooperative task work, else plain.
+fn create(sq: u32) -> io::Result<IoUring> {
+    let cq = (sq * 16).max(1024);
+    let tries: [fn(&mut io_uring::Builder) -> &mut io_uring::Builder; 3] = [
+        |b| b.setup_single_issuer().setup_defer_taskrun(),
+        |b| b.setup_coop_taskrun(),
+        |b| b,
+    ];
+    let mut last = None;
+    for f in tries {
+        let mut b = IoUring::builder();
+        b.setup_cqsize(cq);
+        match f(&mut b).build(sq) {
+            Ok(r) => return Ok(r),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EINVAL)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    fn ring() -> Option<NetRing> {
+        match NetRing::new(64, 16, 4096) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("skipped: no io_uring socket ring here ({e})");
+                None
+            }
+        }
+    }
+
+    fn until(r: &mut NetRing, out: &mut Vec<NetDone>, want: impl Fn(&[NetDone]) -> bool) {
+        for _ in 0..200 {
+            r.wait(Some(Duration::from_millis(10))).unwrap();
+            r.reap(out);
+            if want(out) {
+                return;
+            }
+        }
+        panic!("no completion came: {out:?}");
+    }
+
+    #[test]
+    fn multishot_accept_and_recv_deliver_bytes_in_provided_buffers() {
+        let Some(mut r) = ring() else { return };
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        r.accept_multi(&l, 7).unwrap();
+        let mut c1 = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let mut out = Vec::new();
+        until(&mut r, &mut out, |o| o.iter().any(|d| d.op == NetOp::Accept));
+        let d = out.pop().unwrap();
+        assert_eq!((d.tag, d.more), (7, true));
+        let s = d.sock.unwrap();
+        r.recv_multi(&s, 9).unwrap();
+        for msg in [&b"hello"[..], b" world"] {
+            c1.write_all(msg).unwrap();
+            out.clear();
+            until(&mut r, &mut out, |o| o.iter().any(|d| d.op == NetOp::Recv));
+            let d = out.pop().unwrap();
+            assert_eq!(d.tag, 9);
+            assert!(d.more, "the multishot receive stays armed");
+            let b = d.buf.unwrap();
+            assert_eq!(r.data(&b), msg);
+            r.recycle(b);
+        }
+        // More messages than buffers: recycling keeps the receive going.
+        for k in 0..40u8 {
+            c1.write_all(&[k; 100]).unwrap();
+            out.clear();
+            until(&mut r, &mut out, |o| o.iter().any(|d| d.op == NetOp::Recv));
+            for d in out.drain(..) {
+                let b = d.buf.unwrap();
+                assert!(r.data(&b).iter().all(|&x| x == k));
+                r.recycle(b);
+            }
+        }
+        drop(c1);
+        out.clear();
+        until(&mut r, &mut out, |o| {
+            o.iter().any(|d| d.op == NetOp::Recv && !d.more)
+        });
+        let end = out.iter().find(|d| !d.more).unwrap();
+        assert_eq!(end.result.as_ref().ok(), Some(&0), "the peer's close ends it");
+    }
+
+    #[test]
+    fn cancel_ends_a_multishot_receive_and_poll_out_sees_room() {
+        let Some(mut r) = ring() else { return };
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        r.recv_multi(&s, 3).unwrap();
+        r.poll_out(&s, 4).unwrap();
+        let mut out = Vec::new();
+        until(&mut r, &mut out, |o| o.iter().any(|d| d.op == NetOp::PollOut));
+        r.cancel(NetOp::Recv, 3).unwrap();
+        until(&mut r, &mut out, |o| {
+            o.iter().any(|d| d.op == NetOp::Recv && !d.more)
+        });
+        let d = out.iter().find(|d| d.op == NetOp::Recv).unwrap();
+        assert_eq!(
+            d.result.as_ref().err().and_then(|e| e.raw_os_error()),
+            Some(libc::ECANCELED)
+        );
+        (&s).write_all(b"x").unwrap();
+        let mut b = [0u8; 1];
+        c.read_exact(&mut b).unwrap();
+        assert_eq!(r.buf_size(), 4096);
+        assert!(r.enters > 0);
+    }
+}
