@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use iolab_engine::sys::net::{SignalSet, SIGINT, SIGTERM};
 use iolab_engine::EngineKind;
-use iolab_serve::{ServeOpts, Server};
+use iolab_serve::{NetMode, ServeOpts, Server};
 
 const USAGE: &str = "\
 usage: iolab serve DIR [options]
@@ -21,6 +21,9 @@ usage: iolab serve DIR [options]
                            once (default 127.0.0.1:8080; port 0 picks a free one)
   --threads N              event-loop threads (default: one per core)
   --engine NAME            how small files are read: io_uring (default), libaio (O_DIRECT), psync
+  --net MODE               how sockets are waited on and read: epoll (default); io_uring
+                           (multishot accept and recv, one io_uring_enter per loop turn;
+                           refused where io_uring is blocked); auto (io_uring, else epoll)
   --access-log FILE        append access log lines to FILE (default: no log)
   --log-format FMT         common (default) or combined (adds Referer and User-Agent)
   --dotfiles               serve names that start with a dot (default: 404)
@@ -145,6 +148,7 @@ const LONGS: &[&str] = &[
     "listen",
     "threads",
     "engine",
+    "net",
     "access-log",
     "log-format",
     "dotfiles",
@@ -192,6 +196,11 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
                     .ok_or(format!(
                         "--engine: '{v}' is not one of io_uring, libaio, psync"
                     ))?;
+            }
+            Long("net") => {
+                let v = value(&mut p)?;
+                o.net = NetMode::from_name(&v)
+                    .ok_or(format!("--net: '{v}' is not one of epoll, io_uring, auto"))?;
             }
             Long("access-log") => o.access_log = Some(PathBuf::from(p.value().map_err(bad)?)),
             Long("log-format") => {

@@ -117,6 +117,13 @@ pub(crate) struct Conn {
     pub(crate) resolved: Option<(Found, Option<File>)>,
     /// The next sendfile goes ahead without looking at the page cache (just paged in).
     pub(crate) paged: bool,
+    /// Fed by a ring (`--net io_uring`): input arrives in `inbox`, never read from the socket.
+    pub(crate) fed: bool,
+    /// Bytes the ring received that the request buffer has yet to take, from `inbox_pos`.
+    pub(crate) inbox: Vec<u8>,
+    pub(crate) inbox_pos: usize,
+    /// The ring saw the peer's end of stream: `eof` once the inbox is empty.
+    pub(crate) peer_closed: bool,
 }
 
 impl Conn {
@@ -146,6 +153,10 @@ impl Conn {
             mp: route::Multipart::default(),
             resolved: None,
             paged: false,
+            fed: false,
+            inbox: Vec::new(),
+            inbox_pos: 0,
+            peer_closed: false,
         }
     }
 }
@@ -185,6 +196,10 @@ pub(crate) fn fill(c: &mut Conn) -> io::Result<()> {
     if room == 0 {
         return Ok(());
     }
+    if c.fed {
+        take_inbox(c, room);
+        return Ok(());
+    }
     let Some(sock) = c.sock.as_ref() else {
         return Ok(());
     };
@@ -209,6 +224,21 @@ pub(crate) fn fill(c: &mut Conn) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// Moves what the ring received into the request buffer, up to `room` bytes.
+fn take_inbox(c: &mut Conn, room: usize) {
+    let have = &c.inbox[c.inbox_pos..];
+    let n = have.len().min(room);
+    c.rbuf[c.rend..c.rend + n].copy_from_slice(&have[..n]);
+    c.rend += n;
+    c.inbox_pos += n;
+    if c.inbox_pos == c.inbox.len() {
+        c.inbox.clear();
+        c.inbox_pos = 0;
+        c.readable = false;
+        c.eof = c.peer_closed;
     }
 }
 

@@ -60,6 +60,32 @@ pub struct ServeOpts {
     pub max_connections: usize,
     /// Largest request head (request line and fields) in bytes: 414/431 beyond.
     pub max_header_bytes: usize,
+    /// How sockets are waited on and read: epoll, or an io_uring ring.
+    pub net: NetMode,
+}
+
+/// The network path (`--net`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetMode {
+    /// epoll, edge-triggered, with recv and accept4 calls.
+    Epoll,
+    /// io_uring: multishot accept and recv into provided buffers, one enter per loop turn;
+    /// refused at start where the kernel has no such ring.
+    IoUring,
+    /// io_uring where the kernel allows it, else epoll (seccomp, io_uring_disabled, old kernel).
+    Auto,
+}
+
+impl NetMode {
+    pub const NAMES: [(&'static str, NetMode); 3] = [
+        ("epoll", NetMode::Epoll),
+        ("io_uring", NetMode::IoUring),
+        ("auto", NetMode::Auto),
+    ];
+
+    pub fn from_name(s: &str) -> Option<NetMode> {
+        Self::NAMES.iter().find(|n| n.0 == s).map(|n| n.1)
+    }
 }
 
 impl ServeOpts {
@@ -77,6 +103,7 @@ impl ServeOpts {
             idle_timeout: Duration::from_secs(10),
             max_connections: 1024,
             max_header_bytes: 16 * 1024,
+            net: NetMode::Epoll,
         }
     }
 }

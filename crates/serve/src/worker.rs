@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use iolab_engine::sys::monotonic_ns;
 use iolab_engine::sys::net::{self, Epoll, EpollEvents};
-use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, Op, Queued, Req};
+use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, NetRing, Op, Queued, Req};
 
 use crate::blocking::{Job, Outcome, Pool};
 use crate::cache::{Cache, Got, Handle};
@@ -24,6 +24,8 @@ use crate::log::LogBuf;
 use crate::path::{self, Site};
 use crate::route::{self, Body, Lookup};
 use crate::{ServeOpts, ServeStats, Shared, SMALL_FILE};
+
+mod uring;
 
 /// What every thread shares.
 pub struct Ctx {
@@ -73,6 +75,10 @@ struct Worker {
     listening: bool,
     resume_accept: u64,
     idle_ns: u64,
+    /// The io_uring network path (`--net io_uring`); epoll when `None`.
+    net: Option<NetRing>,
+    /// Connections (ring tags) whose receive is stopped: their unread input is over the limit.
+    paused: Vec<u64>,
 }
 
 /// The thread's body: set up, report to `Server::start`, serve until stopped.
@@ -86,7 +92,11 @@ pub fn run(ctx: Arc<Ctx>, ready: Sender<Result<(), String>>) -> io::Result<Serve
     };
     let _ = ready.send(Ok(()));
     drop(ready);
-    let r = w.serve();
+    let r = if w.net.is_some() {
+        w.serve_uring()
+    } else {
+        w.serve()
+    };
     w.cache.close_all(&mut *w.eng);
     r.map(|_| w.stats)
 }
@@ -114,6 +124,7 @@ impl Worker {
             .map_err(|e| format!("epoll: {e}"))?;
         let log = ctx.log.clone().map(LogBuf::new);
         let idle_ns = ctx.opts.idle_timeout.as_nanos().min(u64::MAX as u128) as u64;
+        let net = uring::open(ctx.opts.net)?;
         let mut w = Worker {
             ep,
             conns: Vec::new(),
@@ -137,8 +148,11 @@ impl Worker {
             listening: true,
             resume_accept: 0,
             idle_ns,
+            net,
+            paused: Vec::new(),
             ctx,
         };
+        w.arm()?;
         w.tick();
         Ok(w)
     }
@@ -292,51 +306,68 @@ impl Worker {
                 self.refuse(sock);
                 continue;
             }
-            let _ = sock.set_nodelay(true);
-            let i = match self.free.pop() {
-                Some(i) => i,
-                None => {
-                    self.conns.push(Conn::new());
-                    self.conns.len() - 1
-                }
-            };
-            let c = &mut self.conns[i];
-            c.gen = c.gen.wrapping_add(1);
-            let tok = (u64::from(c.gen) << 32) | i as u64;
-            let ev = net::EPOLLIN | net::EPOLLOUT | net::EPOLLRDHUP | net::EPOLLET;
-            if self.ep.add(&sock, ev, tok).is_err() {
-                shared.conns.fetch_sub(1, Ordering::SeqCst);
-                self.free.push(i);
-                continue;
-            }
-            if c.rbuf.len() != self.ctx.opts.max_header_bytes {
-                c.rbuf = vec![0; self.ctx.opts.max_header_bytes.max(64)];
-            }
-            c.peer = if self.log.is_some() {
-                sock.peer_addr().ok().map(|a| a.ip())
-            } else {
-                None
-            };
-            c.sock = Some(sock);
-            c.rstart = 0;
-            c.rend = 0;
-            c.state = State::Idle;
-            c.keep = true;
-            c.readable = true;
-            c.hup = false;
-            c.eof = false;
-            c.out = Out::None;
-            c.deadline = self.now + self.idle_ns;
-            self.live += 1;
-            self.stats.connections += 1;
+            self.adopt(sock);
         }
+    }
+
+    /// Takes an accepted connection into a free slot and starts reading from it.
+    fn adopt(&mut self, sock: TcpStream) {
+        let _ = sock.set_nodelay(true);
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.conns.push(Conn::new());
+                self.conns.len() - 1
+            }
+        };
+        let c = &mut self.conns[i];
+        c.gen = c.gen.wrapping_add(1);
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        let ev = net::EPOLLIN | net::EPOLLOUT | net::EPOLLRDHUP | net::EPOLLET;
+        let armed = match self.net.as_mut() {
+            Some(r) => r.recv_multi(&sock, uring::tag(tok)).is_ok(),
+            None => self.ep.add(&sock, ev, tok).is_ok(),
+        };
+        if !armed {
+            self.ctx.shared.conns.fetch_sub(1, Ordering::SeqCst);
+            self.free.push(i);
+            return;
+        }
+        c.inbox.clear();
+        c.inbox_pos = 0;
+        c.fed = self.net.is_some();
+        c.peer_closed = false;
+        if c.rbuf.len() != self.ctx.opts.max_header_bytes {
+            c.rbuf = vec![0; self.ctx.opts.max_header_bytes.max(64)];
+        }
+        c.peer = if self.log.is_some() {
+            sock.peer_addr().ok().map(|a| a.ip())
+        } else {
+            None
+        };
+        c.sock = Some(sock);
+        c.rstart = 0;
+        c.rend = 0;
+        c.state = State::Idle;
+        c.keep = true;
+        c.readable = true;
+        c.hup = false;
+        c.eof = false;
+        c.out = Out::None;
+        c.deadline = self.now + self.idle_ns;
+        self.live += 1;
+        self.stats.connections += 1;
     }
 
     fn close(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if c.sock.take().is_none() {
+        if c.sock.is_none() {
             return;
         }
+        if let Some(r) = self.net.as_mut() {
+            uring::forget(r, (u64::from(c.gen) << 32) | i as u64);
+        }
+        c.sock = None;
         c.gen = c.gen.wrapping_add(1);
         if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
             self.bufs.push(buf);
@@ -409,7 +440,10 @@ impl Worker {
             self.listening = true;
             for (k, l) in self.ctx.shared.listeners.iter().enumerate() {
                 let ev = net::EPOLLIN | net::EPOLLEXCLUSIVE;
-                let _ = self.ep.add(l, ev, LISTENER - k as u64);
+                let _ = match self.net.as_mut() {
+                    Some(r) => r.accept_multi(l, k as u64),
+                    None => self.ep.add(l, ev, LISTENER - k as u64),
+                };
             }
         }
     }
@@ -417,8 +451,11 @@ impl Worker {
     /// Takes the listeners out of this thread's epoll.
     fn unlisten(&mut self) {
         if self.listening {
-            for l in &self.ctx.shared.listeners {
-                let _ = self.ep.delete(l);
+            for (k, l) in self.ctx.shared.listeners.iter().enumerate() {
+                let _ = match self.net.as_mut() {
+                    Some(r) => r.cancel(iolab_engine::NetOp::Accept, k as u64),
+                    None => self.ep.delete(l),
+                };
             }
             self.listening = false;
         }
@@ -435,7 +472,10 @@ impl Worker {
                 State::Reading | State::Waiting => return,
                 State::Sending => match flush(c, self.now + self.idle_ns) {
                     Ok(Flush::Done) => self.finish(i),
-                    Ok(Flush::Wait) => return,
+                    Ok(Flush::Wait) => {
+                        self.wait_writable(i);
+                        return;
+                    }
                     Ok(Flush::PageIn(off, len)) => {
                         let file = match &c.out {
                             Out::File { file, .. } | Out::Multi { file, .. } => file.clone(),

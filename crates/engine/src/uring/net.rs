@@ -263,13 +263,10 @@ impl NetRing {
 
     /// Completes (multishot) each time `fd` becomes readable.
     pub fn poll_in(&mut self, fd: &impl AsFd, tag: u64) -> io::Result<()> {
-        let e = opcode::PollAdd::new(
-            types::Fd(fd.as_fd().as_raw_fd()),
-            libc::POLLIN as u32,
-        )
-        .multi(true)
-        .build()
-        .user_data(NetOp::PollIn.data(tag));
+        let e = opcode::PollAdd::new(types::Fd(fd.as_fd().as_raw_fd()), libc::POLLIN as u32)
+            .multi(true)
+            .build()
+            .user_data(NetOp::PollIn.data(tag));
         self.push(e)
     }
 
@@ -320,7 +317,10 @@ impl NetRing {
                 let args = types::SubmitArgs::new().timespec(&ts);
                 self.ring.submitter().submit_with_args(1, &args)
             }
-            None => self.ring.submitter().submit_with_args(0, &types::SubmitArgs::new()),
+            None => self
+                .ring
+                .submitter()
+                .submit_with_args(0, &types::SubmitArgs::new()),
         };
         match r {
             Ok(_) => {
@@ -480,7 +480,9 @@ mod tests {
         r.accept_multi(&l, 7).unwrap();
         let mut c1 = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let mut out = Vec::new();
-        until(&mut r, &mut out, |o| o.iter().any(|d| d.op == NetOp::Accept));
+        until(&mut r, &mut out, |o| {
+            o.iter().any(|d| d.op == NetOp::Accept)
+        });
         let d = out.pop().unwrap();
         assert_eq!((d.tag, d.more), (7, true));
         let s = d.sock.unwrap();
@@ -513,7 +515,11 @@ mod tests {
             o.iter().any(|d| d.op == NetOp::Recv && !d.more)
         });
         let end = out.iter().find(|d| !d.more).unwrap();
-        assert_eq!(end.result.as_ref().ok(), Some(&0), "the peer's close ends it");
+        assert_eq!(
+            end.result.as_ref().ok(),
+            Some(&0),
+            "the peer's close ends it"
+        );
     }
 
     #[test]
@@ -525,7 +531,9 @@ mod tests {
         r.recv_multi(&s, 3).unwrap();
         r.poll_out(&s, 4).unwrap();
         let mut out = Vec::new();
-        until(&mut r, &mut out, |o| o.iter().any(|d| d.op == NetOp::PollOut));
+        until(&mut r, &mut out, |o| {
+            o.iter().any(|d| d.op == NetOp::PollOut)
+        });
         r.cancel(NetOp::Recv, 3).unwrap();
         until(&mut r, &mut out, |o| {
             o.iter().any(|d| d.op == NetOp::Recv && !d.more)

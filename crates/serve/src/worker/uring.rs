@@ -1,0 +1,262 @@
+//! The event loop on io_uring (`--net io_uring`): accepts and receives come as completions of
+//! multishot operations armed once (accept per listener, recv per connection into the ring's
+//! provided buffers), the eventfds as multishot polls; everything a turn of the loop queued
+//! goes to the kernel with the wait for the next completions, in one `io_uring_enter`. A
+//! request therefore costs no `recv` and no `epoll_wait` of its own. Responses leave as on
+//! the epoll path (sendmsg for heads and small bodies, sendfile for files), a full socket
+//! waiting on a one-shot poll.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use iolab_engine::{NetDone, NetOp, NetRing};
+
+use super::Worker;
+use crate::conn::State;
+use crate::NetMode;
+
+/// Submission entries per ring (completions: 16 times as many).
+const RING_ENTRIES: u32 = 256;
+/// Receive buffers per thread and their size: a request head usually fits one.
+const RECV_BUFS: u16 = 256;
+const RECV_BUF_SIZE: usize = 4096;
+/// Poll tags of the two eventfds.
+const WAKE: u64 = 0;
+const HELPERS: u64 = 1;
+/// Unread input a connection may hold before its receive is stopped (a client that sends
+/// without reading its answers): four request heads' worth, at least 64 KiB.
+const INBOX_MIN: usize = 64 * 1024;
+
+/// A connection's token (generation << 32 | slot) as a ring tag (56 bits): the generation's
+/// low 24 bits, enough to tell a slot's connections apart while a completion is in flight.
+pub(super) fn tag(tok: u64) -> u64 {
+    tok & ((1 << 56) - 1)
+}
+
+/// The ring for `mode`; `None` means epoll. `Auto` falls back to epoll where the kernel
+/// refuses the ring (io_uring blocked by seccomp or a sysctl, or too old for multishot recv).
+pub(super) fn open(mode: NetMode) -> Result<Option<NetRing>, String> {
+    match mode {
+        NetMode::Epoll => Ok(None),
+        NetMode::IoUring => NetRing::new(RING_ENTRIES, RECV_BUFS, RECV_BUF_SIZE)
+            .map(Some)
+            .map_err(|e| format!("--net io_uring: {e} (--net epoll works without io_uring)")),
+        NetMode::Auto => Ok(NetRing::new(RING_ENTRIES, RECV_BUFS, RECV_BUF_SIZE).ok()),
+    }
+}
+
+/// Cancels what a closing connection has armed, and hands it to the kernel before the
+/// descriptor goes (its number may be reused by the next accept at once).
+pub(super) fn forget(r: &mut NetRing, tok: u64) {
+    let _ = r.cancel(NetOp::Recv, tag(tok));
+    let _ = r.cancel(NetOp::PollOut, tag(tok));
+    let _ = r.submit();
+}
+
+impl Worker {
+    /// Arms the listeners and eventfds on the ring (nothing for epoll, which `new` set up).
+    pub(super) fn arm(&mut self) -> Result<(), String> {
+        let Some(r) = self.net.as_mut() else {
+            return Ok(());
+        };
+        let sh = &self.ctx.shared;
+        let mut go = || -> io::Result<()> {
+            for (k, l) in sh.listeners.iter().enumerate() {
+                r.accept_multi(l, k as u64)?;
+            }
+            r.poll_in(&sh.wake, WAKE)?;
+            r.poll_in(self.pool.wake(), HELPERS)?;
+            r.submit()
+        };
+        go().map_err(|e| format!("--net io_uring: {e}"))
+    }
+
+    /// Waits for the socket of connection `i` to take more (epoll's edge does it by itself).
+    pub(super) fn wait_writable(&mut self, i: usize) {
+        let c = &self.conns[i];
+        let (Some(r), Some(s)) = (self.net.as_mut(), c.sock.as_ref()) else {
+            return;
+        };
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        if r.poll_out(s, tag(tok)).is_err() {
+            self.close(i);
+        }
+    }
+
+    pub(super) fn serve_uring(&mut self) -> io::Result<()> {
+        let scan_every = (self.idle_ns / 8).clamp(10_000_000, 250_000_000);
+        let mut next_scan = self.now + scan_every;
+        let mut done = Vec::with_capacity(256);
+        loop {
+            if self.ctx.shared.stop.load(Ordering::SeqCst) && !self.stopping {
+                self.begin_stop();
+            }
+            if self.stopping && self.live == 0 && self.eng.in_flight() == 0 {
+                return Ok(());
+            }
+            // Engine reads in flight complete on the engine's own ring: look again at once.
+            let timeout = if self.eng.in_flight() > 0 {
+                None
+            } else {
+                let ns = next_scan.saturating_sub(self.now).max(1_000_000);
+                Some(Duration::from_nanos(ns))
+            };
+            let Some(r) = self.net.as_mut() else {
+                return Ok(());
+            };
+            r.wait(timeout)?;
+            r.reap(&mut done);
+            self.tick();
+            let n = done.len();
+            for d in done.drain(..) {
+                self.on_completion(d);
+            }
+            self.resume_paused();
+            if self.eng.in_flight() > 0 {
+                self.reap(n == 0)?;
+            }
+            if self.now >= next_scan {
+                next_scan = self.now + scan_every;
+                self.scan();
+            }
+        }
+    }
+
+    fn on_completion(&mut self, d: NetDone) {
+        match d.op {
+            NetOp::Accept => self.accepted(d),
+            NetOp::PollIn => {
+                match d.tag {
+                    WAKE => self.begin_stop(),
+                    _ => self.helped(),
+                }
+                if !d.more && !self.stopping {
+                    self.rearm_poll(d.tag);
+                }
+            }
+            NetOp::Recv => self.received(d),
+            NetOp::PollOut => {
+                if let Some(i) = self.live_slot(d.tag) {
+                    if self.conns[i].state == State::Sending {
+                        self.process(i);
+                    }
+                }
+            }
+            NetOp::Cancel => {}
+        }
+    }
+
+    fn rearm_poll(&mut self, which: u64) {
+        let Some(r) = self.net.as_mut() else { return };
+        let _ = match which {
+            WAKE => r.poll_in(&self.ctx.shared.wake, WAKE),
+            _ => r.poll_in(self.pool.wake(), HELPERS),
+        };
+    }
+
+    /// The slot a ring tag names, if that connection is still the one it was armed for.
+    fn live_slot(&self, t: u64) -> Option<usize> {
+        let i = (t & 0xffff_ffff) as usize;
+        let c = self.conns.get(i)?;
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        (c.sock.is_some() && tag(tok) == t).then_some(i)
+    }
+
+    fn accepted(&mut self, d: NetDone) {
+        if let Some(sock) = d.sock {
+            let shared = &self.ctx.shared;
+            if shared.conns.fetch_add(1, Ordering::SeqCst) >= self.ctx.opts.max_connections {
+                shared.conns.fetch_sub(1, Ordering::SeqCst);
+                self.refuse(sock);
+            } else {
+                self.adopt(sock);
+            }
+        }
+        if !d.more && self.listening && !self.stopping {
+            // Ended (out of descriptors, or a listener error): try again shortly, as the
+            // epoll loop does, rather than spin.
+            self.listening = false;
+            self.resume_accept = self.now + 100_000_000;
+        }
+    }
+
+    fn received(&mut self, d: NetDone) {
+        let slot = self.live_slot(d.tag);
+        let Some(r) = self.net.as_mut() else { return };
+        let Some(i) = slot else {
+            if let Some(b) = d.buf {
+                r.recycle(b);
+            }
+            return;
+        };
+        let c = &mut self.conns[i];
+        if let Some(b) = d.buf {
+            c.inbox.extend_from_slice(r.data(&b));
+            r.recycle(b);
+        }
+        let mut rearm = !d.more;
+        match d.result {
+            Ok(0) => {
+                c.peer_closed = true;
+                rearm = false;
+            }
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ECANCELED) => {
+                // Stopped on purpose (too much unread input): `resume_paused` re-arms.
+                rearm = false;
+            }
+            Err(_) => {
+                c.peer_closed = true;
+                c.hup = true;
+                rearm = false;
+            }
+        }
+        c.readable = c.inbox_pos < c.inbox.len() || c.peer_closed;
+        let limit = (4 * self.ctx.opts.max_header_bytes).max(INBOX_MIN);
+        if c.inbox.len() - c.inbox_pos > limit && !self.paused.contains(&d.tag) {
+            if d.more {
+                let _ = r.cancel(NetOp::Recv, d.tag);
+            }
+            self.paused.push(d.tag);
+            rearm = false;
+        }
+        if rearm {
+            if let Some(s) = c.sock.as_ref() {
+                if r.recv_multi(s, d.tag).is_err() {
+                    self.close(i);
+                    return;
+                }
+            }
+        }
+        self.process(i);
+    }
+
+    /// Receives again for stopped connections that have read most of their input.
+    fn resume_paused(&mut self) {
+        if self.paused.is_empty() {
+            return;
+        }
+        let limit = (4 * self.ctx.opts.max_header_bytes).max(INBOX_MIN);
+        let mut k = 0;
+        while k < self.paused.len() {
+            let t = self.paused[k];
+            let Some(i) = self.live_slot(t).filter(|&i| !self.conns[i].peer_closed) else {
+                self.paused.swap_remove(k);
+                continue;
+            };
+            let c = &self.conns[i];
+            if c.inbox.len() - c.inbox_pos > limit / 2 {
+                k += 1;
+                continue;
+            }
+            self.paused.swap_remove(k);
+            if let (Some(r), Some(s)) = (self.net.as_mut(), c.sock.as_ref()) {
+                if r.recv_multi(s, t).is_err() {
+                    self.close(i);
+                }
+            }
+        }
+    }
+}
