@@ -18,7 +18,10 @@ mod log;
 pub mod path;
 pub mod range;
 pub mod route;
+mod run;
 mod worker;
+
+pub use run::{listen_addrs, run_until_signal, Stopped};
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -165,6 +168,8 @@ pub struct Server {
     addrs: Vec<SocketAddr>,
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<std::io::Result<ServeStats>>>,
+    /// The threads run on io_uring rings rather than epoll.
+    uring: bool,
 }
 
 /// Why the server could not start.
@@ -235,15 +240,16 @@ impl Server {
             threads.push(t);
         }
         drop(tx);
-        let server = Server {
+        let mut server = Server {
             addrs,
             shared,
             threads,
+            uring: false,
         };
         // Every thread says whether its engine and epoll came up.
         for _ in 0..server.threads.len() {
             match rx.recv() {
-                Ok(Ok(())) => {}
+                Ok(Ok(uring)) => server.uring |= uring,
                 Ok(Err(m)) => {
                     server.shutdown().trigger();
                     let _ = server.join();
@@ -253,6 +259,15 @@ impl Server {
             }
         }
         Ok(server)
+    }
+
+    /// The network path the threads run: "epoll" or "io_uring" (`NetMode::Auto` resolved).
+    pub fn net_name(&self) -> &'static str {
+        if self.uring {
+            "io_uring"
+        } else {
+            "epoll"
+        }
     }
 
     /// The first address actually bound (port 0 becomes the port the kernel chose).

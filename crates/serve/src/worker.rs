@@ -82,7 +82,7 @@ struct Worker {
 }
 
 /// The thread's body: set up, report to `Server::start`, serve until stopped.
-pub fn run(ctx: Arc<Ctx>, ready: Sender<Result<(), String>>) -> io::Result<ServeStats> {
+pub fn run(ctx: Arc<Ctx>, ready: Sender<Result<bool, String>>) -> io::Result<ServeStats> {
     let mut w = match Worker::new(ctx) {
         Ok(w) => w,
         Err(m) => {
@@ -90,7 +90,7 @@ pub fn run(ctx: Arc<Ctx>, ready: Sender<Result<(), String>>) -> io::Result<Serve
             return Ok(ServeStats::default());
         }
     };
-    let _ = ready.send(Ok(()));
+    let _ = ready.send(Ok(w.net.is_some()));
     drop(ready);
     let r = if w.net.is_some() {
         w.serve_uring()
