@@ -17,7 +17,7 @@ use iolab_engine::sys::net::{self, Epoll, EpollEvents};
 use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, NetRing, Op, Queued, Req};
 
 use crate::blocking::{Job, Outcome, Pool};
-use crate::cache::{Cache, Got, Handle};
+use crate::cache::{Cache, Got};
 use crate::conn::{drain, fill, flush, start, Conn, Flush, Out, Pending, State};
 use crate::http::{self, Method, Parsed};
 use crate::log::LogBuf;
@@ -25,7 +25,10 @@ use crate::path::{self, Site};
 use crate::route::{self, Body, Lookup};
 use crate::{ServeOpts, ServeStats, Shared, SMALL_FILE};
 
+mod answer;
 mod uring;
+
+use answer::{file_reply, note, Answer};
 
 /// What every thread shares.
 pub struct Ctx {
@@ -569,27 +572,10 @@ impl Worker {
             Parsed::Request(r) => r,
         };
         if self.log.is_some() {
-            let l = &mut c.request_line;
-            l.clear();
-            l.extend_from_slice(req.method_raw.as_bytes());
-            l.push(b' ');
-            l.extend_from_slice(req.target);
-            l.extend_from_slice(if req.version == 0 {
-                b" HTTP/1.0"
-            } else {
-                b" HTTP/1.1"
-            });
-            for (f, v) in c.log_fields.iter_mut().zip([req.referer, req.user_agent]) {
-                f.0 = v.is_some();
-                f.1.clear();
-                f.1.extend_from_slice(v.unwrap_or_default());
-            }
+            note(&mut c.request_line, &mut c.log_fields, &req);
         }
         let keep = !self.stopping;
-        let mut handle = None;
-        let mut direct = false;
-        let mut page = None;
-        let mut listing = None;
+        let mut ans = Answer::default();
         let rep = if req.method == Method::Other {
             route::reply(wbuf, date, &req, Lookup::Status(405), keep)
         } else {
@@ -623,29 +609,10 @@ impl Worker {
                         },
                     };
                     match got {
-                        Got::File(e) => match sibling(e, req.accept_encoding) {
-                            // A precompressed sibling the client accepts: sent with sendfile.
-                            Some((meta, file)) => {
-                                handle = Some(Handle::Send(file.clone()));
-                                c.mp.allowed = true;
-                                let f = Lookup::File(meta);
-                                route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
-                            }
-                            None => {
-                                handle = Some(e.handle.clone());
-                                direct = e.direct;
-                                page = e.page.clone();
-                                // Several ranges go out in pieces with sendfile: a file read
-                                // with O_DIRECT has no descriptor for that, and gets a 200.
-                                c.mp.allowed =
-                                    matches!(e.handle, Handle::Send(_)) || page.is_some();
-                                let f = Lookup::File(&e.meta);
-                                route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
-                            }
-                        },
+                        Got::File(e) => file_reply(e, &req, wbuf, date, keep, &mut c.mp, &mut ans),
                         Got::Listing(page) => {
                             let len = page.len() as u64;
-                            listing = Some(page);
+                            ans.listing = Some(page);
                             route::reply(wbuf, date, &req, Lookup::Listing(len), keep)
                         }
                         Got::Redirect => route::reply(wbuf, date, &req, Lookup::Redirect(j), keep),
@@ -659,41 +626,7 @@ impl Worker {
             c.rstart = 0;
             c.rend = 0;
         }
-        match (rep.body, handle) {
-            (Body::Multi, Some(Handle::Engine(_))) => start(c, rep, page.map(Handle::Send)),
-            (Body::File { offset, len }, Some(Handle::Engine(id))) => {
-                self.cache.begin(id);
-                let end = offset + len;
-                let cached = page
-                    .as_ref()
-                    .is_none_or(|f| net::page_cached(f, 0, end) != Some(false));
-                let wait = Pending::Read {
-                    id,
-                    off: offset,
-                    len,
-                    direct,
-                    rep,
-                };
-                match page {
-                    Some(file) if !cached => {
-                        let job = Job::PageIn {
-                            file,
-                            off: 0,
-                            len: end,
-                        };
-                        if !self.hand_over(i, job, wait) {
-                            self.read(i, id, offset, len, direct, rep);
-                        }
-                    }
-                    _ => self.read(i, id, offset, len, direct, rep),
-                }
-            }
-            (Body::Owned, _) => {
-                start(c, rep, None);
-                c.out = Out::Owned(listing.unwrap_or_default(), 0);
-            }
-            (_, h) => start(c, rep, h),
-        }
+        self.dispatch(i, rep, ans);
         true
     }
 
@@ -816,23 +749,4 @@ impl Worker {
             }
         }
     }
-}
-
-/// The precompressed sibling of `e` to send for this Accept-Encoding, if any.
-fn sibling<'a>(
-    e: &'a crate::cache::Entry,
-    accept: Option<&[u8]>,
-) -> Option<(&'a route::Meta, &'a Arc<File>)> {
-    if e.siblings.is_empty() {
-        return None;
-    }
-    let mut av = [http::Encoding::Br; 3];
-    for (k, s) in e.siblings.iter().take(3).enumerate() {
-        av[k] = s.0;
-    }
-    let enc = http::choose_encoding(accept, &av[..e.siblings.len().min(3)])?;
-    e.siblings
-        .iter()
-        .find(|s| s.0 == enc)
-        .map(|(_, m, f)| (m, f))
 }
