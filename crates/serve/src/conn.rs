@@ -7,7 +7,7 @@ use std::net::{IpAddr, TcpStream};
 use std::sync::Arc;
 
 use iolab_engine::sys::net;
-use iolab_engine::Buf;
+use iolab_engine::{Buf, OutBody, Outgoing};
 
 use crate::cache::Handle;
 use crate::path::Found;
@@ -55,6 +55,8 @@ pub(crate) enum Flush {
     Wait,
     /// These bytes of the file are not in the page cache: sendfile would wait for them.
     PageIn(u64, u64),
+    /// The head and a buffered body are to go through the ring (`Conn::fed`).
+    Ring,
 }
 
 /// The response being sent: the head in `Conn::wbuf`, then this.
@@ -124,6 +126,8 @@ pub(crate) struct Conn {
     pub(crate) inbox_pos: usize,
     /// The ring saw the peer's end of stream: `eof` once the inbox is empty.
     pub(crate) peer_closed: bool,
+    /// The ring holds the head and body (a send in flight): nothing to do until it is back.
+    pub(crate) in_ring: bool,
 }
 
 impl Conn {
@@ -157,6 +161,7 @@ impl Conn {
             inbox: Vec::new(),
             inbox_pos: 0,
             peer_closed: false,
+            in_ring: false,
         }
     }
 }
@@ -244,6 +249,24 @@ fn take_inbox(c: &mut Conn, room: usize) {
 
 /// Sends what it can of the response.
 pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
+    if c.fed
+        && matches!(
+            c.out,
+            Out::None | Out::Static(..) | Out::Owned(..) | Out::Buf { .. }
+        )
+    {
+        let body_left = match &c.out {
+            Out::Static(b, pos) => *pos < b.len(),
+            Out::Owned(b, pos) => *pos < b.len(),
+            Out::Buf { pos, end, .. } => pos < end,
+            _ => false,
+        };
+        return Ok(if c.wpos < c.wbuf.len() || body_left {
+            Flush::Ring
+        } else {
+            Flush::Done
+        });
+    }
     loop {
         if matches!(c.out, Out::Multi { .. }) && c.wpos == c.wbuf.len() {
             match flush_multi(c, deadline)? {
@@ -396,6 +419,48 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
         }
     }
     Ok(None)
+}
+
+/// The head and buffered body of the response, handed to the ring (the connection keeps
+/// nothing to send until [`from_ring`] puts them back).
+pub(crate) fn to_ring(c: &mut Conn) -> Outgoing {
+    let (body, body_pos, body_end) = match std::mem::replace(&mut c.out, Out::None) {
+        Out::Static(b, pos) => (OutBody::Static(b), pos, b.len()),
+        Out::Owned(v, pos) => {
+            let n = v.len();
+            (OutBody::Owned(v), pos, n)
+        }
+        Out::Buf { buf, pos, end } => (OutBody::Buf(buf), pos, end),
+        _ => (OutBody::None, 0, 0),
+    };
+    c.in_ring = true;
+    Outgoing {
+        head: std::mem::take(&mut c.wbuf),
+        head_pos: c.wpos,
+        body,
+        body_pos,
+        body_end,
+    }
+}
+
+/// Puts back what [`to_ring`] handed over, `sent` bytes further on.
+pub(crate) fn from_ring(c: &mut Conn, mut o: Outgoing, sent: usize) {
+    let head = (o.head.len() - o.head_pos.min(o.head.len())).min(sent);
+    c.body_sent += (sent - head) as u64;
+    o.advance(sent);
+    c.wbuf = o.head;
+    c.wpos = o.head_pos;
+    c.out = match o.body {
+        OutBody::None => Out::None,
+        OutBody::Static(b) => Out::Static(b, o.body_pos),
+        OutBody::Owned(v) => Out::Owned(v, o.body_pos),
+        OutBody::Buf(buf) => Out::Buf {
+            buf,
+            pos: o.body_pos,
+            end: o.body_end,
+        },
+    };
+    c.in_ring = false;
 }
 
 /// Reads and discards what a refused client sent. True once it has closed (or failed).

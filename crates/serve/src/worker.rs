@@ -473,8 +473,13 @@ impl Worker {
             }
             match c.state {
                 State::Reading | State::Waiting => return,
+                State::Sending if c.in_ring => return,
                 State::Sending => match flush(c, self.now + self.idle_ns) {
                     Ok(Flush::Done) => self.finish(i),
+                    Ok(Flush::Ring) => {
+                        self.send_ring(i);
+                        return;
+                    }
                     Ok(Flush::Wait) => {
                         self.wait_writable(i);
                         return;

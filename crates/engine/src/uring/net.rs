@@ -31,15 +31,18 @@ pub enum NetOp {
     /// Writable (POLLOUT), one shot: a full socket.
     PollOut,
     Cancel,
+    /// A response's bytes (sendmsg of a head and a body), owned by the ring until done.
+    Send,
 }
 
 impl NetOp {
-    const ALL: [NetOp; 5] = [
+    const ALL: [NetOp; 6] = [
         NetOp::Accept,
         NetOp::Recv,
         NetOp::PollIn,
         NetOp::PollOut,
         NetOp::Cancel,
+        NetOp::Send,
     ];
 
     fn data(self, tag: u64) -> u64 {
@@ -49,6 +52,61 @@ impl NetOp {
 
 /// Tags are the low 56 bits of the user_data.
 pub const TAG_MASK: u64 = (1 << 56) - 1;
+
+/// The body that follows a head in a [`Outgoing`].
+#[derive(Debug)]
+pub enum OutBody {
+    None,
+    Static(&'static [u8]),
+    Owned(Vec<u8>),
+    /// `Buf` bytes `pos..end` (an engine read's buffer).
+    Buf(crate::Buf),
+}
+
+/// Bytes to send: `head[head_pos..]`, then the body from `body_pos` to `body_end`. The ring
+/// owns them while the kernel reads them and gives them back with the completion.
+#[derive(Debug)]
+pub struct Outgoing {
+    pub head: Vec<u8>,
+    pub head_pos: usize,
+    pub body: OutBody,
+    pub body_pos: usize,
+    pub body_end: usize,
+}
+
+impl Outgoing {
+    fn body(&self) -> &[u8] {
+        let b: &[u8] = match &self.body {
+            OutBody::None => &[],
+            OutBody::Static(b) => b,
+            OutBody::Owned(v) => v,
+            OutBody::Buf(b) => b.as_slice(),
+        };
+        let end = self.body_end.min(b.len());
+        &b[self.body_pos.min(end)..end]
+    }
+
+    /// Advances past `n` bytes sent: the head first, then the body.
+    pub fn advance(&mut self, n: usize) {
+        let h = (self.head.len() - self.head_pos).min(n);
+        self.head_pos += h;
+        self.body_pos = (self.body_pos + n - h).min(self.body_end);
+    }
+
+    /// Nothing is left to send.
+    pub fn is_done(&self) -> bool {
+        self.head_pos >= self.head.len() && self.body_pos >= self.body_end
+    }
+}
+
+/// A send in flight: the bytes, and the message header the kernel reads (boxed: its address
+/// must not move while the kernel holds it).
+struct SendSlot {
+    tag: u64,
+    out: Outgoing,
+    /// Read by the kernel, not by us: kept alive until the completion.
+    _msg: Box<(libc::msghdr, [libc::iovec; 2])>,
+}
 
 /// Received bytes in one of the ring's buffers; give it back with [`NetRing::recycle`].
 #[derive(Debug)]
@@ -71,6 +129,8 @@ pub struct NetDone {
     pub sock: Option<TcpStream>,
     /// Recv: where the bytes are.
     pub buf: Option<RecvBuf>,
+    /// Send: the bytes handed over, back (`result` says how many went).
+    pub sent: Option<Outgoing>,
 }
 
 /// The receive buffers: `count` buffers of `size` bytes and the ring of entries that offers
@@ -92,6 +152,9 @@ pub struct NetRing {
     registered: bool,
     /// Entries pushed and not yet handed to the kernel.
     pending: usize,
+    /// Sends in flight by slot (the slot is in their user_data), and the free slots.
+    sends: Vec<Option<SendSlot>>,
+    free_sends: Vec<u32>,
     /// io_uring_enter calls made.
     pub enters: u64,
 }
@@ -214,6 +277,8 @@ impl NetRing {
             bufs,
             registered: false,
             pending: 0,
+            sends: Vec::new(),
+            free_sends: Vec::new(),
             enters: 0,
         };
         // SAFETY: the entries mapping is page-aligned, holds `count` entries and outlives the
@@ -278,10 +343,71 @@ impl NetRing {
         self.push(e)
     }
 
+    /// Sends `out` on `s` (one sendmsg, MSG_NOSIGNAL); the completion gives it back with the
+    /// count sent, which may be short. On failure to queue, `out` comes back with the error.
+    pub fn send(
+        &mut self,
+        s: &TcpStream,
+        tag: u64,
+        out: Outgoing,
+    ) -> Result<(), (io::Error, Outgoing)> {
+        let slot = match self.free_sends.pop() {
+            Some(k) => k,
+            None => {
+                self.sends.push(None);
+                (self.sends.len() - 1) as u32
+            }
+        };
+        // SAFETY: msghdr and iovec are plain old data; all-zero is an empty message.
+        let mut msg: Box<(libc::msghdr, [libc::iovec; 2])> =
+            Box::new(unsafe { std::mem::zeroed() });
+        let head = &out.head[out.head_pos.min(out.head.len())..];
+        let body = out.body();
+        msg.1[0] = libc::iovec {
+            iov_base: head.as_ptr() as *mut libc::c_void,
+            iov_len: head.len(),
+        };
+        msg.1[1] = libc::iovec {
+            iov_base: body.as_ptr() as *mut libc::c_void,
+            iov_len: body.len(),
+        };
+        msg.0.msg_iov = msg.1.as_mut_ptr();
+        msg.0.msg_iovlen = 2;
+        let e = opcode::SendMsg::new(types::Fd(s.as_raw_fd()), &msg.0)
+            .flags(libc::MSG_NOSIGNAL as u32)
+            .build()
+            .user_data(NetOp::Send.data(u64::from(slot)));
+        if let Err(err) = self.push(e) {
+            self.free_sends.push(slot);
+            return Err((err, out));
+        }
+        // The iovecs point into the heap blocks of `out` (a Vec's, a Buf's or static bytes)
+        // and the entry at the boxed header: none of them moves when `out` and the box move
+        // into the slot, where they stay until the completion is reaped.
+        self.sends[slot as usize] = Some(SendSlot {
+            tag,
+            out,
+            _msg: msg,
+        });
+        Ok(())
+    }
+
     /// Cancels the operation `op` with `tag` (it completes with ECANCELED, or not at all if
     /// it had already ended).
     pub fn cancel(&mut self, op: NetOp, tag: u64) -> io::Result<()> {
-        let e = opcode::AsyncCancel::new(op.data(tag))
+        let target = match op {
+            // A send's user_data names its slot: find the slot that holds `tag`.
+            NetOp::Send => match self
+                .sends
+                .iter()
+                .position(|s| s.as_ref().is_some_and(|s| s.tag == tag))
+            {
+                Some(k) => op.data(k as u64),
+                None => return Ok(()),
+            },
+            _ => op.data(tag),
+        };
+        let e = opcode::AsyncCancel::new(target)
             .build()
             .user_data(NetOp::Cancel.data(tag));
         self.push(e)
@@ -370,13 +496,27 @@ impl NetRing {
                 NetOp::Accept if res >= 0 => Some(unsafe { TcpStream::from_raw_fd(res) }),
                 _ => None,
             };
+            let (tag, sent) = match op {
+                NetOp::Send => {
+                    let slot = (data & TAG_MASK) as usize;
+                    match self.sends.get_mut(slot).and_then(Option::take) {
+                        Some(s) => {
+                            self.free_sends.push(slot as u32);
+                            (s.tag, Some(s.out))
+                        }
+                        None => continue,
+                    }
+                }
+                _ => (data & TAG_MASK, None),
+            };
             out.push(NetDone {
                 op,
-                tag: data & TAG_MASK,
+                tag,
                 result,
                 more: cqueue::more(flags),
                 sock,
                 buf,
+                sent,
             });
         }
     }
@@ -400,6 +540,10 @@ impl NetRing {
 
 impl Drop for NetRing {
     fn drop(&mut self) {
+        // Sends still in flight: the kernel may yet read their bytes, so they are leaked.
+        for s in self.sends.drain(..).flatten() {
+            std::mem::forget(s);
+        }
         // Socket receives run as task work in the owning thread, which is here, not in the
         // kernel: once the group is unregistered no receive can pick one of its buffers.
         if self.registered && self.ring.submitter().unregister_buf_ring(BGID).is_err() {
@@ -548,5 +692,34 @@ mod tests {
         c.read_exact(&mut b).unwrap();
         assert_eq!(r.buf_size(), 4096);
         assert!(r.enters > 0);
+    }
+
+    #[test]
+    fn send_hands_the_bytes_back_with_the_count() {
+        let Some(mut r) = ring() else { return };
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        let mut body = crate::Buf::new(4096).unwrap();
+        body.as_mut_slice()[..5].copy_from_slice(b"world");
+        let out = Outgoing {
+            head: b"hello ".to_vec(),
+            head_pos: 0,
+            body: OutBody::Buf(body),
+            body_pos: 0,
+            body_end: 5,
+        };
+        r.send(&s, 11, out).map_err(|e| e.0).unwrap();
+        let mut done = Vec::new();
+        until(&mut r, &mut done, |o| o.iter().any(|d| d.op == NetOp::Send));
+        let d = done.pop().unwrap();
+        assert_eq!((d.tag, d.result.as_ref().ok()), (11, Some(&11)));
+        let mut back = d.sent.unwrap();
+        back.advance(11);
+        assert!(back.is_done());
+        assert_eq!(back.head, b"hello ");
+        let mut got = [0u8; 11];
+        c.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"hello world");
     }
 }

@@ -10,7 +10,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use iolab_engine::{NetDone, NetOp, NetRing};
+use iolab_engine::{NetDone, NetOp, NetRing, OutBody};
 
 use super::Worker;
 use crate::conn::State;
@@ -51,6 +51,7 @@ pub(super) fn open(mode: NetMode) -> Result<Option<NetRing>, String> {
 pub(super) fn forget(r: &mut NetRing, tok: u64) {
     let _ = r.cancel(NetOp::Recv, tag(tok));
     let _ = r.cancel(NetOp::PollOut, tag(tok));
+    let _ = r.cancel(NetOp::Send, tag(tok));
     let _ = r.submit();
 }
 
@@ -143,6 +144,7 @@ impl Worker {
                     }
                 }
             }
+            NetOp::Send => self.sent(d),
             NetOp::Cancel => {}
         }
     }
@@ -231,6 +233,46 @@ impl Worker {
             }
         }
         self.process(i);
+    }
+
+    /// Hands connection `i`'s head and buffered body to the ring: its sendmsg goes to the
+    /// kernel with the turn's other entries, in the same io_uring_enter.
+    pub(super) fn send_ring(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        let out = crate::conn::to_ring(c);
+        let queued = match (self.net.as_mut(), c.sock.as_ref()) {
+            (Some(r), Some(s)) => r.send(s, tag(tok), out),
+            (_, _) => Err((std::io::ErrorKind::NotConnected.into(), out)),
+        };
+        if let Err((_, out)) = queued {
+            crate::conn::from_ring(c, out, 0);
+            self.close(i);
+        }
+    }
+
+    /// A send came back: the connection takes its bytes back and goes on (or closes on an
+    /// error); a closed connection's buffer returns to the pool.
+    fn sent(&mut self, d: NetDone) {
+        let Some(out) = d.sent else { return };
+        let Some(i) = self.live_slot(d.tag) else {
+            if let OutBody::Buf(b) = out.body {
+                self.bufs.push(b);
+            }
+            return;
+        };
+        let c = &mut self.conns[i];
+        match d.result {
+            Ok(n) => {
+                crate::conn::from_ring(c, out, n);
+                c.deadline = self.now + self.idle_ns;
+                self.process(i);
+            }
+            Err(_) => {
+                crate::conn::from_ring(c, out, 0);
+                self.close(i);
+            }
+        }
     }
 
     /// Receives again for stopped connections that have read most of their input.
