@@ -249,23 +249,8 @@ fn take_inbox(c: &mut Conn, room: usize) {
 
 /// Sends what it can of the response.
 pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
-    if c.fed
-        && matches!(
-            c.out,
-            Out::None | Out::Static(..) | Out::Owned(..) | Out::Buf { .. }
-        )
-    {
-        let body_left = match &c.out {
-            Out::Static(b, pos) => *pos < b.len(),
-            Out::Owned(b, pos) => *pos < b.len(),
-            Out::Buf { pos, end, .. } => pos < end,
-            _ => false,
-        };
-        return Ok(if c.wpos < c.wbuf.len() || body_left {
-            Flush::Ring
-        } else {
-            Flush::Done
-        });
+    if let Some(f) = ring_flush(c) {
+        return Ok(f);
     }
     loop {
         if matches!(c.out, Out::Multi { .. }) && c.wpos == c.wbuf.len() {
@@ -359,6 +344,24 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// With a ring, a head and a buffered body go through it (`Flush::Ring`) rather than a
+/// sendmsg here; `None` for what is sent from here (sendfile bodies) and for epoll.
+fn ring_flush(c: &Conn) -> Option<Flush> {
+    let body_left = match &c.out {
+        _ if !c.fed => return None,
+        Out::None => false,
+        Out::Static(b, pos) => *pos < b.len(),
+        Out::Owned(b, pos) => *pos < b.len(),
+        Out::Buf { pos, end, .. } => pos < end,
+        Out::File { .. } | Out::Multi { .. } => return None,
+    };
+    Some(if c.wpos < c.wbuf.len() || body_left {
+        Flush::Ring
+    } else {
+        Flush::Done
+    })
 }
 
 /// One step of a multipart/byteranges body (the response head is out): a part's head, a
