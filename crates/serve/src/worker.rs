@@ -604,6 +604,7 @@ impl Worker {
                                 };
                                 let tok = (u64::from(c.gen) << 32) | i as u64;
                                 if self.pool.submit(tok, job) {
+                                    self.cache.revalidating(&self.rel, self.now);
                                     c.state = State::Waiting;
                                     c.pending = Pending::Open;
                                     c.deadline = self.now + self.idle_ns;
