@@ -33,16 +33,19 @@ pub enum NetOp {
     Cancel,
     /// A response's bytes (sendmsg of a head and a body), owned by the ring until done.
     Send,
+    /// A listener has a connection waiting (one shot, exclusive wake-up).
+    Listen,
 }
 
 impl NetOp {
-    const ALL: [NetOp; 6] = [
+    const ALL: [NetOp; 7] = [
         NetOp::Accept,
         NetOp::Recv,
         NetOp::PollIn,
         NetOp::PollOut,
         NetOp::Cancel,
         NetOp::Send,
+        NetOp::Listen,
     ];
 
     fn data(self, tag: u64) -> u64 {
@@ -332,6 +335,20 @@ impl NetRing {
             .multi(true)
             .build()
             .user_data(NetOp::PollIn.data(tag));
+        self.push(e)
+    }
+
+    /// Completes once when listener `l` has a connection waiting. Exclusive (EPOLLEXCLUSIVE):
+    /// of the rings waiting on one listener, a connection wakes one, not all, so several
+    /// threads share the connections where a multishot accept in each would let the first
+    /// to run take them all.
+    pub fn poll_listener(&mut self, l: &TcpListener, tag: u64) -> io::Result<()> {
+        let e = opcode::PollAdd::new(
+            types::Fd(l.as_raw_fd()),
+            (libc::POLLIN as u32) | (libc::EPOLLEXCLUSIVE as u32),
+        )
+        .build()
+        .user_data(NetOp::Listen.data(tag));
         self.push(e)
     }
 

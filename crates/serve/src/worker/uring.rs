@@ -1,10 +1,12 @@
-//! The event loop on io_uring (`--net io_uring`): accepts and receives come as completions of
-//! multishot operations armed once (accept per listener, recv per connection into the ring's
-//! provided buffers), the eventfds as multishot polls; everything a turn of the loop queued
-//! goes to the kernel with the wait for the next completions, in one `io_uring_enter`. A
-//! request therefore costs no `recv` and no `epoll_wait` of its own. Responses leave as on
-//! the epoll path (sendmsg for heads and small bodies, sendfile for files), a full socket
-//! waiting on a one-shot poll.
+//! The event loop on io_uring (`--net io_uring`): what arrives comes as completions of a
+//! multishot recv per connection into the ring's provided buffers; a response's head and
+//! buffered body go out as a sendmsg on the ring; everything a turn of the loop queued goes to
+//! the kernel with the wait for the next completions, in one `io_uring_enter`. A small
+//! response therefore costs no system call of its own. File bodies leave with sendfile as on
+//! the epoll path, a full socket waiting on a one-shot poll. Listeners are polled one shot and
+//! exclusively, then accepted with accept4, so that the threads share the connections (a
+//! multishot accept per thread let the first thread take them all). The eventfds are
+//! multishot polls.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -64,7 +66,7 @@ impl Worker {
         let sh = &self.ctx.shared;
         let mut go = || -> io::Result<()> {
             for (k, l) in sh.listeners.iter().enumerate() {
-                r.accept_multi(l, k as u64)?;
+                r.poll_listener(l, k as u64)?;
             }
             r.poll_in(&sh.wake, WAKE)?;
             r.poll_in(self.pool.wake(), HELPERS)?;
@@ -126,7 +128,23 @@ impl Worker {
 
     fn on_completion(&mut self, d: NetDone) {
         match d.op {
-            NetOp::Accept => self.accepted(d),
+            // Not armed here: see `poll_listener`.
+            NetOp::Accept => {}
+            NetOp::Listen => {
+                let k = d.tag as usize;
+                if k < self.ctx.shared.listeners.len() {
+                    // One accept4 per wake-up, then wait again at the back of the listener's
+                    // queue: a thread that took every connection waiting would leave the
+                    // other threads, woken for the same burst, with none.
+                    self.accept_up_to(k, 1);
+                    if self.listening && !self.stopping {
+                        let l = &self.ctx.shared.listeners[k];
+                        if let Some(r) = self.net.as_mut() {
+                            let _ = r.poll_listener(l, d.tag);
+                        }
+                    }
+                }
+            }
             NetOp::PollIn => {
                 match d.tag {
                     WAKE => self.begin_stop(),
@@ -163,24 +181,6 @@ impl Worker {
         let c = self.conns.get(i)?;
         let tok = (u64::from(c.gen) << 32) | i as u64;
         (c.sock.is_some() && tag(tok) == t).then_some(i)
-    }
-
-    fn accepted(&mut self, d: NetDone) {
-        if let Some(sock) = d.sock {
-            let shared = &self.ctx.shared;
-            if shared.conns.fetch_add(1, Ordering::SeqCst) >= self.ctx.opts.max_connections {
-                shared.conns.fetch_sub(1, Ordering::SeqCst);
-                self.refuse(sock);
-            } else {
-                self.adopt(sock);
-            }
-        }
-        if !d.more && self.listening && !self.stopping {
-            // Ended (out of descriptors, or a listener error): try again shortly, as the
-            // epoll loop does, rather than spin.
-            self.listening = false;
-            self.resume_accept = self.now + 100_000_000;
-        }
     }
 
     fn received(&mut self, d: NetDone) {
