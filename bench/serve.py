@@ -101,7 +101,10 @@ def start(name, root, pin, threads):
         cmd = [binary("nginx"), "-c", conf, "-p", WORK]
     if pin:
         cmd = ["taskset", "-c", "0"] + cmd
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # A session of its own: lighttpd with workers stops them with kill(0, SIGTERM), which
+    # otherwise reached this script too (it died after the last row, before saving).
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
     wait_port(port, p)
     return p
 
