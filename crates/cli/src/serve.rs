@@ -18,9 +18,10 @@ usage: iolab serve DIR [options]
                            once (default 127.0.0.1:8080; port 0 picks a free one)
   --threads N              event-loop threads (default: one per core)
   --engine NAME            how small files are read: io_uring (default), libaio (O_DIRECT), psync
-  --net MODE               how sockets are waited on and read: epoll (default); io_uring
-                           (multishot accept and recv, one io_uring_enter per loop turn;
-                           refused where io_uring is blocked); auto (io_uring, else epoll)
+  --net MODE               how sockets are waited on and read: auto (default: io_uring where
+                           the kernel allows it, else epoll); io_uring (multishot recv, sends
+                           batched into one io_uring_enter per loop turn; refused where
+                           io_uring is blocked); epoll
   --access-log FILE        append access log lines to FILE (default: no log)
   --log-format FMT         common (default) or combined (adds Referer and User-Agent)
   --dotfiles               serve names that start with a dot (default: 404)

@@ -229,10 +229,10 @@ fn sigterm_lets_a_transfer_in_flight_finish_then_exits_0() {
     sigterm_mid_transfer("sigterm", &[]);
 }
 
-/// The same on the io_uring network path where the kernel has it (auto: epoll elsewhere).
+/// The same on the epoll network path (the default is io_uring where the kernel has it).
 #[test]
-fn sigterm_mid_transfer_on_net_auto() {
-    sigterm_mid_transfer("sigterm-auto", &["--net", "auto"]);
+fn sigterm_mid_transfer_on_net_epoll() {
+    sigterm_mid_transfer("sigterm-epoll", &["--net", "epoll"]);
 }
 
 fn sigterm_mid_transfer(name: &str, net: &[&str]) {

@@ -1,8 +1,11 @@
 //! Static HTTP/1.1 file server on the iolab engine layer.
 //!
-//! One event loop per thread (epoll, edge-triggered, on a shared listener woken with
-//! EPOLLEXCLUSIVE). Small files are read through an [`iolab_engine::Engine`] (io_uring by
-//! default) into an owned buffer and sent with their head in one `sendmsg`; larger files go
+//! One event loop per thread, on an io_uring socket ring where the kernel allows it
+//! (`NetMode`: multishot recv into provided buffers, small responses sent on the ring, one
+//! io_uring_enter per turn of the loop) or on epoll (edge-triggered; the fallback where
+//! io_uring is blocked). Listeners are shared, each wake-up taking one connection so that the
+//! threads share them. Small files are read through an [`iolab_engine::Engine`] (io_uring by
+//! default) into an owned buffer and sent with their head in one message; larger files go
 //! with `sendfile`, the head sent first with MSG_MORE so head and body share segments without
 //! TCP_CORK, and TCP_NODELAY so the last segment never waits for an ACK. Paths are jailed twice:
 //! by their bytes ([`path::jail`]) and by the kernel (openat2 RESOLVE_BENEATH).
@@ -92,7 +95,8 @@ impl NetMode {
 }
 
 impl ServeOpts {
-    /// Defaults: 127.0.0.1:8080, one thread per core, io_uring, no log, 10 s, 1024, 16 KiB.
+    /// Defaults: 127.0.0.1:8080, one thread per core, io_uring for files and (where the kernel
+    /// allows it) for sockets, no log, 10 s, 1024, 16 KiB.
     pub fn new(root: &Path) -> ServeOpts {
         ServeOpts {
             root: root.to_path_buf(),
@@ -106,7 +110,7 @@ impl ServeOpts {
             idle_timeout: Duration::from_secs(10),
             max_connections: 1024,
             max_header_bytes: 16 * 1024,
-            net: NetMode::Epoll,
+            net: NetMode::Auto,
         }
     }
 }

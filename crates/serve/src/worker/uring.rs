@@ -213,6 +213,12 @@ impl Worker {
                 c.peer_closed = true;
                 c.hup = true;
                 rearm = false;
+                // Reset while its file is read or opened: nobody is left to answer, so the
+                // slot goes now (as epoll's EPOLLHUP/EPOLLERR does).
+                if matches!(c.state, State::Waiting | State::Reading) {
+                    self.close(i);
+                    return;
+                }
             }
         }
         c.readable = c.inbox_pos < c.inbox.len() || c.peer_closed;
