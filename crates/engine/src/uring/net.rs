@@ -486,22 +486,19 @@ impl NetRing {
             return Ok(());
         }
         self.enters += 1;
-        match self.ring.submit() {
-            Ok(_) => {
-                self.pending = 0;
-                Ok(())
-            }
+        let r = self.ring.submit();
+        self.pending = self.ring.submission().len();
+        match r {
+            Ok(_) => Ok(()),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EINTR)) => Ok(()),
             Err(e) => Err(e),
         }
     }
 
     /// Submits what is pushed and waits for at least one completion, no longer than
-    /// `timeout` (`None`: do not wait).
+    /// `timeout` (`None`: do not wait, but still collect what is ready: with DEFER_TASKRUN the
+    /// kernel posts completions only inside an enter that asks for events).
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        if timeout.is_none() && self.pending == 0 && !self.ring.submission().taskrun() {
-            return Ok(());
-        }
         self.enters += 1;
         let r = match timeout {
             Some(t) => {
@@ -509,16 +506,17 @@ impl NetRing {
                 let args = types::SubmitArgs::new().timespec(&ts);
                 self.ring.submitter().submit_with_args(1, &args)
             }
-            None => self
-                .ring
-                .submitter()
-                .submit_with_args(0, &types::SubmitArgs::new()),
-        };
-        match r {
-            Ok(_) => {
-                self.pending = 0;
-                Ok(())
+            None => {
+                let n = self.ring.submission().len() as u32;
+                // SAFETY: no argument is passed; `n` counts entries already in the SQ.
+                // IORING_ENTER_GETEVENTS (1) with min_complete 0 runs the pending completions
+                // and returns at once.
+                unsafe { self.ring.submitter().enter::<libc::sigset_t>(n, 0, 1, None) }
             }
+        };
+        self.pending = self.ring.submission().len();
+        match r {
+            Ok(_) => Ok(()),
             // Timed out, interrupted, or completions to reap first: all "look at the CQ".
             Err(e)
                 if matches!(
@@ -526,9 +524,6 @@ impl NetRing {
                     Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
                 ) =>
             {
-                if e.raw_os_error() == Some(libc::ETIME) {
-                    self.pending = 0;
-                }
                 Ok(())
             }
             Err(e) => Err(e),
