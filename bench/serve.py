@@ -1,29 +1,32 @@
 #!/usr/bin/env python3
-"""iolab serve against lighttpd (the peer) and nginx (beside it), driven by wrk.
+"""iolab serve (epoll and io_uring network paths) against lighttpd (the peer) and nginx, driven
+by wrk. One command runs the whole comparison the README quotes:
 
-Files of 4 KiB, 64 KiB and 1 MiB; wrk with 1, 16 and 64 connections; servers alternating
-(iolab, lighttpd, nginx, iolab, ...) for PAIRS rounds, medians reported; unpinned and pinned
-(server on CPU 0 with taskset, wrk on CPU 1), since client and server share two cores.
-Prints requests/s, MB/s (of file bytes), p99 latency (wrk --latency), the server's CPU time
-per request (utime+stime from /proc/PID/stat, children included, before and after each run)
-and the ratios to lighttpd. Every wrk run holds the bench lock (flock; benchlib.LOCK), so benchmarks of
-other work on this machine never overlap with it. Installs lighttpd, nginx and wrk if missing.
+  A  one server thread/process, wrk -t1, files of 4 KiB, 64 KiB, 1 MiB x 1, 16, 64
+     connections, unpinned and pinned (server on CPU 0 with taskset, wrk on CPU 1);
+  B  the same grid with wrk -t2, unpinned;
+  C  two server threads/processes/workers each (iolab --threads 2, lighttpd
+     server.max-worker 2, nginx worker_processes 2), wrk -t2, unpinned;
+  S  system calls per response (strace -c -f over a short wrk run, 4 KiB and 1 MiB x 16
+     connections): deterministic, unlike the timings, on a busy machine.
+
+Servers alternate (iolab, iolab-uring, lighttpd, nginx, iolab, ...) for PAIRS rounds and the
+medians are printed: requests/s, MB/s of file bytes, p99 latency (wrk --latency), the server's
+CPU time per request (utime+stime of the process and its children from /proc, before and
+after each run) and the ratios to lighttpd. Every wrk run holds the bench lock (flock;
+benchlib.LOCK), so benchmarks of other work on this machine never overlap with it. Installs
+lighttpd, nginx, wrk and strace if missing. Saves everything to bench/results/serve-<time>.txt.
 Not run by cargo test.
 
-With --threads N each server gets N workers (iolab --threads N, lighttpd server.max-worker,
-nginx worker_processes); with --wrk-threads N, wrk runs N threads (-tN; -t1 for one
-connection, as wrk wants a connection per thread). Pinned runs need
---threads 1 (the server on CPU 0 alone).
-
-usage: bench/serve.py [--duration S] [--pairs N] [--sizes 4k,64k,1m] [--conns 1,16,64]
-                      [--pin both|on|off] [--threads N] [--wrk-threads N]
+usage: bench/serve.py [--sections A,B,C,S] [--duration S] [--pairs N] [--sizes 4k,64k,1m]
+                      [--conns 1,16,64] [--servers iolab,iolab-uring,lighttpd,nginx]
 """
 import argparse, os, shutil, signal, socket, statistics, subprocess, time
 
 from benchlib import LOCK, ROOT, build, install, machine, save, sh
 WORK = os.path.join(ROOT, "target", "bench-serve")
 SIZES = {"4k": 4096, "64k": 65536, "1m": 1 << 20}
-PORTS = {"iolab": 18180, "lighttpd": 18181, "nginx": 18182}
+PORTS = {"iolab": 18180, "lighttpd": 18181, "nginx": 18182, "iolab-uring": 18183}
 TICK = os.sysconf("SC_CLK_TCK")
 
 LIGHTTPD_CONF = """server.document-root = "{root}"
@@ -81,9 +84,10 @@ def start(name, root, pin, threads):
     port = PORTS[name]
     # lighttpd's max-worker 0 is one process; N > 1 forks N workers.
     workers = threads if name == "nginx" else (0 if threads == 1 else threads)
-    if name == "iolab":
+    if name.startswith("iolab"):
+        net = "io_uring" if name == "iolab-uring" else "epoll"
         cmd = [os.path.join(ROOT, "target", "release", "iolab"), "serve", root,
-               "--listen", f"127.0.0.1:{port}", "--threads", str(threads)]
+               "--listen", f"127.0.0.1:{port}", "--threads", str(threads), "--net", net]
     elif name == "lighttpd":
         conf = os.path.join(WORK, "lighttpd.conf")
         with open(conf, "w") as f:
@@ -97,7 +101,10 @@ def start(name, root, pin, threads):
         cmd = [binary("nginx"), "-c", conf, "-p", WORK]
     if pin:
         cmd = ["taskset", "-c", "0"] + cmd
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # A session of its own: lighttpd with workers stops them with kill(0, SIGTERM), which
+    # otherwise reached this script too (it died after the last row, before saving).
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
     wait_port(port, p)
     return p
 
@@ -144,82 +151,139 @@ def wrk(url, conns, duration, pin, pid, threads):
             reqs = int(s[0])
     if rps is None or p99 is None or reqs == 0:
         raise SystemExit(f"wrk output not understood:\n{out}")
-    return {"rps": rps, "p99": p99, "cpu": (after - before) / TICK / reqs}
+    return {"rps": rps, "p99": p99, "cpu": (after - before) / TICK / reqs, "reqs": reqs}
+
+
+def grid(a, root, sizes, conns, pin, threads, wrk_threads, label, lines):
+    """One section: every size x connection count, servers alternating, medians and ratios."""
+    servers = a.servers
+    procs = {n: start(n, root, pin, threads) for n in servers}
+    try:
+        for s in sizes:
+            for c in conns:
+                runs = {n: [] for n in servers}
+                for _ in range(a.pairs):
+                    for n in servers:
+                        url = f"http://127.0.0.1:{PORTS[n]}/{s}.bin"
+                        runs[n].append(wrk(url, c, a.duration, pin, procs[n].pid, wrk_threads))
+                med = {n: {k: statistics.median(r[k] for r in runs[n]) for k in ("rps", "p99", "cpu")}
+                       for n in servers}
+                base = med.get("lighttpd") or med[servers[0]]
+                for n in servers:
+                    m = med[n]
+                    mbs = m["rps"] * SIZES[s] / 1e6
+                    xcpu = m["cpu"] / base["cpu"] if base["cpu"] else float("nan")
+                    line = (f"{label:>3} {s:>5} {c:>5} {'yes' if pin else 'no':>4} {n:<12}"
+                            f"{m['rps']:>10.0f}{mbs:>9.1f}{m['p99'] * 1e3:>8.3f}ms"
+                            f"{m['cpu'] * 1e6:>8.2f}us{m['rps'] / base['rps']:>9.3f}{xcpu:>7.3f}")
+                    print(line, flush=True)
+                    lines.append(line)
+    finally:
+        stop_all(procs)
+
+
+def stop_all(procs):
+    for p in procs.values():
+        p.send_signal(signal.SIGTERM)
+    for p in procs.values():
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def syscalls(a, root, lines):
+    """strace -c -f on each server over a short wrk run: calls per response, by system call."""
+    procs = {n: start(n, root, False, 1) for n in a.servers}
+    out = os.path.join(WORK, "strace.txt")
+    try:
+        for s in ("4k", "1m"):
+            for n in a.servers:
+                # Every thread (-f on a pid takes all its threads) and, for nginx, the workers.
+                pids = [procs[n].pid] + [int(c) for c in sh(f"pgrep -P {procs[n].pid}").split()]
+                trace = ["strace", "-c", "-f", "-o", out] + [x for p in pids for x in ("-p", str(p))]
+                tr = subprocess.Popen(trace, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)
+                url = f"http://127.0.0.1:{PORTS[n]}/{s}.bin"
+                reqs = wrk(url, 16, 3, False, procs[n].pid, 1)["reqs"]
+                tr.send_signal(signal.SIGINT)
+                tr.wait(timeout=20)
+                calls = []
+                with open(out) as f:
+                    for row in f.read().splitlines()[2:]:
+                        p = row.split()
+                        if len(p) >= 5 and p[3].isdigit() and p[-1] != "total":
+                            calls.append((int(p[3]), p[-1]))
+                total = sum(c for c, _ in calls)
+                top = ", ".join(f"{name} {c / reqs:.2f}" for c, name in sorted(calls, reverse=True)
+                                if c / reqs >= 0.01)
+                line = f"  S {s:>5}    16   no {n:<12} {total / reqs:6.2f} calls/response: {top}"
+                print(line, flush=True)
+                lines.append(line)
+    finally:
+        stop_all(procs)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--sections", default="A,B,C,S")
+    ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--sizes", default="4k,64k,1m")
     ap.add_argument("--conns", default="1,16,64")
-    ap.add_argument("--pin", default="both", choices=["both", "on", "off"])
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--wrk-threads", type=int, default=1)
+    ap.add_argument("--servers", default="iolab,iolab-uring,lighttpd,nginx")
     a = ap.parse_args()
-    if a.threads > 1 and a.pin != "off":
-        raise SystemExit("--threads above 1 wants --pin off (pinning puts the server on one CPU)")
-    install(("lighttpd", "lighttpd"), ("nginx", "nginx-light"), ("wrk", "wrk"))
+    a.servers = a.servers.split(",")
+    bad = [n for n in a.servers if n not in PORTS]
+    if bad:
+        raise SystemExit(f"unknown server(s) {bad}; known: {sorted(PORTS)}")
+    sections = a.sections.split(",")
+    install(("lighttpd", "lighttpd"), ("nginx", "nginx-light"), ("wrk", "wrk"), ("strace", "strace"))
     build()
+    os.makedirs(WORK, exist_ok=True)
     root = os.path.join(WORK, "root")
     os.makedirs(root, exist_ok=True)
     sizes = a.sizes.split(",")
-    for s in sizes:
+    for s in set(sizes) | {"4k", "1m"}:
         with open(os.path.join(root, f"{s}.bin"), "wb") as f:
             f.write(os.urandom(SIZES[s]))
+    conns = [int(x) for x in a.conns.split(",")]
+    cells = len(sizes) * len(conns) * len(a.servers) * a.pairs * a.duration
+    minutes = (cells * (("A" in sections) * 2 + ("B" in sections) + ("C" in sections))) / 60
     head = [
         machine(root, sh(binary("lighttpd") + " -v").splitlines()[0], sh(binary("nginx") + " -v 2>&1"),
                 f"wrk {sh('wrk -v 2>&1 | head -1').split()[1]}"),
-        f"# bench/serve.py --duration {a.duration} --pairs {a.pairs} --sizes {a.sizes} --conns {a.conns} "
-        f"--pin {a.pin} --threads {a.threads} --wrk-threads {a.wrk_threads}; medians of {a.pairs} "
-        f"alternating runs; wrk -t{a.wrk_threads}; iolab --threads {a.threads} (engine io_uring); "
-        f"lighttpd {a.threads} process(es), sendfile backend, linux-sysepoll, no access log; nginx "
-        f"{a.threads} worker(s), sendfile on, tcp_nopush on, access_log off; keep-alive requests "
-        "unlimited for all three",
+        f"# bench/serve.py --sections {a.sections} --duration {a.duration} --pairs {a.pairs} "
+        f"--sizes {a.sizes} --conns {a.conns} --servers {','.join(a.servers)}; medians of {a.pairs} "
+        "alternating runs; iolab --net epoll, iolab-uring --net io_uring (both engine io_uring for "
+        "small files); lighttpd sendfile backend, linux-sysepoll, no access log; nginx sendfile on, "
+        "tcp_nopush on, access_log off; keep-alive requests unlimited for all",
+        "# sections: A 1 server thread, wrk -t1, unpinned and pinned; B 1 thread, wrk -t2; "
+        "C 2 threads/processes/workers, wrk -t2; S system calls per response (strace -c -f)",
         "# MB/s counts file bytes; cpu/req is the server's utime+stime per request; x = ratio to lighttpd",
         "# load average at start (other work on this machine): "
         + " ".join(f"{x:.2f}" for x in os.getloadavg()),
     ]
-    cols = f"{'size':>5} {'conns':>5} {'pin':>4} {'server':<9}{'req/s':>10}{'MB/s':>9}{'p99':>10}" \
-           f"{'cpu/req':>10}{'x req/s':>9}{'x MB/s':>8}{'x cpu':>7}"
+    cols = f"sec {'size':>5} {'conns':>5} {'pin':>4} {'server':<12}{'req/s':>10}{'MB/s':>9}{'p99':>10}" \
+           f"{'cpu/req':>10}{'x req/s':>9}{'x cpu':>7}"
     print("\n".join(head))
+    print(f"# about {minutes:.0f} minutes of wrk runs", flush=True)
     print(cols, flush=True)
     lines = []
-    pins = {"both": [False, True], "on": [True], "off": [False]}[a.pin]
-    servers = ["iolab", "lighttpd", "nginx"]
-    for pin in pins:
-        procs = {n: start(n, root, pin, a.threads) for n in servers}
-        try:
-            for s in sizes:
-                for c in [int(x) for x in a.conns.split(",")]:
-                    runs = {n: [] for n in servers}
-                    for _ in range(a.pairs):
-                        for n in servers:
-                            url = f"http://127.0.0.1:{PORTS[n]}/{s}.bin"
-                            runs[n].append(wrk(url, c, a.duration, pin, procs[n].pid, a.wrk_threads))
-                    med = {n: {k: statistics.median(r[k] for r in runs[n]) for k in ("rps", "p99", "cpu")}
-                           for n in servers}
-                    base = med["lighttpd"]
-                    for n in servers:
-                        m = med[n]
-                        mbs = m["rps"] * SIZES[s] / 1e6
-                        line = (f"{s:>5} {c:>5} {'yes' if pin else 'no':>4} {n:<9}{m['rps']:>10.0f}{mbs:>9.1f}"
-                                f"{m['p99'] * 1e3:>8.3f}ms{m['cpu'] * 1e6:>8.2f}us"
-                                f"{m['rps'] / base['rps']:>9.3f}{m['rps'] / base['rps']:>8.3f}"
-                                f"{m['cpu'] / base['cpu'] if base['cpu'] else float('nan'):>7.3f}")
-                        print(line, flush=True)
-                        lines.append(line)
-        finally:
-            for p in procs.values():
-                p.send_signal(signal.SIGTERM)
-            for p in procs.values():
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-    tail = ["# load average at end: " + " ".join(f"{x:.2f}" for x in os.getloadavg())]
-    out = save("serve", head + [cols] + lines + tail)
-    print(f"saved {out}")
+    try:
+        if "A" in sections:
+            for pin in (False, True):
+                grid(a, root, sizes, conns, pin, 1, 1, "A", lines)
+        if "B" in sections:
+            grid(a, root, sizes, conns, False, 1, 2, "B", lines)
+        if "C" in sections:
+            grid(a, root, sizes, conns, False, 2, 2, "C", lines)
+        if "S" in sections:
+            syscalls(a, root, lines)
+    finally:
+        tail = ["# load average at end: " + " ".join(f"{x:.2f}" for x in os.getloadavg())]
+        out = save("serve", head + [cols] + lines + tail)
+        print(f"saved {out}")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,14 @@
-//! `iolab serve DIR`: the static file server. Parses the options, starts the server, prints
-//! the address it listens on, and on SIGINT or SIGTERM stops accepting, lets the requests in
-//! flight finish and exits 0.
+//! `iolab serve DIR`: the static file server's command line. Parses the options into
+//! `ServeOpts`; `iolab_serve::run_until_signal` serves until SIGINT or SIGTERM; exit 0 after
+//! a signal, 1 with the reason when the server cannot start.
 
 use std::ffi::OsString;
-use std::io::Write;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use iolab_engine::sys::net::{SignalSet, SIGINT, SIGTERM};
 use iolab_engine::EngineKind;
-use iolab_serve::{ServeOpts, Server};
+use iolab_serve::{NetMode, ServeOpts};
 
 const USAGE: &str = "\
 usage: iolab serve DIR [options]
@@ -21,6 +18,10 @@ usage: iolab serve DIR [options]
                            once (default 127.0.0.1:8080; port 0 picks a free one)
   --threads N              event-loop threads (default: one per core)
   --engine NAME            how small files are read: io_uring (default), libaio (O_DIRECT), psync
+  --net MODE               how sockets are waited on and read: auto (default: io_uring where
+                           the kernel allows it, else epoll); io_uring (multishot recv, sends
+                           batched into one io_uring_enter per loop turn; refused where
+                           io_uring is blocked); epoll
   --access-log FILE        append access log lines to FILE (default: no log)
   --log-format FMT         common (default) or combined (adds Referer and User-Agent)
   --dotfiles               serve names that start with a dot (default: 404)
@@ -46,41 +47,11 @@ pub fn main(args: &[OsString]) -> ExitCode {
         Ok(None) => return CMD.help(),
         Err(m) => return CMD.usage_error(m),
     };
-    let signals = match SignalSet::block(&[SIGINT, SIGTERM]) {
-        Ok(s) => s,
-        Err(e) => return CMD.fail(format!("cannot block signals: {e}")),
-    };
-    let server = match Server::start(&opts) {
-        Ok(s) => s,
-        Err(e) => return CMD.fail(e),
-    };
-    let mut out = std::io::stdout();
-    let _ = writeln!(
-        out,
-        "iolab serve: {} with {} thread(s), engine {}; listening on {}",
-        show(opts.root.as_os_str()),
-        opts.threads,
-        opts.engine,
-        server
-            .local_addrs()
-            .iter()
-            .map(|a| a.to_string())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    let _ = out.flush();
-    let sig = signals.wait();
-    server.shutdown().trigger();
-    match server.join() {
+    match iolab_serve::run_until_signal(&opts, &mut std::io::stdout()) {
         Ok(st) => {
-            let name = if sig.ok() == Some(SIGINT) {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
             eprintln!(
-                "iolab serve: {name}: stopped after {} requests on {} connections",
-                st.requests, st.connections
+                "iolab serve: {}: stopped after {} requests on {} connections",
+                st.signal, st.stats.requests, st.stats.connections
             );
             ExitCode::SUCCESS
         }
@@ -114,37 +85,13 @@ fn count(name: &str, v: &str, min: usize) -> Result<usize, String> {
     }
 }
 
-/// The addresses of a `--listen` value: `IP:PORT` (`[IPv6]:PORT`) as it is, or `HOST:PORT`
-/// resolved, every address the name has (`localhost` may be 127.0.0.1 and ::1).
-fn resolve(v: &str) -> Result<Vec<SocketAddr>, String> {
-    if let Ok(a) = v.parse::<SocketAddr>() {
-        return Ok(vec![a]);
-    }
-    let want = || {
-        format!(
-            "--listen wants HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080, localhost:8080), got '{v}'"
-        )
-    };
-    let (host, port) = v.rsplit_once(':').ok_or_else(want)?;
-    let port: u16 = port.parse().map_err(|_| want())?;
-    if host.is_empty() || host.contains(':') {
-        return Err(want());
-    }
-    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
-        .map_err(|e| format!("--listen: cannot resolve '{host}': {e}"))?
-        .collect();
-    if addrs.is_empty() {
-        return Err(format!("--listen: '{host}' has no address"));
-    }
-    Ok(addrs)
-}
-
 /// The long options, for "did you mean".
 const LONGS: &[&str] = &[
     "help",
     "listen",
     "threads",
     "engine",
+    "net",
     "access-log",
     "log-format",
     "dotfiles",
@@ -178,7 +125,7 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
                     o.listen.clear();
                     listen_given = true;
                 }
-                for a in resolve(&value(&mut p)?)? {
+                for a in iolab_serve::listen_addrs(&value(&mut p)?)? {
                     if !o.listen.contains(&a) {
                         o.listen.push(a);
                     }
@@ -192,6 +139,11 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
                     .ok_or(format!(
                         "--engine: '{v}' is not one of io_uring, libaio, psync"
                     ))?;
+            }
+            Long("net") => {
+                let v = value(&mut p)?;
+                o.net = NetMode::from_name(&v)
+                    .ok_or(format!("--net: '{v}' is not one of epoll, io_uring, auto"))?;
             }
             Long("access-log") => o.access_log = Some(PathBuf::from(p.value().map_err(bad)?)),
             Long("log-format") => {

@@ -90,8 +90,12 @@ fn wait_exit(p: &mut Proc, within: Duration) -> std::process::ExitStatus {
 fn bad_arguments_exit_1_with_a_reason() {
     let d = dir("badargs");
     let iolab = env!("CARGO_BIN_EXE_iolab");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&[], "which directory"),
+        (
+            &[".", "--net", "kqueue"],
+            "--net: 'kqueue' is not one of epoll, io_uring, auto",
+        ),
         (&["/nonexistent-iolab-dir"], "not a directory"),
         (&[".", "--engine", "mmap"], "not one of"),
         (&[".", "--listen", "nowhere"], "HOST:PORT"),
@@ -132,6 +136,7 @@ fn help_lists_every_option_and_a_bad_one_is_named_once() {
             "--listen",
             "--threads",
             "--engine",
+            "--net",
             "--access-log",
             "--dotfiles",
             "--idle-timeout",
@@ -221,14 +226,26 @@ fn after_sigterm_new_connections_are_refused_at_once() {
 
 #[test]
 fn sigterm_lets_a_transfer_in_flight_finish_then_exits_0() {
-    let d = dir("sigterm");
+    sigterm_mid_transfer("sigterm", &[]);
+}
+
+/// The same on the epoll network path (the default is io_uring where the kernel has it).
+#[test]
+fn sigterm_mid_transfer_on_net_epoll() {
+    sigterm_mid_transfer("sigterm-epoll", &["--net", "epoll"]);
+}
+
+fn sigterm_mid_transfer(name: &str, net: &[&str]) {
+    let d = dir(name);
     let root = d.join("root");
     std::fs::create_dir_all(&root).unwrap();
     let len = 64 << 20;
     let data = bytes(len);
     std::fs::write(root.join("big.bin"), &data).unwrap();
     std::fs::write(root.join("small.txt"), b"small\n").unwrap();
-    let (mut p, addr) = serve(&root, &["--threads", "2"]);
+    let mut args = vec!["--threads", "2"];
+    args.extend_from_slice(net);
+    let (mut p, addr) = serve(&root, &args);
     // An idle keep-alive connection, which shutdown closes.
     let mut idle = TcpStream::connect(addr).unwrap();
     idle.write_all(b"GET /small.txt HTTP/1.1\r\nHost: t\r\n\r\n")

@@ -84,6 +84,7 @@ pub use refused::refusal;
 pub use sys::dev::DevInfo;
 pub use sys::errno_name;
 pub use sys::meta::StatType;
+pub use uring::net::{NetDone, NetOp, NetRing, OutBody, Outgoing, RecvBuf};
 
 /// The engines, under fio's `ioengine=` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

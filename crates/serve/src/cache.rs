@@ -6,6 +6,7 @@
 //! Small files are registered with the engine that reads them (for libaio, reopened with
 //! O_DIRECT); an engine file is given back only when no read on it is in flight.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
@@ -50,6 +51,10 @@ pub struct Entry {
     /// the coding and `Vary` set, and the open file.
     pub siblings: Vec<(Encoding, Meta, Arc<File>)>,
     checked: u64,
+    /// When a helper went to check the entry again (0: none is out). Until it answers (or a
+    /// second passes) the entry is served as it is, so that the requests arriving meanwhile
+    /// do not each send a helper to open the same path.
+    revalidating: Cell<u64>,
 }
 
 /// The cache's form of a file's siblings, named after the plain file (for Content-Type).
@@ -101,11 +106,20 @@ impl Cache {
         self.direct
     }
 
-    /// The entry for `rel` (a jailed path) if it is cached and its second is not up.
+    /// The entry for `rel` (a jailed path) if it is cached and its second is not up, or a
+    /// check of it is out.
     pub fn fresh(&self, rel: &[u8], now: u64) -> Option<&Entry> {
-        self.map
-            .get(rel)
-            .filter(|e| now.saturating_sub(e.checked) < TTL_NS)
+        self.map.get(rel).filter(|e| {
+            let out = e.revalidating.get();
+            now.saturating_sub(e.checked) < TTL_NS || (out != 0 && now.saturating_sub(out) < TTL_NS)
+        })
+    }
+
+    /// A helper is checking `rel` again: see `Entry::revalidating`.
+    pub fn revalidating(&self, rel: &[u8], now: u64) {
+        if let Some(e) = self.map.get(rel) {
+            e.revalidating.set(now.max(1));
+        }
     }
 
     /// What `rel` resolved to (by a helper: opening may block), cached when it is a file.
@@ -125,6 +139,7 @@ impl Cache {
                     e.meta.vary = !sib.is_empty();
                     e.siblings = siblings(sib, &name);
                     e.checked = now;
+                    e.revalidating.set(0);
                 }
                 _ => {
                     let Some(mut entry) = self.entry(f, direct, ident, &name, eng, now) else {
@@ -202,6 +217,7 @@ impl Cache {
             page,
             siblings: Vec::new(),
             checked: now,
+            revalidating: Cell::new(0),
         })
     }
 
@@ -280,5 +296,45 @@ pub(crate) fn reopen_direct(f: &File) -> Option<File> {
             }
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_engine::{EngineKind, EngineOpts};
+
+    /// Regression: when an entry's second was up, every request for it until the first check
+    /// came back sent a helper of its own to open the path (16 connections: 16 opens, and
+    /// helper threads started for them). Now one check goes out and the others are served.
+    #[test]
+    fn one_check_at_a_time_for_a_stale_entry() {
+        let d = std::env::temp_dir().join(format!("iolab-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.join("f.txt"), b"x").unwrap_or_else(|e| panic!("{e}"));
+        let site = crate::path::Site::open(&d, false).unwrap_or_else(|e| panic!("{e}"));
+        let mut eng = iolab_engine::open(&EngineOpts::new(EngineKind::Psync, 8))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut c = Cache::new(false);
+        let found = crate::path::resolve(&site, b"f.txt", false, &mut Vec::new());
+        let t0 = 10 * TTL_NS;
+        assert!(matches!(
+            c.install(b"f.txt", found, None, &mut *eng, t0),
+            Got::File(_)
+        ));
+        assert!(c.fresh(b"f.txt", t0 + 1).is_some());
+        let late = t0 + TTL_NS + 1;
+        assert!(c.fresh(b"f.txt", late).is_none(), "stale: to be checked");
+        c.revalidating(b"f.txt", late);
+        assert!(
+            c.fresh(b"f.txt", late + 1).is_some(),
+            "served while checked"
+        );
+        assert!(
+            c.fresh(b"f.txt", late + TTL_NS + 1).is_none(),
+            "a check that never came back is given up after a second"
+        );
+        c.close_all(&mut *eng);
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -7,7 +7,7 @@ use std::net::{IpAddr, TcpStream};
 use std::sync::Arc;
 
 use iolab_engine::sys::net;
-use iolab_engine::Buf;
+use iolab_engine::{Buf, OutBody, Outgoing};
 
 use crate::cache::Handle;
 use crate::path::Found;
@@ -55,6 +55,8 @@ pub(crate) enum Flush {
     Wait,
     /// These bytes of the file are not in the page cache: sendfile would wait for them.
     PageIn(u64, u64),
+    /// The head and a buffered body are to go through the ring (`Conn::fed`).
+    Ring,
 }
 
 /// The response being sent: the head in `Conn::wbuf`, then this.
@@ -117,6 +119,15 @@ pub(crate) struct Conn {
     pub(crate) resolved: Option<(Found, Option<File>)>,
     /// The next sendfile goes ahead without looking at the page cache (just paged in).
     pub(crate) paged: bool,
+    /// Fed by a ring (`--net io_uring`): input arrives in `inbox`, never read from the socket.
+    pub(crate) fed: bool,
+    /// Bytes the ring received that the request buffer has yet to take, from `inbox_pos`.
+    pub(crate) inbox: Vec<u8>,
+    pub(crate) inbox_pos: usize,
+    /// The ring saw the peer's end of stream: `eof` once the inbox is empty.
+    pub(crate) peer_closed: bool,
+    /// The ring holds the head and body (a send in flight): nothing to do until it is back.
+    pub(crate) in_ring: bool,
 }
 
 impl Conn {
@@ -146,6 +157,11 @@ impl Conn {
             mp: route::Multipart::default(),
             resolved: None,
             paged: false,
+            fed: false,
+            inbox: Vec::new(),
+            inbox_pos: 0,
+            peer_closed: false,
+            in_ring: false,
         }
     }
 }
@@ -185,6 +201,10 @@ pub(crate) fn fill(c: &mut Conn) -> io::Result<()> {
     if room == 0 {
         return Ok(());
     }
+    if c.fed {
+        take_inbox(c, room);
+        return Ok(());
+    }
     let Some(sock) = c.sock.as_ref() else {
         return Ok(());
     };
@@ -212,8 +232,26 @@ pub(crate) fn fill(c: &mut Conn) -> io::Result<()> {
     }
 }
 
+/// Moves what the ring received into the request buffer, up to `room` bytes.
+fn take_inbox(c: &mut Conn, room: usize) {
+    let have = &c.inbox[c.inbox_pos..];
+    let n = have.len().min(room);
+    c.rbuf[c.rend..c.rend + n].copy_from_slice(&have[..n]);
+    c.rend += n;
+    c.inbox_pos += n;
+    if c.inbox_pos == c.inbox.len() {
+        c.inbox.clear();
+        c.inbox_pos = 0;
+        c.readable = false;
+        c.eof = c.peer_closed;
+    }
+}
+
 /// Sends what it can of the response.
 pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
+    if let Some(f) = ring_flush(c) {
+        return Ok(f);
+    }
     loop {
         if matches!(c.out, Out::Multi { .. }) && c.wpos == c.wbuf.len() {
             match flush_multi(c, deadline)? {
@@ -308,6 +346,24 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
     }
 }
 
+/// With a ring, a head and a buffered body go through it (`Flush::Ring`) rather than a
+/// sendmsg here; `None` for what is sent from here (sendfile bodies) and for epoll.
+fn ring_flush(c: &Conn) -> Option<Flush> {
+    let body_left = match &c.out {
+        _ if !c.fed => return None,
+        Out::None => false,
+        Out::Static(b, pos) => *pos < b.len(),
+        Out::Owned(b, pos) => *pos < b.len(),
+        Out::Buf { pos, end, .. } => pos < end,
+        Out::File { .. } | Out::Multi { .. } => return None,
+    };
+    Some(if c.wpos < c.wbuf.len() || body_left {
+        Flush::Ring
+    } else {
+        Flush::Done
+    })
+}
+
 /// One step of a multipart/byteranges body (the response head is out): a part's head, a
 /// stretch of its bytes, or the closing delimiter. `None`: progress made, call again.
 fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
@@ -366,6 +422,48 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
         }
     }
     Ok(None)
+}
+
+/// The head and buffered body of the response, handed to the ring (the connection keeps
+/// nothing to send until [`from_ring`] puts them back).
+pub(crate) fn to_ring(c: &mut Conn) -> Outgoing {
+    let (body, body_pos, body_end) = match std::mem::replace(&mut c.out, Out::None) {
+        Out::Static(b, pos) => (OutBody::Static(b), pos, b.len()),
+        Out::Owned(v, pos) => {
+            let n = v.len();
+            (OutBody::Owned(v), pos, n)
+        }
+        Out::Buf { buf, pos, end } => (OutBody::Buf(buf), pos, end),
+        _ => (OutBody::None, 0, 0),
+    };
+    c.in_ring = true;
+    Outgoing {
+        head: std::mem::take(&mut c.wbuf),
+        head_pos: c.wpos,
+        body,
+        body_pos,
+        body_end,
+    }
+}
+
+/// Puts back what [`to_ring`] handed over, `sent` bytes further on.
+pub(crate) fn from_ring(c: &mut Conn, mut o: Outgoing, sent: usize) {
+    let head = (o.head.len() - o.head_pos.min(o.head.len())).min(sent);
+    c.body_sent += (sent - head) as u64;
+    o.advance(sent);
+    c.wbuf = o.head;
+    c.wpos = o.head_pos;
+    c.out = match o.body {
+        OutBody::None => Out::None,
+        OutBody::Static(b) => Out::Static(b, o.body_pos),
+        OutBody::Owned(v) => Out::Owned(v, o.body_pos),
+        OutBody::Buf(buf) => Out::Buf {
+            buf,
+            pos: o.body_pos,
+            end: o.body_end,
+        },
+    };
+    c.in_ring = false;
 }
 
 /// Reads and discards what a refused client sent. True once it has closed (or failed).

@@ -72,16 +72,7 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
     let mut req = httparse::Request::new(&mut headers);
     let n = match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => {
-            let line_ended = buf.iter().take(MAX_REQUEST_LINE).any(|&c| c == b'\n');
-            if !line_ended && buf.len() >= MAX_REQUEST_LINE.min(max_header) {
-                return Parsed::Error(414);
-            }
-            if buf.len() >= max_header {
-                return Parsed::Error(431);
-            }
-            return Parsed::Partial;
-        }
+        Ok(httparse::Status::Partial) => return partial(buf, max_header),
         Err(httparse::Error::TooManyHeaders) => return Parsed::Error(431),
         Err(_) => return Parsed::Error(400),
     };
@@ -118,9 +109,29 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
         accept_encoding: None,
         len: n,
     };
+    match fields(&mut r, req.headers) {
+        Ok(()) => Parsed::Request(r),
+        Err(s) => Parsed::Error(s),
+    }
+}
+
+/// An incomplete head: wait for more, or 414/431 when the buffer is already full.
+fn partial(buf: &[u8], max_header: usize) -> Parsed<'_> {
+    let line_ended = buf.iter().take(MAX_REQUEST_LINE).any(|&c| c == b'\n');
+    if !line_ended && buf.len() >= MAX_REQUEST_LINE.min(max_header) {
+        return Parsed::Error(414);
+    }
+    if buf.len() >= max_header {
+        return Parsed::Error(431);
+    }
+    Parsed::Partial
+}
+
+/// Takes the fields the server acts on into `r`; the status when the head is malformed.
+fn fields<'a>(r: &mut Request<'a>, headers: &[httparse::Header<'a>]) -> Result<(), u16> {
     let mut hosts = 0;
     let mut content_length: Option<&[u8]> = None;
-    for h in req.headers.iter() {
+    for h in headers {
         let name = h.name.as_bytes();
         let v = h.value.trim_ascii();
         if eq_ci(name, b"host") {
@@ -132,44 +143,53 @@ pub fn parse(buf: &[u8], max_header: usize) -> Parsed<'_> {
                 r.keep_alive = true;
             }
         } else if eq_ci(name, b"content-length") {
-            if content_length.is_some_and(|c| c != v) || v.is_empty() {
-                return Parsed::Error(400);
-            }
-            if !v.iter().all(u8::is_ascii_digit) {
-                return Parsed::Error(400);
+            let differs = content_length.is_some_and(|c| c != v);
+            if differs || v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
+                return Err(400);
             }
             content_length = Some(v);
             r.has_body |= v.iter().any(|&c| c != b'0');
         } else if eq_ci(name, b"transfer-encoding") {
             r.has_body = true;
-        } else if eq_ci(name, b"if-match") {
-            r.if_match = Some(v);
-        } else if eq_ci(name, b"if-unmodified-since") {
-            r.if_unmodified_since = Some(v);
-        } else if eq_ci(name, b"if-none-match") {
-            r.if_none_match = Some(v);
-        } else if eq_ci(name, b"if-modified-since") {
-            r.if_modified_since = Some(v);
-        } else if eq_ci(name, b"range") {
-            r.range = Some(v);
-        } else if eq_ci(name, b"if-range") {
-            r.if_range = Some(v);
-        } else if eq_ci(name, b"accept-encoding") {
-            r.accept_encoding = Some(v);
-        } else if eq_ci(name, b"referer") {
-            r.referer = Some(v);
-        } else if eq_ci(name, b"user-agent") {
-            r.user_agent = Some(v);
+        } else if let Some(slot) = optional_field(r, name) {
+            *slot = Some(v);
         }
     }
     // RFC 9112 3.2: a server must answer 400 to an HTTP/1.1 request without exactly one Host.
-    if hosts > 1 || (version >= 1 && hosts == 0) {
-        return Parsed::Error(400);
+    if hosts > 1 || (r.version >= 1 && hosts == 0) {
+        return Err(400);
     }
     if r.has_body {
         r.keep_alive = false;
     }
-    Parsed::Request(r)
+    Ok(())
+}
+
+/// Where the value of a field the server only records goes (the last one given wins).
+fn optional_field<'r, 'a>(r: &'r mut Request<'a>, name: &[u8]) -> Option<&'r mut Option<&'a [u8]>> {
+    const NAMES: [&[u8]; 9] = [
+        b"if-match",
+        b"if-unmodified-since",
+        b"if-none-match",
+        b"if-modified-since",
+        b"range",
+        b"if-range",
+        b"accept-encoding",
+        b"referer",
+        b"user-agent",
+    ];
+    let k = NAMES.iter().position(|n| eq_ci(name, n))?;
+    Some(match k {
+        0 => &mut r.if_match,
+        1 => &mut r.if_unmodified_since,
+        2 => &mut r.if_none_match,
+        3 => &mut r.if_modified_since,
+        4 => &mut r.range,
+        5 => &mut r.if_range,
+        6 => &mut r.accept_encoding,
+        7 => &mut r.referer,
+        _ => &mut r.user_agent,
+    })
 }
 
 /// The content codings a file may have a precompressed sibling in, in the server's order of

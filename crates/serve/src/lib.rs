@@ -1,8 +1,11 @@
 //! Static HTTP/1.1 file server on the iolab engine layer.
 //!
-//! One event loop per thread (epoll, edge-triggered, on a shared listener woken with
-//! EPOLLEXCLUSIVE). Small files are read through an [`iolab_engine::Engine`] (io_uring by
-//! default) into an owned buffer and sent with their head in one `sendmsg`; larger files go
+//! One event loop per thread, on an io_uring socket ring where the kernel allows it
+//! (`NetMode`: multishot recv into provided buffers, small responses sent on the ring, one
+//! io_uring_enter per turn of the loop) or on epoll (edge-triggered; the fallback where
+//! io_uring is blocked). Listeners are shared, each wake-up taking one connection so that the
+//! threads share them. Small files are read through an [`iolab_engine::Engine`] (io_uring by
+//! default) into an owned buffer and sent with their head in one message; larger files go
 //! with `sendfile`, the head sent first with MSG_MORE so head and body share segments without
 //! TCP_CORK, and TCP_NODELAY so the last segment never waits for an ACK. Paths are jailed twice:
 //! by their bytes ([`path::jail`]) and by the kernel (openat2 RESOLVE_BENEATH).
@@ -18,7 +21,10 @@ mod log;
 pub mod path;
 pub mod range;
 pub mod route;
+mod run;
 mod worker;
+
+pub use run::{listen_addrs, run_until_signal, Stopped};
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -60,10 +66,37 @@ pub struct ServeOpts {
     pub max_connections: usize,
     /// Largest request head (request line and fields) in bytes: 414/431 beyond.
     pub max_header_bytes: usize,
+    /// How sockets are waited on and read: epoll, or an io_uring ring.
+    pub net: NetMode,
+}
+
+/// The network path (`--net`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetMode {
+    /// epoll, edge-triggered, with recv and accept4 calls.
+    Epoll,
+    /// io_uring: multishot accept and recv into provided buffers, one enter per loop turn;
+    /// refused at start where the kernel has no such ring.
+    IoUring,
+    /// io_uring where the kernel allows it, else epoll (seccomp, io_uring_disabled, old kernel).
+    Auto,
+}
+
+impl NetMode {
+    pub const NAMES: [(&'static str, NetMode); 3] = [
+        ("epoll", NetMode::Epoll),
+        ("io_uring", NetMode::IoUring),
+        ("auto", NetMode::Auto),
+    ];
+
+    pub fn from_name(s: &str) -> Option<NetMode> {
+        Self::NAMES.iter().find(|n| n.0 == s).map(|n| n.1)
+    }
 }
 
 impl ServeOpts {
-    /// Defaults: 127.0.0.1:8080, one thread per core, io_uring, no log, 10 s, 1024, 16 KiB.
+    /// Defaults: 127.0.0.1:8080, one thread per core, io_uring for files and (where the kernel
+    /// allows it) for sockets, no log, 10 s, 1024, 16 KiB.
     pub fn new(root: &Path) -> ServeOpts {
         ServeOpts {
             root: root.to_path_buf(),
@@ -77,6 +110,7 @@ impl ServeOpts {
             idle_timeout: Duration::from_secs(10),
             max_connections: 1024,
             max_header_bytes: 16 * 1024,
+            net: NetMode::Auto,
         }
     }
 }
@@ -138,6 +172,8 @@ pub struct Server {
     addrs: Vec<SocketAddr>,
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<std::io::Result<ServeStats>>>,
+    /// The threads run on io_uring rings rather than epoll.
+    uring: bool,
 }
 
 /// Why the server could not start.
@@ -208,15 +244,16 @@ impl Server {
             threads.push(t);
         }
         drop(tx);
-        let server = Server {
+        let mut server = Server {
             addrs,
             shared,
             threads,
+            uring: false,
         };
         // Every thread says whether its engine and epoll came up.
         for _ in 0..server.threads.len() {
             match rx.recv() {
-                Ok(Ok(())) => {}
+                Ok(Ok(uring)) => server.uring |= uring,
                 Ok(Err(m)) => {
                     server.shutdown().trigger();
                     let _ = server.join();
@@ -226,6 +263,15 @@ impl Server {
             }
         }
         Ok(server)
+    }
+
+    /// The network path the threads run: "epoll" or "io_uring" (`NetMode::Auto` resolved).
+    pub fn net_name(&self) -> &'static str {
+        if self.uring {
+            "io_uring"
+        } else {
+            "epoll"
+        }
     }
 
     /// The first address actually bound (port 0 becomes the port the kernel chose).

@@ -237,59 +237,90 @@ pub fn reply_with(
     if req.method == Method::Other {
         return error(out, date, 405, req.version, keep);
     }
-    let m = match found {
-        Lookup::Status(s) => return error(out, date, s, req.version, keep),
-        Lookup::Redirect(j) => {
-            let mut path = &req.target[j.path.0..j.path.1];
-            // "//host/dir" would be a protocol-relative Location: an open redirect.
-            while path.starts_with(b"//") {
-                path = &path[1..];
-            }
-            let loc = (path, &req.target[j.query.0..j.query.1]);
-            let body = http::error_body(301);
-            http::write_head(
-                out,
-                &Head {
-                    status: 301,
-                    date,
-                    content_type: Some(http::ERROR_TYPE),
-                    content_length: Some(body.len() as u64),
-                    location: Some(loc),
-                    connection: connection(req.version, keep),
-                    ..Head::default()
-                },
-            );
-            return Reply {
-                status: 301,
-                body: Body::Static(body),
-                keep_alive: keep,
-            };
-        }
-        Lookup::Listing(len) => {
-            http::write_head(
-                out,
-                &Head {
-                    status: 200,
-                    date,
-                    content_type: Some("text/html; charset=utf-8"),
-                    content_length: Some(len),
-                    connection: connection(req.version, keep),
-                    ..Head::default()
-                },
-            );
-            let body = if req.method == Method::Head || len == 0 {
-                Body::None
-            } else {
-                Body::Owned
-            };
-            return Reply {
-                status: 200,
-                body,
-                keep_alive: keep,
-            };
-        }
-        Lookup::File(m) => m,
+    match found {
+        Lookup::Status(s) => error(out, date, s, req.version, keep),
+        Lookup::Redirect(j) => redirect(out, date, req, j, keep),
+        Lookup::Listing(len) => listing(out, date, req, len, keep),
+        Lookup::File(m) => file(out, date, req, m, keep, mp),
+    }
+}
+
+/// 301 to the directory's name with a slash (and the query kept).
+fn redirect(out: &mut Vec<u8>, date: &[u8], req: &Request<'_>, j: Jailed, keep: bool) -> Reply {
+    let mut path = &req.target[j.path.0..j.path.1];
+    // "//host/dir" would be a protocol-relative Location: an open redirect.
+    while path.starts_with(b"//") {
+        path = &path[1..];
+    }
+    let loc = (path, &req.target[j.query.0..j.query.1]);
+    let body = http::error_body(301);
+    http::write_head(
+        out,
+        &Head {
+            status: 301,
+            date,
+            content_type: Some(http::ERROR_TYPE),
+            content_length: Some(body.len() as u64),
+            location: Some(loc),
+            connection: connection(req.version, keep),
+            ..Head::default()
+        },
+    );
+    Reply {
+        status: 301,
+        body: Body::Static(body),
+        keep_alive: keep,
+    }
+}
+
+/// A directory's generated index of `len` bytes (the caller holds the page).
+fn listing(out: &mut Vec<u8>, date: &[u8], req: &Request<'_>, len: u64, keep: bool) -> Reply {
+    http::write_head(
+        out,
+        &Head {
+            status: 200,
+            date,
+            content_type: Some("text/html; charset=utf-8"),
+            content_length: Some(len),
+            connection: connection(req.version, keep),
+            ..Head::default()
+        },
+    );
+    let body = if req.method == Method::Head || len == 0 {
+        Body::None
+    } else {
+        Body::Owned
     };
+    Reply {
+        status: 200,
+        body,
+        keep_alive: keep,
+    }
+}
+
+/// `head` as an error page with `status` (412, 416), keeping the file's validators.
+fn file_error(out: &mut Vec<u8>, mut head: Head<'_>, status: u16, keep: bool) -> Reply {
+    let body = http::error_body(status);
+    head.status = status;
+    head.content_type = Some(http::ERROR_TYPE);
+    head.content_length = Some(body.len() as u64);
+    http::write_head(out, &head);
+    Reply {
+        status,
+        body: Body::Static(body),
+        keep_alive: keep,
+    }
+}
+
+/// A file: preconditions, then conditionals, then ranges.
+fn file(
+    out: &mut Vec<u8>,
+    date: &[u8],
+    req: &Request<'_>,
+    m: &Meta,
+    keep: bool,
+    mp: &mut Multipart,
+) -> Reply {
     let mut head = Head {
         date,
         last_modified: Some(&m.last_modified),
@@ -300,16 +331,7 @@ pub fn reply_with(
         ..Head::default()
     };
     if precondition_failed(req, m) {
-        let body = http::error_body(412);
-        head.status = 412;
-        head.content_type = Some(http::ERROR_TYPE);
-        head.content_length = Some(body.len() as u64);
-        http::write_head(out, &head);
-        return Reply {
-            status: 412,
-            body: Body::Static(body),
-            keep_alive: keep,
-        };
+        return file_error(out, head, 412, keep);
     }
     if not_modified(req, m) {
         head.status = 304;
@@ -329,17 +351,8 @@ pub fn reply_with(
         Ranges::Full | Ranges::Many => (200, 0, m.size),
         Ranges::One(a, b) => (206, a, b - a + 1),
         Ranges::Unsatisfiable => {
-            let body = http::error_body(416);
-            head.status = 416;
-            head.content_type = Some(http::ERROR_TYPE);
-            head.content_length = Some(body.len() as u64);
             head.unsatisfied_size = Some(m.size);
-            http::write_head(out, &head);
-            return Reply {
-                status: 416,
-                body: Body::Static(body),
-                keep_alive: keep,
-            };
+            return file_error(out, head, 416, keep);
         }
     };
     head.status = status;

@@ -14,16 +14,21 @@ use std::sync::Arc;
 
 use iolab_engine::sys::monotonic_ns;
 use iolab_engine::sys::net::{self, Epoll, EpollEvents};
-use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, Op, Queued, Req};
+use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, NetRing, Op, Queued, Req};
 
 use crate::blocking::{Job, Outcome, Pool};
-use crate::cache::{Cache, Got, Handle};
+use crate::cache::{Cache, Got};
 use crate::conn::{drain, fill, flush, start, Conn, Flush, Out, Pending, State};
 use crate::http::{self, Method, Parsed};
 use crate::log::LogBuf;
 use crate::path::{self, Site};
 use crate::route::{self, Body, Lookup};
 use crate::{ServeOpts, ServeStats, Shared, SMALL_FILE};
+
+mod answer;
+mod uring;
+
+use answer::{file_reply, note, Answer};
 
 /// What every thread shares.
 pub struct Ctx {
@@ -73,10 +78,14 @@ struct Worker {
     listening: bool,
     resume_accept: u64,
     idle_ns: u64,
+    /// The io_uring network path (`--net io_uring`); epoll when `None`.
+    net: Option<NetRing>,
+    /// Connections (ring tags) whose receive is stopped: their unread input is over the limit.
+    paused: Vec<u64>,
 }
 
 /// The thread's body: set up, report to `Server::start`, serve until stopped.
-pub fn run(ctx: Arc<Ctx>, ready: Sender<Result<(), String>>) -> io::Result<ServeStats> {
+pub fn run(ctx: Arc<Ctx>, ready: Sender<Result<bool, String>>) -> io::Result<ServeStats> {
     let mut w = match Worker::new(ctx) {
         Ok(w) => w,
         Err(m) => {
@@ -84,9 +93,13 @@ pub fn run(ctx: Arc<Ctx>, ready: Sender<Result<(), String>>) -> io::Result<Serve
             return Ok(ServeStats::default());
         }
     };
-    let _ = ready.send(Ok(()));
+    let _ = ready.send(Ok(w.net.is_some()));
     drop(ready);
-    let r = w.serve();
+    let r = if w.net.is_some() {
+        w.serve_uring()
+    } else {
+        w.serve()
+    };
     w.cache.close_all(&mut *w.eng);
     r.map(|_| w.stats)
 }
@@ -114,6 +127,7 @@ impl Worker {
             .map_err(|e| format!("epoll: {e}"))?;
         let log = ctx.log.clone().map(LogBuf::new);
         let idle_ns = ctx.opts.idle_timeout.as_nanos().min(u64::MAX as u128) as u64;
+        let net = uring::open(ctx.opts.net)?;
         let mut w = Worker {
             ep,
             conns: Vec::new(),
@@ -137,8 +151,11 @@ impl Worker {
             listening: true,
             resume_accept: 0,
             idle_ns,
+            net,
+            paused: Vec::new(),
             ctx,
         };
+        w.arm()?;
         w.tick();
         Ok(w)
     }
@@ -271,8 +288,17 @@ impl Worker {
         }
     }
 
+    /// One connection per wake-up: the listener is level-triggered, so the rest wake this
+    /// thread again or (EPOLLEXCLUSIVE) another one. Taking a whole burst here gave one
+    /// thread every connection of a client that connects all at once (wrk: 16 to one thread,
+    /// none to the other).
     fn accept(&mut self, k: usize) {
-        for _ in 0..64 {
+        self.accept_up_to(k, 1);
+    }
+
+    /// Accepts at most `max` of the connections waiting on listener `k`.
+    fn accept_up_to(&mut self, k: usize, max: usize) {
+        for _ in 0..max {
             let sock = match net::accept_nonblocking(&self.ctx.shared.listeners[k]) {
                 Ok(s) => s,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -292,51 +318,68 @@ impl Worker {
                 self.refuse(sock);
                 continue;
             }
-            let _ = sock.set_nodelay(true);
-            let i = match self.free.pop() {
-                Some(i) => i,
-                None => {
-                    self.conns.push(Conn::new());
-                    self.conns.len() - 1
-                }
-            };
-            let c = &mut self.conns[i];
-            c.gen = c.gen.wrapping_add(1);
-            let tok = (u64::from(c.gen) << 32) | i as u64;
-            let ev = net::EPOLLIN | net::EPOLLOUT | net::EPOLLRDHUP | net::EPOLLET;
-            if self.ep.add(&sock, ev, tok).is_err() {
-                shared.conns.fetch_sub(1, Ordering::SeqCst);
-                self.free.push(i);
-                continue;
-            }
-            if c.rbuf.len() != self.ctx.opts.max_header_bytes {
-                c.rbuf = vec![0; self.ctx.opts.max_header_bytes.max(64)];
-            }
-            c.peer = if self.log.is_some() {
-                sock.peer_addr().ok().map(|a| a.ip())
-            } else {
-                None
-            };
-            c.sock = Some(sock);
-            c.rstart = 0;
-            c.rend = 0;
-            c.state = State::Idle;
-            c.keep = true;
-            c.readable = true;
-            c.hup = false;
-            c.eof = false;
-            c.out = Out::None;
-            c.deadline = self.now + self.idle_ns;
-            self.live += 1;
-            self.stats.connections += 1;
+            self.adopt(sock);
         }
+    }
+
+    /// Takes an accepted connection into a free slot and starts reading from it.
+    fn adopt(&mut self, sock: TcpStream) {
+        let _ = sock.set_nodelay(true);
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.conns.push(Conn::new());
+                self.conns.len() - 1
+            }
+        };
+        let c = &mut self.conns[i];
+        c.gen = c.gen.wrapping_add(1);
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        let ev = net::EPOLLIN | net::EPOLLOUT | net::EPOLLRDHUP | net::EPOLLET;
+        let armed = match self.net.as_mut() {
+            Some(r) => r.recv_multi(&sock, uring::tag(tok)).is_ok(),
+            None => self.ep.add(&sock, ev, tok).is_ok(),
+        };
+        if !armed {
+            self.ctx.shared.conns.fetch_sub(1, Ordering::SeqCst);
+            self.free.push(i);
+            return;
+        }
+        c.inbox.clear();
+        c.inbox_pos = 0;
+        c.fed = self.net.is_some();
+        c.peer_closed = false;
+        if c.rbuf.len() != self.ctx.opts.max_header_bytes {
+            c.rbuf = vec![0; self.ctx.opts.max_header_bytes.max(64)];
+        }
+        c.peer = if self.log.is_some() {
+            sock.peer_addr().ok().map(|a| a.ip())
+        } else {
+            None
+        };
+        c.sock = Some(sock);
+        c.rstart = 0;
+        c.rend = 0;
+        c.state = State::Idle;
+        c.keep = true;
+        c.readable = true;
+        c.hup = false;
+        c.eof = false;
+        c.out = Out::None;
+        c.deadline = self.now + self.idle_ns;
+        self.live += 1;
+        self.stats.connections += 1;
     }
 
     fn close(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if c.sock.take().is_none() {
+        if c.sock.is_none() {
             return;
         }
+        if let Some(r) = self.net.as_mut() {
+            uring::forget(r, (u64::from(c.gen) << 32) | i as u64);
+        }
+        c.sock = None;
         c.gen = c.gen.wrapping_add(1);
         if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
             self.bufs.push(buf);
@@ -409,7 +452,10 @@ impl Worker {
             self.listening = true;
             for (k, l) in self.ctx.shared.listeners.iter().enumerate() {
                 let ev = net::EPOLLIN | net::EPOLLEXCLUSIVE;
-                let _ = self.ep.add(l, ev, LISTENER - k as u64);
+                let _ = match self.net.as_mut() {
+                    Some(r) => r.poll_listener(l, k as u64),
+                    None => self.ep.add(l, ev, LISTENER - k as u64),
+                };
             }
         }
     }
@@ -417,8 +463,11 @@ impl Worker {
     /// Takes the listeners out of this thread's epoll.
     fn unlisten(&mut self) {
         if self.listening {
-            for l in &self.ctx.shared.listeners {
-                let _ = self.ep.delete(l);
+            for (k, l) in self.ctx.shared.listeners.iter().enumerate() {
+                let _ = match self.net.as_mut() {
+                    Some(r) => r.cancel(iolab_engine::NetOp::Listen, k as u64),
+                    None => self.ep.delete(l),
+                };
             }
             self.listening = false;
         }
@@ -433,9 +482,17 @@ impl Worker {
             }
             match c.state {
                 State::Reading | State::Waiting => return,
+                State::Sending if c.in_ring => return,
                 State::Sending => match flush(c, self.now + self.idle_ns) {
                     Ok(Flush::Done) => self.finish(i),
-                    Ok(Flush::Wait) => return,
+                    Ok(Flush::Ring) => {
+                        self.send_ring(i);
+                        return;
+                    }
+                    Ok(Flush::Wait) => {
+                        self.wait_writable(i);
+                        return;
+                    }
                     Ok(Flush::PageIn(off, len)) => {
                         let file = match &c.out {
                             Out::File { file, .. } | Out::Multi { file, .. } => file.clone(),
@@ -529,27 +586,10 @@ impl Worker {
             Parsed::Request(r) => r,
         };
         if self.log.is_some() {
-            let l = &mut c.request_line;
-            l.clear();
-            l.extend_from_slice(req.method_raw.as_bytes());
-            l.push(b' ');
-            l.extend_from_slice(req.target);
-            l.extend_from_slice(if req.version == 0 {
-                b" HTTP/1.0"
-            } else {
-                b" HTTP/1.1"
-            });
-            for (f, v) in c.log_fields.iter_mut().zip([req.referer, req.user_agent]) {
-                f.0 = v.is_some();
-                f.1.clear();
-                f.1.extend_from_slice(v.unwrap_or_default());
-            }
+            note(&mut c.request_line, &mut c.log_fields, &req);
         }
         let keep = !self.stopping;
-        let mut handle = None;
-        let mut direct = false;
-        let mut page = None;
-        let mut listing = None;
+        let mut ans = Answer::default();
         let rep = if req.method == Method::Other {
             route::reply(wbuf, date, &req, Lookup::Status(405), keep)
         } else {
@@ -573,6 +613,7 @@ impl Worker {
                                 };
                                 let tok = (u64::from(c.gen) << 32) | i as u64;
                                 if self.pool.submit(tok, job) {
+                                    self.cache.revalidating(&self.rel, self.now);
                                     c.state = State::Waiting;
                                     c.pending = Pending::Open;
                                     c.deadline = self.now + self.idle_ns;
@@ -583,29 +624,10 @@ impl Worker {
                         },
                     };
                     match got {
-                        Got::File(e) => match sibling(e, req.accept_encoding) {
-                            // A precompressed sibling the client accepts: sent with sendfile.
-                            Some((meta, file)) => {
-                                handle = Some(Handle::Send(file.clone()));
-                                c.mp.allowed = true;
-                                let f = Lookup::File(meta);
-                                route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
-                            }
-                            None => {
-                                handle = Some(e.handle.clone());
-                                direct = e.direct;
-                                page = e.page.clone();
-                                // Several ranges go out in pieces with sendfile: a file read
-                                // with O_DIRECT has no descriptor for that, and gets a 200.
-                                c.mp.allowed =
-                                    matches!(e.handle, Handle::Send(_)) || page.is_some();
-                                let f = Lookup::File(&e.meta);
-                                route::reply_with(wbuf, date, &req, f, keep, &mut c.mp)
-                            }
-                        },
+                        Got::File(e) => file_reply(e, &req, wbuf, date, keep, &mut c.mp, &mut ans),
                         Got::Listing(page) => {
                             let len = page.len() as u64;
-                            listing = Some(page);
+                            ans.listing = Some(page);
                             route::reply(wbuf, date, &req, Lookup::Listing(len), keep)
                         }
                         Got::Redirect => route::reply(wbuf, date, &req, Lookup::Redirect(j), keep),
@@ -619,41 +641,7 @@ impl Worker {
             c.rstart = 0;
             c.rend = 0;
         }
-        match (rep.body, handle) {
-            (Body::Multi, Some(Handle::Engine(_))) => start(c, rep, page.map(Handle::Send)),
-            (Body::File { offset, len }, Some(Handle::Engine(id))) => {
-                self.cache.begin(id);
-                let end = offset + len;
-                let cached = page
-                    .as_ref()
-                    .is_none_or(|f| net::page_cached(f, 0, end) != Some(false));
-                let wait = Pending::Read {
-                    id,
-                    off: offset,
-                    len,
-                    direct,
-                    rep,
-                };
-                match page {
-                    Some(file) if !cached => {
-                        let job = Job::PageIn {
-                            file,
-                            off: 0,
-                            len: end,
-                        };
-                        if !self.hand_over(i, job, wait) {
-                            self.read(i, id, offset, len, direct, rep);
-                        }
-                    }
-                    _ => self.read(i, id, offset, len, direct, rep),
-                }
-            }
-            (Body::Owned, _) => {
-                start(c, rep, None);
-                c.out = Out::Owned(listing.unwrap_or_default(), 0);
-            }
-            (_, h) => start(c, rep, h),
-        }
+        self.dispatch(i, rep, ans);
         true
     }
 
@@ -776,23 +764,4 @@ impl Worker {
             }
         }
     }
-}
-
-/// The precompressed sibling of `e` to send for this Accept-Encoding, if any.
-fn sibling<'a>(
-    e: &'a crate::cache::Entry,
-    accept: Option<&[u8]>,
-) -> Option<(&'a route::Meta, &'a Arc<File>)> {
-    if e.siblings.is_empty() {
-        return None;
-    }
-    let mut av = [http::Encoding::Br; 3];
-    for (k, s) in e.siblings.iter().take(3).enumerate() {
-        av[k] = s.0;
-    }
-    let enc = http::choose_encoding(accept, &av[..e.siblings.len().min(3)])?;
-    e.siblings
-        .iter()
-        .find(|s| s.0 == enc)
-        .map(|(_, m, f)| (m, f))
 }

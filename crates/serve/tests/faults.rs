@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use iolab_engine::sys::net;
-use iolab_serve::{ServeOpts, Server};
+use iolab_serve::{NetMode, ServeOpts, Server};
 
 /// Runs `body` on its own thread and fails the test if it takes longer than `secs`.
 fn limit(secs: u64, body: impl FnOnce() + Send + 'static) {
@@ -41,6 +41,9 @@ fn root(name: &str) -> PathBuf {
     std::fs::write(d.join("a.txt"), b"hello\n").unwrap();
     d
 }
+
+/// Both network paths (io_uring where the kernel has it: `NetMode::Auto`).
+const NETS: [NetMode; 2] = [NetMode::Epoll, NetMode::Auto];
 
 fn start(root: &Path, tweak: impl FnOnce(&mut ServeOpts)) -> Server {
     let mut o = ServeOpts::new(root);
@@ -116,29 +119,32 @@ fn served_within(a: SocketAddr, within: Duration) -> bool {
 #[test]
 fn half_requests_that_close_or_reset_give_their_slot_back_at_once() {
     limit(60, || {
-        let d = root("flood");
-        // The limit is far below the flood, and the idle timeout far above the test's patience.
-        let s = start(&d, |o| {
-            o.max_connections = 32;
-            o.idle_timeout = Duration::from_secs(30);
-        });
-        let a = s.local_addr();
-        for round in 0..20 {
-            for k in 0..100 {
-                let mut c = TcpStream::connect(a).unwrap();
-                let _ = c.write_all(b"GET /a.txt HTTP/1.1\r\nHo");
-                if (round + k) % 2 == 0 {
-                    // SO_LINGER 0: the close sends a reset instead of a FIN.
-                    net::set_linger_zero(&c).unwrap();
+        for net in NETS {
+            let d = root("flood");
+            // The limit is far below the flood, and the idle timeout far above the test's patience.
+            let s = start(&d, |o| {
+                o.net = net;
+                o.max_connections = 32;
+                o.idle_timeout = Duration::from_secs(30);
+            });
+            let a = s.local_addr();
+            for round in 0..20 {
+                for k in 0..100 {
+                    let mut c = TcpStream::connect(a).unwrap();
+                    let _ = c.write_all(b"GET /a.txt HTTP/1.1\r\nHo");
+                    if (round + k) % 2 == 0 {
+                        // SO_LINGER 0: the close sends a reset instead of a FIN.
+                        net::set_linger_zero(&c).unwrap();
+                    }
+                    drop(c);
                 }
-                drop(c);
-            }
-            assert!(
+                assert!(
                 served_within(a, Duration::from_secs(3)),
-                "round {round}: a normal client was not served within 3 s of a half-request flood"
+                "{net:?} round {round}: a normal client was not served within 3 s of a half-request flood"
             );
+            }
+            stop(s);
         }
-        stop(s);
     });
 }
 
@@ -147,23 +153,28 @@ fn half_requests_that_close_or_reset_give_their_slot_back_at_once() {
 #[test]
 fn beyond_the_limit_every_client_reads_a_whole_503() {
     limit(60, || {
-        let d = root("limit");
-        let s = start(&d, |o| o.max_connections = 1);
-        let a = s.local_addr();
-        let mut held = TcpStream::connect(a).unwrap();
-        held.write_all(GET_A).unwrap();
-        let mut b = [0u8; 256];
-        assert!(held.read(&mut b).unwrap() > 0);
-        for i in 0..300 {
-            let r = exchange(a, GET_A, Duration::from_secs(5));
-            let (status, text) = r.unwrap_or_else(|e| panic!("client {i}: {e}"));
-            assert_eq!(status, 503, "client {i}: {text}");
-            assert!(text.contains("Connection: close\r\n"), "{text}");
-            assert!(text.contains("<h1>503 Service Unavailable</h1>"), "{text}");
+        for net in NETS {
+            let d = root("limit");
+            let s = start(&d, |o| {
+                o.net = net;
+                o.max_connections = 1;
+            });
+            let a = s.local_addr();
+            let mut held = TcpStream::connect(a).unwrap();
+            held.write_all(GET_A).unwrap();
+            let mut b = [0u8; 256];
+            assert!(held.read(&mut b).unwrap() > 0);
+            for i in 0..300 {
+                let r = exchange(a, GET_A, Duration::from_secs(5));
+                let (status, text) = r.unwrap_or_else(|e| panic!("client {i}: {e}"));
+                assert_eq!(status, 503, "client {i}: {text}");
+                assert!(text.contains("Connection: close\r\n"), "{text}");
+                assert!(text.contains("<h1>503 Service Unavailable</h1>"), "{text}");
+            }
+            drop(held);
+            assert!(served_within(a, Duration::from_secs(3)), "{net:?}");
+            stop(s);
         }
-        drop(held);
-        assert!(served_within(a, Duration::from_secs(3)));
-        stop(s);
     });
 }
 
@@ -172,26 +183,28 @@ fn beyond_the_limit_every_client_reads_a_whole_503() {
 #[test]
 fn after_shutdown_new_connections_are_refused_at_once() {
     limit(30, || {
-        let d = root("refuse");
-        std::fs::write(d.join("big"), vec![7u8; 8 << 20]).unwrap();
-        let s = start(&d, |_| {});
-        let a = s.local_addr();
-        // A transfer in flight keeps the server running after the shutdown.
-        let mut c = TcpStream::connect(a).unwrap();
-        c.write_all(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
-            .unwrap();
-        let mut b = [0u8; 1024];
-        assert!(c.read(&mut b).unwrap() > 0);
-        let stopper = s.shutdown();
-        stopper.trigger();
-        let e = TcpStream::connect_timeout(&a, Duration::from_secs(2))
-            .expect_err("a connection made after shutdown was accepted");
-        assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");
-        // The transfer in flight still completes.
-        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        let mut rest = Vec::new();
-        c.read_to_end(&mut rest).unwrap();
-        s.join().expect("threads end cleanly");
+        for net in NETS {
+            let d = root("refuse");
+            std::fs::write(d.join("big"), vec![7u8; 8 << 20]).unwrap();
+            let s = start(&d, |o| o.net = net);
+            let a = s.local_addr();
+            // A transfer in flight keeps the server running after the shutdown.
+            let mut c = TcpStream::connect(a).unwrap();
+            c.write_all(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+                .unwrap();
+            let mut b = [0u8; 1024];
+            assert!(c.read(&mut b).unwrap() > 0);
+            let stopper = s.shutdown();
+            stopper.trigger();
+            let e = TcpStream::connect_timeout(&a, Duration::from_secs(2))
+                .expect_err("a connection made after shutdown was accepted");
+            assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");
+            // The transfer in flight still completes.
+            c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            let mut rest = Vec::new();
+            c.read_to_end(&mut rest).unwrap();
+            s.join().expect("threads end cleanly");
+        }
     });
 }
 
@@ -461,6 +474,12 @@ fn a_stalled_file_read_or_open_leaves_other_requests_answered() {
             // Four slots: three for the stalled requests, one for everyone else.
             let s = start(&base, |o| {
                 o.engine = engine;
+                // Each network path once: io_uring with the io_uring engine, epoll with psync.
+                o.net = if engine == EngineKind::IoUring {
+                    NetMode::Auto
+                } else {
+                    NetMode::Epoll
+                };
                 o.idle_timeout = Duration::from_secs(30);
                 o.max_connections = 4;
             });

@@ -6,6 +6,7 @@
 //! that first commits or reaps becomes its issuer: engines are opened in one thread and used in
 //! another.
 
+pub mod net;
 mod queue;
 mod register;
 mod setup;

@@ -1,0 +1,310 @@
+//! The event loop on io_uring (`--net io_uring`): what arrives comes as completions of a
+//! multishot recv per connection into the ring's provided buffers; a response's head and
+//! buffered body go out as a sendmsg on the ring; everything a turn of the loop queued goes to
+//! the kernel with the wait for the next completions, in one `io_uring_enter`. A small
+//! response therefore costs no system call of its own. File bodies leave with sendfile as on
+//! the epoll path, a full socket waiting on a one-shot poll. Listeners are polled one shot and
+//! exclusively, then accepted with accept4, so that the threads share the connections (a
+//! multishot accept per thread let the first thread take them all). The eventfds are
+//! multishot polls.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use iolab_engine::{NetDone, NetOp, NetRing, OutBody};
+
+use super::Worker;
+use crate::conn::State;
+use crate::NetMode;
+
+/// Submission entries per ring (completions: 16 times as many).
+const RING_ENTRIES: u32 = 256;
+/// Receive buffers per thread and their size: a request head usually fits one.
+const RECV_BUFS: u16 = 256;
+const RECV_BUF_SIZE: usize = 4096;
+/// Poll tags of the two eventfds.
+const WAKE: u64 = 0;
+const HELPERS: u64 = 1;
+/// Unread input a connection may hold before its receive is stopped (a client that sends
+/// without reading its answers): four request heads' worth, at least 64 KiB.
+const INBOX_MIN: usize = 64 * 1024;
+
+/// A connection's token (generation << 32 | slot) as a ring tag (56 bits): the generation's
+/// low 24 bits, enough to tell a slot's connections apart while a completion is in flight.
+pub(super) fn tag(tok: u64) -> u64 {
+    tok & ((1 << 56) - 1)
+}
+
+/// The ring for `mode`; `None` means epoll. `Auto` falls back to epoll where the kernel
+/// refuses the ring (io_uring blocked by seccomp or a sysctl, or too old for multishot recv).
+pub(super) fn open(mode: NetMode) -> Result<Option<NetRing>, String> {
+    match mode {
+        NetMode::Epoll => Ok(None),
+        NetMode::IoUring => NetRing::new(RING_ENTRIES, RECV_BUFS, RECV_BUF_SIZE)
+            .map(Some)
+            .map_err(|e| format!("--net io_uring: {e} (--net epoll works without io_uring)")),
+        NetMode::Auto => Ok(NetRing::new(RING_ENTRIES, RECV_BUFS, RECV_BUF_SIZE).ok()),
+    }
+}
+
+/// Cancels what a closing connection has armed, and hands it to the kernel before the
+/// descriptor goes (its number may be reused by the next accept at once).
+pub(super) fn forget(r: &mut NetRing, tok: u64) {
+    let _ = r.cancel(NetOp::Recv, tag(tok));
+    let _ = r.cancel(NetOp::PollOut, tag(tok));
+    let _ = r.cancel(NetOp::Send, tag(tok));
+    let _ = r.submit();
+}
+
+impl Worker {
+    /// Arms the listeners and eventfds on the ring (nothing for epoll, which `new` set up).
+    pub(super) fn arm(&mut self) -> Result<(), String> {
+        let Some(r) = self.net.as_mut() else {
+            return Ok(());
+        };
+        let sh = &self.ctx.shared;
+        let mut go = || -> io::Result<()> {
+            for (k, l) in sh.listeners.iter().enumerate() {
+                r.poll_listener(l, k as u64)?;
+            }
+            r.poll_in(&sh.wake, WAKE)?;
+            r.poll_in(self.pool.wake(), HELPERS)?;
+            r.submit()
+        };
+        go().map_err(|e| format!("--net io_uring: {e}"))
+    }
+
+    /// Waits for the socket of connection `i` to take more (epoll's edge does it by itself).
+    pub(super) fn wait_writable(&mut self, i: usize) {
+        let c = &self.conns[i];
+        let (Some(r), Some(s)) = (self.net.as_mut(), c.sock.as_ref()) else {
+            return;
+        };
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        if r.poll_out(s, tag(tok)).is_err() {
+            self.close(i);
+        }
+    }
+
+    pub(super) fn serve_uring(&mut self) -> io::Result<()> {
+        let scan_every = (self.idle_ns / 8).clamp(10_000_000, 250_000_000);
+        let mut next_scan = self.now + scan_every;
+        let mut done = Vec::with_capacity(256);
+        loop {
+            if self.ctx.shared.stop.load(Ordering::SeqCst) && !self.stopping {
+                self.begin_stop();
+            }
+            if self.stopping && self.live == 0 && self.eng.in_flight() == 0 {
+                return Ok(());
+            }
+            // Engine reads in flight complete on the engine's own ring: look again at once.
+            let timeout = if self.eng.in_flight() > 0 {
+                None
+            } else {
+                let ns = next_scan.saturating_sub(self.now).max(1_000_000);
+                Some(Duration::from_nanos(ns))
+            };
+            let Some(r) = self.net.as_mut() else {
+                return Ok(());
+            };
+            r.wait(timeout)?;
+            r.reap(&mut done);
+            self.tick();
+            let n = done.len();
+            for d in done.drain(..) {
+                self.on_completion(d);
+            }
+            self.resume_paused();
+            if self.eng.in_flight() > 0 {
+                self.reap(n == 0)?;
+            }
+            if self.now >= next_scan {
+                next_scan = self.now + scan_every;
+                self.scan();
+            }
+        }
+    }
+
+    fn on_completion(&mut self, d: NetDone) {
+        match d.op {
+            // Not armed here: see `poll_listener`.
+            NetOp::Accept => {}
+            NetOp::Listen => {
+                let k = d.tag as usize;
+                if k < self.ctx.shared.listeners.len() {
+                    // One accept4 per wake-up, then wait again at the back of the listener's
+                    // queue: a thread that took every connection waiting would leave the
+                    // other threads, woken for the same burst, with none.
+                    self.accept_up_to(k, 1);
+                    if self.listening && !self.stopping {
+                        let l = &self.ctx.shared.listeners[k];
+                        if let Some(r) = self.net.as_mut() {
+                            let _ = r.poll_listener(l, d.tag);
+                        }
+                    }
+                }
+            }
+            NetOp::PollIn => {
+                match d.tag {
+                    WAKE => self.begin_stop(),
+                    _ => self.helped(),
+                }
+                if !d.more && !self.stopping {
+                    self.rearm_poll(d.tag);
+                }
+            }
+            NetOp::Recv => self.received(d),
+            NetOp::PollOut => {
+                if let Some(i) = self.live_slot(d.tag) {
+                    if self.conns[i].state == State::Sending {
+                        self.process(i);
+                    }
+                }
+            }
+            NetOp::Send => self.sent(d),
+            NetOp::Cancel => {}
+        }
+    }
+
+    fn rearm_poll(&mut self, which: u64) {
+        let Some(r) = self.net.as_mut() else { return };
+        let _ = match which {
+            WAKE => r.poll_in(&self.ctx.shared.wake, WAKE),
+            _ => r.poll_in(self.pool.wake(), HELPERS),
+        };
+    }
+
+    /// The slot a ring tag names, if that connection is still the one it was armed for.
+    fn live_slot(&self, t: u64) -> Option<usize> {
+        let i = (t & 0xffff_ffff) as usize;
+        let c = self.conns.get(i)?;
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        (c.sock.is_some() && tag(tok) == t).then_some(i)
+    }
+
+    fn received(&mut self, d: NetDone) {
+        let slot = self.live_slot(d.tag);
+        let Some(r) = self.net.as_mut() else { return };
+        let Some(i) = slot else {
+            if let Some(b) = d.buf {
+                r.recycle(b);
+            }
+            return;
+        };
+        let c = &mut self.conns[i];
+        if let Some(b) = d.buf {
+            c.inbox.extend_from_slice(r.data(&b));
+            r.recycle(b);
+        }
+        let mut rearm = !d.more;
+        match d.result {
+            Ok(0) => {
+                c.peer_closed = true;
+                rearm = false;
+            }
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ECANCELED) => {
+                // Stopped on purpose (too much unread input): `resume_paused` re-arms.
+                rearm = false;
+            }
+            Err(_) => {
+                c.peer_closed = true;
+                c.hup = true;
+                rearm = false;
+                // Reset while its file is read or opened: nobody is left to answer, so the
+                // slot goes now (as epoll's EPOLLHUP/EPOLLERR does).
+                if matches!(c.state, State::Waiting | State::Reading) {
+                    self.close(i);
+                    return;
+                }
+            }
+        }
+        c.readable = c.inbox_pos < c.inbox.len() || c.peer_closed;
+        let limit = (4 * self.ctx.opts.max_header_bytes).max(INBOX_MIN);
+        if c.inbox.len() - c.inbox_pos > limit && !self.paused.contains(&d.tag) {
+            if d.more {
+                let _ = r.cancel(NetOp::Recv, d.tag);
+            }
+            self.paused.push(d.tag);
+            rearm = false;
+        }
+        if rearm {
+            if let Some(s) = c.sock.as_ref() {
+                if r.recv_multi(s, d.tag).is_err() {
+                    self.close(i);
+                    return;
+                }
+            }
+        }
+        self.process(i);
+    }
+
+    /// Hands connection `i`'s head and buffered body to the ring: its sendmsg goes to the
+    /// kernel with the turn's other entries, in the same io_uring_enter.
+    pub(super) fn send_ring(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let tok = (u64::from(c.gen) << 32) | i as u64;
+        let out = crate::conn::to_ring(c);
+        let queued = match (self.net.as_mut(), c.sock.as_ref()) {
+            (Some(r), Some(s)) => r.send(s, tag(tok), out),
+            (_, _) => Err((std::io::ErrorKind::NotConnected.into(), out)),
+        };
+        if let Err((_, out)) = queued {
+            crate::conn::from_ring(c, out, 0);
+            self.close(i);
+        }
+    }
+
+    /// A send came back: the connection takes its bytes back and goes on (or closes on an
+    /// error); a closed connection's buffer returns to the pool.
+    fn sent(&mut self, d: NetDone) {
+        let Some(out) = d.sent else { return };
+        let Some(i) = self.live_slot(d.tag) else {
+            if let OutBody::Buf(b) = out.body {
+                self.bufs.push(b);
+            }
+            return;
+        };
+        let c = &mut self.conns[i];
+        match d.result {
+            Ok(n) => {
+                crate::conn::from_ring(c, out, n);
+                c.deadline = self.now + self.idle_ns;
+                self.process(i);
+            }
+            Err(_) => {
+                crate::conn::from_ring(c, out, 0);
+                self.close(i);
+            }
+        }
+    }
+
+    /// Receives again for stopped connections that have read most of their input.
+    fn resume_paused(&mut self) {
+        if self.paused.is_empty() {
+            return;
+        }
+        let limit = (4 * self.ctx.opts.max_header_bytes).max(INBOX_MIN);
+        let mut k = 0;
+        while k < self.paused.len() {
+            let t = self.paused[k];
+            let Some(i) = self.live_slot(t).filter(|&i| !self.conns[i].peer_closed) else {
+                self.paused.swap_remove(k);
+                continue;
+            };
+            let c = &self.conns[i];
+            if c.inbox.len() - c.inbox_pos > limit / 2 {
+                k += 1;
+                continue;
+            }
+            self.paused.swap_remove(k);
+            if let (Some(r), Some(s)) = (self.net.as_mut(), c.sock.as_ref()) {
+                if r.recv_multi(s, t).is_err() {
+                    self.close(i);
+                }
+            }
+        }
+    }
+}
