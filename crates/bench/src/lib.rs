@@ -11,6 +11,7 @@ mod layout;
 mod mem;
 mod setup;
 mod status;
+pub mod verify;
 
 pub use env::{host_env, status_line};
 pub use status::Progress;
