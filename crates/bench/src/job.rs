@@ -16,6 +16,8 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 use iolab_job::debug;
 
 mod record;
+mod verify;
+pub(crate) use verify::check as verify_check;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
@@ -259,6 +261,8 @@ struct Runner<'a> {
     debug_io: bool,
     /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
     last_seed: u64,
+    /// verify=: headers written, blocks read back and checked (job/verify.rs).
+    verify: Option<Box<verify::Verifier>>,
 }
 
 impl<'a> Runner<'a> {
@@ -322,6 +326,7 @@ impl<'a> Runner<'a> {
             unclocked: 0,
             debug_io: debug::on(debug::IO),
             last_seed: 0,
+            verify: verify::Verifier::of(plan, depth),
         }
     }
 
@@ -343,6 +348,9 @@ impl<'a> Runner<'a> {
         let mut think_count = 0u32;
         let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
+        if self.verify_only(stop)? {
+            return Ok(());
+        }
         loop {
             if stop.is_set() || deadline.is_some_and(|d| self.now >= d) || self.error.is_some() {
                 break;
@@ -485,6 +493,7 @@ impl<'a> Runner<'a> {
         if plan.end_fsync || plan.fsync_on_close {
             self.sync_all_files()?;
         }
+        self.verify_phase(stop)?;
         Ok(())
     }
 
@@ -531,6 +540,9 @@ impl<'a> Runner<'a> {
             self.dedupe_fill(&mut buf);
         } else if op == Op::Write && plan.buffers.refill {
             fill(&mut buf, plan, &mut self.rng);
+        }
+        if op == Op::Write && self.verify.is_some() {
+            self.verify_write(buf.as_mut_slice(), slot, &io);
         }
         Some(Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64))
     }
@@ -706,7 +718,8 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    fn complete(&mut self, d: Done) {
+    fn complete(&mut self, mut d: Done) {
+        self.verify_done(&mut d);
         if self.debug_io {
             self.debug_req("complete", &d.req);
         }

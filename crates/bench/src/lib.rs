@@ -244,6 +244,7 @@ fn run_phases(
     progress: &[Progress],
     gate: &dyn Fn(),
 ) -> Result<RunOutcome, BenchError> {
+    plans.iter().try_for_each(job::verify_check)?;
     for p in plans {
         layout::prepare(p, stop)?;
     }

@@ -108,4 +108,6 @@ pub struct JobPlan {
     /// The job's options as resolved, shared by its numjobs clones: the fields above are what
     /// planning derives; an option that needs no planning is read from here, not copied.
     pub spec: Arc<JobSpec>,
+    /// fio's thread_number: the job's place among all jobs and clones of the run, from 1.
+    pub thread_number: u32,
 }

@@ -231,6 +231,7 @@ fn plan_one(
     Ok(JobPlan {
         name: spec.name.clone(),
         spec_index,
+        thread_number: index as u32 + 1,
         rw: spec.rw,
         clone,
         group,

@@ -1,0 +1,317 @@
+//! The job's side of fio's verify: each write's buffer gets its headers, what completed is
+//! remembered, and after the write phase (or instead of it, `verify_only`) every block still
+//! holding a remembered write is read back and checked. The checking is `crate::verify`.
+//!
+//! As fio, the last write to each block is what is expected (overlapping earlier writes are
+//! forgotten), reads of the workload itself are not checked, and the first bad block ends the
+//! job with EILSEQ (err=84). Unlike fio, loops are verified once, after the last loop.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use iolab_engine::{Done, Op, Queued, Req};
+use iolab_stats::Dir;
+use iolab_workload::{Dir as WDir, IoUnit, JobPlan};
+
+use super::{Runner, Stops};
+use crate::joberr::site;
+use crate::verify::{Config, Kind, Pattern, SeedStream, Written, EILSEQ};
+use crate::BenchError;
+
+/// What a slot's I/O is to verify: the write it carries or the block it reads back.
+#[derive(Clone, Copy)]
+enum Role {
+    Write(Written),
+    Check(Written),
+}
+
+pub(super) struct Verifier {
+    cfg: Config,
+    seeds: SeedStream,
+    do_verify: bool,
+    only: bool,
+    dump: bool,
+    numberio: u64,
+    pass_bytes: u64,
+    pass: u64,
+    slots: Vec<Option<Role>>,
+    /// The engine moves no data (null): as fio, what is read back is taken as verified.
+    fake: bool,
+    history: BTreeMap<(u32, u64), Written>,
+}
+
+/// Refuses what cannot be verified as asked, before anything runs.
+pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
+    config(plan).map(|_| ())
+}
+
+fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
+    let s = &plan.spec;
+    let refuse = |m: String| BenchError::Refused(format!("{}: {m}", plan.name));
+    let kind = match Kind::parse(&s.verify) {
+        None => return Ok(None),
+        Some(k) => k,
+    };
+    if s.verify_backlog > 0 {
+        return Err(refuse(
+            "verify_backlog: not supported by iolab (it verifies after the write phase)".into(),
+        ));
+    }
+    let pattern = match &s.verify_pattern {
+        Some(p) => Pattern::parse(p).map_err(refuse)?,
+        None if kind == Kind::Pattern => {
+            return Err(refuse("verify=pattern needs verify_pattern".into()))
+        }
+        None => Pattern::default(),
+    };
+    let bs = &plan.pattern.bs[WDir::Write as usize];
+    let (min, max) = (bs.min(), bs.max());
+    let sizes = match bs {
+        iolab_workload::BlockSizes::Split(v) => v.iter().map(|x| x.0).collect(),
+        _ => vec![min, max],
+    };
+    let whole = sizes.iter().fold(0, |g, &b| gcd(g, b));
+    let asked = s.verify_interval;
+    let interval = if asked > 0 && asked <= min && sizes.iter().all(|b| b % asked == 0) {
+        asked
+    } else {
+        whole
+    };
+    if kind.has_header() && interval < kind.header_size() as u64 {
+        return Err(refuse(format!(
+            "verify_interval {interval} is smaller than the {} verify header ({} bytes)",
+            s.verify,
+            kind.header_size()
+        )));
+    }
+    Ok(Some(Config {
+        kind,
+        interval,
+        hdr_offset: s.verify_offset as usize,
+        pattern,
+        thread: plan.thread_number as u16,
+        fatal: s.verify_fatal,
+    }))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+impl Verifier {
+    pub(super) fn of(plan: &JobPlan, depth: usize) -> Option<Box<Verifier>> {
+        let cfg = config(plan).ok()??;
+        let s = &plan.spec;
+        let base = if s.randrepeat {
+            s.randseed
+        } else {
+            plan.pattern.seed
+        };
+        let loops = u64::from(s.loops.max(1));
+        Some(Box::new(Verifier {
+            cfg,
+            seeds: SeedStream::new(base, plan.thread_number),
+            do_verify: s.do_verify,
+            only: s.verify_only,
+            dump: s.verify_dump,
+            numberio: 0,
+            pass_bytes: plan.pattern.bytes.map_or(u64::MAX, |b| (b / loops).max(1)),
+            pass: 0,
+            slots: vec![None; depth],
+            fake: false,
+            history: BTreeMap::new(),
+        }))
+    }
+
+    /// The next write: its number and seed, as fio numbers and seeds them (the seed stream
+    /// starts again with every loop). `issued` is the generator's byte count after it.
+    fn next_write(&mut self, io: &IoUnit, issued: u64) -> Written {
+        let pass = issued.saturating_sub(io.len) / self.pass_bytes;
+        if pass != self.pass {
+            self.pass = pass;
+            self.seeds.restart();
+        }
+        let seed = if self.cfg.pattern.bytes.is_empty() {
+            self.seeds.next()
+        } else {
+            0
+        };
+        let w = Written {
+            file: io.file as u32,
+            offset: io.offset,
+            len: io.len as u32,
+            numberio: self.numberio,
+            seed,
+        };
+        self.numberio += 1;
+        w
+    }
+
+    /// Remembers a completed write, forgetting the earlier ones it overlaps.
+    fn remember(&mut self, w: Written) {
+        let end = w.offset + u64::from(w.len);
+        let before = self.history.range(..(w.file, w.offset)).next_back();
+        if let Some((&k, p)) = before {
+            if k.0 == w.file && k.1 + u64::from(p.len) > w.offset {
+                self.history.remove(&k);
+            }
+        }
+        while let Some((&k, _)) = self.history.range((w.file, w.offset)..(w.file, end)).next() {
+            self.history.remove(&k);
+        }
+        self.history.insert((w.file, w.offset), w);
+    }
+}
+
+impl Runner<'_> {
+    /// A write's buffer gets its headers; the slot remembers what it wrote.
+    pub(super) fn verify_write(&mut self, buf: &mut [u8], slot: u32, io: &IoUnit) {
+        let issued = self.gen.issued();
+        let now = self.now.saturating_sub(self.t0);
+        if let Some(v) = self.verify.as_deref_mut() {
+            let w = v.next_write(io, issued);
+            v.cfg.fill(&mut buf[..io.len as usize], &w, now);
+            v.slots[slot as usize] = Some(Role::Write(w));
+        }
+    }
+
+    /// A completion: a write is remembered, a read back is checked.
+    pub(super) fn verify_done(&mut self, d: &mut Done) {
+        let Some(v) = self.verify.as_deref_mut() else {
+            return;
+        };
+        let ok = matches!(d.result, Ok(n) if n == d.req.len);
+        match v.slots.get_mut(d.req.tag as usize).and_then(Option::take) {
+            Some(Role::Write(w)) if ok && v.do_verify => v.remember(w),
+            Some(Role::Check(w)) if ok && !v.fake => {
+                let buf = &mut d.req.buf.as_mut_slice()[..d.req.len];
+                let bad = v.cfg.check(buf, &w, true);
+                if !bad.is_empty() {
+                    self.verify_failed(&bad, &w, d.req.buf.as_slice());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn verify_failed(&mut self, bad: &[crate::verify::Bad], w: &Written, got: &[u8]) {
+        let path = &self.plan.files[w.file as usize].path;
+        let name = path.display().to_string();
+        let mut first = None;
+        for b in bad {
+            let msg = b.message(&name);
+            eprintln!("{msg}");
+            if self.verify.as_ref().is_some_and(|v| v.dump) {
+                self.verify_dump(path, b, w, got);
+            }
+            first.get_or_insert(msg);
+        }
+        let e = std::io::Error::from_raw_os_error(EILSEQ);
+        let msg = first.unwrap_or_default();
+        self.fail(&e, msg, "io_u_queued_complete", site!());
+    }
+
+    /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in the working directory.
+    fn verify_dump(&self, path: &Path, b: &crate::verify::Bad, w: &Written, got: &[u8]) {
+        let Some(v) = self.verify.as_deref() else {
+            return;
+        };
+        let base = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        let from = (b.at - w.offset) as usize;
+        let to = (from + b.len as usize).min(got.len());
+        let mut want = vec![0u8; w.len as usize];
+        v.cfg.fill(&mut want, w, 0);
+        for (kind, bytes) in [("received", &got[from..to]), ("expected", &want[from..to])] {
+            let name = format!("{base}.{}.{kind}", b.at);
+            match std::fs::write(&name, bytes) {
+                Ok(()) => eprintln!("       {kind} data dumped as {name}"),
+                Err(e) => eprintln!("fio: verify_dump: {name}: {e}"),
+            }
+        }
+    }
+
+    /// verify_only: the workload is generated but not written; what it would have written
+    /// is then checked. True when this run is such a run (and is over).
+    pub(super) fn verify_only(&mut self, stop: &Stops<'_>) -> std::io::Result<bool> {
+        if !self.verify.as_ref().is_some_and(|v| v.only) {
+            return Ok(false);
+        }
+        while let Some(io) = self.gen.next_io() {
+            if io.dir == WDir::Write {
+                let issued = self.gen.issued();
+                if let Some(v) = self.verify.as_deref_mut() {
+                    let w = v.next_write(&io, issued);
+                    v.remember(w);
+                }
+            }
+        }
+        self.verify_phase(stop)?;
+        Ok(true)
+    }
+
+    /// fio's do_verify: every remembered block is read back and checked.
+    pub(super) fn verify_phase(&mut self, stop: &Stops<'_>) -> std::io::Result<()> {
+        let fake = !self.eng.caps().moves_data;
+        let todo: Vec<Written> = match self.verify.as_deref_mut() {
+            Some(v) if v.do_verify || v.only => {
+                v.fake = fake;
+                std::mem::take(&mut v.history).into_values().collect()
+            }
+            _ => return Ok(()),
+        };
+        let mut next = 0;
+        while next < todo.len() && !stop.is_set() && self.error.is_none() {
+            while next < todo.len() && self.in_flight() < self.depth() && self.error.is_none() {
+                if !self.verify_read(todo[next])? {
+                    break;
+                }
+                next += 1;
+            }
+            self.commit()?;
+            if self.eng.in_flight() > 0 {
+                self.reap(1, None)?;
+            } else if next < todo.len() {
+                // Busy with nothing in flight: give the engine a moment.
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        self.drain()
+    }
+
+    /// Issues one read back; false when the engine is busy.
+    fn verify_read(&mut self, w: Written) -> std::io::Result<bool> {
+        if self.free.is_empty() {
+            return Ok(false);
+        }
+        let (Some(slot), Some(buf)) = (self.take_slot(Some(Dir::Read)), self.free.pop()) else {
+            return Ok(false);
+        };
+        self.stats.issued(Dir::Read);
+        if let Some(v) = self.verify.as_deref_mut() {
+            v.slots[slot as usize] = Some(Role::Check(w));
+        }
+        let file = self.files[w.file as usize];
+        let req = Req::data(Op::Read, file, w.offset, w.len as usize, buf).with_tag(slot as u64);
+        self.now = self.clock.now();
+        self.slots[slot as usize].submit_ns = self.now;
+        match self.eng.queue(req) {
+            Queued::Done(d) => {
+                self.now = self.clock.now();
+                self.complete(d);
+            }
+            Queued::Queued => self.queued.push(slot),
+            Queued::Busy(r) => {
+                self.unissue(r);
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
