@@ -10,3 +10,4 @@ mod fioopts;
 mod mpi;
 mod run;
 mod run_robust;
+mod verify;
