@@ -87,13 +87,17 @@ const TOP_HELP: &[(&str, &str)] = &[
         "--version, -v",
         "print the version (fio's form first) and exit",
     ),
+    (
+        "--crctest[=LIST]",
+        "time the verify checksums (all, or a comma-separated list)",
+    ),
     ("--help, -h", "print this help and exit"),
 ];
 
 /// fio's top-level options that iolab takes but that change nothing, and those it refuses.
 const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3)";
 const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, --idle-prof, \
---inflate-log, --trigger*, --aux-path, --alloc-size, --crctest, --cpuclock-test, \
+--inflate-log, --trigger*, --aux-path, --alloc-size, --cpuclock-test, \
 --bandwidth-log, --merge-blktrace-only";
 
 /// `--help`: the usage line and the options, in fio's `-h` shape.
@@ -181,6 +185,8 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
         options::cmdhelp(which.as_deref())?
     } else if let Some(which) = &top.enghelp {
         options::enghelp(which.as_deref())?
+    } else if let Some(which) = &top.crctest {
+        iolab_bench::verify::crctest_text(which.as_deref())?
     } else {
         return Ok(None);
     };

@@ -17,7 +17,7 @@ pub mod sum;
 use std::fmt::Write as _;
 
 pub use seed::SeedStream;
-pub use sum::{crctest, fio_crc32c, CrcRate, Sum};
+pub use sum::{crctest, crctest_text, fio_crc32c, CrcRate, Sum};
 
 /// fio's header magic.
 pub const MAGIC: u16 = 0xacca;

@@ -256,6 +256,22 @@ pub fn crctest(only: &[Sum]) -> Vec<CrcRate> {
         .collect()
 }
 
+/// `--crctest[=list]` as fio prints it: one line per checksum, its name and MiB/s.
+pub fn crctest_text(list: Option<&str>) -> Result<String, String> {
+    let mut only = Vec::new();
+    for name in list.unwrap_or("").split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let sum = Sum::ALL
+            .iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| format!("--crctest: unknown checksum '{name}'"))?;
+        only.push(*sum);
+    }
+    Ok(crctest(&only)
+        .iter()
+        .map(|r| format!("{:<11}{:>10.2} MiB/s\n", format!("{}:", r.sum.name()), r.mib_s))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
