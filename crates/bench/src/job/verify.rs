@@ -136,7 +136,7 @@ impl Verifier {
             self.seeds.restart();
         }
         let seed = if self.cfg.pattern.bytes.is_empty() {
-            self.seeds.next()
+            self.seeds.draw()
         } else {
             0
         };

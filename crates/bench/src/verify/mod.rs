@@ -401,8 +401,8 @@ impl Config {
             Kind::Sum(s) => {
                 let mut got = [0u8; 64];
                 s.compute(&chunk[hs..], &mut got);
-                let stored = &chunk[HEADER..HEADER + s.len()];
-                (stored != &got[..s.len()]).then(|| (hex(stored), hex(&got[..s.len()])))
+                let stored = &chunk[HEADER..HEADER + s.sum_len()];
+                (stored != &got[..s.sum_len()]).then(|| (hex(stored), hex(&got[..s.sum_len()])))
             }
             _ => None,
         }

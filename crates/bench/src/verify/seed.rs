@@ -28,12 +28,12 @@ impl Taus32 {
         let s3 = floor(lcg(s2), 15);
         let mut t = Taus32 { s: [s1, s2, s3] };
         for _ in 0..6 {
-            t.next();
+            t.draw();
         }
         t
     }
 
-    pub fn next(&mut self) -> u32 {
+    pub fn draw(&mut self) -> u32 {
         let step = |s: u32, a: u32, b: u32, c: u32, d: u32| ((s & c) << d) ^ (((s << a) ^ s) >> b);
         let [s1, s2, s3] = self.s;
         self.s = [
@@ -72,9 +72,9 @@ impl SeedStream {
     }
 
     /// The next write's seed (on 64-bit fio: two draws multiplied).
-    pub fn next(&mut self) -> u64 {
-        let a = u64::from(self.rng.next());
-        a.wrapping_mul(u64::from(self.rng.next()))
+    pub fn draw(&mut self) -> u64 {
+        let a = u64::from(self.rng.draw());
+        a.wrapping_mul(u64::from(self.rng.draw()))
     }
 
     /// Back to the first seed: fio reseeds at the start of every loop.
@@ -92,10 +92,10 @@ mod tests {
         // rand_seed of the first two blocks fio 3.33 wrote for `--name=a --rw=write
         // --verify=crc32c` (randseed 0x89, thread 1), and of the first with randseed=1.
         let mut s = SeedStream::new(0x89, 1);
-        assert_eq!(s.next(), 0x00a4_cc01_c509_543c);
-        assert_eq!(s.next(), 0x88bb_0a8c_f6db_562e);
-        assert_eq!(SeedStream::new(1, 1).next(), 0x1f7e_231e_3ccc_6f3a);
+        assert_eq!(s.draw(), 0x00a4_cc01_c509_543c);
+        assert_eq!(s.draw(), 0x88bb_0a8c_f6db_562e);
+        assert_eq!(SeedStream::new(1, 1).draw(), 0x1f7e_231e_3ccc_6f3a);
         s.restart();
-        assert_eq!(s.next(), 0x00a4_cc01_c509_543c);
+        assert_eq!(s.draw(), 0x00a4_cc01_c509_543c);
     }
 }

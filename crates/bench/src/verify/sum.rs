@@ -180,7 +180,7 @@ impl Sum {
     }
 
     /// Bytes of the sum itself (what is compared; sha256 and sha512 leave half the field).
-    pub fn len(self) -> usize {
+    pub fn sum_len(self) -> usize {
         match self {
             Sum::Sha512 => 64,
             s => s.field(),
@@ -189,7 +189,7 @@ impl Sum {
 
     /// Writes the sum of `data` into `out` (at least [`Sum::len`] bytes).
     pub fn compute(self, data: &[u8], out: &mut [u8]) {
-        let n = self.len();
+        let n = self.sum_len();
         match self {
             Sum::Crc32c => out[..n].copy_from_slice(&fio_crc32c(data).to_le_bytes()),
             Sum::Crc32 => out[..n].copy_from_slice(&CRC32.checksum(data).to_le_bytes()),
@@ -259,7 +259,12 @@ pub fn crctest(only: &[Sum]) -> Vec<CrcRate> {
 /// `--crctest[=list]` as fio prints it: one line per checksum, its name and MiB/s.
 pub fn crctest_text(list: Option<&str>) -> Result<String, String> {
     let mut only = Vec::new();
-    for name in list.unwrap_or("").split(',').map(str::trim).filter(|n| !n.is_empty()) {
+    for name in list
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
         let sum = Sum::ALL
             .iter()
             .find(|s| s.name() == name)
@@ -268,7 +273,13 @@ pub fn crctest_text(list: Option<&str>) -> Result<String, String> {
     }
     Ok(crctest(&only)
         .iter()
-        .map(|r| format!("{:<11}{:>10.2} MiB/s\n", format!("{}:", r.sum.name()), r.mib_s))
+        .map(|r| {
+            format!(
+                "{:<11}{:>10.2} MiB/s\n",
+                format!("{}:", r.sum.name()),
+                r.mib_s
+            )
+        })
         .collect())
 }
 
@@ -281,12 +292,12 @@ mod tests {
         let check = |s: Sum| {
             let mut o = [0u8; 64];
             s.compute(b"123456789", &mut o);
-            o[..s.len()].to_vec()
+            o[..s.sum_len()].to_vec()
         };
         assert_eq!(check(Sum::Crc32c), (!0xe306_9283u32).to_le_bytes());
         assert_eq!(check(Sum::Crc32), 0x89a1_897fu32.to_le_bytes());
         assert_eq!(check(Sum::Crc16), 0xbb3du16.to_le_bytes());
         assert_eq!(check(Sum::Md5)[..4], [0x25, 0xf9, 0xe7, 0x94]);
-        assert!(Sum::ALL.iter().all(|s| s.len() <= s.field()));
+        assert!(Sum::ALL.iter().all(|s| s.sum_len() <= s.field()));
     }
 }

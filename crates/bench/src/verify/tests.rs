@@ -48,7 +48,7 @@ fn every_type_passes_its_own_blocks() {
         "null",
     ] {
         let mut c = cfg(name);
-        if *name == "pattern" {
+        if name == "pattern" {
             c.pattern = Pattern::parse("0xdeadbeef%o").unwrap();
         }
         let mut b = block(&c, &W);
