@@ -511,6 +511,9 @@ impl<'a> Runner<'a> {
         if self.free.is_empty() {
             return None;
         }
+        if let Some(r) = self.verify_backlog_req() {
+            return Some(r);
+        }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;
         }
@@ -871,6 +874,7 @@ impl<'a> Runner<'a> {
     }
 
     fn finish(self) -> JobOutcome {
+        self.verify_save_state();
         let mut stats = self.stats;
         let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);
         // fio reports a runtime only for the directions that did I/O.

@@ -255,6 +255,8 @@ pub struct JobSpec {
     pub verify_backlog_batch: u64,
     pub experimental_verify: bool,
     pub verify_async: u32,
+    pub verify_state_save: bool,
+    pub verify_state_load: bool,
 }
 }
 
@@ -511,13 +513,13 @@ mod tests {
 
     #[test]
     fn unsupported_option_and_engine_are_named() {
-        let e = resolve("[a]\nverify_state_save=1\n")
+        let e = resolve("[a]\ntrim_percentage=1\n")
             .err()
             .unwrap_or_else(|| panic!("accepted"));
         assert_eq!(e.kind, ErrorKind::Unsupported);
         assert_eq!(
             e.to_string(),
-            "job.fio:2: option 'verify_state_save': not supported by iolab"
+            "job.fio:2: option 'trim_percentage': not supported by iolab"
         );
         let e = resolve("[a]\nioengine=rbd\n")
             .err()

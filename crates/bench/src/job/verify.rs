@@ -6,7 +6,7 @@
 //! forgotten), reads of the workload itself are not checked, and the first bad block ends the
 //! job with EILSEQ (err=84). Unlike fio, loops are verified once, after the last loop.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
 use iolab_engine::{Done, Op, Queued, Req};
@@ -15,6 +15,7 @@ use iolab_workload::{Dir as WDir, IoUnit, JobPlan};
 
 use super::{Runner, Stops};
 use crate::joberr::site;
+use crate::verify::state::State;
 use crate::verify::{Config, Kind, Pattern, SeedStream, Written, EILSEQ};
 use crate::BenchError;
 
@@ -38,6 +39,17 @@ pub(super) struct Verifier {
     /// The engine moves no data (null): as fio, what is read back is taken as verified.
     fake: bool,
     history: BTreeMap<(u32, u64), Written>,
+    /// verify_backlog: blocks written since the last check, in the order they completed,
+    /// how many writes make a backlog, how many are checked then, and how many are left to.
+    pending: VecDeque<(u32, u64)>,
+    backlog: u64,
+    batch: u64,
+    due: u64,
+    /// verify_state_save: the last `depth` completed writes, newest first.
+    recent: VecDeque<(u32, u64)>,
+    save: bool,
+    /// verify_state_load: the state a verify_only run stops at.
+    load: Option<State>,
 }
 
 /// Refuses what cannot be verified as asked, before anything runs.
@@ -52,11 +64,6 @@ fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
         None => return Ok(None),
         Some(k) => k,
     };
-    if s.verify_backlog > 0 {
-        return Err(refuse(
-            "verify_backlog: not supported by iolab (it verifies after the write phase)".into(),
-        ));
-    }
     let pattern = match &s.verify_pattern {
         Some(p) => Pattern::parse(p).map_err(refuse)?,
         None if kind == Kind::Pattern => {
@@ -84,6 +91,9 @@ fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
             kind.header_size()
         )));
     }
+    if s.verify_state_load && s.verify_only {
+        load_state(plan)?;
+    }
     Ok(Some(Config {
         kind,
         interval,
@@ -92,6 +102,16 @@ fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
         thread: plan.thread_number as u16,
         fatal: s.verify_fatal,
     }))
+}
+
+/// The state a write run of this job saved, from the working directory, as fio looks for it.
+fn load_state(plan: &JobPlan) -> Result<State, BenchError> {
+    let name = State::file_name(&plan.name, plan.thread_number);
+    let bytes = std::fs::read(&name).map_err(|e| {
+        BenchError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name))
+    })?;
+    State::decode(&bytes)
+        .map_err(|e| BenchError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name)))
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -106,6 +126,11 @@ impl Verifier {
     pub(super) fn of(plan: &JobPlan, depth: usize) -> Option<Box<Verifier>> {
         let cfg = config(plan).ok()??;
         let s = &plan.spec;
+        let load = if s.verify_state_load && s.verify_only {
+            load_state(plan).ok()
+        } else {
+            None
+        };
         let base = if s.randrepeat {
             s.randseed
         } else {
@@ -124,6 +149,17 @@ impl Verifier {
             slots: vec![None; depth],
             fake: false,
             history: BTreeMap::new(),
+            pending: VecDeque::new(),
+            backlog: s.verify_backlog,
+            batch: if s.verify_backlog_batch > 0 {
+                s.verify_backlog_batch
+            } else {
+                s.verify_backlog
+            },
+            due: 0,
+            recent: VecDeque::with_capacity(depth + 1),
+            save: s.verify_state_save && !s.verify_only,
+            load,
         }))
     }
 
@@ -151,6 +187,54 @@ impl Verifier {
         w
     }
 
+    /// A completed write: kept for the state file (verify_state_save) and, with do_verify,
+    /// remembered to be checked.
+    fn completed(&mut self, w: Written) {
+        if self.save {
+            if self.recent.len() == self.slots.len() {
+                self.recent.pop_back();
+            }
+            self.recent.push_front((w.file, w.offset));
+        }
+        if self.do_verify {
+            self.remember(w);
+        }
+    }
+
+    /// Under verify_state_load, whether a replayed write is one the saved run completed:
+    /// None once past what it issued or at the first of its last `depth` writes it did not
+    /// see complete (fio stops there too).
+    fn was_written(&self, w: &Written) -> Option<bool> {
+        let Some(st) = &self.load else {
+            return Some(true);
+        };
+        if w.numberio >= st.numberio {
+            return None;
+        }
+        if w.numberio + u64::from(st.depth) < st.numberio {
+            return Some(true);
+        }
+        let seen = st
+            .comps
+            .iter()
+            .any(|&(f, o)| f == u64::from(w.file) && o == w.offset);
+        seen.then_some(true)
+    }
+
+    fn state(&self, plan: &JobPlan) -> State {
+        State {
+            name: plan.name.clone(),
+            depth: self.slots.len() as u32,
+            files: plan.files.len() as u32,
+            numberio: self.numberio,
+            comps: self
+                .recent
+                .iter()
+                .map(|&(f, o)| (u64::from(f), o))
+                .collect(),
+        }
+    }
+
     /// Remembers a completed write, forgetting the earlier ones it overlaps.
     fn remember(&mut self, w: Written) {
         let end = w.offset + u64::from(w.len);
@@ -164,6 +248,31 @@ impl Verifier {
             self.history.remove(&k);
         }
         self.history.insert((w.file, w.offset), w);
+        if self.backlog > 0 {
+            self.pending.push_back((w.file, w.offset));
+        }
+    }
+
+    /// The next block the backlog wants checked, if a backlog is full or being worked off.
+    /// The block is checked against the last write to it, and not again at the end.
+    fn backlog_next(&mut self) -> Option<Written> {
+        if self.backlog == 0 {
+            return None;
+        }
+        if self.due == 0 {
+            if (self.pending.len() as u64) < self.backlog {
+                return None;
+            }
+            self.due = self.batch;
+        }
+        while let Some(k) = self.pending.pop_front() {
+            if let Some(w) = self.history.remove(&k) {
+                self.due -= 1;
+                return Some(w);
+            }
+        }
+        self.due = 0;
+        None
     }
 }
 
@@ -179,6 +288,24 @@ impl Runner<'_> {
         }
     }
 
+    /// verify_backlog: a read back to issue instead of the next I/O of the workload, when
+    /// enough writes completed since the last ones were checked.
+    pub(super) fn verify_backlog_req(&mut self) -> Option<Req> {
+        if self.free.is_empty() || self.free_slots.is_empty() {
+            return None;
+        }
+        let w = self.verify.as_deref_mut()?.backlog_next()?;
+        let slot = self.take_slot(Some(Dir::Read))?;
+        let buf = self.free.pop()?;
+        self.stats.issued(Dir::Read);
+        self.slots[slot as usize].due_ns = 0;
+        if let Some(v) = self.verify.as_deref_mut() {
+            v.slots[slot as usize] = Some(Role::Check(w));
+        }
+        let file = self.files[w.file as usize];
+        Some(Req::data(Op::Read, file, w.offset, w.len as usize, buf).with_tag(slot as u64))
+    }
+
     /// A completion: a write is remembered, a read back is checked.
     pub(super) fn verify_done(&mut self, d: &mut Done) {
         let Some(v) = self.verify.as_deref_mut() else {
@@ -186,7 +313,7 @@ impl Runner<'_> {
         };
         let ok = matches!(d.result, Ok(n) if n == d.req.len);
         match v.slots.get_mut(d.req.tag as usize).and_then(Option::take) {
-            Some(Role::Write(w)) if ok && v.do_verify => v.remember(w),
+            Some(Role::Write(w)) if ok => v.completed(w),
             Some(Role::Check(w)) if ok && !v.fake => {
                 let buf = &mut d.req.buf.as_mut_slice()[..d.req.len];
                 let bad = v.cfg.check(buf, &w, true);
@@ -237,6 +364,17 @@ impl Runner<'_> {
         }
     }
 
+    /// verify_state_save: at the end of a write job, fio's state file in the working directory.
+    pub(super) fn verify_save_state(&self) {
+        let Some(v) = self.verify.as_deref().filter(|v| v.save && v.numberio > 0) else {
+            return;
+        };
+        let name = State::file_name(&self.plan.name, self.plan.thread_number);
+        if let Err(e) = std::fs::write(&name, v.state(self.plan).encode()) {
+            eprintln!("fio: {}: verify_state_save: {name}: {e}", self.plan.name);
+        }
+    }
+
     /// verify_only: the workload is generated but not written; what it would have written
     /// is then checked. True when this run is such a run (and is over).
     pub(super) fn verify_only(&mut self, stop: &Stops<'_>) -> std::io::Result<bool> {
@@ -248,7 +386,10 @@ impl Runner<'_> {
                 let issued = self.gen.issued();
                 if let Some(v) = self.verify.as_deref_mut() {
                     let w = v.next_write(&io, issued);
-                    v.remember(w);
+                    match v.was_written(&w) {
+                        Some(true) => v.remember(w),
+                        _ => break,
+                    }
                 }
             }
         }
@@ -301,6 +442,9 @@ impl Runner<'_> {
         let req = Req::data(Op::Read, file, w.offset, w.len as usize, buf).with_tag(slot as u64);
         self.now = self.clock.now();
         self.slots[slot as usize].submit_ns = self.now;
+        if self.debug_io {
+            self.debug_req("queue", &req);
+        }
         match self.eng.queue(req) {
             Queued::Done(d) => {
                 self.now = self.clock.now();

@@ -12,6 +12,7 @@
 //!   seed): a lost write, which fio's own check lets through in `verify_only`.
 
 pub mod seed;
+pub mod state;
 pub mod sum;
 
 use std::fmt::Write as _;
@@ -366,6 +367,15 @@ impl Config {
                     }
                     format!("{} expected {want}, received {got}", self.kind.name())
                 }
+                _ if h.magic != MAGIC => format!(
+                    "no verify header (magic {:x}, wanted {MAGIC:x}): never written, or written by something else",
+                    h.magic
+                ),
+                _ if h.len as usize != chunk.len() => format!(
+                    "the header's length is {}, the block's {}",
+                    h.len,
+                    chunk.len()
+                ),
                 _ => format!(
                     "the header's own crc32c does not match (stored {:x}, calculated {crc:x})",
                     h.crc

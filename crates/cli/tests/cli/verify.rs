@@ -169,6 +169,34 @@ fn a_lost_write_of_an_earlier_loop_is_stale() {
 }
 
 #[test]
+fn verify_backlog_checks_blocks_while_the_job_still_writes() {
+    let d = dir("backlog");
+    let o = iolab(
+        &d,
+        &[
+            "--rw=randwrite",
+            "--verify=crc32c",
+            "--verify_backlog=8",
+            "--verify_backlog_batch=4",
+            "--iodepth=4",
+            "--ioengine=io_uring",
+            "--debug=io",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // fio prints --debug lines on standard output.
+    let dirs: String = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.contains("queue: io_u"))
+        .filter_map(|l| l.split("ddir=").nth(1)?.chars().next())
+        .collect();
+    // 16 writes and 16 reads; the first read comes before the last write.
+    assert_eq!(dirs.matches('1').count(), 16, "{dirs}");
+    assert_eq!(dirs.matches('0').count(), 16, "{dirs}");
+    assert!(dirs.find('0') < dirs.rfind('1'), "{dirs}");
+}
+
+#[test]
 fn verify_dump_keeps_what_was_read_and_what_was_expected() {
     let d = dir("dump");
     let o = iolab(&d, &["--rw=write", "--verify=crc32c", "--do_verify=0"]);
@@ -194,6 +222,58 @@ fn verify_dump_keeps_what_was_read_and_what_was_expected() {
     assert!(
         diff.contains(&100) && diff.iter().all(|&i| i == 100 || (24..40).contains(&i)),
         "{diff:?}"
+    );
+}
+
+#[test]
+fn verify_state_load_checks_only_what_an_interrupted_run_wrote() {
+    let d = dir("state");
+    // The runtime ends the write phase a quarter of the way in; the state is saved.
+    let args = [
+        "--rw=write",
+        "--verify=crc32c",
+        "--size=8m",
+        "--iodepth=4",
+        "--ioengine=libaio",
+    ];
+    let o = iolab(&d, &[&args[..], &["--rate=2m", "--runtime=1"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let state = std::fs::read(d.join("local-v-0-verify.state")).unwrap();
+    let written = u64::from_le_bytes(state[40..48].try_into().unwrap());
+    assert!(written > 0 && written < 2048, "{written} writes issued");
+    // Without the state, the blocks never written are found; with it, only the written are read.
+    let o = iolab(&d, &[&args[..], &["--verify_only"]].concat());
+    assert!(err(&o).contains("no verify header (magic 0"), "{}", err(&o));
+    let o = iolab(
+        &d,
+        &[
+            &args[..],
+            &[
+                "--verify_only",
+                "--verify_state_load=1",
+                "--output-format=json",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reads = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(
+        reads + 4 >= written && reads <= written,
+        "{reads} of {written}"
+    );
+    // A missing state file is refused by name.
+    std::fs::remove_file(d.join("local-v-0-verify.state")).unwrap();
+    let o = iolab(
+        &d,
+        &[&args[..], &["--verify_only", "--verify_state_load=1"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("verify_state_load: local-v-0-verify.state"),
+        "{}",
+        err(&o)
     );
 }
 
