@@ -64,6 +64,11 @@ fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
         None => return Ok(None),
         Some(k) => k,
     };
+    if s.verify_only && plan.pattern.bytes.is_none() {
+        return Err(refuse(
+            "verify_only replays the writes of a job bound by size, not a time_based one".into(),
+        ));
+    }
     let pattern = match &s.verify_pattern {
         Some(p) => Pattern::parse(p).map_err(refuse)?,
         None if kind == Kind::Pattern => {
@@ -382,6 +387,9 @@ impl Runner<'_> {
             return Ok(false);
         }
         while let Some(io) = self.gen.next_io() {
+            if stop.is_set() {
+                break;
+            }
             if io.dir == WDir::Write {
                 let issued = self.gen.issued();
                 if let Some(v) = self.verify.as_deref_mut() {
