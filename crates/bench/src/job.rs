@@ -881,6 +881,7 @@ impl<'a> Runner<'a> {
         for d in stats.dirs.iter_mut().filter(|d| d.total_ios > 0) {
             d.runtime_ms = runtime_ms;
         }
+        verify::split_runtime(&self.verify, self.t0, &mut stats, runtime_ms);
         stats.total_run_time_ms = runtime_ms;
         stats.cpu = usage() - self.cpu0;
         if let Some(e) = &self.error {

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
 use iolab_engine::{Done, Op, Queued, Req};
-use iolab_stats::Dir;
+use iolab_stats::{Dir, JobStats};
 use iolab_workload::{Dir as WDir, IoUnit, JobPlan};
 
 use super::{Runner, Stops};
@@ -50,6 +50,33 @@ pub(super) struct Verifier {
     save: bool,
     /// verify_state_load: the state a verify_only run stops at.
     load: Option<State>,
+    /// When the write phase ended and the verify phase began (the runner's clock), and
+    /// whether the workload itself reads: the directions' runtimes are split as fio's.
+    verify_from: Option<u64>,
+    reads: bool,
+}
+
+/// fio times the write phase and the verify phase apart: the write runtime ends where the
+/// read back begins, and the read runtime is the verify phase (the whole run when the
+/// workload reads too), so verifying does not lower the write bandwidth reported.
+pub(super) fn split_runtime(
+    v: &Option<Box<Verifier>>,
+    t0: u64,
+    stats: &mut JobStats,
+    total_ms: u64,
+) {
+    let Some((from, reads)) = v.as_deref().and_then(|v| Some((v.verify_from?, v.reads))) else {
+        return;
+    };
+    let write_ms = (from.saturating_sub(t0) / 1_000_000).clamp(1, total_ms);
+    let w = stats.dir_mut(Dir::Write);
+    if w.total_ios > 0 {
+        w.runtime_ms = write_ms;
+    }
+    let r = stats.dir_mut(Dir::Read);
+    if r.total_ios > 0 && !reads {
+        r.runtime_ms = (total_ms - write_ms).max(1);
+    }
 }
 
 /// Refuses what cannot be verified as asked, before anything runs.
@@ -165,6 +192,8 @@ impl Verifier {
             recent: VecDeque::with_capacity(depth + 1),
             save: s.verify_state_save && !s.verify_only,
             load,
+            verify_from: None,
+            reads: plan.pattern.read,
         }))
     }
 
@@ -344,7 +373,13 @@ impl Runner<'_> {
         }
         let e = std::io::Error::from_raw_os_error(EILSEQ);
         let msg = first.unwrap_or_default();
-        self.fail(&e, msg, "io_u_queued_complete", site!());
+        // fio names the completion path it noticed the failure on.
+        let func = if self.eng.caps().sync_only {
+            "io_u_sync_complete"
+        } else {
+            "io_u_queued_complete"
+        };
+        self.fail(&e, msg, func, site!());
     }
 
     /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in the working directory.
@@ -408,9 +443,11 @@ impl Runner<'_> {
     /// fio's do_verify: every remembered block is read back and checked.
     pub(super) fn verify_phase(&mut self, stop: &Stops<'_>) -> std::io::Result<()> {
         let fake = !self.eng.caps().moves_data;
+        let now = self.now;
         let todo: Vec<Written> = match self.verify.as_deref_mut() {
             Some(v) if v.do_verify || v.only => {
                 v.fake = fake;
+                v.verify_from = Some(now);
                 std::mem::take(&mut v.history).into_values().collect()
             }
             _ => return Ok(()),

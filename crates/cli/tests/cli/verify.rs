@@ -197,6 +197,33 @@ fn verify_backlog_checks_blocks_while_the_job_still_writes() {
 }
 
 #[test]
+fn the_read_back_is_timed_apart_from_the_writes() {
+    let d = dir("runtime");
+    let o = iolab(
+        &d,
+        &[
+            "--rw=write",
+            "--verify=crc32c",
+            "--size=4m",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let j = &v["jobs"][0];
+    let (w, r) = (
+        j["write"]["runtime"].as_u64().unwrap(),
+        j["read"]["runtime"].as_u64().unwrap(),
+    );
+    let total = j["job_runtime"].as_u64().unwrap();
+    // As fio: the write phase and the verify phase each have their own runtime.
+    assert!(
+        w > 0 && r > 0 && w + r <= total + 1,
+        "write {w} + read {r} vs {total}"
+    );
+}
+
+#[test]
 fn verify_dump_keeps_what_was_read_and_what_was_expected() {
     let d = dir("dump");
     let o = iolab(&d, &["--rw=write", "--verify=crc32c", "--do_verify=0"]);
