@@ -349,3 +349,22 @@ fn fio_and_iolab_verify_each_others_blocks() {
         );
     }
 }
+
+#[test]
+fn crctest_prints_each_checksum_as_fio_does() {
+    let o = Command::new(BIN)
+        .args(["run", "--crctest=md5,crc32c,sha256"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let names: Vec<&str> = out.lines().filter_map(|l| l.split(':').next()).collect();
+    assert_eq!(names, ["md5", "crc32c", "sha256"], "{out}");
+    assert!(out.lines().all(|l| l.ends_with(" MiB/sec")), "{out}");
+    let o = Command::new(BIN)
+        .args(["run", "--crctest=crc33"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("unknown checksum 'crc33'"), "{}", err(&o));
+}
