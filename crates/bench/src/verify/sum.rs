@@ -10,7 +10,7 @@
 //! standard digests, sha1 stored as five little-endian words. Multi-byte sums are stored little-endian (fio
 //! stores its integers in host order).
 
-use crc::{Algorithm, Crc, CRC_16_ARC, CRC_64_REDIS};
+use crc::{Algorithm, Crc, Table, CRC_16_ARC, CRC_64_REDIS};
 use md5::Digest;
 
 /// fio's crc32: the CRC-32 polynomial MSB first, initial value and final XOR zero.
@@ -36,10 +36,11 @@ const CRC_7_FIO: Algorithm<u8> = Algorithm {
     residue: 0,
 };
 
-static CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
-static CRC32: Crc<u32> = Crc::<u32>::new(&CRC_32_FIO);
-static CRC16: Crc<u16> = Crc::<u16>::new(&CRC_16_ARC);
-static CRC7: Crc<u8> = Crc::<u8>::new(&CRC_7_FIO);
+static CRC64: Crc<u64, Table<16>> = Crc::<u64, Table<16>>::new(&CRC_64_REDIS);
+static CRC32: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_FIO);
+static CRC16: Crc<u16, Table<16>> = Crc::<u16, Table<16>>::new(&CRC_16_ARC);
+// Slice-by-16 tables: 16 lookups in flight instead of one byte at a time.
+static CRC7: Crc<u8, Table<16>> = Crc::<u8, Table<16>>::new(&CRC_7_FIO);
 
 /// fio's crc32c: CRC-32C without the final inversion (what fio 3.33 stores, in the header
 /// and as the `crc32c` sum).
