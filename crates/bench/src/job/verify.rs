@@ -81,7 +81,15 @@ pub(super) fn split_runtime(
 
 /// Refuses what cannot be verified as asked, before anything runs.
 pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
-    config(plan).map(|_| ())
+    let on = config(plan)?.is_some();
+    let s = &plan.spec;
+    if on && plan.clone == 0 && plan.pattern.write && s.numjobs > 1 && !s.filename.is_empty() {
+        // fio's warning, word for word: clones of one job write the same file.
+        eprintln!(
+            "fio: multiple writers may overwrite blocks that belong to other jobs. This can cause verification failures."
+        );
+    }
+    Ok(())
 }
 
 fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
