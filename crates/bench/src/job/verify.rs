@@ -84,10 +84,10 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
     let on = config(plan)?.is_some();
     let s = &plan.spec;
     if on && plan.clone == 0 && plan.pattern.write && s.numjobs > 1 && !s.filename.is_empty() {
-        // fio's warning, word for word: clones of one job write the same file.
-        eprintln!(
+        // fio's informational line, word for word: clones of one job write the same file.
+        crate::layout::info(format_args!(
             "fio: multiple writers may overwrite blocks that belong to other jobs. This can cause verification failures."
-        );
+        ));
     }
     Ok(())
 }
