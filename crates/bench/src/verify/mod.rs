@@ -304,104 +304,90 @@ impl Config {
     fn check_one(&self, chunk: &[u8], w: &Written, i: usize, seed_known: bool) -> Option<Bad> {
         let at = w.offset + (i as u64) * self.interval;
         let h = Header::read(chunk)?;
-        let mut b = Bad {
-            file: w.file,
-            at,
-            len: chunk.len() as u32,
-            block: (w.offset, w.len),
-            kind: Damage::Corrupt,
-            fio: String::new(),
-            detail: String::new(),
-        };
         let crc = fio_crc32c(&chunk[..HDR_CRC_AT]);
-        let pattern_seed = if self.pattern.bytes.is_empty() {
+        let want_seed = if self.pattern.bytes.is_empty() {
             w.seed
         } else {
             0
         };
-        let intact = h.magic == MAGIC && h.len as usize == chunk.len() && h.crc == crc;
-        // fio's order of header checks, for its message.
-        b.fio = if h.magic != MAGIC {
-            format!("verify: bad magic header {:x}, wanted {:x}", h.magic, MAGIC)
-        } else if h.len as usize != chunk.len() {
-            format!(
-                "verify: bad header length {}, wanted {}",
-                h.len,
-                chunk.len()
+        let seed_bad = seed_known && h.seed != want_seed;
+        let len = chunk.len();
+        let intact = h.magic == MAGIC && h.len as usize == len && h.crc == crc;
+        let mut fio = fio_header_line(&h, len, at, w, crc, seed_bad.then_some(want_seed));
+        if !fio.is_empty() {
+            let _ = write!(
+                fio,
+                " at file {{file}} offset {at}, length {len} (requested block: offset={}, length={})",
+                w.offset, w.len
+            );
+        }
+        let data_bad = self.data_bad(chunk);
+        let (kind, detail) = if !intact || data_bad.is_some() {
+            if let (Some((want, got)), true, true) = (&data_bad, intact, fio.is_empty()) {
+                fio = format!(
+                    "{:.8}: verify failed at file {{file}} offset {at}, length {len} (requested block: offset={}, length={})\n       Expected CRC: {want}\n       Received CRC: {got}",
+                    self.kind.name(), w.offset, w.len
+                );
+            }
+            (
+                Damage::Corrupt,
+                self.corrupt_detail(&h, len, crc, intact, data_bad),
             )
         } else if h.offset != at {
-            format!("verify: bad header offset {}, wanted {}", h.offset, at)
-        } else if h.numberio != w.numberio as u16 {
-            format!(
-                "verify: bad header numberio {}, wanted {}",
-                h.numberio, w.numberio as u16
+            let detail = format!("holds the block written for offset {}", h.offset);
+            (Damage::Misplaced { found: h.offset }, detail)
+        } else if h.numberio != w.numberio as u16 || seed_bad {
+            let detail = format!(
+                "holds write #{} (seed {:#x}), expected write #{} (seed {want_seed:#x}): a lost write",
+                h.numberio, h.seed, w.numberio as u16
+            );
+            let found = h.numberio;
+            (
+                Damage::Stale {
+                    found,
+                    found_seed: h.seed,
+                },
+                detail,
             )
-        } else if seed_known && h.seed != pattern_seed {
-            format!(
-                "verify: bad header rand_seed {}, wanted {}",
-                h.seed, pattern_seed
-            )
-        } else if h.crc != crc {
-            format!("verify: bad header crc {:x}, calculated {crc:x}", h.crc)
         } else {
-            String::new()
+            return None;
         };
-        let data_bad = self.data_bad(chunk);
-        if !b.fio.is_empty() {
-            let _ = write!(
-                b.fio,
-                " at file {{file}} offset {at}, length {} (requested block: offset={}, length={})",
-                chunk.len(),
-                w.offset,
-                w.len
-            );
+        Some(Bad {
+            file: w.file,
+            at,
+            len: len as u32,
+            block: (w.offset, w.len),
+            kind,
+            fio,
+            detail,
+        })
+    }
+
+    /// iolab's words for a corrupt block: the sums, or what is wrong with the header.
+    fn corrupt_detail(
+        &self,
+        h: &Header,
+        len: usize,
+        crc: u32,
+        intact: bool,
+        data_bad: Option<(String, String)>,
+    ) -> String {
+        match (data_bad, intact) {
+            (Some((want, got)), true) => {
+                format!("{} expected {want}, received {got}", self.kind.name())
+            }
+            _ if h.magic != MAGIC => format!(
+                "no verify header (magic {:x}, wanted {MAGIC:x}): never written, or written by something else",
+                h.magic
+            ),
+            _ if h.len as usize != len => {
+                format!("the header's length is {}, the block's {len}", h.len)
+            }
+            _ => format!(
+                "the header's own crc32c does not match (stored {:x}, calculated {crc:x})",
+                h.crc
+            ),
         }
-        if !intact || data_bad.is_some() {
-            b.kind = Damage::Corrupt;
-            b.detail = match (&data_bad, intact) {
-                (Some((want, got)), true) => {
-                    if b.fio.is_empty() {
-                        b.fio = format!(
-                            "{:.8}: verify failed at file {{file}} offset {at}, length {} (requested block: offset={}, length={})\n       Expected CRC: {want}\n       Received CRC: {got}",
-                            self.kind.name(), chunk.len(), w.offset, w.len
-                        );
-                    }
-                    format!("{} expected {want}, received {got}", self.kind.name())
-                }
-                _ if h.magic != MAGIC => format!(
-                    "no verify header (magic {:x}, wanted {MAGIC:x}): never written, or written by something else",
-                    h.magic
-                ),
-                _ if h.len as usize != chunk.len() => format!(
-                    "the header's length is {}, the block's {}",
-                    h.len,
-                    chunk.len()
-                ),
-                _ => format!(
-                    "the header's own crc32c does not match (stored {:x}, calculated {crc:x})",
-                    h.crc
-                ),
-            };
-            return Some(b);
-        }
-        if h.offset != at {
-            b.kind = Damage::Misplaced { found: h.offset };
-            b.detail = format!("holds the block written for offset {}", h.offset);
-            return Some(b);
-        }
-        let seed_bad = seed_known && h.seed != pattern_seed;
-        if h.numberio != w.numberio as u16 || seed_bad {
-            b.kind = Damage::Stale {
-                found: h.numberio,
-                found_seed: h.seed,
-            };
-            b.detail = format!(
-                "holds write #{} (seed {:#x}), expected write #{} (seed {:#x}): a lost write",
-                h.numberio, h.seed, w.numberio as u16, pattern_seed
-            );
-            return Some(b);
-        }
-        None
     }
 
     /// For the sum types: (expected, received) as hex when the data's sum is wrong; for
@@ -417,6 +403,35 @@ impl Config {
             }
             _ => None,
         }
+    }
+}
+
+/// fio's first complaint about a header, in fio's order of checks; empty when it has none.
+/// `bad_seed` is the seed wanted when the one found differs (fio 3.33 itself checks the
+/// seed only for jobs that read and write; iolab always knows it).
+fn fio_header_line(
+    h: &Header,
+    len: usize,
+    at: u64,
+    w: &Written,
+    crc: u32,
+    bad_seed: Option<u64>,
+) -> String {
+    if h.magic != MAGIC {
+        format!("verify: bad magic header {:x}, wanted {MAGIC:x}", h.magic)
+    } else if h.len as usize != len {
+        format!("verify: bad header length {}, wanted {len}", h.len)
+    } else if h.offset != at {
+        format!("verify: bad header offset {}, wanted {at}", h.offset)
+    } else if h.numberio != w.numberio as u16 {
+        let want = w.numberio as u16;
+        format!("verify: bad header numberio {}, wanted {want}", h.numberio)
+    } else if let Some(want) = bad_seed {
+        format!("verify: bad header rand_seed {}, wanted {want}", h.seed)
+    } else if h.crc != crc {
+        format!("verify: bad header crc {:x}, calculated {crc:x}", h.crc)
+    } else {
+        String::new()
     }
 }
 
