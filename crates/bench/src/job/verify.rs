@@ -379,6 +379,11 @@ impl Runner<'_> {
             }
             first.get_or_insert(msg);
         }
+        if matches!(self.plan.spec.continue_on_error, "verify" | "all") {
+            // fio's continue_on_error=verify: counted, and the job goes on.
+            self.errors_ignored += bad.len() as u64;
+            return;
+        }
         let e = std::io::Error::from_raw_os_error(EILSEQ);
         let msg = first.unwrap_or_default();
         // fio names the completion path it noticed the failure on.

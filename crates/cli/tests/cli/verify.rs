@@ -224,6 +224,26 @@ fn the_read_back_is_timed_apart_from_the_writes() {
 }
 
 #[test]
+fn continue_on_error_verify_reports_every_bad_block_and_goes_on() {
+    let d = dir("continue");
+    let o = iolab(&d, &["--rw=write", "--verify=crc32c", "--do_verify=0"]);
+    assert_eq!(o.status.code(), Some(0));
+    let mut data = std::fs::read(d.join("v.data")).unwrap();
+    for b in [2, 9] {
+        data[(b * BS + 77) as usize] ^= 4;
+    }
+    std::fs::write(d.join("v.data"), &data).unwrap();
+    let args = ["--rw=write", "--verify=crc32c", "--verify_only"];
+    let o = iolab(&d, &[&args[..], &["--continue_on_error=verify"]].concat());
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert_eq!(e.matches("iolab: verify: corrupt block").count(), 2, "{e}");
+    // Without it the first bad block ends the job.
+    let e = err(&iolab(&d, &args));
+    assert_eq!(e.matches("iolab: verify: corrupt block").count(), 1, "{e}");
+}
+
+#[test]
 fn verify_dump_keeps_what_was_read_and_what_was_expected() {
     let d = dir("dump");
     let o = iolab(&d, &["--rw=write", "--verify=crc32c", "--do_verify=0"]);
