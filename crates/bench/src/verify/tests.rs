@@ -151,6 +151,8 @@ fn fio_written_blocks_pass_when_present() {
         "meta",
     ] {
         let Ok(mut b) = std::fs::read(format!("/tmp/vf/g_{name}")) else {
+            let why = "no blocks written by fio in /tmp/vf (the cli interop test covers fio)";
+            iolab_testkit::skip("fio_written_blocks_pass_when_present", &why);
             return;
         };
         let mut c = cfg(name);
