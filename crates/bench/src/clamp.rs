@@ -15,7 +15,9 @@
 //!   most 1 MiB;
 //! - `runtime` at most 300 ms (also for size-based jobs), `time_based` off, `startdelay` and
 //!   `ramp_time` 0;
-//! - `numjobs` at most 2, `nrfiles` at most 4.
+//! - `numjobs` at most 2, `nrfiles` at most 4;
+//! - the clones of a verifying job get no more than the clamped `offset_increment` each, so
+//!   that they stay apart as the job had them.
 
 use std::path::Path;
 use std::time::Duration;
@@ -91,6 +93,23 @@ pub fn clamp(j: &mut JobSpec, dir: &str) {
     j.ramp_time = Duration::ZERO;
     j.numjobs = j.numjobs.min(2);
     j.nrfiles = j.nrfiles.min(4);
+    keep_verifying_clones_apart(j);
+}
+
+/// Clones of a verifying job that offset_increment kept apart would overlap once the
+/// increment is clamped below the size, and overwrite each other's blocks (which fio, too,
+/// reports as verify failures): each clone's region is cut to the clamped increment.
+fn keep_verifying_clones_apart(j: &mut JobSpec) {
+    let verifies = !matches!(j.verify.as_str(), "" | "0" | "none");
+    if let (true, true, SizeOrPct::Bytes(inc @ 1..)) = (verifies, j.numjobs > 1, j.offset_increment)
+    {
+        for s in [&mut j.size, &mut j.io_size].into_iter().flatten() {
+            clamp_size(s, inc);
+        }
+        if j.size.is_none() {
+            j.size = Some(SizeOrPct::Bytes(inc));
+        }
+    }
 }
 
 #[cfg(test)]

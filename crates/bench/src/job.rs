@@ -32,6 +32,8 @@ mod record;
 mod steady;
 mod syncrange;
 pub use rates::{keep_rate_series, Rates};
+mod verify;
+pub(crate) use verify::check as verify_check;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
@@ -323,6 +325,8 @@ struct Runner<'a> {
     done: bool,
     /// When the job last thought (thinktime_blocks, thinktime_iotime).
     thought: pacing::ThinkState,
+    /// verify=: headers written, blocks read back and checked (job/verify.rs).
+    verify: Option<Box<verify::Verifier>>,
 }
 
 impl<'a> Runner<'a> {
@@ -407,6 +411,7 @@ impl<'a> Runner<'a> {
             steady: steady::SteadyCtl::of(plan, now),
             done: false,
             thought: pacing::ThinkState::since(now),
+            verify: verify::Verifier::of(plan, depth),
         }
     }
 
@@ -428,6 +433,9 @@ impl<'a> Runner<'a> {
         let mut wait_until: Option<u64> = None;
         let sync = self.eng.caps().sync_only;
         self.iolog_start()?;
+        if self.verify_only(stop)? {
+            return Ok(());
+        }
         loop {
             if stop.is_set()
                 || deadline.is_some_and(|d| self.now >= d)
@@ -580,6 +588,7 @@ impl<'a> Runner<'a> {
         if plan.end_fsync || plan.fsync_on_close {
             self.sync_all_files()?;
         }
+        self.verify_phase(stop)?;
         Ok(())
     }
 
@@ -587,6 +596,9 @@ impl<'a> Runner<'a> {
         let plan = self.plan;
         if self.free.is_empty() || self.fops.full || self.eng.finished() {
             return None;
+        }
+        if let Some(r) = self.verify_backlog_req() {
+            return Some(r);
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;
@@ -628,6 +640,9 @@ impl<'a> Runner<'a> {
             self.dedupe_fill(&mut buf);
         } else if op == Op::Write && plan.buffers.refill {
             fill(&mut buf, plan, &mut self.rng);
+        }
+        if op == Op::Write && self.verify.is_some() {
+            self.verify_write(buf.as_mut_slice(), slot, &io);
         }
         let prio = self.pick_prio(dir, io.len);
         Some(
@@ -819,7 +834,8 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    fn complete(&mut self, d: Done) {
+    fn complete(&mut self, mut d: Done) {
+        self.verify_done(&mut d);
         if self.debug_io {
             self.debug_req("complete", &d.req);
         }
@@ -972,12 +988,14 @@ impl<'a> Runner<'a> {
 
     fn finish(mut self) -> JobOutcome {
         self.seal_control();
+        self.verify_save_state();
         let mut stats = self.stats;
         let runtime_ms = (self.clock.now().saturating_sub(self.t0) / 1_000_000).max(1);
         // fio reports a runtime only for the directions that did I/O.
         for d in stats.dirs.iter_mut().filter(|d| d.total_ios > 0) {
             d.runtime_ms = runtime_ms;
         }
+        verify::split_runtime(&self.verify, self.t0, &mut stats, runtime_ms);
         stats.total_run_time_ms = runtime_ms;
         stats.cpu = usage() - self.cpu0;
         if let Some(e) = &self.error {

@@ -16,6 +16,7 @@ mod place;
 mod setup;
 mod status;
 pub mod trigger;
+pub mod verify;
 
 pub use env::{host_env, status_line};
 pub use status::Progress;
@@ -269,6 +270,7 @@ fn run_phases(
     progress: &[Progress],
     gate: &dyn Fn(),
 ) -> Result<RunOutcome, BenchError> {
+    plans.iter().try_for_each(job::verify_check)?;
     layout::prepare_all(plans, stop)?;
     job::prepare_shared_logs(plans)?;
     let disks_before = disk_snapshot(plans);

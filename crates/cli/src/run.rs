@@ -106,13 +106,17 @@ const TOP_HELP: &[(&str, &str)] = &[
         "stop the jobs and run --trigger after TIME",
     ),
     ("--trigger=CMD", "the shell command a trigger runs"),
+    (
+        "--crctest[=LIST]",
+        "time the verify checksums (all, or a comma-separated list)",
+    ),
     ("--help, -h", "print this help and exit"),
 ];
 
 /// fio's top-level options that iolab takes but that change nothing, and those it refuses.
 const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3)";
 const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, --idle-prof, \
---trigger-remote, --aux-path, --alloc-size, --crctest, --cpuclock-test, \
+--trigger-remote, --aux-path, --alloc-size, --cpuclock-test, \
 --merge-blktrace-only";
 
 /// `--help`: the usage line and the options, in fio's `-h` shape.
@@ -203,6 +207,8 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
         options::cmdhelp(which.as_deref())?
     } else if let Some(which) = &top.enghelp {
         options::enghelp(which.as_deref())?
+    } else if let Some(which) = &top.crctest {
+        iolab_bench::verify::crctest_text(which.as_deref())?
     } else {
         return Ok(None);
     };

@@ -45,6 +45,8 @@ pub struct TopLevel {
     pub cmdhelp: Option<Option<String>>,
     /// `--enghelp` or `--enghelp=engine[,opt]`.
     pub enghelp: Option<Option<String>>,
+    /// `--crctest` (every checksum) or `--crctest=md5,crc32c`.
+    pub crctest: Option<Option<String>>,
     /// `--version`.
     pub version: bool,
     /// `--help`.
@@ -151,7 +153,6 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "idle-prof",
     "trigger-remote",
     "aux-path",
-    "crctest",
     "cpuclock-test",
     "merge-blktrace-only",
 ];
@@ -237,6 +238,7 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         }
         "cmdhelp" => top.cmdhelp = Some(v),
         "enghelp" => top.enghelp = Some(v),
+        "crctest" => top.crctest = Some(v),
         "version" => top.version = true,
         "help" => top.help = true,
         "showcmd" => top.showcmd = true,

@@ -311,6 +311,23 @@ pub struct JobSpec {
     /// thinktime_blocks counts issued I/Os (else completed ones, fio's default).
     pub thinktime_blocks_issue: bool,
     pub thinktime_iotime: Duration,
+    /// fio's verify: the checksum's name as fio spells it, "0" for none.
+    pub verify: String,
+    pub verify_pattern: Option<String>,
+    /// Bytes per verify header (0: fio's choice, the write block size).
+    pub verify_interval: u64,
+    pub verify_offset: u64,
+    pub do_verify: bool,
+    pub verify_only: bool,
+    pub verify_fatal: bool,
+    pub verify_dump: bool,
+    /// Verify after every so many writes (0: after the write phase).
+    pub verify_backlog: u64,
+    pub verify_backlog_batch: u64,
+    pub experimental_verify: bool,
+    pub verify_async: u32,
+    pub verify_state_save: bool,
+    pub verify_state_load: bool,
 }
 }
 
@@ -609,13 +626,13 @@ mod tests {
 
     #[test]
     fn unsupported_option_and_engine_are_named() {
-        let e = resolve("[a]\nverify=md5\n")
+        let e = resolve("[a]\ntrim_percentage=1\n")
             .err()
             .unwrap_or_else(|| panic!("accepted"));
         assert_eq!(e.kind, ErrorKind::Unsupported);
         assert_eq!(
             e.to_string(),
-            "job.fio:2: option 'verify': not supported by iolab"
+            "job.fio:2: option 'trim_percentage': not supported by iolab"
         );
         let e = resolve("[a]\nioengine=rbd\n")
             .err()

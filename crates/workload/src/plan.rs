@@ -113,3 +113,11 @@ pub struct JobPlan {
     /// read_iolog: the log replayed instead of the generated I/O (`files` are its files).
     pub replay: Option<Arc<crate::replay::Replay>>,
 }
+
+impl JobPlan {
+    /// fio's thread_number: the job's place among all jobs and clones of the run, from 1 (in
+    /// log file names, verify headers and state files).
+    pub fn thread_number(&self) -> u32 {
+        u32::try_from(self.number + 1).unwrap_or(u32::MAX)
+    }
+}

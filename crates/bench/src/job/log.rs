@@ -204,7 +204,7 @@ pub(super) fn file_name(l: &LogSpec, plan: &JobPlan, prefix: &str, kind: &str) -
         return PathBuf::from(format!("{prefix}_{kind}.log"));
     }
     let suffix = if l.store_compressed { "log.fz" } else { "log" };
-    PathBuf::from(format!("{prefix}_{kind}.{}.{suffix}", plan.number + 1))
+    PathBuf::from(format!("{prefix}_{kind}.{}.{suffix}", plan.thread_number()))
 }
 
 /// Every file the job's logs write, with its kind.

@@ -17,3 +17,4 @@ mod net;
 mod place;
 mod run;
 mod run_robust;
+mod verify;

@@ -1,28 +1,83 @@
-//! Verification and trim verification (none implemented by iolab).
+//! Verification: what is written into each block and checked when it is read back. The
+//! checking itself lives in `bench` (`verify/`); here is only the grammar.
 
 use super::prelude::*;
+
+/// fio 3.33's names for `verify=`, with its own aliases of "none".
+pub const VERIFY_TYPES: &[&str] = &[
+    "0",
+    "none",
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "xxhash",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "meta",
+    "pattern",
+    "null",
+];
 
 /// The definitions, one entry per option, laid out by hand.
 #[rustfmt::skip]
 pub(super) static OPTIONS: &[OptDef] = &[
-    not!(Verify, "verify_only", [], Flag),
-    not!(Verify, "verify", [], Str),
-    not!(Verify, "do_verify", [], Bool),
-    not!(Verify, "verify_interval", [], Int),
-    not!(Verify, "verify_offset", [], Int),
-    not!(Verify, "verify_pattern", [], Str),
-    not!(Verify, "verify_fatal", [], Bool),
-    not!(Verify, "verify_dump", [], Bool),
-    not!(Verify, "verify_async", [], Int),
-    not!(Verify, "verify_backlog", [], Int),
-    not!(Verify, "verify_backlog_batch", [], Int),
-    not!(Verify, "experimental_verify", [], Bool),
-    not!(Verify, "verify_state_load", [], Bool),
-    not!(Verify, "verify_state_save", [], Bool),
+    imp!(Verify, "verify_only", [], Flag, None, "Only verify what a previous run of this job wrote",
+        |s, a| { s.verify_only = a.flag()?; Ok(()) }),
+    imp!(Verify, "verify", [], Choice(VERIFY_TYPES), Some("0"), "Verify data written: md5, crc64, crc32c, crc32, crc16, crc7, xxhash, sha1, sha256, sha512, sha3-*, meta, pattern, null",
+        |s, a| { s.verify = a.choice()?.to_string(); Ok(()) }),
+    imp!(Verify, "do_verify", [], Bool, Some("1"), "Read back and verify after the write phase",
+        |s, a| { s.do_verify = a.flag()?; Ok(()) }),
+    imp!(Verify, "verify_interval", [], Int, None, "Bytes per verify header (default: the write block size)",
+        |s, a| { s.verify_interval = a.count()?; Ok(()) }),
+    imp!(Verify, "verify_offset", [], Int, None, "Move the verify header to this offset in the block",
+        |s, a| { s.verify_offset = a.count()?; Ok(()) }),
+    imp!(Verify, "verify_pattern", [], Str, None, "Fill and check with this pattern (0x.., \"text\", decimal, %o for the offset)",
+        |s, a| { s.verify_pattern = Some(a.v.to_string()); Ok(()) }),
+    imp!(Verify, "verify_fatal", [], Bool, Some("0"), "Stop at the first bad header of a block",
+        |s, a| { s.verify_fatal = a.flag()?; Ok(()) }),
+    imp!(Verify, "verify_dump", [], Bool, Some("0"), "Write the received and expected blocks of a failure to files",
+        |s, a| { s.verify_dump = a.flag()?; Ok(()) }),
+    imp!(Verify, "verify_async", [], Int, None, "Verify threads (iolab verifies inline, in the job's thread)",
+        |s, a| { s.verify_async = to_u32(a.int()?)?; Ok(()) }),
+    imp!(Verify, "verify_backlog", [], Int, None, "Verify after every so many writes",
+        |s, a| { s.verify_backlog = a.count()?; Ok(()) }),
+    imp!(Verify, "verify_backlog_batch", [], Int, None, "Blocks verified each time the backlog is reached",
+        |s, a| { s.verify_backlog_batch = a.count()?; Ok(()) }),
+    imp!(Verify, "experimental_verify", [], Bool, Some("0"), "Replay the writes to verify (the result is the same as the default)",
+        |s, a| { s.experimental_verify = a.flag()?; Ok(()) }),
+    imp!(Verify, "verify_state_load", [], Bool, Some("0"), "verify_only checks only what the saved state says was written",
+        |s, a| { s.verify_state_load = a.flag()?; Ok(()) }),
+    imp!(Verify, "verify_state_save", [], Bool, Some("1"), "Save what a verify write job issued (local-<job>-<n>-verify.state)",
+        |s, a| { s.verify_state_save = a.flag()?; Ok(()) }),
     not!(Verify, "verify_write_sequence", [], Bool),
-    not!(Verify, "verify_async_cpus", [], Str),
+    imp!(Verify, "verify_async_cpus", [], Str, None, "CPUs of the verify threads (none: iolab verifies inline)",
+        |_, _| Ok(())),
     not!(Verify, "trim_percentage", [], Int),
     not!(Verify, "trim_verify_zero", [], Bool),
     not!(Verify, "trim_backlog", [], Int),
     not!(Verify, "trim_backlog_batch", [], Int),
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::options::testing::{applied, spec};
+
+    #[test]
+    fn verify_types_as_fio_names_them() {
+        let s = spec(&["verify=sha3-256", "verify_interval=512", "do_verify=0"]);
+        assert_eq!(s.verify, "sha3-256");
+        assert_eq!(s.verify_interval, 512);
+        assert!(!s.do_verify);
+        assert!(spec(&[]).do_verify, "fio's do_verify defaults to 1");
+        assert!(applied(&["verify=crc33"]).is_err());
+    }
+}

@@ -1,0 +1,519 @@
+//! The job's side of fio's verify: each write's buffer gets its headers, what completed is
+//! remembered, and after the write phase (or instead of it, `verify_only`) every block still
+//! holding a remembered write is read back and checked. The checking is `crate::verify`.
+//!
+//! As fio, the last write to each block is what is expected (overlapping earlier writes are
+//! forgotten), reads of the workload itself are not checked, and the first bad block ends the
+//! job with EILSEQ (err=84). Unlike fio, loops are verified once, after the last loop.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+
+use iolab_engine::{Done, Op, Queued, Req};
+use iolab_stats::{Dir, JobStats};
+use iolab_workload::{Dir as WDir, IoUnit, JobPlan};
+
+use super::{Runner, Stops};
+use crate::joberr::site;
+use crate::verify::state::State;
+use crate::verify::{Config, Kind, Pattern, SeedStream, Written, EILSEQ};
+use crate::BenchError;
+
+/// What a slot's I/O is to verify: the write it carries or the block it reads back.
+#[derive(Clone, Copy)]
+enum Role {
+    Write(Written),
+    Check(Written),
+}
+
+pub(super) struct Verifier {
+    cfg: Config,
+    seeds: SeedStream,
+    do_verify: bool,
+    only: bool,
+    dump: bool,
+    numberio: u64,
+    pass_bytes: u64,
+    pass: u64,
+    slots: Vec<Option<Role>>,
+    /// The engine moves no data (null): as fio, what is read back is taken as verified.
+    fake: bool,
+    history: BTreeMap<(u32, u64), Written>,
+    /// verify_backlog: blocks written since the last check, in the order they completed,
+    /// how many writes make a backlog, how many are checked then, and how many are left to.
+    pending: VecDeque<(u32, u64)>,
+    backlog: u64,
+    batch: u64,
+    due: u64,
+    /// verify_state_save: the last `depth` completed writes, newest first.
+    recent: VecDeque<(u32, u64)>,
+    save: bool,
+    /// verify_state_load: the state a verify_only run stops at.
+    load: Option<State>,
+    /// When the write phase ended and the verify phase began (the runner's clock), and
+    /// whether the workload itself reads: the directions' runtimes are split as fio's.
+    verify_from: Option<u64>,
+    reads: bool,
+}
+
+/// fio times the write phase and the verify phase apart: the write runtime ends where the
+/// read back begins, and the read runtime is the verify phase (the whole run when the
+/// workload reads too), so verifying does not lower the write bandwidth reported.
+pub(super) fn split_runtime(
+    v: &Option<Box<Verifier>>,
+    t0: u64,
+    stats: &mut JobStats,
+    total_ms: u64,
+) {
+    let Some((from, reads)) = v.as_deref().and_then(|v| Some((v.verify_from?, v.reads))) else {
+        return;
+    };
+    let write_ms = (from.saturating_sub(t0) / 1_000_000).clamp(1, total_ms);
+    let w = stats.dir_mut(Dir::Write);
+    if w.total_ios > 0 {
+        w.runtime_ms = write_ms;
+    }
+    let r = stats.dir_mut(Dir::Read);
+    if r.total_ios > 0 && !reads {
+        r.runtime_ms = (total_ms - write_ms).max(1);
+    }
+}
+
+/// Refuses what cannot be verified as asked, before anything runs.
+pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
+    let on = config(plan)?.is_some();
+    let s = &plan.spec;
+    if on && plan.clone == 0 && plan.pattern.write && s.numjobs > 1 && !s.filename.is_empty() {
+        // fio's informational line, word for word: clones of one job write the same file.
+        crate::layout::info(format_args!(
+            "fio: multiple writers may overwrite blocks that belong to other jobs. This can cause verification failures."
+        ));
+    }
+    Ok(())
+}
+
+fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
+    let s = &plan.spec;
+    let refuse = |m: String| BenchError::Refused(format!("{}: {m}", plan.name));
+    let kind = match Kind::parse(&s.verify) {
+        None => return Ok(None),
+        Some(k) => k,
+    };
+    if s.verify_only && plan.pattern.bytes.is_none() {
+        return Err(refuse(
+            "verify_only replays the writes of a job bound by size, not a time_based one".into(),
+        ));
+    }
+    let pattern = match &s.verify_pattern {
+        Some(p) => Pattern::parse(p).map_err(refuse)?,
+        None if kind == Kind::Pattern => {
+            return Err(refuse("verify=pattern needs verify_pattern".into()))
+        }
+        None => Pattern::default(),
+    };
+    let bs = &plan.pattern.bs[WDir::Write as usize];
+    let (min, max) = (bs.min(), bs.max());
+    let sizes = match bs {
+        iolab_workload::BlockSizes::Split(v) => v.iter().map(|x| x.0).collect(),
+        _ => vec![min, max],
+    };
+    let whole = sizes.iter().fold(0, |g, &b| gcd(g, b));
+    let asked = s.verify_interval;
+    let interval = if asked > 0 && asked <= min && sizes.iter().all(|b| b % asked == 0) {
+        asked
+    } else {
+        whole
+    };
+    if kind.has_header() && interval < kind.header_size() as u64 {
+        return Err(refuse(format!(
+            "verify_interval {interval} is smaller than the {} verify header ({} bytes)",
+            s.verify,
+            kind.header_size()
+        )));
+    }
+    if s.verify_state_load && s.verify_only {
+        load_state(plan)?;
+    }
+    Ok(Some(Config {
+        kind,
+        interval,
+        hdr_offset: s.verify_offset as usize,
+        pattern,
+        thread: plan.thread_number() as u16,
+        fatal: s.verify_fatal,
+    }))
+}
+
+/// The state a write run of this job saved, from the working directory, as fio looks for it.
+fn load_state(plan: &JobPlan) -> Result<State, BenchError> {
+    let name = State::file_name(&plan.name, plan.thread_number());
+    let bytes = std::fs::read(&name).map_err(|e| {
+        BenchError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name))
+    })?;
+    State::decode(&bytes)
+        .map_err(|e| BenchError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name)))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+impl Verifier {
+    pub(super) fn of(plan: &JobPlan, depth: usize) -> Option<Box<Verifier>> {
+        let cfg = config(plan).ok()??;
+        let s = &plan.spec;
+        let load = if s.verify_state_load && s.verify_only {
+            load_state(plan).ok()
+        } else {
+            None
+        };
+        let base = if s.randrepeat {
+            s.randseed
+        } else {
+            plan.pattern.seed
+        };
+        let loops = u64::from(s.loops.max(1));
+        Some(Box::new(Verifier {
+            cfg,
+            seeds: SeedStream::new(base, plan.thread_number()),
+            do_verify: s.do_verify,
+            only: s.verify_only,
+            dump: s.verify_dump,
+            numberio: 0,
+            pass_bytes: plan.pattern.bytes.map_or(u64::MAX, |b| (b / loops).max(1)),
+            pass: 0,
+            slots: vec![None; depth],
+            fake: false,
+            history: BTreeMap::new(),
+            pending: VecDeque::new(),
+            backlog: s.verify_backlog,
+            batch: if s.verify_backlog_batch > 0 {
+                s.verify_backlog_batch
+            } else {
+                s.verify_backlog
+            },
+            due: 0,
+            recent: VecDeque::with_capacity(depth + 1),
+            save: s.verify_state_save && !s.verify_only,
+            load,
+            verify_from: None,
+            reads: plan.pattern.read,
+        }))
+    }
+
+    /// The next write: its number and seed, as fio numbers and seeds them (the seed stream
+    /// starts again with every loop). `issued` is the generator's byte count after it.
+    fn next_write(&mut self, io: &IoUnit, issued: u64) -> Written {
+        let pass = issued.saturating_sub(io.len) / self.pass_bytes;
+        if pass != self.pass {
+            self.pass = pass;
+            self.seeds.restart();
+        }
+        let seed = if self.cfg.pattern.bytes.is_empty() {
+            self.seeds.draw()
+        } else {
+            0
+        };
+        let w = Written {
+            file: io.file as u32,
+            offset: io.offset,
+            len: io.len as u32,
+            numberio: self.numberio,
+            seed,
+        };
+        self.numberio += 1;
+        w
+    }
+
+    /// A completed write: kept for the state file (verify_state_save) and, with do_verify,
+    /// remembered to be checked.
+    fn completed(&mut self, w: Written) {
+        if self.save {
+            if self.recent.len() == self.slots.len() {
+                self.recent.pop_back();
+            }
+            self.recent.push_front((w.file, w.offset));
+        }
+        if self.do_verify {
+            self.remember(w);
+        }
+    }
+
+    /// Under verify_state_load, whether a replayed write is one the saved run completed:
+    /// None once past what it issued or at the first of its last `depth` writes it did not
+    /// see complete (fio stops there too).
+    fn was_written(&self, w: &Written) -> Option<bool> {
+        let Some(st) = &self.load else {
+            return Some(true);
+        };
+        if w.numberio >= st.numberio {
+            return None;
+        }
+        if w.numberio + u64::from(st.depth) < st.numberio {
+            return Some(true);
+        }
+        let seen = st
+            .comps
+            .iter()
+            .any(|&(f, o)| f == u64::from(w.file) && o == w.offset);
+        seen.then_some(true)
+    }
+
+    fn state(&self, plan: &JobPlan) -> State {
+        State {
+            name: plan.name.clone(),
+            depth: self.slots.len() as u32,
+            files: plan.files.len() as u32,
+            numberio: self.numberio,
+            comps: self
+                .recent
+                .iter()
+                .map(|&(f, o)| (u64::from(f), o))
+                .collect(),
+        }
+    }
+
+    /// Remembers a completed write, forgetting the earlier ones it overlaps.
+    fn remember(&mut self, w: Written) {
+        let end = w.offset + u64::from(w.len);
+        let before = self.history.range(..(w.file, w.offset)).next_back();
+        if let Some((&k, p)) = before {
+            if k.0 == w.file && k.1 + u64::from(p.len) > w.offset {
+                self.history.remove(&k);
+            }
+        }
+        while let Some((&k, _)) = self.history.range((w.file, w.offset)..(w.file, end)).next() {
+            self.history.remove(&k);
+        }
+        self.history.insert((w.file, w.offset), w);
+        if self.backlog > 0 {
+            self.pending.push_back((w.file, w.offset));
+        }
+    }
+
+    /// The next block the backlog wants checked, if a backlog is full or being worked off.
+    /// The block is checked against the last write to it, and not again at the end.
+    fn backlog_next(&mut self) -> Option<Written> {
+        if self.backlog == 0 {
+            return None;
+        }
+        if self.due == 0 {
+            if (self.pending.len() as u64) < self.backlog {
+                return None;
+            }
+            self.due = self.batch;
+        }
+        while let Some(k) = self.pending.pop_front() {
+            if let Some(w) = self.history.remove(&k) {
+                self.due -= 1;
+                return Some(w);
+            }
+        }
+        self.due = 0;
+        None
+    }
+}
+
+impl Runner<'_> {
+    /// A write's buffer gets its headers; the slot remembers what it wrote.
+    pub(super) fn verify_write(&mut self, buf: &mut [u8], slot: u32, io: &IoUnit) {
+        let issued = self.gen.issued();
+        let now = self.now.saturating_sub(self.t0);
+        if let Some(v) = self.verify.as_deref_mut() {
+            let w = v.next_write(io, issued);
+            v.cfg.fill(&mut buf[..io.len as usize], &w, now);
+            v.slots[slot as usize] = Some(Role::Write(w));
+        }
+    }
+
+    /// verify_backlog: a read back to issue instead of the next I/O of the workload, when
+    /// enough writes completed since the last ones were checked.
+    pub(super) fn verify_backlog_req(&mut self) -> Option<Req> {
+        if self.free.is_empty() || self.free_slots.is_empty() {
+            return None;
+        }
+        let w = self.verify.as_deref_mut()?.backlog_next()?;
+        let slot = self.take_slot(Some(Dir::Read))?;
+        let buf = self.free.pop()?;
+        self.stats.issued(Dir::Read);
+        self.slots[slot as usize].due_ns = 0;
+        if let Some(v) = self.verify.as_deref_mut() {
+            v.slots[slot as usize] = Some(Role::Check(w));
+        }
+        let file = self.files[w.file as usize];
+        Some(Req::data(Op::Read, file, w.offset, w.len as usize, buf).with_tag(slot as u64))
+    }
+
+    /// A completion: a write is remembered, a read back is checked.
+    pub(super) fn verify_done(&mut self, d: &mut Done) {
+        let Some(v) = self.verify.as_deref_mut() else {
+            return;
+        };
+        let ok = matches!(d.result, Ok(n) if n == d.req.len);
+        match v.slots.get_mut(d.req.tag as usize).and_then(Option::take) {
+            Some(Role::Write(w)) if ok => v.completed(w),
+            Some(Role::Check(w)) if ok && !v.fake => {
+                let buf = &mut d.req.buf.as_mut_slice()[..d.req.len];
+                let bad = v.cfg.check(buf, &w, true);
+                if !bad.is_empty() {
+                    self.verify_failed(&bad, &w, d.req.buf.as_slice());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn verify_failed(&mut self, bad: &[crate::verify::Bad], w: &Written, got: &[u8]) {
+        let path = &self.plan.files[w.file as usize].path;
+        let name = path.display().to_string();
+        let mut first = None;
+        for b in bad {
+            let msg = b.message(&name);
+            eprintln!("{msg}");
+            if self.verify.as_ref().is_some_and(|v| v.dump) {
+                self.verify_dump(path, b, w, got);
+            }
+            first.get_or_insert(msg);
+        }
+        if matches!(self.plan.spec.continue_on_error, "verify" | "all") {
+            // fio's continue_on_error=verify: counted, and the job goes on.
+            self.errors_ignored += bad.len() as u64;
+            return;
+        }
+        let e = std::io::Error::from_raw_os_error(EILSEQ);
+        let msg = first.unwrap_or_default();
+        // fio names the completion path it noticed the failure on.
+        let func = if self.eng.caps().sync_only {
+            "io_u_sync_complete"
+        } else {
+            "io_u_queued_complete"
+        };
+        self.fail(&e, msg, func, site!());
+    }
+
+    /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in the working directory.
+    fn verify_dump(&self, path: &Path, b: &crate::verify::Bad, w: &Written, got: &[u8]) {
+        let Some(v) = self.verify.as_deref() else {
+            return;
+        };
+        let base = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        let from = (b.at - w.offset) as usize;
+        let to = (from + b.len as usize).min(got.len());
+        let mut want = vec![0u8; w.len as usize];
+        v.cfg.fill(&mut want, w, 0);
+        for (kind, bytes) in [("received", &got[from..to]), ("expected", &want[from..to])] {
+            let name = format!("{base}.{}.{kind}", b.at);
+            match std::fs::write(&name, bytes) {
+                Ok(()) => eprintln!("       {kind} data dumped as {name}"),
+                Err(e) => eprintln!("fio: verify_dump: {name}: {e}"),
+            }
+        }
+    }
+
+    /// verify_state_save: at the end of a write job, fio's state file in the working directory.
+    pub(super) fn verify_save_state(&self) {
+        let Some(v) = self.verify.as_deref().filter(|v| v.save && v.numberio > 0) else {
+            return;
+        };
+        let name = State::file_name(&self.plan.name, self.plan.thread_number());
+        if let Err(e) = std::fs::write(&name, v.state(self.plan).encode()) {
+            eprintln!("fio: {}: verify_state_save: {name}: {e}", self.plan.name);
+        }
+    }
+
+    /// verify_only: the workload is generated but not written; what it would have written
+    /// is then checked. True when this run is such a run (and is over).
+    pub(super) fn verify_only(&mut self, stop: &Stops<'_>) -> std::io::Result<bool> {
+        if !self.verify.as_ref().is_some_and(|v| v.only) {
+            return Ok(false);
+        }
+        while let Some(io) = self.gen.next_io() {
+            if stop.is_set() {
+                break;
+            }
+            if io.dir == WDir::Write {
+                let issued = self.gen.issued();
+                if let Some(v) = self.verify.as_deref_mut() {
+                    let w = v.next_write(&io, issued);
+                    match v.was_written(&w) {
+                        Some(true) => v.remember(w),
+                        _ => break,
+                    }
+                }
+            }
+        }
+        self.verify_phase(stop)?;
+        Ok(true)
+    }
+
+    /// fio's do_verify: every remembered block is read back and checked.
+    pub(super) fn verify_phase(&mut self, stop: &Stops<'_>) -> std::io::Result<()> {
+        let fake = !self.eng.caps().moves_data;
+        let now = self.now;
+        let todo: Vec<Written> = match self.verify.as_deref_mut() {
+            Some(v) if v.do_verify || v.only => {
+                v.fake = fake;
+                v.verify_from = Some(now);
+                std::mem::take(&mut v.history).into_values().collect()
+            }
+            _ => return Ok(()),
+        };
+        let mut next = 0;
+        while next < todo.len() && !stop.is_set() && self.error.is_none() {
+            while next < todo.len() && self.in_flight() < self.depth() && self.error.is_none() {
+                if !self.verify_read(todo[next])? {
+                    break;
+                }
+                next += 1;
+            }
+            self.commit()?;
+            if self.eng.in_flight() > 0 {
+                self.reap(1, None)?;
+            } else if next < todo.len() {
+                // Busy with nothing in flight: give the engine a moment.
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        self.drain()
+    }
+
+    /// Issues one read back; false when the engine is busy.
+    fn verify_read(&mut self, w: Written) -> std::io::Result<bool> {
+        if self.free.is_empty() {
+            return Ok(false);
+        }
+        let (Some(slot), Some(buf)) = (self.take_slot(Some(Dir::Read)), self.free.pop()) else {
+            return Ok(false);
+        };
+        self.stats.issued(Dir::Read);
+        if let Some(v) = self.verify.as_deref_mut() {
+            v.slots[slot as usize] = Some(Role::Check(w));
+        }
+        let file = self.files[w.file as usize];
+        let req = Req::data(Op::Read, file, w.offset, w.len as usize, buf).with_tag(slot as u64);
+        self.now = self.clock.now();
+        self.slots[slot as usize].submit_ns = self.now;
+        if self.debug_io {
+            self.debug_req("queue", &req);
+        }
+        match self.eng.queue(req) {
+            Queued::Done(d) => {
+                self.now = self.clock.now();
+                self.complete(d);
+            }
+            Queued::Queued => self.queued.push(slot),
+            Queued::Busy(r) => {
+                self.unissue(r);
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,546 @@
+//! fio's data verification: what each written block carries and how a block read back is
+//! judged. Pure functions over byte slices; the job loop (`job/verify.rs`) decides which
+//! blocks are written and read.
+//!
+//! A block holds, every `verify_interval` bytes, fio 3.33's 40-byte header (magic 0xacca,
+//! type, length, the write's seed, its offset, time, thread, its number `numberio`, and a
+//! crc32c of those fields), the sum's field, then data. The layout is fio's, so either tool
+//! verifies what the other wrote. A block that fails is told apart as fio cannot:
+//! - corrupt: the header or the data does not match its own checksum;
+//! - misplaced: an intact block whose header names another offset;
+//! - stale: an intact block for this offset from another write (another pass or another
+//!   seed): a lost write, which fio's own check lets through in `verify_only`.
+
+pub mod seed;
+pub mod state;
+pub mod sum;
+
+use std::fmt::Write as _;
+
+pub use seed::SeedStream;
+pub use sum::{crctest, crctest_text, fio_crc32c, CrcRate, Sum};
+
+/// fio's header magic.
+pub const MAGIC: u16 = 0xacca;
+/// Bytes of fio's `struct verify_header`.
+pub const HEADER: usize = 40;
+/// Where the header's own crc32c sits (it covers the bytes before it).
+const HDR_CRC_AT: usize = 36;
+/// fio's errno for a failed verify (EILSEQ).
+pub const EILSEQ: i32 = 84;
+
+/// What `verify=` puts in a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `meta`: the header alone (fio's VERIFY_HDR_ONLY).
+    Meta,
+    /// A header and a checksum of the data.
+    Sum(Sum),
+    /// `pattern`: no header, the block is `verify_pattern` throughout.
+    Pattern,
+    /// `null`: nothing is checked.
+    Null,
+}
+
+impl Kind {
+    /// `verify=` as fio spells it; `None` for "0"/"none" (and for names fio lacks).
+    pub fn parse(name: &str) -> Option<Kind> {
+        Some(match name {
+            "meta" => Kind::Meta,
+            "pattern" => Kind::Pattern,
+            "null" => Kind::Null,
+            // fio maps crc32c-intel to crc32c (it picks the instruction itself).
+            "crc32c-intel" => Kind::Sum(Sum::Crc32c),
+            n => Kind::Sum(*Sum::ALL.iter().find(|s| s.name() == n)?),
+        })
+    }
+
+    fn code(self) -> u16 {
+        match self {
+            Kind::Meta => 1,
+            Kind::Sum(s) => s.code(),
+            Kind::Pattern => 18,
+            Kind::Null => 19,
+        }
+    }
+
+    /// Whether blocks carry fio's header.
+    pub fn has_header(self) -> bool {
+        matches!(self, Kind::Meta | Kind::Sum(_))
+    }
+
+    /// The header and the sum's field: where the data starts.
+    pub fn header_size(self) -> usize {
+        match self {
+            Kind::Sum(s) => HEADER + s.field(),
+            _ => HEADER,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Meta => "meta",
+            Kind::Sum(s) => s.name(),
+            Kind::Pattern => "pattern",
+            Kind::Null => "null",
+        }
+    }
+}
+
+/// How a job verifies: fixed for the job.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub kind: Kind,
+    /// Bytes per header; divides every write size.
+    pub interval: u64,
+    /// verify_offset: the header is swapped with the bytes at this offset of each interval.
+    pub hdr_offset: usize,
+    /// verify_pattern, decoded (empty: random data from each write's seed).
+    pub pattern: Pattern,
+    /// fio's thread_number, written into each header.
+    pub thread: u16,
+    /// verify_fatal: stop at the first bad header of a block.
+    pub fatal: bool,
+}
+
+/// A decoded `verify_pattern`: bytes, and where `%o` puts the block's offset.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pattern {
+    pub bytes: Vec<u8>,
+    pub offsets_at: Vec<usize>,
+}
+
+impl Pattern {
+    /// fio's verify_pattern: `0x` hex numbers (their bytes in the order written), quoted
+    /// strings, decimal numbers (little-endian, as few bytes as hold them) and `%o` (the
+    /// block's offset, 8 bytes), one after another.
+    pub fn parse(s: &str) -> Result<Pattern, String> {
+        let mut p = Pattern::default();
+        let mut rest = s.trim();
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix("%o") {
+                p.offsets_at.push(p.bytes.len());
+                p.bytes.extend_from_slice(&[0; 8]);
+                rest = r;
+            } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+                let body = &rest[1..];
+                let end = body
+                    .find(q)
+                    .ok_or_else(|| format!("verify_pattern '{s}': unterminated string"))?;
+                p.bytes.extend_from_slice(&body.as_bytes()[..end]);
+                rest = &body[end + 1..];
+            } else if let Some(h) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+                let n = h.bytes().take_while(u8::is_ascii_hexdigit).count();
+                if n == 0 {
+                    return Err(format!("verify_pattern '{s}': 0x without hex digits"));
+                }
+                let digits = &h[..n];
+                let padded = if n % 2 == 1 {
+                    format!("0{digits}")
+                } else {
+                    digits.to_string()
+                };
+                for i in (0..padded.len()).step_by(2) {
+                    let b = u8::from_str_radix(&padded[i..i + 2], 16)
+                        .map_err(|e| format!("verify_pattern '{s}': {e}"))?;
+                    p.bytes.push(b);
+                }
+                rest = &h[n..];
+            } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
+                let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+                let v: u64 = rest[..n]
+                    .parse()
+                    .map_err(|e| format!("verify_pattern '{s}': {e}"))?;
+                let width = (8 - v.leading_zeros() as usize / 8).max(1);
+                p.bytes.extend_from_slice(&v.to_le_bytes()[..width]);
+                rest = &rest[n..];
+            } else if let Some(r) = rest.strip_prefix([',', ' ', '|']) {
+                rest = r;
+            } else {
+                return Err(format!(
+                    "verify_pattern '{s}': cannot read '{rest}' (0x.., \"text\", a number or %o)"
+                ));
+            }
+        }
+        if p.bytes.is_empty() {
+            return Err(format!("verify_pattern '{s}' is empty"));
+        }
+        Ok(p)
+    }
+
+    /// Fills `buf` (the block at `offset`) with the pattern, repeated.
+    pub fn fill(&self, buf: &mut [u8], offset: u64) {
+        let n = self.bytes.len();
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = self.byte(i % n, offset);
+        }
+    }
+
+    fn byte(&self, at: usize, offset: u64) -> u8 {
+        for &o in &self.offsets_at {
+            if (o..o + 8).contains(&at) {
+                return offset.to_le_bytes()[at - o];
+            }
+        }
+        self.bytes[at]
+    }
+}
+
+/// Data from a seed: the same bytes for the same seed, at a few instructions per 8 bytes (a
+/// 64-bit LCG, Knuth's MMIX constants; the data only has to differ between writes and be
+/// reproducible for verify_dump, not to be good randomness).
+pub fn fill_random(buf: &mut [u8], seed: u64) {
+    let mut x = seed;
+    let mut step = || {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        x
+    };
+    let mut chunks = buf.chunks_exact_mut(8);
+    for c in &mut chunks {
+        c.copy_from_slice(&step().to_le_bytes());
+    }
+    let tail = chunks.into_remainder();
+    let last = step().to_le_bytes();
+    let n = tail.len();
+    tail.copy_from_slice(&last[..n]);
+}
+
+/// What one write put in its block: what a read of it must find.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    /// fio's numberio: the job's write count when it was issued.
+    pub numberio: u64,
+    pub seed: u64,
+}
+
+impl Config {
+    /// Fills a write's buffer: data (the pattern, or random from the seed), then a header
+    /// per interval. `time_ns` is the time written into the headers.
+    pub fn fill(&self, buf: &mut [u8], w: &Written, time_ns: u64) {
+        match self.kind {
+            Kind::Null => return,
+            _ if !self.pattern.bytes.is_empty() => self.pattern.fill(buf, w.offset),
+            _ => fill_random(buf, w.seed),
+        }
+        if !self.kind.has_header() {
+            return;
+        }
+        let step = self.interval as usize;
+        for (i, chunk) in buf.chunks_mut(step).enumerate() {
+            let at = w.offset + (i * step) as u64;
+            self.write_header(chunk, w, at, time_ns);
+            if self.hdr_offset > 0 && self.hdr_offset + self.kind.header_size() <= chunk.len() {
+                swap(chunk, self.hdr_offset, self.kind.header_size());
+            }
+        }
+    }
+
+    fn write_header(&self, chunk: &mut [u8], w: &Written, at: u64, time_ns: u64) {
+        let hs = self.kind.header_size();
+        if chunk.len() < hs {
+            return;
+        }
+        let seed = if self.pattern.bytes.is_empty() {
+            w.seed
+        } else {
+            0
+        };
+        let len = chunk.len() as u32;
+        let h = &mut chunk[..HEADER];
+        h[0..2].copy_from_slice(&MAGIC.to_le_bytes());
+        h[2..4].copy_from_slice(&self.kind.code().to_le_bytes());
+        h[4..8].copy_from_slice(&len.to_le_bytes());
+        h[8..16].copy_from_slice(&seed.to_le_bytes());
+        h[16..24].copy_from_slice(&at.to_le_bytes());
+        h[24..28].copy_from_slice(&((time_ns / 1_000_000_000) as u32).to_le_bytes());
+        h[28..32].copy_from_slice(&((time_ns % 1_000_000_000) as u32).to_le_bytes());
+        h[32..34].copy_from_slice(&self.thread.to_le_bytes());
+        h[34..36].copy_from_slice(&(w.numberio as u16).to_le_bytes());
+        let crc = fio_crc32c(&h[..HDR_CRC_AT]);
+        h[HDR_CRC_AT..HEADER].copy_from_slice(&crc.to_le_bytes());
+        if let Kind::Sum(s) = self.kind {
+            let (head, data) = chunk.split_at_mut(hs);
+            s.compute(data, &mut head[HEADER..]);
+        }
+    }
+
+    /// Checks a block read back (`buf`, which is changed: a moved header is put back)
+    /// against the write it should hold. `seed_known`: whether the expected seed is known.
+    pub fn check(&self, buf: &mut [u8], w: &Written, seed_known: bool) -> Vec<Bad> {
+        let mut bad = Vec::new();
+        match self.kind {
+            Kind::Null => {}
+            Kind::Pattern => {
+                let mut want = vec![0u8; buf.len()];
+                self.pattern.fill(&mut want, w.offset);
+                if let Some(i) = buf.iter().zip(&want).position(|(a, b)| a != b) {
+                    bad.push(Bad::pattern(w, i, buf[i], want[i]));
+                }
+            }
+            _ => {
+                let step = self.interval as usize;
+                for (i, chunk) in buf.chunks_mut(step).enumerate() {
+                    let hs = self.kind.header_size();
+                    if self.hdr_offset > 0 && self.hdr_offset + hs <= chunk.len() {
+                        swap(chunk, self.hdr_offset, hs);
+                    }
+                    if let Some(b) = self.check_one(chunk, w, i, seed_known) {
+                        bad.push(b);
+                        if self.fatal {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        bad
+    }
+
+    fn check_one(&self, chunk: &[u8], w: &Written, i: usize, seed_known: bool) -> Option<Bad> {
+        let at = w.offset + (i as u64) * self.interval;
+        let h = Header::read(chunk)?;
+        let crc = fio_crc32c(&chunk[..HDR_CRC_AT]);
+        let want_seed = if self.pattern.bytes.is_empty() {
+            w.seed
+        } else {
+            0
+        };
+        let seed_bad = seed_known && h.seed != want_seed;
+        let len = chunk.len();
+        let intact = h.magic == MAGIC && h.len as usize == len && h.crc == crc;
+        let mut fio = fio_header_line(&h, len, at, w, crc, seed_bad.then_some(want_seed));
+        if !fio.is_empty() {
+            let _ = write!(
+                fio,
+                " at file {{file}} offset {at}, length {len} (requested block: offset={}, length={})",
+                w.offset, w.len
+            );
+        }
+        let data_bad = self.data_bad(chunk);
+        let (kind, detail) = if !intact || data_bad.is_some() {
+            if let (Some((want, got)), true, true) = (&data_bad, intact, fio.is_empty()) {
+                fio = format!(
+                    "{:.8}: verify failed at file {{file}} offset {at}, length {len} (requested block: offset={}, length={})\n       Expected CRC: {want}\n       Received CRC: {got}",
+                    self.kind.name(), w.offset, w.len
+                );
+            }
+            (
+                Damage::Corrupt,
+                self.corrupt_detail(&h, len, crc, intact, data_bad),
+            )
+        } else if h.offset != at {
+            let detail = format!("holds the block written for offset {}", h.offset);
+            (Damage::Misplaced { found: h.offset }, detail)
+        } else if h.numberio != w.numberio as u16 || seed_bad {
+            let detail = format!(
+                "holds write #{} (seed {:#x}), expected write #{} (seed {want_seed:#x}): a lost write",
+                h.numberio, h.seed, w.numberio as u16
+            );
+            let found = h.numberio;
+            (
+                Damage::Stale {
+                    found,
+                    found_seed: h.seed,
+                },
+                detail,
+            )
+        } else {
+            return None;
+        };
+        Some(Bad {
+            file: w.file,
+            at,
+            len: len as u32,
+            block: (w.offset, w.len),
+            kind,
+            fio,
+            detail,
+        })
+    }
+
+    /// iolab's words for a corrupt block: the sums, or what is wrong with the header.
+    fn corrupt_detail(
+        &self,
+        h: &Header,
+        len: usize,
+        crc: u32,
+        intact: bool,
+        data_bad: Option<(String, String)>,
+    ) -> String {
+        match (data_bad, intact) {
+            (Some((want, got)), true) => {
+                format!("{} expected {want}, received {got}", self.kind.name())
+            }
+            _ if h.magic != MAGIC => format!(
+                "no verify header (magic {:x}, wanted {MAGIC:x}): never written, or written by something else",
+                h.magic
+            ),
+            _ if h.len as usize != len => {
+                format!("the header's length is {}, the block's {len}", h.len)
+            }
+            _ => format!(
+                "the header's own crc32c does not match (stored {:x}, calculated {crc:x})",
+                h.crc
+            ),
+        }
+    }
+
+    /// For the sum types: (expected, received) as hex when the data's sum is wrong; for
+    /// meta with a pattern, the first byte that differs.
+    fn data_bad(&self, chunk: &[u8]) -> Option<(String, String)> {
+        let hs = self.kind.header_size();
+        match self.kind {
+            Kind::Sum(s) => {
+                let mut got = [0u8; 64];
+                s.compute(&chunk[hs..], &mut got);
+                let stored = &chunk[HEADER..HEADER + s.sum_len()];
+                (stored != &got[..s.sum_len()]).then(|| (hex(stored), hex(&got[..s.sum_len()])))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// fio's first complaint about a header, in fio's order of checks; empty when it has none.
+/// `bad_seed` is the seed wanted when the one found differs (fio 3.33 itself checks the
+/// seed only for jobs that read and write; iolab always knows it).
+fn fio_header_line(
+    h: &Header,
+    len: usize,
+    at: u64,
+    w: &Written,
+    crc: u32,
+    bad_seed: Option<u64>,
+) -> String {
+    if h.magic != MAGIC {
+        format!("verify: bad magic header {:x}, wanted {MAGIC:x}", h.magic)
+    } else if h.len as usize != len {
+        format!("verify: bad header length {}, wanted {len}", h.len)
+    } else if h.offset != at {
+        format!("verify: bad header offset {}, wanted {at}", h.offset)
+    } else if h.numberio != w.numberio as u16 {
+        let want = w.numberio as u16;
+        format!("verify: bad header numberio {}, wanted {want}", h.numberio)
+    } else if let Some(want) = bad_seed {
+        format!("verify: bad header rand_seed {}, wanted {want}", h.seed)
+    } else if h.crc != crc {
+        format!("verify: bad header crc {:x}, calculated {crc:x}", h.crc)
+    } else {
+        String::new()
+    }
+}
+
+fn swap(chunk: &mut [u8], at: usize, n: usize) {
+    let (a, b) = chunk.split_at_mut(at);
+    a[..n].swap_with_slice(&mut b[..n]);
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().fold(String::new(), |mut s, x| {
+        let _ = write!(s, "{x:02x}");
+        s
+    })
+}
+
+/// A header as read.
+#[derive(Clone, Copy, Debug)]
+pub struct Header {
+    pub magic: u16,
+    pub kind: u16,
+    pub len: u32,
+    pub seed: u64,
+    pub offset: u64,
+    pub thread: u16,
+    pub numberio: u16,
+    pub crc: u32,
+}
+
+impl Header {
+    pub fn read(b: &[u8]) -> Option<Header> {
+        let u16_at = |i: usize| Some(u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?));
+        let u32_at = |i: usize| Some(u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?));
+        let u64_at = |i: usize| Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?));
+        Some(Header {
+            magic: u16_at(0)?,
+            kind: u16_at(2)?,
+            len: u32_at(4)?,
+            seed: u64_at(8)?,
+            offset: u64_at(16)?,
+            thread: u16_at(32)?,
+            numberio: u16_at(34)?,
+            crc: u32_at(36)?,
+        })
+    }
+}
+
+/// Which of the three a bad block is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Damage {
+    Corrupt,
+    Misplaced { found: u64 },
+    Stale { found: u16, found_seed: u64 },
+}
+
+impl Damage {
+    pub fn word(self) -> &'static str {
+        match self {
+            Damage::Corrupt => "corrupt",
+            Damage::Misplaced { .. } => "misplaced",
+            Damage::Stale { .. } => "stale",
+        }
+    }
+}
+
+/// One bad header (or pattern) in a block read back.
+#[derive(Clone, Debug)]
+pub struct Bad {
+    pub file: u32,
+    /// Offset and length of the interval that failed.
+    pub at: u64,
+    pub len: u32,
+    /// The block as requested (offset, length).
+    pub block: (u64, u32),
+    pub kind: Damage,
+    /// fio's message, `{file}` standing for the file's name.
+    pub fio: String,
+    /// iolab's words after the kind.
+    pub detail: String,
+}
+
+impl Bad {
+    fn pattern(w: &Written, i: usize, got: u8, want: u8) -> Bad {
+        let bits = (got ^ want).count_ones();
+        Bad {
+            file: w.file,
+            at: w.offset,
+            len: w.len,
+            block: (w.offset, w.len),
+            kind: Damage::Corrupt,
+            fio: format!(
+                "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {bits}\nfio: bad pattern block offset {i}\npattern: verify failed at file {{file}} offset {}, length {} (requested block: offset={}, length={})",
+                w.offset, w.len, w.offset, w.len
+            ),
+            detail: format!("byte {i} of the block is {got:02x}, the pattern has {want:02x}"),
+        }
+    }
+
+    /// fio's lines then iolab's one line, for the file named `file`.
+    pub fn message(&self, file: &str) -> String {
+        format!(
+            "{}\niolab: verify: {} block: file {file} offset {} length {}: {}",
+            self.fio.replace("{file}", file),
+            self.kind.word(),
+            self.at,
+            self.len,
+            self.detail
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;
