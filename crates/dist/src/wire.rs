@@ -7,7 +7,7 @@
 
 use iolab_stats::{
     CpuUsage, DepthStats, DirStats, DiskStats, DiskUtil, Histogram, JobStats, LatStats, Moments,
-    Sample,
+    PrioLat, Sample, SteadyStats,
 };
 
 /// One job's result on one rank, in plan order.
@@ -60,7 +60,7 @@ impl std::fmt::Display for WireError {
 impl std::error::Error for WireError {}
 
 /// A version tag first, so results from a different build are refused by name.
-const MAGIC: u64 = 0x696f_6c61_6264_0002;
+const MAGIC: u64 = 0x696f_6c61_6264_0003;
 
 impl RankResult {
     /// The bytes for the gather.
@@ -246,6 +246,11 @@ fn put_job(w: &mut Vec<u8>, j: &JobStats) {
         }
         put_moments(w, &d.bw);
         put_moments(w, &d.iops);
+        put(w, d.prios.len() as u64);
+        for p in &d.prios {
+            put(w, u64::from(p.ioprio));
+            put_lat(w, &p.lat);
+        }
     }
     put(w, j.sync.total_ios);
     put_lat(w, &j.sync.lat);
@@ -265,6 +270,23 @@ fn put_job(w: &mut Vec<u8>, j: &JobStats) {
     }
     put(w, j.total_run_time_ms);
     put(w, u64::from(j.members));
+    put(w, j.total_err);
+    put(w, j.first_error as u32 as u64);
+    put(w, u64::from(j.latency_qd));
+    match &j.steady {
+        None => put(w, 0),
+        Some(s) => {
+            put(w, 1);
+            put(w, u64::from(s.attained));
+            for v in [s.criterion, s.max_deviation, s.slope] {
+                put(w, v.to_bits());
+            }
+            for series in [&s.iops, &s.bw] {
+                put(w, series.len() as u64);
+                series.iter().for_each(|&v| put(w, v));
+            }
+        }
+    }
 }
 
 struct Reader<'a> {
@@ -383,6 +405,15 @@ impl Reader<'_> {
         d.due_lat = self.lat()?;
         d.bw = self.moments()?;
         d.iops = self.moments()?;
+        let n = self.count(16)?;
+        for _ in 0..n {
+            let ioprio = u16::try_from(self.u64()?)
+                .map_err(|_| WireError("an I/O priority out of range".into()))?;
+            d.prios.push(PrioLat {
+                ioprio,
+                lat: self.lat()?,
+            });
+        }
         Ok(d)
     }
 
@@ -421,6 +452,26 @@ impl Reader<'_> {
         };
         j.total_run_time_ms = self.u64()?;
         j.members = self.u32()?;
+        j.total_err = self.u64()?;
+        j.first_error = self.u64()? as u32 as i32;
+        j.latency_qd = self.u32()?;
+        if self.u64()? != 0 {
+            let attained = self.u64()? != 0;
+            let [criterion, max_deviation, slope] = [self.f64()?, self.f64()?, self.f64()?];
+            let mut series = || -> Result<Vec<u64>, WireError> {
+                let n = self.count(8)?;
+                (0..n).map(|_| self.u64()).collect()
+            };
+            let (iops, bw) = (series()?, series()?);
+            j.steady = Some(SteadyStats {
+                attained,
+                criterion,
+                max_deviation,
+                slope,
+                iops,
+                bw,
+            });
+        }
         Ok(j)
     }
 }
@@ -447,6 +498,23 @@ pub(crate) mod tests {
         j.dir_mut(Dir::Read).bw.add(1000 + seed);
         j.cpu.user_us = 17 * seed;
         j.total_run_time_ms = 1000;
+        let mut prio = PrioLat {
+            ioprio: (1 << 13) | 4,
+            ..PrioLat::default()
+        };
+        prio.lat.record(1234 + seed);
+        j.dir_mut(Dir::Read).prios.push(prio);
+        j.total_err = seed % 3;
+        j.first_error = if seed % 3 == 0 { 0 } else { 5 };
+        j.latency_qd = 4;
+        j.steady = Some(SteadyStats {
+            attained: true,
+            criterion: 0.5,
+            max_deviation: 12.0,
+            slope: -0.25,
+            iops: vec![10, 11, 12],
+            bw: vec![40960, 45056],
+        });
         j
     }
 
