@@ -436,9 +436,12 @@ impl<'a> Runner<'a> {
                         self.stats.depth.mark_submit(1);
                         self.stats.depth.mark_complete(1);
                         self.complete(d);
+                        // A synchronous engine never fills the queue: the end of the ramp
+                        // and of the run have to be noticed here.
+                        if self.ramping && self.now >= ramp_end {
+                            self.end_ramp();
+                        }
                         self.tick();
-                        // A synchronous engine never fills the queue: the end of the run has
-                        // to be noticed here.
                         if stop.is_set() || deadline.is_some_and(|t| self.now >= t) {
                             break;
                         }

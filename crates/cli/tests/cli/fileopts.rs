@@ -522,3 +522,28 @@ fn rate_cycle_is_the_window_rate_iops_min_is_judged_over() {
     assert!(o.stderr.contains("min rate"), "{}", o.stderr);
     run("--rate_cycle=5000").ok();
 }
+
+#[test]
+fn regression_ramp_time_never_ended_on_synchronous_engines() {
+    // psync's I/O completes inside queue(), and the ramp's end was only looked for outside
+    // that path: the whole run was measured, ramp included (3 s for runtime=2 ramp_time=1).
+    let d = TestDir::new("ramp-sync");
+    let v = d
+        .run(&[
+            "--name=t",
+            "--ioengine=null",
+            "--size=20m",
+            "--rate=10m",
+            "--ramp_time=1",
+            "--output-format=json",
+        ])
+        .ok()
+        .json();
+    // fio 3.33: the ramp's 10 MiB count against size; 10 MiB are measured, over 1 s.
+    let (bytes, ms) = (
+        u64_at(&v, "/jobs/0/read/io_bytes"),
+        u64_at(&v, "/jobs/0/read/runtime"),
+    );
+    assert!(bytes <= 11 << 20, "{bytes}");
+    assert!(ms < 1800, "{ms}");
+}
