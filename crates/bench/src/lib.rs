@@ -6,6 +6,7 @@ pub mod clamp;
 mod devcheck;
 mod env;
 mod gate;
+pub mod idle;
 mod job;
 mod joberr;
 mod layout;

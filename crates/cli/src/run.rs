@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use iolab_bench::{stop_on_signals, RunOutcome};
-use iolab_job::{options, parse_cmdline, Invocation, JobSpec, OutputFormat, TopLevel};
+use iolab_job::{options, parse_cmdline, IdleProf, Invocation, JobSpec, OutputFormat, TopLevel};
 use iolab_report::run::{output_order, preamble, run_report, write_formats, Measured, FIO_VERSION};
 use iolab_stats::JobStats;
 use iolab_workload::{attach_options, plan_jobs, JobPlan};
@@ -96,12 +96,16 @@ const TOP_HELP: &[(&str, &str)] = &[
         "stop the jobs and run --trigger after TIME",
     ),
     ("--trigger=CMD", "the shell command a trigger runs"),
+    (
+        "--idle-prof=MODE",
+        "how idle the CPUs were during the run: system, percpu, or calibrate (and exit)",
+    ),
     ("--help, -h", "print this help and exit"),
 ];
 
 /// fio's top-level options that iolab takes but that change nothing, and those it refuses.
 const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3)";
-const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, --idle-prof, \
+const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, \
 --inflate-log, --trigger-remote, --aux-path, --alloc-size, --crctest, --cpuclock-test, \
 --bandwidth-log, --merge-blktrace-only";
 
@@ -143,6 +147,15 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
     let inv = parse_cmdline(args).map_err(|e| e.to_string())?;
     if let Some(code) = answer_info(&inv.top, called)? {
         return Ok(code);
+    }
+    if inv.top.idle_prof == Some(IdleProf::Calibrate) {
+        // fio's --idle-prof=calibrate: the unit of work's time, and nothing run.
+        let c = idleness(iolab_bench::idle::IdleProf::start()?.finish(), false);
+        print!(
+            "CPU idleness:\n  unit work: mean={:3.2}us, stddev={:3.2}\n",
+            c.unit_mean, c.unit_stddev
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     let prefix = called.prefix();
     if inv.job_files.is_empty() && inv.cmdline_jobs.is_empty() {
@@ -308,11 +321,16 @@ fn execute(
         sink: &sink,
     });
     let status = iolab_bench::status_line(top);
+    let idle = match top.idle_prof {
+        Some(m) => Some((iolab_bench::idle::IdleProf::start()?, m == IdleProf::PerCpu)),
+        None => None,
+    };
     let outcome = iolab_bench::run_reporting(plans, &stop, status, periodic);
     // A trigger stops the run as a signal would, but is no interruption: fio exits 0.
     let triggered = trigger.finish();
     let outcome = outcome.map_err(|e| e.to_string())?;
-    let report = final_report(specs, plans, &outcome, start);
+    let mut report = final_report(specs, plans, &outcome, start);
+    report.cpu_idleness = idle.map(|(p, percpu)| idleness(p.finish(), percpu));
     let mut out = shared
         .into_inner()
         .map_err(|_| "a status report panicked while writing".to_string())?;
@@ -332,6 +350,26 @@ fn execute(
     }
     let failed = outcome.jobs.iter().any(|j| j.error.is_some());
     Ok(ExitCode::from(u8::from(failed)))
+}
+
+/// fio's idleness figures from the profile: the system's is the CPUs' mean; a unit's time is
+/// summed up over the CPUs (mean, sample standard deviation).
+fn idleness(i: iolab_bench::idle::Idleness, percpu: bool) -> iolab_report::CpuIdleness {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let unit_mean = mean(&i.unit_us);
+    let var = i
+        .unit_us
+        .iter()
+        .map(|u| (u - unit_mean).powi(2))
+        .sum::<f64>()
+        / (i.unit_us.len().max(2) - 1) as f64;
+    iolab_report::CpuIdleness {
+        system: mean(&i.percpu),
+        show_percpu: percpu,
+        percpu: i.percpu,
+        unit_mean,
+        unit_stddev: var.sqrt(),
+    }
 }
 
 /// Which signal stopped the run, for the closing message (fio names it by number).

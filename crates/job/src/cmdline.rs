@@ -76,6 +76,19 @@ pub struct TopLevel {
     pub trigger_timeout_us: Option<u64>,
     /// `--trigger=cmd`: the shell command run when the trigger fires.
     pub trigger_cmd: Option<String>,
+    /// `--idle-prof=calibrate|system|percpu`.
+    pub idle_prof: Option<IdleProf>,
+}
+
+/// fio's `--idle-prof` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleProf {
+    /// Time the unit of work, print it and exit.
+    Calibrate,
+    /// The whole machine's idleness.
+    System,
+    /// And each CPU's.
+    PerCpu,
 }
 
 /// What `iolab run` / `fio` was asked to do.
@@ -144,7 +157,6 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "client",
     "daemonize",
     "remote-config",
-    "idle-prof",
     "inflate-log",
     "trigger-remote",
     "aux-path",
@@ -168,10 +180,6 @@ fn refusal(name: &str) -> &'static str {
         "trigger-remote" => {
             "it sends the trigger to fio servers, and iolab has no networked mode; \
              use --trigger for this machine"
-        }
-        "idle-prof" => {
-            "fio's idleness profile (a SCHED_IDLE thread per CPU counting calibrated units of \
-             work) is not implemented; each job's CPU use is in the report (cpu: usr, sys)"
         }
         _ => "not implemented",
     }
@@ -260,6 +268,18 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         "trigger-file" => top.trigger_file = Some(PathBuf::from(req()?)),
         "trigger-timeout" => top.trigger_timeout_us = Some(secs(&req()?)?),
         "trigger" => top.trigger_cmd = Some(req()?),
+        "idle-prof" => {
+            top.idle_prof = Some(match req()?.as_str() {
+                "calibrate" => IdleProf::Calibrate,
+                "system" => IdleProf::System,
+                "percpu" => IdleProf::PerCpu,
+                o => {
+                    return Err(format!(
+                        "incorrect idle-prof option: {o} (calibrate, system, percpu)"
+                    ))
+                }
+            })
+        }
         "debug" => top.debug |= crate::debug::parse(&req()?)?,
         "alloc-size" => {
             let kib = req()?

@@ -19,7 +19,7 @@ pub mod spec;
 pub mod value;
 
 pub use closest::closest;
-pub use cmdline::{parse_cmdline, Invocation, OutputFormat, TopLevel};
+pub use cmdline::{parse_cmdline, IdleProf, Invocation, OutputFormat, TopLevel};
 pub use error::{ErrorKind, JobError, Loc, Warning};
 pub use parse::{Inherited, JobFile, ParseOpts, RawJob, RawOption, Vars};
 pub use read::{

@@ -31,8 +31,8 @@ pub use fmt::{num2str, N2sUnit};
 pub use group::groups_from_jobs;
 pub use html::{write_html, write_html_titled};
 pub use model::{
-    DirReport, DiskAggr, DiskUtil, GroupDir, GroupReport, JobHeader, JobReport, LatReport, Report,
-    SyncReport, Unified, Units,
+    CpuIdleness, DirReport, DiskAggr, DiskUtil, GroupDir, GroupReport, JobHeader, JobReport,
+    LatReport, Report, SyncReport, Unified, Units,
 };
 
 /// Why fio JSON could not be read.

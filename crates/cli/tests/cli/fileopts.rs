@@ -547,3 +547,46 @@ fn regression_ramp_time_never_ended_on_synchronous_engines() {
     assert!(bytes <= 11 << 20, "{bytes}");
     assert!(ms < 1800, "{ms}");
 }
+
+#[test]
+fn idle_prof_reports_how_idle_each_cpu_was_as_fio_does() {
+    let d = TestDir::new("idle-prof");
+    let job = ["--name=t", "--ioengine=null", "--size=16m"];
+    let run = |mode: &str, more: &[&str]| {
+        let m = format!("--idle-prof={mode}");
+        let mut a = vec![m.as_str()];
+        a.extend_from_slice(&job);
+        a.extend_from_slice(more);
+        d.run(&a).ok()
+    };
+    let o = run("percpu", &[]);
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let at = o.stdout.find("\nCPU idleness:\n").expect(&o.stdout);
+    let tail = &o.stdout[at..];
+    assert!(tail.contains("\n  system: "), "{tail}");
+    let percpu = tail.lines().find(|l| l.starts_with("  percpu: ")).unwrap();
+    assert_eq!(percpu.matches('%').count(), cpus, "{percpu}");
+    assert!(tail.contains("\n  unit work: mean="), "{tail}");
+    let v = run("system", &["--output-format=json"]).json();
+    let idle = &v["cpu_idleness"];
+    let system = idle["system"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&system), "{idle}");
+    assert!(idle["unit_mean"].as_f64().unwrap() > 0.0, "{idle}");
+    assert!(
+        idle.get("cpu-0").is_none(),
+        "percpu figures only with percpu: {idle}"
+    );
+    let o = d.run(&["--idle-prof=calibrate"]).ok();
+    assert!(
+        o.stdout.starts_with("CPU idleness:\n  unit work: mean="),
+        "{}",
+        o.stdout
+    );
+    let o = d.run(&[
+        "--idle-prof=cpu",
+        "--name=t",
+        "--ioengine=null",
+        "--size=1m",
+    ]);
+    assert!(o.fails().stderr.contains("idle-prof"));
+}

@@ -528,7 +528,7 @@ fn top_level_refusals_say_why() {
     assert!(out.stderr.contains("MPI"), "{}", out.stderr);
     for o in [
         "--bandwidth-log",
-        "--idle-prof=system",
+        "--crctest",
         "--trigger-remote=x",
         "--aux-path=.",
     ] {
