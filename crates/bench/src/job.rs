@@ -270,6 +270,8 @@ struct Runner<'a> {
     sync_range: SyncRange,
     /// The I/O generated when an fsync fell due, issued after it.
     held: Option<IoUnit>,
+    /// Bandwidth and IOPS are sampled before this time (the end of the runtime).
+    sample_until: u64,
 }
 
 impl<'a> Runner<'a> {
@@ -337,6 +339,7 @@ impl<'a> Runner<'a> {
             fops,
             each_loop: EachLoop::of(plan),
             held: None,
+            sample_until: u64::MAX,
             sync_range: SyncRange::new(
                 plan.spec.sync_file_range,
                 plan.spec.sync_file_range_nr,
@@ -357,6 +360,7 @@ impl<'a> Runner<'a> {
         let plan = self.plan;
         let ramp_end = self.t0 + plan.ramp_time.as_nanos() as u64;
         let deadline = plan.runtime.map(|r| ramp_end + r.as_nanos() as u64);
+        self.sample_until = deadline.unwrap_or(u64::MAX);
         let batch = plan.iodepth_batch_submit.max(1) as usize;
         let mut pending: Option<Req> = None;
         let mut gen_done = false;
@@ -577,7 +581,12 @@ impl<'a> Runner<'a> {
         if self.has_min_rate && self.now >= self.min_check_at {
             self.check_min_rate();
         }
-        if let Some(smp) = self.stats.sample(self.now, &mut self.bw, &mut self.iops) {
+        // fio samples from its helper thread while the job runs. At the runtime's end the job
+        // stops at once, so a window closing just then is sampled only if it closed at least
+        // fio's LOG_MSEC_SLACK (1 ms) before: a job still thinking, or stuck in a slow I/O.
+        let due = self.now < self.sample_until || self.bw.due(self.now.saturating_sub(1_000_000));
+        let smp = due.then(|| self.stats.sample(self.now, &mut self.bw, &mut self.iops));
+        if let Some(smp) = smp.flatten() {
             let total: u64 = smp.rate.iter().flatten().sum();
             self.iops_series.push((smp.elapsed_ms, total as f64));
             // Mean clat of the interval from the running totals (no per-I/O work): the sum of

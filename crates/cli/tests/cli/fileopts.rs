@@ -590,3 +590,34 @@ fn idle_prof_reports_how_idle_each_cpu_was_as_fio_does() {
     ]);
     assert!(o.fails().stderr.contains("idle-prof"));
 }
+
+#[test]
+fn regression_a_sample_was_taken_for_the_window_closing_as_the_runtime_ends() {
+    // fio samples bandwidth and IOPS from a helper thread while the job runs, so a window
+    // closing as the runtime ends is sampled only if the job is still running a little after
+    // (fio 3.33 here: 4 samples with a thinktime past the end, 10 for numjobs=2 over 3 s in
+    // 500 ms windows, where iolab's last completion sometimes took an 11th and 12th).
+    let d = TestDir::new("bw-samples");
+    let samples = |more: &[&str]| {
+        let mut a = vec![
+            "--name=t",
+            "--ioengine=psync",
+            "--filename=f",
+            "--size=1m",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=1",
+            "--bwavgtime=250",
+            "--iopsavgtime=250",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(more);
+        let v = d.run(&a).ok().json();
+        let n = u64_at(&v, "/jobs/0/read/bw_samples");
+        assert_eq!(n, u64_at(&v, "/jobs/0/read/iops_samples"));
+        n
+    };
+    assert_eq!(samples(&[]), 3);
+    // Thinking through the end: the job still runs when the last window closes.
+    assert_eq!(samples(&["--thinktime=300ms", "--thinktime_blocks=1"]), 4);
+}
