@@ -19,6 +19,7 @@ mod eachloop;
 mod fileops;
 mod record;
 mod syncrange;
+mod think;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
@@ -581,10 +582,7 @@ impl<'a> Runner<'a> {
         if self.has_min_rate && self.now >= self.min_check_at {
             self.check_min_rate();
         }
-        // fio samples from its helper thread while the job runs. At the runtime's end the job
-        // stops at once, so a window closing just then is sampled only if it closed at least
-        // fio's LOG_MSEC_SLACK (1 ms) before: a job still thinking, or stuck in a slow I/O.
-        let due = self.now < self.sample_until || self.bw.due(self.now.saturating_sub(1_000_000));
+        let due = think::sample_due(self.now, self.sample_until, &self.bw);
         let smp = due.then(|| self.stats.sample(self.now, &mut self.bw, &mut self.iops));
         if let Some(smp) = smp.flatten() {
             let total: u64 = smp.rate.iter().flatten().sum();
@@ -853,6 +851,7 @@ impl<'a> Runner<'a> {
         }
         stop.pause(plan.thinktime - spin);
         self.now = self.clock.now();
+        self.after_think();
     }
 
     /// Under a rate limit, the time the next I/O of direction `d` and `len` bytes is due:

@@ -261,6 +261,8 @@ pub struct JobSpec {
     pub opendir: Option<String>,
     /// fio's rate_cycle: the window over which rate_min and rate_iops_min are judged, ns.
     pub rate_cycle_ns: u64,
+    /// After a think, go on at the rate instead of catching up.
+    pub rate_ignore_thinktime: bool,
 }
 }
 

@@ -592,11 +592,10 @@ fn idle_prof_reports_how_idle_each_cpu_was_as_fio_does() {
 }
 
 #[test]
-fn regression_a_sample_was_taken_for_the_window_closing_as_the_runtime_ends() {
-    // fio samples bandwidth and IOPS from a helper thread while the job runs, so a window
-    // closing as the runtime ends is sampled only if the job is still running a little after
-    // (fio 3.33 here: 4 samples with a thinktime past the end, 10 for numjobs=2 over 3 s in
-    // 500 ms windows, where iolab's last completion sometimes took an 11th and 12th).
+fn a_window_closing_at_the_runtimes_end_is_sampled_while_the_job_thinks_on() {
+    // fio samples bandwidth and IOPS from a helper thread while the job runs: a job that
+    // thinks past its runtime still runs when its last window closes (fio 3.33: 4 samples).
+    // The other side, the job that stops at once, is the unit test of job/think.rs.
     let d = TestDir::new("bw-samples");
     let samples = |more: &[&str]| {
         let mut a = vec![
@@ -617,7 +616,40 @@ fn regression_a_sample_was_taken_for_the_window_closing_as_the_runtime_ends() {
         assert_eq!(n, u64_at(&v, "/jobs/0/read/iops_samples"));
         n
     };
-    assert_eq!(samples(&[]), 3);
-    // Thinking through the end: the job still runs when the last window closes.
     assert_eq!(samples(&["--thinktime=300ms", "--thinktime_blocks=1"]), 4);
+}
+
+#[test]
+fn rate_ignore_thinktime_does_not_catch_up_after_a_think() {
+    let d = TestDir::new("rate-think");
+    let ios = |ignore: &str| {
+        let v = d
+            .run(&[
+                "--name=t",
+                "--ioengine=null",
+                "--size=1m",
+                "--rw=randread",
+                "--time_based",
+                "--runtime=1",
+                "--rate_iops=1000",
+                "--thinktime=100ms",
+                "--thinktime_blocks=50",
+                ignore,
+                "--output-format=json",
+            ])
+            .ok()
+            .json();
+        u64_at(&v, "/jobs/0/read/total_ios")
+    };
+    // 50 I/Os at 1000/s take 50 ms, then 100 ms of thought. Catching up (fio's default), the
+    // next 50 are overdue and go at once: 50 per 100 ms. Going on from now: 50 per 150 ms.
+    // fio 3.33 gives 500 and 350, iolab 501 and 351; a late wake-up keeps the ratio under 3/4.
+    let (caught_up, went_on) = (
+        ios("--rate_ignore_thinktime=0"),
+        ios("--rate_ignore_thinktime=1"),
+    );
+    assert!(
+        went_on > 0 && went_on * 4 < caught_up * 3,
+        "{caught_up} {went_on}"
+    );
 }

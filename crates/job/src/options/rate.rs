@@ -24,7 +24,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         }),
     imp!(Rate, "rate_cycle", ["ratecycle"], Int, Some("1000"), "Window over which rate_min and rate_iops_min are judged (msec)",
         |s, a| { s.rate_cycle_ns = a.count()?.max(1).saturating_mul(1_000_000); Ok(()) }),
-    not!(Rate, "rate_ignore_thinktime", [], Bool),
+    imp!(Rate, "rate_ignore_thinktime", [], Bool, Some("0"), "After a thinktime, go on at the rate rather than catch up on the I/O not done meanwhile",
+        |s, a| { s.rate_ignore_thinktime = a.flag()?; Ok(()) }),
     not!(Rate, "max_latency", [], Time(US)),
     not!(Rate, "latency_target", [], Time(US)),
     not!(Rate, "latency_window", [], Time(US)),
@@ -41,6 +42,8 @@ mod tests {
     fn rate_cycle_is_milliseconds_of_the_min_rate_window() {
         assert_eq!(spec(&[]).rate_cycle_ns, 1_000_000_000);
         assert_eq!(spec(&["ratecycle=250"]).rate_cycle_ns, 250_000_000);
+        assert!(spec(&["rate_ignore_thinktime=1"]).rate_ignore_thinktime);
+        assert!(!spec(&[]).rate_ignore_thinktime);
     }
 
     #[test]
