@@ -643,13 +643,12 @@ fn rate_ignore_thinktime_does_not_catch_up_after_a_think() {
     };
     // 50 I/Os at 1000/s take 50 ms, then 100 ms of thought. Catching up (fio's default), the
     // next 50 are overdue and go at once: 50 per 100 ms. Going on from now: 50 per 150 ms.
-    // fio 3.33 gives 500 and 350, iolab 501 and 351; a late wake-up keeps the ratio under 3/4.
+    // fio 3.33 gives 500 and 350, iolab 501 and 351. A late wake-up from each think (a
+    // loaded machine) lowers both, the first more, but it stays ahead: 50 per (100 ms + late)
+    // against 50 per (150 ms + late).
     let (caught_up, went_on) = (
         ios("--rate_ignore_thinktime=0"),
         ios("--rate_ignore_thinktime=1"),
     );
-    assert!(
-        went_on > 0 && went_on * 4 < caught_up * 3,
-        "{caught_up} {went_on}"
-    );
+    assert!(went_on > 0 && went_on < caught_up, "{caught_up} {went_on}");
 }
