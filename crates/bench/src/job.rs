@@ -469,6 +469,10 @@ impl<'a> Runner<'a> {
                         self.commit()?;
                         self.drain()?;
                         self.think(stop);
+                        // As fio: a think that runs past the runtime ends the job there.
+                        if deadline.is_some_and(|d| self.now >= d) {
+                            break;
+                        }
                     }
                 }
             }

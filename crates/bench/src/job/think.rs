@@ -6,8 +6,11 @@
 use super::Runner;
 
 impl Runner<'_> {
-    /// The think is over: with rate_ignore_thinktime the schedule skips the time it took.
+    /// The think is over: the windows that closed meanwhile are sampled (fio's helper thread
+    /// samples while the job thinks), and with rate_ignore_thinktime the schedule skips the
+    /// time it took.
     pub(super) fn after_think(&mut self) {
+        self.tick();
         if !self.plan.spec.rate_ignore_thinktime {
             return;
         }

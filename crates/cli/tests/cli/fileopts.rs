@@ -594,7 +594,9 @@ fn idle_prof_reports_how_idle_each_cpu_was_as_fio_does() {
 #[test]
 fn a_window_closing_at_the_runtimes_end_is_sampled_while_the_job_thinks_on() {
     // fio samples bandwidth and IOPS from a helper thread while the job runs: a job that
-    // thinks past its runtime still runs when its last window closes (fio 3.33: 4 samples).
+    // thinks past its runtime still runs when its last window closes, and stops when the
+    // think ends, issuing nothing more (fio 3.33: 4 samples of 4 I/Os, 1.2 s; iolab sampled
+    // only at completions and issued a 5th I/O after the last think).
     // The other side, the job that stops at once, is the unit test of job/think.rs.
     let d = TestDir::new("bw-samples");
     let samples = |more: &[&str]| {
@@ -614,9 +616,12 @@ fn a_window_closing_at_the_runtimes_end_is_sampled_while_the_job_thinks_on() {
         let v = d.run(&a).ok().json();
         let n = u64_at(&v, "/jobs/0/read/bw_samples");
         assert_eq!(n, u64_at(&v, "/jobs/0/read/iops_samples"));
-        n
+        (n, u64_at(&v, "/jobs/0/read/total_ios"))
     };
-    assert_eq!(samples(&["--thinktime=300ms", "--thinktime_blocks=1"]), 4);
+    assert_eq!(
+        samples(&["--thinktime=300ms", "--thinktime_blocks=1"]),
+        (4, 4)
+    );
 }
 
 #[test]
