@@ -34,6 +34,7 @@ mod syncrange;
 pub use rates::{keep_rate_series, Rates};
 mod verify;
 pub(crate) use verify::check as verify_check;
+mod think;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
@@ -327,6 +328,8 @@ struct Runner<'a> {
     thought: pacing::ThinkState,
     /// verify=: headers written, blocks read back and checked (job/verify.rs).
     verify: Option<Box<verify::Verifier>>,
+    /// Bandwidth and IOPS are sampled before this time (the end of the runtime).
+    sample_until: u64,
 }
 
 impl<'a> Runner<'a> {
@@ -399,6 +402,7 @@ impl<'a> Runner<'a> {
             fops,
             each_loop: EachLoop::of(plan),
             held: None,
+            sample_until: u64::MAX,
             sync_range: SyncRange::new(
                 plan.spec.sync_file_range,
                 plan.spec.sync_file_range_nr,
@@ -427,6 +431,7 @@ impl<'a> Runner<'a> {
         let plan = self.plan;
         let ramp_end = self.t0 + plan.ramp_time.as_nanos() as u64;
         let deadline = plan.runtime.map(|r| ramp_end + r.as_nanos() as u64);
+        self.sample_until = deadline.unwrap_or(u64::MAX);
         let batch = plan.iodepth_batch_submit.max(1) as usize;
         let mut pending: Option<Req> = None;
         let mut gen_done = false;
@@ -516,6 +521,11 @@ impl<'a> Runner<'a> {
                         self.stats.depth.mark_submit(1);
                         self.stats.depth.mark_complete(1);
                         self.complete(d);
+                        // A synchronous engine never fills the queue: the end of the ramp
+                        // and of the run have to be noticed here.
+                        if self.ramping && self.now >= ramp_end {
+                            self.end_ramp();
+                        }
                         self.tick();
                         // A synchronous engine never fills the queue: the end of the run has
                         // to be noticed here.
@@ -664,9 +674,12 @@ impl<'a> Runner<'a> {
         }
         self.latency_step();
         self.steady_tick();
-        let [bw, iops] = self
-            .stats
-            .sample_both(self.now, &mut self.bw, &mut self.iops);
+        let [bw, iops] = if think::sample_due(self.now, self.sample_until, &self.bw) {
+            self.stats
+                .sample_both(self.now, &mut self.bw, &mut self.iops)
+        } else {
+            [None, None]
+        };
         if let (Some(r), true) = (&mut self.rates, bw.is_some() || iops.is_some()) {
             r.keep(bw, iops);
         }
@@ -939,6 +952,7 @@ impl<'a> Runner<'a> {
         }
         stop.pause(plan.thinktime - spin);
         self.now = self.clock.now();
+        self.after_think();
     }
 
     /// Under a rate limit, the time the next I/O of direction `d` and `len` bytes is due:

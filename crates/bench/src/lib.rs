@@ -7,6 +7,7 @@ mod devcheck;
 mod env;
 mod exits;
 mod gate;
+pub mod idle;
 mod job;
 mod joberr;
 mod layout;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use iolab_bench::{stop_on_signals, RunOutcome};
-use iolab_job::{options, parse_cmdline, Invocation, JobSpec, OutputFormat, TopLevel};
+use iolab_job::{options, parse_cmdline, IdleProf, Invocation, JobSpec, OutputFormat, TopLevel};
 use iolab_report::run::{
     output_order, preamble, run_report, write_formats, write_formats_live, Measured, FIO_VERSION,
 };
@@ -110,14 +110,17 @@ const TOP_HELP: &[(&str, &str)] = &[
         "--crctest[=LIST]",
         "time the verify checksums (all, or a comma-separated list)",
     ),
+    (
+        "--idle-prof=MODE",
+        "how idle the CPUs were during the run: system, percpu, or calibrate (and exit)",
+    ),
     ("--help, -h", "print this help and exit"),
 ];
 
 /// fio's top-level options that iolab takes but that change nothing, and those it refuses.
 const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3)";
-const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, --idle-prof, \
---trigger-remote, --aux-path, --alloc-size, --cpuclock-test, \
---merge-blktrace-only";
+const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, \
+--trigger-remote, --aux-path, --alloc-size, --cpuclock-test, --merge-blktrace-only";
 
 /// `--help`: the usage line and the options, in fio's `-h` shape.
 fn help_text(called: Called) -> String {
@@ -160,6 +163,15 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
     }
     if let Some(path) = &inv.top.inflate_log {
         return inflate_log(path);
+    }
+    if inv.top.idle_prof == Some(IdleProf::Calibrate) {
+        // fio's --idle-prof=calibrate: the unit of work's time, and nothing run.
+        let c = idleness(iolab_bench::idle::IdleProf::start()?.finish(), false);
+        print!(
+            "CPU idleness:\n  unit work: mean={:3.2}us, stddev={:3.2}\n",
+            c.unit_mean, c.unit_stddev
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     let prefix = called.prefix();
     if inv.job_files.is_empty() && inv.cmdline_jobs.is_empty() {
@@ -327,6 +339,10 @@ fn execute(
         sink: &sink,
     });
     let status = iolab_bench::status_line(top);
+    let idle = match top.idle_prof {
+        Some(m) => Some((iolab_bench::idle::IdleProf::start()?, m == IdleProf::PerCpu)),
+        None => None,
+    };
     let outcome = iolab_bench::run_reporting(plans, &stop, status, periodic);
     // A trigger stops the run as a signal would, but is no interruption: fio exits 0.
     let triggered = trigger.finish();
@@ -336,7 +352,8 @@ fn execute(
         iolab_bench::write_bandwidth_logs(&outcome.jobs, ms)
             .map_err(|e| format!("--bandwidth-log: {e}"))?;
     }
-    let report = final_report(specs, plans, &outcome, start);
+    let mut report = final_report(specs, plans, &outcome, start);
+    report.cpu_idleness = idle.map(|(p, percpu)| idleness(p.finish(), percpu));
     let mut out = shared
         .into_inner()
         .map_err(|_| "a status report panicked while writing".to_string())?;
@@ -367,6 +384,26 @@ fn inflate_log(path: &str) -> Result<ExitCode, String> {
             Err(format!("--inflate-log: {path}: {e}"))
         }
         _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// fio's idleness figures from the profile: the system's is the CPUs' mean; a unit's time is
+/// summed up over the CPUs (mean, sample standard deviation).
+fn idleness(i: iolab_bench::idle::Idleness, percpu: bool) -> iolab_report::CpuIdleness {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let unit_mean = mean(&i.unit_us);
+    let var = i
+        .unit_us
+        .iter()
+        .map(|u| (u - unit_mean).powi(2))
+        .sum::<f64>()
+        / (i.unit_us.len().max(2) - 1) as f64;
+    iolab_report::CpuIdleness {
+        system: mean(&i.percpu),
+        show_percpu: percpu,
+        percpu: i.percpu,
+        unit_mean,
+        unit_stddev: var.sqrt(),
     }
 }
 

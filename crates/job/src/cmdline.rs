@@ -82,6 +82,19 @@ pub struct TopLevel {
     pub bandwidth_log: bool,
     /// `--inflate-log=FILE`: print a compressed log's text, run nothing.
     pub inflate_log: Option<String>,
+    /// `--idle-prof=calibrate|system|percpu`.
+    pub idle_prof: Option<IdleProf>,
+}
+
+/// fio's `--idle-prof` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleProf {
+    /// Time the unit of work, print it and exit.
+    Calibrate,
+    /// The whole machine's idleness.
+    System,
+    /// And each CPU's.
+    PerCpu,
 }
 
 /// What `iolab run` / `fio` was asked to do.
@@ -150,7 +163,6 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "client",
     "daemonize",
     "remote-config",
-    "idle-prof",
     "trigger-remote",
     "aux-path",
     "cpuclock-test",
@@ -172,10 +184,6 @@ fn refusal(name: &str) -> &'static str {
         "trigger-remote" => {
             "it sends the trigger to fio servers, and iolab has no networked mode; \
              use --trigger for this machine"
-        }
-        "idle-prof" => {
-            "fio's idleness profile (a SCHED_IDLE thread per CPU counting calibrated units of \
-             work) is not implemented; each job's CPU use is in the report (cpu: usr, sys)"
         }
         _ => "not implemented",
     }
@@ -267,6 +275,18 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         "trigger" => top.trigger_cmd = Some(req()?),
         "bandwidth-log" => top.bandwidth_log = true,
         "inflate-log" => top.inflate_log = Some(req()?),
+        "idle-prof" => {
+            top.idle_prof = Some(match req()?.as_str() {
+                "calibrate" => IdleProf::Calibrate,
+                "system" => IdleProf::System,
+                "percpu" => IdleProf::PerCpu,
+                o => {
+                    return Err(format!(
+                        "incorrect idle-prof option: {o} (calibrate, system, percpu)"
+                    ))
+                }
+            })
+        }
         "debug" => top.debug |= crate::debug::parse(&req()?)?,
         "alloc-size" => {
             let kib = req()?

@@ -20,7 +20,7 @@ mod read;
 pub mod spec;
 pub mod value;
 
-pub use cmdline::{parse_cmdline, Invocation, OutputFormat, TopLevel};
+pub use cmdline::{parse_cmdline, IdleProf, Invocation, OutputFormat, TopLevel};
 pub use error::{ErrorKind, JobError, Loc, Warning};
 pub use iolab_args::closest;
 pub use parse::{Inherited, JobFile, ParseOpts, RawJob, RawOption, Vars};

@@ -118,6 +118,16 @@ fn report_obj(r: &Report, plus: bool) -> Obj {
             r.disk_util.iter().map(|d| J::Obj(disk_obj(d).0)).collect(),
         );
     }
+    if let Some(c) = &r.cpu_idleness {
+        let mut i = Obj::new();
+        i.float("system", c.system);
+        for (n, v) in c.percpu.iter().enumerate().filter(|_| c.show_percpu) {
+            i.float(&format!("cpu-{n}"), *v);
+        }
+        i.float("unit_mean", c.unit_mean);
+        i.float("unit_stddev", c.unit_stddev);
+        o.obj("cpu_idleness", i);
+    }
     o
 }
 

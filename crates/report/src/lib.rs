@@ -34,8 +34,8 @@ pub use fmt::{num2str, N2sUnit};
 pub use group::groups_from_jobs;
 pub use html::{write_html, write_html_titled, write_html_with_logs};
 pub use model::{
-    DirReport, DiskAggr, DiskUtil, GroupDir, GroupReport, JobHeader, JobReport, LatReport,
-    PrioReport, Report, SyncReport, Unified, Units,
+    CpuIdleness, DirReport, DiskAggr, DiskUtil, GroupDir, GroupReport, JobHeader, JobReport,
+    LatReport, PrioReport, Report, SyncReport, Unified, Units,
 };
 
 /// Why fio JSON could not be read.

@@ -25,6 +25,21 @@ pub struct Report {
     pub nr_processes: u32,
     /// Text only: the count in "Starting N threads".
     pub nr_threads: u32,
+    /// `"cpu_idleness"` (fio's --idle-prof); the key is left out without it.
+    pub cpu_idleness: Option<CpuIdleness>,
+}
+
+/// fio's idleness profile: how idle each CPU was during the run, in percent, measured by
+/// a SCHED_IDLE thread per CPU counting units of work whose time was calibrated before.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CpuIdleness {
+    pub system: f64,
+    /// Per CPU; shown only with `--idle-prof=percpu`.
+    pub percpu: Vec<f64>,
+    pub show_percpu: bool,
+    /// The calibrated time of one unit of work, µs: mean and standard deviation over CPUs.
+    pub unit_mean: f64,
+    pub unit_stddev: f64,
 }
 
 /// fio's unit settings for the text output (`kb_base`, `unit_base`, `sig_figs`).

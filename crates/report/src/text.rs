@@ -26,6 +26,19 @@ pub fn write_normal(report: &Report, out: &mut impl Write) -> io::Result<()> {
             disk_line(d, &mut s);
         }
     }
+    if let Some(c) = &report.cpu_idleness {
+        s.push_str("\nCPU idleness:\n");
+        let _ = writeln!(s, "  system: {:3.2}%", c.system);
+        if c.show_percpu {
+            let cpus: Vec<String> = c.percpu.iter().map(|v| format!("{v:3.2}%")).collect();
+            let _ = writeln!(s, "  percpu: {}", cpus.join(", "));
+        }
+        let _ = writeln!(
+            s,
+            "  unit work: mean={:3.2}us, stddev={:3.2}",
+            c.unit_mean, c.unit_stddev
+        );
+    }
     out.write_all(s.as_bytes())
 }
 

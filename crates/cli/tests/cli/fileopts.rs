@@ -522,3 +522,138 @@ fn rate_cycle_is_the_window_rate_iops_min_is_judged_over() {
     assert!(o.stderr.contains("min rate"), "{}", o.stderr);
     run("--rate_cycle=5000").ok();
 }
+
+#[test]
+fn regression_ramp_time_never_ended_on_synchronous_engines() {
+    // psync's I/O completes inside queue(), and the ramp's end was only looked for outside
+    // that path: the whole run was measured, ramp included (3 s for runtime=2 ramp_time=1).
+    let d = TestDir::new("ramp-sync");
+    let v = d
+        .run(&[
+            "--name=t",
+            "--ioengine=null",
+            "--size=20m",
+            "--rate=10m",
+            "--ramp_time=1",
+            "--output-format=json",
+        ])
+        .ok()
+        .json();
+    // fio 3.33: the ramp's 10 MiB count against size; 10 MiB are measured, over 1 s.
+    let (bytes, ms) = (
+        u64_at(&v, "/jobs/0/read/io_bytes"),
+        u64_at(&v, "/jobs/0/read/runtime"),
+    );
+    assert!(bytes <= 11 << 20, "{bytes}");
+    assert!(ms < 1800, "{ms}");
+}
+
+#[test]
+fn idle_prof_reports_how_idle_each_cpu_was_as_fio_does() {
+    let d = TestDir::new("idle-prof");
+    let job = ["--name=t", "--ioengine=null", "--size=16m"];
+    let run = |mode: &str, more: &[&str]| {
+        let m = format!("--idle-prof={mode}");
+        let mut a = vec![m.as_str()];
+        a.extend_from_slice(&job);
+        a.extend_from_slice(more);
+        d.run(&a).ok()
+    };
+    let o = run("percpu", &[]);
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let at = o.stdout.find("\nCPU idleness:\n").expect(&o.stdout);
+    let tail = &o.stdout[at..];
+    assert!(tail.contains("\n  system: "), "{tail}");
+    let percpu = tail.lines().find(|l| l.starts_with("  percpu: ")).unwrap();
+    assert_eq!(percpu.matches('%').count(), cpus, "{percpu}");
+    assert!(tail.contains("\n  unit work: mean="), "{tail}");
+    let v = run("system", &["--output-format=json"]).json();
+    let idle = &v["cpu_idleness"];
+    let system = idle["system"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&system), "{idle}");
+    assert!(idle["unit_mean"].as_f64().unwrap() > 0.0, "{idle}");
+    assert!(
+        idle.get("cpu-0").is_none(),
+        "percpu figures only with percpu: {idle}"
+    );
+    let o = d.run(&["--idle-prof=calibrate"]).ok();
+    assert!(
+        o.stdout.starts_with("CPU idleness:\n  unit work: mean="),
+        "{}",
+        o.stdout
+    );
+    let o = d.run(&[
+        "--idle-prof=cpu",
+        "--name=t",
+        "--ioengine=null",
+        "--size=1m",
+    ]);
+    assert!(o.fails().stderr.contains("idle-prof"));
+}
+
+#[test]
+fn a_window_closing_at_the_runtimes_end_is_sampled_while_the_job_thinks_on() {
+    // fio samples bandwidth and IOPS from a helper thread while the job runs: a job that
+    // thinks past its runtime still runs when its last window closes, and stops when the
+    // think ends, issuing nothing more (fio 3.33: 4 samples of 4 I/Os, 1.2 s; iolab sampled
+    // only at completions and issued a 5th I/O after the last think).
+    // The other side, the job that stops at once, is the unit test of job/think.rs.
+    let d = TestDir::new("bw-samples");
+    let samples = |more: &[&str]| {
+        let mut a = vec![
+            "--name=t",
+            "--ioengine=psync",
+            "--filename=f",
+            "--size=1m",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=1",
+            "--bwavgtime=250",
+            "--iopsavgtime=250",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(more);
+        let v = d.run(&a).ok().json();
+        let n = u64_at(&v, "/jobs/0/read/bw_samples");
+        assert_eq!(n, u64_at(&v, "/jobs/0/read/iops_samples"));
+        (n, u64_at(&v, "/jobs/0/read/total_ios"))
+    };
+    assert_eq!(
+        samples(&["--thinktime=300ms", "--thinktime_blocks=1"]),
+        (4, 4)
+    );
+}
+
+#[test]
+fn rate_ignore_thinktime_does_not_catch_up_after_a_think() {
+    let d = TestDir::new("rate-think");
+    let ios = |ignore: &str| {
+        let v = d
+            .run(&[
+                "--name=t",
+                "--ioengine=null",
+                "--size=1m",
+                "--rw=randread",
+                "--time_based",
+                "--runtime=1",
+                "--rate_iops=1000",
+                "--thinktime=100ms",
+                "--thinktime_blocks=50",
+                ignore,
+                "--output-format=json",
+            ])
+            .ok()
+            .json();
+        u64_at(&v, "/jobs/0/read/total_ios")
+    };
+    // 50 I/Os at 1000/s take 50 ms, then 100 ms of thought. Catching up (fio's default), the
+    // next 50 are overdue and go at once: 50 per 100 ms. Going on from now: 50 per 150 ms.
+    // fio 3.33 gives 500 and 350, iolab 501 and 351. A late wake-up from each think (a
+    // loaded machine) lowers both, the first more, but it stays ahead: 50 per (100 ms + late)
+    // against 50 per (150 ms + late).
+    let (caught_up, went_on) = (
+        ios("--rate_ignore_thinktime=0"),
+        ios("--rate_ignore_thinktime=1"),
+    );
+    assert!(went_on > 0 && went_on < caught_up, "{caught_up} {went_on}");
+}

@@ -532,7 +532,7 @@ fn refused_fio_options_are_named_once_and_never_internal() {
         "{}",
         bad.stderr
     );
-    for arg in ["--server", "--idle-prof=system"] {
+    for arg in ["--server", "--trigger-remote=x"] {
         let out = t.run(&[arg, "--name=x", "--ioengine=null"]).fails();
         let name = arg.trim_start_matches('-').split('=').next().unwrap();
         assert!(!out.stderr.contains("internal"), "{}", out.stderr);

@@ -539,6 +539,14 @@ pub fn block_device_size(fd: RawFd) -> io::Result<u64> {
 }
 
 /// Restricts the calling thread to `cpus` (fio's cpus_allowed).
+/// Moves the calling thread to SCHED_IDLE: it runs only when nothing else wants the CPU.
+pub fn set_sched_idle() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for the call.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    cvt(r as isize).map(drop)
+}
+
 pub fn set_thread_affinity(cpus: &[usize]) -> io::Result<()> {
     // SAFETY: cpu_set_t is a plain bit array; all-zero is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
