@@ -76,7 +76,7 @@ pub use buf::{Buf, BUF_ALIGN};
 pub use cpu::CpuMode;
 pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};
-pub use exec::ExecOpts;
+pub use exec::{runnable, ExecOpts};
 pub use files::DioAlign;
 pub use meta::FsOp;
 pub use net::{NetOpts, Proto};

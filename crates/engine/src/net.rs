@@ -513,6 +513,9 @@ impl NetEngine {
                 Ok(done)
             }
             (Op::Read, None) => {
+                // A stream's recv waits for the whole request (one call where fio's loop
+                // would make several); a datagram is whatever came.
+                let wait = if udp { 0 } else { sock::MSG_WAITALL };
                 let mut done = 0;
                 while done < buf.len() {
                     self.calls.io += 1;
@@ -520,7 +523,7 @@ impl NetEngine {
                     // multicast group is not where the answers come from).
                     let mut from = if udp && listen { c.peer.as_mut() } else { None };
                     let n =
-                        again(|| sock::recv(&c.sock, &mut buf[done..], 0, from.as_deref_mut()))?;
+                        again(|| sock::recv(&c.sock, &mut buf[done..], wait, from.as_deref_mut()))?;
                     done += n;
                     // Until the request is full: fio completes a short recv and issues the
                     // rest as another I/O, so its byte count reaches the size; iolab's
