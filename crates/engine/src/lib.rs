@@ -708,6 +708,12 @@ pub trait Engine: Send {
         false
     }
 
+    /// Requests the engine knows were lost on the way (net over UDP: datagrams whose numbers
+    /// never arrived), for fio's `dropped` count of reads.
+    fn dropped(&self) -> u64 {
+        0
+    }
+
     /// fio's cancel hook, for a job that ends with I/O in flight: drops what the engine has
     /// not started. Every request still comes back through `reap`, a cancelled one with
     /// ECANCELED. The default cancels nothing: everything completes.

@@ -155,6 +155,52 @@ fn link_msg(cmd: u32) -> [u8; 8] {
     m
 }
 
+/// fio's datagram numbering: a sender writes (magic, sequence, size) in the last 24 bytes of
+/// each datagram, little-endian; a receiver counts the numbers it never saw as dropped.
+#[derive(Default)]
+struct UdpSeq {
+    sent: u64,
+    expect: u64,
+    /// A datagram's size was not the request's: the trailer is not fio's, stop looking.
+    off: bool,
+    dropped: u64,
+}
+
+const SEQ_MAGIC: u64 = 0x6573_7571_6e55_6563;
+const SEQ_LEN: usize = 24;
+
+impl UdpSeq {
+    fn stamp(&mut self, buf: &mut [u8]) {
+        let Some(at) = buf.len().checked_sub(SEQ_LEN) else {
+            return;
+        };
+        let len = buf.len() as u64;
+        let t = &mut buf[at..];
+        t[..8].copy_from_slice(&SEQ_MAGIC.to_le_bytes());
+        t[8..16].copy_from_slice(&self.sent.to_le_bytes());
+        t[16..].copy_from_slice(&len.to_le_bytes());
+        self.sent += 1;
+    }
+
+    fn check(&mut self, buf: &[u8]) {
+        let Some(at) = buf.len().checked_sub(SEQ_LEN).filter(|_| !self.off) else {
+            return;
+        };
+        let word =
+            |i: usize| u64::from_le_bytes(buf[at + i..at + i + 8].try_into().unwrap_or([0; 8]));
+        if word(0) != SEQ_MAGIC {
+            return;
+        }
+        if word(16) != buf.len() as u64 {
+            self.off = true;
+            return;
+        }
+        let seq = word(8);
+        self.dropped += seq.saturating_sub(self.expect);
+        self.expect = seq + 1;
+    }
+}
+
 /// Which side of the connection the job is.
 enum Role {
     /// Bound (and listening, for streams) before the start.
@@ -184,6 +230,7 @@ pub(crate) struct NetEngine {
     written: u64,
     /// A read found the end of the stream: the peer has gone.
     gone: bool,
+    seq: UdpSeq,
     calls: SysCalls,
 }
 
@@ -387,6 +434,7 @@ fn build(opts: &EngineOpts) -> Result<NetEngine, EngineError> {
         pipe,
         written: 0,
         gone: false,
+        seq: UdpSeq::default(),
         calls: SysCalls::default(),
     })
 }
@@ -501,6 +549,9 @@ impl NetEngine {
                         .is_none_or(|s| (self.written + buf.len() as u64) < s);
                 let flags = if more { sock::MSG_MORE } else { 0 };
                 let to = if udp { c.peer.as_ref() } else { None };
+                if udp {
+                    self.seq.stamp(buf);
+                }
                 let mut done = 0;
                 while done < buf.len() {
                     self.calls.io += 1;
@@ -525,6 +576,9 @@ impl NetEngine {
                     let n =
                         again(|| sock::recv(&c.sock, &mut buf[done..], wait, from.as_deref_mut()))?;
                     done += n;
+                    if udp {
+                        self.seq.check(buf);
+                    }
                     // Until the request is full: fio completes a short recv and issues the
                     // rest as another I/O, so its byte count reaches the size; iolab's
                     // requests are counted, so each one is filled (a stream only).
@@ -574,7 +628,17 @@ impl NetEngine {
 
     fn close(&mut self, c: &Conn) {
         // The sender says goodbye as fio does; a receiver that has gone already is no error.
-        if !self.o.listen {
+        // A datagram can be lost like any other when the receiver is behind, and then the
+        // receiver would wait for ever: over UDP it is said three times, 10 ms apart (fio says
+        // it once; the receiver ends at the first it sees).
+        if self.o.listen {
+            return;
+        }
+        let times = if self.o.proto.is_udp() { 3 } else { 1 };
+        for i in 0..times {
+            if i > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
             self.calls.io += 1;
             let _ = sock::send(&c.sock, &link_msg(LINK_CLOSE), 0, c.peer.as_ref());
         }
@@ -693,6 +757,10 @@ impl Engine for NetEngine {
         self.gone
     }
 
+    fn dropped(&self) -> u64 {
+        self.seq.dropped
+    }
+
     crate::completes_in_queue!();
 
     fn syscalls(&self) -> SysCalls {
@@ -782,6 +850,27 @@ mod tests {
         // The kernel doubles what it is given for its own bookkeeping.
         assert_eq!(get(sock::SOL_SOCKET, sock::SO_SNDBUF), 2 * 256 * 1024);
         assert!(get(sock::IPPROTO_TCP, sock::TCP_MAXSEG) <= 1000);
+    }
+
+    #[test]
+    fn datagrams_never_seen_are_counted_as_dropped_from_fio_s_numbers() {
+        let (mut tx, mut rx) = (UdpSeq::default(), UdpSeq::default());
+        let mut bufs: Vec<Vec<u8>> = (0..5).map(|_| vec![0u8; 4096]).collect();
+        for b in &mut bufs {
+            tx.stamp(b);
+        }
+        // Numbers 0, 1 and 4 arrive: 2 and 3 were lost.
+        for i in [0, 1, 4] {
+            rx.check(&bufs[i]);
+        }
+        assert_eq!(rx.dropped, 2);
+        // A trailer that gives another size is not fio's: no more counting.
+        let mut odd = bufs[0].clone();
+        odd[4096 - 8..].copy_from_slice(&1000u64.to_le_bytes());
+        rx.check(&odd);
+        rx.check(&bufs[3]);
+        assert!(rx.off);
+        assert_eq!(rx.dropped, 2);
     }
 
     #[test]

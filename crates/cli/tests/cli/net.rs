@@ -146,3 +146,21 @@ fn net_reports_bandwidth_in_bits_as_fio_unless_unit_base_says_bytes() {
         );
     }
 }
+
+#[test]
+fn a_udp_reader_counts_what_it_never_received_as_dropped() {
+    let d = TestDir::new("net-udp-drop");
+    let port = free_port(true);
+    let g = format!("ioengine=net\nprotocol=udp\nport={port}\nsize=8m");
+    d.write("net.fio", &pair(&g, "", "hostname=127.0.0.1"));
+    let v: Value = d.run(&["net.fio", "--output-format=json"]).ok().json();
+    let (got, lost) = (
+        u64_at(&v, "/jobs/0/read/total_ios"),
+        u64_at(&v, "/jobs/0/read/drop_ios"),
+    );
+    assert_eq!(
+        got + lost,
+        u64_at(&v, "/jobs/1/write/total_ios"),
+        "received {got}, dropped {lost}"
+    );
+}
