@@ -576,7 +576,9 @@ impl NetEngine {
                     let n =
                         again(|| sock::recv(&c.sock, &mut buf[done..], wait, from.as_deref_mut()))?;
                     done += n;
-                    if udp {
+                    // A whole datagram only: a shorter one (the close message) leaves an
+                    // earlier datagram's trailer in the buffer.
+                    if udp && n == buf.len() {
                         self.seq.check(buf);
                     }
                     // Until the request is full: fio completes a short recv and issues the
