@@ -158,9 +158,11 @@ fn a_udp_reader_counts_what_it_never_received_as_dropped() {
         u64_at(&v, "/jobs/0/read/total_ios"),
         u64_at(&v, "/jobs/0/read/drop_ios"),
     );
-    assert_eq!(
-        got + lost,
-        u64_at(&v, "/jobs/1/write/total_ios"),
-        "received {got}, dropped {lost}"
+    // A datagram lost before one that arrived is counted; those lost after the last that
+    // arrived cannot be (as in fio), so the sum is at most what was sent.
+    let sent = u64_at(&v, "/jobs/1/write/total_ios");
+    assert!(
+        got > 0 && got + lost <= sent,
+        "received {got}, dropped {lost}, sent {sent}"
     );
 }
