@@ -214,6 +214,7 @@ pub fn run(
     stop.job_ended(plan, runner.error.is_some());
     let mut out = runner.finish();
     out.syscalls = eng.syscalls();
+    conn::count_dropped(&mut out.stats, plan, &*eng);
     out.started_ns = started_ns;
     out.ended_ns = clock.now();
     out.engine = eng.describe();

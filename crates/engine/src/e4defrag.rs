@@ -162,6 +162,7 @@ impl Engine for DefragEngine {
 mod tests {
     use super::*;
     use crate::testutil::TempPath;
+    use crate::Buf;
     use std::io::Write;
 
     /// The physical blocks behind the file's first `n` blocks, or None where FIBMAP is not
@@ -241,6 +242,4 @@ mod tests {
             "{e}"
         );
     }
-
-    use crate::Buf;
 }

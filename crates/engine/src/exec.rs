@@ -123,7 +123,7 @@ pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
 }
 
 /// Whether `prog` names an executable file, as a path or found in PATH (as execvp looks).
-fn runnable(prog: &str) -> bool {
+pub fn runnable(prog: &str) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let exec = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

@@ -76,7 +76,7 @@ pub use buf::{Buf, BufMem, MemScope, BUF_ALIGN};
 pub use cpu::CpuMode;
 pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};
-pub use exec::ExecOpts;
+pub use exec::{runnable, ExecOpts};
 pub use files::DioAlign;
 pub use meta::FsOp;
 pub use net::{NetOpts, Proto};
@@ -736,6 +736,12 @@ pub trait Engine: Send {
             io::ErrorKind::Unsupported,
             format!("ioengine={} has no sync_file_range", self.kind().name()),
         ))
+    }
+
+    /// Requests the engine knows were lost on the way (net over UDP: datagrams whose numbers
+    /// never arrived), for fio's `dropped` count of reads.
+    fn dropped(&self) -> u64 {
+        0
     }
 
     /// fio's cancel hook, for a job that ends with I/O in flight: drops what the engine has

@@ -2,8 +2,8 @@
 //! per clone; exec: name and runtime; e4defrag: directory and range), and the end of a
 //! connection's stream.
 
-use iolab_engine::{DefragOpts, ExecOpts, NetOpts};
-use iolab_stats::Dir;
+use iolab_engine::{DefragOpts, Engine, ExecOpts, NetOpts};
+use iolab_stats::{Dir, JobStats};
 use iolab_workload::JobPlan;
 
 use super::Runner;
@@ -58,4 +58,15 @@ pub(crate) fn defrag_opts(e: &mut DefragOpts, plan: &JobPlan) {
         .min()
         .unwrap_or(0);
     e.range = (start.min(end), end);
+}
+
+/// What the engine knows was lost (net over UDP: datagrams never seen), as fio's dropped
+/// count of the job's direction.
+pub(crate) fn count_dropped(stats: &mut JobStats, plan: &JobPlan, eng: &dyn Engine) {
+    let dir = if plan.pattern.read {
+        Dir::Read
+    } else {
+        Dir::Write
+    };
+    stats.dir_mut(dir).drop_ios += eng.dropped();
 }

@@ -58,7 +58,7 @@ fn a_missing_program_is_refused_before_the_job_starts() {
         .fails();
     assert!(
         out.stderr
-            .contains("program=/no/such/tool: no such executable"),
+            .contains("'program': /no/such/tool: no such executable"),
         "{}",
         out.stderr
     );

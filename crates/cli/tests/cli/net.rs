@@ -146,3 +146,43 @@ fn net_reports_bandwidth_in_bits_as_fio_unless_unit_base_says_bytes() {
         );
     }
 }
+
+#[test]
+fn a_udp_reader_counts_what_it_never_received_as_dropped() {
+    let d = TestDir::new("net-udp-drop");
+    let port = free_port(true);
+    let g = format!("ioengine=net\nprotocol=udp\nport={port}\nsize=8m");
+    d.write("net.fio", &pair(&g, "", "hostname=127.0.0.1"));
+    let v: Value = d.run(&["net.fio", "--output-format=json"]).ok().json();
+    let (got, lost) = (
+        u64_at(&v, "/jobs/0/read/total_ios"),
+        u64_at(&v, "/jobs/0/read/drop_ios"),
+    );
+    // A datagram lost before one that arrived is counted; those lost after the last that
+    // arrived cannot be (as in fio), so the sum is at most what was sent.
+    let sent = u64_at(&v, "/jobs/1/write/total_ios");
+    assert!(
+        got > 0 && got + lost <= sent,
+        "received {got}, dropped {lost}, sent {sent}"
+    );
+}
+
+#[test]
+fn clones_of_a_listener_and_a_sender_pair_up_on_the_ports_after_the_jobs() {
+    // Two consecutive ports free a moment ago.
+    let port = (0..50)
+        .map(|_| free_port(false))
+        .find(|p| *p < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok())
+        .unwrap();
+    let d = TestDir::new("net-clones");
+    let g = format!("ioengine=net\nport={port}\nnumjobs=2");
+    d.write("net.fio", &pair(&g, "listen", "hostname=127.0.0.1"));
+    let v: Value = d.run(&["net.fio", "--output-format=json"]).ok().json();
+    for (i, dir) in [(0, "read"), (1, "read"), (2, "write"), (3, "write")] {
+        assert_eq!(
+            u64_at(&v, &format!("/jobs/{i}/{dir}/io_bytes")),
+            1 << 20,
+            "job {i}"
+        );
+    }
+}

@@ -348,7 +348,16 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Engine["nfs"], "nfs_url", [], Str),
     not!(Engine["nbd"], "uri", [], Str),
     imp!(Engine["exec"], "program", [], Str, None, "Program exec runs",
-        |s, a| { s.engine.exec.program = Some(a.v.to_string()); exec_job(s); Ok(()) }),
+        |s, a| {
+            // Checked here too, so that a job file's missing program is named with its line.
+            let prog = a.v.split(' ').find(|w| !w.is_empty()).unwrap_or_default();
+            if !iolab_engine::runnable(prog) {
+                return Err(format!("{prog}: no such executable (nor in PATH)"));
+            }
+            s.engine.exec.program = Some(a.v.to_string());
+            exec_job(s);
+            Ok(())
+        }),
     imp!(Engine["exec"], "arguments", [], Str, None, "Its arguments, split at spaces (%r: runtime in seconds, %n: job name)",
         |s, a| { s.engine.exec.arguments = Some(a.v.to_string()); Ok(()) }),
     imp!(Engine["exec"], "grace_time", [], Int, Some("1"), "Seconds between SIGTERM and SIGKILL at the job's end",

@@ -24,136 +24,17 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use crate::sys::{self, pipe, sock, sock::SockAddr};
+
+mod opts;
+mod wire;
+
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
     SysCalls,
 };
-
-/// fio's `protocol=`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Proto {
-    #[default]
-    Tcp,
-    TcpV6,
-    Udp,
-    UdpV6,
-    Unix,
-}
-
-impl Proto {
-    /// fio's name for the protocol.
-    pub fn from_name(s: &str) -> Option<Proto> {
-        Some(match s {
-            "tcp" => Proto::Tcp,
-            "tcpv6" => Proto::TcpV6,
-            "udp" => Proto::Udp,
-            "udpv6" => Proto::UdpV6,
-            "unix" => Proto::Unix,
-            _ => return None,
-        })
-    }
-
-    fn is_tcp(self) -> bool {
-        matches!(self, Proto::Tcp | Proto::TcpV6)
-    }
-
-    fn is_udp(self) -> bool {
-        matches!(self, Proto::Udp | Proto::UdpV6)
-    }
-
-    fn is_v6(self) -> bool {
-        matches!(self, Proto::TcpV6 | Proto::UdpV6)
-    }
-
-    fn domain(self) -> libc::c_int {
-        match self {
-            Proto::Tcp | Proto::Udp => sock::AF_INET,
-            Proto::TcpV6 | Proto::UdpV6 => sock::AF_INET6,
-            Proto::Unix => sock::AF_UNIX,
-        }
-    }
-
-    fn kind(self) -> libc::c_int {
-        if self.is_udp() {
-            sock::SOCK_DGRAM
-        } else {
-            sock::SOCK_STREAM
-        }
-    }
-}
-
-/// The net engines' options (fio's names), and what the runner says of the job.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NetOpts {
-    /// The host to connect to, a multicast group to join, or the Unix socket's path (fio's
-    /// `hostname`, else the job's `filename`).
-    pub hostname: Option<String>,
-    /// TCP/UDP port (0: none given); clones of a job use the ports after it, as fio.
-    pub port: u32,
-    pub proto: Proto,
-    /// TCP: accept a connection rather than make one.
-    pub listen: bool,
-    /// Answer every request (receiver) or wait for its answer (sender).
-    pub pingpong: bool,
-    /// TCP_NODELAY on the connection.
-    pub nodelay: bool,
-    /// IP_MULTICAST_TTL of a multicast sender (fio's default 1).
-    pub ttl: u32,
-    /// The address of the interface for multicast (IP_MULTICAST_IF, IP_ADD_MEMBERSHIP).
-    pub interface: Option<String>,
-    /// SO_RCVBUF/SO_SNDBUF in bytes (0: the kernel's).
-    pub window_size: u32,
-    /// TCP_MAXSEG (0: the kernel's).
-    pub mss: u32,
-    /// The job reads (set by the runner from `rw`).
-    pub reads: bool,
-    /// The job writes.
-    pub writes: bool,
-    /// The job's offsets are random (refused, as fio).
-    pub random: bool,
-    /// Bytes the job writes in all (None: unbounded, time based): MSG_MORE goes with every
-    /// send before the last.
-    pub size: Option<u64>,
-}
-
-impl Default for NetOpts {
-    fn default() -> NetOpts {
-        NetOpts {
-            hostname: None,
-            port: 0,
-            proto: Proto::Tcp,
-            listen: false,
-            pingpong: false,
-            nodelay: false,
-            ttl: 1,
-            interface: None,
-            window_size: 0,
-            mss: 0,
-            reads: false,
-            writes: true,
-            random: false,
-            size: None,
-        }
-    }
-}
-
-/// fio's link messages: magic and command, 8 bytes. fio writes the open message in network
-/// order and the close message in little-endian order, and reads them so; so does iolab.
-const LINK_MAGIC: u32 = 0x6c69_6e6b;
-const LINK_OPEN: u32 = 0x98;
-const LINK_CLOSE: u32 = 0x89;
-
-fn link_msg(cmd: u32) -> [u8; 8] {
-    let mut m = [0u8; 8];
-    if cmd == LINK_OPEN {
-        m[..4].copy_from_slice(&LINK_MAGIC.to_be_bytes());
-        m[4..].copy_from_slice(&cmd.to_be_bytes());
-    } else {
-        m[..4].copy_from_slice(&LINK_MAGIC.to_le_bytes());
-        m[4..].copy_from_slice(&cmd.to_le_bytes());
-    }
-    m
-}
+use opts::{check, interface, invalid, is_multicast};
+pub use opts::{NetOpts, Proto};
+use wire::{link_msg, UdpSeq, LINK_CLOSE, LINK_OPEN};
 
 /// Which side of the connection the job is.
 enum Role {
@@ -171,6 +52,58 @@ struct Conn {
     peer: Option<SockAddr>,
 }
 
+impl Conn {
+    /// Sends the request: a stream all of it, a datagram once.
+    fn send(
+        &self,
+        buf: &[u8],
+        flags: libc::c_int,
+        udp: bool,
+        calls: &mut u64,
+    ) -> io::Result<usize> {
+        let to = if udp { self.peer.as_ref() } else { None };
+        let mut done = 0;
+        while done < buf.len() {
+            *calls += 1;
+            done += again(|| sock::send(&self.sock, &buf[done..], flags, to))?;
+            if udp {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Receives a request: a stream until it is full or the peer closes (fio completes a
+    /// short recv and issues the rest as another I/O; iolab's requests are counted, so each
+    /// is filled: one recv with MSG_WAITALL where fio's loop would make several); a datagram
+    /// is whatever came. A datagram receiver answers whoever sent; a sender keeps its target
+    /// (a multicast group is not where answers come from).
+    fn recv(
+        &mut self,
+        buf: &mut [u8],
+        udp: bool,
+        listen: bool,
+        calls: &mut u64,
+    ) -> io::Result<usize> {
+        let wait = if udp { 0 } else { sock::MSG_WAITALL };
+        let mut done = 0;
+        while done < buf.len() {
+            *calls += 1;
+            let mut from = if udp && listen {
+                self.peer.as_mut()
+            } else {
+                None
+            };
+            let n = again(|| sock::recv(&self.sock, &mut buf[done..], wait, from.as_deref_mut()))?;
+            done += n;
+            if n == 0 || udp {
+                break;
+            }
+        }
+        Ok(done)
+    }
+}
+
 pub(crate) struct NetEngine {
     kind: EngineKind,
     o: NetOpts,
@@ -184,64 +117,8 @@ pub(crate) struct NetEngine {
     written: u64,
     /// A read found the end of the stream: the peer has gone.
     gone: bool,
+    seq: UdpSeq,
     calls: SysCalls,
-}
-
-fn invalid(kind: EngineKind, why: &str) -> EngineError {
-    EngineError::new(ErrorKind::InvalidRequest, "open", kind).hint(why)
-}
-
-/// fio's checks of a net job, in fio's order and words; `listen` follows the direction for
-/// datagram and Unix sockets.
-fn check(kind: EngineKind, o: &mut NetOpts) -> Result<(), EngineError> {
-    if o.random {
-        return Err(invalid(
-            kind,
-            "network IO can't be random; use rw=read or rw=write",
-        ));
-    }
-    if o.proto == Proto::Unix && o.port != 0 {
-        return Err(invalid(kind, "network IO port not valid with unix socket"));
-    }
-    if o.proto != Proto::Unix && o.port == 0 {
-        return Err(invalid(
-            kind,
-            "network IO requires port for tcp or udp (port=)",
-        ));
-    }
-    if o.port > 65535 {
-        return Err(invalid(kind, &format!("port={}: at most 65535", o.port)));
-    }
-    if !o.proto.is_tcp() {
-        if o.listen {
-            return Err(invalid(kind, "listen only valid for TCP proto IO"));
-        }
-        if o.reads && o.writes {
-            return Err(invalid(
-                kind,
-                "datagram network connections must be read OR write",
-            ));
-        }
-        if o.proto == Proto::Unix && o.hostname.is_none() {
-            return Err(invalid(kind, "UNIX sockets need host/filename"));
-        }
-        o.listen = o.reads;
-    }
-    Ok(())
-}
-
-fn is_multicast(host: &str) -> Option<Ipv4Addr> {
-    host.parse::<Ipv4Addr>().ok().filter(Ipv4Addr::is_multicast)
-}
-
-fn interface(kind: EngineKind, o: &NetOpts) -> Result<Option<Ipv4Addr>, EngineError> {
-    match &o.interface {
-        None => Ok(None),
-        Some(i) => i
-            .parse::<Ipv4Addr>()
-            .map(Some)
-            .map_err(|_| invalid(kind, &format!("interface={i}: not a valid interface IP"))),
-    }
 }
 
 /// SO_RCVBUF where the socket receives, SO_SNDBUF where it sends (both under pingpong), and
@@ -387,6 +264,7 @@ fn build(opts: &EngineOpts) -> Result<NetEngine, EngineError> {
         pipe,
         written: 0,
         gone: false,
+        seq: UdpSeq::default(),
         calls: SysCalls::default(),
     })
 }
@@ -499,37 +377,26 @@ impl NetEngine {
                         .o
                         .size
                         .is_none_or(|s| (self.written + buf.len() as u64) < s);
-                let flags = if more { sock::MSG_MORE } else { 0 };
-                let to = if udp { c.peer.as_ref() } else { None };
-                let mut done = 0;
-                while done < buf.len() {
-                    self.calls.io += 1;
-                    done += again(|| sock::send(&c.sock, &buf[done..], flags, to))?;
-                    if udp {
-                        break;
-                    }
+                if udp {
+                    self.seq.stamp(buf);
                 }
+                let done = c.send(
+                    buf,
+                    if more { sock::MSG_MORE } else { 0 },
+                    udp,
+                    &mut self.calls.io,
+                )?;
                 self.written += done as u64;
                 Ok(done)
             }
             (Op::Read, None) => {
-                let mut done = 0;
-                while done < buf.len() {
-                    self.calls.io += 1;
-                    // A receiver answers whoever sent; a sender keeps its target (a
-                    // multicast group is not where the answers come from).
-                    let mut from = if udp && listen { c.peer.as_mut() } else { None };
-                    let n =
-                        again(|| sock::recv(&c.sock, &mut buf[done..], 0, from.as_deref_mut()))?;
-                    done += n;
-                    // Until the request is full: fio completes a short recv and issues the
-                    // rest as another I/O, so its byte count reaches the size; iolab's
-                    // requests are counted, so each one is filled (a stream only).
-                    if n == 0 || udp {
-                        break;
-                    }
+                let n = c.recv(buf, udp, listen, &mut self.calls.io)?;
+                // A whole datagram only: a shorter one (the close message) leaves an earlier
+                // datagram's trailer in the buffer.
+                if udp && n == buf.len() {
+                    self.seq.check(buf);
                 }
-                Ok(done)
+                Ok(n)
             }
             _ => Ok(0),
         }
@@ -571,7 +438,17 @@ impl NetEngine {
 
     fn close(&mut self, c: &Conn) {
         // The sender says goodbye as fio does; a receiver that has gone already is no error.
-        if !self.o.listen {
+        // A datagram can be lost like any other when the receiver is behind, and then the
+        // receiver would wait for ever: over UDP it is said three times, 10 ms apart (fio says
+        // it once; the receiver ends at the first it sees).
+        if self.o.listen {
+            return;
+        }
+        let times = if self.o.proto.is_udp() { 3 } else { 1 };
+        for i in 0..times {
+            if i > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
             self.calls.io += 1;
             let _ = sock::send(&c.sock, &link_msg(LINK_CLOSE), 0, c.peer.as_ref());
         }
@@ -690,6 +567,10 @@ impl Engine for NetEngine {
         self.gone
     }
 
+    fn dropped(&self) -> u64 {
+        self.seq.dropped
+    }
+
     crate::completes_in_queue!();
 
     fn syscalls(&self) -> SysCalls {
@@ -779,6 +660,27 @@ mod tests {
         // The kernel doubles what it is given for its own bookkeeping.
         assert_eq!(get(sock::SOL_SOCKET, sock::SO_SNDBUF), 2 * 256 * 1024);
         assert!(get(sock::IPPROTO_TCP, sock::TCP_MAXSEG) <= 1000);
+    }
+
+    #[test]
+    fn datagrams_never_seen_are_counted_as_dropped_from_fio_s_numbers() {
+        let (mut tx, mut rx) = (UdpSeq::default(), UdpSeq::default());
+        let mut bufs: Vec<Vec<u8>> = (0..5).map(|_| vec![0u8; 4096]).collect();
+        for b in &mut bufs {
+            tx.stamp(b);
+        }
+        // Numbers 0, 1 and 4 arrive: 2 and 3 were lost.
+        for i in [0, 1, 4] {
+            rx.check(&bufs[i]);
+        }
+        assert_eq!(rx.dropped, 2);
+        // A trailer that gives another size is not fio's: no more counting.
+        let mut odd = bufs[0].clone();
+        odd[4096 - 8..].copy_from_slice(&1000u64.to_le_bytes());
+        rx.check(&odd);
+        rx.check(&bufs[3]);
+        assert!(rx.off);
+        assert_eq!(rx.dropped, 2);
     }
 
     #[test]
