@@ -15,8 +15,10 @@ use crate::{
 pub(crate) struct NullEngine {
     caps: Caps,
     files: Files,
-    queued: VecDeque<Req>,
-    done: VecDeque<Req>,
+    /// Everything in flight, oldest first: the first `committed` are complete (committed and
+    /// not yet reaped), the rest queued. One queue and a count, so commit moves nothing.
+    reqs: VecDeque<Req>,
+    committed: usize,
 }
 
 impl NullEngine {
@@ -35,8 +37,8 @@ impl NullEngine {
                 ..Caps::default()
             },
             files: Files::default(),
-            queued: VecDeque::with_capacity(depth),
-            done: VecDeque::with_capacity(depth),
+            reqs: VecDeque::with_capacity(depth),
+            committed: 0,
         }
     }
 }
@@ -67,16 +69,16 @@ impl Engine for NullEngine {
         // As fio's null engine: no new request while completions wait to be reaped. Besides
         // the depth limit this keeps the figures comparable with fio's null engine, which is
         // the usual yardstick for a benchmark's own overhead.
-        if !self.done.is_empty() || self.queued.len() >= self.caps.max_depth as usize {
+        if self.committed > 0 || self.reqs.len() >= self.caps.max_depth as usize {
             return Queued::Busy(req);
         }
-        self.queued.push_back(req);
+        self.reqs.push_back(req);
         Queued::Queued
     }
 
     fn commit(&mut self) -> io::Result<usize> {
-        let n = self.queued.len();
-        self.done.extend(self.queued.drain(..));
+        let n = self.reqs.len() - self.committed;
+        self.committed = self.reqs.len();
         Ok(n)
     }
 
@@ -87,16 +89,20 @@ impl Engine for NullEngine {
         _timeout: Option<Duration>,
         out: &mut Vec<Done>,
     ) -> io::Result<usize> {
-        let n = max.min(self.done.len());
-        for req in self.done.drain(..n) {
+        let n = max.min(self.committed);
+        for _ in 0..n {
+            let Some(req) = self.reqs.pop_front() else {
+                break;
+            };
             let result = Ok(if req.op.is_data() { req.len } else { 0 });
             out.push(Done { req, result });
         }
+        self.committed -= n;
         Ok(n)
     }
 
     fn in_flight(&self) -> usize {
-        self.queued.len() + self.done.len()
+        self.reqs.len()
     }
 
     fn syscalls(&self) -> SysCalls {
