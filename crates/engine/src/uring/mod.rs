@@ -8,6 +8,7 @@
 
 mod queue;
 mod register;
+mod ringfd;
 mod setup;
 
 use std::fs::File;
@@ -26,6 +27,7 @@ use crate::{
 };
 use queue::{enter, Issue, Rw, Slab, Target, Why};
 use register::Registry;
+use ringfd::RingFd;
 use setup::{Mode, Ops};
 
 const ENGINE: EngineKind = EngineKind::IoUring;
@@ -50,6 +52,8 @@ pub(crate) struct UringEngine {
     calls: SysCalls,
     /// SQEs pushed and not yet handed to the kernel.
     pending: usize,
+    /// The ring's fd registered in the issuer's table, for a single-issuer ring (see ringfd.rs).
+    ring_fd: Option<RingFd>,
 }
 
 impl UringEngine {
@@ -92,6 +96,7 @@ impl UringEngine {
             reg,
             calls: SysCalls::default(),
             pending: 0,
+            ring_fd: None,
         })
     }
 
@@ -109,6 +114,11 @@ impl UringEngine {
         if !self.enabled {
             Registry::enable(&self.ring)?;
             self.enabled = true;
+            // The thread enabling a single-issuer ring is the only one that may enter it:
+            // its table is where the index belongs.
+            if self.mode.single_issuer {
+                self.ring_fd = RingFd::register(&self.ring);
+            }
         }
         Ok(())
     }
@@ -123,6 +133,7 @@ impl UringEngine {
                 None,
                 None,
                 Why::Submit,
+                self.ring_fd.as_ref(),
                 &mut self.calls,
             ) {
                 Ok(_) => break,
@@ -202,6 +213,7 @@ impl UringEngine {
             Some(min),
             timeout,
             Why::Reap,
+            self.ring_fd.as_ref(),
             &mut self.calls,
         ) {
             Ok(_) => {
@@ -412,6 +424,9 @@ impl Drop for UringEngine {
                     }
                 }
             }
+        }
+        if let Some(r) = self.ring_fd.take() {
+            r.unregister(&self.ring);
         }
         // A ring never enabled has had nothing submitted: its requests are only in the SQ.
         self.reg.unregister_all(&self.ring);
