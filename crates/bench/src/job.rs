@@ -16,6 +16,7 @@ use iolab_workload::{Dir as WDir, IoGen, JobPlan, Taus88};
 use iolab_job::debug;
 
 pub(crate) mod cmdprio;
+mod hot;
 mod rates;
 pub use rates::{keep_rate_series, Rates};
 mod record;
@@ -270,6 +271,8 @@ struct Runner<'a> {
     last_seed: u64,
     /// The bw and IOPS samples, kept only when asked for.
     rates: Option<rates::Rates>,
+    /// Nothing in `tick` but the snapshot is due before this (see job/hot.rs).
+    next_tick: u64,
 }
 
 impl<'a> Runner<'a> {
@@ -335,6 +338,7 @@ impl<'a> Runner<'a> {
             debug_io: debug::on(debug::IO),
             last_seed: 0,
             rates: rates::Rates::wanted(),
+            next_tick: 0,
         }
     }
 
@@ -553,13 +557,10 @@ impl<'a> Runner<'a> {
         )
     }
 
-    /// Bandwidth and IOPS samples when due (two comparisons otherwise), and progress for the
-    /// status line every 100 ms.
-    #[inline]
-    fn tick(&mut self) {
-        if self.progress.want_snapshot.load(Ordering::Relaxed) {
-            self.snapshot();
-        }
+    /// Bandwidth and IOPS samples when due, and progress for the status line every 100 ms;
+    /// called by `tick` (job/hot.rs) when one of them is.
+    #[inline(never)]
+    fn tick_due(&mut self) {
         if self.has_min_rate && self.now >= self.min_check_at {
             self.check_min_rate();
         }
@@ -591,6 +592,7 @@ impl<'a> Runner<'a> {
             self.progress
                 .publish(self.stats.bytes_done(), self.stats.ios_done());
         }
+        self.next_tick = self.next_tick_at();
     }
 
     /// fio's rate_min / rate_iops_min: over each rate cycle (1 s, fio's default ratecycle), a
@@ -667,7 +669,8 @@ impl<'a> Runner<'a> {
     }
 
     /// Hands what is queued to the kernel; one clock reading is everyone's submission time.
-    fn commit(&mut self) -> std::io::Result<()> {
+    #[inline(never)]
+    fn commit_queued(&mut self) -> std::io::Result<()> {
         if self.queued.is_empty() {
             return Ok(());
         }
@@ -696,12 +699,7 @@ impl<'a> Runner<'a> {
     /// Reaps at least `min`; one clock reading is everyone's completion time. The wait is
     /// bounded so that a stop or the end of the runtime is noticed within [`STOP_POLL`].
     fn reap(&mut self, min: usize, deadline: Option<u64>) -> std::io::Result<()> {
-        let mut wait = STOP_POLL;
-        if let Some(d) = deadline {
-            wait = wait.min(
-                Duration::from_nanos(d.saturating_sub(self.now)).max(Duration::from_micros(100)),
-            );
-        }
+        let wait = Duration::from_nanos(hot::reap_wait_ns(deadline, self.now));
         let max = (self.plan.iodepth_batch_complete_max as usize).clamp(min.max(1), self.depth());
         let mut out = std::mem::take(&mut self.out);
         let n = match self.eng.reap(min, max, Some(wait), &mut out) {
@@ -825,6 +823,7 @@ impl<'a> Runner<'a> {
         self.rates = rates::Rates::wanted();
         self.lat_window = (0.0, 0);
         self.cpu0 = usage();
+        self.next_tick = 0;
     }
 
     /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.
