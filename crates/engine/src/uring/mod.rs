@@ -343,7 +343,8 @@ impl Engine for UringEngine {
             return Ok(0);
         }
         self.enable().map_err(issuer_error)?;
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // The clock is read only if the reap has to wait: most find their completions at once.
+        let mut deadline: Option<Instant> = None;
         let want = min.min(max);
         let mut got = 0;
         let mut flushed = false;
@@ -367,13 +368,19 @@ impl Engine for UringEngine {
                 }
                 break;
             }
-            let left = match deadline {
-                Some(d) => match d.checked_duration_since(Instant::now()) {
-                    Some(l) if !l.is_zero() => Some(l),
-                    _ => break,
-                },
-                None => None,
+            let left = match (timeout, deadline) {
+                (Some(t), None) => {
+                    deadline = Some(Instant::now() + t);
+                    Some(t).filter(|t| !t.is_zero())
+                }
+                (_, Some(d)) => d
+                    .checked_duration_since(Instant::now())
+                    .filter(|l| !l.is_zero()),
+                (None, None) => None,
             };
+            if timeout.is_some() && left.is_none() {
+                break;
+            }
             // Without EXT_ARG (before 5.11) there is no timed wait: only flush.
             let (n, left) = match left {
                 Some(_) if !self.ring.params().is_feature_ext_arg() => (0, None),
