@@ -38,9 +38,11 @@ declare -A JOBS=(
     ["null d128"]="--ioengine=null --iodepth=128 --size=1g"
     ["psync d1"]="--ioengine=psync --iodepth=1 --filename=$FILE --size=256m --loops=4"
     ["io_uring d32"]="--ioengine=io_uring --iodepth=32 --filename=$FILE --size=256m --loops=4"
+    ["io_uring d1"]="--ioengine=io_uring --iodepth=1 --filename=$FILE --size=256m --loops=4"
+    ["libaio d32"]="--ioengine=libaio --iodepth=32 --filename=$FILE --size=256m --loops=4"
 )
 ORDER=("null d1" "null d128" "psync d1" "io_uring d32")
-# ONLY="psync d1,io_uring d32" runs some of them.
+# ONLY="psync d1,io_uring d1,libaio d32" runs others or some of them.
 if [ -n "${ONLY:-}" ]; then IFS=, read -r -a ORDER <<<"$ONLY"; fi
 
 # Total instructions (all threads) of one run of `$@ --number_ios=$n`.

@@ -343,8 +343,12 @@ impl Engine for UringEngine {
             return Ok(0);
         }
         self.enable().map_err(issuer_error)?;
-        // The clock is read only if the reap has to wait: most find their completions at once.
+        // The first wait gets the whole timeout and reads no clock: it ends with what was
+        // asked for or with ETIME, so the deadline is needed (and read) only when a wait ended
+        // early (EINTR, EBUSY) and another follows; that one gets the timeout again, so the
+        // bound is at most twice the timeout in that rare case.
         let mut deadline: Option<Instant> = None;
+        let mut waited = false;
         let want = min.min(max);
         let mut got = 0;
         let mut flushed = false;
@@ -368,19 +372,18 @@ impl Engine for UringEngine {
                 }
                 break;
             }
-            let left = match (timeout, deadline) {
-                (Some(t), None) => {
-                    deadline = Some(Instant::now() + t);
-                    Some(t).filter(|t| !t.is_zero())
-                }
-                (_, Some(d)) => d
+            let left = match timeout {
+                None => None,
+                Some(t) if !waited => Some(t).filter(|t| !t.is_zero()),
+                Some(t) => deadline
+                    .get_or_insert_with(|| Instant::now() + t)
                     .checked_duration_since(Instant::now())
                     .filter(|l| !l.is_zero()),
-                (None, None) => None,
             };
             if timeout.is_some() && left.is_none() {
                 break;
             }
+            waited = true;
             // Without EXT_ARG (before 5.11) there is no timed wait: only flush.
             let (n, left) = match left {
                 Some(_) if !self.ring.params().is_feature_ext_arg() => (0, None),
