@@ -22,6 +22,7 @@ mod eachloop;
 mod errors;
 mod fileops;
 pub(crate) mod flow;
+mod hot;
 mod iolog;
 mod latency;
 mod log;
@@ -331,6 +332,8 @@ struct Runner<'a> {
     verify: Option<Box<verify::Verifier>>,
     /// Bandwidth and IOPS are sampled before this time (the end of the runtime).
     sample_until: u64,
+    /// Nothing in `tick` but the snapshot is due before this (see job/hot.rs).
+    next_tick: u64,
 }
 
 impl<'a> Runner<'a> {
@@ -417,6 +420,7 @@ impl<'a> Runner<'a> {
             done: false,
             thought: pacing::ThinkState::since(now),
             verify: verify::Verifier::of(plan, depth),
+            next_tick: 0,
         }
     }
 
@@ -663,13 +667,10 @@ impl<'a> Runner<'a> {
         )
     }
 
-    /// Bandwidth and IOPS samples when due (two comparisons otherwise), and progress for the
-    /// status line every 100 ms.
-    #[inline]
-    fn tick(&mut self) {
-        if self.progress.want_snapshot.load(Ordering::Relaxed) {
-            self.snapshot();
-        }
+    /// Bandwidth and IOPS samples when due, and progress for the status line every 100 ms;
+    /// called by `tick` (job/hot.rs) when one of them is.
+    #[inline(never)]
+    fn tick_due(&mut self) {
         if self.has_min_rate && self.now >= self.min_check_at {
             self.check_min_rate();
         }
@@ -707,6 +708,7 @@ impl<'a> Runner<'a> {
             self.progress
                 .publish(self.stats.bytes_done(), self.stats.ios_done());
         }
+        self.next_tick = self.next_tick_at();
     }
 
     /// fio's rate_min / rate_iops_min: over each rate_cycle (1 s by default), a
@@ -785,7 +787,8 @@ impl<'a> Runner<'a> {
     }
 
     /// Hands what is queued to the kernel; one clock reading is everyone's submission time.
-    fn commit(&mut self) -> std::io::Result<()> {
+    #[inline(never)]
+    fn commit_queued(&mut self) -> std::io::Result<()> {
         if self.queued.is_empty() {
             return Ok(());
         }
@@ -814,12 +817,7 @@ impl<'a> Runner<'a> {
     /// Reaps at least `min`; one clock reading is everyone's completion time. The wait is
     /// bounded so that a stop or the end of the runtime is noticed within [`STOP_POLL`].
     fn reap(&mut self, min: usize, deadline: Option<u64>) -> std::io::Result<()> {
-        let mut wait = STOP_POLL;
-        if let Some(d) = deadline {
-            wait = wait.min(
-                Duration::from_nanos(d.saturating_sub(self.now)).max(Duration::from_micros(100)),
-            );
-        }
+        let wait = Duration::from_nanos(hot::reap_wait_ns(deadline, self.now));
         let max = (self.plan.iodepth_batch_complete_max as usize).clamp(min.max(1), self.depth());
         let mut out = std::mem::take(&mut self.out);
         let n = match self.eng.reap(min, max, Some(wait), &mut out) {
@@ -941,6 +939,7 @@ impl<'a> Runner<'a> {
         self.lat_window = (0.0, 0);
         self.cpu0 = usage();
         self.restart_logs();
+        self.next_tick = 0;
     }
 
     /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.

@@ -22,12 +22,14 @@ pub const TEST_DELAY_ENV: &str = "IOLAB_TEST_NULL_DELAY_US";
 pub(crate) struct NullEngine {
     /// See [`TEST_DELAY_ENV`]; zero normally.
     delay: Duration,
-    /// With a delay: when each request in `done` completes, in order.
+    /// With a delay: when each committed request completes, in order.
     due: VecDeque<Instant>,
     caps: Caps,
     files: Files,
-    queued: VecDeque<Req>,
-    done: VecDeque<Req>,
+    /// Everything in flight, oldest first: the first `committed` are complete (committed and
+    /// not yet reaped), the rest queued. One queue and a count, so commit moves nothing.
+    reqs: VecDeque<Req>,
+    committed: usize,
 }
 
 impl NullEngine {
@@ -52,8 +54,8 @@ impl NullEngine {
                 ..Caps::default()
             },
             files: Files::default(),
-            queued: VecDeque::with_capacity(depth),
-            done: VecDeque::with_capacity(depth),
+            reqs: VecDeque::with_capacity(depth),
+            committed: 0,
         }
     }
 }
@@ -87,20 +89,20 @@ impl Engine for NullEngine {
         // As fio's null engine: no new request while completions wait to be reaped. Besides
         // the depth limit this keeps the figures comparable with fio's null engine, which is
         // the usual yardstick for a benchmark's own overhead.
-        if !self.done.is_empty() || self.queued.len() >= self.caps.max_depth as usize {
+        if self.committed > 0 || self.reqs.len() >= self.caps.max_depth as usize {
             return Queued::Busy(req);
         }
-        self.queued.push_back(req);
+        self.reqs.push_back(req);
         Queued::Queued
     }
 
     fn commit(&mut self) -> io::Result<usize> {
-        let n = self.queued.len();
+        let n = self.reqs.len() - self.committed;
         if !self.delay.is_zero() {
-            let due = Instant::now() + self.delay * (n + self.done.len()) as u32;
+            let due = Instant::now() + self.delay * (n + self.committed) as u32;
             self.due.extend(std::iter::repeat_n(due, n));
         }
-        self.done.extend(self.queued.drain(..));
+        self.committed = self.reqs.len();
         Ok(n)
     }
 
@@ -111,7 +113,7 @@ impl Engine for NullEngine {
         _timeout: Option<Duration>,
         out: &mut Vec<Done>,
     ) -> io::Result<usize> {
-        let mut n = max.min(self.done.len());
+        let mut n = max.min(self.committed);
         if !self.delay.is_zero() && n > 0 {
             if let Some(&first) = self.due.front() {
                 std::thread::sleep(first.saturating_duration_since(Instant::now()));
@@ -120,15 +122,19 @@ impl Engine for NullEngine {
             n = n.min(self.due.iter().take_while(|&&d| d <= now).count());
             self.due.drain(..n);
         }
-        for req in self.done.drain(..n) {
+        for _ in 0..n {
+            let Some(req) = self.reqs.pop_front() else {
+                break;
+            };
             let result = Ok(if req.op.is_data() { req.len } else { 0 });
             out.push(Done { req, result });
         }
+        self.committed -= n;
         Ok(n)
     }
 
     fn in_flight(&self) -> usize {
-        self.queued.len() + self.done.len()
+        self.reqs.len()
     }
 
     fn syscalls(&self) -> SysCalls {

@@ -79,6 +79,13 @@ impl Sampler {
         now_ns >= self.deadline_ns
     }
 
+    /// When the current window closes: nothing is due before it, so a caller can skip
+    /// [`Sampler::check`] (and everything else it does per window) until then.
+    #[inline]
+    pub fn deadline_ns(&self) -> u64 {
+        self.deadline_ns
+    }
+
     /// If due, close the window: add a rate sample to `out[dir]` for each direction whose
     /// counter (cumulative bytes or completed I/Os, per direction) moved, and start the next
     /// window at `now_ns`. Returns what was added, or `None` when not due.

@@ -97,8 +97,18 @@ impl Picker {
         Picker { blocks, kind }
     }
 
-    /// The next block.
+    /// The next block. Uniform, the default, is inlined into the caller: one draw.
+    #[inline]
     pub fn pick(&self, rng: &mut Taus88) -> u64 {
+        if let Kind::Uniform = self.kind {
+            return rng.below(self.blocks);
+        }
+        self.pick_shaped(rng)
+    }
+
+    /// [`Picker::pick`] for the distributions with a shape.
+    #[inline(never)]
+    fn pick_shaped(&self, rng: &mut Taus88) -> u64 {
         let n = self.blocks;
         match &self.kind {
             Kind::Uniform => rng.below(n),

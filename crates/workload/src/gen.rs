@@ -182,6 +182,42 @@ pub struct IoGen {
     rng_file: Taus88,
     file_dist: Option<Picker>,
     open_set: Option<OpenSet>,
+    /// The common job (one file, one direction, one block size, plain random or sequential):
+    /// decided once, so that each of its I/Os skips the checks the general path makes.
+    simple: Option<Simple>,
+}
+
+/// What [`IoGen::next_simple`] needs of a job that qualifies (see [`Simple::of`]).
+#[derive(Clone, Copy)]
+struct Simple {
+    dir: Dir,
+    bs: u64,
+    ba: u64,
+    random: bool,
+}
+
+impl Simple {
+    /// `Some` for a job whose I/Os the general path would make with no draw but the offset's
+    /// and no state but the file's position: the simple path then gives the same I/Os.
+    fn of(p: &Pattern) -> Option<Simple> {
+        let dir = match (p.read, p.write, p.trim) {
+            (_, _, true) if !p.trimwrite => Dir::Trim,
+            (true, false, false) => Dir::Read,
+            (false, true, false) => Dir::Write,
+            _ => return None,
+        };
+        let BlockSizes::Fixed(bs) = p.bs[dir as usize] else {
+            return None;
+        };
+        let plain = p.files.len() == 1 && p.zones.is_none() && p.backward == 0;
+        let jumps = !p.random || (p.percentage_random >= 100 && p.modifier <= 1);
+        (plain && jumps).then_some(Simple {
+            dir,
+            bs,
+            ba: p.ba[dir as usize].max(1),
+            random: p.random,
+        })
+    }
 }
 
 /// The random map of a file cannot be allocated (fio: "failed allocating random map").
@@ -304,6 +340,7 @@ impl IoGen {
                 FilePick::Dist(d) => Some(Picker::new(d, p.files.len() as u64, 1)),
                 _ => None,
             },
+            simple: Simple::of(&p),
             p,
         })
     }
@@ -319,6 +356,9 @@ impl IoGen {
 
     /// The next I/O, or `None` when the byte budget is spent (or there is nothing to do).
     pub fn next_io(&mut self) -> Option<IoUnit> {
+        if let Some(s) = self.simple {
+            return self.next_simple(s);
+        }
         if let Some(w) = self.pending_write.take() {
             self.issued += w.len;
             return Some(w);
@@ -345,28 +385,7 @@ impl IoGen {
         let rel = if let Some(z) = self.p.zones {
             strided(f, z, len, ba, random.then_some(&mut self.rng_off))
         } else if random {
-            let block = f.picker.pick(&mut self.rng_off);
-            let block = match &mut f.map {
-                Some(m) => {
-                    if m.is_done() {
-                        m.reset();
-                    }
-                    m.take(block).unwrap_or(block)
-                }
-                None => block,
-            };
-            let raw = block * f.unit;
-            let last = f.span.len - len;
-            // A multiple of the map's unit is already aligned when blockalign divides the unit
-            // (decided once, in new()); only then is the division skipped.
-            let off = if raw <= last && self.unit_aligned[d] {
-                raw
-            } else {
-                raw.min(last) / ba * ba
-            };
-            f.pos[d] = off + len;
-            f.last[d] = off;
-            off
+            random_offset(f, &mut self.rng_off, d, len, ba, self.unit_aligned[d])
         } else if self.p.random && self.p.identical {
             // rw_sequencer=identical: the I/Os between random jumps repeat the last offset.
             let off = f.last[d].min(f.span.len - len);
@@ -387,12 +406,8 @@ impl IoGen {
             f.pos[d] = off + len;
             off
         } else {
-            if f.pos[d] + len > f.span.len {
-                f.pos[d] = 0;
-            }
-            let off = f.pos[d];
-            f.pos[d] = off + len + if self.p.random { 0 } else { self.p.modifier };
-            off
+            let skip = if self.p.random { 0 } else { self.p.modifier };
+            sequential_offset(f, d, len, skip)
         };
         let io = IoUnit {
             dir,
@@ -412,6 +427,36 @@ impl IoGen {
             });
         }
         Some(io)
+    }
+
+    /// [`IoGen::next_io`] for a [`Simple`] job: the same steps as the general path takes for
+    /// it, in the same order, with the same draws.
+    #[inline]
+    fn next_simple(&mut self, s: Simple) -> Option<IoUnit> {
+        let mut len = s.bs;
+        if let Some(b) = self.p.bytes {
+            if self.issued >= b {
+                return None;
+            }
+            len = len.min(b - self.issued);
+        }
+        let d = s.dir as usize;
+        let f = &mut self.files[0];
+        len = len.min(f.span.len).max(1);
+        let rel = if s.random {
+            random_offset(f, &mut self.rng_off, d, len, s.ba, self.unit_aligned[d])
+        } else {
+            sequential_offset(f, d, len, self.p.modifier)
+        };
+        let offset = f.span.offset + rel;
+        self.issued += len;
+        self.file_bytes += len;
+        Some(IoUnit {
+            dir: s.dir,
+            file: 0,
+            offset,
+            len,
+        })
     }
 
     /// The file of the next I/O, as fio's file_service_type says; round robin with one I/O
@@ -519,6 +564,53 @@ impl IoGen {
     }
 }
 
+/// A random offset in `f` for an I/O of `len` bytes in direction `d` (from the random map
+/// when there is one), aligned to `ba`.
+#[inline]
+fn random_offset(
+    f: &mut FileState,
+    rng: &mut Taus88,
+    d: usize,
+    len: u64,
+    ba: u64,
+    unit_aligned: bool,
+) -> u64 {
+    let block = f.picker.pick(rng);
+    let block = match &mut f.map {
+        Some(m) => {
+            if m.is_done() {
+                m.reset();
+            }
+            m.take(block).unwrap_or(block)
+        }
+        None => block,
+    };
+    let raw = block * f.unit;
+    let last = f.span.len - len;
+    // A multiple of the map's unit is already aligned when blockalign divides the unit
+    // (decided once, in new()); only then is the division skipped.
+    let off = if raw <= last && unit_aligned {
+        raw
+    } else {
+        raw.min(last) / ba * ba
+    };
+    f.pos[d] = off + len;
+    f.last[d] = off;
+    off
+}
+
+/// The next sequential offset in `f` (back to the start when `len` no longer fits), then
+/// `skip` bytes are left out (rw=MODE:N).
+#[inline]
+fn sequential_offset(f: &mut FileState, d: usize, len: u64, skip: u64) -> u64 {
+    if f.pos[d] + len > f.span.len {
+        f.pos[d] = 0;
+    }
+    let off = f.pos[d];
+    f.pos[d] = off + len + skip;
+    off
+}
+
 /// The offset of the next I/O under zonemode=strided: within the current zone, sequential or
 /// anywhere in the zone (random); after `zonesize` bytes the next zone, `zoneskip` further,
 /// and the span's start again past its end (as fio's --debug=io shows).
@@ -608,6 +700,51 @@ mod tests {
     fn all(p: Pattern) -> Vec<IoUnit> {
         let mut g = IoGen::try_new(p).unwrap();
         std::iter::from_fn(|| g.next_io()).collect()
+    }
+
+    #[test]
+    fn the_simple_path_makes_the_same_ios_as_the_general_one() {
+        let mut cases = Vec::new();
+        for (read, write, random) in [
+            (true, false, true),
+            (false, true, false),
+            (true, false, false),
+        ] {
+            cases.push(Pattern::simple(read, write, random, 4096, 4096 * 300 + 512));
+        }
+        let mut p = Pattern::simple(true, false, true, 4096, 1 << 24);
+        p.random_map = false;
+        p.bytes = Some(4096 * 5000 + 100);
+        cases.push(p.clone());
+        p.dist = Dist::Zipf(1.2);
+        cases.push(p);
+        let mut p = Pattern::simple(false, true, false, 8192, 1 << 20);
+        p.modifier = 4096;
+        p.bytes = Some(3 << 20);
+        p.files[0].offset = 1 << 16;
+        cases.push(p);
+        let mut p = Pattern::simple(false, false, true, 4096, 1 << 20);
+        p.trim = true;
+        cases.push(p);
+        for p in cases {
+            let mut fast = IoGen::try_new(p.clone()).unwrap();
+            let mut general = IoGen::try_new(p.clone()).unwrap();
+            assert!(fast.simple.is_some(), "{p:?}");
+            general.simple = None;
+            for i in 0..10_000 {
+                let (a, b) = (fast.next_io(), general.next_io());
+                assert_eq!(a, b, "I/O {i} of {p:?}");
+                if a.is_none() {
+                    break;
+                }
+            }
+        }
+        // What the simple path does not do is left to the general one.
+        let mut p = Pattern::simple(true, true, true, 4096, 1 << 20);
+        assert!(Simple::of(&p).is_none());
+        p.write = false;
+        p.percentage_random = 50;
+        assert!(Simple::of(&p).is_none());
     }
 
     #[test]

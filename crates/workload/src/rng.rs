@@ -36,6 +36,7 @@ impl Taus88 {
         r
     }
 
+    #[inline]
     pub fn next_u32(&mut self) -> u32 {
         let b = ((self.s1 << 13) ^ self.s1) >> 19;
         self.s1 = ((self.s1 & 0xffff_fffe) << 12) ^ b;
@@ -51,6 +52,7 @@ impl Taus88 {
     }
 
     /// Uniform in `0..n` (n > 0), without modulo bias worth measuring: a 64x64 multiply-high.
+    #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         // Most ranges (blocks of a file, percentages) fit 32 bits: one draw instead of two.
         if n <= u64::from(u32::MAX) {

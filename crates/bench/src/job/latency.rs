@@ -143,6 +143,16 @@ impl LatencyCtl {
 }
 
 impl Runner<'_> {
+    /// When the latency target's window closes, or now when a miss asks for a step down
+    /// (`u64::MAX` without a target).
+    pub(super) fn latency_due(&self) -> u64 {
+        match (self.lat.target_ns, self.lat.step_down) {
+            (0, _) => u64::MAX,
+            (_, true) => 0,
+            _ => self.lat.window_start.saturating_add(self.lat.window_ns),
+        }
+    }
+
     /// The depth the fill loop may reach.
     #[inline]
     pub(super) fn qd(&self) -> usize {
@@ -169,6 +179,8 @@ impl Runner<'_> {
                     self.over_max_latency(dir, lat, t);
                 } else {
                     c.step_down = true;
+                    // Acted on at the next tick, not at the next periodic duty.
+                    self.next_tick = 0;
                 }
             } else {
                 c.missed += 1;

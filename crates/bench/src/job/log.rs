@@ -431,6 +431,15 @@ impl Logs {
         }
     }
 
+    /// The earliest time [`Logs::tick`] has anything to do (job/hot.rs gathers the loop's
+    /// deadlines, so that a window is logged when it closes).
+    fn next_due(&self) -> u64 {
+        let due = |r: &Option<Rate>| r.as_ref().map_or(u64::MAX, |r| r.sampler.deadline_ns());
+        due(&self.bw_rate)
+            .min(due(&self.iops_rate))
+            .min(self.next_flush)
+    }
+
     /// Rate samples when due, and the periodic flush.
     #[inline]
     fn tick(&mut self, stats: &JobStats, now: u64) {
@@ -611,6 +620,14 @@ impl Runner<'_> {
     pub(super) fn log_tick(&mut self) {
         if let (Some(l), false) = (&mut self.logs, self.ramping) {
             l.tick(&self.stats, self.now);
+        }
+    }
+
+    /// When the logs next have something to do (`u64::MAX`: never; not while ramping).
+    pub(super) fn logs_due(&self) -> u64 {
+        match (&self.logs, self.ramping) {
+            (Some(l), false) => l.next_due(),
+            _ => u64::MAX,
         }
     }
 

@@ -131,6 +131,11 @@ impl SteadyCtl {
 impl Runner<'_> {
     /// Samples when an interval has passed; ends the job once steady.
     #[inline]
+    /// When steady-state detection next takes a sample (`u64::MAX` when it is off).
+    pub(super) fn steady_due(&self) -> u64 {
+        self.steady.next
+    }
+
     pub(super) fn steady_tick(&mut self) {
         if self.now < self.steady.next {
             return;

@@ -9,6 +9,7 @@
 pub mod net;
 mod queue;
 mod register;
+mod ringfd;
 mod setup;
 
 use std::fs::File;
@@ -27,6 +28,7 @@ use crate::{
 };
 use queue::{enter, Issue, Rw, Slab, Target, Why};
 use register::Registry;
+use ringfd::RingFd;
 use setup::{Mode, Ops};
 
 const ENGINE: EngineKind = EngineKind::IoUring;
@@ -51,6 +53,8 @@ pub(crate) struct UringEngine {
     calls: SysCalls,
     /// SQEs pushed and not yet handed to the kernel.
     pending: usize,
+    /// The ring's fd registered in the issuer's table, for a single-issuer ring (see ringfd.rs).
+    ring_fd: Option<RingFd>,
 }
 
 impl UringEngine {
@@ -93,6 +97,7 @@ impl UringEngine {
             reg,
             calls: SysCalls::default(),
             pending: 0,
+            ring_fd: None,
         })
     }
 
@@ -110,6 +115,11 @@ impl UringEngine {
         if !self.enabled {
             Registry::enable(&self.ring)?;
             self.enabled = true;
+            // The thread enabling a single-issuer ring is the only one that may enter it:
+            // its table is where the index belongs.
+            if self.mode.single_issuer {
+                self.ring_fd = RingFd::register(&self.ring);
+            }
         }
         Ok(())
     }
@@ -124,6 +134,7 @@ impl UringEngine {
                 None,
                 None,
                 Why::Submit,
+                self.ring_fd.as_ref(),
                 &mut self.calls,
             ) {
                 Ok(_) => break,
@@ -203,6 +214,7 @@ impl UringEngine {
             Some(min),
             timeout,
             Why::Reap,
+            self.ring_fd.as_ref(),
             &mut self.calls,
         ) {
             Ok(_) => {
@@ -337,7 +349,12 @@ impl Engine for UringEngine {
             return Ok(0);
         }
         self.enable().map_err(issuer_error)?;
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // The first wait gets the whole timeout and reads no clock: it ends with what was
+        // asked for or with ETIME, so the deadline is needed (and read) only when a wait ended
+        // early (EINTR, EBUSY) and another follows; that one gets the timeout again, so the
+        // bound is at most twice the timeout in that rare case.
+        let mut deadline: Option<Instant> = None;
+        let mut waited = false;
         let want = min.min(max);
         let mut got = 0;
         let mut flushed = false;
@@ -361,13 +378,18 @@ impl Engine for UringEngine {
                 }
                 break;
             }
-            let left = match deadline {
-                Some(d) => match d.checked_duration_since(Instant::now()) {
-                    Some(l) if !l.is_zero() => Some(l),
-                    _ => break,
-                },
+            let left = match timeout {
                 None => None,
+                Some(t) if !waited => Some(t).filter(|t| !t.is_zero()),
+                Some(t) => deadline
+                    .get_or_insert_with(|| Instant::now() + t)
+                    .checked_duration_since(Instant::now())
+                    .filter(|l| !l.is_zero()),
             };
+            if timeout.is_some() && left.is_none() {
+                break;
+            }
+            waited = true;
             // Without EXT_ARG (before 5.11) there is no timed wait: only flush.
             let (n, left) = match left {
                 Some(_) if !self.ring.params().is_feature_ext_arg() => (0, None),
@@ -418,6 +440,9 @@ impl Drop for UringEngine {
                     }
                 }
             }
+        }
+        if let Some(r) = self.ring_fd.take() {
+            r.unregister(&self.ring);
         }
         // A ring never enabled has had nothing submitted: its requests are only in the SQ.
         self.reg.unregister_all(&self.ring);

@@ -2,6 +2,8 @@
 //! [`enter`], the one function that calls io_uring_enter and counts it.
 
 use std::io;
+use std::mem::size_of;
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use io_uring::squeue::Entry;
@@ -9,6 +11,7 @@ use io_uring::types::{self, SubmitArgs, Timespec};
 use io_uring::EnterFlags;
 use io_uring::{opcode, IoUring};
 
+use super::ringfd::{RingFd, IORING_ENTER_REGISTERED_RING};
 use super::setup::Mode;
 use crate::{Op, Req, SysCalls};
 
@@ -252,6 +255,7 @@ pub(super) fn enter(
     wait: Option<u32>,
     timeout: Option<Duration>,
     why: Why,
+    reg: Option<&RingFd>,
     calls: &mut SysCalls,
 ) -> io::Result<Option<usize>> {
     let (to_submit, need_wakeup, overflow, taskrun) = {
@@ -280,25 +284,79 @@ pub(super) fn enter(
         return Ok(None);
     }
     let min = wait.unwrap_or(0);
-    let s = ring.submitter();
+    let (fd, flags) = match reg.and_then(RingFd::here) {
+        Some(i) => (i as i32, flags.bits() | IORING_ENTER_REGISTERED_RING),
+        None => (ring.as_raw_fd(), flags.bits()),
+    };
     let ret = match timeout {
         Some(t) => {
             let ts = Timespec::from(t);
             let args = SubmitArgs::new().timespec(&ts);
-            flags |= EnterFlags::EXT_ARG;
-            // SAFETY: with EXT_ARG the kernel reads a struct io_uring_getevents_arg, which is
-            // what SubmitArgs is (repr(transparent)); it and the timespec it points to live
-            // until the call returns. to_submit counts entries already in the SQ.
-            unsafe { s.enter(to_submit, min, flags.bits(), Some(&args)) }
+            let flags = flags | EnterFlags::EXT_ARG.bits();
+            // SAFETY: with EXT_ARG the kernel reads a struct io_uring_getevents_arg of the
+            // size given, which is what SubmitArgs is (repr(transparent)); it and the timespec
+            // it points to live until the call returns. to_submit counts entries already in
+            // the SQ; `fd` is the ring's fd or its index in this thread's table (RingFd::here).
+            unsafe {
+                sys_enter(
+                    fd,
+                    to_submit,
+                    min,
+                    flags,
+                    (&args as *const SubmitArgs<'_, '_>).cast(),
+                    size_of::<SubmitArgs<'_, '_>>(),
+                )
+            }
         }
-        // SAFETY: no argument is passed; to_submit counts entries already in the SQ.
-        None => unsafe { s.enter::<libc::sigset_t>(to_submit, min, flags.bits(), None) },
+        // SAFETY: no argument is passed (a null sigset); to_submit counts entries already in
+        // the SQ; `fd` is as above.
+        None => unsafe {
+            sys_enter(
+                fd,
+                to_submit,
+                min,
+                flags,
+                std::ptr::null(),
+                size_of::<libc::sigset_t>(),
+            )
+        },
     };
     match why {
         Why::Submit => calls.submit += 1,
         Why::Reap => calls.reap += 1,
     }
     ret.map(Some)
+}
+
+/// io_uring_enter(2) itself.
+///
+/// # Safety
+/// `arg` and `size` must be what `flags` tells the kernel to read (see io_uring_enter(2)).
+unsafe fn sys_enter(
+    fd: i32,
+    to_submit: u32,
+    min: u32,
+    flags: u32,
+    arg: *const libc::c_void,
+    size: usize,
+) -> io::Result<usize> {
+    // SAFETY: the caller vouches for `arg`; the rest are plain integers.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            to_submit,
+            min,
+            flags,
+            arg,
+            size,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
 }
 
 #[cfg(test)]
