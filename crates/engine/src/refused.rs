@@ -8,7 +8,13 @@ use std::path::Path;
 /// The reason iolab refuses the fio engine `name`, or `None` for a name that is not one of
 /// fio's refused engines (the caller decides what an unknown name is).
 pub fn refusal(name: &str) -> Option<String> {
-    let fixed = |s: &str| Some(s.to_string());
+    hardware(name)
+        .or_else(|| library_of(name))
+        .or_else(|| elsewhere(name))
+}
+
+/// Engines for a kind of device or hardware: is there one here?
+fn hardware(name: &str) -> Option<String> {
     match name {
         "io_uring_cmd" => Some(device(
             name,
@@ -73,6 +79,13 @@ pub fn refusal(name: &str) -> Option<String> {
             zoned_device(),
             "iolab does not send ZBC/ZAC zone commands",
         )),
+        _ => None,
+    }
+}
+
+/// Engines that drive a remote system through its library: is the library installed?
+fn library_of(name: &str) -> Option<String> {
+    match name {
         "xnvme" => Some(library(name, "libxnvme and an NVMe device", "libxnvme.so")),
         "libblkio" => Some(library(
             name,
@@ -113,6 +126,14 @@ pub fn refusal(name: &str) -> Option<String> {
             "a DDN Infinite Memory Engine and libim_client",
             "libim_client.so",
         )),
+        _ => None,
+    }
+}
+
+/// Engines of other systems, other fio versions, or code loaded at run time.
+fn elsewhere(name: &str) -> Option<String> {
+    let fixed = |s: &str| Some(s.to_string());
+    match name {
         "vsync" | "pvsync" => {
             fixed("iolab has no readv/writev variant of sync and psync; pvsync2 is vectored")
         }

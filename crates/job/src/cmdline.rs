@@ -434,20 +434,23 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
         opt.spelled = name.to_string();
         place(&mut inv, &mut shared, &mut budget, opt, &loc)?;
     }
-    if inv.top.output_format.is_empty() {
-        inv.top.output_format.push(OutputFormat::Normal);
+    finish_top(&mut inv.top);
+    Ok(inv)
+}
+
+/// What follows from the whole command line: fio's default output format, and the debug
+/// categories set and announced as fio announces them.
+fn finish_top(top: &mut TopLevel) {
+    if top.output_format.is_empty() {
+        top.output_format.push(OutputFormat::Normal);
     }
-    if inv.top.debug != 0 {
+    if top.debug != 0 {
         // Where fio prints them (standard output), unless that carries JSON or terse.
-        let plain = inv.top.output.is_none()
-            && inv
-                .top
-                .output_format
-                .iter()
-                .all(|f| *f == OutputFormat::Normal);
-        crate::debug::set(inv.top.debug, plain);
+        let plain =
+            top.output.is_none() && top.output_format.iter().all(|f| *f == OutputFormat::Normal);
+        crate::debug::set(top.debug, plain);
         for (name, bit) in crate::debug::CATEGORIES {
-            if inv.top.debug & bit != 0 {
+            if top.debug & bit != 0 {
                 let msg = format!("fio: set debug option {name}");
                 // A closed stdout is not an error here (the run reports it if it matters).
                 let _ = if plain {
@@ -458,7 +461,6 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
             }
         }
     }
-    Ok(inv)
 }
 
 impl Invocation {

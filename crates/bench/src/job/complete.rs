@@ -1,0 +1,153 @@
+//! Requests on their way back: handing the queued ones to the engine (one clock reading is
+//! everyone's submission time), reaping (one reading is everyone's completion time), and
+//! recording each completion or the error that stops the job.
+
+use std::time::Duration;
+
+use iolab_engine::{sys, Done};
+
+use super::{hot, Runner};
+use crate::joberr::{site, JobError};
+
+impl Runner<'_> {
+    /// Hands what is queued to the kernel; one clock reading is everyone's submission time.
+    #[inline(never)]
+    pub(super) fn commit_queued(&mut self) -> std::io::Result<()> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        let n = self.queued.len() as u32;
+        let depth = self.in_flight() as u32;
+        if let Err(e) = self.eng.commit() {
+            self.fail(&e, format!("commit: {e}"), "td_io_commit", site!());
+            return Err(e);
+        }
+        self.stats.depth.mark_depth(depth, n);
+        self.stats.depth.mark_submit(n);
+        if self.rec.timed {
+            self.now = self.clock.now();
+            for &slot in &self.queued {
+                let s = &mut self.slots[slot as usize];
+                s.submit_ns = self.now;
+                if let (Some(d), true) = (s.dir, self.rec.slat) {
+                    self.stats.record_slat(d, self.now - s.issue_ns);
+                }
+            }
+        }
+        self.queued.clear();
+        Ok(())
+    }
+
+    /// Reaps at least `min`; one clock reading is everyone's completion time. The wait is
+    /// bounded so that a stop or the end of the runtime is noticed within [`STOP_POLL`].
+    pub(super) fn reap(&mut self, min: usize, deadline: Option<u64>) -> std::io::Result<()> {
+        let wait = Duration::from_nanos(hot::reap_wait_ns(deadline, self.now));
+        let max = (self.plan.iodepth_batch_complete_max as usize).clamp(min.max(1), self.depth());
+        let mut out = std::mem::take(&mut self.out);
+        let n = match self.eng.reap(min, max, Some(wait), &mut out) {
+            Ok(n) => n,
+            Err(e) => {
+                self.out = out;
+                self.fail(&e, format!("reap: {e}"), "td_io_getevents", site!());
+                return Err(e);
+            }
+        };
+        self.now = self.clock.now();
+        self.stats.depth.mark_complete(n as u32);
+        for d in out.drain(..) {
+            self.complete(d);
+        }
+        self.out = out;
+        Ok(())
+    }
+
+    /// Waits for everything in flight.
+    pub(super) fn drain(&mut self) -> std::io::Result<()> {
+        while self.in_flight() > 0 {
+            let n = self.in_flight();
+            self.reap(n, None)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn complete(&mut self, mut d: Done) {
+        self.verify_done(&mut d);
+        if self.debug_io {
+            self.debug_req("complete", &d.req);
+        }
+        let slot = d.req.tag as u32;
+        let s = &self.slots[slot as usize];
+        let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
+        self.record_prio(&d, dir, submit, issue);
+        match (&d.result, dir) {
+            (Ok(0), Some(dir)) if self.connection && d.req.len > 0 => self.end_of_stream(dir),
+            (Ok(n), Some(dir)) if !self.rec.all() => {
+                self.record_some(dir, *n as u64, submit, issue);
+                if *n < d.req.len {
+                    self.stats.dir_mut(dir).short_ios += 1;
+                }
+            }
+            (Ok(n), Some(dir)) => {
+                self.stats
+                    .record_completion(dir, *n as u64, self.now - submit, self.now - issue);
+                if due > 0 {
+                    self.stats
+                        .dir_mut(dir)
+                        .due_lat
+                        .record(self.now.saturating_sub(due));
+                }
+                if *n < d.req.len {
+                    self.stats.dir_mut(dir).short_ios += 1;
+                }
+            }
+            (Ok(_), None) => self.stats.record_sync(self.now - issue),
+            (Err(e), _) if self.stopped_mid_io(e) || self.fops.device_full(e, &d.req) => {
+                // Never done: not issued either, as fio puts a cancelled io_u back.
+                match dir {
+                    Some(d) => self.stats.dir_mut(d).total_ios -= 1,
+                    None => self.stats.sync.total_ios -= 1,
+                }
+            }
+            (Err(_), _) => self.io_error(&d, dir),
+        }
+        if let (Ok(_), Some(dir)) = (&d.result, dir) {
+            self.check_latency(dir, issue);
+        }
+        self.fops.done(slot);
+        self.log_done(&d, dir, issue, submit);
+        self.free_slots.push(slot);
+        if d.req.op.is_data() {
+            self.free.push(d.req.buf);
+        }
+    }
+
+    /// Whether a failed completion is I/O that a stop ended rather than an I/O error: cancelled
+    /// at the end (ECANCELED), or woken out of a blocked call by the stop (EINTR, see
+    /// engine::sys::interrupt).
+    pub(super) fn stopped_mid_io(&self, e: &std::io::Error) -> bool {
+        match e.raw_os_error() {
+            Some(libc::ECANCELED) => self.cancelled,
+            Some(libc::EINTR) => sys::interrupt::woken(),
+            _ => false,
+        }
+    }
+
+    /// Records the error that stops the job (the first one only), with its real errno (EIO
+    /// only when the error has none, as fio's default).
+    pub(super) fn fail(
+        &mut self,
+        e: &std::io::Error,
+        message: String,
+        func: &'static str,
+        at: &'static str,
+    ) {
+        if self.error.is_none() {
+            self.error = Some(JobError {
+                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                message,
+                func,
+                site: at,
+            });
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Making the next request: the generator's next I/O (or a sync due, a backlogged verify
+//! read, the next loop), its slot and buffer, its due time under a rate limit, and taking
+//! back a request that never reached the engine.
+
+use iolab_engine::{Op, Req};
+use iolab_stats::Dir;
+use iolab_workload::Dir as WDir;
+
+use super::{stat_dir, Runner};
+use crate::setup::fill;
+
+impl Runner<'_> {
+    pub(super) fn next_req(&mut self) -> Option<Req> {
+        let plan = self.plan;
+        if self.free.is_empty() || self.fops.full || self.eng.finished() {
+            return None;
+        }
+        if let Some(r) = self.verify_backlog_req() {
+            return Some(r);
+        }
+        if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
+            return None;
+        }
+        let io = self.held.take().or_else(|| self.gen.next_io())?;
+        if self.fsync_due() {
+            return self.fsync_before(io);
+        }
+        if self.each_loop.due() && !self.next_loop() {
+            return None;
+        }
+        if self.sync_range.due() && !self.sync_ranges() {
+            return None;
+        }
+        self.each_loop.issued(io.len);
+        let dir = stat_dir(io.dir);
+        let slot = self.take_slot(Some(dir))?;
+        let op = match io.dir {
+            WDir::Read => Op::Read,
+            WDir::Write => {
+                self.writes_since_sync += 1;
+                self.sync_range.wrote(io.file, io.offset, io.len);
+                Op::Write
+            }
+            WDir::Trim => Op::Trim,
+        };
+        self.stats.issued(dir);
+        self.slots[slot as usize].due_ns = if self.rate_limited {
+            self.schedule(io.dir as usize, io.len)
+        } else {
+            0
+        };
+        let file = self.files[io.file];
+        if op == Op::Trim {
+            return Some(Req::trim(file, io.offset, io.len as usize).with_tag(slot as u64));
+        }
+        let mut buf = self.free.pop()?;
+        if op == Op::Write && plan.buffers.dedupe_percentage > 0 {
+            self.dedupe_fill(&mut buf);
+        } else if op == Op::Write && plan.buffers.refill {
+            fill(&mut buf, plan, &mut self.rng);
+        }
+        if op == Op::Write && self.verify.is_some() {
+            self.verify_write(buf.as_mut_slice(), slot, &io);
+        }
+        let prio = self.pick_prio(dir, io.len);
+        Some(
+            Req::data(op, file, io.offset, io.len as usize, buf)
+                .with_tag(slot as u64)
+                .with_ioprio(prio),
+        )
+    }
+
+    /// Takes back a request that was generated but never reached the engine.
+    pub(super) fn unissue(&mut self, r: Req) {
+        let slot = r.tag as u32;
+        match self.slots[slot as usize].dir {
+            Some(d) => self.stats.dir_mut(d).total_ios -= 1,
+            None => self.stats.sync.total_ios -= 1,
+        }
+        self.free_slots.push(slot);
+        if r.op.is_data() {
+            self.free.push(r.buf);
+        }
+    }
+
+    pub(super) fn take_slot(&mut self, dir: Option<Dir>) -> Option<u32> {
+        let slot = self.free_slots.pop()?;
+        let s = &mut self.slots[slot as usize];
+        s.issue_ns = self.now;
+        s.dir = dir;
+        Some(slot)
+    }
+
+    /// Under a rate limit, the time the next I/O of direction `d` and `len` bytes is due:
+    /// evenly spaced (linear) or with exponential gaps of the same mean (poisson), from the
+    /// start of the measured period.
+    pub(super) fn schedule(&mut self, d: usize, len: u64) -> u64 {
+        let r = &self.plan.rate;
+        let mut gap = 0u64;
+        if r.bytes_per_sec[d] > 0 {
+            gap =
+                gap.max((u128::from(len) * 1_000_000_000 / u128::from(r.bytes_per_sec[d])) as u64);
+        }
+        if let Some(g) = 1_000_000_000u64.checked_div(r.iops[d]) {
+            gap = gap.max(g);
+        }
+        if r.poisson && gap > 0 {
+            let u = self.rng.unit();
+            gap = (gap as f64 * -(1.0 - u).ln()) as u64;
+        }
+        let due = self.t0 + self.next_due[d];
+        self.next_due[d] += gap;
+        due
+    }
+}
