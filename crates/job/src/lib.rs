@@ -18,6 +18,7 @@ pub mod parse;
 pub mod place;
 mod read;
 pub mod spec;
+pub mod tophelp;
 pub mod value;
 
 pub use cmdline::{parse_cmdline, IdleProf, Invocation, OutputFormat, TopLevel};
