@@ -142,17 +142,7 @@ pub(crate) fn plan(
     let top = &inv.top;
     let file = inv.load().map_err(|e| e.to_string())?;
     if top.showcmd {
-        // fio's --showcmd: each job as the command line that would define it, then exit.
-        for job in &file.jobs {
-            let mut line = format!("fio --name={}", job.name);
-            for o in job.options().filter(|o| o.def.name != "name") {
-                match o.value.as_deref() {
-                    Some(v) if !v.is_empty() => line.push_str(&format!(" --{}={v}", o.spelled)),
-                    _ => line.push_str(&format!(" --{}", o.spelled)),
-                }
-            }
-            println!("{line} ");
-        }
+        showcmd(&file);
         return Ok(None);
     }
     let mut resolved = file.resolve().map_err(|e| e.to_string())?;
@@ -196,6 +186,20 @@ pub(crate) fn plan(
     Ok(Some((specs, plans)))
 }
 
+/// fio's --showcmd: each job as the command line that would define it.
+fn showcmd(file: &iolab_job::JobFile) {
+    for job in &file.jobs {
+        let mut line = format!("fio --name={}", job.name);
+        for o in job.options().filter(|o| o.def.name != "name") {
+            match o.value.as_deref() {
+                Some(v) if !v.is_empty() => line.push_str(&format!(" --{}={v}", o.spelled)),
+                _ => line.push_str(&format!(" --{}", o.spelled)),
+            }
+        }
+        println!("{line} ");
+    }
+}
+
 /// Runs the plans, writing the reports (periodic ones too) and the closing message.
 fn execute(
     top: &TopLevel,
@@ -216,25 +220,8 @@ fn execute(
     .map_err(|e| format!("cannot watch the trigger: {e}"))?;
     let start = SystemTime::now();
     let shared = Mutex::new(out);
-    // fio's --status-interval: the whole report so far, every interval, in the asked formats.
-    let sink = |snaps: &[Option<JobStats>]| {
-        let jobs: Vec<Measured<'_>> = (snaps.iter().zip(plans))
-            .filter_map(|(s, plan)| {
-                s.as_ref().map(|stats| Measured {
-                    plan,
-                    stats,
-                    errno: 0,
-                    verror: None,
-                })
-            })
-            .collect();
-        if !jobs.is_empty() {
-            let report = run_report(specs, &jobs, &[], start);
-            if let Ok(mut o) = shared.lock() {
-                let _ = write_formats_live(&report, formats, &mut *o);
-            }
-        }
-    };
+    let sink =
+        |snaps: &[Option<JobStats>]| status_report(snaps, specs, plans, formats, start, &shared);
     let periodic = top.status_interval_us.map(|us| iolab_bench::Periodic {
         every: std::time::Duration::from_micros(us),
         sink: &sink,
@@ -263,17 +250,49 @@ fn execute(
         r => r.map_err(write_error)?,
     }
     if outcome.interrupted && !triggered {
-        let sig = signal.load(Ordering::Relaxed);
-        match called {
-            Called::Fio => eprintln!("fio: terminating on signal {sig}"),
-            Called::Iolab => eprintln!(
-                "iolab run: terminating on signal {sig}; the results cover what ran until then"
-            ),
-        }
-        return Ok(ExitCode::from(130));
+        return Ok(interrupted(called, &signal));
     }
     let failed = outcome.jobs.iter().any(|j| j.error.is_some());
     Ok(ExitCode::from(u8::from(failed)))
+}
+
+/// fio's --status-interval: the whole report so far, in the asked formats, one line each.
+fn status_report(
+    snaps: &[Option<JobStats>],
+    specs: &[JobSpec],
+    plans: &[JobPlan],
+    formats: &[OutputFormat],
+    start: SystemTime,
+    out: &Mutex<Box<dyn Write + Send>>,
+) {
+    let jobs: Vec<Measured<'_>> = (snaps.iter().zip(plans))
+        .filter_map(|(s, plan)| {
+            s.as_ref().map(|stats| Measured {
+                plan,
+                stats,
+                errno: 0,
+                verror: None,
+            })
+        })
+        .collect();
+    if !jobs.is_empty() {
+        let report = run_report(specs, &jobs, &[], start);
+        if let Ok(mut o) = out.lock() {
+            let _ = write_formats_live(&report, formats, &mut *o);
+        }
+    }
+}
+
+/// The closing message of a run a signal stopped (fio names the signal by number), exit 130.
+fn interrupted(called: Called, signal: &AtomicUsize) -> ExitCode {
+    let sig = signal.load(Ordering::Relaxed);
+    match called {
+        Called::Fio => eprintln!("fio: terminating on signal {sig}"),
+        Called::Iolab => eprintln!(
+            "iolab run: terminating on signal {sig}; the results cover what ran until then"
+        ),
+    }
+    ExitCode::from(130)
 }
 
 /// `--inflate-log=FILE`: the text of a log written with log_store_compressed.

@@ -40,15 +40,7 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
             .and_then(|()| out.flush())
             .map_err(write_error)?;
     }
-    let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    // mpirun ends a job it got SIGINT or SIGTERM for, and in doing so drops what the ranks
-    // write after it (rank 0's report is cut at 10-20 KB). SIGUSR2 it passes on and lets the
-    // job end by itself: that is the stop that keeps the whole report.
-    let graceful = Arc::new(AtomicBool::new(false));
-    for flag in [&stop, &graceful] {
-        signal_hook::flag::register(signal_hook::consts::SIGUSR2, Arc::clone(flag))
-            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    }
+    let (stop, graceful) = stops()?;
     // One status line, rank 0's: several ranks drawing on one terminal would garble it.
     let status = match world.is_root() {
         true => iolab_bench::status_line(top),
@@ -74,17 +66,37 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         r => r.map_err(write_error)?,
     }
+    Ok(closing(&gathered, prefix))
+}
+
+/// The exit status, and the failures or the stop named on standard error.
+fn closing(gathered: &iolab_dist::world::Gathered, prefix: &str) -> ExitCode {
     if let Some(f) = &gathered.failures {
         for line in f.lines() {
             eprintln!("{prefix}: {line}");
         }
-        return Ok(ExitCode::from(1));
+        return ExitCode::from(1);
     }
     if gathered.interrupted {
         eprintln!("{prefix}: stopped by a signal; the results cover what ran until then");
-        return Ok(ExitCode::from(130));
+        return ExitCode::from(130);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
+}
+
+/// The stop flag (Ctrl-C, SIGTERM, SIGHUP, SIGUSR2) and whether the stop was SIGUSR2.
+///
+/// mpirun ends a job it got SIGINT or SIGTERM for, and in doing so drops what the ranks write
+/// after it (rank 0's report is cut at 10-20 KB). SIGUSR2 it passes on and lets the job end by
+/// itself: that is the stop that keeps the whole report.
+fn stops() -> Result<(Arc<AtomicBool>, Arc<AtomicBool>), String> {
+    let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    let graceful = Arc::new(AtomicBool::new(false));
+    for flag in [&stop, &graceful] {
+        signal_hook::flag::register(signal_hook::consts::SIGUSR2, Arc::clone(flag))
+            .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    }
+    Ok((stop, graceful))
 }
 
 /// After mpirun was told to end the job (Ctrl-C, SIGTERM) it forwards only the start of what

@@ -132,27 +132,10 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
                 }
             }
             Long("threads") => o.threads = count(&name, &value(&mut p)?, 1)?,
-            Long("engine") => {
-                let v = value(&mut p)?;
-                o.engine = EngineKind::from_name(&v)
-                    .filter(|k| iolab_serve::ENGINES.contains(k))
-                    .ok_or(format!(
-                        "--engine: '{v}' is not one of io_uring, libaio, psync"
-                    ))?;
-            }
-            Long("net") => {
-                let v = value(&mut p)?;
-                o.net = NetMode::from_name(&v)
-                    .ok_or(format!("--net: '{v}' is not one of epoll, io_uring, auto"))?;
-            }
+            Long("engine") => o.engine = engine(&value(&mut p)?)?,
+            Long("net") => o.net = net(&value(&mut p)?)?,
             Long("access-log") => o.access_log = Some(PathBuf::from(p.value().map_err(bad)?)),
-            Long("log-format") => {
-                o.log_combined = match value(&mut p)?.as_str() {
-                    "common" => false,
-                    "combined" => true,
-                    v => return Err(format!("--log-format: '{v}' is not common or combined")),
-                }
-            }
+            Long("log-format") => o.log_combined = combined(&value(&mut p)?)?,
             Long("dotfiles") => o.dotfiles = true,
             Long("dir-listing") => o.dir_listing = true,
             Long("idle-timeout") => o.idle_timeout = duration(&value(&mut p)?)?,
@@ -173,6 +156,29 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
     }
     o.root = root;
     Ok(Some(o))
+}
+
+/// `--engine`: one of the engines serve reads files with.
+fn engine(v: &str) -> Result<EngineKind, String> {
+    EngineKind::from_name(v)
+        .filter(|k| iolab_serve::ENGINES.contains(k))
+        .ok_or(format!(
+            "--engine: '{v}' is not one of io_uring, libaio, psync"
+        ))
+}
+
+/// `--net`: the network path.
+fn net(v: &str) -> Result<NetMode, String> {
+    NetMode::from_name(v).ok_or(format!("--net: '{v}' is not one of epoll, io_uring, auto"))
+}
+
+/// `--log-format`: whether the access log is in the combined format.
+fn combined(v: &str) -> Result<bool, String> {
+    match v {
+        "common" => Ok(false),
+        "combined" => Ok(true),
+        v => Err(format!("--log-format: '{v}' is not common or combined")),
+    }
 }
 
 #[cfg(test)]
