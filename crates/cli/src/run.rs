@@ -74,6 +74,9 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
         );
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(dir) = &inv.top.aux_path {
+        iolab_bench::verify::state::set_aux_path(dir.clone());
+    }
     let prefix = called.prefix();
     if inv.job_files.is_empty() && inv.cmdline_jobs.is_empty() {
         // fio says "No job(s) defined" and exits 1; the usage goes to standard error here, as
@@ -90,6 +93,10 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
     let Some((specs, plans)) = plan(&inv, prefix, &iolab_dist::Placement::single())? else {
         return Ok(ExitCode::SUCCESS);
     };
+    if inv.top.merge_blktrace_only {
+        // Planning merged the blktraces (merge_blktrace_file): fio's merge without the run.
+        return Ok(ExitCode::SUCCESS);
+    }
     let top = &inv.top;
     let formats = output_order(&top.output_format);
     // Not a held stdout lock: periodic reports (--status-interval) write from another thread.

@@ -505,7 +505,7 @@ pub(crate) mod tests {
         prio.lat.record(1234 + seed);
         j.dir_mut(Dir::Read).prios.push(prio);
         j.total_err = seed % 3;
-        j.first_error = if seed % 3 == 0 { 0 } else { 5 };
+        j.first_error = if seed.is_multiple_of(3) { 0 } else { 5 };
         j.latency_qd = 4;
         j.steady = Some(SteadyStats {
             attained: true,

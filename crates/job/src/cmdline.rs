@@ -84,6 +84,10 @@ pub struct TopLevel {
     pub inflate_log: Option<String>,
     /// `--idle-prof=calibrate|system|percpu`.
     pub idle_prof: Option<IdleProf>,
+    /// `--aux-path=DIR`: where the state files a run generates go (verify_state_save/load).
+    pub aux_path: Option<PathBuf>,
+    /// `--merge-blktrace-only`: merge the jobs' blktraces (merge_blktrace_file), run nothing.
+    pub merge_blktrace_only: bool,
 }
 
 /// fio's `--idle-prof` modes.
@@ -164,9 +168,7 @@ const TOP_UNSUPPORTED: &[&str] = &[
     "daemonize",
     "remote-config",
     "trigger-remote",
-    "aux-path",
     "cpuclock-test",
-    "merge-blktrace-only",
 ];
 
 /// Why a top-level option of fio is refused.
@@ -176,11 +178,6 @@ fn refusal(name: &str) -> &'static str {
             "iolab has no networked mode; to drive many machines, run one iolab per \
              machine under MPI (mpirun -np N iolab run job.fio)"
         }
-        "merge-blktrace-only" => {
-            "iolab merges blktraces (merge_blktrace_file) when it plans the job, then runs \
-             it; a merge alone is not implemented"
-        }
-        "aux-path" => "iolab writes no state or trigger files for it to place",
         "trigger-remote" => {
             "it sends the trigger to fio servers, and iolab has no networked mode; \
              use --trigger for this machine"
@@ -273,6 +270,8 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         "trigger-file" => top.trigger_file = Some(PathBuf::from(req()?)),
         "trigger-timeout" => top.trigger_timeout_us = Some(secs(&req()?)?),
         "trigger" => top.trigger_cmd = Some(req()?),
+        "aux-path" => top.aux_path = Some(PathBuf::from(req()?)),
+        "merge-blktrace-only" => top.merge_blktrace_only = true,
         "bandwidth-log" => top.bandwidth_log = true,
         "inflate-log" => top.inflate_log = Some(req()?),
         "idle-prof" => {

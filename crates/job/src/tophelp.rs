@@ -82,13 +82,21 @@ pub(crate) const TOP_HELP: &[(&str, &str)] = &[
         "--idle-prof=MODE",
         "how idle the CPUs were during the run: system, percpu, or calibrate (and exit)",
     ),
+    (
+        "--aux-path=DIR",
+        "where generated state files go (verify_state_save, verify_state_load)",
+    ),
+    (
+        "--merge-blktrace-only",
+        "merge the jobs' blktraces into merge_blktrace_file and run nothing",
+    ),
     ("--help, -h", "print this help and exit"),
 ];
 
 /// fio's top-level options that iolab takes but that change nothing, and those it refuses.
-const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3)";
+const TOP_INERT: &str = "--debug, --terse-version, --append-terse (terse output is version 3), --alloc-size (no shared-memory pool to size)";
 const TOP_REFUSED: &str = "--server, --client, --daemonize, --remote-config, \
---trigger-remote, --aux-path, --alloc-size, --cpuclock-test, --merge-blktrace-only";
+--trigger-remote, --cpuclock-test";
 
 /// The whole `--help` text: the version line, the usage line, then the options.
 pub fn text(version: &str, usage: &str) -> String {

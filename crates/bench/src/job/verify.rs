@@ -146,8 +146,9 @@ fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
 
 /// The state a write run of this job saved, from the working directory, as fio looks for it.
 fn load_state(plan: &JobPlan) -> Result<State, BenchError> {
-    let name = State::file_name(&plan.name, plan.thread_number());
-    let bytes = std::fs::read(&name).map_err(|e| {
+    let path = State::path(&plan.name, plan.thread_number());
+    let name = path.display();
+    let bytes = std::fs::read(&path).map_err(|e| {
         BenchError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name))
     })?;
     State::decode(&bytes)
@@ -422,8 +423,9 @@ impl Runner<'_> {
         let Some(v) = self.verify.as_deref().filter(|v| v.save && v.numberio > 0) else {
             return;
         };
-        let name = State::file_name(&self.plan.name, self.plan.thread_number());
-        if let Err(e) = std::fs::write(&name, v.state(self.plan).encode()) {
+        let path = State::path(&self.plan.name, self.plan.thread_number());
+        if let Err(e) = std::fs::write(&path, v.state(self.plan).encode()) {
+            let name = path.display();
             eprintln!("fio: {}: verify_state_save: {name}: {e}", self.plan.name);
         }
     }

@@ -13,6 +13,14 @@ const HDR: usize = 24;
 /// Bytes of fio's `struct thread_io_list` before its completions.
 const LIST: usize = 8 + 4 + 4 + 8 + 8 + 8 + 48 + 64;
 
+/// fio's `--aux-path`: the directory of the state files a run generates.
+static AUX_PATH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Sets `--aux-path` for the process (the first call wins; the command line makes one).
+pub fn set_aux_path(dir: std::path::PathBuf) {
+    let _ = AUX_PATH.set(dir);
+}
+
 /// One job's saved state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct State {
@@ -29,6 +37,16 @@ impl State {
     /// fio's name for the state file of the job `name` numbered `thread` (from 1).
     pub fn file_name(name: &str, thread: u32) -> String {
         format!("local-{name}-{}-verify.state", thread.saturating_sub(1))
+    }
+
+    /// Where the state file of job `name` goes: in fio's `--aux-path` when it was given
+    /// ([`set_aux_path`]), else in the working directory, as fio puts it.
+    pub fn path(name: &str, thread: u32) -> std::path::PathBuf {
+        let file = Self::file_name(name, thread);
+        match AUX_PATH.get() {
+            Some(dir) => dir.join(file),
+            None => file.into(),
+        }
     }
 
     pub fn encode(&self) -> Vec<u8> {

@@ -540,7 +540,7 @@ fn top_level_refusals_say_why() {
     let d = TestDir::new("top-refusals");
     let out = d.run(&["--server"]).fails();
     assert!(out.stderr.contains("MPI"), "{}", out.stderr);
-    for o in ["--cpuclock-test", "--trigger-remote=x", "--aux-path=."] {
+    for o in ["--cpuclock-test", "--trigger-remote=x"] {
         let out = d
             .run(&[o, "--name=t", "--ioengine=null", "--size=4k"])
             .fails();

@@ -322,6 +322,33 @@ fn a_blktrace_file_replays_its_reads_and_writes_as_fio_does() {
     }
 }
 
+#[test]
+fn merge_blktrace_only_merges_the_traces_and_runs_nothing() {
+    let d = TestDir::new("iolog-merge-only");
+    std::fs::write(d.path.join("a.bin"), synthetic_trace(5, 0)).unwrap();
+    std::fs::write(d.path.join("b.bin"), synthetic_trace(0, 3)).unwrap();
+    let out = d.run(&[
+        "--merge-blktrace-only",
+        "--name=m",
+        "--read_iolog=a.bin:b.bin",
+        "--merge_blktrace_file=merged.bin",
+        "--replay_redirect=dev.data",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.trim().is_empty(), "ran: {}", out.stdout);
+    assert!(!d.path.join("dev.data").exists(), "the job ran");
+    // The merged trace holds both: replayed, it does 5 reads and 3 writes.
+    let v = iolab(
+        &d,
+        &[
+            "--name=r",
+            "--read_iolog=merged.bin",
+            "--replay_redirect=dev.data",
+        ],
+    );
+    assert_eq!(ios(&v), [5, 3, 0]);
+}
+
 /// What a loop device and a blktrace of it need, undone when dropped.
 struct Traced {
     dev: String,

@@ -324,6 +324,30 @@ fn verify_state_load_checks_only_what_an_interrupted_run_wrote() {
     );
 }
 
+#[test]
+fn aux_path_holds_the_state_files_a_run_saves_and_loads() {
+    let d = dir("aux-path");
+    let aux = d.join("aux");
+    std::fs::create_dir_all(&aux).unwrap();
+    let aux_arg = format!("--aux-path={}", aux.display());
+    let args = [
+        "--rw=write",
+        "--verify=crc32c",
+        "--size=1m",
+        aux_arg.as_str(),
+    ];
+    let o = iolab(&d, &[&args[..], &["--verify_state_save=1"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(aux.join("local-v-0-verify.state").exists());
+    assert!(!d.join("local-v-0-verify.state").exists());
+    // ...and is where the load looks.
+    let o = iolab(
+        &d,
+        &[&args[..], &["--verify_only", "--verify_state_load=1"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}
+
 fn fio(cwd: &Path, args: &[&str]) -> Option<Output> {
     let o = Command::new("fio")
         .args(["--name=v", "--filename=v.data", "--size=64k", "--bs=4k"])
