@@ -316,3 +316,15 @@ fn alloc_size_is_checked_and_debug_categories_iolab_lacks_are_refused() {
     assert!(e.to_string().contains("option 'debug'"), "{e}");
     assert!(e.to_string().contains("'verify'"), "{e}");
 }
+
+#[test]
+fn a_steadystate_window_too_large_for_memory_is_refused() {
+    // Regression: steadystate_duration=10y with a 1 ms interval asked the runner for two rings
+    // of 3e11 samples (4.7 TB): the job file must be refused, naming the option.
+    let e = job_err(
+        "[a]\nsize=1m\nsteadystate_duration=315360000\nsteadystate_check_interval=1ms\n".into(),
+    );
+    assert_eq!(e.option.as_deref(), Some("steadystate_duration"), "{e}");
+    assert!(e.loc.is_some() && e.to_string().contains("samples"), "{e}");
+    job("[a]\nsize=1m\nsteadystate_duration=1h\nsteadystate_check_interval=1s\n".into()).unwrap();
+}

@@ -19,10 +19,11 @@ use crate::gen::{BlockSizes, FileSpan, Pattern};
 use crate::plan::{FilePlan, JobPlan};
 use crate::resolve::PlanEnv;
 
-pub(crate) mod blktrace;
+pub mod blktrace;
 mod load;
 
 pub(crate) use load::load;
+pub use load::{reader_of_bytes, Reader};
 
 /// What one entry of a log does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
