@@ -344,6 +344,11 @@ impl TextParser {
                 delay_us: 0,
             }));
         }
+        // fio reads the length as 32 bits (and a blktrace holds 32): a larger one would size
+        // the job's buffers (16 EiB from a one-line log).
+        if len > u64::from(u32::MAX) {
+            return Err(format!("{act} of {len} bytes: at most {} a line", u32::MAX));
+        }
         if kind != Kind::Sync && kind != Kind::Datasync && len == 0 {
             return Err(format!("{act} of 0 bytes"));
         }

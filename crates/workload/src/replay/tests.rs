@@ -606,3 +606,13 @@ fn regression_a_merge_of_a_trace_without_queue_events_ends_whatever_its_iteratio
     assert_eq!(blktrace::merge(vec![src], &mut Vec::new()), Ok(0));
     assert!(t.elapsed() < std::time::Duration::from_secs(5));
 }
+
+#[test]
+fn regression_an_iolog_length_past_32_bits_is_refused_not_sized_into_buffers() {
+    // Regression: 'read 0 18446744073709551615' made the job's read buffer 16 EiB (bs=16.0PiB
+    // in the header line); fio reads the length as 32 bits.
+    let e = parse(2, opts(), "f add\nf read 0 18446744073709551615\n").unwrap_err();
+    assert!(e.contains("at most 4294967295"), "{e}");
+    let (got, _) = parse(2, opts(), "f add\nf read 0 4294967295\n").unwrap();
+    assert_eq!(got[0].len, u64::from(u32::MAX));
+}
