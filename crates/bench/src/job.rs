@@ -427,6 +427,7 @@ impl<'a> Runner<'a> {
         let plan = self.plan;
         let ramp_end = self.t0 + plan.ramp_time.as_nanos() as u64;
         let deadline = plan.runtime.map(|r| ramp_end + r.as_nanos() as u64);
+        self.thought.until = deadline.unwrap_or(u64::MAX);
         let batch = plan.iodepth_batch_submit.max(1) as usize;
         let mut pending: Option<Req> = None;
         let mut gen_done = false;
@@ -932,12 +933,12 @@ impl<'a> Runner<'a> {
     /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.
     fn think(&mut self, stop: &Stops<'_>) {
         let plan = self.plan;
-        let spin = plan.thinktime_spin.min(plan.thinktime);
+        let spin = self.think_left(plan.thinktime_spin.min(plan.thinktime));
         let t = Instant::now();
         while t.elapsed() < spin && !stop.is_set() {
             std::hint::spin_loop();
         }
-        stop.pause(plan.thinktime - spin);
+        stop.pause(self.think_left(plan.thinktime - spin));
         self.now = self.clock.now();
     }
 

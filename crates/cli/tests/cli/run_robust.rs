@@ -489,3 +489,29 @@ fn sigint_ends_reads_blocked_in_a_system_call() {
         assert_eq!(v["jobs"][0]["read"]["total_ios"], 0, "{engine}");
     }
 }
+
+#[test]
+fn a_huge_thinktime_ends_at_the_runtime() {
+    // Regression: thinktime=2^63 us (and thinktime_spin as long) slept and spun past
+    // runtime=1 for ever; fio cuts a think at the end of the runtime.
+    let d = Dir::new("thinktime");
+    for spin in ["0", "18446744073709551615"] {
+        let o = run(
+            d.cmd(&[
+                "--name=t",
+                "--filename=tt",
+                "--size=64k",
+                "--runtime=1",
+                "--thinktime=9223372036854775808",
+                &format!("--thinktime_spin={spin}"),
+                "--output-format=json",
+            ]),
+            Duration::from_secs(30),
+            spin,
+        );
+        o.no_crash();
+        assert_eq!(o.code, Some(0), "spin {spin}: {}", o.stderr);
+        let ms = o.json()["jobs"][0]["read"]["runtime"].as_u64().unwrap();
+        assert!(ms < 5000, "thinktime_spin={spin}: runtime=1 ran {ms} ms");
+    }
+}
