@@ -515,3 +515,45 @@ fn a_huge_thinktime_ends_at_the_runtime() {
         assert!(ms < 5000, "thinktime_spin={spin}: runtime=1 ran {ms} ms");
     }
 }
+
+#[test]
+fn a_block_larger_than_the_data_set_is_refused_not_allocated() {
+    // Regression: bs=4g with size=64k allocated and filled a 4 GiB buffer (and bs=16e would
+    // have asked for more); fio refuses "blocksize too large for data set".
+    let d = Dir::new("bigbs");
+    for bs in ["4g", "128k"] {
+        let o = run(
+            d.cmd(&[
+                "--name=b",
+                "--filename=bb",
+                "--size=64k",
+                &format!("--bs={bs}"),
+            ]),
+            SHORT,
+            bs,
+        );
+        o.no_crash();
+        assert_eq!(o.code, Some(1), "bs={bs}: {}", o.stderr);
+        assert!(o.stderr.contains("blocksize too large"), "{}", o.stderr);
+    }
+}
+
+#[test]
+fn an_offset_that_overflows_with_the_size_is_refused_not_a_panic() {
+    // Regression: offset=18446744073709551615 with size=64k overflowed offset + size while
+    // planning the file (a panic: attempt to add with overflow).
+    let d = Dir::new("bigoffset");
+    let o = run(
+        d.cmd(&[
+            "--name=o",
+            "--filename=oo",
+            "--size=64k",
+            "--offset=18446744073709551615",
+        ]),
+        SHORT,
+        "offset",
+    );
+    o.no_crash();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("offset"), "{}", o.stderr);
+}
