@@ -5,6 +5,8 @@
 //! The inputs under tests/fuzz_inputs/ (seeds and what libFuzzer found) are replayed first.
 //! `IOLAB_FUZZ_CASES` sets the cases per format (default 300).
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -537,18 +537,13 @@ pub fn decode_pattern(s: &str) -> Vec<u8> {
 
 /// fio's cpus_allowed: `0-3,6,8-9`.
 pub fn parse_cpus(s: &str) -> Vec<usize> {
-    let mut v = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
-                    v.extend(a..=b);
-                }
-            }
-            None => v.extend(part.parse::<usize>().ok()),
-        }
-    }
-    v
+    // The option refused a list parse_list refuses, so nothing is lost here; a range of
+    // 0-4294967295 once expanded into 32 GB and aborted the run.
+    iolab_job::place::parse_list(s)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c as usize)
+        .collect()
 }
 
 #[cfg(test)]

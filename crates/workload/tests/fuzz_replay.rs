@@ -4,6 +4,8 @@
 //! found (tests/fuzz_inputs/, first byte the options as in fuzz/fuzz_targets/iolog.rs) are
 //! replayed first, so they stay fixed. `IOLAB_FUZZ_CASES` sets the cases (default 300).
 
+#![allow(clippy::unwrap_used)]
+
 use std::time::{Duration, Instant};
 
 use iolab_workload::replay::blktrace::{detect, merge, MergeSource};
