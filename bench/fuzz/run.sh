@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# A long fuzz campaign over the job-file parser, the expression evaluator, the command line
-# and (libFuzzer only; its proptest runs in serve's tests) serve's HTTP request handling.
+# A long fuzz campaign over the job-file parser, the expression evaluator, the command line,
+# and (libFuzzer only; their proptests run in those crates' tests) serve's HTTP request
+# handling, the replay logs (iolog v2/v3, blktrace, merge), verify state files and
+# compressed logs. bench/fuzz/options.sh runs `iolab run` end to end with extreme values.
 #
 #   bench/fuzz/run.sh                 # 100,000 proptest inputs per target (release build)
 #   CASES=1000000 bench/fuzz/run.sh   # more
@@ -46,11 +48,17 @@ if [ -n "${FUZZ_SECONDS:-}" ]; then
   if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "cargo-fuzz or nightly missing: libFuzzer campaign skipped (cargo install cargo-fuzz)"
   else
-    for t in job_file expr cmdline http_request; do
+    for t in job_file expr cmdline http_request iolog verify_state inflate_log; do
       work="$log/corpus-$t"
       mkdir -p "$work" "$log/artifacts-$t"
-      # Seeds: the job targets keep theirs in fuzz/corpus, serve's HTTP target in fuzz/seeds.
+      # Seeds: the job targets keep theirs in fuzz/corpus, the others in fuzz/seeds; the job
+      # file and command line also get every implemented option, from tests/jobs/*.fio.
       cp fuzz/corpus/$t/* fuzz/seeds/$t/* "$work"/ 2>/dev/null
+      case $t in
+        job_file) cp tests/jobs/*.fio "$work"/ ;;
+        cmdline) grep -hE '^[a-z_0-9]+' tests/jobs/*.fio | sort -u | awk -v d="$work" \
+          '{ f = sprintf("%s/opt-%d", d, NR); printf "--name=j\n--size=1m\n--%s\n", $0 > f; close(f) }' ;;
+      esac
       (cd fuzz && cargo +nightly fuzz run -O "$t" "$work" -- \
         -max_total_time="$FUZZ_SECONDS" -timeout=$(((hang_ms + 999) / 1000)) -rss_limit_mb=4096 \
         -max_len="${MAX_LEN:-8192}" -artifact_prefix="$log/artifacts-$t/") >"$log/libfuzzer-$t.txt" 2>&1

@@ -217,6 +217,25 @@ pub fn parse_steadystate(v: &str, kb: u64) -> Result<Steady, String> {
     Ok(Steady { kind, limit, pct })
 }
 
+/// Most samples a steady-state window holds (two rings of u64 each): 16 MiB, about 12
+/// days at fio's 1 s interval. fio allocates duration/interval samples unchecked.
+pub const STEADY_MAX_SAMPLES: u128 = 1 << 20;
+
+/// Refuses a steadystate_duration that would need more than [`STEADY_MAX_SAMPLES`] samples of
+/// steadystate_check_interval (a window of 10 years at 1 ms is 2.5 TB of memory).
+pub fn check_steady_window(s: &crate::JobSpec) -> Result<(), String> {
+    let interval = s.steadystate_check_interval.as_nanos().max(1);
+    let n = s.steadystate_duration.as_nanos() / interval;
+    if n > STEADY_MAX_SAMPLES {
+        return Err(format!(
+            "{n} samples of steadystate_check_interval ({:?}): at most {STEADY_MAX_SAMPLES} \
+             (a longer steadystate_check_interval keeps the window's memory bounded)",
+            s.steadystate_check_interval
+        ));
+    }
+    Ok(())
+}
+
 /// `exit_what=`: which jobs an `exitall` stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExitWhat {

@@ -481,6 +481,11 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
             return Err(err(o, ErrorKind::InvalidValue, m));
         }
     }
+    if let Err(m) = crate::control::check_steady_window(&spec) {
+        if let Some(o) = raw.options().find(|o| o.def.name == "steadystate_duration") {
+            return Err(err(o, ErrorKind::InvalidValue, m));
+        }
+    }
     if spec.time_based && (!runtime_set || spec.runtime.is_none()) {
         warnings.push(Warning {
             loc: raw.loc.clone(),

@@ -316,3 +316,26 @@ fn alloc_size_is_checked_and_debug_categories_iolab_lacks_are_refused() {
     assert!(e.to_string().contains("option 'debug'"), "{e}");
     assert!(e.to_string().contains("'verify'"), "{e}");
 }
+
+#[test]
+fn a_steadystate_window_too_large_for_memory_is_refused() {
+    // Regression: steadystate_duration=10y with a 1 ms interval asked the runner for two rings
+    // of 3e11 samples (4.7 TB): the job file must be refused, naming the option.
+    let e = job_err(
+        "[a]\nsize=1m\nsteadystate_duration=315360000\nsteadystate_check_interval=1ms\n".into(),
+    );
+    assert_eq!(e.option.as_deref(), Some("steadystate_duration"), "{e}");
+    assert!(e.loc.is_some() && e.to_string().contains("samples"), "{e}");
+    job("[a]\nsize=1m\nsteadystate_duration=1h\nsteadystate_check_interval=1s\n".into()).unwrap();
+}
+
+#[test]
+fn a_cpus_allowed_range_of_four_billion_cpus_is_refused_not_expanded() {
+    // Regression: cpus_allowed=0-4294967295 expanded to 32 GB of CPU numbers when planned
+    // (memory allocation failed, abort); garbage parts were dropped silently.
+    for v in ["0-4294967295", "x", "1,,2", "3-1"] {
+        let e = cmd_err(&["--name=a", "--size=1m", &format!("--cpus_allowed={v}")]);
+        assert_eq!(e.option.as_deref(), Some("cpus_allowed"), "{v}: {e}");
+    }
+    cmdline(vec!["--name=a".into(), "--cpus_allowed=0-1,3".into()]).unwrap();
+}

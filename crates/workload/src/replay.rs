@@ -19,10 +19,11 @@ use crate::gen::{BlockSizes, FileSpan, Pattern};
 use crate::plan::{FilePlan, JobPlan};
 use crate::resolve::PlanEnv;
 
-pub(crate) mod blktrace;
+pub mod blktrace;
 mod load;
 
 pub(crate) use load::load;
+pub use load::{reader_of_bytes, Reader};
 
 /// What one entry of a log does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -342,6 +343,11 @@ impl TextParser {
                 len: 0,
                 delay_us: 0,
             }));
+        }
+        // fio reads the length as 32 bits (and a blktrace holds 32): a larger one would size
+        // the job's buffers (16 EiB from a one-line log).
+        if len > u64::from(u32::MAX) {
+            return Err(format!("{act} of {len} bytes: at most {} a line", u32::MAX));
         }
         if kind != Kind::Sync && kind != Kind::Datasync && len == 0 {
             return Err(format!("{act} of 0 bytes"));

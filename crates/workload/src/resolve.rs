@@ -358,7 +358,7 @@ fn files_of(
         let block = (env.is_block_device)(&path);
         // file_append: the job's I/O starts where the existing file ends.
         let offset = match (spec.file_append, block) {
-            (true, false) => offset + (env.size_of)(&path).unwrap_or(0),
+            (true, false) => offset.saturating_add((env.size_of)(&path).unwrap_or(0)),
             _ => offset,
         };
         let span_len = if block {
@@ -367,8 +367,17 @@ fn files_of(
         } else {
             per_file
         };
+        // offset=2^64-1 with a size overflowed here (a panic in a debug build).
+        let end = offset.checked_add(per_file).ok_or_else(|| {
+            err(
+                spec,
+                format!(
+                    "offset {offset} plus size {per_file} is past the largest file (2^64-1 bytes)"
+                ),
+            )
+        })?;
         files.push(FilePlan {
-            size: if block { 0 } else { offset + per_file },
+            size: if block { 0 } else { end },
             path,
             block_device: block,
             unlink: spec.unlink,
@@ -390,6 +399,15 @@ fn pattern_of(
 ) -> Result<Pattern, PlanError> {
     let bs = block_sizes(spec);
     let min_bs = |d: &BlockSizes| d.min();
+    // fio's setup_files: a data set smaller than the smallest block is refused (else bs=4g
+    // with size=64k allocated and filled a 4 GiB buffer for nothing).
+    let smallest = bs.iter().map(min_bs).min().unwrap_or(0);
+    if spec.read_iolog.is_none() && total < smallest {
+        return Err(err(
+            spec,
+            format!("blocksize too large for data set: the smallest block is {smallest} bytes, size {total}"),
+        ));
+    }
     let ba = match &spec.ba {
         Some(b) => arr(b),
         None => [min_bs(&bs[0]), min_bs(&bs[1]), min_bs(&bs[2])],
@@ -519,18 +537,13 @@ pub fn decode_pattern(s: &str) -> Vec<u8> {
 
 /// fio's cpus_allowed: `0-3,6,8-9`.
 pub fn parse_cpus(s: &str) -> Vec<usize> {
-    let mut v = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
-                    v.extend(a..=b);
-                }
-            }
-            None => v.extend(part.parse::<usize>().ok()),
-        }
-    }
-    v
+    // The option refused a list parse_list refuses, so nothing is lost here; a range of
+    // 0-4294967295 once expanded into 32 GB and aborted the run.
+    iolab_job::place::parse_list(s)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c as usize)
+        .collect()
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub(crate) fn net_opts(n: &mut NetOpts, plan: &JobPlan) {
         n.hostname = plan.spec.filename.first().cloned();
     }
     if n.port > 0 {
-        n.port += plan.clone;
+        n.port = n.port.saturating_add(plan.clone);
     }
 }
 

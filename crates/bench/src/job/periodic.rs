@@ -134,12 +134,12 @@ impl Runner<'_> {
     /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.
     pub(super) fn think(&mut self, stop: &Stops<'_>) {
         let plan = self.plan;
-        let spin = plan.thinktime_spin.min(plan.thinktime);
+        let spin = self.think_left(plan.thinktime_spin.min(plan.thinktime));
         let t = Instant::now();
         while t.elapsed() < spin && !stop.is_set() {
             std::hint::spin_loop();
         }
-        stop.pause(plan.thinktime - spin);
+        stop.pause(self.think_left(plan.thinktime - spin));
         self.now = self.clock.now();
         self.after_think();
     }

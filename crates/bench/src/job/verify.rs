@@ -131,6 +131,7 @@ fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
             kind.header_size()
         )));
     }
+    check_offset(s.verify_offset, kind.header_size() as u64, min).map_err(refuse)?;
     if s.verify_state_load && s.verify_only {
         load_state(plan)?;
     }
@@ -142,6 +143,27 @@ fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
         thread: plan.thread_number() as u16,
         fatal: s.verify_fatal,
     }))
+}
+
+/// verify_offset: fio refuses a header moved past the smallest write ("verify_offset too
+/// large"); one moved onto itself (an offset below the header's size) is refused too, as
+/// fio's swap of overlapping bytes is undefined.
+fn check_offset(off: u64, header: u64, min_bs: u64) -> Result<(), String> {
+    if off == 0 || header == 0 {
+        return Ok(());
+    }
+    if off < header {
+        return Err(format!(
+            "verify_offset {off} is inside the {header}-byte verify header it moves"
+        ));
+    }
+    if off.saturating_add(header) > min_bs {
+        return Err(format!(
+            "verify_offset {off} too large: the {header}-byte header would end past the \
+             smallest write ({min_bs} bytes)"
+        ));
+    }
+    Ok(())
 }
 
 /// The state a write run of this job saved, from the working directory, as fio looks for it.

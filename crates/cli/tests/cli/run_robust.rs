@@ -489,3 +489,71 @@ fn sigint_ends_reads_blocked_in_a_system_call() {
         assert_eq!(v["jobs"][0]["read"]["total_ios"], 0, "{engine}");
     }
 }
+
+#[test]
+fn a_huge_thinktime_ends_at_the_runtime() {
+    // Regression: thinktime=2^63 us (and thinktime_spin as long) slept and spun past
+    // runtime=1 for ever; fio cuts a think at the end of the runtime.
+    let d = Dir::new("thinktime");
+    for spin in ["0", "18446744073709551615"] {
+        let o = run(
+            d.cmd(&[
+                "--name=t",
+                "--filename=tt",
+                "--size=64k",
+                "--runtime=1",
+                "--thinktime=9223372036854775808",
+                &format!("--thinktime_spin={spin}"),
+                "--output-format=json",
+            ]),
+            Duration::from_secs(30),
+            spin,
+        );
+        o.no_crash();
+        assert_eq!(o.code, Some(0), "spin {spin}: {}", o.stderr);
+        let ms = o.json()["jobs"][0]["read"]["runtime"].as_u64().unwrap();
+        assert!(ms < 5000, "thinktime_spin={spin}: runtime=1 ran {ms} ms");
+    }
+}
+
+#[test]
+fn a_block_larger_than_the_data_set_is_refused_not_allocated() {
+    // Regression: bs=4g with size=64k allocated and filled a 4 GiB buffer (and bs=16e would
+    // have asked for more); fio refuses "blocksize too large for data set".
+    let d = Dir::new("bigbs");
+    for bs in ["4g", "128k"] {
+        let o = run(
+            d.cmd(&[
+                "--name=b",
+                "--filename=bb",
+                "--size=64k",
+                &format!("--bs={bs}"),
+            ]),
+            SHORT,
+            bs,
+        );
+        o.no_crash();
+        assert_eq!(o.code, Some(1), "bs={bs}: {}", o.stderr);
+        assert!(o.stderr.contains("blocksize too large"), "{}", o.stderr);
+    }
+}
+
+#[test]
+fn an_offset_that_overflows_with_the_size_is_refused_not_a_panic() {
+    // Regression: offset=18446744073709551615 with size=64k overflowed offset + size while
+    // planning the file (a panic: attempt to add with overflow).
+    let d = Dir::new("bigoffset");
+    let o = run(
+        d.cmd(&[
+            "--name=o",
+            "--filename=oo",
+            "--size=64k",
+            "--offset=18446744073709551615",
+        ]),
+        SHORT,
+        "offset",
+    );
+    o.no_crash();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("offset"), "{}", o.stderr);
+}

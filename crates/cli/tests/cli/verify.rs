@@ -430,3 +430,31 @@ fn crctest_prints_each_checksum_as_fio_does() {
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("unknown checksum 'crc33'"), "{}", err(&o));
 }
+
+#[test]
+fn verify_offset_inside_the_header_or_past_the_block_is_refused_not_a_panic() {
+    // Regression: verify_offset=8 swapped the header with bytes overlapping it and panicked
+    // (slice index out of range); a huge one overflowed the bounds check.
+    let d = dir("offset");
+    for off in ["8", "4k", "18446744073709551615"] {
+        let o = iolab(
+            &d,
+            &[
+                "--rw=write",
+                "--verify=crc32c",
+                &format!("--verify_offset={off}"),
+            ],
+        );
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(1), "verify_offset={off}: {e}");
+        assert!(
+            e.contains("verify_offset") && !e.contains("panicked"),
+            "{e}"
+        );
+    }
+    let o = iolab(
+        &d,
+        &["--rw=write", "--verify=crc32c", "--verify_offset=512"],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+}

@@ -7,7 +7,7 @@ use crate::place::CpusPolicy;
 #[rustfmt::skip]
 pub(super) static OPTIONS: &[OptDef] = &[
     imp!(Process, "cpus_allowed", [], Str, None, "CPUs the job may run on",
-        |s, a| { s.cpus_allowed = Some(a.v.to_string()); Ok(()) }),
+        |s, a| { crate::place::parse_list(a.v)?; s.cpus_allowed = Some(a.v.to_string()); Ok(()) }),
     imp!(Process, "exec_prerun", [], Str, None, "Run this shell command before the job (its output goes to NAME.prerun.txt); failing fails the job",
         |s, a| { s.place.exec_prerun = Some(a.v.to_string()); Ok(()) }),
     imp!(Process, "exec_postrun", [], Str, None, "Run this shell command after the job (its output goes to NAME.postrun.txt)",

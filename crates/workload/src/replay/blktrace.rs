@@ -304,6 +304,11 @@ impl MergeInput<'_> {
             self.n += 1;
             match read_record(&mut self.r, self.swap, self.n)? {
                 None => {
+                    // A trace with no queue event gives none in any round: without this
+                    // merge_blktrace_iters=4000000000 re-read it that often, writing nothing.
+                    if self.cur.magic == 0 {
+                        return Ok(false);
+                    }
                     if self.length == 0 {
                         self.length = self.cur.time;
                     }

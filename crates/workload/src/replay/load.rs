@@ -169,9 +169,16 @@ pub(crate) fn open(r: &Replay) -> Result<Reader, String> {
 }
 
 fn reader(path: &Path, opts: Opts) -> Result<Reader, String> {
-    let name = path.display().to_string();
+    reader_of(path.display().to_string(), open_source(path)?, opts)
+}
+
+/// A reader of a log's bytes from memory (the fuzz targets' way in): the same parsers.
+pub fn reader_of_bytes(data: Vec<u8>, opts: Opts) -> Result<Reader, String> {
+    reader_of("log".into(), Box::new(std::io::Cursor::new(data)), opts)
+}
+
+fn reader_of(name: String, mut src: Box<dyn BufRead + Send>, opts: Opts) -> Result<Reader, String> {
     let opts_redirect = opts.redirect.clone();
-    let mut src = open_source(path)?;
     let head = src.fill_buf().map_err(|e| format!("{name}: read: {e}"))?;
     let (kind, n) = match blktrace::detect(head) {
         Some(swap) => (Parser::Blk(BlkParser::new(opts), swap), 0),

@@ -584,3 +584,35 @@ fn a_blktrace_replay_takes_the_traces_depth_and_direct_unless_the_job_gives_them
         "a block size that is no multiple of 4 KiB keeps buffered I/O"
     );
 }
+
+#[test]
+fn regression_a_merge_of_a_trace_without_queue_events_ends_whatever_its_iterations() {
+    // Regression: merge_blktrace_iters=4000000000 over a trace holding only completions and
+    // notes re-read it four billion times, writing nothing.
+    let mut d = Vec::new();
+    for i in 0..100 {
+        rec(&mut d, i * 1000, i, 4096, READ | 8, &[]);
+        rec(&mut d, i * 1000 + 1, 0, 0, NOTIFY, b"note");
+    }
+    let src = MergeSource {
+        open: Box::new(move || {
+            Ok(Box::new(std::io::Cursor::new(d.clone())) as Box<dyn std::io::Read>)
+        }),
+        swap: false,
+        scalar: 100,
+        iters: u32::MAX,
+    };
+    let t = std::time::Instant::now();
+    assert_eq!(blktrace::merge(vec![src], &mut Vec::new()), Ok(0));
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn regression_an_iolog_length_past_32_bits_is_refused_not_sized_into_buffers() {
+    // Regression: 'read 0 18446744073709551615' made the job's read buffer 16 EiB (bs=16.0PiB
+    // in the header line); fio reads the length as 32 bits.
+    let e = parse(2, opts(), "f add\nf read 0 18446744073709551615\n").unwrap_err();
+    assert!(e.contains("at most 4294967295"), "{e}");
+    let (got, _) = parse(2, opts(), "f add\nf read 0 4294967295\n").unwrap();
+    assert_eq!(got[0].len, u64::from(u32::MAX));
+}
