@@ -22,6 +22,8 @@ pub const TEST_DELAY_ENV: &str = "IOLAB_TEST_NULL_DELAY_US";
 pub(crate) struct NullEngine {
     /// See [`TEST_DELAY_ENV`]; zero normally.
     delay: Duration,
+    /// `delay` is not zero (one flag to test per request).
+    delayed: bool,
     /// With a delay: when each committed request completes, in order.
     due: VecDeque<Instant>,
     caps: Caps,
@@ -40,6 +42,7 @@ impl NullEngine {
             .and_then(|v| v.parse().ok())
             .map_or(Duration::ZERO, Duration::from_micros);
         NullEngine {
+            delayed: !delay.is_zero(),
             delay,
             due: VecDeque::new(),
             caps: Caps {
@@ -80,7 +83,7 @@ impl Engine for NullEngine {
 
     fn queue(&mut self, req: Req) -> Queued {
         if self.caps.sync_only {
-            if !self.delay.is_zero() {
+            if self.delayed {
                 std::thread::sleep(self.delay);
             }
             let result = Ok(if req.op.is_data() { req.len } else { 0 });
@@ -98,7 +101,7 @@ impl Engine for NullEngine {
 
     fn commit(&mut self) -> io::Result<usize> {
         let n = self.reqs.len() - self.committed;
-        if !self.delay.is_zero() {
+        if self.delayed {
             let due = Instant::now() + self.delay * (n + self.committed) as u32;
             self.due.extend(std::iter::repeat_n(due, n));
         }
@@ -114,7 +117,7 @@ impl Engine for NullEngine {
         out: &mut Vec<Done>,
     ) -> io::Result<usize> {
         let mut n = max.min(self.committed);
-        if !self.delay.is_zero() && n > 0 {
+        if self.delayed && n > 0 {
             if let Some(&first) = self.due.front() {
                 std::thread::sleep(first.saturating_duration_since(Instant::now()));
             }

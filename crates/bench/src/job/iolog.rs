@@ -110,7 +110,17 @@ impl Runner<'_> {
     }
 
     /// The next request: the replay's or the generator's, written to the iolog if there is one.
+    /// Without either, straight from the generator (this is the per-I/O path).
+    #[inline]
     pub(super) fn next_logged(&mut self) -> Option<Req> {
+        if self.iolog.writer.is_none() && self.iolog.replay.is_none() {
+            return self.next_req();
+        }
+        self.next_with_iolog()
+    }
+
+    #[cold]
+    fn next_with_iolog(&mut self) -> Option<Req> {
         let req = match self.iolog.replay.is_some() {
             true => self.replay_req()?,
             false => self.next_req()?,

@@ -10,6 +10,7 @@ use super::{stat_dir, Runner};
 use crate::setup::fill;
 
 impl Runner<'_> {
+    #[inline(always)]
     pub(super) fn next_req(&mut self) -> Option<Req> {
         let plan = self.plan;
         if self.free.is_empty() || self.fops.full || self.eng.finished() {
@@ -21,7 +22,10 @@ impl Runner<'_> {
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;
         }
-        let io = self.held.take().or_else(|| self.gen.next_io())?;
+        let io = match self.held.take() {
+            Some(io) => io,
+            None => self.gen.next_io()?,
+        };
         if self.fsync_due() {
             return self.fsync_before(io);
         }

@@ -96,9 +96,10 @@ impl Runner<'_> {
                 t.pending = Some(req);
                 break;
             }
-            let Some(req) = self.pace(t, req) else {
+            if !self.pace(t, req.tag as usize) {
+                t.pending = Some(req);
                 break;
-            };
+            }
             if !self.issue(t, req, stop) {
                 break;
             }
@@ -111,15 +112,15 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Under a rate limit, holds a request that is not yet due (`None`: it is pending now),
+    /// Under a rate limit, whether the request in `slot` is due (false: the caller holds it),
     /// sleeping in slices of at most 50 ms when nothing else is in flight, so that a stop or
-    /// the end of the runtime is noticed during a slow rate.
-    #[inline]
-    fn pace(&mut self, t: &mut Turn, req: Req) -> Option<Req> {
+    /// the end of the runtime is noticed during a slow rate. The request stays where it is:
+    /// moving it in and out of here cost a copy per I/O.
+    #[inline(always)]
+    fn pace(&mut self, t: &mut Turn, slot: usize) -> bool {
         if !self.rate_limited {
-            return Some(req);
+            return true;
         }
-        let slot = req.tag as usize;
         let due = self.slots[slot].due_ns;
         if due > self.now {
             self.now = self.clock.now();
@@ -128,24 +129,22 @@ impl Runner<'_> {
             if self.in_flight() > 1 {
                 // Others are in flight: collect completions until it is due.
                 t.wait_until = Some(due);
-                t.pending = Some(req);
-                return None;
+                return false;
             }
             let slice = (due - self.now).min(50_000_000);
             std::thread::sleep(Duration::from_nanos(slice));
             self.now = self.clock.now();
             if due > self.now {
-                t.pending = Some(req);
-                return None;
+                return false;
             }
         }
         self.slots[slot].issue_ns = self.now;
-        Some(req)
+        true
     }
 
     /// Hands one request to the engine; false when the fill should stop (a batch is ready,
     /// the engine is busy, or a synchronous completion ended the run).
-    #[inline]
+    #[inline(always)]
     fn issue(&mut self, t: &mut Turn, req: Req, stop: &Stops<'_>) -> bool {
         let slot = req.tag as u32;
         if t.sync && self.rec.timed {
