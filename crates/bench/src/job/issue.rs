@@ -16,8 +16,11 @@ impl Runner<'_> {
         if self.free.is_empty() || self.fops.full || self.eng.finished() {
             return None;
         }
-        if let Some(r) = self.verify_backlog_req() {
-            return Some(r);
+        // One test of a flag when verify is off: the call builds an Option<Req> either way.
+        if self.verify.is_some() {
+            if let Some(r) = self.verify_backlog_req() {
+                return Some(r);
+            }
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;
