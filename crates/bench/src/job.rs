@@ -353,6 +353,7 @@ impl<'a> Runner<'a> {
         let depth = bufs.len().max(1);
         let now = clock.now();
         let connection = eng.caps().connection;
+        let fs_op = eng.caps().fs_op.is_some();
         let fops = FileOps::new(plan, &files, depth);
         Runner {
             plan,
@@ -408,7 +409,7 @@ impl<'a> Runner<'a> {
             iolog: iolog::IoLog::default(),
             connection,
             fops,
-            each_loop: EachLoop::of(plan),
+            each_loop: EachLoop::of(plan, fs_op),
             held: None,
             sample_until: u64::MAX,
             sync_range: SyncRange::new(

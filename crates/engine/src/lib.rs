@@ -95,6 +95,10 @@ pub enum EngineKind {
     Sync,
     /// `pread`/`pwrite`.
     Psync,
+    /// `lseek` + `readv`/`writev` with one iovec: fio's vsync.
+    Vsync,
+    /// `preadv`/`pwritev` with one iovec: fio's pvsync.
+    Pvsync,
     /// `preadv2`/`pwritev2`, with `RWF_HIPRI` (hipri) and `RWF_NOWAIT` (nowait).
     Pvsync2,
     /// Linux native AIO through the raw syscalls (no libaio.so).
@@ -139,10 +143,12 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 22] = [
+    pub const ALL: [EngineKind; 24] = [
         EngineKind::Null,
         EngineKind::Sync,
         EngineKind::Psync,
+        EngineKind::Vsync,
+        EngineKind::Pvsync,
         EngineKind::Pvsync2,
         EngineKind::Libaio,
         EngineKind::IoUring,
@@ -170,6 +176,8 @@ impl EngineKind {
             EngineKind::Null => "null",
             EngineKind::Sync => "sync",
             EngineKind::Psync => "psync",
+            EngineKind::Vsync => "vsync",
+            EngineKind::Pvsync => "pvsync",
             EngineKind::Pvsync2 => "pvsync2",
             EngineKind::Libaio => "libaio",
             EngineKind::IoUring => "io_uring",
@@ -757,6 +765,8 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         EngineKind::Null => Ok(Box::new(null::NullEngine::new(opts))),
         EngineKind::Sync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Sync))),
         EngineKind::Psync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Psync))),
+        EngineKind::Vsync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Vsync))),
+        EngineKind::Pvsync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Pvsync))),
         EngineKind::Pvsync2 => pvsync2::open(opts),
         EngineKind::Libaio => libaio::open(opts),
         EngineKind::IoUring => uring::open(opts),

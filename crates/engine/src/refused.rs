@@ -134,9 +134,6 @@ fn library_of(name: &str) -> Option<String> {
 fn elsewhere(name: &str) -> Option<String> {
     let fixed = |s: &str| Some(s.to_string());
     match name {
-        "vsync" | "pvsync" => {
-            fixed("iolab has no readv/writev variant of sync and psync; pvsync2 is vectored")
-        }
         "solarisaio" => fixed("solarisaio is Solaris' aio; this is Linux"),
         "windowsaio" => fixed("windowsaio is Windows' overlapped I/O; this is Linux"),
         "guasi" | "binject" => fixed("fio itself dropped it (not in fio 3.33)"),

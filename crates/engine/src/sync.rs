@@ -1,5 +1,8 @@
-//! The synchronous engines: `sync` (lseek + read/write), `psync` (pread/pwrite) and `pvsync2`
-//! (preadv2/pwritev2 with RWF_HIPRI for hipri and RWF_NOWAIT for nowait). Every request
+//! The synchronous engines: `sync` (lseek + read/write), `psync` (pread/pwrite), `vsync`
+//! (lseek + readv/writev), `pvsync` (preadv/pwritev) and `pvsync2` (preadv2/pwritev2 with
+//! RWF_HIPRI for hipri and RWF_NOWAIT for nowait). fio's vsync coalesces adjacent requests
+//! into one readv at iodepth above 1; here every synchronous engine runs at depth 1 (more
+//! depth is more jobs), where fio does not coalesce either. Every request
 //! completes inside `queue`, so depth beyond 1 needs more threads. They differ only in the
 //! call that moves the data ([`sys::RwCall`]).
 
@@ -28,11 +31,13 @@ pub(crate) struct SyncEngine {
 }
 
 impl SyncEngine {
-    /// `kind` is Sync, Psync or Pvsync2; hipri and nowait apply to pvsync2.
+    /// `kind` is Sync, Psync, Vsync, Pvsync or Pvsync2; hipri and nowait apply to pvsync2.
     pub fn new(opts: &EngineOpts, kind: EngineKind) -> SyncEngine {
         let v2 = kind == EngineKind::Pvsync2;
         let call = match kind {
             EngineKind::Sync => RwCall::Seek,
+            EngineKind::Vsync => RwCall::SeekV,
+            EngineKind::Pvsync => RwCall::PositionalV,
             EngineKind::Pvsync2 => {
                 let mut flags = 0;
                 if opts.hipri {
@@ -55,7 +60,7 @@ impl SyncEngine {
             caps: Caps {
                 sync_only: true,
                 max_depth: 1,
-                vectored: v2,
+                vectored: v2 || matches!(kind, EngineKind::Vsync | EngineKind::Pvsync),
                 polling: v2 && opts.hipri,
                 ..Caps::default()
             },
@@ -103,6 +108,7 @@ impl SyncEngine {
                 let pos = self.pos.get_mut(req.file.index() as usize);
                 let call = match (self.call, pos.as_deref()) {
                     (RwCall::Seek, Some(&Some(p))) if p == offset => RwCall::Current,
+                    (RwCall::SeekV, Some(&Some(p))) if p == offset => RwCall::CurrentV,
                     (c, _) => c,
                 };
                 // SAFETY: len <= buf.len() (checked by f.check) and the buffer is owned by req,
@@ -158,7 +164,8 @@ impl Engine for SyncEngine {
                 return Err(e);
             }
         }
-        let pos = (self.call == RwCall::Seek).then(|| sys::file_position(entry.fd()));
+        let seeks = matches!(self.call, RwCall::Seek | RwCall::SeekV);
+        let pos = seeks.then(|| sys::file_position(entry.fd()));
         let id = self.files.insert(entry);
         let i = id.index() as usize;
         if pos.is_some() {

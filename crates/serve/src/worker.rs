@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use iolab_engine::sys::monotonic_ns;
 use iolab_engine::sys::net::{self, Epoll, EpollEvents};
-use iolab_engine::{Buf, Done, Engine, EngineKind, EngineOpts, NetRing, Op, Queued, Req};
+use iolab_engine::{Buf, Done, Engine, EngineOpts, NetRing, Op, Queued, Req};
 
 use crate::blocking::{Job, Outcome, Pool};
 use crate::cache::{Cache, Got};
@@ -115,6 +115,9 @@ impl Worker {
         let kind = ctx.opts.engine;
         let eng = iolab_engine::open(&EngineOpts::new(kind, DEPTH))
             .map_err(|e| format!("engine {kind}: {e}"))?;
+        // An engine whose submission blocks on a buffered file (libaio) reads small files with
+        // O_DIRECT too, or every cached file's read would block the event loop.
+        let direct = eng.caps().buffered_submit_blocks;
         let ep = Epoll::new().map_err(|e| format!("epoll: {e}"))?;
         for (k, l) in ctx.shared.listeners.iter().enumerate() {
             ep.add(l, net::EPOLLIN | net::EPOLLEXCLUSIVE, LISTENER - k as u64)
@@ -136,7 +139,7 @@ impl Worker {
             eng,
             done: Vec::new(),
             bufs: Vec::new(),
-            cache: Cache::new(kind == EngineKind::Libaio),
+            cache: Cache::new(direct),
             pool,
             outcomes: Vec::new(),
             now: monotonic_ns(),

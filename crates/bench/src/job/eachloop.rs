@@ -22,10 +22,13 @@ pub(super) struct EachLoop {
 }
 
 impl EachLoop {
-    pub(super) fn of(plan: &JobPlan) -> EachLoop {
+    /// `fs_op`: the engine's requests are file-system operations (filestat, filecreate...),
+    /// which move no data: there is no cache to drop, and reopening every file each loop
+    /// (2000 of them in a metadata job) would cost as much as the loop itself.
+    pub(super) fn of(plan: &JobPlan, fs_op: bool) -> EachLoop {
         let spec = &plan.spec;
         let loops = spec.time_based || spec.loops > 1;
-        let acts = spec.unlink_each_loop || plan.invalidate;
+        let acts = spec.unlink_each_loop || plan.invalidate && !fs_op;
         let every = if loops && acts && plan.engine.kind.needs_files() {
             plan.pattern.loop_bytes
         } else {

@@ -201,3 +201,35 @@ fn e4defrag_moves_each_range_to_the_donor_and_frees_an_inplace_donor() {
     // inplace: allocated for each request and truncated after it.
     assert_eq!(std::fs::metadata(cwd.join("donor")).unwrap().len(), 0);
 }
+
+#[test]
+fn vsync_and_pvsync_write_and_verify_through_readv_and_preadv() {
+    for (engine, calls) in [
+        ("vsync", ["readv", "writev"]),
+        ("pvsync", ["preadv", "pwritev"]),
+    ] {
+        let d = dir(engine);
+        let job = format!(
+            "[v]\nioengine={engine}\nfilename=v.data\nsize=256k\nbs=4k\nrw=randwrite\n\
+             verify=crc32c\n"
+        );
+        let (code, _, err) = run(&d, &job);
+        assert_eq!(code, Some(0), "{engine}: {err}");
+        // The system calls that moved the data, where strace is here to show them.
+        let traced = Command::new("strace")
+            .args(["-f", "-c", "-o", "calls.txt", BIN, "run", "job.fio"])
+            .current_dir(&d)
+            .output();
+        if traced.is_ok_and(|o| o.status.success()) {
+            let t = std::fs::read_to_string(d.join("calls.txt")).unwrap();
+            for c in calls {
+                assert!(
+                    t.lines().any(|l| l.ends_with(&format!(" {c}"))),
+                    "{engine}: {t}"
+                );
+            }
+        } else {
+            iolab_testkit::skip("vsync/pvsync system calls", &"no strace");
+        }
+    }
+}

@@ -119,6 +119,12 @@ pub enum RwCall {
     Current,
     /// `pread`/`pwrite` (psync).
     Positional,
+    /// `preadv`/`pwritev` with one iovec (pvsync).
+    PositionalV,
+    /// `lseek` then `readv`/`writev` with one iovec (vsync).
+    SeekV,
+    /// `readv`/`writev` at the file's position: vsync's [`RwCall::Current`].
+    CurrentV,
     /// `preadv2`/`pwritev2` with one iovec and RWF_* `flags` (pvsync2); under `nowait`,
     /// EAGAIN is the answer rather than something to retry.
     V2 { flags: libc::c_int, nowait: bool },
@@ -170,24 +176,45 @@ pub unsafe fn rw_full(
                     }
                 }
             }
-            RwCall::Seek | RwCall::Current => {
+            RwCall::PositionalV => {
+                let iov = libc::iovec {
+                    iov_base: p as *mut libc::c_void,
+                    iov_len: n,
+                };
+                // SAFETY: the one iovec points at p..p+n, valid for the call.
+                unsafe {
+                    if write {
+                        libc::pwritev(fd, &iov, 1, off)
+                    } else {
+                        libc::preadv(fd, &iov, 1, off)
+                    }
+                }
+            }
+            RwCall::Seek | RwCall::Current | RwCall::SeekV | RwCall::CurrentV => {
+                let seek = matches!(call, RwCall::Seek | RwCall::SeekV);
                 // SAFETY: lseek has no memory arguments.
-                if call == RwCall::Seek && unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
+                if seek && unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
                     let e = io::Error::last_os_error();
                     if is_retry(&e, false) {
                         continue;
                     }
                     return Err(e);
                 }
-                if call == RwCall::Seek {
+                if seek {
                     *calls += 1;
                 }
-                // SAFETY: p is valid for n bytes (caller's guarantee).
+                let iov = libc::iovec {
+                    iov_base: p as *mut libc::c_void,
+                    iov_len: n,
+                };
+                // SAFETY: p is valid for n bytes (caller's guarantee); the one iovec points
+                // at p..p+n.
                 unsafe {
-                    if write {
-                        libc::write(fd, p as *const libc::c_void, n)
-                    } else {
-                        libc::read(fd, p as *mut libc::c_void, n)
+                    match (matches!(call, RwCall::SeekV | RwCall::CurrentV), write) {
+                        (false, true) => libc::write(fd, p as *const libc::c_void, n),
+                        (false, false) => libc::read(fd, p as *mut libc::c_void, n),
+                        (true, true) => libc::writev(fd, &iov, 1),
+                        (true, false) => libc::readv(fd, &iov, 1),
                     }
                 }
             }
