@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use iolab_engine::EngineKind;
 use iolab_serve::{ServeOpts, Server};
+use iolab_testkit::pattern;
 
 fn scratch(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -15,19 +16,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(d.join("root")).expect("scratch dir");
     d
-}
-
-/// Deterministic bytes (xorshift), so expected content needs no second copy on disk.
-fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 /// A root with the files most tests use, and a secret beside it.
