@@ -13,18 +13,12 @@ use super::{Runner, Stops};
 pub(super) struct ThinkState {
     blocks: u64,
     at: u64,
-    /// The end of the runtime (clock ns; u64::MAX without one): no think lasts past it.
-    pub(super) until: u64,
 }
 
 impl ThinkState {
     /// Not thought yet: I/O time counts from `now`, the job's start.
     pub(super) fn since(now: u64) -> ThinkState {
-        ThinkState {
-            blocks: 0,
-            at: now,
-            until: u64::MAX,
-        }
+        ThinkState { blocks: 0, at: now }
     }
 }
 
@@ -84,13 +78,6 @@ impl Runner<'_> {
         };
         self.thought.at = self.now;
         Ok(())
-    }
-
-    /// A think of `d`, cut at the end of the runtime as fio's handle_thinktime cuts it
-    /// (thinktime=2^64-1 with runtime=1 otherwise slept for 584 000 years).
-    pub(super) fn think_left(&self, d: Duration) -> Duration {
-        let left = self.thought.until.saturating_sub(self.clock.now());
-        d.min(Duration::from_nanos(left))
     }
 
     /// Whether thinktime is on at all.

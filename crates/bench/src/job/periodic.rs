@@ -134,12 +134,14 @@ impl Runner<'_> {
     /// fio's thinktime: spin for thinktime_spin, sleep for the rest; a stop ends either.
     pub(super) fn think(&mut self, stop: &Stops<'_>) {
         let plan = self.plan;
-        let spin = self.think_left(plan.thinktime_spin.min(plan.thinktime));
+        // As fio 3.33, a think runs its full length, past the runtime if it must (thinktime=100s
+        // with runtime=1 runs 100 s in fio 3.33; later fio cuts it); a stop ends it.
+        let spin = plan.thinktime_spin.min(plan.thinktime);
         let t = Instant::now();
         while t.elapsed() < spin && !stop.is_set() {
             std::hint::spin_loop();
         }
-        stop.pause(self.think_left(plan.thinktime - spin));
+        stop.pause(plan.thinktime - spin);
         self.now = self.clock.now();
         self.after_think();
     }

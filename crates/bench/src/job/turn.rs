@@ -46,7 +46,6 @@ impl Runner<'_> {
             wait_until: None,
         };
         self.sample_until = t.deadline.unwrap_or(u64::MAX);
-        self.thought.until = t.deadline.unwrap_or(u64::MAX);
         self.iolog_start()?;
         if self.verify_only(stop)? {
             return Ok(());
