@@ -442,13 +442,19 @@ impl Logs {
 
     /// Rate samples when due, and the periodic flush.
     #[inline]
-    fn tick(&mut self, stats: &JobStats, now: u64) {
+    /// `until`: the runtime's end; a window closing then follows the JSON samples' rule
+    /// (`think::sample_due`), so the log has as many rows as the report has samples.
+    fn tick(&mut self, stats: &JobStats, now: u64, until: u64) {
         let (sh, line) = (self.shape, &mut self.line);
         if let Some(r) = &mut self.bw_rate {
-            r.tick(&sh, line, now, stats.bytes_done());
+            if super::think::sample_due(now, until, &r.sampler) {
+                r.tick(&sh, line, now, stats.bytes_done());
+            }
         }
         if let Some(r) = &mut self.iops_rate {
-            r.tick(&sh, line, now, stats.ios_done());
+            if super::think::sample_due(now, until, &r.sampler) {
+                r.tick(&sh, line, now, stats.ios_done());
+            }
         }
         if now >= self.next_flush {
             self.next_flush = now + FLUSH_EVERY_NS;
@@ -619,7 +625,7 @@ impl Runner<'_> {
     #[inline]
     pub(super) fn log_tick(&mut self) {
         if let (Some(l), false) = (&mut self.logs, self.ramping) {
-            l.tick(&self.stats, self.now);
+            l.tick(&self.stats, self.now, self.sample_until);
         }
     }
 
