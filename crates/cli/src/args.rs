@@ -1,3 +1,3 @@
 //! The command-line convention every subcommand follows lives in `iolab-args`.
 
-pub use iolab_args::{describe, show, text, utf8_args, Cmd};
+pub use iolab_args::{describe, show, text, Cmd};

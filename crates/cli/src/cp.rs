@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use iolab_copy::cmdline::{parse, Parsed, USAGE};
 use iolab_copy::Outcome;
 
-use crate::args::Cmd;
+use iolab_args::Cmd;
 
 const CMD: Cmd = Cmd {
     name: "cp",
@@ -24,10 +24,6 @@ pub fn main(args: &[OsString]) -> ExitCode {
         }
         Err(e) => return CMD.usage_error(e),
     };
-    // Test hook: the named-temporary-file path that file systems without O_TMPFILE take.
-    if std::env::var_os("IOLAB_CP_TMPFILE").is_some_and(|v| v == "0") {
-        a.opts.tmpfile = false;
-    }
     match iolab_bench::stop_on_signals() {
         Ok(stop) => {
             a.opts.cancel = stop;

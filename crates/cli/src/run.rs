@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use iolab_bench::{stop_on_signals, RunOutcome};
 use iolab_job::{options, parse_cmdline, IdleProf, Invocation, JobSpec, OutputFormat, TopLevel};
 use iolab_report::run::{
-    output_order, preamble, run_report, write_formats, write_formats_live, Measured, FIO_VERSION,
+    output_order, preamble, status_report, write_formats, write_formats_live, FIO_VERSION,
 };
 use iolab_stats::JobStats;
 use iolab_workload::{attach_options, plan_jobs, JobPlan};
@@ -67,7 +67,8 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
     }
     if inv.top.idle_prof == Some(IdleProf::Calibrate) {
         // fio's --idle-prof=calibrate: the unit of work's time, and nothing run.
-        let c = idleness(iolab_bench::idle::IdleProf::start()?.finish(), false);
+        let i = iolab_bench::idle::IdleProf::start()?.finish();
+        let c = iolab_report::CpuIdleness::from_profile(&i.unit_us, i.percpu, false);
         print!(
             "CPU idleness:\n  unit work: mean={:3.2}us, stddev={:3.2}\n",
             c.unit_mean, c.unit_stddev
@@ -227,8 +228,12 @@ fn execute(
     .map_err(|e| format!("cannot watch the trigger: {e}"))?;
     let start = SystemTime::now();
     let shared = Mutex::new(out);
-    let sink =
-        |snaps: &[Option<JobStats>]| status_report(snaps, specs, plans, formats, start, &shared);
+    let sink = |snaps: &[Option<JobStats>]| {
+        let report = status_report(specs, plans, snaps, start);
+        if let (Some(r), Ok(mut o)) = (report, shared.lock()) {
+            let _ = write_formats_live(&r, formats, &mut *o);
+        }
+    };
     let periodic = top.status_interval_us.map(|us| iolab_bench::Periodic {
         every: std::time::Duration::from_micros(us),
         sink: &sink,
@@ -248,7 +253,10 @@ fn execute(
             .map_err(|e| format!("--bandwidth-log: {e}"))?;
     }
     let mut report = final_report(specs, plans, &outcome, start);
-    report.cpu_idleness = idle.map(|(p, percpu)| idleness(p.finish(), percpu));
+    report.cpu_idleness = idle.map(|(p, percpu)| {
+        let i = p.finish();
+        iolab_report::CpuIdleness::from_profile(&i.unit_us, i.percpu, percpu)
+    });
     let mut out = shared
         .into_inner()
         .map_err(|_| "a status report panicked while writing".to_string())?;
@@ -261,33 +269,6 @@ fn execute(
     }
     let failed = outcome.jobs.iter().any(|j| j.error.is_some());
     Ok(ExitCode::from(u8::from(failed)))
-}
-
-/// fio's --status-interval: the whole report so far, in the asked formats, one line each.
-fn status_report(
-    snaps: &[Option<JobStats>],
-    specs: &[JobSpec],
-    plans: &[JobPlan],
-    formats: &[OutputFormat],
-    start: SystemTime,
-    out: &Mutex<Box<dyn Write + Send>>,
-) {
-    let jobs: Vec<Measured<'_>> = (snaps.iter().zip(plans))
-        .filter_map(|(s, plan)| {
-            s.as_ref().map(|stats| Measured {
-                plan,
-                stats,
-                errno: 0,
-                verror: None,
-            })
-        })
-        .collect();
-    if !jobs.is_empty() {
-        let report = run_report(specs, &jobs, &[], start);
-        if let Ok(mut o) = out.lock() {
-            let _ = write_formats_live(&report, formats, &mut *o);
-        }
-    }
 }
 
 /// The closing message of a run a signal stopped (fio names the signal by number), exit 130.
@@ -314,26 +295,6 @@ fn inflate_log(path: &str) -> Result<ExitCode, String> {
     }
 }
 
-/// fio's idleness figures from the profile: the system's is the CPUs' mean; a unit's time is
-/// summed up over the CPUs (mean, sample standard deviation).
-fn idleness(i: iolab_bench::idle::Idleness, percpu: bool) -> iolab_report::CpuIdleness {
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let unit_mean = mean(&i.unit_us);
-    let var = i
-        .unit_us
-        .iter()
-        .map(|u| (u - unit_mean).powi(2))
-        .sum::<f64>()
-        / (i.unit_us.len().max(2) - 1) as f64;
-    iolab_report::CpuIdleness {
-        system: mean(&i.percpu),
-        show_percpu: percpu,
-        percpu: i.percpu,
-        unit_mean,
-        unit_stddev: var.sqrt(),
-    }
-}
-
 /// Which signal stopped the run, for the closing message (fio names it by number).
 fn which_signal() -> Result<Arc<AtomicUsize>, String> {
     let signal = Arc::new(AtomicUsize::new(0));
@@ -350,14 +311,13 @@ fn final_report(
     outcome: &RunOutcome,
     start: SystemTime,
 ) -> iolab_report::Report {
-    let jobs: Vec<Measured<'_>> = (outcome.jobs.iter().zip(plans))
-        .map(|(j, plan)| Measured {
-            plan,
-            stats: &j.stats,
-            errno: j.error.as_ref().map_or(0, |e| e.0),
-            verror: j.error_detail.clone(),
-        })
-        .collect();
+    let ended = (outcome.jobs.iter()).map(|j| {
+        (
+            &j.stats,
+            j.error.as_ref().map_or(0, |e| e.0),
+            j.error_detail.clone(),
+        )
+    });
     let disks: Vec<iolab_stats::DiskUtil> = (outcome.disks.iter())
         .map(|d| iolab_stats::DiskUtil {
             name: d.name.clone(),
@@ -365,7 +325,7 @@ fn final_report(
             msec: d.elapsed_ms,
         })
         .collect();
-    run_report(specs, &jobs, &disks, start)
+    iolab_report::run::final_report(specs, plans, ended, &disks, start)
 }
 
 /// A reader that went away (`iolab run ... | head`) is not an error, as in ripgrep: callers

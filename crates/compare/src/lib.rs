@@ -6,13 +6,16 @@
 //!   compare's runs and for fio's JSON alike;
 //! - [`diagnose`]: the findings, drawn from the rows and the engines' capabilities;
 //! - [`machine`]: what the comparison ran on;
-//! - [`from_json`] / [`comparison_from_logs`]: comparisons from saved results (`iolab report`).
+//! - [`from_json`] / [`comparison_from_logs`]: comparisons from saved results (`iolab report`);
+//! - [`command`]: compare's run from its command line, and `iolab report`'s command line and
+//!   the saved files it reads.
 //!
 //! The report model and its writers (text table, JSON, HTML) live in `iolab-report`, which
 //! knows nothing of this crate.
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod command;
 pub mod diagnose;
 pub mod machine;
 pub mod row;

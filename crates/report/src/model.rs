@@ -42,6 +42,23 @@ pub struct CpuIdleness {
     pub unit_stddev: f64,
 }
 
+impl CpuIdleness {
+    /// fio's figures from an idleness profile: the system's is the CPUs' mean; a unit's time
+    /// is summed up over the CPUs (`unit_us`: mean, sample standard deviation).
+    pub fn from_profile(unit_us: &[f64], percpu: Vec<f64>, show_percpu: bool) -> CpuIdleness {
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let unit_mean = mean(unit_us);
+        let squares: f64 = unit_us.iter().map(|u| (u - unit_mean).powi(2)).sum();
+        CpuIdleness {
+            system: mean(&percpu),
+            show_percpu,
+            percpu,
+            unit_mean,
+            unit_stddev: (squares / (unit_us.len().max(2) - 1) as f64).sqrt(),
+        }
+    }
+}
+
 /// fio's unit settings for the text output (`kb_base`, `unit_base`, `sig_figs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Units {

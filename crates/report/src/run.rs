@@ -104,6 +104,47 @@ pub fn run_report(
     }
 }
 
+/// The report of a finished run: `ended` gives, in plan order, each job's counters, the errno
+/// that stopped it (0 for none) and fio's detail of that error.
+pub fn final_report<'a>(
+    specs: &[JobSpec],
+    plans: &'a [JobPlan],
+    ended: impl IntoIterator<Item = (&'a JobStats, i32, Option<String>)>,
+    disks: &[iolab_stats::DiskUtil],
+    start: SystemTime,
+) -> Report {
+    let jobs: Vec<Measured<'_>> = (ended.into_iter().zip(plans))
+        .map(|((stats, errno, verror), plan)| Measured {
+            plan,
+            stats,
+            errno,
+            verror,
+        })
+        .collect();
+    run_report(specs, &jobs, disks, start)
+}
+
+/// fio's --status-interval report: the jobs that have a snapshot so far (`snaps` in plan
+/// order); `None` while none has.
+pub fn status_report(
+    specs: &[JobSpec],
+    plans: &[JobPlan],
+    snaps: &[Option<JobStats>],
+    start: SystemTime,
+) -> Option<Report> {
+    let jobs: Vec<Measured<'_>> = (snaps.iter().zip(plans))
+        .filter_map(|(s, plan)| {
+            s.as_ref().map(|stats| Measured {
+                plan,
+                stats,
+                errno: 0,
+                verror: None,
+            })
+        })
+        .collect();
+    (!jobs.is_empty()).then(|| run_report(specs, &jobs, &[], start))
+}
+
 fn job_meta(m: &Measured<'_>, spec: Option<&JobSpec>, date: &str, elapsed_s: i64) -> JobMeta {
     JobMeta {
         name: m.plan.name.clone(),

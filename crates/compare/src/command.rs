@@ -1,0 +1,143 @@
+//! What `iolab compare` and `iolab report` do between their command line and their output:
+//! compare's run from its parsed arguments, and `iolab report`'s own command line and the
+//! saved results it reads. The binary parses, calls these, and prints.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::SystemTime;
+
+use iolab_report::logs::LogCharts;
+
+use crate::args::Args;
+use crate::{CompareOpts, Comparison, Runs, TEST_FILE};
+
+/// Runs the comparison compare's command line `a` asks for on `runs`, dated and with the
+/// ranks named. With `rank` (under mpirun) each rank has its own test file and only rank 0
+/// reports: the other ranks get `None`.
+pub fn compare(
+    a: Args,
+    runs: &mut dyn Runs,
+    rank: Option<u32>,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<Comparison>, String> {
+    let dir = PathBuf::from(a.directory.as_deref().unwrap_or("."));
+    let file = match rank {
+        Some(r) => dir.join(format!("{TEST_FILE}.{r}")),
+        None => dir.join(TEST_FILE),
+    };
+    let base = crate::base_spec(a.job_file.as_deref(), &a.fio, &file)?;
+    let start = SystemTime::now();
+    let opts = CompareOpts {
+        variants: a.variants,
+        depths: a.depths,
+        base,
+        file,
+        dir,
+    };
+    let mut c = crate::run_on(runs, &opts, stop, progress)?;
+    if rank.is_some_and(|r| r != 0) {
+        return Ok(None);
+    }
+    if let Some(hosts) = c.rows.iter().map(|r| &r.hosts).find(|h| !h.is_empty()) {
+        let mut names: Vec<&str> = hosts.iter().map(|h| h.hostname.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let each = "each row is every rank's I/O together";
+        let ranks = format!("{} on {} host(s); {each}", hosts.len(), names.len());
+        c.workload.push(("ranks".into(), ranks));
+    }
+    c.time = iolab_report::run::fio_date(start);
+    Ok(Some(c))
+}
+
+/// `iolab report --help`.
+pub const REPORT_USAGE: &str = "\
+usage: iolab report RESULTS.json [-o FILE.html]
+       iolab report NAME_iops.1.log NAME_clat.1.log ... [-o FILE.html]
+
+Draws the HTML report for saved results: `iolab compare --output-format=json`, fio's (or
+`iolab run`'s) JSON and json+ output, or fio's log files (bw, iops, lat, clat, slat, and
+clat_hist for latency percentiles over time; .log.fz ones are inflated).
+
+  -o, --output FILE   where to write the page (default: the input's name with .html)
+  -h, --help          print this help";
+
+/// What `iolab report`'s command line asks for.
+pub enum ReportArgs {
+    Help,
+    /// The saved files, and the page to write (`None`: the first input's name with .html).
+    Draw {
+        inputs: Vec<PathBuf>,
+        output: Option<PathBuf>,
+    },
+}
+
+/// Reads `iolab report`'s command line (without the program name).
+pub fn parse_report(args: &[OsString]) -> Result<ReportArgs, String> {
+    const LONGS: &[&str] = &["help", "output"];
+    let describe = |e| iolab_args::describe(e, LONGS);
+    let mut inputs: Vec<PathBuf> = Vec::new();
+    let mut output = None;
+    let mut p = lexopt::Parser::from_args(args.iter().cloned());
+    while let Some(arg) = p.next().map_err(describe)? {
+        use lexopt::Arg::{Long, Short, Value};
+        match arg {
+            Short('h') | Long("help") => return Ok(ReportArgs::Help),
+            Short('o') | Long("output") => {
+                output = Some(PathBuf::from(p.value().map_err(describe)?))
+            }
+            Value(v) => inputs.push(PathBuf::from(v)),
+            other => return Err(describe(other.unexpected())),
+        }
+    }
+    if inputs.is_empty() {
+        return Err("no results file given".into());
+    }
+    Ok(ReportArgs::Draw { inputs, output })
+}
+
+/// The comparison (and, for log files, the charts over time) of saved results: one JSON file
+/// (compare's or fio's), or fio's log files.
+pub fn load_saved(inputs: &[PathBuf]) -> Result<(Comparison, LogCharts), String> {
+    let logs = inputs
+        .iter()
+        .all(|p| p.extension().is_some_and(|e| e == "log" || e == "fz"));
+    match inputs {
+        _ if logs => {
+            let files = inputs
+                .iter()
+                .map(|p| Ok((p.display().to_string(), read_log(p)?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            let charts = iolab_report::logs::read_logs(&files)?;
+            // The table's rows come from the logs of a mean (histograms have their own chart).
+            let rows: Vec<(String, String)> = files
+                .into_iter()
+                .filter(|(n, _)| !n.contains("_clat_hist."))
+                .collect();
+            let c = crate::comparison_from_logs(&rows).map_err(|e| e.to_string())?;
+            Ok((c, charts))
+        }
+        [json] => {
+            let at = |e: &dyn std::fmt::Display| format!("{}: {e}", json.display());
+            let text = std::fs::read_to_string(json).map_err(|e| at(&e))?;
+            let c = crate::from_json(&text).map_err(|e| at(&e))?;
+            Ok((c, LogCharts::default()))
+        }
+        _ => Err("give one JSON file, or fio log files (*.log)".into()),
+    }
+}
+
+/// A log's text; a `.fz` (log_store_compressed) is inflated first.
+fn read_log(p: &Path) -> Result<String, String> {
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", p.display());
+    if p.extension().is_some_and(|e| e == "fz") {
+        let mut text = Vec::new();
+        let file = File::open(p).map_err(|e| at(&e))?;
+        iolab_bench::inflate_log(file, &mut text).map_err(|e| at(&e))?;
+        return String::from_utf8(text).map_err(|e| at(&e));
+    }
+    std::fs::read_to_string(p).map_err(|e| at(&e))
+}
