@@ -8,7 +8,7 @@ use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::files::bad_file;
+use crate::files::Placeholders;
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
     SysCalls,
@@ -30,7 +30,7 @@ pub(crate) struct CpuEngine {
     caps: Caps,
     cycle: Duration,
     mode: CpuMode,
-    files: Vec<Option<File>>,
+    files: Placeholders,
     /// qsort's buffer, allocated once.
     data: Vec<u64>,
     seed: u64,
@@ -59,7 +59,7 @@ pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         },
         cycle: Duration::from_micros(u64::from(opts.cpucycle_us)),
         mode: opts.cpumode,
-        files: Vec::new(),
+        files: Placeholders::default(),
         data,
         seed: 0x9e37_79b9_7f4a_7c15,
     }))
@@ -106,15 +106,11 @@ impl Engine for CpuEngine {
     }
 
     fn add_file(&mut self, file: File, _path: &Path) -> Result<FileId, EngineError> {
-        self.files.push(Some(file));
-        Ok(FileId(self.files.len() as u32 - 1))
+        Ok(self.files.add(file))
     }
 
     fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {
-        self.files
-            .get_mut(id.0 as usize)
-            .and_then(Option::take)
-            .ok_or_else(|| bad_file(id, KIND, "remove_file"))
+        self.files.remove(id, KIND)
     }
 
     fn queue(&mut self, req: Req) -> Queued {

@@ -9,13 +9,12 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::files::{ebadf, Files};
 use crate::sys::{self, meta as fsop};
 use crate::{
-    Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
-    SysCalls,
+    Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, Op, Queued, Req, SysCalls,
 };
 
 const KIND: EngineKind = EngineKind::E4Defrag;
@@ -129,22 +128,7 @@ impl DefragEngine {
 }
 
 impl Engine for DefragEngine {
-    fn kind(&self) -> EngineKind {
-        KIND
-    }
-
-    fn caps(&self) -> &Caps {
-        &self.caps
-    }
-
-    fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        let entry = self.files.entry(file, path, KIND)?;
-        Ok(self.files.insert(entry))
-    }
-
-    fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {
-        Ok(self.files.remove(id, KIND)?.file)
-    }
+    crate::files::file_table!(KIND);
 
     fn queue(&mut self, req: Req) -> Queued {
         let result = self.run(&req);

@@ -87,7 +87,7 @@ pub(crate) struct ExecEngine {
     child: Option<Child>,
     /// The program has ended (or could not start) and the job has no runtime to fill.
     done: bool,
-    files: Vec<Option<File>>,
+    files: crate::files::Placeholders,
 }
 
 pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
@@ -118,7 +118,7 @@ pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         },
         child: None,
         done: false,
-        files: Vec::new(),
+        files: crate::files::Placeholders::default(),
     }))
 }
 
@@ -188,15 +188,11 @@ impl Engine for ExecEngine {
     }
 
     fn add_file(&mut self, file: File, _path: &Path) -> Result<FileId, EngineError> {
-        self.files.push(Some(file));
-        Ok(FileId(self.files.len() as u32 - 1))
+        Ok(self.files.add(file))
     }
 
     fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {
-        self.files
-            .get_mut(id.0 as usize)
-            .and_then(Option::take)
-            .ok_or_else(|| crate::files::bad_file(id, EngineKind::Exec, "remove_file"))
+        self.files.remove(id, EngineKind::Exec)
     }
 
     fn queue(&mut self, req: Req) -> Queued {
@@ -276,7 +272,7 @@ mod tests {
             caps: Caps::default(),
             child: None,
             done: false,
-            files: Vec::new(),
+            files: crate::files::Placeholders::default(),
         };
         e.tick().unwrap();
         let t = Instant::now();

@@ -174,3 +174,53 @@ pub(crate) fn bad_file(id: FileId, engine: EngineKind, op: &'static str) -> Engi
 pub(crate) fn ebadf() -> io::Error {
     io::Error::from_raw_os_error(libc::EBADF)
 }
+
+/// `kind`, `caps`, `add_file` and `remove_file` of an engine whose kind is `$kind`, whose
+/// capabilities are `self.caps` and whose files are a [`Files`] table in `self.files`: one
+/// copy of what each such engine would otherwise write alike. Used inside `impl Engine for ...`.
+macro_rules! file_table {
+    ($kind:expr) => {
+        fn kind(&self) -> $crate::EngineKind {
+            $kind
+        }
+
+        fn caps(&self) -> &$crate::Caps {
+            &self.caps
+        }
+
+        fn add_file(
+            &mut self,
+            file: std::fs::File,
+            path: &std::path::Path,
+        ) -> Result<$crate::FileId, $crate::EngineError> {
+            let entry = self.files.entry(file, path, $kind)?;
+            Ok(self.files.insert(entry))
+        }
+
+        fn remove_file(
+            &mut self,
+            id: $crate::FileId,
+        ) -> Result<std::fs::File, $crate::EngineError> {
+            Ok(self.files.remove(id, $kind)?.file)
+        }
+    };
+}
+pub(crate) use file_table;
+
+/// The files of an engine that does no I/O on them (cpuio, exec: /dev/null stands in each
+/// file's place), kept only to be handed back: no look at flags, devices or alignment.
+#[derive(Debug, Default)]
+pub(crate) struct Placeholders(Vec<Option<File>>);
+
+impl Placeholders {
+    pub fn add(&mut self, file: File) -> FileId {
+        self.0.push(Some(file));
+        FileId(self.0.len() as u32 - 1)
+    }
+
+    pub fn remove(&mut self, id: FileId, engine: EngineKind) -> Result<File, EngineError> {
+        (self.0.get_mut(id.0 as usize))
+            .and_then(Option::take)
+            .ok_or_else(|| bad_file(id, engine, "remove_file"))
+    }
+}

@@ -368,13 +368,30 @@ mod tests {
         }
     }
 
+    /// The engine with one file, `tag`, first filled with `len` bytes of `byte` (none: not
+    /// written), opened read-write or, with `read_only`, read-only.
+    fn with_file(
+        tag: &str,
+        fill: Option<(u8, usize)>,
+        read_only: bool,
+    ) -> (TempPath, Box<dyn Engine>, FileId) {
+        let t = TempPath::new("mmap", tag);
+        if let Some((byte, len)) = fill {
+            std::fs::write(&t.0, vec![byte; len]).unwrap();
+        }
+        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
+        let file = match read_only {
+            true => File::open(&t.0).unwrap(),
+            false => open_rw(&t.0, false),
+        };
+        let id = e.add_file(file, &t.0).unwrap();
+        (t, e, id)
+    }
+
     #[test]
     fn write_read_back_and_sync() {
-        let t = TempPath::new("mmap", "rw");
-        std::fs::write(&t.0, vec![0u8; 4 * 65536]).unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
+        let (t, mut e, id) = with_file("rw", Some((0, 4 * 65536)), false);
         assert!(e.caps().sync_only);
-        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
         for i in 0..4u64 {
             let d = run(&mut *e, Req::write(id, i * 65536, pattern(65536, i as u8)));
             assert_eq!(d.result.unwrap(), 65536);
@@ -401,9 +418,7 @@ mod tests {
 
     #[test]
     fn empty_file_reads_nothing_and_writing_past_the_end_extends_it() {
-        let t = TempPath::new("mmap", "extend");
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
+        let (t, mut e, id) = with_file("extend", None, false);
         let d = run(&mut *e, Req::read(id, 0, Buf::new(4096).unwrap()));
         assert_eq!(d.result.unwrap(), 0);
         // A hole, then data: the file is extended to exactly the end of the write.
@@ -438,10 +453,7 @@ mod tests {
 
     #[test]
     fn a_file_grown_by_someone_else_is_seen() {
-        let t = TempPath::new("mmap", "grown");
-        std::fs::write(&t.0, vec![1u8; 4096]).unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(File::open(&t.0).unwrap(), &t.0).unwrap();
+        let (t, mut e, id) = with_file("grown", Some((1, 4096)), true);
         let d = run(&mut *e, Req::read(id, 0, Buf::new(4096).unwrap()));
         assert_eq!(d.result.unwrap(), 4096);
         std::fs::write(&t.0, vec![2u8; 3 * 4096]).unwrap();
@@ -452,10 +464,7 @@ mod tests {
 
     #[test]
     fn write_on_read_only_file_is_ebadf_in_done_not_a_crash() {
-        let t = TempPath::new("mmap", "rdonly");
-        std::fs::write(&t.0, vec![3u8; 8192]).unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(File::open(&t.0).unwrap(), &t.0).unwrap();
+        let (t, mut e, id) = with_file("rdonly", Some((3, 8192)), true);
         let d = run(&mut *e, Req::read(id, 0, Buf::new(4096).unwrap()));
         assert_eq!(d.result.unwrap(), 4096);
         let d = run(&mut *e, Req::write(id, 0, pattern(4096, 0)));
@@ -485,10 +494,7 @@ mod tests {
 
     #[test]
     fn trim_punches_a_hole_that_reads_as_zeros() {
-        let t = TempPath::new("mmap", "trim");
-        std::fs::write(&t.0, vec![9u8; 65536]).unwrap();
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
+        let (_t, mut e, id) = with_file("trim", Some((9, 65536)), false);
         let d = run(&mut *e, Req::read(id, 0, Buf::new(65536).unwrap()));
         assert_eq!(d.result.unwrap(), 65536);
         assert_eq!(run(&mut *e, Req::trim(id, 0, 32768)).result.unwrap(), 32768);
@@ -499,9 +505,7 @@ mod tests {
 
     #[test]
     fn fsync_of_a_never_mapped_file_falls_back_to_fsync() {
-        let t = TempPath::new("mmap", "sync0");
-        let mut e = open(&EngineOpts::new(KIND, 1)).unwrap();
-        let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
+        let (_t, mut e, id) = with_file("sync0", None, false);
         assert_eq!(run(&mut *e, Req::sync(id, false)).result.unwrap(), 0);
         assert_eq!(e.syscalls().io, 1);
     }

@@ -3,16 +3,12 @@
 //! vmsplices the pipe out into the buffer; at most 64 KiB (the pipe's capacity) at a time.
 //! Trim and fsync are the ordinary calls. Every request completes inside `queue`.
 
-use std::fs::File;
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
-use std::path::Path;
 
 use crate::files::{ebadf, Files};
 use crate::sys::{self, pipe};
-use crate::{
-    Caps, Done, Engine, EngineError, EngineKind, EngineOpts, FileId, Op, Queued, Req, SysCalls,
-};
+use crate::{Caps, Done, Engine, EngineError, EngineKind, EngineOpts, Op, Queued, Req, SysCalls};
 
 const KIND: EngineKind = EngineKind::Splice;
 
@@ -123,22 +119,7 @@ impl SpliceEngine {
 }
 
 impl Engine for SpliceEngine {
-    fn kind(&self) -> EngineKind {
-        KIND
-    }
-
-    fn caps(&self) -> &Caps {
-        &self.caps
-    }
-
-    fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError> {
-        let entry = self.files.entry(file, path, KIND)?;
-        Ok(self.files.insert(entry))
-    }
-
-    fn remove_file(&mut self, id: FileId) -> Result<File, EngineError> {
-        Ok(self.files.remove(id, KIND)?.file)
-    }
+    crate::files::file_table!(KIND);
 
     fn queue(&mut self, mut req: Req) -> Queued {
         let result = self.run(&mut req);

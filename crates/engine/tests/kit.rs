@@ -18,19 +18,22 @@ use iolab_engine::{
 };
 use iolab_testkit::pattern;
 
+/// The metadata engines' kit (`Caps::fs_op`), on this kit's harness.
+#[path = "kit/meta.rs"]
+mod meta;
+
 /// One engine configuration under test.
 struct Variant {
     label: &'static str,
     opts: EngineOpts,
 }
 
-fn variants(depth: u32) -> Vec<Variant> {
-    use EngineKind::{IoUring, Libaio};
-    // An engine that cannot open without an option gets one here: cpuio's cpuload (fio has
-    // no default), with a short cycle so the kit stays quick; net's port and host (a sender
-    // resolves its host when it opens and connects only when a file is added); exec's program;
-    // e4defrag's donor.
-    let o = |k| EngineOpts {
+/// An engine's options with what it cannot open without: cpuio's cpuload (fio has no
+/// default), with a short cycle so the kit stays quick; net's port and host (a sender resolves
+/// its host when it opens and connects only when a file is added); exec's program; e4defrag's
+/// donor. Both kits start from these.
+fn opts_to_open(kind: EngineKind, depth: u32) -> EngineOpts {
+    EngineOpts {
         cpuload: 50,
         cpucycle_us: 1000,
         net: NetOpts {
@@ -47,8 +50,13 @@ fn variants(depth: u32) -> Vec<Variant> {
             donorname: Some(scratch("e4defrag donor").to_string_lossy().into_owned()),
             ..DefragOpts::default()
         },
-        ..EngineOpts::new(k, depth)
-    };
+        ..EngineOpts::new(kind, depth)
+    }
+}
+
+fn variants(depth: u32) -> Vec<Variant> {
+    use EngineKind::{IoUring, Libaio};
+    let o = |k| opts_to_open(k, depth);
     let with = |k, set: fn(&mut EngineOpts)| {
         let mut x = o(k);
         set(&mut x);

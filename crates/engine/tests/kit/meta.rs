@@ -13,8 +13,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use iolab_engine::{
-    open, Buf, DefragOpts, Done, Engine, EngineKind, EngineOpts, ErrorKind, ExecOpts, FileId, FsOp,
-    NetOpts, Op, Queued, Req, StatType,
+    open, Buf, Done, Engine, EngineKind, EngineOpts, ErrorKind, FileId, FsOp, Op, Queued, Req,
+    StatType,
 };
 
 struct Variant {
@@ -28,26 +28,9 @@ fn variants() -> Vec<Variant> {
     let mut v = Vec::new();
     for kind in EngineKind::ALL {
         for uring in [false, true] {
-            // The options an engine cannot open without: cpuio's cpuload, net's port and host,
-            // exec's program, e4defrag's donor.
             let opts = EngineOpts {
                 meta_io_uring: uring,
-                cpuload: 50,
-                net: NetOpts {
-                    hostname: Some("127.0.0.1".into()),
-                    port: 9,
-                    ..NetOpts::default()
-                },
-                exec: ExecOpts {
-                    program: Some("true".into()),
-                    std_redirect: false,
-                    ..ExecOpts::default()
-                },
-                e4defrag: DefragOpts {
-                    donorname: Some(scratch("donor").to_string_lossy().into_owned()),
-                    ..DefragOpts::default()
-                },
-                ..EngineOpts::new(kind, 1)
+                ..super::opts_to_open(kind, 1)
             };
             let eng = match open(&opts) {
                 Ok(e) => e,
@@ -72,11 +55,9 @@ fn variants() -> Vec<Variant> {
     v
 }
 
+/// A path in the kit's directory with nothing there yet.
 fn scratch(name: &str) -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let p = DIR
-        .get_or_init(|| iolab_testkit::scratch_dir!("engine-meta-kit"))
-        .join(name.replace(' ', "_"));
+    let p = super::scratch(&format!("meta {name}"));
     let _ = fs::remove_dir_all(&p);
     let _ = fs::remove_file(&p);
     p
