@@ -309,7 +309,7 @@ fn sigint_on_an_idle_server_exits_0() {
 #[test]
 fn curl_gets_files_ranges_and_heads() {
     if Command::new("curl").arg("--version").output().is_err() {
-        println!("skipped: curl is not installed (.ci/run installs it)");
+        iolab_testkit::skip("curl", &"curl is not installed (.ci/run installs it)");
         return;
     }
     let d = dir("curl");
@@ -321,40 +321,10 @@ fn curl_gets_files_ranges_and_heads() {
     let log = d.join("access.log");
     let log_s = log.to_string_lossy().to_string();
     let (mut p, addr) = serve(&root, &["--access-log", &log_s, "--engine", "psync"]);
-    let curl = |args: &[&str]| {
-        let out = Command::new("curl")
-            .args(["-sS", "--max-time", "20"])
-            .args(args)
-            .output()
-            .expect("curl");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    };
     let url = format!("http://{addr}/f.bin");
     assert!(curl(&[&url]) == data, "curl body differs");
     assert_eq!(curl(&["-r", "100-199", &url]), &data[100..200]);
-    // Several ranges: curl prints the multipart body as it comes.
-    let multi = curl(&["-r", "0-9,2000000-2000009", "-D", "-", &url]);
-    let text = String::from_utf8_lossy(&multi);
-    assert!(text.starts_with("HTTP/1.1 206"), "{text}");
-    assert!(
-        text.contains("Content-Type: multipart/byteranges; boundary="),
-        "{text}"
-    );
-    assert!(
-        text.contains("Content-Range: bytes 2000000-2000009/3145728\r\n"),
-        "{text}"
-    );
-    for want in [&data[..10], &data[2_000_000..2_000_010]] {
-        assert!(multi.windows(10).any(|w| w == want), "a part's bytes");
-    }
-    let head = String::from_utf8(curl(&["-I", &url])).unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(head.contains("Content-Length: 3145728"), "{head}");
+    curl_gets_several_ranges_and_heads(&url, &data);
     // Two URLs on one connection (curl reuses it), HTTP/1.0 too.
     let two = curl(&[
         &format!("http://{addr}/"),
@@ -370,7 +340,56 @@ fn curl_gets_files_ranges_and_heads() {
         &format!("http://{addr}/nope"),
     ]);
     assert_eq!(code, b"404");
-    // A precompressed sibling made by gzip: curl --compressed asks for it and decodes it.
+    curl_gets_a_precompressed_sibling(&root, &addr);
+    signal(&p, "TERM");
+    assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("\"GET /f.bin HTTP/1.1\" 200 3145728"),
+        "{text}"
+    );
+    assert!(text.contains("\"GET /f.bin HTTP/1.1\" 206 100"), "{text}");
+}
+
+/// curl with `args`: what it printed; it must succeed.
+fn curl(args: &[&str]) -> Vec<u8> {
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("curl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Several ranges of `url` (whose body is `data`) in one multipart answer, and a HEAD.
+fn curl_gets_several_ranges_and_heads(url: &str, data: &[u8]) {
+    // curl prints the multipart body as it comes.
+    let multi = curl(&["-r", "0-9,2000000-2000009", "-D", "-", url]);
+    let text = String::from_utf8_lossy(&multi);
+    assert!(text.starts_with("HTTP/1.1 206"), "{text}");
+    assert!(
+        text.contains("Content-Type: multipart/byteranges; boundary="),
+        "{text}"
+    );
+    assert!(
+        text.contains("Content-Range: bytes 2000000-2000009/3145728\r\n"),
+        "{text}"
+    );
+    for want in [&data[..10], &data[2_000_000..2_000_010]] {
+        assert!(multi.windows(10).any(|w| w == want), "a part's bytes");
+    }
+    let head = String::from_utf8(curl(&["-I", url])).unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("Content-Length: 3145728"), "{head}");
+}
+
+/// A precompressed sibling made by gzip: curl --compressed asks for it and decodes it.
+fn curl_gets_a_precompressed_sibling(root: &Path, addr: &SocketAddr) {
     let txt: Vec<u8> = b"compress me\n".repeat(500);
     std::fs::write(root.join("t.txt"), &txt).unwrap();
     let gzipped = Command::new("gzip")
@@ -389,14 +408,6 @@ fn curl_gets_files_ranges_and_heads() {
     } else {
         iolab_testkit::skip("curl --compressed", &"gzip is not installed");
     }
-    signal(&p, "TERM");
-    assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        text.contains("\"GET /f.bin HTTP/1.1\" 200 3145728"),
-        "{text}"
-    );
-    assert!(text.contains("\"GET /f.bin HTTP/1.1\" 206 100"), "{text}");
 }
 
 #[test]

@@ -75,45 +75,30 @@ fn mean_of(ds: &[&DirReport], f: impl Fn(&DirReport) -> (f64, u64)) -> Option<(f
     (n > 0).then(|| (sum / n as f64, n))
 }
 
-/// The row for one job's report and what the run knew besides.
-pub fn derive(job: &JobReport, facts: RunFacts) -> CompareRow {
-    let ds: Vec<&DirReport> = dirs(job).collect();
-    let ios: u64 = ds.iter().map(|d| d.total_ios).sum();
-    let iops: f64 = ds.iter().map(|d| d.iops).sum();
-    let runtime_ms = ds
-        .iter()
-        .map(|d| d.runtime)
-        .max()
-        .filter(|&r| r > 0)
-        .unwrap_or(job.job_runtime);
-    let per = |x: f64| (ios > 0).then(|| x / ios as f64);
-    // Several directions merge through their json+ bins; without bins the direction with the
-    // most I/O speaks for the row's completion latency (its mean and percentiles alike).
-    let merged = match ds.as_slice() {
+/// The completion latency's (mean, samples) and percentiles. Several directions merge through
+/// their json+ bins; without bins the direction with the most I/O speaks for the row (its mean
+/// and percentiles alike).
+fn completion_latency(ds: &[&DirReport]) -> (Option<(f64, u64)>, [Option<u64>; 6]) {
+    let merged = match ds {
         [one] => Some(listed_percentiles(one)),
         several => merged_percentiles(several),
     };
     let main = ds.iter().copied().max_by_key(|d| d.total_ios);
     let (clat_dirs, clat_pct) = match (merged, main) {
-        (Some(p), _) => (ds.clone(), p),
+        (Some(p), _) => (ds.to_vec(), p),
         (None, Some(m)) => (vec![m], listed_percentiles(m)),
         (None, None) => (Vec::new(), [None; 6]),
     };
-    let clat = mean_of(&clat_dirs, |d| (d.clat_ns.mean, d.clat_ns.n));
-    let slat = mean_of(&ds, |d| (d.slat_ns.mean, d.slat_ns.n));
-    let lat = mean_of(&ds, |d| (d.lat_ns.mean, d.lat_ns.n));
-    let jobs = facts.jobs.max(1);
-    let thread_ns = runtime_ms as f64 * 1e6 * f64::from(jobs);
-    // Each I/O's slat runs from its issue to the end of the submit call that took it, so a
-    // call that took k I/Os counts k times: scaled by calls per I/O, the sum is the time
-    // spent inside submission (exact when each call takes one, fio's default).
-    let submit_share = slat.filter(|_| thread_ns > 0.0).map(|(mean, n)| {
-        let calls = facts
-            .submit_calls
-            .map_or(1.0, |c| (c as f64 / n as f64).min(1.0));
-        mean * n as f64 * calls / thread_ns
-    });
-    let (usr_cpu, sys_cpu, cpu_ns) = match facts.process_cpu_us {
+    (
+        mean_of(&clat_dirs, |d| (d.clat_ns.mean, d.clat_ns.n)),
+        clat_pct,
+    )
+}
+
+/// User and system CPU in percent of the run, and CPU time in ns: the process's own figures
+/// (`process_cpu_us`: user, system µs) where the run measured them, else the job's.
+fn cpu(job: &JobReport, process_cpu_us: Option<(f64, f64)>, runtime_ms: u64) -> (f64, f64, f64) {
+    match process_cpu_us {
         Some((user, sys)) if runtime_ms > 0 => {
             let run_us = runtime_ms as f64 * 1000.0;
             (
@@ -127,7 +112,36 @@ pub fn derive(job: &JobReport, facts: RunFacts) -> CompareRow {
             job.sys_cpu,
             (job.usr_cpu + job.sys_cpu) / 100.0 * job.job_runtime as f64 * 1e6,
         ),
-    };
+    }
+}
+
+/// The row for one job's report and what the run knew besides.
+pub fn derive(job: &JobReport, facts: RunFacts) -> CompareRow {
+    let ds: Vec<&DirReport> = dirs(job).collect();
+    let ios: u64 = ds.iter().map(|d| d.total_ios).sum();
+    let iops: f64 = ds.iter().map(|d| d.iops).sum();
+    let runtime_ms = ds
+        .iter()
+        .map(|d| d.runtime)
+        .max()
+        .filter(|&r| r > 0)
+        .unwrap_or(job.job_runtime);
+    let per = |x: f64| (ios > 0).then(|| x / ios as f64);
+    let (clat, clat_pct) = completion_latency(&ds);
+    let slat = mean_of(&ds, |d| (d.slat_ns.mean, d.slat_ns.n));
+    let lat = mean_of(&ds, |d| (d.lat_ns.mean, d.lat_ns.n));
+    let jobs = facts.jobs.max(1);
+    let thread_ns = runtime_ms as f64 * 1e6 * f64::from(jobs);
+    // Each I/O's slat runs from its issue to the end of the submit call that took it, so a
+    // call that took k I/Os counts k times: scaled by calls per I/O, the sum is the time
+    // spent inside submission (exact when each call takes one, fio's default).
+    let submit_share = slat.filter(|_| thread_ns > 0.0).map(|(mean, n)| {
+        let calls = facts
+            .submit_calls
+            .map_or(1.0, |c| (c as f64 / n as f64).min(1.0));
+        mean * n as f64 * calls / thread_ns
+    });
+    let (usr_cpu, sys_cpu, cpu_ns) = cpu(job, facts.process_cpu_us, runtime_ms);
     let depth_ns = lat
         .map(|l| l.0)
         .or_else(|| clat.map(|c| c.0 + slat.map_or(0.0, |s| s.0)));

@@ -123,28 +123,7 @@ pub fn comparison_from_logs(files: &[(String, String)]) -> Result<Comparison, Re
                     "{base}: not a fio log (name_iops|bw|lat|clat|slat.N.log)"
                 ))
             })?;
-        // Values of one time summed over directions (a mixed job logs reads and writes).
-        let mut points: Vec<(u64, f64)> = Vec::new();
-        for (n, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let mut f = line.split(',').map(str::trim);
-            let parse = |v: Option<&str>| v.and_then(|x| x.parse::<f64>().ok());
-            let (Some(t), Some(v)) = (parse(f.next()), parse(f.next())) else {
-                return Err(ReportError::Json(format!(
-                    "{base}:{}: not 'time, value, ...'",
-                    n + 1
-                )));
-            };
-            match points.last_mut() {
-                Some(p) if p.0 == t as u64 && kind != "clat" && kind != "lat" && kind != "slat" => {
-                    p.1 += v
-                }
-                _ => points.push((t as u64, v)),
-            }
-        }
+        let points = log_points(base, text, kind)?;
         let idx = match rows.iter().position(|r| r.label == prefix) {
             Some(i) => i,
             None => {
@@ -158,38 +137,70 @@ pub fn comparison_from_logs(files: &[(String, String)]) -> Result<Comparison, Re
                 rows.len() - 1
             }
         };
-        let r = &mut rows[idx];
-        let mean = |p: &[(u64, f64)]| {
-            if p.is_empty() {
-                0.0
-            } else {
-                p.iter().map(|x| x.1).sum::<f64>() / p.len() as f64
-            }
-        };
-        match kind {
-            "iops" => {
-                r.iops = mean(&points);
-                r.iops_series = points;
-            }
-            "bw" => r.bw_bytes = mean(&points) * 1024.0,
-            "clat" => {
-                r.clat_mean = Some(mean(&points)).filter(|_| !points.is_empty());
-                r.lat_series = points;
-            }
-            "slat" => r.slat_mean = Some(mean(&points)).filter(|_| !points.is_empty()),
-            _ => {
-                if r.lat_series.is_empty() {
-                    r.clat_mean = Some(mean(&points)).filter(|_| !points.is_empty());
-                    r.lat_series = points;
-                }
-            }
-        }
+        fill_from_log(&mut rows[idx], kind, points);
     }
     Ok(Comparison {
         rows,
         source: Source::FioLogs,
         ..Comparison::default()
     })
+}
+
+/// A log's (time, value) points; the values of one time are summed over directions (a mixed
+/// job logs reads and writes), except for latencies.
+fn log_points(base: &str, text: &str, kind: &str) -> Result<Vec<(u64, f64)>, ReportError> {
+    let mut points: Vec<(u64, f64)> = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let mut f = line.split(',').map(str::trim);
+        let parse = |v: Option<&str>| v.and_then(|x| x.parse::<f64>().ok());
+        let (Some(t), Some(v)) = (parse(f.next()), parse(f.next())) else {
+            return Err(ReportError::Json(format!(
+                "{base}:{}: not 'time, value, ...'",
+                n + 1
+            )));
+        };
+        match points.last_mut() {
+            Some(p) if p.0 == t as u64 && kind != "clat" && kind != "lat" && kind != "slat" => {
+                p.1 += v
+            }
+            _ => points.push((t as u64, v)),
+        }
+    }
+    Ok(points)
+}
+
+/// The row's figure that a log of `kind` gives: its mean, and for IOPS and latency the series.
+/// A total latency (`lat`) speaks for the completion latency only where no clat log did.
+fn fill_from_log(r: &mut CompareRow, kind: &str, points: Vec<(u64, f64)>) {
+    let mean = |p: &[(u64, f64)]| {
+        if p.is_empty() {
+            0.0
+        } else {
+            p.iter().map(|x| x.1).sum::<f64>() / p.len() as f64
+        }
+    };
+    match kind {
+        "iops" => {
+            r.iops = mean(&points);
+            r.iops_series = points;
+        }
+        "bw" => r.bw_bytes = mean(&points) * 1024.0,
+        "clat" => {
+            r.clat_mean = Some(mean(&points)).filter(|_| !points.is_empty());
+            r.lat_series = points;
+        }
+        "slat" => r.slat_mean = Some(mean(&points)).filter(|_| !points.is_empty()),
+        _ => {
+            if r.lat_series.is_empty() {
+                r.clat_mean = Some(mean(&points)).filter(|_| !points.is_empty());
+                r.lat_series = points;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

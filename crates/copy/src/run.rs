@@ -51,24 +51,7 @@ pub(crate) fn run(
                 }
             },
             Entry::File { src, dst, .. } if opts.attributes_only => {
-                match nodes::attributes_only(src, dst, opts) {
-                    Ok(Some(ev)) => {
-                        sum.files += 1;
-                        synced_dirs.insert(parent_of(dst).to_path_buf());
-                        on(ev);
-                    }
-                    Ok(None) => {
-                        sum.skipped += 1;
-                        on(Event::Skipped {
-                            dst: dst.clone(),
-                            why: "-n",
-                        });
-                    }
-                    Err(e) => {
-                        sum.failed += 1;
-                        on(Event::Failed(e));
-                    }
-                }
+                attributes_only(src, dst, opts, &mut sum, &mut synced_dirs, on)
             }
             Entry::File { src, dst, .. } => files.push((src, dst)),
             // Hard links point at copies made by the pipeline: made after it.
@@ -88,7 +71,48 @@ pub(crate) fn run(
         }
         nodes::make(entry, opts, &mut sum, on);
     }
-    // Directories get their final mode and times once nothing more is written into them.
+    finish_dirs(&dirs, &synced_dirs, opts, &mut sum, on);
+    Ok(sum)
+}
+
+/// `--attributes-only` on a file: its metadata onto the existing copy (`-n`: skipped).
+fn attributes_only(
+    src: &Path,
+    dst: &Path,
+    opts: &CopyOpts,
+    sum: &mut Summary,
+    synced_dirs: &mut HashSet<PathBuf>,
+    on: &mut dyn FnMut(Event),
+) {
+    match nodes::attributes_only(src, dst, opts) {
+        Ok(Some(ev)) => {
+            sum.files += 1;
+            synced_dirs.insert(parent_of(dst).to_path_buf());
+            on(ev);
+        }
+        Ok(None) => {
+            sum.skipped += 1;
+            on(Event::Skipped {
+                dst: dst.to_path_buf(),
+                why: "-n",
+            });
+        }
+        Err(e) => {
+            sum.failed += 1;
+            on(Event::Failed(e));
+        }
+    }
+}
+
+/// The directories' final mode and times, deepest first, once nothing more is written into
+/// them; then, with `--fsync`, the fsync of every directory that got a new name.
+fn finish_dirs(
+    dirs: &[(PathBuf, PathBuf, bool)],
+    synced_dirs: &HashSet<PathBuf>,
+    opts: &CopyOpts,
+    sum: &mut Summary,
+    on: &mut dyn FnMut(Event),
+) {
     for (src, dst, created) in dirs.iter().rev() {
         if let Err(e) = meta::finish_dir(src, dst, *created, &opts.preserve) {
             sum.failed += 1;
@@ -96,12 +120,11 @@ pub(crate) fn run(
         }
     }
     if opts.fsync {
-        for d in &synced_dirs {
+        for d in synced_dirs {
             if let Err(e) = File::open(d).and_then(|f| f.sync_all()) {
                 sum.failed += 1;
                 on(Event::Failed(CopyError::io("fsync directory", d, e)));
             }
         }
     }
-    Ok(sum)
 }

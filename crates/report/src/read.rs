@@ -41,23 +41,7 @@ pub fn read_fio_json(text: &str) -> Result<Report, ReportError> {
             .ok_or_else(|| bad(&format!("disk_util[{i}]"), "not an object"))?;
         r.disk_util.push(disk(d)?);
     }
-    // JSON does not say whether numjobs clones were reported together (group_reporting):
-    // without it fio lists each clone under the same name, so a job listed fewer times than
-    // its numjobs was a group of members; otherwise each entry is one job.
-    let listed = |j: &JobReport| {
-        r.jobs
-            .iter()
-            .filter(|o| o.jobname == j.jobname && o.groupid == j.groupid)
-            .count() as u32
-    };
-    let members: Vec<u32> = r
-        .jobs
-        .iter()
-        .map(|j| if listed(j) >= j.members { 1 } else { j.members })
-        .collect();
-    for (j, m) in r.jobs.iter_mut().zip(members) {
-        j.members = m;
-    }
+    set_members(&mut r.jobs);
     r.groups = crate::group::groups_from_jobs(&r.jobs);
     for j in &mut r.jobs {
         let agg = r
@@ -67,7 +51,32 @@ pub fn read_fio_json(text: &str) -> Result<Report, ReportError> {
             .map(|g| g.dirs.clone());
         restore_precision(j, agg.as_ref());
     }
-    // `thread` (a bare flag, stored as an empty value) makes a job a thread, not a process.
+    count_threads(&mut r);
+    drop_clone_headers(&mut r.jobs);
+    Ok(r)
+}
+
+/// JSON does not say whether numjobs clones were reported together (group_reporting):
+/// without it fio lists each clone under the same name, so a job listed fewer times than its
+/// numjobs was a group of members; otherwise each entry is one job.
+fn set_members(jobs: &mut [JobReport]) {
+    let listed = |j: &JobReport| {
+        jobs.iter()
+            .filter(|o| o.jobname == j.jobname && o.groupid == j.groupid)
+            .count() as u32
+    };
+    let members: Vec<u32> = jobs
+        .iter()
+        .map(|j| if listed(j) >= j.members { 1 } else { j.members })
+        .collect();
+    for (j, m) in jobs.iter_mut().zip(members) {
+        j.members = m;
+    }
+}
+
+/// fio's "Starting N threads/processes": `thread` (a bare flag, stored as an empty value)
+/// makes a job a thread, not a process.
+fn count_threads(r: &mut Report) {
     let is_thread = |j: &JobReport| {
         j.job_options
             .iter()
@@ -86,9 +95,12 @@ pub fn read_fio_json(text: &str) -> Result<Report, ReportError> {
         .filter(|j| !is_thread(j))
         .map(|j| j.members)
         .sum();
-    // fio prints one header per job section (clones get a "..." line): drop the clones' own.
+}
+
+/// fio prints one header per job section (clones get a "..." line): drop the clones' own.
+fn drop_clone_headers(jobs: &mut [JobReport]) {
     let mut seen: Vec<(String, u32)> = Vec::new();
-    for j in &mut r.jobs {
+    for j in jobs {
         let key = (j.jobname.clone(), j.groupid);
         if seen.contains(&key) {
             j.header = None;
@@ -96,7 +108,6 @@ pub fn read_fio_json(text: &str) -> Result<Report, ReportError> {
             seen.push(key);
         }
     }
-    Ok(r)
 }
 
 fn bad(path: &str, what: &str) -> ReportError {

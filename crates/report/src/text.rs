@@ -97,6 +97,14 @@ fn job_block(r: &Report, j: &JobReport, s: &mut String) {
     if io_total == 0 {
         return;
     }
+    job_header(r, j, s);
+    job_directions(j, s);
+    job_cpu_and_depths(j, s);
+    job_errors_and_targets(j, s);
+}
+
+/// The job's first line (name, group, error, pid, date) and its description.
+fn job_header(r: &Report, j: &JobReport, s: &mut String) {
     let date = j.date.as_deref().unwrap_or(&r.time);
     let _ = write!(
         s,
@@ -110,6 +118,10 @@ fn job_block(r: &Report, j: &JobReport, s: &mut String) {
     if let Some(desc) = &j.desc {
         let _ = writeln!(s, "  Description  : [{desc}]");
     }
+}
+
+/// Each direction's block, the latency distribution and the sync latencies.
+fn job_directions(j: &JobReport, s: &mut String) {
     let mixed_only = j.unified == crate::model::Unified::Mixed;
     for (i, d) in j.dirs().iter().enumerate() {
         if d.io_bytes > 0 {
@@ -128,6 +140,10 @@ fn job_block(r: &Report, j: &JobReport, s: &mut String) {
         lat_line("sync", &j.sync.lat_ns, s);
         percentiles("sync", &j.sync.lat_ns, j.percentile_precision, s);
     }
+}
+
+/// The CPU line, the depth distributions and the issued counts.
+fn job_cpu_and_depths(j: &JobReport, s: &mut String) {
     let _ = writeln!(
         s,
         "  cpu          : usr={:3.2}%, sys={:3.2}%, ctx={}, majf={}, minf={}",
@@ -157,6 +173,10 @@ fn job_block(r: &Report, j: &JobReport, s: &mut String) {
         wr.drop_ios,
         tr.drop_ios
     );
+}
+
+/// The error count, the latency target's line and steady state, where the job has them.
+fn job_errors_and_targets(j: &JobReport, s: &mut String) {
     if let Some((total, first)) = j.errors {
         let msg = io::Error::from_raw_os_error(first as i32).to_string();
         let msg = msg.split(" (os error").next().unwrap_or("");

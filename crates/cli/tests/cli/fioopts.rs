@@ -343,29 +343,30 @@ fn sync_engine_lat_covers_making_the_request_and_exceeds_clat() {
     assert!(u64_at(&v, "/jobs/0/read/lat_ns/min") >= u64_at(&v, "/jobs/0/read/clat_ns/min"));
 }
 
+/// The sizes of four files that a job writes 128 KiB over, told `option`: files it does not
+/// preallocate, so each one's size is what it was given.
+fn four_files_written(d: &TestDir, option: &str) -> Vec<u64> {
+    let file = |i| d.path.join(format!("t.0.{i}"));
+    for i in 0..4 {
+        let _ = std::fs::remove_file(file(i));
+    }
+    d.run(&[
+        "--name=t",
+        "--nrfiles=4",
+        "--filesize=64k",
+        "--io_size=128k",
+        "--rw=write",
+        "--fallocate=none",
+        option,
+    ])
+    .ok();
+    (0..4).map(|i| size_and_blocks(&file(i)).0).collect()
+}
+
 #[test]
 fn file_service_type_chooses_files_as_told() {
     let d = TestDir::new("file-service");
-    // A write job on files it does not preallocate: each file's size is what it was given.
-    let sizes = |t: &str| -> Vec<u64> {
-        for i in 0..4 {
-            let _ = std::fs::remove_file(d.path.join(format!("t.0.{i}")));
-        }
-        let fst = format!("--file_service_type={t}");
-        d.run(&[
-            "--name=t",
-            "--nrfiles=4",
-            "--filesize=64k",
-            "--io_size=128k",
-            "--rw=write",
-            "--fallocate=none",
-            &fst,
-        ])
-        .ok();
-        (0..4)
-            .map(|i| size_and_blocks(&d.path.join(format!("t.0.{i}"))).0)
-            .collect()
-    };
+    let sizes = |t: &str| four_files_written(&d, &format!("--file_service_type={t}"));
     let k = 1024;
     assert_eq!(sizes("roundrobin"), [32 * k, 32 * k, 32 * k, 32 * k]);
     assert_eq!(sizes("sequential"), [64 * k, 64 * k, 0, 0]);
@@ -381,25 +382,7 @@ fn file_service_type_chooses_files_as_told() {
 #[test]
 fn openfiles_keeps_that_many_files_in_use_as_fio_does() {
     let d = TestDir::new("openfiles");
-    let sizes = |n: &str| -> Vec<u64> {
-        for i in 0..4 {
-            let _ = std::fs::remove_file(d.path.join(format!("t.0.{i}")));
-        }
-        let o = format!("--openfiles={n}");
-        d.run(&[
-            "--name=t",
-            "--nrfiles=4",
-            "--filesize=64k",
-            "--io_size=128k",
-            "--rw=write",
-            "--fallocate=none",
-            &o,
-        ])
-        .ok();
-        (0..4)
-            .map(|i| size_and_blocks(&d.path.join(format!("t.0.{i}"))).0)
-            .collect()
-    };
+    let sizes = |n: &str| four_files_written(&d, &format!("--openfiles={n}"));
     // What fio 3.33 leaves for the same job.
     let k = 1024;
     assert_eq!(sizes("1"), [64 * k, 64 * k, 0, 0]);

@@ -45,20 +45,25 @@ fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
     base.iter().chain(more).copied().collect()
 }
 
+/// A fresh directory `name` and the JSON report of the job `base` with the log options
+/// `logs`, run in it.
+fn logged(name: &str, base: &[&str], logs: &[&str]) -> (TestDir, Value) {
+    let d = TestDir::new(name);
+    let v = json(&d, &with(base, logs));
+    (d, v)
+}
+
 #[test]
 fn per_io_logs_have_a_line_per_io_with_fios_columns() {
-    let d = TestDir::new("logs-per-io");
-    let v = json(
-        &d,
-        &with(
-            NULL_RW,
-            &[
-                "--write_bw_log=p",
-                "--write_iops_log=p",
-                "--write_lat_log=p",
-                "--log_offset=1",
-            ],
-        ),
+    let (d, v) = logged(
+        "logs-per-io",
+        NULL_RW,
+        &[
+            "--write_bw_log=p",
+            "--write_iops_log=p",
+            "--write_lat_log=p",
+            "--log_offset=1",
+        ],
     );
     let per_dir = |k: &str| {
         [
@@ -130,18 +135,15 @@ fn per_io_logs_have_a_line_per_io_with_fios_columns() {
 
 #[test]
 fn priority_and_issue_time_columns() {
-    let d = TestDir::new("logs-prio");
-    json(
-        &d,
-        &with(
-            NULL_RW,
-            &[
-                "--write_lat_log=q",
-                "--log_offset=1",
-                "--log_prio=1",
-                "--log_issue_time=1",
-            ],
-        ),
+    let (d, _) = logged(
+        "logs-prio",
+        NULL_RW,
+        &[
+            "--write_lat_log=q",
+            "--log_offset=1",
+            "--log_prio=1",
+            "--log_issue_time=1",
+        ],
     );
     let text = std::fs::read_to_string(d.path.join("q_clat.1.log")).unwrap();
     let first = text.lines().next().unwrap();
@@ -179,17 +181,14 @@ const PACED: &[&str] = &[
 
 #[test]
 fn windowed_logs_hold_one_line_per_direction_and_window() {
-    let d = TestDir::new("logs-window");
-    let v = json(
-        &d,
-        &with(
-            PACED,
-            &[
-                "--write_iops_log=w",
-                "--write_lat_log=w",
-                "--log_avg_msec=200",
-            ],
-        ),
+    let (d, v) = logged(
+        "logs-window",
+        PACED,
+        &[
+            "--write_iops_log=w",
+            "--write_lat_log=w",
+            "--log_avg_msec=200",
+        ],
     );
     let iops = rows(&d.path.join("w_iops.1.log"));
     for dir in 0..2u64 {
@@ -232,17 +231,14 @@ fn windowed_logs_hold_one_line_per_direction_and_window() {
     assert!(avg > mean / 4.0 && avg < mean * 4.0, "{avg} vs {mean}");
 
     // log_max_value: the max of a window is at least its mean; both: mean then max.
-    let d = TestDir::new("logs-window-max");
-    json(
-        &d,
-        &with(
-            PACED,
-            &[
-                "--write_lat_log=m",
-                "--log_avg_msec=250",
-                "--log_window_value=both",
-            ],
-        ),
+    let (d, _) = logged(
+        "logs-window-max",
+        PACED,
+        &[
+            "--write_lat_log=m",
+            "--log_avg_msec=250",
+            "--log_window_value=both",
+        ],
     );
     for l in rows(&d.path.join("m_clat.1.log")) {
         assert_eq!(l.len(), 6, "{l:?}");
@@ -291,17 +287,14 @@ fn file_names_follow_fio() {
 
 #[test]
 fn histogram_lines_hold_the_interval_in_fios_bins() {
-    let d = TestDir::new("logs-hist");
-    let v = json(
-        &d,
-        &with(
-            PACED,
-            &[
-                "--write_hist_log=h",
-                "--log_hist_msec=100",
-                "--log_hist_coarseness=2",
-            ],
-        ),
+    let (d, v) = logged(
+        "logs-hist",
+        PACED,
+        &[
+            "--write_hist_log=h",
+            "--log_hist_msec=100",
+            "--log_hist_coarseness=2",
+        ],
     );
     let h = rows(&d.path.join("h_clat_hist.1.log"));
     assert!(h.len() >= 10, "{}", h.len());
@@ -477,8 +470,7 @@ fn store_compressed_refuses_what_fios_format_cannot_hold() {
 
 #[test]
 fn bandwidth_log_writes_the_runs_bandwidth_per_direction() {
-    let d = TestDir::new("logs-agg");
-    let v = json(&d, &with(PACED, &["--bandwidth-log"]));
+    let (d, v) = logged("logs-agg", PACED, &["--bandwidth-log"]);
     for (dir, name) in ["read", "write", "trim"].iter().enumerate() {
         let r = rows(&d.path.join(format!("agg-{name}_bw.log")));
         assert_eq!(r.len(), 1);
@@ -648,19 +640,16 @@ fn status_interval_json_is_one_object_a_line_then_the_final_report() {
 
 #[test]
 fn report_draws_every_log_over_time() {
-    let d = TestDir::new("logs-report");
-    json(
-        &d,
-        &with(
-            PACED,
-            &[
-                "--write_bw_log=r",
-                "--write_iops_log=r",
-                "--write_lat_log=r",
-                "--write_hist_log=r",
-                "--log_hist_msec=250",
-            ],
-        ),
+    let (d, _) = logged(
+        "logs-report",
+        PACED,
+        &[
+            "--write_bw_log=r",
+            "--write_iops_log=r",
+            "--write_lat_log=r",
+            "--write_hist_log=r",
+            "--log_hist_msec=250",
+        ],
     );
     let mut args = vec!["report".to_string()];
     for k in ["bw", "iops", "lat", "clat", "slat", "clat_hist"] {
@@ -758,18 +747,15 @@ fn the_same_job_gives_the_same_log_files_as_fio() {
 
 #[test]
 fn report_inflates_compressed_logs() {
-    let d = TestDir::new("logs-report-fz");
-    json(
-        &d,
-        &with(
-            PACED,
-            &[
-                "--write_iops_log=z",
-                "--log_avg_msec=100",
-                "--log_compression=4k",
-                "--log_store_compressed=1",
-            ],
-        ),
+    let (d, _) = logged(
+        "logs-report-fz",
+        PACED,
+        &[
+            "--write_iops_log=z",
+            "--log_avg_msec=100",
+            "--log_compression=4k",
+            "--log_store_compressed=1",
+        ],
     );
     let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args(["report", "z_iops.1.log.fz", "-o", "z.html"])
@@ -788,19 +774,16 @@ fn report_inflates_compressed_logs() {
 #[test]
 fn a_written_bwavgtime_keeps_its_samples_and_paces_the_bw_log() {
     // fio: log_avg_msec=200 with bwavgtime=500 written samples every 500 ms (JSON and log).
-    let d = TestDir::new("logs-bwavgtime");
-    let v = json(
-        &d,
-        &with(
-            PACED,
-            &[
-                "--rw=read",
-                "--runtime=2",
-                "--write_bw_log=b",
-                "--log_avg_msec=200",
-                "--bwavgtime=500",
-            ],
-        ),
+    let (d, v) = logged(
+        "logs-bwavgtime",
+        PACED,
+        &[
+            "--rw=read",
+            "--runtime=2",
+            "--write_bw_log=b",
+            "--log_avg_msec=200",
+            "--bwavgtime=500",
+        ],
     );
     let r = rows(&d.path.join("b_bw.1.log"));
     assert_eq!(r.len() as u64, u64_at(&v, "/jobs/0/read/bw_samples"));

@@ -49,6 +49,14 @@ impl Out {
             self.stderr
         );
     }
+
+    /// Refused as bad input is: no crash, exit 1, and `names` in the message.
+    #[track_caller]
+    fn refused(&self, names: &str, what: &str) {
+        self.no_crash();
+        assert_eq!(self.code, Some(1), "{what}: {}", self.stderr);
+        assert!(self.stderr.contains(names), "{what}: {}", self.stderr);
+    }
 }
 
 /// A fresh directory on the build's disk, removed afterwards.
@@ -171,9 +179,7 @@ fn nul_in_a_later_job_name_neither_panics_nor_hangs() {
         SHORT,
         "NUL in a job name",
     );
-    o.no_crash();
-    assert_eq!(o.code, Some(1), "{}", o.stderr);
-    assert!(o.stderr.contains("nul.fio:4: NUL byte"), "{}", o.stderr);
+    o.refused("nul.fio:4: NUL byte", "NUL in a job name");
 }
 
 #[test]
@@ -250,9 +256,7 @@ fn size_1p_with_a_random_map_is_refused_suggesting_norandommap() {
         SHORT,
         "size=1p",
     );
-    o.no_crash();
-    assert_eq!(o.code, Some(1), "{}", o.stderr);
-    assert!(o.stderr.contains("norandommap"), "{}", o.stderr);
+    o.refused("norandommap", "size=1p");
 }
 
 #[test]
@@ -271,9 +275,7 @@ fn iodepth_beyond_memory_is_refused_naming_iodepth() {
             SHORT,
             engine,
         );
-        o.no_crash();
-        assert_eq!(o.code, Some(1), "{engine}: {}", o.stderr);
-        assert!(o.stderr.contains("iodepth"), "{engine}: {}", o.stderr);
+        o.refused("iodepth", engine);
     }
 }
 
@@ -524,9 +526,7 @@ fn a_block_larger_than_the_data_set_is_refused_not_allocated() {
             SHORT,
             bs,
         );
-        o.no_crash();
-        assert_eq!(o.code, Some(1), "bs={bs}: {}", o.stderr);
-        assert!(o.stderr.contains("blocksize too large"), "{}", o.stderr);
+        o.refused("blocksize too large", &format!("bs={bs}"));
     }
 }
 
@@ -545,7 +545,5 @@ fn an_offset_that_overflows_with_the_size_is_refused_not_a_panic() {
         SHORT,
         "offset",
     );
-    o.no_crash();
-    assert_eq!(o.code, Some(1), "{}", o.stderr);
-    assert!(o.stderr.contains("offset"), "{}", o.stderr);
+    o.refused("offset", "offset");
 }
