@@ -651,22 +651,11 @@ fn report_draws_every_log_over_time() {
             "--log_hist_msec=250",
         ],
     );
-    let mut args = vec!["report".to_string()];
-    for k in ["bw", "iops", "lat", "clat", "slat", "clat_hist"] {
-        args.push(format!("r_{k}.1.log"));
-    }
-    args.extend(["-o".into(), "r.html".into()]);
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(&args)
-        .current_dir(&d.path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = std::fs::read_to_string(d.path.join("r.html")).unwrap();
+    let logs: Vec<String> = ["bw", "iops", "lat", "clat", "slat", "clat_hist"]
+        .iter()
+        .map(|k| format!("r_{k}.1.log"))
+        .collect();
+    let html = report_of(&d, &logs.iter().map(String::as_str).collect::<Vec<_>>());
     for id in [
         "plot-log-bw",
         "plot-log-iops",
@@ -677,6 +666,23 @@ fn report_draws_every_log_over_time() {
         assert!(html.contains(&format!("id=\"{id}\"")), "{id} missing");
     }
     assert!(html.contains("r read clat") && html.contains("p99.9"));
+}
+
+/// The page `iolab report LOGS... -o report.html` draws in `d`; the command must succeed.
+fn report_of(d: &TestDir, logs: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("report")
+        .args(logs)
+        .args(["-o", "report.html"])
+        .current_dir(&d.path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(d.path.join("report.html")).unwrap()
 }
 
 /// Each log file of `dir`: name, line count, and the set of column counts.
@@ -757,17 +763,7 @@ fn report_inflates_compressed_logs() {
             "--log_store_compressed=1",
         ],
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(["report", "z_iops.1.log.fz", "-o", "z.html"])
-        .current_dir(&d.path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = std::fs::read_to_string(d.path.join("z.html")).unwrap();
+    let html = report_of(&d, &["z_iops.1.log.fz"]);
     assert!(html.contains("id=\"plot-log-iops\""));
 }
 

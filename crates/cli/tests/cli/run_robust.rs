@@ -50,6 +50,18 @@ impl Out {
         );
     }
 
+    /// Stopped by a signal and still reporting: no crash, exit 130, `says` on standard error,
+    /// and the job `j` in the JSON report (returned).
+    #[track_caller]
+    fn stopped(&self, says: &str, what: &str) -> Value {
+        self.no_crash();
+        assert_eq!(self.code, Some(130), "{what}: {}", self.stderr);
+        assert!(self.stderr.contains(says), "{what}: {}", self.stderr);
+        let v = self.json();
+        assert_eq!(job_names(&v), ["j"], "{what}");
+        v
+    }
+
     /// Refused as bad input is: no crash, exit 1, and `names` in the message.
     #[track_caller]
     fn refused(&self, names: &str, what: &str) {
@@ -325,14 +337,7 @@ fn stopped_with_results(name: &str, sig: &str, args: &[&str]) {
         AFTER_SIGNAL,
         name,
     );
-    o.no_crash();
-    assert_eq!(o.code, Some(130), "{name}: {}", o.stderr);
-    assert!(
-        o.stderr.contains("terminating on signal"),
-        "{name}: {}",
-        o.stderr
-    );
-    assert_eq!(job_names(&o.json()), ["j"], "{name}");
+    o.stopped("terminating on signal", name);
 }
 
 #[test]
@@ -411,34 +416,35 @@ fn sigint_ends_stalled_reads() {
     let d = Dir::new("stalled");
     let _writer = silent_fifo(&d);
     for engine in ["posixaio", "io_uring"] {
-        let o = interrupt(
-            d.cmd(&[
-                "--name=j",
-                "--filename=fifo",
-                "--rw=read",
-                "--size=1m",
-                &format!("--ioengine={engine}"),
-                "--iodepth=4",
-                "--output-format=json",
-            ]),
-            Duration::from_millis(700),
-            "INT",
-            AFTER_SIGNAL,
-            engine,
-        );
+        let o = fifo_reads_interrupted(&d, engine, &["--iodepth=4"]);
         o.no_crash();
         if engine == "io_uring" && o.code == Some(1) {
-            eprintln!("skipped io_uring: not available here ({})", o.stderr.trim());
+            iolab_testkit::skip("sigint_ends_stalled_reads io_uring", &o.stderr.trim());
             continue;
         }
-        assert_eq!(o.code, Some(130), "{engine}: {}", o.stderr);
-        assert!(
-            o.stderr.contains("not waited for"),
-            "{engine}: {}",
-            o.stderr
-        );
-        assert_eq!(job_names(&o.json()), ["j"], "{engine}");
+        o.stopped("not waited for", engine);
     }
+}
+
+/// Reads by `engine` (with `more`) of the FIFO `fifo` that never answers, stopped by SIGINT.
+fn fifo_reads_interrupted(d: &Dir, engine: &str, more: &[&str]) -> Out {
+    let ioengine = format!("--ioengine={engine}");
+    let mut args = vec![
+        "--name=j",
+        "--filename=fifo",
+        "--rw=read",
+        "--size=1m",
+        &ioengine,
+        "--output-format=json",
+    ];
+    args.extend_from_slice(more);
+    interrupt(
+        d.cmd(&args),
+        Duration::from_millis(700),
+        "INT",
+        AFTER_SIGNAL,
+        engine,
+    )
 }
 
 /// A FIFO `fifo` in `d` with a writer that never writes (the returned file): reads of it
@@ -463,29 +469,8 @@ fn sigint_ends_reads_blocked_in_a_system_call() {
     let d = Dir::new("blocked");
     let _writer = silent_fifo(&d);
     for engine in ["sync", "libaio"] {
-        let o = interrupt(
-            d.cmd(&[
-                "--name=j",
-                "--filename=fifo",
-                "--rw=read",
-                "--size=1m",
-                &format!("--ioengine={engine}"),
-                "--output-format=json",
-            ]),
-            Duration::from_millis(700),
-            "INT",
-            AFTER_SIGNAL,
-            engine,
-        );
-        o.no_crash();
-        assert_eq!(o.code, Some(130), "{engine}: {}", o.stderr);
-        assert!(
-            o.stderr.contains("terminating on signal"),
-            "{engine}: {}",
-            o.stderr
-        );
-        let v = o.json();
-        assert_eq!(job_names(&v), ["j"], "{engine}");
+        let o = fifo_reads_interrupted(&d, engine, &[]);
+        let v = o.stopped("terminating on signal", engine);
         // The read that the stop interrupted is neither an I/O error nor a completed read.
         assert_eq!(v["jobs"][0]["error"], 0, "{engine}: {}", o.stderr);
         assert_eq!(v["jobs"][0]["read"]["total_ios"], 0, "{engine}");
