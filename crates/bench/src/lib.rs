@@ -14,6 +14,7 @@ mod layout;
 mod mem;
 pub mod opendir;
 mod place;
+pub mod plan;
 mod setup;
 mod status;
 pub mod trigger;

@@ -7,13 +7,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use iolab_bench::plan::Say;
 use iolab_bench::{stop_on_signals, RunOutcome};
 use iolab_job::{options, parse_cmdline, IdleProf, Invocation, JobSpec, OutputFormat, TopLevel};
 use iolab_report::run::{
     output_order, preamble, status_report, write_formats, write_formats_live, FIO_VERSION,
 };
 use iolab_stats::JobStats;
-use iolab_workload::{attach_options, plan_jobs, JobPlan};
+use iolab_workload::JobPlan;
 
 /// How the binary was called: its messages speak as the program the user typed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -137,75 +138,20 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
     Ok(Some(ExitCode::SUCCESS))
 }
 
-/// The jobs as written and as planned (`JobPlan::spec` indexes the first).
-pub(crate) type Planned = (Vec<JobSpec>, Vec<JobPlan>);
+pub(crate) use iolab_bench::plan::Planned;
 
-/// Loads, checks and plans the jobs; `None` when the options asked for no run (`--showcmd`,
-/// `--parse-only`). `at` names this rank's files (`$rank`, `$hostname`).
+/// Loads, checks and plans the jobs (`iolab_bench::plan`), printing what planning says;
+/// `None` when the options asked for no run. `at` names this rank's files.
 pub(crate) fn plan(
     inv: &Invocation,
     prefix: &str,
     at: &iolab_dist::Placement,
 ) -> Result<Option<Planned>, String> {
-    let top = &inv.top;
-    let file = inv.load().map_err(|e| e.to_string())?;
-    if top.showcmd {
-        showcmd(&file);
-        return Ok(None);
-    }
-    let mut resolved = file.resolve().map_err(|e| e.to_string())?;
-    for w in &resolved.warnings {
-        eprintln!("{prefix}: warning: {w}");
-    }
-    if top.warnings_fatal && !resolved.warnings.is_empty() {
-        return Err("warnings are fatal (--warnings-fatal)".into());
-    }
-    if top.parse_only {
-        return Ok(None);
-    }
-    iolab_dist::place(&mut resolved.jobs, at)?;
-    if let Some(dir) = iolab_bench::clamp::from_env(&mut resolved.jobs) {
-        let env = iolab_bench::clamp::ENV;
-        eprintln!("iolab: {env}={dir}: test hook, jobs clamped to small sizes in that directory");
-    }
-    // fio's opendir: the files under the directory join the job; fio's line where info goes.
-    let machine = top.output_format.iter().any(|f| *f != OutputFormat::Normal);
-    for line in iolab_bench::opendir::expand(&mut resolved.jobs)? {
-        if machine {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
-    }
-    let specs = resolved.jobs;
-    let mut plans = plan_jobs(&specs, &iolab_bench::host_env()).map_err(|e| e.to_string())?;
-    attach_options(&file, &specs, &mut plans);
-    if let Some(max) = top.max_jobs.filter(|&m| plans.len() > m as usize) {
-        return Err(format!("{} jobs exceed --max-jobs={max}", plans.len()));
-    }
-    if top.readonly {
-        if let Some(p) = plans.iter().find(|p| p.pattern.write || p.pattern.trim) {
-            return Err(format!(
-                "job <{}> has write bit set, but --readonly is on",
-                p.name
-            ));
-        }
-    }
-    Ok(Some((specs, plans)))
-}
-
-/// fio's --showcmd: each job as the command line that would define it.
-fn showcmd(file: &iolab_job::JobFile) {
-    for job in &file.jobs {
-        let mut line = format!("fio --name={}", job.name);
-        for o in job.options().filter(|o| o.def.name != "name") {
-            match o.value.as_deref() {
-                Some(v) if !v.is_empty() => line.push_str(&format!(" --{}={v}", o.spelled)),
-                _ => line.push_str(&format!(" --{}", o.spelled)),
-            }
-        }
-        println!("{line} ");
-    }
+    let place = |jobs: &mut [JobSpec]| iolab_dist::place(jobs, at);
+    iolab_bench::plan::plan(inv, prefix, &place, &mut |said| match said {
+        Say::Out(line) => println!("{line}"),
+        Say::Err(line) => eprintln!("{line}"),
+    })
 }
 
 /// Runs the plans, writing the reports (periodic ones too) and the closing message.

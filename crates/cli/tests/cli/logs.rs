@@ -519,16 +519,7 @@ fn fio2gnuplot_reads_iolabs_logs() {
         return;
     }
     let d = logs_for_tools("logs-fio2gnuplot");
-    let out = Command::new("fio2gnuplot")
-        .args(["-b", "-d", "gp"])
-        .current_dir(&d.path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds_in(&d, Command::new("fio2gnuplot").args(["-b", "-d", "gp"]));
     // It averages every *_bw.log it found into result.average.
     let avg = std::fs::read_to_string(d.path.join("gp/result.average"))
         .or_else(|_| std::fs::read_to_string(d.path.join("result.average")));
@@ -670,19 +661,22 @@ fn report_draws_every_log_over_time() {
 
 /// The page `iolab report LOGS... -o report.html` draws in `d`; the command must succeed.
 fn report_of(d: &TestDir, logs: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .arg("report")
-        .args(logs)
-        .args(["-o", "report.html"])
-        .current_dir(&d.path)
-        .output()
-        .unwrap();
+    let mut report = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    succeeds_in(
+        d,
+        report.arg("report").args(logs).args(["-o", "report.html"]),
+    );
+    std::fs::read_to_string(d.path.join("report.html")).unwrap()
+}
+
+/// `c`, run in `d`'s directory, which must succeed.
+fn succeeds_in(d: &TestDir, c: &mut Command) {
+    let out = c.current_dir(&d.path).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::read_to_string(d.path.join("report.html")).unwrap()
 }
 
 /// Each log file of `dir`: name, line count, and the set of column counts.

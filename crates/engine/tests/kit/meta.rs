@@ -80,6 +80,14 @@ fn add(eng: &mut dyn Engine, path: &Path) -> FileId {
     eng.add_file(file, path).expect("add_file")
 }
 
+/// The variant's engine with its file (a fresh path named after it) added.
+fn opened(v: &Variant) -> (Box<dyn Engine>, PathBuf, FileId) {
+    let mut eng = open(&v.opts).expect("open");
+    let path = scratch(&v.label);
+    let f = add(&mut *eng, &path);
+    (eng, path, f)
+}
+
 fn one(eng: &mut dyn Engine, req: Req) -> Done {
     match eng.queue(req) {
         Queued::Done(d) => d,
@@ -107,9 +115,7 @@ fn every_operation_does_what_its_name_says_once_per_request() {
         assert!(all.iter().any(|v| v.op == want), "no engine does {want:?}");
     }
     for v in all {
-        let mut eng = open(&v.opts).expect("open");
-        let path = scratch(&v.label);
-        let f = add(&mut *eng, &path);
+        let (mut eng, path, f) = opened(&v);
         let before = eng.syscalls().total();
         let first = one(&mut *eng, req(Op::Write, f, 0, 4096));
         let again = one(&mut *eng, req(Op::Write, f, 0, 4096));
@@ -190,9 +196,7 @@ fn a_lookup_of_what_is_not_there_fails_with_enoent_and_lstat_does_not_follow() {
 #[test]
 fn falloc_allocates_keeps_size_on_reads_and_punches_holes_on_trims() {
     for v in variants().into_iter().filter(|v| v.op == FsOp::Allocate) {
-        let mut eng = open(&v.opts).expect("open");
-        let path = scratch(&v.label);
-        let f = add(&mut *eng, &path);
+        let (mut eng, path, f) = opened(&v);
         const MIB: usize = 1 << 20;
         let d = one(&mut *eng, req(Op::Write, f, 0, MIB));
         if d.result.as_ref().err().and_then(|e| e.raw_os_error()) == Some(libc::EOPNOTSUPP) {
@@ -226,9 +230,7 @@ fn falloc_allocates_keeps_size_on_reads_and_punches_holes_on_trims() {
 #[test]
 fn ftruncate_sets_the_size_to_each_writes_offset_and_refuses_reads() {
     for v in variants().into_iter().filter(|v| v.op == FsOp::Truncate) {
-        let mut eng = open(&v.opts).expect("open");
-        let path = scratch(&v.label);
-        let f = add(&mut *eng, &path);
+        let (mut eng, path, f) = opened(&v);
         for size in [1 << 20, 12345, 0, 7 << 20] {
             let d = one(&mut *eng, req(Op::Write, f, size, 4096));
             assert!(d.result.is_ok(), "{}: {:?}", v.label, d.result);

@@ -1,0 +1,92 @@
+//! From fio's command line to the jobs planned against this host, in fio's order: load the
+//! job files, resolve them (warnings), place each job's files (the caller says how: a rank of
+//! an MPI run has its own), the test clamp, opendir, plan, `--max-jobs`, `--readonly`. What
+//! planning has to say goes to the caller as lines, so the binary alone prints.
+
+use iolab_job::{Invocation, JobFile, JobSpec, OutputFormat};
+use iolab_workload::{attach_options, plan_jobs, JobPlan};
+
+/// A line for the user, and where fio puts it.
+pub enum Say {
+    /// Standard output: `--showcmd`'s lines, and opendir's where the output is text.
+    Out(String),
+    /// Standard error: warnings, the test hook's notice, opendir's lines beside machine output.
+    Err(String),
+}
+
+/// The jobs as written and as planned (`JobPlan::spec` indexes the first).
+pub type Planned = (Vec<JobSpec>, Vec<JobPlan>);
+
+/// Loads, checks and plans the jobs of `inv`; `None` when the options asked for no run
+/// (`--showcmd`, `--parse-only`). `place` names each job's files (`$rank`, `$hostname`);
+/// warnings start with `prefix`.
+pub fn plan(
+    inv: &Invocation,
+    prefix: &str,
+    place: &dyn Fn(&mut [JobSpec]) -> Result<(), String>,
+    say: &mut dyn FnMut(Say),
+) -> Result<Option<Planned>, String> {
+    let top = &inv.top;
+    let file = inv.load().map_err(|e| e.to_string())?;
+    if top.showcmd {
+        showcmd(&file).into_iter().for_each(|l| say(Say::Out(l)));
+        return Ok(None);
+    }
+    let mut resolved = file.resolve().map_err(|e| e.to_string())?;
+    for w in &resolved.warnings {
+        say(Say::Err(format!("{prefix}: warning: {w}")));
+    }
+    if top.warnings_fatal && !resolved.warnings.is_empty() {
+        return Err("warnings are fatal (--warnings-fatal)".into());
+    }
+    if top.parse_only {
+        return Ok(None);
+    }
+    place(&mut resolved.jobs)?;
+    if let Some(dir) = crate::clamp::from_env(&mut resolved.jobs) {
+        let env = crate::clamp::ENV;
+        say(Say::Err(format!(
+            "iolab: {env}={dir}: test hook, jobs clamped to small sizes in that directory"
+        )));
+    }
+    // fio's opendir: the files under the directory join the job; fio's line where info goes.
+    let machine = top.output_format.iter().any(|f| *f != OutputFormat::Normal);
+    for line in crate::opendir::expand(&mut resolved.jobs)? {
+        say(if machine {
+            Say::Err(line)
+        } else {
+            Say::Out(line)
+        });
+    }
+    let specs = resolved.jobs;
+    let mut plans = plan_jobs(&specs, &crate::host_env()).map_err(|e| e.to_string())?;
+    attach_options(&file, &specs, &mut plans);
+    if let Some(max) = top.max_jobs.filter(|&m| plans.len() > m as usize) {
+        return Err(format!("{} jobs exceed --max-jobs={max}", plans.len()));
+    }
+    if top.readonly {
+        if let Some(p) = plans.iter().find(|p| p.pattern.write || p.pattern.trim) {
+            return Err(format!(
+                "job <{}> has write bit set, but --readonly is on",
+                p.name
+            ));
+        }
+    }
+    Ok(Some((specs, plans)))
+}
+
+/// fio's --showcmd: each job as the command line that would define it.
+fn showcmd(file: &JobFile) -> Vec<String> {
+    let mut lines = Vec::new();
+    for job in &file.jobs {
+        let mut line = format!("fio --name={}", job.name);
+        for o in job.options().filter(|o| o.def.name != "name") {
+            match o.value.as_deref() {
+                Some(v) if !v.is_empty() => line.push_str(&format!(" --{}={v}", o.spelled)),
+                _ => line.push_str(&format!(" --{}", o.spelled)),
+            }
+        }
+        lines.push(format!("{line} "));
+    }
+    lines
+}
