@@ -5,6 +5,7 @@
 
 pub mod dist;
 pub mod gen;
+pub mod pattern;
 pub mod plan;
 pub mod randmap;
 pub mod replay;
