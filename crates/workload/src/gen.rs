@@ -5,6 +5,9 @@
 use crate::dist::Picker;
 use crate::randmap::RandomMap;
 use crate::rng::Taus88;
+use crate::zbd::ZbdRun;
+
+mod zoned;
 
 pub use crate::pattern::{BlockSizes, FilePick, FileSpan, IoUnit, Pattern};
 /// Direction of an I/O, indexed as fio does (read, write, trim): the job's type.
@@ -59,6 +62,8 @@ pub struct IoGen {
     /// The common job (one file, one direction, one block size, plain random or sequential):
     /// decided once, so that each of its I/Os skips the checks the general path makes.
     simple: Option<Simple>,
+    /// zonemode=zbd: where the zones move each I/O (gen/zoned.rs).
+    zbd: Option<Box<ZbdRun>>,
 }
 
 /// What [`IoGen::next_simple`] needs of a job that qualifies (see [`Simple::of`]).
@@ -83,7 +88,7 @@ impl Simple {
         let BlockSizes::Fixed(bs) = p.bs[dir as usize] else {
             return None;
         };
-        let plain = p.files.len() == 1 && p.zones.is_none() && p.backward == 0;
+        let plain = p.files.len() == 1 && p.zones.is_none() && p.zbd.is_none() && p.backward == 0;
         let jumps = !p.random || (p.percentage_random >= 100 && p.modifier <= 1);
         (plain && jumps).then_some(Simple {
             dir,
@@ -215,6 +220,7 @@ impl IoGen {
                 _ => None,
             },
             simple: Simple::of(&p),
+            zbd: p.zbd.clone().map(|z| Box::new(ZbdRun::new(z))),
             p,
         })
     }
@@ -233,6 +239,14 @@ impl IoGen {
         if let Some(s) = self.simple {
             return self.next_simple(s);
         }
+        if self.zbd.is_some() {
+            return self.next_zoned();
+        }
+        self.next_general()
+    }
+
+    /// [`IoGen::next_io`] for every job but the simple ones.
+    fn next_general(&mut self) -> Option<IoUnit> {
         if let Some(w) = self.pending_write.take() {
             self.issued += w.len;
             return Some(w);
@@ -410,7 +424,10 @@ impl IoGen {
             (_, _, true) => Dir::Trim,
             (true, true, _) => {
                 if (self.rng_mix.below(100) as u32) < p.rwmix_read {
-                    Dir::Read
+                    // zonemode=zbd: nothing to read yet, so write (fio's zbd_adjust_ddir).
+                    self.zbd
+                        .as_ref()
+                        .map_or(Dir::Read, |z| z.direction(0, Dir::Read))
                 } else {
                     Dir::Write
                 }

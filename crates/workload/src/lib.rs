@@ -11,6 +11,7 @@ pub mod randmap;
 pub mod replay;
 pub mod resolve;
 pub mod rng;
+pub mod zbd;
 
 pub use dist::{Dist, Picker, Zone};
 pub use gen::{BlockSizes, Dir, FilePick, FileSpan, IoGen, IoUnit, MapAllocError, Pattern};

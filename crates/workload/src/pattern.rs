@@ -109,6 +109,8 @@ pub struct Pattern {
     pub open_files: usize,
     /// zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
     pub zones: Option<(u64, u64, u64)>,
+    /// zonemode=zbd: the zones of the job's files (set when the run's jobs are planned).
+    pub zbd: Option<crate::zbd::ZbdJob>,
 }
 
 /// fio's `file_service_type`.
@@ -163,6 +165,7 @@ impl Pattern {
             file_every: 1,
             open_files: 0,
             zones: None,
+            zbd: None,
             dist: Dist::Uniform,
             random_map: true,
             percentage_random: 100,

@@ -67,6 +67,7 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
             out.push(plan_one(&shared, i, clone, group, out.len() as u64, env)?);
         }
     }
+    crate::zbd::plan(&mut out, env)?;
     Ok(out)
 }
 
@@ -468,6 +469,7 @@ fn pattern_of(
             };
             (range, spec.zonesize, spec.zoneskip)
         }),
+        zbd: None,
         dist: dist(spec)?,
         random_map: !spec.norandommap,
         percentage_random: spec.percentage_random.read.min(100),
