@@ -273,7 +273,7 @@ impl ZbdRun {
         let skip = self.job.cfg.zone_skip;
         if skip > 0 {
             let at_wp = dir == Dir::Read && !self.job.cfg.read_beyond_wp && end >= z.wp(zi);
-            if end % z.size == 0 {
+            if end.is_multiple_of(z.size) {
                 end += skip;
             } else if at_wp {
                 end = z.start(zi + 1) + skip;

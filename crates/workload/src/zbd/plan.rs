@@ -150,7 +150,7 @@ fn config(spec: &JobSpec, p: &JobPlan) -> Result<ZbdConfig, PlanError> {
             format!("'max_open_zones' value is larger than {MAX_OPEN_ZONES}"),
         ));
     }
-    if spec.zoneskip % size != 0 {
+    if !spec.zoneskip.is_multiple_of(size) {
         return Err(refuse(
             spec,
             format!(
