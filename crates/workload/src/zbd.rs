@@ -125,18 +125,8 @@ impl Zones {
         self.wp.get(z).copied().unwrap_or(self.start(z))
     }
 
-    pub fn is_open(&self, z: usize) -> bool {
+    fn is_open(&self, z: usize) -> bool {
         self.open.iter().any(|o| o.0 as usize == z)
-    }
-
-    /// Zones open now (for tests and reports).
-    pub fn open_zones(&self) -> Vec<usize> {
-        self.open.iter().map(|o| o.0 as usize).collect()
-    }
-
-    /// The write pointer of each zone.
-    pub fn write_pointers(&self) -> &[u64] {
-        &self.wp
     }
 
     fn rearm(&mut self, freq: f64) {
@@ -393,9 +383,10 @@ fn write(
 /// zone with room.
 fn to_open_zone(job: &ZbdJob, z: &mut Zones, r: Range, off: u64, min_bs: u64) -> Option<usize> {
     let n = z.open.len();
-    let mut zi = z.idx(off).clamp(r.min, r.max.saturating_sub(1));
+    let mut zi = z.idx(off).min(r.max.saturating_sub(1)).max(r.min);
     if n > 0 {
-        let pick = ((off - r.offset) as u128 * n as u128 / r.len.max(1) as u128) as usize;
+        let pick =
+            (off.saturating_sub(r.offset) as u128 * n as u128 / r.len.max(1) as u128) as usize;
         let found = (0..n)
             .map(|i| z.open[(pick + i) % n].0 as usize)
             .find(|c| (r.min..r.max).contains(c))?;
