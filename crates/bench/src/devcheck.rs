@@ -16,6 +16,9 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
     if !spec.atomic && !spec.zone_zbd {
         return Ok(());
     }
+    for note in plan.pattern.zbd.iter().flat_map(|z| &z.notes) {
+        crate::layout::info(format_args!("{note}"));
+    }
     if spec.zone_zbd && !plan.engine.kind.needs_files() {
         return Err(BenchError::Refused(format!(
             "{}: zonemode=zbd needs a zoned block device; ioengine={} uses none",

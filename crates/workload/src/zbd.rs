@@ -82,6 +82,8 @@ pub struct ZbdJob {
     pub files: Vec<(SharedZones, u64, u64)>,
     /// Who opens zones (the plan's number): job_max_open_zones counts per job.
     pub owner: u64,
+    /// fio's lines about the job's range rounded to whole zones, printed when the job starts.
+    pub notes: Vec<String>,
 }
 
 /// The job's side while it runs: the zones resets it made and whether zones ended it.

@@ -285,6 +285,28 @@ fn zbd_refusals_name_what_is_missing() {
         e.contains("'job_max_open_zones' cannot be used without a global open zones limit"),
         "{e}"
     );
+    // fio's lines about a writer's range rounded to whole zones.
+    let out = d
+        .run(&[
+            "--name=t",
+            "--filename=f",
+            "--size=64M",
+            "--zonemode=zbd",
+            "--zonesize=4M",
+            "--rw=write",
+            "--offset=1M",
+            "--io_size=4M",
+        ])
+        .ok()
+        .stdout;
+    assert!(
+        out.contains("f: rounded up offset from 1048576 to 4194304"),
+        "{out}"
+    );
+    assert!(
+        out.contains("f: rounded down io_size from 63963136 to 62914560"),
+        "{out}"
+    );
     let e = refused(&["--zonesize=4M", "--ioengine=null"]);
     assert!(e.contains("zonemode=zbd"), "{e}");
 }

@@ -37,6 +37,7 @@ pub(crate) fn plan(plans: &mut [JobPlan], env: &PlanEnv<'_>) -> Result<(), PlanE
         let spec = std::sync::Arc::clone(&p.spec);
         let cfg = config(&spec, p)?;
         let mut files = Vec::with_capacity(p.files.len());
+        let mut notes = Vec::new();
         for (i, f) in p.files.iter().enumerate() {
             let name = f.path.display().to_string();
             let real = sizes.iter().find(|s| s.0 == f.path).map_or(0, |s| s.1);
@@ -65,13 +66,21 @@ pub(crate) fn plan(plans: &mut [JobPlan], env: &PlanEnv<'_>) -> Result<(), PlanE
             let span = &mut p.pattern.files[i];
             if p.pattern.write || p.pattern.trim {
                 let zones_end = real.div_ceil(cfg.zone_size) * cfg.zone_size;
-                round_to_zones(
-                    &spec,
-                    &name,
-                    (cfg.zone_size, zones_end),
-                    &mut span.offset,
-                    &mut span.len,
-                )?;
+                let before = (span.offset, span.len);
+                let zones = (cfg.zone_size, zones_end);
+                round_to_zones(&spec, &name, zones, &mut span.offset, &mut span.len)?;
+                // fio's words, the length after the offset moved.
+                if span.offset != before.0 {
+                    let (from, to) = (before.0, span.offset);
+                    notes.push(format!("{name}: rounded up offset from {from} to {to}"));
+                }
+                let moved_len = before.1 - (span.offset - before.0);
+                if span.len != moved_len {
+                    let to = span.len;
+                    notes.push(format!(
+                        "{name}: rounded down io_size from {moved_len} to {to}"
+                    ));
+                }
             }
             files.push((zones, span.offset, span.len));
         }
@@ -86,6 +95,7 @@ pub(crate) fn plan(plans: &mut [JobPlan], env: &PlanEnv<'_>) -> Result<(), PlanE
             cfg,
             files,
             owner: p.number,
+            notes,
         });
     }
     Ok(())

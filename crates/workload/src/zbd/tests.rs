@@ -250,3 +250,20 @@ fn zones_are_sized_by_the_file_before_the_run_as_fio() {
     let p = plan_jobs(&specs, &half).unwrap();
     assert_eq!(p[0].pattern.files[0].len, 32 * M);
 }
+
+#[test]
+fn sizes_in_zone_units_are_zones_of_zonesize() {
+    // fio 3.33, size=4z offset=2z zonesize=4m: 16.0MiB written from 8 MiB.
+    let (ios, _) = one("rw=write\nsize=4z\noffset=2z");
+    assert_eq!(ios[0].offset, 8 * M);
+    assert_eq!(ios.iter().map(|i| i.len).sum::<u64>(), 16 * M);
+    let specs = iolab_job::parse_str("[j]\nfilename=zf\nsize=2z\nrw=write\n", "t.fio")
+        .and_then(|f| f.resolve())
+        .unwrap()
+        .jobs;
+    let e = plan_jobs(&specs, &env()).unwrap_err().to_string();
+    assert!(
+        e.contains("size=2z: zone units need zonemode=zbd or strided"),
+        "{e}"
+    );
+}
