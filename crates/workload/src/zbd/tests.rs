@@ -215,6 +215,9 @@ fn what_fio_refuses_or_iolab_does_not_do_is_refused_with_its_reason() {
     assert!(e.contains("Specifying the zone size is mandatory"), "{e}");
     let e = plans("[j]\nrw=write\nbs=8m\n").unwrap_err();
     assert!(e.contains("exceeds zone size"), "{e}");
+    let e = plans("[j]\nrw=write\nverify=crc32c\n").unwrap_err();
+    assert!(e.contains("verify"), "{e}");
+    assert!(plans("[j]\nrw=write\nverify=none\n").is_ok());
     let e = plans("[j]\nrw=randtrim\n").unwrap_err();
     assert!(e.contains("trims"), "{e}");
     let e =
