@@ -1,6 +1,6 @@
 //! Options that need something of the device under a file, refused before the start line
 //! with the reason where it is missing: `atomic` (a device with an atomic write unit) and
-//! `zonemode=zbd` (a zoned block device).
+//! `zonemode=zbd` on a zoned block device (zones are emulated elsewhere, workload's zbd.rs).
 
 use std::path::Path;
 
@@ -15,6 +15,9 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
     let spec = &plan.spec;
     if !spec.atomic && !spec.zone_zbd {
         return Ok(());
+    }
+    for note in plan.pattern.zbd.iter().flat_map(|z| &z.notes) {
+        crate::layout::info(format_args!("{note}"));
     }
     if spec.zone_zbd && !plan.engine.kind.needs_files() {
         return Err(BenchError::Refused(format!(
@@ -37,14 +40,15 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
         };
         let name = dev.as_ref().map_or("no block device", |d| d.name.as_str());
         let why = if spec.zone_zbd {
-            match queue("zoned").as_deref() {
-                None | Some("none") => format!(
-                    "zonemode=zbd needs a zoned block device; {} is on {name}, which is not zoned",
-                    f.path.display()
-                ),
-                Some(z) => format!(
-                    "zonemode=zbd: {} is on {name} ({z}), but iolab does not drive zoned \
-                     devices (zone reports, resets, write pointers)",
+            // fio emulates zones on a regular file and on a block device that is not zoned;
+            // a zoned device would need its zone report, resets and limits (BLKREPORTZONE,
+            // BLKRESETZONE), which iolab does not drive.
+            match (f.block_device, queue("zoned").as_deref()) {
+                (false, _) | (true, None | Some("none")) => return Ok(()),
+                (true, Some(z)) => format!(
+                    "zonemode=zbd: {} is a zoned device ({z}), but iolab emulates zones only on \
+                     regular files and unzoned devices; it does not drive zoned devices (zone \
+                     reports, resets, write pointers)",
                     f.path.display()
                 ),
             }

@@ -448,6 +448,7 @@ impl<'a> Runner<'a> {
         }
         verify::split_runtime(&self.verify, self.t0, &mut stats, runtime_ms);
         stats.total_run_time_ms = runtime_ms;
+        stats.zone_resets = self.gen.zone_resets();
         stats.cpu = usage() - self.cpu0;
         if let Some(e) = &self.error {
             eprintln!("{}", e.fio_line(std::process::id()));

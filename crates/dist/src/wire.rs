@@ -273,6 +273,7 @@ fn put_job(w: &mut Vec<u8>, j: &JobStats) {
     put(w, j.total_err);
     put(w, j.first_error as u32 as u64);
     put(w, u64::from(j.latency_qd));
+    put(w, j.zone_resets);
     match &j.steady {
         None => put(w, 0),
         Some(s) => {
@@ -455,6 +456,7 @@ impl Reader<'_> {
         j.total_err = self.u64()?;
         j.first_error = self.u64()? as u32 as i32;
         j.latency_qd = self.u32()?;
+        j.zone_resets = self.u64()?;
         if self.u64()? != 0 {
             let attained = self.u64()? != 0;
             let [criterion, max_deviation, slope] = [self.f64()?, self.f64()?, self.f64()?];
@@ -507,6 +509,7 @@ pub(crate) mod tests {
         j.total_err = seed % 3;
         j.first_error = if seed.is_multiple_of(3) { 0 } else { 5 };
         j.latency_qd = 4;
+        j.zone_resets = seed % 5;
         j.steady = Some(SteadyStats {
             attained: true,
             criterion: 0.5,

@@ -270,8 +270,22 @@ pub struct JobSpec {
     pub serialize_overlap: bool,
     pub clocksource: ClockSource,
     pub atomic: bool,
-    /// `zonemode=zbd`: accepted here so that the run can refuse it naming the device.
+    /// `zonemode=zbd`: zones with write pointers, emulated on regular files and block devices
+    /// that are not zoned (as fio does); a zoned device is refused by the run.
     pub zone_zbd: bool,
+    /// zonemode=zbd: bytes of each zone that can be written (0: the zone size).
+    pub zonecapacity: u64,
+    /// zonemode=zbd: zones written at once on a file, by all its jobs (0: no limit).
+    pub max_open_zones: u32,
+    /// zonemode=zbd: zones one job writes at once (0: no limit of its own).
+    pub job_max_open_zones: u32,
+    pub ignore_zone_limits: bool,
+    /// zonemode=zbd: reads may go past a zone's write pointer.
+    pub read_beyond_wp: bool,
+    /// zonemode=zbd: share of the job's range holding data above which every
+    /// 1/zone_reset_frequency-th write resets its zone first.
+    pub zone_reset_threshold: f64,
+    pub zone_reset_frequency: f64,
     pub unlink_each_loop: bool,
     /// fio's `mem`/`iomem`: where I/O buffers come from.
     pub mem: iolab_engine::BufMem,
@@ -662,7 +676,8 @@ mod tests {
         assert!(resolve("[a]\nnumjobs=0\n").is_err());
         assert!(resolve("[a]\nrwmixread=101\n").is_err());
         assert!(resolve("[a]\ndirectory=\n").is_err());
-        assert!(resolve("[a]\nsize=2z\n").is_err());
+        // size=2z is a size in zones: planning refuses it where the job has no zones.
+        assert!(resolve("[a]\nsize=2z\n").is_ok());
         // fio accepts a reap minimum above the depth (it reaps what is in flight).
         assert!(resolve("[a]\niodepth=4\niodepth_batch_complete_min=8\n").is_ok());
     }

@@ -159,6 +159,7 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
         latency_ms: s.latency_ms_percents(),
         desc: m.desc.clone(),
         members: s.members,
+        zone_resets: Some(s.zone_resets),
         pid: m.pid,
         date: m.date.clone(),
         header: m.header.clone(),

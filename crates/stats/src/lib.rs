@@ -87,6 +87,8 @@ pub struct JobStats {
     pub latency_qd: u32,
     /// What steady-state detection saw (fio's `ss_*`), where it was on.
     pub steady: Option<SteadyStats>,
+    /// zonemode=zbd: zones whose write pointer the job reset (fio's `nr_zone_resets`).
+    pub zone_resets: u64,
 }
 
 /// Steady-state detection of one job (or of its group): fio's `ss_*` fields of thread_stat.
@@ -276,6 +278,7 @@ impl AddAssign<&JobStats> for JobStats {
             self.first_error = rhs.first_error;
         }
         self.latency_qd = self.latency_qd.max(rhs.latency_qd);
+        self.zone_resets += rhs.zone_resets;
         if self.steady.is_none() {
             self.steady.clone_from(&rhs.steady);
         }

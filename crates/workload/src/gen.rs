@@ -2,118 +2,16 @@
 //! generator. What to do comes from a [`Pattern`]; when to stop (bytes or time) is partly here
 //! (a byte budget) and partly the runner's (runtime).
 
-use crate::dist::{Dist, Picker};
+use crate::dist::Picker;
 use crate::randmap::RandomMap;
 use crate::rng::Taus88;
+use crate::zbd::ZbdRun;
 
+mod zoned;
+
+pub use crate::pattern::{BlockSizes, FilePick, FileSpan, IoUnit, Pattern};
 /// Direction of an I/O, indexed as fio does (read, write, trim): the job's type.
 pub use iolab_job::value::Dir;
-
-/// Block sizes for one direction.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BlockSizes {
-    Fixed(u64),
-    /// Uniform in `min..=max`, in multiples of `min` alignment (fio's bsrange).
-    Range {
-        min: u64,
-        max: u64,
-    },
-    /// Any size in `min..=max` (fio's bs_unaligned).
-    Unaligned {
-        min: u64,
-        max: u64,
-    },
-    /// (size, percent) pairs whose percentages sum to 100 (fio's bssplit, remainder resolved).
-    Split(Vec<(u64, u32)>),
-}
-
-impl BlockSizes {
-    pub fn min(&self) -> u64 {
-        match self {
-            BlockSizes::Fixed(b) => *b,
-            BlockSizes::Range { min, .. } | BlockSizes::Unaligned { min, .. } => *min,
-            BlockSizes::Split(v) => v.iter().map(|x| x.0).min().unwrap_or(4096),
-        }
-    }
-
-    pub fn max(&self) -> u64 {
-        match self {
-            BlockSizes::Fixed(b) => *b,
-            BlockSizes::Range { max, .. } | BlockSizes::Unaligned { max, .. } => *max,
-            BlockSizes::Split(v) => v.iter().map(|x| x.0).max().unwrap_or(4096),
-        }
-    }
-
-    fn pick(&self, rng: &mut Taus88) -> u64 {
-        match self {
-            BlockSizes::Fixed(b) => *b,
-            BlockSizes::Unaligned { min, max } => min + rng.below(max - min + 1),
-            BlockSizes::Range { min, max } => {
-                let steps = (max - min) / min.max(&1) + 1;
-                min + rng.below(steps) * min.max(&1)
-            }
-            BlockSizes::Split(v) => {
-                let mut r = rng.below(100) as u32;
-                for &(bs, pct) in v {
-                    if r < pct {
-                        return bs;
-                    }
-                    r -= pct;
-                }
-                v.last().map(|x| x.0).unwrap_or(4096)
-            }
-        }
-    }
-}
-
-/// The part of a file a job works on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileSpan {
-    pub offset: u64,
-    pub len: u64,
-}
-
-/// What one job does, resolved from its options.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Pattern {
-    pub read: bool,
-    pub write: bool,
-    pub trim: bool,
-    pub random: bool,
-    /// fio's trimwrite: trim a block, then write it.
-    pub trimwrite: bool,
-    /// Percent of reads when a job both reads and writes (rwmixread).
-    pub rwmix_read: u32,
-    pub bs: [BlockSizes; 3],
-    /// Offset alignment per direction (blockalign; defaults to the minimum block size).
-    pub ba: [u64; 3],
-    /// rw=MODE:N — sequential: bytes skipped after each I/O; random: I/Os per new random offset.
-    pub modifier: u64,
-    /// rw_sequencer=identical: with rw=randX:N, the N-1 I/Os after a random one repeat its
-    /// offset (else they follow it).
-    pub identical: bool,
-    /// rw=MODE:-N (sequential only): bytes stepped back from the end of each I/O, 0 = forwards.
-    pub backward: u64,
-    pub dist: Dist,
-    pub random_map: bool,
-    /// For random modes, percent of I/Os that are random (the rest continue sequentially).
-    pub percentage_random: u32,
-    pub files: Vec<FileSpan>,
-    pub seed: u64,
-    /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
-    pub bytes: Option<u64>,
-    /// Bytes of one loop (io_size): fio closes and opens its files again at each loop's end
-    /// (and a time_based job's each pass), dropping their cache again (invalidate).
-    pub loop_bytes: u64,
-    /// How the next file is chosen (fio's file_service_type) and after how many I/Os.
-    pub file_pick: FilePick,
-    pub file_every: u32,
-    /// fio's openfiles: at most this many files in use at once (0: all); a file leaves the
-    /// set when its span is done and the next one comes in.
-    pub open_files: usize,
-    /// zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
-    pub zones: Option<(u64, u64, u64)>,
-}
 
 /// The files in use under `openfiles`, and the bytes each has been given.
 struct OpenSet {
@@ -121,27 +19,6 @@ struct OpenSet {
     next_new: usize,
     done: Vec<u64>,
     rr: usize,
-}
-
-/// fio's `file_service_type`.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub enum FilePick {
-    #[default]
-    RoundRobin,
-    Random,
-    /// Stay on a file until its span is done.
-    Sequential,
-    /// zipf, pareto or normal over the file indexes.
-    Dist(Dist),
-}
-
-/// One I/O to issue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IoUnit {
-    pub dir: Dir,
-    pub file: usize,
-    pub offset: u64,
-    pub len: u64,
 }
 
 struct FileState {
@@ -185,6 +62,8 @@ pub struct IoGen {
     /// The common job (one file, one direction, one block size, plain random or sequential):
     /// decided once, so that each of its I/Os skips the checks the general path makes.
     simple: Option<Simple>,
+    /// zonemode=zbd: where the zones move each I/O (gen/zoned.rs).
+    zbd: Option<Box<ZbdRun>>,
 }
 
 /// What [`IoGen::next_simple`] needs of a job that qualifies (see [`Simple::of`]).
@@ -209,7 +88,7 @@ impl Simple {
         let BlockSizes::Fixed(bs) = p.bs[dir as usize] else {
             return None;
         };
-        let plain = p.files.len() == 1 && p.zones.is_none() && p.backward == 0;
+        let plain = p.files.len() == 1 && p.zones.is_none() && p.zbd.is_none() && p.backward == 0;
         let jumps = !p.random || (p.percentage_random >= 100 && p.modifier <= 1);
         (plain && jumps).then_some(Simple {
             dir,
@@ -341,6 +220,7 @@ impl IoGen {
                 _ => None,
             },
             simple: Simple::of(&p),
+            zbd: p.zbd.clone().map(|z| Box::new(ZbdRun::new(z))),
             p,
         })
     }
@@ -359,6 +239,14 @@ impl IoGen {
         if let Some(s) = self.simple {
             return self.next_simple(s);
         }
+        if self.zbd.is_some() {
+            return self.next_zoned();
+        }
+        self.next_general()
+    }
+
+    /// [`IoGen::next_io`] for every job but the simple ones.
+    fn next_general(&mut self) -> Option<IoUnit> {
         if let Some(w) = self.pending_write.take() {
             self.issued += w.len;
             return Some(w);
@@ -536,7 +424,10 @@ impl IoGen {
             (_, _, true) => Dir::Trim,
             (true, true, _) => {
                 if (self.rng_mix.below(100) as u32) < p.rwmix_read {
-                    Dir::Read
+                    // zonemode=zbd: nothing to read yet, so write (fio's zbd_adjust_ddir).
+                    self.zbd
+                        .as_ref()
+                        .map_or(Dir::Read, |z| z.direction(0, Dir::Read))
                 } else {
                     Dir::Write
                 }
@@ -648,54 +539,10 @@ fn backward_start(p: &Pattern, span: FileSpan) -> u64 {
     }
 }
 
-impl Pattern {
-    pub fn has(&self, d: Dir) -> bool {
-        match d {
-            Dir::Read => self.read,
-            Dir::Write => self.write || self.trimwrite,
-            Dir::Trim => self.trim,
-        }
-    }
-
-    /// A plain pattern for tests and simple callers: one file of `size` bytes, fixed `bs`.
-    pub fn simple(read: bool, write: bool, random: bool, bs: u64, size: u64) -> Pattern {
-        Pattern {
-            read,
-            write,
-            trim: false,
-            random,
-            trimwrite: false,
-            rwmix_read: 50,
-            bs: [
-                BlockSizes::Fixed(bs),
-                BlockSizes::Fixed(bs),
-                BlockSizes::Fixed(bs),
-            ],
-            ba: [bs; 3],
-            modifier: 0,
-            backward: 0,
-            identical: false,
-            file_pick: FilePick::RoundRobin,
-            file_every: 1,
-            open_files: 0,
-            zones: None,
-            dist: Dist::Uniform,
-            random_map: true,
-            percentage_random: 100,
-            files: vec![FileSpan {
-                offset: 0,
-                len: size,
-            }],
-            seed: 0x89,
-            bytes: Some(size),
-            loop_bytes: size,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dist::Dist;
 
     fn all(p: Pattern) -> Vec<IoUnit> {
         let mut g = IoGen::try_new(p).unwrap();

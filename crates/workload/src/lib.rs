@@ -1,15 +1,19 @@
 //! JobSpec → Plan: files and layout, offsets (sequential, random with a no-repeat map,
 //! zipf/pareto/normal/zoned), block sizes, read/write mix, rate and think time, all from a
 //! seeded generator. Pure and deterministic: no I/O, no clocks.
+//! The one state jobs share is zonemode=zbd's zones of a file (`zbd`): jobs writing the same
+//! file at once take turns on them, so their I/O depends on how the threads interleave.
 #![forbid(unsafe_code)]
 
 pub mod dist;
 pub mod gen;
+pub mod pattern;
 pub mod plan;
 pub mod randmap;
 pub mod replay;
 pub mod resolve;
 pub mod rng;
+pub mod zbd;
 
 pub use dist::{Dist, Picker, Zone};
 pub use gen::{BlockSizes, Dir, FilePick, FileSpan, IoGen, IoUnit, MapAllocError, Pattern};

@@ -67,6 +67,7 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
             out.push(plan_one(&shared, i, clone, group, out.len() as u64, env)?);
         }
     }
+    crate::zbd::plan(&mut out, env)?;
     Ok(out)
 }
 
@@ -111,9 +112,14 @@ fn bytes_of(
                 format!("{what} given in percent needs an existing file or device"),
             )
         }),
-        SizeOrPct::Zones(_) => Err(err(
+        // fio's zone units: zonesize bytes each, with zonemode=zbd or strided (fio leaves a
+        // size in zones without a zone size at 0, so the file's own size; iolab refuses it).
+        SizeOrPct::Zones(n) if spec.zonesize > 0 && (spec.zone_zbd || spec.zone_strided) => n
+            .checked_mul(spec.zonesize)
+            .ok_or_else(|| err(spec, format!("{what} of {n} zones overflows"))),
+        SizeOrPct::Zones(n) => Err(err(
             spec,
-            format!("{what} in zones needs zonemode, which iolab does not support"),
+            format!("{what}={n}z: zone units need zonemode=zbd or strided with a zonesize"),
         )),
     }
 }
@@ -468,6 +474,7 @@ fn pattern_of(
             };
             (range, spec.zonesize, spec.zoneskip)
         }),
+        zbd: None,
         dist: dist(spec)?,
         random_map: !spec.norandommap,
         percentage_random: spec.percentage_random.read.min(100),

@@ -239,7 +239,14 @@ fn judge(path: &Path, out: &Out) -> Verdict {
             let Some(opt) = option_on_line(&text, line) else {
                 return Verdict::Bad(format!("line {line} holds no option: {}", out.stderr));
             };
-            if !out.stderr.contains(&opt) {
+            // A section's line points at its job, which a `name=` may have renamed (fio's
+            // zbd examples): the message then names the job by that name.
+            let section = text
+                .lines()
+                .nth(line - 1)
+                .is_some_and(|l| l.trim().starts_with('['));
+            let named = out.stderr.contains(&opt) || (section && out.stderr.contains(": job '"));
+            if !named {
                 return Verdict::Bad(format!(
                     "the message does not name '{opt}' (line {line}): {}",
                     out.stderr

@@ -156,11 +156,11 @@ mod tests {
     }
 
     #[test]
-    fn sizes_take_percentages_but_not_zones() {
+    fn sizes_take_percentages_and_zones() {
         assert_eq!(spec(&["size=50%"]).size, Some(SizeOrPct::Percent(50.0)));
         assert_eq!(spec(&["offset=1m"]).offset, SizeOrPct::Bytes(1 << 20));
         assert_eq!(spec(&["filesize=1k-2k"]).filesize, Some((1024, 2048)));
-        assert!(applied(&["size=2z"]).is_err());
+        assert_eq!(spec(&["size=2z"]).size, Some(SizeOrPct::Zones(2)));
     }
 
     #[test]

@@ -383,15 +383,9 @@ impl<'a> Arg<'a> {
         }
     }
 
-    /// A size or a percentage (zone units are refused: they need zonemode=zbd).
+    /// A size, a percentage, or zones (`2z`: zonesize bytes each, resolved when planning).
     pub fn size_pct(&self) -> Result<SizeOrPct, String> {
-        match value::parse_size_pct(self.v, self.kb)? {
-            SizeOrPct::Zones(_) => Err(format!(
-                "zone units ('{}') need zonemode=zbd, which iolab does not support",
-                self.v
-            )),
-            other => Ok(other),
-        }
+        value::parse_size_pct(self.v, self.kb)
     }
 
     /// Per-direction sizes, updating the directions given.

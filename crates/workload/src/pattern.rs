@@ -1,0 +1,181 @@
+//! What one job does, resolved from its options ([`Pattern`]), and the I/O units the
+//! generator ([`crate::gen::IoGen`]) makes of it.
+
+use crate::dist::Dist;
+use crate::rng::Taus88;
+use iolab_job::value::Dir;
+
+/// Block sizes for one direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockSizes {
+    Fixed(u64),
+    /// Uniform in `min..=max`, in multiples of `min` alignment (fio's bsrange).
+    Range {
+        min: u64,
+        max: u64,
+    },
+    /// Any size in `min..=max` (fio's bs_unaligned).
+    Unaligned {
+        min: u64,
+        max: u64,
+    },
+    /// (size, percent) pairs whose percentages sum to 100 (fio's bssplit, remainder resolved).
+    Split(Vec<(u64, u32)>),
+}
+
+impl BlockSizes {
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { min, .. } | BlockSizes::Unaligned { min, .. } => *min,
+            BlockSizes::Split(v) => v.iter().map(|x| x.0).min().unwrap_or(4096),
+        }
+    }
+
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { max, .. } | BlockSizes::Unaligned { max, .. } => *max,
+            BlockSizes::Split(v) => v.iter().map(|x| x.0).max().unwrap_or(4096),
+        }
+    }
+
+    pub(crate) fn pick(&self, rng: &mut Taus88) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Unaligned { min, max } => min + rng.below(max - min + 1),
+            BlockSizes::Range { min, max } => {
+                let steps = (max - min) / min.max(&1) + 1;
+                min + rng.below(steps) * min.max(&1)
+            }
+            BlockSizes::Split(v) => {
+                let mut r = rng.below(100) as u32;
+                for &(bs, pct) in v {
+                    if r < pct {
+                        return bs;
+                    }
+                    r -= pct;
+                }
+                v.last().map(|x| x.0).unwrap_or(4096)
+            }
+        }
+    }
+}
+
+/// The part of a file a job works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileSpan {
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// What one job does, resolved from its options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pattern {
+    pub read: bool,
+    pub write: bool,
+    pub trim: bool,
+    pub random: bool,
+    /// fio's trimwrite: trim a block, then write it.
+    pub trimwrite: bool,
+    /// Percent of reads when a job both reads and writes (rwmixread).
+    pub rwmix_read: u32,
+    pub bs: [BlockSizes; 3],
+    /// Offset alignment per direction (blockalign; defaults to the minimum block size).
+    pub ba: [u64; 3],
+    /// rw=MODE:N — sequential: bytes skipped after each I/O; random: I/Os per new random offset.
+    pub modifier: u64,
+    /// rw_sequencer=identical: with rw=randX:N, the N-1 I/Os after a random one repeat its
+    /// offset (else they follow it).
+    pub identical: bool,
+    /// rw=MODE:-N (sequential only): bytes stepped back from the end of each I/O, 0 = forwards.
+    pub backward: u64,
+    pub dist: Dist,
+    pub random_map: bool,
+    /// For random modes, percent of I/Os that are random (the rest continue sequentially).
+    pub percentage_random: u32,
+    pub files: Vec<FileSpan>,
+    pub seed: u64,
+    /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
+    pub bytes: Option<u64>,
+    /// Bytes of one loop (io_size): fio closes and opens its files again at each loop's end
+    /// (and a time_based job's each pass), dropping their cache again (invalidate).
+    pub loop_bytes: u64,
+    /// How the next file is chosen (fio's file_service_type) and after how many I/Os.
+    pub file_pick: FilePick,
+    pub file_every: u32,
+    /// fio's openfiles: at most this many files in use at once (0: all); a file leaves the
+    /// set when its span is done and the next one comes in.
+    pub open_files: usize,
+    /// zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
+    pub zones: Option<(u64, u64, u64)>,
+    /// zonemode=zbd: the zones of the job's files (set when the run's jobs are planned).
+    pub zbd: Option<crate::zbd::ZbdJob>,
+}
+
+/// fio's `file_service_type`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum FilePick {
+    #[default]
+    RoundRobin,
+    Random,
+    /// Stay on a file until its span is done.
+    Sequential,
+    /// zipf, pareto or normal over the file indexes.
+    Dist(Dist),
+}
+
+/// One I/O to issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoUnit {
+    pub dir: Dir,
+    pub file: usize,
+    pub offset: u64,
+    pub len: u64,
+}
+
+impl Pattern {
+    pub fn has(&self, d: Dir) -> bool {
+        match d {
+            Dir::Read => self.read,
+            Dir::Write => self.write || self.trimwrite,
+            Dir::Trim => self.trim,
+        }
+    }
+
+    /// A plain pattern for tests and simple callers: one file of `size` bytes, fixed `bs`.
+    pub fn simple(read: bool, write: bool, random: bool, bs: u64, size: u64) -> Pattern {
+        Pattern {
+            read,
+            write,
+            trim: false,
+            random,
+            trimwrite: false,
+            rwmix_read: 50,
+            bs: [
+                BlockSizes::Fixed(bs),
+                BlockSizes::Fixed(bs),
+                BlockSizes::Fixed(bs),
+            ],
+            ba: [bs; 3],
+            modifier: 0,
+            backward: 0,
+            identical: false,
+            file_pick: FilePick::RoundRobin,
+            file_every: 1,
+            open_files: 0,
+            zones: None,
+            zbd: None,
+            dist: Dist::Uniform,
+            random_map: true,
+            percentage_random: 100,
+            files: vec![FileSpan {
+                offset: 0,
+                len: size,
+            }],
+            seed: 0x89,
+            bytes: Some(size),
+            loop_bytes: size,
+        }
+    }
+}
