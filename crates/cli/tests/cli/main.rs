@@ -18,3 +18,4 @@ mod place;
 mod run;
 mod run_robust;
 mod verify;
+mod verify_trim;
