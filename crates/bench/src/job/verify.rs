@@ -63,8 +63,10 @@ pub(super) struct Verifier {
     /// The last I/O completed was a read (fio starts no trim round after one).
     after_read: bool,
     /// With loops: the generator's byte count at which the current loop's writes are read
-    /// back (u64::MAX: only at the end).
+    /// back (u64::MAX: only at the end), and how many loops end before the last, whose
+    /// blocks are read back after the end_fsync as a single pass's are.
     loop_at: u64,
+    loops_left: u64,
     /// The test hook's byte to damage once written (verify/fault.rs).
     flip: Option<u64>,
 }
@@ -253,6 +255,7 @@ impl Verifier {
             trims: Trims::of(plan, base),
             after_read: true,
             loop_at: if each_loop { pass_bytes } else { u64::MAX },
+            loops_left: loops - 1,
             flip: crate::verify::fault::from_env(&plan.name),
         }))
     }
@@ -586,8 +589,16 @@ impl Runner<'_> {
         let Some(v) = self.verify.as_deref_mut().filter(|v| issued >= v.loop_at) else {
             return;
         };
-        v.loop_at = v.loop_at.saturating_add(v.pass_bytes);
-        let done = self.commit().and_then(|()| self.drain());
+        v.loops_left = v.loops_left.saturating_sub(1);
+        v.loop_at = match v.loops_left {
+            0 => u64::MAX,
+            _ => v.loop_at.saturating_add(v.pass_bytes),
+        };
+        let mut done = self.commit().and_then(|()| self.drain());
+        if self.plan.end_fsync || self.plan.fsync_on_close {
+            // fio's end_fsync closes each loop's write phase, before its read back.
+            done = done.and_then(|()| self.sync_all_files());
+        }
         if let Err(e) = done.and_then(|()| self.verify_reads(None)) {
             self.fail(&e, format!("verify: {e}"), "do_verify", site!());
             self.done = true;
