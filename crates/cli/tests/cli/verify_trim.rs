@@ -315,3 +315,27 @@ fn fio_and_iolab_reach_the_same_verdicts_on_trimmed_blocks_of_a_block_device() {
         assert!(e.contains("err=84"), "{tool}: {e}");
     }
 }
+
+#[test]
+fn fio_and_iolab_read_back_each_loop_alike() {
+    let d = dir("loops-fio");
+    if fio(&d, &["--version"]).is_none() {
+        iolab_testkit::skip("loops against fio", &"fio is not installed");
+        return;
+    }
+    let dirs = |o: &Output| -> String { queued(o).iter().map(|s| &s[s.len() - 1..]).collect() };
+    for job in [
+        &["--rw=write", "--loops=3"][..],
+        &["--rw=randwrite", "--loops=2"],
+        &["--rw=write", "--loops=2", "--verify_backlog=3"],
+    ] {
+        let args = [job, &["--size=32k", "--verify=crc32c", "--debug=io"]].concat();
+        let _ = std::fs::remove_file(d.join("v.data"));
+        let ours = iolab(&d, &args);
+        let _ = std::fs::remove_file(d.join("v.data"));
+        let theirs = fio(&d, &args).unwrap();
+        assert_eq!(ours.status.code(), Some(0), "{}", err(&ours));
+        assert!(dirs(&ours).contains("10"), "{job:?}: {}", dirs(&ours));
+        assert_eq!(dirs(&ours), dirs(&theirs), "{job:?}");
+    }
+}
