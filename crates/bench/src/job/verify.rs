@@ -603,10 +603,11 @@ impl Runner<'_> {
             self.fail(&e, format!("verify: {e}"), "do_verify", site!());
             self.done = true;
         }
+        // Stopped during the read back: no next loop either.
+        self.done |= iolab_engine::sys::interrupt::woken();
     }
 
-    /// Reads back every remembered block and checks it; `stop` ends it early (the loops'
-    /// read backs in the middle of the job run to their end, one loop's blocks).
+    /// Reads back every remembered block and checks it; a stop ends it early.
     fn verify_reads(&mut self, stop: Option<&Stops<'_>>) -> std::io::Result<()> {
         let fake = !self.eng.caps().moves_data;
         let todo: Vec<Written> = match self.verify.as_deref_mut() {
@@ -621,10 +622,16 @@ impl Runner<'_> {
             _ => return Ok(()),
         };
         let from = self.clock.now();
-        let stopped = || stop.is_some_and(Stops::is_set);
+        // A loop's read back has no Stops at hand: a stop wakes the job's thread too.
+        let stopped = || stop.is_some_and(Stops::is_set) || iolab_engine::sys::interrupt::woken();
         let mut next = 0;
         while next < todo.len() && !stopped() && self.error.is_none() {
-            while next < todo.len() && self.in_flight() < self.depth() && self.error.is_none() {
+            // A synchronous engine completes each read inside this loop: it looks for the stop.
+            while next < todo.len()
+                && self.in_flight() < self.depth()
+                && self.error.is_none()
+                && !stopped()
+            {
                 if !self.verify_read(todo[next])? {
                     break;
                 }

@@ -339,3 +339,53 @@ fn fio_and_iolab_read_back_each_loop_alike() {
         assert_eq!(dirs(&ours), dirs(&theirs), "{job:?}");
     }
 }
+
+/// Regression: on a synchronous engine (psync) the read back ran to its last block after
+/// Ctrl-C, as each read completed inside the loop that issued it, which never looked at the
+/// stop. The signal is sent once the read back has visibly begun (its first read on
+/// standard output, `--debug=io`); of 32768 blocks only a few may be read after it.
+#[test]
+fn sigint_ends_the_read_back_of_a_synchronous_engine() {
+    use std::io::BufRead;
+    let d = dir("stop-readback");
+    let job = [
+        "--size=128m",
+        "--rw=write",
+        "--verify=crc32c",
+        "--ioengine=psync",
+    ];
+    let o = iolab(&d, &[&job[..], &["--do_verify=0"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["run", "--name=v", "--filename=v.data", "--bs=4k"])
+        .args(job)
+        .args(["--verify_only", "--debug=io"])
+        .current_dir(&d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let is_read = |l: &str| l.contains("queue: io_u") && l.contains("ddir=0");
+    let mut reads = 0usize;
+    for l in lines.by_ref() {
+        if is_read(&l.unwrap()) {
+            reads += 1;
+            break;
+        }
+    }
+    assert_eq!(reads, 1, "the read back never began");
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    reads += lines.map_while(Result::ok).filter(|l| is_read(l)).count();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        reads < 32768 / 2,
+        "{reads} of 32768 blocks read back after SIGINT"
+    );
+    let _ = std::fs::remove_file(d.join("v.data"));
+}
