@@ -40,6 +40,7 @@ pub use rates::{keep_rate_series, Rates};
 mod verify;
 pub(crate) use verify::check as verify_check;
 mod think;
+mod trim;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};

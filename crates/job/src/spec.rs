@@ -342,6 +342,13 @@ pub struct JobSpec {
     pub verify_async: u32,
     pub verify_state_save: bool,
     pub verify_state_load: bool,
+    /// Percent of verified writes chosen to be trimmed (fio's trim_percentage).
+    pub trim_percentage: u32,
+    /// Trimmed blocks must read back as zeroes (else they are no longer verified).
+    pub trim_verify_zero: bool,
+    /// Trim chosen blocks every so many writes (0: never).
+    pub trim_backlog: u64,
+    pub trim_backlog_batch: u64,
 }
 }
 
@@ -645,13 +652,13 @@ mod tests {
 
     #[test]
     fn unsupported_option_and_engine_are_named() {
-        let e = resolve("[a]\ntrim_percentage=1\n")
+        let e = resolve("[a]\nverify_write_sequence=1\n")
             .err()
             .unwrap_or_else(|| panic!("accepted"));
         assert_eq!(e.kind, ErrorKind::Unsupported);
         assert_eq!(
             e.to_string(),
-            "job.fio:2: option 'trim_percentage': not supported by iolab"
+            "job.fio:2: option 'verify_write_sequence': not supported by iolab"
         );
         let e = resolve("[a]\nioengine=rbd\n")
             .err()

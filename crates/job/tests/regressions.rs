@@ -286,10 +286,10 @@ fn command_line_globals_are_shared_by_every_job() {
 
 #[test]
 fn refusals_name_the_option_once() {
-    let e = job_err("[a]\ntrim_percentage=1\n".into());
+    let e = job_err("[a]\nverify_write_sequence=1\n".into());
     assert_eq!(
         e.to_string(),
-        "fuzz.fio:2: option 'trim_percentage': not supported by iolab"
+        "fuzz.fio:2: option 'verify_write_sequence': not supported by iolab"
     );
     let e = cmd_err(&["--name=a", "--numjobs=-1"]);
     assert_eq!(e.to_string().matches("numjobs").count(), 1, "{e}");

@@ -21,6 +21,9 @@ impl Runner<'_> {
             if let Some(r) = self.verify_backlog_req() {
                 return Some(r);
             }
+            if self.done {
+                return None; // a loop's read back failed: no more writes
+            }
         }
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;

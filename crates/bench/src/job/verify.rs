@@ -4,7 +4,9 @@
 //!
 //! As fio, the last write to each block is what is expected (overlapping earlier writes are
 //! forgotten), reads of the workload itself are not checked, and the first bad block ends the
-//! job with EILSEQ (err=84). Unlike fio, loops are verified once, after the last loop.
+//! job with EILSEQ (err=84). With `loops`, each loop's writes are read back when the loop
+//! ends, as fio does; a verify_only run checks what the last loop wrote, once (fio reads the
+//! blocks once per loop there, expecting each loop's writes of blocks that hold the last).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -13,6 +15,7 @@ use iolab_engine::{Done, Op, Queued, Req};
 use iolab_stats::{Dir, JobStats};
 use iolab_workload::{Dir as WDir, IoUnit, JobPlan};
 
+use super::trim::{self, Trims};
 use super::{Runner, Stops};
 use crate::joberr::site;
 use crate::verify::state::State;
@@ -50,10 +53,22 @@ pub(super) struct Verifier {
     save: bool,
     /// verify_state_load: the state a verify_only run stops at.
     load: Option<State>,
-    /// When the write phase ended and the verify phase began (the runner's clock), and
+    /// How long the read back phases took (ns, the runner's clock), whether one ran, and
     /// whether the workload itself reads: the directions' runtimes are split as fio's.
-    verify_from: Option<u64>,
+    verify_ns: u64,
+    verified: bool,
     reads: bool,
+    /// trim_percentage, trim_backlog: the blocks chosen to be trimmed (job/trim.rs).
+    trims: Option<Trims>,
+    /// The last I/O completed was a read (fio starts no trim round after one).
+    after_read: bool,
+    /// With loops: the generator's byte count at which the current loop's writes are read
+    /// back (u64::MAX: only at the end), and how many loops end before the last, whose
+    /// blocks are read back after the end_fsync as a single pass's are.
+    loop_at: u64,
+    loops_left: u64,
+    /// The test hook's byte to damage once written (verify/fault.rs).
+    flip: Option<u64>,
 }
 
 /// fio times the write phase and the verify phase apart: the write runtime ends where the
@@ -61,14 +76,17 @@ pub(super) struct Verifier {
 /// workload reads too), so verifying does not lower the write bandwidth reported.
 pub(super) fn split_runtime(
     v: &Option<Box<Verifier>>,
-    t0: u64,
+    _t0: u64,
     stats: &mut JobStats,
     total_ms: u64,
 ) {
-    let Some((from, reads)) = v.as_deref().and_then(|v| Some((v.verify_from?, v.reads))) else {
+    let Some(v) = v.as_deref().filter(|v| v.verified) else {
         return;
     };
-    let write_ms = (from.saturating_sub(t0) / 1_000_000).clamp(1, total_ms);
+    let reads = v.reads;
+    let write_ms = total_ms
+        .saturating_sub(v.verify_ns / 1_000_000)
+        .clamp(1, total_ms);
     let w = stats.dir_mut(Dir::Write);
     if w.total_ios > 0 {
         w.runtime_ms = write_ms;
@@ -83,6 +101,9 @@ pub(super) fn split_runtime(
 pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
     let on = config(plan)?.is_some();
     let s = &plan.spec;
+    if let Some(why) = trim::refusal(plan).filter(|_| on) {
+        return Err(BenchError::Refused(format!("{}: {why}", plan.name)));
+    }
     if on && plan.clone == 0 && plan.pattern.write && s.numjobs > 1 && !s.filename.is_empty() {
         // fio's informational line, word for word: clones of one job write the same file.
         crate::layout::info(format_args!(
@@ -200,6 +221,11 @@ impl Verifier {
             plan.pattern.seed
         };
         let loops = u64::from(s.loops.max(1));
+        let pass_bytes = plan.pattern.bytes.map_or(u64::MAX, |b| (b / loops).max(1));
+        // fio 3.33 runs the loops of random writes without a random map as one (its write
+        // phase lasts io_size × loops there), so it reads them back once, at the end.
+        let one_pass = plan.pattern.random && !plan.pattern.random_map;
+        let each_loop = loops > 1 && s.do_verify && !s.verify_only && !one_pass;
         Some(Box::new(Verifier {
             cfg,
             seeds: SeedStream::new(base, plan.thread_number()),
@@ -207,7 +233,7 @@ impl Verifier {
             only: s.verify_only,
             dump: s.verify_dump,
             numberio: 0,
-            pass_bytes: plan.pattern.bytes.map_or(u64::MAX, |b| (b / loops).max(1)),
+            pass_bytes,
             pass: 0,
             slots: vec![None; depth],
             fake: false,
@@ -223,8 +249,14 @@ impl Verifier {
             recent: VecDeque::with_capacity(depth + 1),
             save: s.verify_state_save && !s.verify_only,
             load,
-            verify_from: None,
+            verify_ns: 0,
+            verified: false,
             reads: plan.pattern.read,
+            trims: Trims::of(plan, base),
+            after_read: true,
+            loop_at: if each_loop { pass_bytes } else { u64::MAX },
+            loops_left: loops - 1,
+            flip: crate::verify::fault::from_env(&plan.name),
         }))
     }
 
@@ -235,6 +267,9 @@ impl Verifier {
         if pass != self.pass {
             self.pass = pass;
             self.seeds.restart();
+            if let Some(t) = &mut self.trims {
+                t.restart();
+            }
         }
         let seed = if self.cfg.pattern.bytes.is_empty() {
             self.seeds.draw()
@@ -247,6 +282,7 @@ impl Verifier {
             len: io.len as u32,
             numberio: self.numberio,
             seed,
+            trimmed: false,
         };
         self.numberio += 1;
         w
@@ -313,8 +349,33 @@ impl Verifier {
             self.history.remove(&k);
         }
         self.history.insert((w.file, w.offset), w);
+        if let Some(t) = &mut self.trims {
+            t.remembered(&w);
+        }
         if self.backlog > 0 {
             self.pending.push_back((w.file, w.offset));
+        }
+    }
+
+    /// trim_backlog: the next block to trim, if a round is due. It is marked to read back as
+    /// zeroes (trim_verify_zero) or forgotten, when the trim is issued, as fio marks it.
+    pub(super) fn trim_next(&mut self) -> Option<Written> {
+        let t = self.trims.as_mut()?;
+        let hist = &self.history;
+        let live = |c: &(u32, u64, u64)| hist.get(&(c.0, c.1)).is_some_and(|w| w.numberio == c.2);
+        let key = t.next(hist.len() as u64, self.after_read, live)?;
+        if !t.zero {
+            return self.history.remove(&key);
+        }
+        let w = self.history.get_mut(&key)?;
+        w.trimmed = true;
+        Some(*w)
+    }
+
+    /// A verify_only run replays the trims as fio's dry run does: marked, not issued.
+    fn dry_trims(&mut self) {
+        while self.trim_next().is_some() {
+            self.after_read = false;
         }
     }
 
@@ -356,6 +417,10 @@ impl Runner<'_> {
     /// verify_backlog: a read back to issue instead of the next I/O of the workload, when
     /// enough writes completed since the last ones were checked.
     pub(super) fn verify_backlog_req(&mut self) -> Option<Req> {
+        if let Some(r) = self.trim_backlog_req() {
+            return Some(r);
+        }
+        self.verify_loop_end();
         if self.free.is_empty() || self.free_slots.is_empty() {
             return None;
         }
@@ -377,8 +442,36 @@ impl Runner<'_> {
             return;
         };
         let ok = matches!(d.result, Ok(n) if n == d.req.len);
+        match d.req.op {
+            Op::Read => v.after_read = true,
+            Op::Write | Op::Trim => v.after_read = false,
+            _ => {}
+        }
         match v.slots.get_mut(d.req.tag as usize).and_then(Option::take) {
-            Some(Role::Write(w)) if ok => v.completed(w),
+            Some(Role::Write(w)) if ok => {
+                v.completed(w);
+                let end = w.offset + u64::from(w.len);
+                if let Some(at) = v
+                    .flip
+                    .filter(|a| w.file == 0 && (w.offset..end).contains(a))
+                {
+                    v.flip = None;
+                    let path = &self.plan.files[0].path;
+                    if let Err(e) = crate::verify::fault::flip(path, at) {
+                        eprintln!(
+                            "iolab: {}: {}: {e}",
+                            crate::verify::fault::ENV,
+                            path.display()
+                        );
+                    }
+                }
+            }
+            Some(Role::Check(w)) if ok && !v.fake && w.trimmed => {
+                let got = &d.req.buf.as_slice()[..d.req.len];
+                if let Some(b) = crate::verify::Bad::not_zero(&w, got) {
+                    self.verify_failed(&[b], &w, d.req.buf.as_slice());
+                }
+            }
             Some(Role::Check(w)) if ok && !v.fake => {
                 let buf = &mut d.req.buf.as_mut_slice()[..d.req.len];
                 let bad = v.cfg.check(buf, &w, true);
@@ -416,6 +509,8 @@ impl Runner<'_> {
             "io_u_queued_complete"
         };
         self.fail(&e, msg, func, site!());
+        // As fio, the job stops at the failure (a synchronous engine would go on issuing).
+        self.done = true;
     }
 
     /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in the working directory.
@@ -430,7 +525,9 @@ impl Runner<'_> {
         let from = (b.at - w.offset) as usize;
         let to = (from + b.len as usize).min(got.len());
         let mut want = vec![0u8; w.len as usize];
-        v.cfg.fill(&mut want, w, 0);
+        if !w.trimmed {
+            v.cfg.fill(&mut want, w, 0);
+        }
         for (kind, bytes) in [("received", &got[from..to]), ("expected", &want[from..to])] {
             let name = format!("{base}.{}.{kind}", b.at);
             match std::fs::write(&name, bytes) {
@@ -462,16 +559,19 @@ impl Runner<'_> {
             if stop.is_set() {
                 break;
             }
+            let issued = self.gen.issued();
+            let Some(v) = self.verify.as_deref_mut() else {
+                break;
+            };
             if io.dir == WDir::Write {
-                let issued = self.gen.issued();
-                if let Some(v) = self.verify.as_deref_mut() {
-                    let w = v.next_write(&io, issued);
-                    match v.was_written(&w) {
-                        Some(true) => v.remember(w),
-                        _ => break,
-                    }
+                let w = v.next_write(&io, issued);
+                match v.was_written(&w) {
+                    Some(true) => v.remember(w),
+                    _ => break,
                 }
             }
+            v.after_read = io.dir == WDir::Read;
+            v.dry_trims();
         }
         self.verify_phase(stop)?;
         Ok(true)
@@ -479,19 +579,59 @@ impl Runner<'_> {
 
     /// fio's do_verify: every remembered block is read back and checked.
     pub(super) fn verify_phase(&mut self, stop: &Stops<'_>) -> std::io::Result<()> {
+        self.verify_reads(Some(stop))
+    }
+
+    /// With loops, when the generator has issued a loop in full: its writes are read back
+    /// before the next loop starts, as fio does. A failure ends the job.
+    fn verify_loop_end(&mut self) {
+        let issued = self.gen.issued();
+        let Some(v) = self.verify.as_deref_mut().filter(|v| issued >= v.loop_at) else {
+            return;
+        };
+        v.loops_left = v.loops_left.saturating_sub(1);
+        v.loop_at = match v.loops_left {
+            0 => u64::MAX,
+            _ => v.loop_at.saturating_add(v.pass_bytes),
+        };
+        let mut done = self.commit().and_then(|()| self.drain());
+        if self.plan.end_fsync || self.plan.fsync_on_close {
+            // fio's end_fsync closes each loop's write phase, before its read back.
+            done = done.and_then(|()| self.sync_all_files());
+        }
+        if let Err(e) = done.and_then(|()| self.verify_reads(None)) {
+            self.fail(&e, format!("verify: {e}"), "do_verify", site!());
+            self.done = true;
+        }
+        // Stopped during the read back: no next loop either.
+        self.done |= iolab_engine::sys::interrupt::woken();
+    }
+
+    /// Reads back every remembered block and checks it; a stop ends it early.
+    fn verify_reads(&mut self, stop: Option<&Stops<'_>>) -> std::io::Result<()> {
         let fake = !self.eng.caps().moves_data;
-        let now = self.now;
         let todo: Vec<Written> = match self.verify.as_deref_mut() {
             Some(v) if v.do_verify || v.only => {
                 v.fake = fake;
-                v.verify_from = Some(now);
+                v.verified = true;
+                // What the backlog had yet to check is checked now.
+                v.pending.clear();
+                v.due = 0;
                 std::mem::take(&mut v.history).into_values().collect()
             }
             _ => return Ok(()),
         };
+        let from = self.clock.now();
+        // A loop's read back has no Stops at hand: a stop wakes the job's thread too.
+        let stopped = || stop.is_some_and(Stops::is_set) || iolab_engine::sys::interrupt::woken();
         let mut next = 0;
-        while next < todo.len() && !stop.is_set() && self.error.is_none() {
-            while next < todo.len() && self.in_flight() < self.depth() && self.error.is_none() {
+        while next < todo.len() && !stopped() && self.error.is_none() {
+            // A synchronous engine completes each read inside this loop: it looks for the stop.
+            while next < todo.len()
+                && self.in_flight() < self.depth()
+                && self.error.is_none()
+                && !stopped()
+            {
                 if !self.verify_read(todo[next])? {
                     break;
                 }
@@ -505,7 +645,12 @@ impl Runner<'_> {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
-        self.drain()
+        let drained = self.drain();
+        let took = self.clock.now().saturating_sub(from);
+        if let Some(v) = self.verify.as_deref_mut() {
+            v.verify_ns += took;
+        }
+        drained
     }
 
     /// Issues one read back; false when the engine is busy.

@@ -11,6 +11,7 @@
 //! - stale: an intact block for this offset from another write (another pass or another
 //!   seed): a lost write, which fio's own check lets through in `verify_only`.
 
+pub mod fault;
 pub mod seed;
 pub mod state;
 pub mod sum;
@@ -216,6 +217,8 @@ pub struct Written {
     /// fio's numberio: the job's write count when it was issued.
     pub numberio: u64,
     pub seed: u64,
+    /// Trimmed since (trim_backlog with trim_verify_zero): the block must read as zeroes.
+    pub trimmed: bool,
 }
 
 impl Config {
@@ -482,8 +485,15 @@ impl Header {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Damage {
     Corrupt,
-    Misplaced { found: u64 },
-    Stale { found: u16, found_seed: u64 },
+    Misplaced {
+        found: u64,
+    },
+    Stale {
+        found: u16,
+        found_seed: u64,
+    },
+    /// A trimmed block that does not read back as zeroes (trim_verify_zero).
+    NotZero,
 }
 
 impl Damage {
@@ -492,6 +502,7 @@ impl Damage {
             Damage::Corrupt => "corrupt",
             Damage::Misplaced { .. } => "misplaced",
             Damage::Stale { .. } => "stale",
+            Damage::NotZero => "trimmed",
         }
     }
 }
@@ -527,6 +538,26 @@ impl Bad {
             ),
             detail: format!("byte {i} of the block is {got:02x}, the pattern has {want:02x}"),
         }
+    }
+
+    /// A trimmed block read back: fio's complaint when a byte is not zero (the first one).
+    pub fn not_zero(w: &Written, got: &[u8]) -> Option<Bad> {
+        let i = got.iter().position(|&b| b != 0)?;
+        Some(Bad {
+            file: w.file,
+            at: w.offset,
+            len: w.len,
+            block: (w.offset, w.len),
+            kind: Damage::NotZero,
+            fio: format!(
+                "trim: verify failed at file {{file}} offset {}, length {}, block offset {i}",
+                w.offset, w.len
+            ),
+            detail: format!(
+                "byte {i} reads {:02x} after the block was trimmed (trim_verify_zero wants zeroes)",
+                got[i]
+            ),
+        })
     }
 
     /// fio's lines then iolab's one line, for the file named `file`.

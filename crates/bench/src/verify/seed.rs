@@ -10,6 +10,20 @@
 const GOLDEN: u64 = 0x9e37_0001;
 /// Index of the verify stream among fio's (`FIO_RAND_VER_OFF`).
 const VERIFY_STREAM: u64 = 3;
+/// Index of the stream that picks the blocks to trim (`FIO_RAND_TRIM_OFF`).
+pub const TRIM_STREAM: u64 = 8;
+
+/// The 32-bit seed of fio's random stream `index` for the job numbered `thread` (fio's
+/// 1-based `thread_number`) whose base seed is `randseed`: fio's `setup_random_seeds`.
+pub fn stream_seed(randseed: u64, thread: u32, index: u64) -> u32 {
+    let mut base = randseed;
+    for _ in 0..4 + index {
+        base = base.wrapping_mul(GOLDEN);
+    }
+    let seed = base.wrapping_mul(u64::from(thread)).wrapping_add(index);
+    // fio seeds its 32-bit generator with the low half.
+    seed as u32
+}
 
 /// fio's 32-bit tausworthe generator (L'Ecuyer's taus88).
 #[derive(Clone, Debug)]
@@ -56,15 +70,7 @@ impl SeedStream {
     /// The stream of the job numbered `thread` (fio's 1-based `thread_number`) whose base seed
     /// is `randseed`.
     pub fn new(randseed: u64, thread: u32) -> SeedStream {
-        let mut base = randseed;
-        for _ in 0..4 + VERIFY_STREAM {
-            base = base.wrapping_mul(GOLDEN);
-        }
-        let seed = base
-            .wrapping_mul(u64::from(thread))
-            .wrapping_add(VERIFY_STREAM);
-        // fio seeds its 32-bit generator with the low half.
-        let start = seed as u32;
+        let start = stream_seed(randseed, thread, VERIFY_STREAM);
         SeedStream {
             start,
             rng: Taus32::new(start),

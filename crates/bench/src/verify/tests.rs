@@ -23,6 +23,7 @@ const W: Written = Written {
     len: 8192,
     numberio: 2,
     seed: 77,
+    trimmed: false,
 };
 
 #[test]
@@ -113,4 +114,26 @@ fn a_bad_pattern_names_the_byte() {
     assert!(bad[0]
         .fio
         .contains("got pattern 'ab', wanted 'aa'. Bad bits 1"));
+}
+
+#[test]
+fn a_trimmed_block_must_read_as_zeroes() {
+    let mut b = vec![0u8; W.len as usize];
+    assert!(Bad::not_zero(&W, &b).is_none());
+    b[100] = 0x58;
+    let bad = Bad::not_zero(&W, &b).unwrap();
+    assert_eq!(bad.kind, Damage::NotZero);
+    let m = bad.message("v.data");
+    assert!(
+        m.starts_with(
+            "trim: verify failed at file v.data offset 8192, length 8192, block offset 100\n"
+        ),
+        "{m}"
+    );
+    assert!(
+        m.contains(
+            "iolab: verify: trimmed block: file v.data offset 8192 length 8192: byte 100 reads 58"
+        ),
+        "{m}"
+    );
 }

@@ -18,4 +18,5 @@ mod place;
 mod run;
 mod run_robust;
 mod verify;
+mod verify_trim;
 mod zbd;

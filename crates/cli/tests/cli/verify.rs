@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_iolab");
-const BS: u64 = 4096;
+pub(super) const BS: u64 = 4096;
 
-fn dir(name: &str) -> PathBuf {
+pub(super) fn dir(name: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("cli-verify")
         .join(name);
@@ -21,7 +21,7 @@ fn dir(name: &str) -> PathBuf {
     p
 }
 
-fn iolab(cwd: &Path, args: &[&str]) -> Output {
+pub(super) fn iolab(cwd: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .arg("run")
         .args(["--name=v", "--filename=v.data", "--size=64k", "--bs=4k"])
@@ -31,7 +31,7 @@ fn iolab(cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn err(o: &Output) -> String {
+pub(super) fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
@@ -348,7 +348,7 @@ fn aux_path_holds_the_state_files_a_run_saves_and_loads() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 }
 
-fn fio(cwd: &Path, args: &[&str]) -> Option<Output> {
+pub(super) fn fio(cwd: &Path, args: &[&str]) -> Option<Output> {
     let o = Command::new("fio")
         .args(["--name=v", "--filename=v.data", "--size=64k", "--bs=4k"])
         .args(args)

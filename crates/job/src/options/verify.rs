@@ -61,10 +61,14 @@ pub(super) static OPTIONS: &[OptDef] = &[
     not!(Verify, "verify_write_sequence", [], Bool),
     imp!(Verify, "verify_async_cpus", [], Str, None, "CPUs of the verify threads (none: iolab verifies inline)",
         |_, _| Ok(())),
-    not!(Verify, "trim_percentage", [], Int),
-    not!(Verify, "trim_verify_zero", [], Bool),
-    not!(Verify, "trim_backlog", [], Int),
-    not!(Verify, "trim_backlog_batch", [], Int),
+    imp!(Verify, "trim_percentage", [], Int, Some("0"), "Percent of the verified writes to trim (discard) with trim_backlog",
+        |s, a| { s.trim_percentage = pct(a.int()?)?; Ok(()) }),
+    imp!(Verify, "trim_verify_zero", [], Bool, Some("1"), "Verify that trimmed blocks read back as zeroes",
+        |s, a| { s.trim_verify_zero = a.flag()?; Ok(()) }),
+    imp!(Verify, "trim_backlog", [], Int, None, "Trim the chosen blocks after every so many writes",
+        |s, a| { s.trim_backlog = a.count()?; Ok(()) }),
+    imp!(Verify, "trim_backlog_batch", [], Int, None, "Blocks trimmed each time the trim backlog is reached",
+        |s, a| { s.trim_backlog_batch = a.count()?; Ok(()) }),
 ];
 
 #[cfg(test)]
