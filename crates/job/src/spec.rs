@@ -328,6 +328,8 @@ pub struct JobSpec {
     pub verify_async: u32,
     pub verify_state_save: bool,
     pub verify_state_load: bool,
+    /// io_submit_mode=offload: a pool of iodepth submitter threads does the job's I/O.
+    pub io_submit_offload: bool,
 }
 }
 
