@@ -208,7 +208,11 @@ pub fn run(
     runner.init_prios();
     runner.attach_logs(logs);
     runner.flow = flow::Gate::new(plan, flow);
-    let result = if runner.offload.on { runner.run_offloaded(stop) } else { runner.run(stop) };
+    let result = if runner.offload.on {
+        runner.run_offloaded(stop)
+    } else {
+        runner.run(stop)
+    };
     // The I/O log is complete before a postrun command could read it.
     runner.iolog_end();
     crate::place::postrun(plan);

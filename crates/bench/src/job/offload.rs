@@ -247,7 +247,16 @@ impl Submitter {
             Some(f) => req.file = *f,
             None => {
                 let e = io::Error::other(format!("offload: no file {file} in the submitter"));
-                return self.done(Done { req, result: Err(e) }, 0, 0, false, job_file);
+                return self.done(
+                    Done {
+                        req,
+                        result: Err(e),
+                    },
+                    0,
+                    0,
+                    false,
+                    job_file,
+                );
             }
         }
         let t = self.clock.now();
@@ -260,7 +269,16 @@ impl Submitter {
             // request fails rather than spinning.
             Queued::Busy(req) => {
                 let e = io::Error::from_raw_os_error(libc::EBUSY);
-                self.done(Done { req, result: Err(e) }, t, t, false, job_file)
+                self.done(
+                    Done {
+                        req,
+                        result: Err(e),
+                    },
+                    t,
+                    t,
+                    false,
+                    job_file,
+                )
             }
             Queued::Queued => match self.wait(eng, out) {
                 Ok(submit) => {
@@ -395,7 +413,9 @@ impl Runner<'_> {
             } else if let Some(u) = until.filter(|_| due.is_some()) {
                 // Nothing out and the next request not yet due: sleep to it, in slices so a
                 // stop is noticed.
-                let left = u.saturating_sub(self.clock.now()).min(STOP_POLL.as_nanos() as u64);
+                let left = u
+                    .saturating_sub(self.clock.now())
+                    .min(STOP_POLL.as_nanos() as u64);
                 std::thread::sleep(Duration::from_nanos(left));
                 self.now = self.clock.now();
             } else {
@@ -407,7 +427,12 @@ impl Runner<'_> {
 
     /// Makes requests and hands them out up to the depth; returns when the pending one is due
     /// when a rate limit holds it.
-    fn hand_out(&mut self, pool: &mut Pool, t: &mut Turn, stop: &Stops<'_>) -> io::Result<Option<u64>> {
+    fn hand_out(
+        &mut self,
+        pool: &mut Pool,
+        t: &mut Turn,
+        stop: &Stops<'_>,
+    ) -> io::Result<Option<u64>> {
         while self.in_flight() < self.qd() || t.pending.is_some() {
             if self.rec.timed {
                 // fio's start_time, read by the job thread as it makes the request.
@@ -601,7 +626,10 @@ mod tests {
         assert!(fits(&plan, &caps, "net").is_ok());
         plan.spec.io_submit_offload = true;
         let e = fits(&plan, &caps, "net").unwrap_err().to_string();
-        assert!(e.contains("io_submit_mode=offload") && e.contains("connections"), "{e}");
+        assert!(
+            e.contains("io_submit_mode=offload") && e.contains("connections"),
+            "{e}"
+        );
         assert!(fits(&plan, &Caps::default(), "psync").is_ok());
     }
 }
