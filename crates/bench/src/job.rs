@@ -202,9 +202,11 @@ pub fn run(
     if plan.spec.create_on_open || eng.caps().connection {
         files = crate::setup::open_files(plan, &mut *eng)?;
     }
+    let pool = offload::start(plan, clock, &files, bufs.len())?;
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
+    runner.offload.pool = pool;
     runner.init_prios();
     runner.attach_logs(logs);
     runner.flow = flow::Gate::new(plan, flow);

@@ -30,10 +30,12 @@ use super::{hot, Clock, Runner, Stops, STOP_GRACE, STOP_POLL};
 use crate::joberr::site;
 use crate::BenchError;
 
-/// The job's side of the mode: whether it is on, and what its submitters spent.
+/// The job's side of the mode: whether it is on, its submitters, and what they spent.
 #[derive(Default)]
 pub(super) struct Offload {
     pub(super) on: bool,
+    /// Started before the job's clock starts, as fio starts its workers ([`start`]).
+    pub(super) pool: Option<Pool>,
     /// The submitters' engines' system calls, added to the job's engine's.
     pub(super) syscalls: SysCalls,
     /// The submitters' CPU time, added to the job thread's (fio sums its workers' usage).
@@ -47,6 +49,23 @@ impl Offload {
             ..Offload::default()
         }
     }
+}
+
+/// The submitters of an offloaded job, started before its measured time begins (fio starts
+/// them in the job's setup): opening iodepth engines is not the job's I/O.
+pub(super) fn start(
+    plan: &JobPlan,
+    clock: Clock,
+    job_files: &[FileId],
+    depth: usize,
+) -> Result<Option<Pool>, BenchError> {
+    if !plan.spec.io_submit_offload {
+        return Ok(None);
+    }
+    // fio: "Can't create rate workqueue", and the job fails.
+    Pool::start(plan, clock, depth, job_files)
+        .map(Some)
+        .map_err(|e| BenchError::Refused(format!("{}: io_submit_mode=offload: {e}", plan.name)))
 }
 
 /// What offload cannot do with this engine or job, refused before the start line.
@@ -97,7 +116,7 @@ enum Back {
 }
 
 /// The submitter threads and the channels to and from them.
-struct Pool {
+pub(super) struct Pool {
     to: Vec<SyncSender<Work>>,
     from: Receiver<Back>,
     idle: Vec<u16>,
@@ -367,13 +386,8 @@ impl Runner<'_> {
         if self.verify_only(stop)? {
             return Ok(());
         }
-        let mut pool = match Pool::start(plan, self.clock, self.depth(), &self.files) {
-            Ok(p) => p,
-            Err(e) => {
-                // fio: "Can't create rate workqueue", the job fails.
-                self.fail(&e, e.to_string(), "workqueue_init", site!());
-                return Err(e);
-            }
+        let Some(mut pool) = self.offload.pool.take() else {
+            return Err(io::Error::other("io_submit_mode=offload: no submitters"));
         };
         let looped = self.offload_loop(&mut pool, &mut t, stop);
         let ended = self.offload_end(&mut pool, &mut t, stop);

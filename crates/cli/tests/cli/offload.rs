@@ -1,7 +1,8 @@
 //! io_submit_mode=offload seen from outside: iodepth submitter threads, not the job thread,
 //! make the I/O system calls; a synchronous engine gets iodepth I/Os in flight; every I/O is
 //! counted once, at fio's depth 1 per submitter; an error or Ctrl-C ends the job and the
-//! process. Each test fails if offload is accepted and the job submits inline.
+//! process. Each test of behaviour fails if offload is accepted and the job submits inline
+//! (checked by turning the mode off in the runner).
 #![allow(clippy::unwrap_used)]
 
 use std::process::{Command, Stdio};
