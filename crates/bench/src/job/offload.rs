@@ -22,7 +22,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use iolab_engine::{Caps, Done, Engine, FileId, Queued, Req, SysCalls};
+use iolab_engine::{sys, Caps, Done, Engine, FileId, Queued, Req, SysCalls};
+use iolab_job::debug;
 use iolab_stats::CpuUsage;
 use iolab_workload::JobPlan;
 
@@ -154,6 +155,7 @@ impl Pool {
                 files: ids,
                 clock,
                 quit: Arc::clone(&quit),
+                debug: debug::on(debug::RATE),
             };
             let back = back_tx.clone();
             let h = std::thread::Builder::new()
@@ -238,6 +240,8 @@ struct Submitter {
     files: Vec<FileId>,
     clock: Clock,
     quit: Arc<AtomicBool>,
+    /// `--debug=rate`: fio's lines of which thread submitted each I/O.
+    debug: bool,
 }
 
 impl Submitter {
@@ -248,9 +252,27 @@ impl Submitter {
         back: SyncSender<Back>,
     ) -> (SysCalls, CpuUsage) {
         let cpu0 = usage();
+        let tid = sys::gettid();
         let mut out = Vec::with_capacity(1);
         while let Ok(w) = rx.recv() {
+            let tag = w.req.tag;
+            if self.debug {
+                debug::line(
+                    debug::RATE,
+                    tid,
+                    format_args!("io_u 0x{tag:x} queued by {tid}"),
+                );
+            }
             let b = self.one(&mut *eng, w, &mut out);
+            if self.debug {
+                // fio's FIO_Q_COMPLETED (0) or FIO_Q_QUEUED (1).
+                let ret = !matches!(b, Back::Done { queued: false, .. }) as u8;
+                debug::line(
+                    debug::RATE,
+                    tid,
+                    format_args!("io_u 0x{tag:x} ret {ret} by {tid}"),
+                );
+            }
             if back.send(b).is_err() {
                 break;
             }
