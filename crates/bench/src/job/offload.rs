@@ -111,6 +111,8 @@ enum Back {
     /// with it and the job ends on the error.
     Failed {
         worker: u16,
+        /// The request's tag: its slot, which goes back (its buffer is lost).
+        tag: u64,
         err: io::Error,
         func: &'static str,
     },
@@ -169,6 +171,13 @@ impl Pool {
 
     fn busy(&self) -> usize {
         self.to.len() - self.idle.len()
+    }
+
+    /// A submitter thread has ended while it had a request.
+    fn lost(&self) -> bool {
+        let ended =
+            |(i, h): (usize, &JoinHandle<_>)| h.is_finished() && !self.idle.contains(&(i as u16));
+        self.threads.iter().enumerate().any(ended)
     }
 
     fn map_files(&mut self, job_files: &[FileId]) {
@@ -283,7 +292,7 @@ impl Submitter {
     /// Submits one request and waits for it.
     fn one(&self, eng: &mut dyn Engine, w: Work, out: &mut Vec<Done>) -> Back {
         let Work { mut req, file } = w;
-        let job_file = req.file;
+        let (job_file, tag) = (req.file, req.tag);
         match self.files.get(file as usize) {
             Some(f) => req.file = *f,
             None => {
@@ -326,10 +335,10 @@ impl Submitter {
                     let end = self.clock.now();
                     match out.pop() {
                         Some(d) => self.done(d, submit, end, true, job_file),
-                        None => self.failed(io::Error::other("reap returned nothing"), "reap"),
+                        None => self.failed(tag, io::Error::other("reap returned nothing"), "reap"),
                     }
                 }
-                Err((e, func)) => self.failed(e, func),
+                Err((e, func)) => self.failed(tag, e, func),
             },
         }
     }
@@ -369,9 +378,10 @@ impl Submitter {
         }
     }
 
-    fn failed(&self, err: io::Error, func: &'static str) -> Back {
+    fn failed(&self, tag: u64, err: io::Error, func: &'static str) -> Back {
         Back::Failed {
             worker: self.me,
+            tag,
             err,
             func,
         }
@@ -537,7 +547,8 @@ impl Runner<'_> {
                 Ok(b) => b,
                 Err(RecvTimeoutError::Timeout) => {
                     self.now = self.clock.now();
-                    return Ok(());
+                    // A submitter that ended with a request (it panicked) never answers.
+                    return if pool.lost() { Err(gone()) } else { Ok(()) };
                 }
                 Err(RecvTimeoutError::Disconnected) => return Err(gone()),
             }
@@ -574,9 +585,23 @@ impl Runner<'_> {
                 end,
                 queued,
             } => (worker, done, submit, end, queued),
-            Back::Failed { worker, err, func } => {
+            Back::Failed {
+                worker,
+                tag,
+                err,
+                func,
+            } => {
                 pool.idle.push(worker);
                 self.fail(&err, format!("{func}: {err}"), func, site!());
+                // Never completed: its slot is free again and it was not issued, or the
+                // end's drain would wait for it for ever.
+                let slot = tag as u32;
+                match self.slots[slot as usize].dir {
+                    Some(d) => self.stats.dir_mut(d).total_ios -= 1,
+                    None => self.stats.sync.total_ios -= 1,
+                }
+                self.fops.done(slot);
+                self.free_slots.push(slot);
                 return;
             }
         };
@@ -633,7 +658,7 @@ impl Runner<'_> {
 }
 
 fn gone() -> io::Error {
-    io::Error::other("offload: every submitter has gone")
+    io::Error::other("offload: a submitter has gone")
 }
 
 #[cfg(test)]
