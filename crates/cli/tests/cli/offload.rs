@@ -36,8 +36,8 @@ fn f64_at(v: &Value, ptr: &str) -> f64 {
         .unwrap_or_else(|| panic!("no number at {ptr}"))
 }
 
-/// Each thread of `pid`: (name, read system calls so far), from /proc.
-fn threads(pid: u32) -> Vec<(String, u64)> {
+/// Each thread of `pid`: (name, read system calls so far, CPUs allowed), from /proc.
+fn threads(pid: u32) -> Vec<(String, u64, String)> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
@@ -51,18 +51,25 @@ fn threads(pid: u32) -> Vec<(String, u64)> {
                 .trim()
                 .parse()
                 .ok()?;
-            Some((comm.trim().to_string(), syscr))
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
+                .trim()
+                .to_string();
+            Some((comm.trim().to_string(), syscr, cpus))
         })
         .collect()
 }
 
-/// A job reading a 4 MiB file with psync for 3 s, watched after 1.5 s: its threads' names and
-/// read calls.
-fn watch_reads(d: &TestDir, mode: &str) -> Vec<(String, u64)> {
+/// A job reading a 4 MiB file with psync for 3 s on `cpu`, watched after 1.5 s: its threads'
+/// names, read calls and CPUs.
+fn watch_reads(d: &TestDir, mode: &str, cpu: &str) -> Vec<(String, u64, String)> {
     let file = d.path.join("data");
     std::fs::write(&file, vec![7u8; 4 << 20]).unwrap();
     let name = format!("--filename={}", file.display());
     let submit = format!("--io_submit_mode={mode}");
+    let cpus = format!("--cpus_allowed={cpu}");
     let args = [
         "--name=t",
         &name,
@@ -73,6 +80,7 @@ fn watch_reads(d: &TestDir, mode: &str) -> Vec<(String, u64)> {
         "--time_based",
         "--runtime=3",
         &submit,
+        &cpus,
     ];
     let child = spawn(d, &[], &args);
     std::thread::sleep(Duration::from_millis(1500));
@@ -88,18 +96,25 @@ fn offloaded_reads_are_made_by_iodepth_submitter_threads_not_the_job_thread() {
         eprintln!("skipped: /proc/PID/io is not readable here (no task I/O accounting)");
         return;
     }
+    // A CPU this process may use, for cpus_allowed: the submitters run where the job runs.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mine = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    let cpu = mine.trim().split([',', '-']).next().unwrap().to_string();
     let d = TestDir::new("offload-threads");
-    let seen = watch_reads(&d, "offload");
+    let seen = watch_reads(&d, "offload", &cpu);
     let subs: Vec<_> = seen
         .iter()
-        .filter(|(n, _)| n.starts_with("t.0.s"))
+        .filter(|(n, ..)| n.starts_with("t.0.s"))
         .collect();
     assert_eq!(subs.len(), 4, "one submitter per iodepth: {seen:?}");
     let job = seen
         .iter()
-        .find(|(n, _)| n == "t.0")
+        .find(|(n, ..)| n == "t.0")
         .expect("the job thread");
-    for (n, calls) in &subs {
+    for (n, calls, cpus) in &subs {
         assert!(
             *calls > 100,
             "submitter {n} read only {calls} times: {seen:?}"
@@ -108,16 +123,17 @@ fn offloaded_reads_are_made_by_iodepth_submitter_threads_not_the_job_thread() {
             *calls > 10 * job.1,
             "the job thread read as much as {n}: {seen:?}"
         );
+        assert_eq!(*cpus, cpu, "{n} does not run on the job's CPUs: {seen:?}");
     }
     // Inline, the same job has no submitters and its own thread reads.
-    let seen = watch_reads(&d, "inline");
+    let seen = watch_reads(&d, "inline", &cpu);
     assert!(
-        !seen.iter().any(|(n, _)| n.starts_with("t.0.s")),
+        !seen.iter().any(|(n, ..)| n.starts_with("t.0.s")),
         "{seen:?}"
     );
     let job = seen
         .iter()
-        .find(|(n, _)| n == "t.0")
+        .find(|(n, ..)| n == "t.0")
         .expect("the job thread");
     assert!(job.1 > 100, "{seen:?}");
 }
