@@ -3,15 +3,17 @@
 //! own engine, opened at depth 1 on its own descriptors of the job's files (its own io_uring
 //! ring or AIO context), submits the request and waits for it, then hands it back. So a
 //! synchronous engine (psync) has `iodepth` I/Os in flight, and under a rate limit requests
-//! are issued on time whatever the device's completions do (fio: no coordinated omission).
+//! are issued on time whatever the device's completions do (fio: no coordinated omission), as
+//! long as one of the `iodepth` slots is free: as fio's pool of io_units, the slots bound
+//! what is out, and a device slower than that holds the job back.
 //!
 //! Latencies mean what they mean in fio's offload mode: an I/O's start is when the job thread
 //! made it (after its rate wait), its submission and completion are read by the submitter
-//! around its own system calls. So `lat` includes the wait for a free submitter, `clat` only
-//! the device, and `slat` (asynchronous engines only, as fio) the hand-over plus the submit
-//! call. The job thread records the completion with the submitter's figures, as if it had
-//! completed when the job thread takes it back (all times shift by that hand-back delay).
-//! The depth distribution is fio's: each submitter has one I/O, so 1 = 100%.
+//! around its own system calls. So `clat` is the device alone, `lat` adds the hand-over to
+//! the submitter, and `slat` (asynchronous engines only, as fio) is the hand-over plus the
+//! submit call. The job thread records the completion with the submitter's durations, as if
+//! it had completed when the job thread takes it back. The depth distribution is fio's: each
+//! submitter has one I/O, so 1 = 100%.
 //!
 //! None of this touches the inline loop: `job::run` picks this loop instead of `turn.rs`'s.
 
