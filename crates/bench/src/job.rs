@@ -29,6 +29,7 @@ mod issue;
 mod latency;
 mod log;
 mod logfile;
+pub(crate) mod offload;
 mod pacing;
 mod periodic;
 mod rates;
@@ -202,13 +203,19 @@ pub fn run(
     if plan.spec.create_on_open || eng.caps().connection {
         files = crate::setup::open_files(plan, &mut *eng)?;
     }
+    let pool = offload::start(plan, clock, &files, bufs.len())?;
     progress.running.store(true, Ordering::Relaxed);
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
+    runner.offload.pool = pool;
     runner.init_prios();
     runner.attach_logs(logs);
     runner.flow = flow::Gate::new(plan, flow);
-    let result = runner.run(stop);
+    let result = if runner.offload.on {
+        runner.run_offloaded(stop)
+    } else {
+        runner.run(stop)
+    };
     // The I/O log is complete before a postrun command could read it.
     runner.iolog_end();
     crate::place::postrun(plan);
@@ -219,7 +226,7 @@ pub fn run(
     runner.finish_logs();
     stop.job_ended(plan, runner.error.is_some());
     let mut out = runner.finish();
-    out.syscalls = eng.syscalls();
+    out.syscalls += eng.syscalls();
     conn::count_dropped(&mut out.stats, plan, &*eng);
     out.started_ns = started_ns;
     out.ended_ns = clock.now();
@@ -339,6 +346,8 @@ struct Runner<'a> {
     sample_until: u64,
     /// Nothing in `tick` but the snapshot is due before this (see job/hot.rs).
     next_tick: u64,
+    /// io_submit_mode=offload (job/offload.rs).
+    offload: offload::Offload,
 }
 
 impl<'a> Runner<'a> {
@@ -427,6 +436,7 @@ impl<'a> Runner<'a> {
             thought: pacing::ThinkState::since(now),
             verify: verify::Verifier::of(plan, depth),
             next_tick: 0,
+            offload: offload::Offload::of(plan),
         }
     }
 
@@ -451,6 +461,7 @@ impl<'a> Runner<'a> {
         stats.total_run_time_ms = runtime_ms;
         stats.zone_resets = self.gen.zone_resets();
         stats.cpu = usage() - self.cpu0;
+        stats.cpu += &self.offload.cpu;
         if let Some(e) = &self.error {
             eprintln!("{}", e.fio_line(std::process::id()));
         }
@@ -463,7 +474,7 @@ impl<'a> Runner<'a> {
             error_detail: self.error.as_ref().map(JobError::fio_detail),
             error: self.error.map(|e| (e.errno, e.message)),
             engine: String::new(),
-            syscalls: SysCalls::default(),
+            syscalls: self.offload.syscalls,
             errors_ignored: self.errors_ignored,
             iops_series: self.iops_series,
             lat_series: self.lat_series,

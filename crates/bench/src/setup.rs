@@ -14,7 +14,7 @@ use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::{mem, BenchError};
 
-fn engine_opts(plan: &JobPlan) -> EngineOpts {
+pub(crate) fn engine_opts(plan: &JobPlan) -> EngineOpts {
     let mut o = plan.engine.clone();
     o.max_files = (plan.files.len() as u32).max(1);
     crate::job::conn::net_opts(&mut o.net, plan);
@@ -80,6 +80,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     let mut eng = iolab_engine::open(&opts)
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
     crate::place::engine_fits(plan, eng.caps(), opts.kind.name())?;
+    crate::job::offload::fits(plan, eng.caps(), opts.kind.name())?;
     if debug::on(debug::IO) {
         let name = opts.kind.name();
         debug::line(
@@ -103,8 +104,9 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         .max()
         .unwrap_or(4096)
         .max(1);
-    // As fio: a synchronous engine has one I/O in flight whatever iodepth says.
-    let depth = if eng.caps().sync_only {
+    // As fio: a synchronous engine has one I/O in flight whatever iodepth says, unless
+    // offloaded (iodepth submitters then have one each).
+    let depth = if eng.caps().sync_only && !plan.spec.io_submit_offload {
         1
     } else {
         plan.engine.depth.max(1)

@@ -349,6 +349,8 @@ pub struct JobSpec {
     /// Trim chosen blocks every so many writes (0: never).
     pub trim_backlog: u64,
     pub trim_backlog_batch: u64,
+    /// io_submit_mode=offload: a pool of iodepth submitter threads does the job's I/O.
+    pub io_submit_offload: bool,
 }
 }
 

@@ -14,6 +14,7 @@ mod logs;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod net;
+mod offload;
 mod place;
 mod run;
 mod run_robust;

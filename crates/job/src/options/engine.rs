@@ -205,11 +205,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         }),
     imp!(Engine["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete"], "meta_io_uring", [], Bool, Some("0"), "iolab: do the metadata operation through io_uring (OPENAT, STATX, UNLINKAT, MKDIRAT)",
         |s, a| { s.engine.meta_io_uring = a.flag()?; Ok(()) }),
-    imp!(Engine, "io_submit_mode", [], Choice(&["inline", "offload"]), Some("inline"), "How I/O is submitted: inline, by the job's own thread (offload is refused)",
-        |_, a| match a.choice()? {
-            "offload" => Err("offload (a pool of submitter threads apart from the job threads) is not implemented by iolab: jobs submit inline".into()),
-            _ => Ok(()),
-        }),
+    imp!(Engine, "io_submit_mode", [], Choice(&["inline", "offload"]), Some("inline"), "How I/O is submitted: inline, by the job's thread, or offload, by a pool of iodepth submitter threads, each with its own engine at depth 1",
+        |s, a| { s.io_submit_offload = a.choice()? == "offload"; Ok(()) }),
     imp!(Engine, "atomic", [], Bool, Some("0"), "Atomic writes with O_DIRECT (implies direct=1); refused where the device has no atomic write unit",
         |s, a| { s.atomic = a.flag()?; Ok(()) }),
     not!(Engine, "num_range", [], Int),

@@ -1,0 +1,679 @@
+//! fio's `io_submit_mode=offload`: the job thread only makes requests (generation, rate,
+//! flow, think) and hands each to one of `iodepth` submitter threads; each submitter has its
+//! own engine, opened at depth 1 on its own descriptors of the job's files (its own io_uring
+//! ring or AIO context), submits the request and waits for it, then hands it back. So a
+//! synchronous engine (psync) has `iodepth` I/Os in flight, and under a rate limit requests
+//! are issued on time whatever the device's completions do (fio: no coordinated omission), as
+//! long as one of the `iodepth` slots is free: as fio's pool of io_units, the slots bound
+//! what is out, and a device slower than that holds the job back.
+//!
+//! Latencies mean what they mean in fio's offload mode: an I/O's start is when the job thread
+//! made it (after its rate wait), its submission and completion are read by the submitter
+//! around its own system calls. So `clat` is the device alone, `lat` adds the hand-over to
+//! the submitter, and `slat` (asynchronous engines only, as fio) is the hand-over plus the
+//! submit call. The job thread records the completion with the submitter's durations, as if
+//! it had completed when the job thread takes it back. The depth distribution is fio's: each
+//! submitter has one I/O, so 1 = 100%.
+//!
+//! None of this touches the inline loop: `job::run` picks this loop instead of `turn.rs`'s.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use iolab_engine::{sys, Caps, Done, Engine, FileId, Queued, Req, SysCalls};
+use iolab_job::debug;
+use iolab_stats::CpuUsage;
+use iolab_workload::JobPlan;
+
+use super::{hot, Clock, Runner, Stops, STOP_GRACE, STOP_POLL};
+use crate::joberr::site;
+use crate::BenchError;
+
+/// The job's side of the mode: whether it is on, its submitters, and what they spent.
+#[derive(Default)]
+pub(super) struct Offload {
+    pub(super) on: bool,
+    /// Started before the job's clock starts, as fio starts its workers ([`start`]).
+    pub(super) pool: Option<Pool>,
+    /// The submitters' engines' system calls, added to the job's engine's.
+    pub(super) syscalls: SysCalls,
+    /// The submitters' CPU time, added to the job thread's (fio sums its workers' usage).
+    pub(super) cpu: CpuUsage,
+}
+
+impl Offload {
+    pub(super) fn of(plan: &JobPlan) -> Offload {
+        Offload {
+            on: plan.spec.io_submit_offload,
+            ..Offload::default()
+        }
+    }
+}
+
+/// The submitters of an offloaded job, started before its measured time begins (fio starts
+/// them in the job's setup): opening iodepth engines is not the job's I/O.
+pub(super) fn start(
+    plan: &JobPlan,
+    clock: Clock,
+    job_files: &[FileId],
+    depth: usize,
+) -> Result<Option<Pool>, BenchError> {
+    if !plan.spec.io_submit_offload {
+        return Ok(None);
+    }
+    // fio: "Can't create rate workqueue", and the job fails.
+    Pool::start(plan, clock, depth, job_files)
+        .map(Some)
+        .map_err(|e| BenchError::Refused(format!("{}: io_submit_mode=offload: {e}", plan.name)))
+}
+
+/// What offload cannot do with this engine or job, refused before the start line.
+pub(crate) fn fits(plan: &JobPlan, caps: &Caps, engine: &str) -> Result<(), BenchError> {
+    if !plan.spec.io_submit_offload {
+        return Ok(());
+    }
+    let why = if caps.connection {
+        format!("ioengine={engine}'s files are connections, which the submitters (one engine each) cannot share")
+    } else if caps.fixed_buffers {
+        "fixedbufs registers the job's buffers with the job's own ring; each submitter has its own ring".to_string()
+    } else if plan.spec.unlink_each_loop {
+        "unlink_each_loop removes the files the submitters hold open".to_string()
+    } else {
+        return Ok(());
+    };
+    let loc = &plan.spec.loc;
+    Err(BenchError::Refused(format!(
+        "{}:{}: job '{}': io_submit_mode=offload: {why}",
+        loc.file, loc.line, plan.name
+    )))
+}
+
+/// A request on its way to a submitter, with its file as the plan's file number.
+struct Work {
+    req: Req,
+    file: u32,
+}
+
+/// What comes back from a submitter.
+enum Back {
+    /// Done, with the submitter's submission and completion times (run clock, ns); `queued`:
+    /// the engine took it asynchronously (fio records slat only then).
+    Done {
+        worker: u16,
+        done: Done,
+        submit: u64,
+        end: u64,
+        queued: bool,
+    },
+    /// The submitter's engine failed outside a request (commit, reap); the request is lost
+    /// with it and the job ends on the error.
+    Failed {
+        worker: u16,
+        /// The request's tag: its slot, which goes back (its buffer is lost).
+        tag: u64,
+        err: io::Error,
+        func: &'static str,
+    },
+}
+
+/// The submitter threads and the channels to and from them.
+pub(super) struct Pool {
+    to: Vec<SyncSender<Work>>,
+    from: Receiver<Back>,
+    idle: Vec<u16>,
+    threads: Vec<JoinHandle<(SysCalls, CpuUsage)>>,
+    quit: Arc<AtomicBool>,
+    /// The job engine's file index → the plan's file number.
+    files: Vec<u32>,
+}
+
+impl Pool {
+    /// Opens `n` engines at depth 1 with the job's files and starts a thread for each. They
+    /// start from the job thread, so they inherit its CPUs, priorities, cgroup and identity.
+    fn start(plan: &JobPlan, clock: Clock, n: usize, job_files: &[FileId]) -> io::Result<Pool> {
+        let quit = Arc::new(AtomicBool::new(false));
+        let (back_tx, from) = mpsc::sync_channel(n);
+        let mut pool = Pool {
+            to: Vec::with_capacity(n),
+            from,
+            idle: (0..n as u16).rev().collect(),
+            threads: Vec::with_capacity(n),
+            quit: Arc::clone(&quit),
+            files: Vec::new(),
+        };
+        pool.map_files(job_files);
+        for i in 0..n {
+            let mut opts = crate::setup::engine_opts(plan);
+            opts.depth = 1;
+            let mut eng = iolab_engine::open(&opts)
+                .map_err(|e| io::Error::other(format!("submitter {i}: {e}")))?;
+            let ids = crate::setup::open_files(plan, &mut *eng)
+                .map_err(|e| io::Error::other(format!("submitter {i}: {e}")))?;
+            let (tx, rx) = mpsc::sync_channel(1);
+            let s = Submitter {
+                me: i as u16,
+                files: ids,
+                clock,
+                quit: Arc::clone(&quit),
+                debug: debug::on(debug::RATE),
+            };
+            let back = back_tx.clone();
+            let h = std::thread::Builder::new()
+                .name(thread_name(&plan.name, plan.clone, i))
+                .spawn(move || s.run(eng, rx, back))?;
+            pool.to.push(tx);
+            pool.threads.push(h);
+        }
+        Ok(pool)
+    }
+
+    fn busy(&self) -> usize {
+        self.to.len() - self.idle.len()
+    }
+
+    /// A submitter thread has ended while it had a request.
+    fn lost(&self) -> bool {
+        let ended =
+            |(i, h): (usize, &JoinHandle<_>)| h.is_finished() && !self.idle.contains(&(i as u16));
+        self.threads.iter().enumerate().any(ended)
+    }
+
+    fn map_files(&mut self, job_files: &[FileId]) {
+        let top = job_files.iter().map(|f| f.index() as usize + 1).max();
+        self.files = vec![0; top.unwrap_or(0)];
+        for (n, f) in job_files.iter().enumerate() {
+            self.files[f.index() as usize] = n as u32;
+        }
+    }
+
+    fn send(&mut self, req: Req) -> io::Result<()> {
+        let file = self.files.get(req.file.index() as usize).copied();
+        let (Some(w), Some(file)) = (self.idle.pop(), file) else {
+            return Err(io::Error::other("offload: no idle submitter for a request"));
+        };
+        self.to[w as usize]
+            .send(Work { req, file })
+            .map_err(|_| io::Error::other(format!("offload: submitter {w} has gone")))
+    }
+
+    /// Ends the threads: they finish what they hold and exit. One still in its I/O after
+    /// [`STOP_GRACE`] (a stalled device) is left to the kernel with that I/O, as the inline
+    /// loop leaves its engine; returns what the others counted.
+    fn shutdown(self, plan: &JobPlan) -> (SysCalls, CpuUsage) {
+        self.quit.store(true, Ordering::Relaxed);
+        drop(self.to);
+        let end = Instant::now() + STOP_GRACE;
+        while Instant::now() < end && !self.threads.iter().all(JoinHandle::is_finished) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut calls = SysCalls::default();
+        let mut cpu = CpuUsage::default();
+        let mut stuck = 0;
+        for h in self.threads {
+            if !h.is_finished() {
+                stuck += 1;
+                continue;
+            }
+            if let Ok((c, u)) = h.join() {
+                calls += c;
+                cpu += &u;
+            }
+        }
+        if stuck > 0 {
+            eprintln!(
+                "fio: {}: {stuck} submitter(s) still in an I/O {} ms after the end; not waited for",
+                plan.name,
+                STOP_GRACE.as_millis()
+            );
+        }
+        (calls, cpu)
+    }
+}
+
+/// `job.clone.sN`, the job's part cut to keep the whole within Linux's 15 bytes.
+fn thread_name(job: &str, clone: u32, i: usize) -> String {
+    let tail = format!(".{clone}.s{i}");
+    let job = job.replace('\0', "_");
+    let mut end = job.len().min(15usize.saturating_sub(tail.len()));
+    while !job.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{tail}", &job[..end])
+}
+
+/// One submitter thread: its engine's files, the clock, and the stop.
+struct Submitter {
+    me: u16,
+    files: Vec<FileId>,
+    clock: Clock,
+    quit: Arc<AtomicBool>,
+    /// `--debug=rate`: fio's lines of which thread submitted each I/O.
+    debug: bool,
+}
+
+impl Submitter {
+    fn run(
+        self,
+        mut eng: Box<dyn Engine>,
+        rx: Receiver<Work>,
+        back: SyncSender<Back>,
+    ) -> (SysCalls, CpuUsage) {
+        let cpu0 = usage();
+        let tid = sys::gettid();
+        let mut out = Vec::with_capacity(1);
+        while let Ok(w) = rx.recv() {
+            let tag = w.req.tag;
+            if self.debug {
+                debug::line(
+                    debug::RATE,
+                    tid,
+                    format_args!("io_u 0x{tag:x} queued by {tid}"),
+                );
+            }
+            let b = self.one(&mut *eng, w, &mut out);
+            if self.debug {
+                // fio's FIO_Q_COMPLETED (0) or FIO_Q_QUEUED (1).
+                let ret = !matches!(b, Back::Done { queued: false, .. }) as u8;
+                debug::line(
+                    debug::RATE,
+                    tid,
+                    format_args!("io_u 0x{tag:x} ret {ret} by {tid}"),
+                );
+            }
+            if back.send(b).is_err() {
+                break;
+            }
+        }
+        (eng.syscalls(), usage() - cpu0)
+    }
+
+    /// Submits one request and waits for it.
+    fn one(&self, eng: &mut dyn Engine, w: Work, out: &mut Vec<Done>) -> Back {
+        let Work { mut req, file } = w;
+        let (job_file, tag) = (req.file, req.tag);
+        match self.files.get(file as usize) {
+            Some(f) => req.file = *f,
+            None => {
+                let e = io::Error::other(format!("offload: no file {file} in the submitter"));
+                return self.done(
+                    Done {
+                        req,
+                        result: Err(e),
+                    },
+                    0,
+                    0,
+                    false,
+                    job_file,
+                );
+            }
+        }
+        let t = self.clock.now();
+        match eng.queue(req) {
+            Queued::Done(d) => {
+                let end = self.clock.now();
+                self.done(d, t, end, false, job_file)
+            }
+            // A depth-1 engine with nothing in flight is not busy; if one says so, the
+            // request fails rather than spinning.
+            Queued::Busy(req) => {
+                let e = io::Error::from_raw_os_error(libc::EBUSY);
+                self.done(
+                    Done {
+                        req,
+                        result: Err(e),
+                    },
+                    t,
+                    t,
+                    false,
+                    job_file,
+                )
+            }
+            Queued::Queued => match self.wait(eng, out) {
+                Ok(submit) => {
+                    let end = self.clock.now();
+                    match out.pop() {
+                        Some(d) => self.done(d, submit, end, true, job_file),
+                        None => self.failed(tag, io::Error::other("reap returned nothing"), "reap"),
+                    }
+                }
+                Err((e, func)) => self.failed(tag, e, func),
+            },
+        }
+    }
+
+    /// Commits the request and reaps it; its submission time is read after the commit, as
+    /// fio's issue_time. A stop cancels it (it still comes back, with ECANCELED).
+    fn wait(
+        &self,
+        eng: &mut dyn Engine,
+        out: &mut Vec<Done>,
+    ) -> Result<u64, (io::Error, &'static str)> {
+        eng.commit().map_err(|e| (e, "td_io_commit"))?;
+        let submit = self.clock.now();
+        let mut cancelled = false;
+        loop {
+            let n = eng
+                .reap(1, 1, Some(STOP_POLL), out)
+                .map_err(|e| (e, "td_io_getevents"))?;
+            if n > 0 {
+                return Ok(submit);
+            }
+            if !cancelled && self.quit.load(Ordering::Relaxed) {
+                eng.cancel();
+                cancelled = true;
+            }
+        }
+    }
+
+    fn done(&self, mut d: Done, submit: u64, end: u64, queued: bool, file: FileId) -> Back {
+        d.req.file = file;
+        Back::Done {
+            worker: self.me,
+            done: d,
+            submit,
+            end,
+            queued,
+        }
+    }
+
+    fn failed(&self, tag: u64, err: io::Error, func: &'static str) -> Back {
+        Back::Failed {
+            worker: self.me,
+            tag,
+            err,
+            func,
+        }
+    }
+}
+
+fn usage() -> CpuUsage {
+    super::usage()
+}
+
+/// What the offloaded loop carries between turns.
+struct Turn {
+    ramp_end: u64,
+    deadline: Option<u64>,
+    /// A request made but not handed out: not yet due, or waiting for a lock.
+    pending: Option<Req>,
+    gen_done: bool,
+}
+
+impl Runner<'_> {
+    /// The job's I/O through a submitter pool: the loop, then the end as the inline loop's
+    /// (syncs at the end and the verify phase run on the job's own engine).
+    pub(super) fn run_offloaded(&mut self, stop: &Stops<'_>) -> io::Result<()> {
+        let plan = self.plan;
+        let ramp_end = self.t0 + plan.ramp_time.as_nanos() as u64;
+        let mut t = Turn {
+            ramp_end,
+            deadline: plan.runtime.map(|r| ramp_end + r.as_nanos() as u64),
+            pending: None,
+            gen_done: false,
+        };
+        self.sample_until = t.deadline.unwrap_or(u64::MAX);
+        self.iolog_start()?;
+        if self.verify_only(stop)? {
+            return Ok(());
+        }
+        let Some(mut pool) = self.offload.pool.take() else {
+            return Err(io::Error::other("io_submit_mode=offload: no submitters"));
+        };
+        let looped = self.offload_loop(&mut pool, &mut t, stop);
+        let ended = self.offload_end(&mut pool, &mut t, stop);
+        let (calls, cpu) = pool.shutdown(plan);
+        self.offload.syscalls = calls;
+        self.offload.cpu = cpu;
+        looped.and(ended)?;
+        if stop.is_set() {
+            return Ok(());
+        }
+        if plan.end_fsync || plan.fsync_on_close {
+            self.sync_all_files()?;
+        }
+        self.verify_phase(stop)
+    }
+
+    fn offload_loop(&mut self, pool: &mut Pool, t: &mut Turn, stop: &Stops<'_>) -> io::Result<()> {
+        loop {
+            let past = t.deadline.is_some_and(|d| self.now >= d);
+            if stop.is_set() || past || self.error.is_some() || self.done {
+                return Ok(());
+            }
+            if self.ramping && self.now >= t.ramp_end {
+                self.end_ramp();
+            }
+            let due = self.hand_out(pool, t, stop)?;
+            if t.gen_done && pool.busy() == 0 && t.pending.is_none() {
+                return Ok(());
+            }
+            let until = match (t.deadline, due) {
+                (Some(d), Some(w)) => Some(d.min(w)),
+                (d, w) => d.or(w),
+            };
+            if pool.busy() > 0 {
+                let full = self.in_flight() >= self.qd() || t.pending.is_some() || t.gen_done;
+                self.take_back(pool, full, until)?;
+            } else if let Some(u) = until.filter(|_| due.is_some()) {
+                // Nothing out and the next request not yet due: sleep to it, in slices so a
+                // stop is noticed.
+                let left = u
+                    .saturating_sub(self.clock.now())
+                    .min(STOP_POLL.as_nanos() as u64);
+                std::thread::sleep(Duration::from_nanos(left));
+                self.now = self.clock.now();
+            } else {
+                self.now = self.clock.now();
+            }
+            self.tick();
+        }
+    }
+
+    /// Makes requests and hands them out up to the depth; returns when the pending one is due
+    /// when a rate limit holds it.
+    fn hand_out(
+        &mut self,
+        pool: &mut Pool,
+        t: &mut Turn,
+        stop: &Stops<'_>,
+    ) -> io::Result<Option<u64>> {
+        while self.in_flight() < self.qd() || t.pending.is_some() {
+            if self.rec.timed {
+                // fio's start_time, read by the job thread as it makes the request.
+                self.now = self.clock.now();
+            }
+            let req = match t.pending.take() {
+                Some(r) => r,
+                None => {
+                    if self.flow_held(stop) {
+                        break;
+                    }
+                    // The end of a loop and sync_file_range act on the files with nothing
+                    // in flight.
+                    let looped = self.each_loop.due();
+                    if looped || self.sync_range.due() {
+                        self.collect_all(pool)?;
+                    }
+                    let Some(r) = self.next_logged() else {
+                        t.gen_done = true;
+                        break;
+                    };
+                    if looped {
+                        pool.map_files(&self.files);
+                    }
+                    r
+                }
+            };
+            if self.fops.must_wait(&req) {
+                t.pending = Some(req);
+                break;
+            }
+            let slot = req.tag as usize;
+            if self.rate_limited {
+                let due = self.slots[slot].due_ns;
+                if due > self.now {
+                    self.now = self.clock.now();
+                }
+                if due > self.now {
+                    t.pending = Some(req);
+                    return Ok(Some(due));
+                }
+                self.slots[slot].issue_ns = self.now;
+            }
+            if self.debug_io {
+                self.debug_req("queue", &req);
+            }
+            self.fops.before_queue(&req);
+            let sent = pool.send(req);
+            self.fops.after_queue();
+            sent?;
+            if self.thinks() && self.think_due() {
+                self.collect_all(pool)?;
+                self.think_now(stop)?;
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Takes back what the submitters have done, waiting for the first when `block` (at most
+    /// until `until`, and [`STOP_POLL`]).
+    fn take_back(&mut self, pool: &mut Pool, block: bool, until: Option<u64>) -> io::Result<()> {
+        let first = if block {
+            let wait = Duration::from_nanos(hot::reap_wait_ns(until, self.now));
+            match pool.from.recv_timeout(wait) {
+                Ok(b) => b,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.now = self.clock.now();
+                    // A submitter that ended with a request (it panicked) never answers.
+                    return if pool.lost() { Err(gone()) } else { Ok(()) };
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(gone()),
+            }
+        } else {
+            match pool.from.try_recv() {
+                Ok(b) => b,
+                Err(TryRecvError::Empty) => return Ok(()),
+                Err(TryRecvError::Disconnected) => return Err(gone()),
+            }
+        };
+        self.now = self.clock.now();
+        self.back(pool, first);
+        while let Ok(b) = pool.from.try_recv() {
+            self.back(pool, b);
+        }
+        Ok(())
+    }
+
+    /// Waits until every submitter is idle.
+    fn collect_all(&mut self, pool: &mut Pool) -> io::Result<()> {
+        while pool.busy() > 0 {
+            self.take_back(pool, true, None)?;
+        }
+        Ok(())
+    }
+
+    /// One request back: its times become the submitter's, shifted to now.
+    fn back(&mut self, pool: &mut Pool, b: Back) {
+        let (worker, done, submit, end, queued) = match b {
+            Back::Done {
+                worker,
+                done,
+                submit,
+                end,
+                queued,
+            } => (worker, done, submit, end, queued),
+            Back::Failed {
+                worker,
+                tag,
+                err,
+                func,
+            } => {
+                pool.idle.push(worker);
+                self.fail(&err, format!("{func}: {err}"), func, site!());
+                // Never completed: its slot is free again and it was not issued, or the
+                // end's drain would wait for it for ever.
+                let slot = tag as u32;
+                match self.slots[slot as usize].dir {
+                    Some(d) => self.stats.dir_mut(d).total_ios -= 1,
+                    None => self.stats.sync.total_ios -= 1,
+                }
+                self.fops.done(slot);
+                self.free_slots.push(slot);
+                return;
+            }
+        };
+        pool.idle.push(worker);
+        let slot = done.req.tag as usize;
+        let s = &mut self.slots[slot];
+        let slat = (queued && self.rec.slat)
+            .then_some(s.dir)
+            .flatten()
+            .map(|d| (d, submit.saturating_sub(s.issue_ns)));
+        // Durations, not instants, carry over: two readings on different CPUs may be a few
+        // ns apart the wrong way, and nothing may end up after `now`.
+        let clat = end.saturating_sub(submit);
+        let lat = end.saturating_sub(s.issue_ns).max(clat);
+        let to_due = if s.due_ns > 0 {
+            Some(end.saturating_sub(s.due_ns))
+        } else {
+            None
+        };
+        s.submit_ns = self.now.saturating_sub(clat);
+        s.issue_ns = self.now.saturating_sub(lat);
+        if let Some(late) = to_due {
+            s.due_ns = self.now.saturating_sub(late).max(1);
+        }
+        if let Some((d, ns)) = slat {
+            self.stats.record_slat(d, ns);
+        }
+        self.stats.depth.mark_depth(1, 1);
+        self.stats.depth.mark_submit(1);
+        self.stats.depth.mark_complete(1);
+        self.complete(done);
+    }
+
+    /// After the loop: a request never handed out goes back; after a stop (or with I/O left
+    /// to do) the submitters cancel what they have not started, and what is out gets
+    /// [`STOP_GRACE`] after a stop, all the time it needs otherwise, as inline.
+    fn offload_end(&mut self, pool: &mut Pool, t: &mut Turn, stop: &Stops<'_>) -> io::Result<()> {
+        if let Some(r) = t.pending.take() {
+            self.unissue(r);
+        }
+        if !t.gen_done {
+            self.cancelled = true;
+            pool.quit.store(true, Ordering::Relaxed);
+        }
+        if !stop.is_set() {
+            return self.collect_all(pool);
+        }
+        let end = self.now + STOP_GRACE.as_nanos() as u64;
+        while pool.busy() > 0 && self.now < end {
+            self.take_back(pool, true, Some(end))?;
+        }
+        Ok(())
+    }
+}
+
+fn gone() -> io::Error {
+    io::Error::other("offload: a submitter has gone")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thread_name;
+
+    #[test]
+    fn submitter_names_fit_linux_and_keep_their_number() {
+        let n = thread_name("a-very-long-job-name", 3, 12);
+        assert!(n.len() <= 15, "{n}");
+        assert!(n.ends_with(".3.s12"), "{n}");
+        assert_eq!(thread_name("t", 0, 1), "t.0.s1");
+        assert!(thread_name("ééééééééé", 0, 1).len() <= 15);
+        assert!(!thread_name("a\0b", 0, 1).contains('\0'));
+    }
+}
