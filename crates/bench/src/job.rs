@@ -29,6 +29,7 @@ mod issue;
 mod latency;
 mod log;
 mod logfile;
+mod openfiles;
 mod pacing;
 mod periodic;
 mod rates;
@@ -54,6 +55,7 @@ use syncrange::SyncRange;
 pub(crate) use log::prepare_shared as prepare_shared_logs;
 pub use log::write_bandwidth_logs;
 pub use logfile::inflate as inflate_log;
+pub(crate) use openfiles::open_at_start;
 
 /// What a job thread hands back.
 #[derive(Debug)]

@@ -65,6 +65,9 @@ impl Runner<'_> {
         }
         let dbg = debug::on(debug::FILE);
         for (id, f) in self.files.iter().zip(&self.plan.files) {
+            if *id == iolab_engine::FileId::CLOSED {
+                continue;
+            }
             if dbg {
                 let p = f.path.display();
                 debug::line(debug::FILE, sys::gettid(), format_args!("fd close {p}"));

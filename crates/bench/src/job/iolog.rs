@@ -9,7 +9,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 
-use iolab_engine::{Op, Req};
+use iolab_engine::{FileId, Op, Req};
 use iolab_workload::replay::{Cursor, Entry, Kind};
 use iolab_workload::{Dir as WDir, JobPlan};
 
@@ -87,6 +87,9 @@ impl Runner<'_> {
         };
         let mut names = Vec::new();
         for (i, id) in self.files.iter().enumerate() {
+            if *id == FileId::CLOSED {
+                continue;
+            }
             let at = id.index() as usize;
             names.resize(names.len().max(at + 1), String::new());
             names[at] = plan.files[i].path.display().to_string();
