@@ -144,6 +144,9 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     // fio's mem/iomem: every buffer allocated below comes from where the job says.
     mem::check_huge(plan)?;
     let _from = plan.spec.mem.scope(plan.spec.hugepage_size as usize);
+    // fio's iomem_align: buffers start that far past a page boundary.
+    let _skew =
+        iolab_engine::skew_scope(usize::try_from(plan.spec.iomem_align).unwrap_or(usize::MAX));
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)

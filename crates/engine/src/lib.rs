@@ -72,7 +72,7 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-pub use buf::{Buf, BufMem, MemScope, BUF_ALIGN};
+pub use buf::{skew_scope, Buf, BufMem, MemScope, SkewScope, BUF_ALIGN};
 pub use cpu::CpuMode;
 pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};

@@ -131,3 +131,226 @@ fn openfiles_reads_every_file_in_full_one_set_at_a_time() {
     let json: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(u64_at(&json, "/jobs/0/read/io_bytes"), 160 * 1024);
 }
+
+/// The buffer addresses a job's reads go to, as `--debug=mem` prints them and, where strace
+/// is here, as the kernel got them.
+fn buffer_offsets(d: &TestDir, align: &str) -> (Vec<u64>, Option<Vec<u64>>) {
+    let args = [
+        "--name=j",
+        "--filename=m.data",
+        "--size=64k",
+        "--bs=4k",
+        "--rw=randread",
+        "--ioengine=psync",
+        "--iodepth=1",
+    ];
+    let align = format!("--iomem_align={align}");
+    let mut with = args.to_vec();
+    with.extend([align.as_str(), "--debug=mem"]);
+    let o = d.run(&with);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let hex = |s: &str| u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
+    let printed: Vec<u64> = o
+        .stdout
+        .lines()
+        .chain(o.stderr.lines())
+        .filter(|l| l.starts_with("mem") && l.contains("malloc"))
+        .filter_map(|l| l.rsplit(' ').next().and_then(hex))
+        .map(|a| a % 4096)
+        .collect();
+    let traced = Command::new("strace")
+        .args([
+            "-f",
+            "-e",
+            "trace=pread64",
+            "-e",
+            "raw=pread64",
+            "-o",
+            "tr.txt",
+            BIN,
+            "run",
+        ])
+        .args(&with)
+        .current_dir(&d.path)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| {
+            let t = std::fs::read_to_string(d.path.join("tr.txt")).unwrap();
+            // pread64(fd, buf, len, off) in hex; the job's reads are 4 KiB (0x1000) long.
+            t.lines()
+                .filter(|l| l.contains("pread64(") && l.contains(", 0x1000, "))
+                .filter_map(|l| l.split(", ").nth(1).and_then(hex))
+                .map(|a| a % 4096)
+                .collect()
+        });
+    (printed, traced)
+}
+
+#[test]
+fn iomem_align_starts_each_buffer_that_far_past_a_page() {
+    let d = TestDir::new("iomem-align");
+    for (align, want) in [("0", 0), ("100", 100), ("512", 512), ("4096", 0)] {
+        let (printed, traced) = buffer_offsets(&d, align);
+        assert!(!printed.is_empty(), "no --debug=mem line");
+        assert!(printed.iter().all(|a| *a == want), "{align}: {printed:?}");
+        match traced {
+            Some(t) => {
+                assert!(!t.is_empty(), "{align}: no traced read");
+                assert!(t.iter().all(|a| *a == want), "{align}: {t:?}");
+            }
+            None => {
+                iolab_testkit::skip("iomem_align under strace", &"no strace here");
+            }
+        }
+    }
+}
+
+#[test]
+fn gtod_cpu_runs_a_time_thread_on_that_cpu_and_jobs_read_its_whole_microseconds() {
+    let d = TestDir::new("gtod-cpu");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = (cpus - 1).to_string();
+    let gtod = format!("--gtod_cpu={cpu}");
+    let child = Command::new(BIN)
+        .args([
+            "run",
+            "--name=j",
+            "--filename=g.data",
+            "--size=64k",
+            "--bs=4k",
+        ])
+        .args([
+            "--rw=randread",
+            "--time_based",
+            "--runtime=2",
+            "--output-format=json",
+        ])
+        .arg(&gtod)
+        .current_dir(&d.path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While it runs: a thread named iolab-gtod, bound to that CPU alone.
+    let tasks = format!("/proc/{}/task", child.id());
+    let mut bound = None;
+    for _ in 0..150 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let Ok(dir) = std::fs::read_dir(&tasks) else {
+            continue;
+        };
+        for t in dir.flatten() {
+            let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+            if comm.trim() == "iolab-gtod" {
+                let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+                bound = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .map(|v| v.trim().to_string());
+            }
+        }
+        if bound.is_some() {
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(bound.as_deref(), Some(cpu.as_str()));
+    // The jobs' latencies are whole microseconds: the time the thread kept.
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pct = json.pointer("/jobs/0/read/clat_ns/percentile").unwrap();
+    let max = json
+        .pointer("/jobs/0/read/lat_ns/max")
+        .and_then(|v| v.as_u64())
+        .unwrap();
+    assert_eq!(max % 1000, 0, "lat max {max}");
+    assert!(u64_at(&json, "/jobs/0/read/total_ios") > 0);
+    assert!(pct.as_object().is_some_and(|p| !p.is_empty()));
+    // A CPU the machine lacks is refused, naming it.
+    let o = d.run(&[
+        "--name=j",
+        "--filename=g.data",
+        "--size=64k",
+        "--gtod_cpu=4096",
+    ]);
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.stderr.contains("gtod_cpu: CPU 4096 too large"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// What a write job did, as strace counts it (None without strace).
+fn write_calls(d: &TestDir, engine: &str, barrier: &str) -> Option<String> {
+    let o = Command::new("strace")
+        .args([
+            "-f",
+            "-c",
+            "-o",
+            "calls.txt",
+            BIN,
+            "run",
+            "--name=j",
+            "--filename=w.data",
+        ])
+        .args([
+            "--size=256k",
+            "--bs=4k",
+            "--rw=write",
+            "--output-format=json",
+        ])
+        .arg(format!("--ioengine={engine}"))
+        .arg(format!("--write_barrier={barrier}"))
+        .current_dir(&d.path)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    assert!(o.status.success());
+    let t = std::fs::read_to_string(d.path.join("calls.txt")).unwrap();
+    let mut calls: Vec<String> = t
+        .lines()
+        .filter(|l| {
+            [
+                "pwrite64",
+                "io_submit",
+                "io_uring_enter",
+                "fsync",
+                "fdatasync",
+                "sync_file_range",
+            ]
+            .iter()
+            .any(|c| l.ends_with(&format!(" {c}")))
+        })
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            format!("{}={}", f[f.len() - 1], f[3])
+        })
+        .collect();
+    calls.sort();
+    Some(calls.join(" "))
+}
+
+#[test]
+fn write_barrier_issues_what_fio_3_33_issues_the_same_writes_as_without() {
+    // fio 3.33 marks every Nth write a barrier only for engines with barriers (libpmem and
+    // dev-dax, absent here; binject is gone): with psync, libaio and io_uring it issues the
+    // same system calls with write_barrier=2 as without (strace -c: pwrite64=64,
+    // io_submit=64, io_uring_enter=128 for 64 writes of 4k). So does iolab.
+    let d = TestDir::new("write-barrier");
+    // The first run lays the file out (and syncs it); the compared runs overwrite it.
+    let _ = write_calls(&d, "psync", "0");
+    for engine in ["psync", "libaio", "io_uring"] {
+        let Some(without) = write_calls(&d, engine, "0") else {
+            iolab_testkit::skip("write_barrier under strace", &"no strace here");
+            return;
+        };
+        assert!(!without.is_empty(), "{engine}");
+        assert_eq!(write_calls(&d, engine, "2").unwrap(), without, "{engine}");
+    }
+}

@@ -115,7 +115,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.disable_slat = a.flag()?; Ok(()) }),
     imp!(Report, "disable_bw_measurement", ["disable_bw"], Bool, Some("0"), "Do not time I/Os for bandwidth (with disable_clat and disable_slat: no issue times at all)",
         |s, a| { s.disable_bw = a.flag()?; Ok(()) }),
-    not!(Report, "gtod_cpu", [], Int),
+    imp!(Report, "gtod_cpu", [], Int, None, "A thread on this CPU reads the time of day without pause; jobs read the time it keeps (whole microseconds)",
+        |s, a| { s.gtod_cpu = Some(u32::try_from(a.int()?).map_err(|_| "must be a CPU number")?); Ok(()) }),
 ];
 
 /// A sample window: at least 1 ms.
@@ -162,5 +163,12 @@ mod tests {
             spec(&["unified_rw_reporting=both"]).unified_rw_reporting,
             UnifiedRw::Both
         );
+    }
+
+    #[test]
+    fn gtod_cpu_has_no_default_and_takes_a_cpu() {
+        assert_eq!(spec(&[]).gtod_cpu, None);
+        assert_eq!(spec(&["gtod_cpu=1"]).gtod_cpu, Some(1));
+        assert!(applied(&["gtod_cpu=-1"]).is_err());
     }
 }
