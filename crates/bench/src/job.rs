@@ -15,6 +15,7 @@ use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod blockinfo;
 pub(crate) mod cmdprio;
 mod complete;
 pub(crate) mod conn;
@@ -52,6 +53,7 @@ use fileops::FileOps;
 use record::Record;
 use syncrange::SyncRange;
 
+pub(crate) use blockinfo::check as block_check;
 pub(crate) use log::prepare_shared as prepare_shared_logs;
 pub use log::write_bandwidth_logs;
 pub use logfile::inflate as inflate_log;
@@ -218,6 +220,7 @@ pub fn run(
         runner.fail(&e, e.to_string(), "do_io", site!());
     }
     runner.finish_logs();
+    runner.seal_blocks();
     stop.job_ended(plan, runner.error.is_some());
     let mut out = runner.finish();
     out.syscalls = eng.syscalls();
@@ -340,6 +343,8 @@ struct Runner<'a> {
     sample_until: u64,
     /// Nothing in `tick` but the snapshot is due before this (see job/hot.rs).
     next_tick: u64,
+    /// block_error_percentiles: each trim block's state (job/blockinfo.rs).
+    blocks: Option<Box<blockinfo::BlockInfos>>,
 }
 
 impl<'a> Runner<'a> {
@@ -428,6 +433,7 @@ impl<'a> Runner<'a> {
             thought: pacing::ThinkState::since(now),
             verify: verify::Verifier::of(plan, depth),
             next_tick: 0,
+            blocks: blockinfo::BlockInfos::of(plan),
         }
     }
 

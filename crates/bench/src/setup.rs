@@ -143,6 +143,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     }
     // fio's mem/iomem: every buffer allocated below comes from where the job says.
     mem::check_huge(plan)?;
+    crate::job::block_check(plan)?;
     let _from = plan.spec.mem.scope(plan.spec.hugepage_size as usize);
     // fio's iomem_align: buffers start that far past a page boundary.
     let _skew =

@@ -283,6 +283,8 @@ pub struct JobSpec {
     pub write_barrier: u64,
     /// fio's gtod_cpu: a thread on this CPU keeps the time the jobs read.
     pub gtod_cpu: Option<u32>,
+    /// fio's block_error_percentiles: trim counts and states per trim block, reported.
+    pub block_error_percentiles: bool,
     /// sync_file_range's flags (SYNC_FILE_RANGE_*; 0: not used) and the writes between calls.
     pub sync_file_range: u32,
     pub sync_file_range_nr: u32,

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod block;
 pub mod cpu;
 pub mod depth;
 pub mod disk;
@@ -87,6 +88,9 @@ pub struct JobStats {
     pub latency_qd: u32,
     /// What steady-state detection saw (fio's `ss_*`), where it was on.
     pub steady: Option<SteadyStats>,
+    /// block_error_percentiles: each trim block's state and trim count ([`block`]); empty
+    /// unless the job asked.
+    pub block_infos: Vec<u32>,
 }
 
 /// Steady-state detection of one job (or of its group): fio's `ss_*` fields of thread_stat.
@@ -278,6 +282,9 @@ impl AddAssign<&JobStats> for JobStats {
         self.latency_qd = self.latency_qd.max(rhs.latency_qd);
         if self.steady.is_none() {
             self.steady.clone_from(&rhs.steady);
+        }
+        if self.block_infos.is_empty() {
+            self.block_infos.clone_from(&rhs.block_infos);
         }
     }
 }

@@ -71,6 +71,7 @@ impl Runner<'_> {
     }
 
     pub(super) fn complete(&mut self, mut d: Done) {
+        self.block_done(&d);
         if self.verify.is_some() {
             self.verify_done(&mut d);
         }

@@ -354,3 +354,61 @@ fn write_barrier_issues_what_fio_3_33_issues_the_same_writes_as_without() {
         assert_eq!(write_calls(&d, engine, "2").unwrap(), without, "{engine}");
     }
 }
+
+#[test]
+fn block_error_percentiles_counts_each_blocks_trims() {
+    let d = TestDir::new("block-error-pct");
+    let args = [
+        "--name=j",
+        "--filename=t.data",
+        "--size=256k",
+        "--bs=4k",
+        "--rw=randtrim",
+    ];
+    let mut on = args.to_vec();
+    on.extend([
+        "--loops=3",
+        "--block_error_percentiles=1",
+        "--percentile_list=10:50:99.5",
+    ]);
+    let o = d.run(&on);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // 64 blocks of 4k, each trimmed once per loop.
+    assert!(
+        o.stdout.contains(
+            "  block lifetime percentiles :\n   | 10.00th=3, 50.00th=3, 99.50th=3\n        \
+             states               : unwritten=0, trimmed=64, written=0, trim failure=0, write failure=0\n"
+        ),
+        "{}",
+        o.stdout
+    );
+    // Half the span trimmed once: the other half stays unwritten and out of the percentiles.
+    let mut half = args.to_vec();
+    half.extend(["--io_size=128k", "--rw=trim", "--block_error_percentiles=1"]);
+    let o = d.run(&half);
+    assert!(
+        o.stdout.contains("unwritten=32, trimmed=32,"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains(" 1.00th=1,"), "{}", o.stdout);
+    // Without the option there is no such part.
+    let o = d.run(&args);
+    assert_eq!(o.code, Some(0));
+    assert!(!o.stdout.contains("block lifetime"), "{}", o.stdout);
+    // As fio: one file only.
+    let o = d.run(&[
+        "--name=j",
+        "--nrfiles=2",
+        "--size=64k",
+        "--rw=trim",
+        "--block_error_percentiles=1",
+    ]);
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.stderr
+            .contains("only available with a single file per job, but 2 files"),
+        "{}",
+        o.stderr
+    );
+}
