@@ -285,6 +285,8 @@ pub struct JobSpec {
     pub gtod_cpu: Option<u32>,
     /// fio's block_error_percentiles: trim counts and states per trim block, reported.
     pub block_error_percentiles: bool,
+    /// fio's job option `profile=`: named, no effect (fio 3.33 runs such a job as it is).
+    pub profile: Option<String>,
     /// sync_file_range's flags (SYNC_FILE_RANGE_*; 0: not used) and the writes between calls.
     pub sync_file_range: u32,
     pub sync_file_range_nr: u32,

@@ -90,6 +90,10 @@ pub(crate) const TOP_HELP: &[(&str, &str)] = &[
         "--merge-blktrace-only",
         "merge the jobs' blktraces into merge_blktrace_file and run nothing",
     ),
+    (
+        "--profile=NAME",
+        "add a built-in profile's jobs: tiobench (fio 3.33's four jobs; its own options are ignored, as fio ignores them)",
+    ),
     ("--help, -h", "print this help and exit"),
 ];
 

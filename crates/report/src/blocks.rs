@@ -109,7 +109,12 @@ mod tests {
         let mut wide = String::new();
         apply(&mut r, &s, &[]);
         text(r.block_lifetime.as_ref().unwrap_or(&b), &mut wide);
-        assert!(wide.lines().filter(|l| l.starts_with("   |")).all(|l| l.len() <= 80), "{wide}");
+        assert!(
+            wide.lines()
+                .filter(|l| l.starts_with("   |"))
+                .all(|l| l.len() <= 80),
+            "{wide}"
+        );
         assert_eq!(
             wide.lines().filter(|l| l.starts_with("   |")).count(),
             3,

@@ -412,3 +412,71 @@ fn block_error_percentiles_counts_each_blocks_trims() {
         o.stderr
     );
 }
+
+#[test]
+fn profile_tiobench_runs_fios_four_jobs_over_four_files() {
+    let d = TestDir::new("profile-tiobench");
+    let o = d.run(&[
+        "--io_size=16k",
+        "--profile=tiobench",
+        "--block=8192",
+        "--output-format=json",
+    ]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("--block is ignored"), "{}", o.stderr);
+    let json: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let jobs = json["jobs"].as_array().unwrap();
+    let seen: Vec<(String, u64, u64, u64)> = jobs
+        .iter()
+        .map(|j| {
+            let name = j["jobname"].as_str().unwrap().to_string();
+            (
+                name,
+                u64_at(j, "/groupid"),
+                u64_at(j, "/write/io_bytes"),
+                u64_at(j, "/read/io_bytes"),
+            )
+        })
+        .collect();
+    let want = [
+        ("seqwrite", 0, 16384, 0),
+        ("randwrite", 1, 16384, 0),
+        ("seqread", 2, 0, 16384),
+        ("randread", 3, 0, 16384),
+    ];
+    let want: Vec<(String, u64, u64, u64)> = want
+        .iter()
+        .map(|(n, g, w, r)| (n.to_string(), *g, *w, *r))
+        .collect();
+    assert_eq!(seen, want);
+    // Four files of a quarter of 4*1024*$mb_memory bytes each, in the current directory.
+    let mib = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap()
+        / 1024;
+    for i in 1..=4 {
+        let len = std::fs::metadata(d.path.join(format!(".fio.tio.{i}")))
+            .unwrap()
+            .len();
+        assert_eq!(len, 4 * 1024 * mib / 4, "file {i}");
+    }
+    // In a job file `profile=` only names it: the job runs as written, alone.
+    d.write(
+        "p.fio",
+        "[j]\nprofile=tiobench\nfilename=p.data\nsize=16k\n",
+    );
+    let o = d.run(&["p.fio", "--output-format=json"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let json: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(json["jobs"].as_array().unwrap().len(), 1);
+    let o = d.run(&["--profile=bogus"]);
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.stderr.contains("profile 'bogus' not found"),
+        "{}",
+        o.stderr
+    );
+}
