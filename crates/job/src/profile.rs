@@ -49,14 +49,61 @@ const TIOBENCH: &[&str] = &[
     "rw=randread",
 ];
 
-/// tiobench's own options, which fio 3.33 accepts and ignores.
-pub const TIOBENCH_OPTIONS: &[(&str, &str)] = &[
-    ("size", "Size in MiB"),
-    ("block", "Block size in bytes"),
-    ("numruns", "Number of runs"),
-    ("dir", "Test directory"),
-    ("threads", "Number of Threads"),
+/// tiobench's own options, which fio 3.33 accepts and ignores: name, help, and the type,
+/// default and range lines of `--cmdhelp=NAME`.
+const TIOBENCH_OPTIONS: &[(&str, &str, &str)] = &[
+    (
+        "size",
+        "Size in MiB",
+        "string (opt=bla)\n             default: no default",
+    ),
+    (
+        "block",
+        "Block size in bytes",
+        "integer value (opt=100)\n             default: 4096",
+    ),
+    (
+        "numruns",
+        "Number of runs",
+        "integer value (opt=100)\n             default: no default",
+    ),
+    (
+        "dir",
+        "Test directory",
+        "string (opt=bla)\n             default: no default",
+    ),
+    (
+        "threads",
+        "Number of Threads",
+        "integer value (opt=100)\n             default: no default",
+    ),
 ];
+
+/// `--cmdhelp[=NAME]`: with `--profile`, fio 3.33 lists (or describes) the profile's own
+/// options only; without, every job option.
+pub fn cmdhelp(profile: Option<&str>, which: Option<&str>) -> Result<String, String> {
+    if profile != Some("tiobench") {
+        return crate::options::cmdhelp(which);
+    }
+    let Some(name) = which.filter(|w| *w != "all") else {
+        return Ok(TIOBENCH_OPTIONS
+            .iter()
+            .map(|(n, h, _)| format!("{n:<24}: {h}\n"))
+            .collect());
+    };
+    let (n, h, t) = TIOBENCH_OPTIONS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .ok_or_else(|| format!("No such command: {name}"))?;
+    let range = if t.starts_with("integer") {
+        "\n               range: min=0, max=-1"
+    } else {
+        ""
+    };
+    Ok(format!(
+        "{n:>20}: {h}\n                type: {t}\n               valid: only for profile 'tiobench'{range}\n\n"
+    ))
+}
 
 /// Checks a `--profile=` value as fio does.
 pub(crate) fn check(name: &str) -> Result<String, String> {
@@ -79,7 +126,7 @@ pub(crate) fn own_option(profile: Option<&str>, name: &str) -> bool {
     profile == Some("tiobench")
         && TIOBENCH_OPTIONS
             .iter()
-            .any(|(n, _)| *n == name && *n != "size")
+            .any(|(n, _, _)| *n == name && *n != "size")
 }
 
 /// Adds the profile's jobs to `inv`: they start from the user's globals and the profile's.
@@ -158,6 +205,24 @@ mod tests {
         }
         assert!(!jobs[0].stonewall && jobs[1..].iter().all(|j| j.stonewall));
         assert!(jobs[0].end_fsync && jobs[1].end_fsync && !jobs[2].end_fsync);
+    }
+
+    #[test]
+    fn cmdhelp_with_the_profile_shows_its_options_as_fio_does() {
+        let all = cmdhelp(Some("tiobench"), None).unwrap();
+        assert!(
+            all.starts_with("size                    : Size in MiB\nblock "),
+            "{all}"
+        );
+        assert_eq!(all.lines().count(), 5);
+        let block = cmdhelp(Some("tiobench"), Some("block")).unwrap();
+        assert_eq!(
+            block,
+            "               block: Block size in bytes\n                type: integer value (opt=100)\n             \
+             default: 4096\n               valid: only for profile 'tiobench'\n               range: min=0, max=-1\n\n"
+        );
+        assert!(cmdhelp(Some("tiobench"), Some("bs")).is_err());
+        assert!(cmdhelp(None, Some("bs")).is_ok());
     }
 
     #[test]
