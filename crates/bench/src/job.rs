@@ -15,6 +15,7 @@ use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod act;
 mod blockinfo;
 pub(crate) mod cmdprio;
 mod complete;
@@ -53,6 +54,7 @@ use fileops::FileOps;
 use record::Record;
 use syncrange::SyncRange;
 
+pub(crate) use act::table as act_table;
 pub(crate) use blockinfo::check as block_check;
 pub(crate) use log::prepare_shared as prepare_shared_logs;
 pub use log::write_bandwidth_logs;
@@ -221,6 +223,7 @@ pub fn run(
     }
     runner.finish_logs();
     runner.seal_blocks();
+    runner.seal_act();
     stop.job_ended(plan, runner.error.is_some());
     let mut out = runner.finish();
     out.syscalls = eng.syscalls();
@@ -345,6 +348,8 @@ struct Runner<'a> {
     next_tick: u64,
     /// block_error_percentiles: each trim block's state (job/blockinfo.rs).
     blocks: Option<Box<blockinfo::BlockInfos>>,
+    /// --profile=act: the job's latency slices (job/act.rs).
+    act: Option<Box<act::Act>>,
 }
 
 impl<'a> Runner<'a> {
@@ -434,6 +439,7 @@ impl<'a> Runner<'a> {
             verify: verify::Verifier::of(plan, depth),
             next_tick: 0,
             blocks: blockinfo::BlockInfos::of(plan),
+            act: act::Act::of(plan, now),
         }
     }
 

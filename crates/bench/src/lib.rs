@@ -322,6 +322,10 @@ fn run_phases(
     if let Some(e) = first_error {
         return Err(e);
     }
+    // fio prints act's table when its last job ends, before the report.
+    if let Some(t) = job::act_table(jobs.iter().map(|j| &j.stats)) {
+        layout::info(format_args!("{t}"));
+    }
     let elapsed_ms = t_disk.elapsed().as_millis() as u64;
     let disks = disks_before
         .into_iter()

@@ -153,6 +153,7 @@ pub(crate) fn plan(
         return Ok(None);
     }
     let mut resolved = file.resolve().map_err(|e| e.to_string())?;
+    iolab_job::profile::apply_hooks(top, &mut resolved.jobs);
     for w in &resolved.warnings {
         eprintln!("{prefix}: warning: {w}");
     }

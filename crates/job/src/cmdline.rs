@@ -31,6 +31,8 @@ pub enum OutputFormat {
 pub struct TopLevel {
     /// `--profile=`: the built-in profile whose jobs join the command line's.
     pub profile: Option<String>,
+    /// The profile's own options as given (`--device-names=...`), in order.
+    pub profile_opts: Vec<(String, Option<String>)>,
     /// `--output=FILE`.
     pub output: Option<String>,
     /// `--output-format=` (default normal); `--minimal` means terse.
@@ -421,6 +423,14 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
             continue;
         }
         if crate::profile::own_option(profile.as_deref(), name) {
+            if profile.as_deref() == Some("act") {
+                if value.is_none() && crate::profile::takes_value(name) && i < args.len() {
+                    value = Some(text(args, i)?);
+                    i += 1;
+                }
+                inv.top.profile_opts.push((name.to_string(), value));
+                continue;
+            }
             if value.is_none() && i < args.len() {
                 i += 1;
             }

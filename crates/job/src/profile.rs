@@ -49,59 +49,96 @@ const TIOBENCH: &[&str] = &[
     "rw=randread",
 ];
 
-/// tiobench's own options, which fio 3.33 accepts and ignores: name, help, and the type,
-/// default and range lines of `--cmdhelp=NAME`.
-const TIOBENCH_OPTIONS: &[(&str, &str, &str)] = &[
+/// A profile's own option for `--cmdhelp`: name, help, fio's type line, default, and
+/// whether it takes a value.
+type Own = (&'static str, &'static str, &'static str, &'static str, bool);
+
+const STR: &str = "string (opt=bla)";
+const INT: &str = "integer value (opt=100)";
+const NONE: &str = "no default";
+
+/// tiobench's own options, which fio 3.33 accepts and ignores.
+const TIOBENCH_OPTIONS: &[Own] = &[
+    ("size", "Size in MiB", STR, NONE, true),
+    ("block", "Block size in bytes", INT, "4096", true),
+    ("numruns", "Number of runs", INT, NONE, true),
+    ("dir", "Test directory", STR, NONE, true),
+    ("threads", "Number of Threads", INT, NONE, true),
+];
+
+/// act's own options, which fio 3.33 reads.
+const ACT_OPTIONS: &[Own] = &[
+    ("device-names", "Devices to use", STR, NONE, true),
+    ("load", "ACT load multipler (default 1x)", INT, "1", true),
     (
-        "size",
-        "Size in MiB",
-        "string (opt=bla)\n             default: no default",
+        "test-duration",
+        "How long the entire test takes to run",
+        "string with time postfix (opt=10s)",
+        "24h",
+        true,
     ),
     (
-        "block",
-        "Block size in bytes",
-        "integer value (opt=100)\n             default: 4096",
+        "threads-per-queue",
+        "Number of read IO threads per device",
+        INT,
+        "8",
+        true,
     ),
     (
-        "numruns",
-        "Number of runs",
-        "integer value (opt=100)\n             default: no default",
+        "read-req-num-512-blocks",
+        "Number of 512B blocks to read at the time",
+        INT,
+        "3",
+        true,
     ),
     (
-        "dir",
-        "Test directory",
-        "string (opt=bla)\n             default: no default",
+        "large-block-op-kbytes",
+        "Size of large block ops in KiB (writes)",
+        INT,
+        "131072",
+        true,
     ),
     (
-        "threads",
-        "Number of Threads",
-        "integer value (opt=100)\n             default: no default",
+        "prep",
+        "Set to run ACT prep phase",
+        "empty or boolean value ([0|1])",
+        NONE,
+        false,
     ),
 ];
+
+fn own_options(profile: Option<&str>) -> &'static [Own] {
+    match profile {
+        Some("tiobench") => TIOBENCH_OPTIONS,
+        Some("act") => ACT_OPTIONS,
+        _ => &[],
+    }
+}
 
 /// `--cmdhelp[=NAME]`: with `--profile`, fio 3.33 lists (or describes) the profile's own
 /// options only; without, every job option.
 pub fn cmdhelp(profile: Option<&str>, which: Option<&str>) -> Result<String, String> {
-    if profile != Some("tiobench") {
+    let (Some(prof), own) = (profile, own_options(profile)) else {
         return crate::options::cmdhelp(which);
-    }
+    };
     let Some(name) = which.filter(|w| *w != "all") else {
-        return Ok(TIOBENCH_OPTIONS
+        return Ok(own
             .iter()
-            .map(|(n, h, _)| format!("{n:<24}: {h}\n"))
+            .map(|(n, h, ..)| format!("{n:<24}: {h}\n"))
             .collect());
     };
-    let (n, h, t) = TIOBENCH_OPTIONS
+    let (n, h, t, d, _) = own
         .iter()
-        .find(|(n, _, _)| *n == name)
+        .find(|o| o.0 == name)
         .ok_or_else(|| format!("No such command: {name}"))?;
-    let range = if t.starts_with("integer") {
+    let range = if *t == INT {
         "\n               range: min=0, max=-1"
     } else {
         ""
     };
     Ok(format!(
-        "{n:>20}: {h}\n                type: {t}\n               valid: only for profile 'tiobench'{range}\n\n"
+        "{n:>20}: {h}\n                type: {t}\n             default: {d}\n               \
+         valid: only for profile '{prof}'{range}\n\n"
     ))
 }
 
@@ -109,24 +146,26 @@ pub fn cmdhelp(profile: Option<&str>, which: Option<&str>) -> Result<String, Str
 pub(crate) fn check(name: &str) -> Result<String, String> {
     match name {
         "tiobench" => Ok(name.to_string()),
-        // fio's act profile runs its own latency-slice accounting through hooks on every I/O
-        // and prints its own table; iolab has not built that.
-        "act" => Err(
-            "not supported by iolab: fio's act profile (its per-slice latency table \
-                      and PASSED/FAILED verdict) is not implemented"
-                .to_string(),
-        ),
+        "act" => Ok(name.to_string()),
         _ => Err(format!("profile '{name}' not found")),
     }
 }
 
-/// Whether `name` is one of the loaded profile's own options (`--dir=...`), taken and
-/// ignored as fio 3.33 ignores them.
+/// Whether the act option `name` takes a value (`--load=2`; `--prep` alone).
+pub(crate) fn takes_value(name: &str) -> bool {
+    ACT_OPTIONS.iter().any(|o| o.0 == name && o.4)
+}
+
+/// Whether `name` is one of the loaded profile's own options (`--dir=...`): tiobench's are
+/// taken and ignored as fio 3.33 ignores them, act's are read.
 pub(crate) fn own_option(profile: Option<&str>, name: &str) -> bool {
+    if profile == Some("act") {
+        return ACT_OPTIONS.iter().any(|o| o.0 == name);
+    }
     profile == Some("tiobench")
         && TIOBENCH_OPTIONS
             .iter()
-            .any(|(n, _, _)| *n == name && *n != "size")
+            .any(|o| o.0 == name && o.0 != "size")
 }
 
 /// Adds the profile's jobs to `inv`: they start from the user's globals and the profile's.
@@ -138,8 +177,15 @@ pub(crate) fn expand(
     let Some(name) = inv.top.profile.clone() else {
         return Ok(());
     };
-    let entries = match name.as_str() {
-        "tiobench" => TIOBENCH,
+    let act;
+    let entries: Vec<&str> = match name.as_str() {
+        "tiobench" => TIOBENCH.to_vec(),
+        "act" => {
+            act = Act::of(&inv.top.profile_opts)
+                .map_err(|m| JobError::new(ErrorKind::Usage, format!("act: {m}")))?
+                .command_line();
+            act.iter().map(String::as_str).collect()
+        }
         _ => return Ok(()),
     };
     let loc = Loc::cmdline(0);
@@ -151,7 +197,7 @@ pub(crate) fn expand(
     for e in entries {
         let (k, v) = match e.split_once('=') {
             Some((k, v)) => (k, Some(vars.expand_within(v, budget)?)),
-            None => (*e, None),
+            None => (e, None),
         };
         let text = match v {
             Some(v) => format!("{k}={v}"),
@@ -164,6 +210,133 @@ pub(crate) fn expand(
     }
     inv.cmdline_jobs.append(&mut own.cmdline_jobs);
     Ok(())
+}
+
+/// The I/O hook act puts on every job of the run: latencies counted in hour-long slices
+/// (`JobSpec::act_duration`, the test's length in seconds). Not with `--prep`.
+pub fn apply_hooks(top: &crate::cmdline::TopLevel, jobs: &mut [crate::JobSpec]) {
+    if top.profile.as_deref() != Some("act") {
+        return;
+    }
+    if let Ok(a) = Act::of(&top.profile_opts) {
+        if !a.prep {
+            for j in jobs {
+                j.act_duration = Some(a.duration_s);
+            }
+        }
+    }
+}
+
+/// act's options as read (fio 3.33's defaults where not given).
+struct Act {
+    devices: Vec<String>,
+    load: u64,
+    duration_s: u64,
+    threads: u64,
+    read_blocks: u64,
+    write_size: u64,
+    prep: bool,
+}
+
+impl Act {
+    fn of(opts: &[(String, Option<String>)]) -> Result<Act, String> {
+        let mut a = Act {
+            devices: Vec::new(),
+            load: 1,
+            duration_s: 24 * 3600,
+            threads: 8,
+            read_blocks: 3,
+            write_size: 131_072,
+            prep: false,
+        };
+        for (k, v) in opts {
+            let v = v.as_deref().unwrap_or("");
+            let count = |what: &str| {
+                crate::value::parse_int(v)
+                    .ok()
+                    .and_then(|n| u64::try_from(n).ok())
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("{what} must be a whole number above 0, not '{v}'"))
+            };
+            match k.as_str() {
+                "device-names" => {
+                    a.devices = v
+                        .split(',')
+                        .filter(|d| !d.is_empty())
+                        .map(String::from)
+                        .collect()
+                }
+                "load" => a.load = count(k)?,
+                "test-duration" => {
+                    let t = crate::value::parse_time(v, crate::value::TimeUnit::Seconds)?;
+                    a.duration_s = (t.us / 1_000_000).max(1);
+                }
+                "threads-per-queue" => a.threads = count(k)?,
+                "read-req-num-512-blocks" => a.read_blocks = count(k)?,
+                "large-block-op-kbytes" => a.write_size = count(k)?,
+                _ => a.prep = true,
+            }
+        }
+        if a.devices.is_empty() {
+            return Err("you need to set IO target(s) with the device-names option.".into());
+        }
+        Ok(a)
+    }
+
+    /// fio 3.33's act command line: its globals, then per device the read and write jobs,
+    /// 2000 reads and 1000 writes of read-sized units a second per load (or, with prep, a
+    /// zeroing pass and a random overwrite). As in fio, `large-block-op-kbytes` is bytes.
+    fn command_line(&self) -> Vec<String> {
+        let globals = [
+            "direct=1",
+            "ioengine=sync",
+            "random_generator=lfsr",
+            "group_reporting=1",
+            "thread",
+        ];
+        let mut v: Vec<String> = globals.map(String::from).to_vec();
+        for d in &self.devices {
+            if self.prep {
+                v.extend([format!("name=act-prep-zeroes-{d}"), format!("filename={d}")]);
+                v.extend(["bs=1048576", "zero_buffers", "rw=write"].map(String::from));
+                v.extend([
+                    format!("name=act-prep-salt-{d}"),
+                    "stonewall".into(),
+                    format!("filename={d}"),
+                ]);
+                v.extend(
+                    ["bs=4096", "ioengine=libaio", "iodepth=64", "rw=randwrite"].map(String::from),
+                );
+                continue;
+            }
+            v.extend([
+                format!("runtime={}s", self.duration_s),
+                "time_based=1".into(),
+            ]);
+            let read_bs = self.read_blocks * 512;
+            v.extend([
+                format!("name=act-read-{d}"),
+                format!("filename={d}"),
+                "rw=randread".into(),
+            ]);
+            v.extend([
+                format!("numjobs={}", self.threads),
+                format!("rate_iops={}", self.load * 2000 / self.threads),
+                format!("bs={read_bs}"),
+            ]);
+            let rsize = (self.write_size / read_bs).max(1);
+            v.extend([
+                format!("name=act-write-{d}"),
+                format!("filename={d}"),
+                "rw=randwrite".into(),
+            ]);
+            v.extend([
+                format!("rate_iops={}", (self.load * 1000).div_ceil(rsize)),
+                format!("bs={}", self.write_size),
+            ]);
+        }
+        v
+    }
 }
 
 #[cfg(test)]
@@ -226,11 +399,36 @@ mod tests {
     }
 
     #[test]
+    fn act_makes_fios_read_and_write_jobs_per_device() {
+        let args = [
+            "--profile=act",
+            "--device-names=/d/a",
+            "--test-duration=2",
+            "--load",
+            "2",
+        ];
+        let inv = parse_cmdline_with(&args, &vars()).unwrap();
+        let jobs = inv.load().unwrap().resolve().unwrap().jobs;
+        let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["act-read-/d/a", "act-write-/d/a"]);
+        let (r, w) = (&jobs[0], &jobs[1]);
+        assert_eq!((r.numjobs, r.bs.read, r.rate_iops.read), (8, 1536, 500));
+        // 128 KiB writes at ceil(2 * 1000 / 85) a second.
+        assert_eq!((w.bs.write, w.rate_iops.write), (131_072, 24));
+        assert!(r.direct && r.time_based && r.group_reporting && w.direct);
+        let mut specs = jobs.clone();
+        apply_hooks(&inv.top, &mut specs);
+        assert!(specs.iter().all(|s| s.act_duration == Some(2)));
+        let bad = ["--profile=act", "--device-names=x", "--threads-per-queue=0"];
+        assert!(parse_cmdline_with(&bad, &vars()).is_err());
+    }
+
+    #[test]
     fn unknown_and_unbuilt_profiles_are_refused_by_name() {
         let e = parse_cmdline_with(&["--profile=bogus"], &vars()).unwrap_err();
         assert!(e.to_string().contains("profile 'bogus' not found"), "{e}");
         let e = parse_cmdline_with(&["--profile=act"], &vars()).unwrap_err();
-        assert!(e.to_string().contains("act profile"), "{e}");
+        assert!(e.to_string().contains("device-names option"), "{e}");
         // Without the profile its options are unknown, as typos are.
         assert!(parse_cmdline_with(&["--name=x", "--block=4k"], &vars()).is_err());
     }

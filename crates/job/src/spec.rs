@@ -287,6 +287,9 @@ pub struct JobSpec {
     pub block_error_percentiles: bool,
     /// fio's job option `profile=`: named, no effect (fio 3.33 runs such a job as it is).
     pub profile: Option<String>,
+    /// `--profile=act`: the test's length in seconds; the job counts its latencies in act's
+    /// hour-long slices (bench/src/job/act.rs).
+    pub act_duration: Option<u64>,
     /// sync_file_range's flags (SYNC_FILE_RANGE_*; 0: not used) and the writes between calls.
     pub sync_file_range: u32,
     pub sync_file_range_nr: u32,

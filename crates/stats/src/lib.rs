@@ -91,6 +91,8 @@ pub struct JobStats {
     /// block_error_percentiles: each trim block's state and trim count ([`block`]); empty
     /// unless the job asked.
     pub block_infos: Vec<u32>,
+    /// `--profile=act`: per hour-long slice, the I/Os over 1, 8 and 64 ms, then all I/Os.
+    pub act_slices: Vec<[u64; 4]>,
 }
 
 /// Steady-state detection of one job (or of its group): fio's `ss_*` fields of thread_stat.
@@ -285,6 +287,14 @@ impl AddAssign<&JobStats> for JobStats {
         }
         if self.block_infos.is_empty() {
             self.block_infos.clone_from(&rhs.block_infos);
+        }
+        if self.act_slices.len() < rhs.act_slices.len() {
+            self.act_slices.resize(rhs.act_slices.len(), [0; 4]);
+        }
+        for (a, b) in self.act_slices.iter_mut().zip(&rhs.act_slices) {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
         }
     }
 }

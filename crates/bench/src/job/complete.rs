@@ -81,6 +81,9 @@ impl Runner<'_> {
         let slot = d.req.tag as u32;
         let s = &self.slots[slot as usize];
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
+        if dir.is_some() {
+            self.act_done(issue);
+        }
         self.record_prio(&d, dir, submit, issue);
         match (&d.result, dir) {
             (Ok(0), Some(dir)) if self.connection && d.req.len > 0 => self.end_of_stream(dir),

@@ -480,3 +480,57 @@ fn profile_tiobench_runs_fios_four_jobs_over_four_files() {
         o.stderr
     );
 }
+
+#[test]
+fn profile_act_runs_its_jobs_and_prints_fios_slice_table() {
+    let d = TestDir::new("profile-act");
+    let dev = d.path.join("act.img");
+    std::fs::File::create(&dev)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let names = format!("--device-names={}", dev.display());
+    let o = d.run(&[
+        "--profile=act",
+        &names,
+        "--test-duration=1",
+        "--threads-per-queue=2",
+    ]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // One hour-long slice (the test is shorter), the same shares under trans and device.
+    let table = "        trans                   device\n        %>(ms)                  %>(ms)\n \
+                 slice\t  1\t  8\t 64\t  1\t  8\t 64\n -----  -----   -----  ------   -----   -----  ------\n    1\t";
+    assert!(o.stdout.contains(table), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("\nact: test complete, device(s): "),
+        "{}",
+        o.stdout
+    );
+    // act's jobs: 2 readers of 1536 bytes and a writer of 128 KiB, reported as one group.
+    assert!(
+        o.stdout.contains("rw=randread, bs=(R) 1536B-1536B"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains("rw=randwrite, bs=(R) 128KiB-128KiB"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("(groupid=0, jobs=3)"), "{}", o.stdout);
+    // With JSON on standard output the table goes to standard error.
+    let o = d.run(&[
+        "--profile=act",
+        &names,
+        "--test-duration=1",
+        "--output-format=json",
+    ]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("act: test complete"), "{}", o.stderr);
+    let json: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert!(u64_at(&json, "/jobs/0/read/total_ios") > 0);
+    // As fio: act needs its devices.
+    let o = d.run(&["--profile=act"]);
+    assert_eq!(o.code, Some(1));
+    assert!(o.stderr.contains("device-names option"), "{}", o.stderr);
+}
