@@ -92,7 +92,7 @@ pub(crate) const TOP_HELP: &[(&str, &str)] = &[
     ),
     (
         "--profile=NAME",
-        "add a built-in profile's jobs: tiobench (fio 3.33's four jobs; its own options are ignored, as fio ignores them)",
+        "add a built-in profile's jobs: tiobench (its own options ignored, as fio 3.33 ignores them) or act (--device-names=...; the slice table and verdict)",
     ),
     ("--help, -h", "print this help and exit"),
 ];
