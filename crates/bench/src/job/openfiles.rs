@@ -50,6 +50,7 @@ impl Runner<'_> {
         match crate::setup::open_one(self.plan, fi, &mut *self.eng) {
             Ok(id) => {
                 self.files[fi] = id;
+                self.iolog_file(fi, id, true);
                 self.fops = FileOps::new(self.plan, &self.files, self.depth());
                 true
             }
@@ -68,16 +69,18 @@ impl Runner<'_> {
     /// Closes every open file but `fi` for which `close` says so.
     fn close_where(&mut self, fi: usize, close: impl Fn(usize) -> bool) {
         let dbg = debug::on(debug::FILE);
-        for (i, id) in self.files.iter_mut().enumerate() {
-            if i == fi || *id == FileId::CLOSED || !close(i) {
+        for i in 0..self.files.len() {
+            let id = self.files[i];
+            if i == fi || id == FileId::CLOSED || !close(i) {
                 continue;
             }
             if dbg {
                 let p = self.plan.files[i].path.display();
                 debug::line(debug::FILE, sys::gettid(), format_args!("fd close {p}"));
             }
-            let _ = self.eng.remove_file(*id);
-            *id = FileId::CLOSED;
+            let _ = self.eng.remove_file(id);
+            self.files[i] = FileId::CLOSED;
+            self.iolog_file(i, id, false);
         }
     }
 }
