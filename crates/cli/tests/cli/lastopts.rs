@@ -534,3 +534,36 @@ fn profile_act_runs_its_jobs_and_prints_fios_slice_table() {
     assert_eq!(o.code, Some(1));
     assert!(o.stderr.contains("device-names option"), "{}", o.stderr);
 }
+
+#[test]
+fn openfiles_logs_each_files_open_and_close_in_write_iolog_as_fio() {
+    let d = TestDir::new("openfiles-iolog");
+    let o = d.run(&[
+        "--name=j",
+        "--nrfiles=3",
+        "--openfiles=1",
+        "--size=48k",
+        "--bs=16k",
+        "--rw=read",
+        "--write_iolog=io.log",
+    ]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let log = std::fs::read_to_string(d.path.join("io.log")).unwrap();
+    // fio 3.33's log of the same job, times left out.
+    let got: Vec<String> = log
+        .lines()
+        .skip(1)
+        .map(|l| l.split_once(' ').map_or(l, |x| x.1).to_string())
+        .collect();
+    let mut want: Vec<String> = ["j.0.0 add", "j.0.1 add", "j.0.2 add"]
+        .map(String::from)
+        .to_vec();
+    for f in ["j.0.0", "j.0.1", "j.0.2"] {
+        want.extend([
+            format!("{f} open"),
+            format!("{f} read 0 16384"),
+            format!("{f} close"),
+        ]);
+    }
+    assert_eq!(got, want, "{log}");
+}
