@@ -313,7 +313,7 @@ impl Act {
                 format!("runtime={}s", self.duration_s),
                 "time_based=1".into(),
             ]);
-            let read_bs = self.read_blocks * 512;
+            let read_bs = self.read_blocks.saturating_mul(512);
             v.extend([
                 format!("name=act-read-{d}"),
                 format!("filename={d}"),
@@ -321,7 +321,10 @@ impl Act {
             ]);
             v.extend([
                 format!("numjobs={}", self.threads),
-                format!("rate_iops={}", self.load * 2000 / self.threads),
+                format!(
+                    "rate_iops={}",
+                    self.load.saturating_mul(2000) / self.threads
+                ),
                 format!("bs={read_bs}"),
             ]);
             let rsize = (self.write_size / read_bs).max(1);
@@ -331,7 +334,10 @@ impl Act {
                 "rw=randwrite".into(),
             ]);
             v.extend([
-                format!("rate_iops={}", (self.load * 1000).div_ceil(rsize)),
+                format!(
+                    "rate_iops={}",
+                    self.load.saturating_mul(1000).div_ceil(rsize)
+                ),
                 format!("bs={}", self.write_size),
             ]);
         }
