@@ -15,6 +15,8 @@ use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
 
 use iolab_job::debug;
 
+mod act;
+mod blockinfo;
 pub(crate) mod cmdprio;
 mod complete;
 pub(crate) mod conn;
@@ -30,6 +32,7 @@ mod latency;
 mod log;
 mod logfile;
 pub(crate) mod offload;
+mod openfiles;
 mod pacing;
 mod periodic;
 mod rates;
@@ -53,9 +56,12 @@ use fileops::FileOps;
 use record::Record;
 use syncrange::SyncRange;
 
+pub(crate) use act::table as act_table;
+pub(crate) use blockinfo::check as block_check;
 pub(crate) use log::prepare_shared as prepare_shared_logs;
 pub use log::write_bandwidth_logs;
 pub use logfile::inflate as inflate_log;
+pub(crate) use openfiles::open_at_start;
 
 /// What a job thread hands back.
 #[derive(Debug)]
@@ -224,6 +230,8 @@ pub fn run(
         runner.fail(&e, e.to_string(), "do_io", site!());
     }
     runner.finish_logs();
+    runner.seal_blocks();
+    runner.seal_act();
     stop.job_ended(plan, runner.error.is_some());
     let mut out = runner.finish();
     out.syscalls += eng.syscalls();
@@ -348,6 +356,10 @@ struct Runner<'a> {
     next_tick: u64,
     /// io_submit_mode=offload (job/offload.rs).
     offload: offload::Offload,
+    /// block_error_percentiles: each trim block's state (job/blockinfo.rs).
+    blocks: Option<Box<blockinfo::BlockInfos>>,
+    /// --profile=act: the job's latency slices (job/act.rs).
+    act: Option<Box<act::Act>>,
 }
 
 impl<'a> Runner<'a> {
@@ -437,6 +449,8 @@ impl<'a> Runner<'a> {
             verify: verify::Verifier::of(plan, depth),
             next_tick: 0,
             offload: offload::Offload::of(plan),
+            blocks: blockinfo::BlockInfos::of(plan),
+            act: act::Act::of(plan, now),
         }
     }
 

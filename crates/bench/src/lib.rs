@@ -7,6 +7,7 @@ mod devcheck;
 mod env;
 mod exits;
 mod gate;
+mod gtod;
 pub mod idle;
 mod job;
 mod joberr;
@@ -277,7 +278,12 @@ fn run_phases(
     job::prepare_shared_logs(plans)?;
     let disks_before = disk_snapshot(plans);
     let t_disk = Instant::now();
-    let clock = clock_for(plans);
+    // fio's gtod_cpu: the thread runs, and the jobs read its time, until the run ends.
+    let keeper = gtod::Keeper::start(gtod::cpus(plans)?)?;
+    let clock = match keeper {
+        Some(_) => Clock::kept(),
+        None => clock_for(plans),
+    };
     let mut jobs = Vec::with_capacity(plans.len());
     let mut first_error = None;
     let mut first = 0;
@@ -316,6 +322,10 @@ fn run_phases(
     }
     if let Some(e) = first_error {
         return Err(e);
+    }
+    // fio prints act's table when its last job ends, before the report.
+    if let Some(t) = job::act_table(jobs.iter().map(|j| &j.stats)) {
+        layout::info(format_args!("{t}"));
     }
     let elapsed_ms = t_disk.elapsed().as_millis() as u64;
     let disks = disks_before

@@ -33,6 +33,7 @@ pub fn plan(
         return Ok(None);
     }
     let mut resolved = file.resolve().map_err(|e| e.to_string())?;
+    iolab_job::profile::apply_hooks(top, &mut resolved.jobs);
     for w in &resolved.warnings {
         say(Say::Err(format!("{prefix}: warning: {w}")));
     }

@@ -145,7 +145,11 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     }
     // fio's mem/iomem: every buffer allocated below comes from where the job says.
     mem::check_huge(plan)?;
+    crate::job::block_check(plan)?;
     let _from = plan.spec.mem.scope(plan.spec.hugepage_size as usize);
+    // fio's iomem_align: buffers start that far past a page boundary.
+    let _skew =
+        iolab_engine::skew_scope(usize::try_from(plan.spec.iomem_align).unwrap_or(usize::MAX));
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
@@ -161,50 +165,68 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
 }
 
 /// Opens the job's files and hands them to the engine (fadvise and cache drop on the way).
+/// Under fio's `openfiles` only the first that many are opened; the others stand as
+/// [`FileId::CLOSED`] until the runner opens them in turn (job/openfiles.rs).
 pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<FileId>, BenchError> {
     let mut ids = Vec::with_capacity(plan.files.len());
-    let diskless = !plan.engine.kind.needs_files();
-    let dbg = debug::on(debug::FILE);
-    if dbg {
+    if debug::on(debug::FILE) {
         debug::line(debug::FILE, sys::gettid(), format_args!("setup files"));
     }
-    for f in &plan.files {
-        if dbg {
-            let p = f.path.display();
-            debug::line(debug::FILE, sys::gettid(), format_args!("fd open {p}"));
-        }
-        // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
-        // created or read.
-        let file = if diskless {
-            File::open("/dev/null")
-                .map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
+    let first = crate::job::open_at_start(plan);
+    for i in 0..plan.files.len() {
+        ids.push(if i < first {
+            open_one(plan, i, eng)?
         } else {
-            open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
-        };
-        if plan.invalidate
-            && !file
-                .metadata()
-                .map(|m| m.file_type().is_block_device())
-                .unwrap_or(false)
-        {
-            // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
-            let _ = sys::drop_cache(file.as_raw_fd());
-        }
-        if let (false, 1..) = (diskless, plan.spec.write_hint) {
-            // As fio: a hint the kernel refuses fails the job.
-            sys::set_write_hint(file.as_raw_fd(), plan.spec.write_hint)
-                .map_err(|e| BenchError::file(&f.path, "write_hint (F_SET_RW_HINT)", e))?;
-        }
-        if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
-            // Advisory, as in fio (which warns once): the job runs without it.
-            let _ = sys::fadvise(file.as_raw_fd(), advice);
-        }
-        ids.push(
-            eng.add_file(file, &f.path)
-                .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?,
-        );
+            FileId::CLOSED
+        });
     }
     Ok(ids)
+}
+
+/// Opens file `i` of the job and hands it to the engine.
+pub(crate) fn open_one(
+    plan: &JobPlan,
+    i: usize,
+    eng: &mut dyn Engine,
+) -> Result<FileId, BenchError> {
+    let Some(f) = plan.files.get(i) else {
+        return Err(BenchError::Refused(format!(
+            "{}: no file {i} in the job",
+            plan.name
+        )));
+    };
+    let diskless = !plan.engine.kind.needs_files();
+    if debug::on(debug::FILE) {
+        let p = f.path.display();
+        debug::line(debug::FILE, sys::gettid(), format_args!("fd open {p}"));
+    }
+    // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
+    // created or read.
+    let file = if diskless {
+        File::open("/dev/null").map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
+    } else {
+        open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
+    };
+    if plan.invalidate
+        && !file
+            .metadata()
+            .map(|m| m.file_type().is_block_device())
+            .unwrap_or(false)
+    {
+        // Best effort, as in fio: a failure to drop the cache is not a failure of the job.
+        let _ = sys::drop_cache(file.as_raw_fd());
+    }
+    if let (false, 1..) = (diskless, plan.spec.write_hint) {
+        // As fio: a hint the kernel refuses fails the job.
+        sys::set_write_hint(file.as_raw_fd(), plan.spec.write_hint)
+            .map_err(|e| BenchError::file(&f.path, "write_hint (F_SET_RW_HINT)", e))?;
+    }
+    if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
+        // Advisory, as in fio (which warns once): the job runs without it.
+        let _ = sys::fadvise(file.as_raw_fd(), advice);
+    }
+    eng.add_file(file, &f.path)
+        .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))
 }
 
 /// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated

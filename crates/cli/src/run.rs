@@ -126,7 +126,7 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
     } else if top.version {
         format!("{FIO_VERSION}\n")
     } else if let Some(which) = &top.cmdhelp {
-        options::cmdhelp(which.as_deref())?
+        iolab_job::profile::cmdhelp(top.profile.as_deref(), which.as_deref())?
     } else if let Some(which) = &top.enghelp {
         options::enghelp(which.as_deref())?
     } else if let Some(which) = &top.crctest {

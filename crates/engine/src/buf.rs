@@ -56,6 +56,27 @@ impl BufMem {
 
 thread_local! {
     static THREAD_MEM: Cell<(BufMem, usize)> = const { Cell::new((BufMem::Malloc, BUF_ALIGN)) };
+    static THREAD_SKEW: Cell<usize> = const { Cell::new(0) };
+}
+
+/// fio's `iomem_align`: makes [`Buf::new`] on this thread start each buffer `offset` bytes
+/// past a page boundary (fio adds it to the page-aligned start of its buffers) until the
+/// guard is dropped.
+pub fn skew_scope(offset: usize) -> SkewScope {
+    SkewScope {
+        before: THREAD_SKEW.with(|s| s.replace(offset)),
+    }
+}
+
+/// While alive, [`Buf::new`] on this thread skews buffers as [`skew_scope`] said.
+pub struct SkewScope {
+    before: usize,
+}
+
+impl Drop for SkewScope {
+    fn drop(&mut self) {
+        THREAD_SKEW.with(|s| s.set(self.before));
+    }
 }
 
 /// While alive, [`Buf::new`] on this thread allocates as a [`BufMem`] says.
@@ -86,6 +107,8 @@ pub struct Buf {
     ptr: NonNull<u8>,
     len: usize,
     backing: Backing,
+    /// Bytes between the allocation's start and `ptr` (fio's iomem_align).
+    skew: usize,
     /// Registered-buffer slot and the id of the engine that registered it.
     pub(crate) fixed: Option<(u64, u16)>,
 }
@@ -102,10 +125,22 @@ impl Buf {
         if len == 0 {
             return Ok(Buf::empty());
         }
-        match THREAD_MEM.with(Cell::get) {
-            (BufMem::Malloc, _) => Buf::heap(len),
-            (m, huge) => Buf::mapped(len, m, huge),
+        let skew = THREAD_SKEW.with(Cell::get);
+        let whole = len
+            .checked_add(skew)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
+        let mut b = match THREAD_MEM.with(Cell::get) {
+            (BufMem::Malloc, _) => Buf::heap(whole),
+            (m, huge) => Buf::mapped(whole, m, huge),
+        }?;
+        if skew > 0 {
+            // SAFETY: the allocation holds len + skew bytes, so ptr + skew and the len bytes
+            // after it are inside it; drop() takes skew back off.
+            b.ptr = unsafe { NonNull::new_unchecked(b.ptr.as_ptr().add(skew)) };
+            b.len = len;
+            b.skew = skew;
         }
+        Ok(b)
     }
 
     fn heap(len: usize) -> io::Result<Buf> {
@@ -123,6 +158,7 @@ impl Buf {
             ptr,
             len,
             backing: Backing::Heap,
+            skew: 0,
             fixed: None,
         })
     }
@@ -177,6 +213,7 @@ impl Buf {
             ptr,
             len,
             backing,
+            skew: 0,
             fixed: None,
         })
     }
@@ -195,6 +232,7 @@ impl Buf {
             ptr: NonNull::dangling(),
             len: 0,
             backing: Backing::Heap,
+            skew: 0,
             fixed: None,
         }
     }
@@ -238,22 +276,24 @@ impl Drop for Buf {
         if self.len == 0 {
             return;
         }
+        // SAFETY: new() moved ptr skew bytes into the allocation; this is its start again.
+        let base = unsafe { self.ptr.as_ptr().sub(self.skew) };
         match self.backing {
-            // SAFETY: ptr came from alloc_zeroed with exactly this layout (the size and
+            // SAFETY: base came from alloc_zeroed with exactly this layout (the size and
             // alignment passed the same check in heap()).
             Backing::Heap => unsafe {
                 alloc::dealloc(
-                    self.ptr.as_ptr(),
-                    Layout::from_size_align_unchecked(self.len, BUF_ALIGN),
+                    base,
+                    Layout::from_size_align_unchecked(self.len + self.skew, BUF_ALIGN),
                 )
             },
             // SAFETY: ptr and size are the mapping mmap returned; nothing else refers to it.
             Backing::Map(size) => unsafe {
-                libc::munmap(self.ptr.as_ptr().cast(), size);
+                libc::munmap(base.cast(), size);
             },
             // SAFETY: ptr is where shmat attached the segment; nothing else refers to it.
             Backing::Shm(_) => unsafe {
-                libc::shmdt(self.ptr.as_ptr().cast());
+                libc::shmdt(base.cast());
             },
         }
     }
@@ -279,6 +319,25 @@ mod tests {
         assert!(b.as_slice().iter().all(|&x| x == 0));
         b.as_mut_slice()[9_999] = 7;
         assert_eq!(b.as_slice()[9_999], 7);
+    }
+
+    #[test]
+    fn a_skew_starts_each_buffer_that_far_past_a_page() {
+        for mem in [BufMem::Malloc, BufMem::Shm, BufMem::Mmap] {
+            let _scope = mem.scope(0);
+            for skew in [1usize, 100, 512, 4096, 5000] {
+                let _skew = skew_scope(skew);
+                let mut b = Buf::new(8192).unwrap();
+                assert_eq!(
+                    b.as_mut_ptr() as usize % BUF_ALIGN,
+                    skew % BUF_ALIGN,
+                    "{mem:?}"
+                );
+                assert_eq!(b.len(), 8192);
+                b.as_mut_slice()[8191] = 1;
+            }
+            assert_eq!(Buf::new(10).unwrap().as_mut_ptr() as usize % BUF_ALIGN, 0);
+        }
     }
 
     #[test]

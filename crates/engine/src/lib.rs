@@ -72,7 +72,7 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-pub use buf::{Buf, BufMem, MemScope, BUF_ALIGN};
+pub use buf::{skew_scope, Buf, BufMem, MemScope, SkewScope, BUF_ALIGN};
 pub use cpu::CpuMode;
 pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};
@@ -318,6 +318,10 @@ impl Op {
 pub struct FileId(pub(crate) u32);
 
 impl FileId {
+    /// Stands for a file of a job that is not open now (fio's `openfiles`); no engine hands
+    /// it out, so a request on it fails as an unknown file.
+    pub const CLOSED: FileId = FileId(u32::MAX);
+
     /// The slot number (registered-file index where the engine registers files).
     pub fn index(self) -> u32 {
         self.0

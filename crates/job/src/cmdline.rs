@@ -29,6 +29,10 @@ pub enum OutputFormat {
 /// fio's top-level (non-job) options.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TopLevel {
+    /// `--profile=`: the built-in profile whose jobs join the command line's.
+    pub profile: Option<String>,
+    /// The profile's own options as given (`--device-names=...`), in order.
+    pub profile_opts: Vec<(String, Option<String>)>,
     /// `--output=FILE`.
     pub output: Option<String>,
     /// `--output-format=` (default normal); `--minimal` means terse.
@@ -144,6 +148,7 @@ const TOP: &[(&str, Arg)] = &[
     ("append-terse", Arg::None),
     ("alloc-size", Arg::Required),
     ("debug", Arg::Required),
+    ("profile", Arg::Required),
     // fio has these; iolab refuses them by name, with the reason.
     ("server", Arg::Optional),
     ("client", Arg::Required),
@@ -287,6 +292,7 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
             })
         }
         "debug" => top.debug |= crate::debug::parse(&req()?)?,
+        "profile" => top.profile = Some(crate::profile::check(&req()?)?),
         "alloc-size" => {
             let kib = req()?
                 .trim()
@@ -305,11 +311,11 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
 }
 
 /// The command line's globals as every `--name` job shares them, and their weight.
-type SharedGlobals = (Arc<[RawOption]>, (usize, usize));
+pub(crate) type SharedGlobals = (Arc<[RawOption]>, (usize, usize));
 
 /// Puts a job option where it belongs: `--name` starts a job that shares the globals, later
 /// options go to the last job, earlier ones are globals.
-fn place(
+pub(crate) fn place_option(
     inv: &mut Invocation,
     shared: &mut Option<SharedGlobals>,
     budget: &mut Budget,
@@ -368,6 +374,11 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
                 .at(&Loc::cmdline(at + 1)),
         );
     }
+    // fio knows a profile's own options wherever --profile stands on the line.
+    let profile = args.iter().rev().find_map(|a| {
+        let a = a.as_ref().to_str()?.trim_start_matches('-');
+        a.strip_prefix("profile=").map(String::from)
+    });
     let mut i = 0;
     while i < args.len() {
         let loc = Loc::cmdline(i + 1);
@@ -411,6 +422,25 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
             })?;
             continue;
         }
+        if crate::profile::own_option(profile.as_deref(), name) {
+            if profile.as_deref() == Some("act") {
+                if value.is_none() && crate::profile::takes_value(name) && i < args.len() {
+                    value = Some(text(args, i)?);
+                    i += 1;
+                }
+                inv.top.profile_opts.push((name.to_string(), value));
+                continue;
+            }
+            if value.is_none() && i < args.len() {
+                i += 1;
+            }
+            let _ = writeln!(
+                std::io::stderr(),
+                "fio: --{name} is ignored: fio 3.33's tiobench profile builds its jobs with fixed \
+                 values (size=4*1024*$mb_memory, bs=4096, loops=1, numjobs=1, directory=./)"
+            );
+            continue;
+        }
         let def = crate::options::find(name)
             .map_or_else(|| parse::find_prefix(name).map_err(|e| e.at(&loc)), Ok)?;
         // getopt_long: a required argument may be the next word (`--bs 4k`).
@@ -431,8 +461,9 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
             e
         })?;
         opt.spelled = name.to_string();
-        place(&mut inv, &mut shared, &mut budget, opt, &loc)?;
+        place_option(&mut inv, &mut shared, &mut budget, opt, &loc)?;
     }
+    crate::profile::expand(&mut inv, vars, &mut budget)?;
     finish_top(&mut inv.top);
     Ok(inv)
 }

@@ -16,6 +16,7 @@ pub mod logs;
 pub mod options;
 pub mod parse;
 pub mod place;
+pub mod profile;
 mod read;
 pub mod spec;
 pub mod tophelp;

@@ -173,6 +173,7 @@ impl Vars {
     fn expand_max(&self, s: &str, max: usize) -> Option<String> {
         let mut out = String::with_capacity(s.len().min(max));
         let mut rest = s;
+        let mut calc = false;
         while let Some(i) = rest.find('$') {
             out.push_str(&rest[..i]);
             let tail = &rest[i..];
@@ -191,6 +192,7 @@ impl Vars {
                     Some((k, v)) => {
                         out.push_str(&v.to_string());
                         rest = &tail[k.len()..];
+                        calc = true;
                     }
                     None => {
                         out.push('$');
@@ -203,7 +205,31 @@ impl Vars {
             }
         }
         out.push_str(rest);
+        if calc {
+            out = calculated(out);
+        }
         (out.len() <= max).then_some(out)
+    }
+}
+
+/// fio 3.33 hands a value in which it replaced `$pagesize`, `$mb_memory` or `$ncpus` and that
+/// holds `+ - * /` to bc (`size=4*1024*$mb_memory` is that many bytes, where `size=4*1024`
+/// is 4). iolab evaluates such a value as its own `(...)` arithmetic, for values made only of
+/// numbers and operators; others are left as they are (bc would fail on them).
+fn calculated(s: String) -> String {
+    let (head, value) = match s.split_once('=') {
+        Some((k, v)) => (format!("{k}="), v),
+        None => (String::new(), s.as_str()),
+    };
+    let math = value.contains(['+', '-', '*', '/']);
+    let plain = value
+        .trim()
+        .chars()
+        .all(|c| c.is_ascii_digit() || "+-*/%^. ".contains(c));
+    if math && plain && !value.trim().is_empty() {
+        format!("{head}({})", value.trim())
+    } else {
+        s
     }
 }
 
@@ -651,6 +677,20 @@ mod tests {
         assert_eq!(value(&f, 0, "iodepth").as_deref(), Some("8"));
         assert_eq!(value(&f, 0, "numjobs").as_deref(), Some("1"));
         assert_eq!(vars().expand("($mb_memory/2)m"), "(1024/2)m");
+    }
+
+    #[test]
+    fn a_keyword_in_plain_arithmetic_is_calculated_as_fios_bc() {
+        // fio 3.33 runs `echo '2*24105' | bc` for size=2*$mb_memory: 48210 bytes, not 2.
+        assert_eq!(
+            vars().expand("size=4*1024*$mb_memory"),
+            "size=(4*1024*1024)"
+        );
+        assert_eq!(vars().expand("2*$ncpus"), "(2*8)");
+        assert_eq!(vars().expand("filename=a-$ncpus.dat"), "filename=a-8.dat");
+        assert_eq!(vars().expand("size=4*1024"), "size=4*1024");
+        let f = parse("[a]\nsize=2*$mb_memory/3\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(value(&f, 0, "size").as_deref(), Some("(2*1024/3)"));
     }
 
     #[test]

@@ -291,6 +291,19 @@ pub struct JobSpec {
     pub mem: iolab_engine::BufMem,
     /// Bytes of a huge page (mem=shmhuge, mmaphuge).
     pub hugepage_size: u64,
+    /// fio's iomem_align: each I/O buffer starts this many bytes past a page boundary.
+    pub iomem_align: u64,
+    /// fio's write_barrier (every Nth write a barrier, on engines that have barriers).
+    pub write_barrier: u64,
+    /// fio's gtod_cpu: a thread on this CPU keeps the time the jobs read.
+    pub gtod_cpu: Option<u32>,
+    /// fio's block_error_percentiles: trim counts and states per trim block, reported.
+    pub block_error_percentiles: bool,
+    /// fio's job option `profile=`: named, no effect (fio 3.33 runs such a job as it is).
+    pub profile: Option<String>,
+    /// `--profile=act`: the test's length in seconds; the job counts its latencies in act's
+    /// hour-long slices (bench/src/job/act.rs).
+    pub act_duration: Option<u64>,
     /// sync_file_range's flags (SYNC_FILE_RANGE_*; 0: not used) and the writes between calls.
     pub sync_file_range: u32,
     pub sync_file_range_nr: u32,

@@ -90,6 +90,10 @@ pub(crate) const TOP_HELP: &[(&str, &str)] = &[
         "--merge-blktrace-only",
         "merge the jobs' blktraces into merge_blktrace_file and run nothing",
     ),
+    (
+        "--profile=NAME",
+        "add a built-in profile's jobs: tiobench (its own options ignored, as fio 3.33 ignores them) or act (--device-names=...; the slice table and verdict)",
+    ),
     ("--help, -h", "print this help and exit"),
 ];
 

@@ -127,6 +127,7 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
     };
     JobReport {
         steadystate: None,
+        block_lifetime: None,
         jobname: m.name.clone(),
         groupid: m.groupid,
         error: m.error,

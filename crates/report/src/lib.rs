@@ -10,6 +10,7 @@
 //! the JSON value. Figures that are ratios of known integers are restored exactly by the reader.
 #![forbid(unsafe_code)]
 
+mod blocks;
 pub mod build;
 pub mod clients;
 pub mod columns;

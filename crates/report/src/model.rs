@@ -147,6 +147,8 @@ pub struct JobReport {
     pub desc: Option<String>,
     /// `"steadystate"`, present where steady-state detection was on.
     pub steadystate: Option<SteadyReport>,
+    /// Text only: fio's `block lifetime percentiles` (block_error_percentiles).
+    pub block_lifetime: Option<BlockLifetime>,
 
     /// Text only: `jobs=N` in the job line (members of a group_reporting group).
     pub members: u32,
@@ -325,6 +327,7 @@ impl Default for JobReport {
             errors: None,
             desc: None,
             steadystate: None,
+            block_lifetime: None,
             members: 1,
             pid: 0,
             date: None,
@@ -337,6 +340,13 @@ impl Default for JobReport {
             mixed: None,
         }
     }
+}
+
+/// fio's block lifetime part: (percentile, trim count) and the blocks in each state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BlockLifetime {
+    pub percentiles: Vec<(f64, u32)>,
+    pub states: [u32; 5],
 }
 
 /// fio's `"steadystate"` object and text line.

@@ -220,6 +220,7 @@ fn job(j: &Obj, globals: &[(String, String)]) -> Result<JobReport, ReportError> 
     };
     let mut r = JobReport {
         steadystate: object(j, "steadystate")?.map(steady).transpose()?,
+        block_lifetime: None,
         jobname: string(j, "jobname")?,
         groupid: uint(j, "groupid")? as u32,
         error: int(j, "error")?,

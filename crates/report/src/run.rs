@@ -42,6 +42,7 @@ pub fn run_report(
         let mut r = job_report(s, meta);
         r.latency_depth = m.plan.engine.depth.max(1);
         crate::control::apply(&mut r, s, &m.plan.spec);
+        crate::blocks::apply(&mut r, s, &meta.percentiles);
         r
     };
     let mut reports = Vec::new();

@@ -192,6 +192,9 @@ fn job_errors_and_targets(j: &JobReport, s: &mut String) {
             j.latency_target, j.latency_window, j.latency_percentile, j.latency_depth
         );
     }
+    if let Some(b) = &j.block_lifetime {
+        crate::blocks::text(b, s);
+    }
     if let Some(ss) = &j.steadystate {
         let u = &j.units;
         let _ = writeln!(

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod block;
 pub mod cpu;
 pub mod depth;
 pub mod disk;
@@ -89,6 +90,11 @@ pub struct JobStats {
     pub steady: Option<SteadyStats>,
     /// zonemode=zbd: zones whose write pointer the job reset (fio's `nr_zone_resets`).
     pub zone_resets: u64,
+    /// block_error_percentiles: each trim block's state and trim count ([`block`]); empty
+    /// unless the job asked.
+    pub block_infos: Vec<u32>,
+    /// `--profile=act`: per hour-long slice, the I/Os over 1, 8 and 64 ms, then all I/Os.
+    pub act_slices: Vec<[u64; 4]>,
 }
 
 /// Steady-state detection of one job (or of its group): fio's `ss_*` fields of thread_stat.
@@ -281,6 +287,17 @@ impl AddAssign<&JobStats> for JobStats {
         self.zone_resets += rhs.zone_resets;
         if self.steady.is_none() {
             self.steady.clone_from(&rhs.steady);
+        }
+        if self.block_infos.is_empty() {
+            self.block_infos.clone_from(&rhs.block_infos);
+        }
+        if self.act_slices.len() < rhs.act_slices.len() {
+            self.act_slices.resize(rhs.act_slices.len(), [0; 4]);
+        }
+        for (a, b) in self.act_slices.iter_mut().zip(&rhs.act_slices) {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
         }
     }
 }

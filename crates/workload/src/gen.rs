@@ -229,6 +229,11 @@ impl IoGen {
         &self.p
     }
 
+    /// Under `openfiles`, the files in use now (the others wait their turn or are done).
+    pub fn in_use(&self) -> Option<&[usize]> {
+        self.open_set.as_ref().map(|s| s.in_use.as_slice())
+    }
+
     /// Bytes issued so far.
     pub fn issued(&self) -> u64 {
         self.issued

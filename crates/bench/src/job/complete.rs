@@ -71,6 +71,7 @@ impl Runner<'_> {
     }
 
     pub(super) fn complete(&mut self, mut d: Done) {
+        self.block_done(&d);
         if self.verify.is_some() {
             self.verify_done(&mut d);
         }
@@ -80,6 +81,9 @@ impl Runner<'_> {
         let slot = d.req.tag as u32;
         let s = &self.slots[slot as usize];
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
+        if dir.is_some() {
+            self.act_done(issue);
+        }
         self.record_prio(&d, dir, submit, issue);
         match (&d.result, dir) {
             (Ok(0), Some(dir)) if self.connection && d.req.len > 0 => self.end_of_stream(dir),

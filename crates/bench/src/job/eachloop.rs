@@ -65,11 +65,14 @@ impl Runner<'_> {
         }
         let dbg = debug::on(debug::FILE);
         for (id, f) in self.files.iter().zip(&self.plan.files) {
-            if dbg {
-                let p = f.path.display();
-                debug::line(debug::FILE, sys::gettid(), format_args!("fd close {p}"));
+            // Under openfiles some are closed already; each is unlinked all the same.
+            if *id != iolab_engine::FileId::CLOSED {
+                if dbg {
+                    let p = f.path.display();
+                    debug::line(debug::FILE, sys::gettid(), format_args!("fd close {p}"));
+                }
+                let _ = self.eng.remove_file(*id);
             }
-            let _ = self.eng.remove_file(*id);
             if self.each_loop.unlink {
                 let _ = std::fs::remove_file(&f.path);
             }

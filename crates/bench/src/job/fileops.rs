@@ -106,12 +106,16 @@ impl FileOps {
         let spec = &plan.spec;
         let slots = files
             .iter()
+            .filter(|f| **f != FileId::CLOSED)
             .map(|f| f.index() as usize + 1)
             .max()
             .unwrap_or(0);
         let mut paths = vec![PathBuf::new(); slots];
         let mut locks = vec![None; slots];
         for (id, f) in files.iter().zip(&plan.files) {
+            if *id == FileId::CLOSED {
+                continue;
+            }
             let i = id.index() as usize;
             paths[i].clone_from(&f.path);
             if spec.lockfile != FileLock::None {

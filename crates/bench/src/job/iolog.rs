@@ -9,7 +9,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 
-use iolab_engine::{Op, Req};
+use iolab_engine::{FileId, Op, Req};
 use iolab_workload::replay::{Cursor, Entry, Kind};
 use iolab_workload::{Dir as WDir, JobPlan};
 
@@ -87,6 +87,9 @@ impl Runner<'_> {
         };
         let mut names = Vec::new();
         for (i, id) in self.files.iter().enumerate() {
+            if *id == FileId::CLOSED {
+                continue;
+            }
             let at = id.index() as usize;
             names.resize(names.len().max(at + 1), String::new());
             names[at] = plan.files[i].path.display().to_string();
@@ -99,14 +102,36 @@ impl Runner<'_> {
             failed: None,
         };
         w.line(format_args!("fio version 3 iolog"));
-        for what in ["add", "open"] {
-            for f in &plan.files {
+        for f in &plan.files {
+            let p = f.path.display();
+            w.line(format_args!("0 {p} add"));
+        }
+        // Under openfiles only those open now; the others as they open (iolog_file).
+        for (f, id) in plan.files.iter().zip(&self.files) {
+            if *id != FileId::CLOSED {
                 let p = f.path.display();
-                w.line(format_args!("0 {p} {what}"));
+                w.line(format_args!("0 {p} open"));
             }
         }
         self.iolog.writer = Some(w);
         Ok(())
+    }
+
+    /// openfiles opened (or closed) file `i` as `id`: its open or close line, and the name
+    /// its id stands for from now on.
+    pub(super) fn iolog_file(&mut self, i: usize, id: FileId, open: bool) {
+        let (Some(w), Some(f)) = (self.iolog.writer.as_mut(), self.plan.files.get(i)) else {
+            return;
+        };
+        let us = self.now.saturating_sub(w.t0) / 1000;
+        let p = f.path.display();
+        let what = if open { "open" } else { "close" };
+        w.line(format_args!("{us} {p} {what}"));
+        if open {
+            let at = id.index() as usize;
+            w.names.resize(w.names.len().max(at + 1), String::new());
+            w.names[at] = p.to_string();
+        }
     }
 
     /// The next request: the replay's or the generator's, written to the iolog if there is one.
@@ -143,9 +168,11 @@ impl Runner<'_> {
             let p = f.path.display();
             w.line(format_args!("{us} {p} sync {last} 0"));
         }
-        for f in &self.plan.files {
-            let p = f.path.display();
-            w.line(format_args!("{us} {p} close"));
+        for (f, id) in self.plan.files.iter().zip(&self.files) {
+            if *id != FileId::CLOSED {
+                let p = f.path.display();
+                w.line(format_args!("{us} {p} close"));
+            }
         }
         if let Err(e) = w.out.flush() {
             w.failed.get_or_insert(e);

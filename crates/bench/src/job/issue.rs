@@ -41,6 +41,9 @@ impl Runner<'_> {
         if self.sync_range.due() && !self.sync_ranges() {
             return None;
         }
+        if !self.open_for(io.file) {
+            return None;
+        }
         self.each_loop.issued(io.len);
         let dir = stat_dir(io.dir);
         let slot = self.take_slot(Some(dir))?;

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use iolab_engine::{Queued, Req};
+use iolab_engine::{FileId, Queued, Req};
 use iolab_stats::{JobStats, SampleKind, Sampler};
 
 use super::{pacing, rates, think, usage, Runner, Stops};
@@ -148,6 +148,9 @@ impl Runner<'_> {
 
     pub(super) fn sync_all_files(&mut self) -> std::io::Result<()> {
         for i in 0..self.files.len() {
+            if self.files[i] == FileId::CLOSED {
+                continue; // fio syncs the files that are open
+            }
             let Some(slot) = self.take_slot(None) else {
                 break;
             };

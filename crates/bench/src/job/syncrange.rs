@@ -4,7 +4,7 @@
 //! a sync). As in fio, each is due when the next I/O is asked for, so none follows the last
 //! writes of the job.
 
-use iolab_engine::Req;
+use iolab_engine::{FileId, Req};
 use iolab_workload::IoUnit;
 
 use super::Runner;
@@ -69,7 +69,11 @@ impl Runner<'_> {
         let slot = self.take_slot(None)?;
         self.stats.issued_sync();
         let data_only = self.plan.fsync_every == 0;
-        Some(Req::sync(self.files[0], data_only).with_tag(u64::from(slot)))
+        // File 0, or under openfiles (file 0 may be closed) the first file open: the one
+        // written last is still open.
+        let open = self.files.iter().find(|f| **f != FileId::CLOSED);
+        let file = *open.unwrap_or(&self.files[0]);
+        Some(Req::sync(file, data_only).with_tag(u64::from(slot)))
     }
 
     /// Waits for what is in flight, then syncs each file's written range. False when the
@@ -82,7 +86,8 @@ impl Runner<'_> {
         let flags = self.sync_range.flags;
         for i in 0..self.sync_range.ranges.len() {
             let (start, end) = std::mem::take(&mut self.sync_range.ranges[i]);
-            let Some(&file) = self.files.get(i).filter(|_| end > 0) else {
+            let open = self.files.get(i).filter(|f| **f != FileId::CLOSED);
+            let Some(&file) = open.filter(|_| end > 0) else {
                 continue;
             };
             // fio times it with the syncs but does not count it in their total_ios.

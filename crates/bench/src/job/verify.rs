@@ -425,6 +425,9 @@ impl Runner<'_> {
             return None;
         }
         let w = self.verify.as_deref_mut()?.backlog_next()?;
+        if !self.open_for(w.file as usize) {
+            return None;
+        }
         let slot = self.take_slot(Some(Dir::Read))?;
         let buf = self.free.pop()?;
         self.stats.issued(Dir::Read);
@@ -655,7 +658,7 @@ impl Runner<'_> {
 
     /// Issues one read back; false when the engine is busy.
     fn verify_read(&mut self, w: Written) -> std::io::Result<bool> {
-        if self.free.is_empty() {
+        if self.free.is_empty() || !self.open_for(w.file as usize) {
             return Ok(false);
         }
         let (Some(slot), Some(buf)) = (self.take_slot(Some(Dir::Read)), self.free.pop()) else {

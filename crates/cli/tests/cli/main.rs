@@ -10,6 +10,7 @@ mod exec;
 mod fileopts;
 mod fioopts;
 mod iolog;
+mod lastopts;
 mod logs;
 #[cfg(feature = "mpi")]
 mod mpi;

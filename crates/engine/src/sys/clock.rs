@@ -4,7 +4,18 @@
 //! CPU says it is invariant (constant_tsc and nonstop_tsc), calibrated against
 //! CLOCK_MONOTONIC, and CLOCK_MONOTONIC everywhere else. `IOLAB_CLOCK=monotonic` forces it.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 use super::monotonic_ns;
+
+/// fio's gtod_cpu: the time of day (µs) one thread keeps reading into here, for every job's
+/// clock to load instead of asking the kernel (process-wide, as fio's `fio_ts`).
+static KEPT_US: AtomicU64 = AtomicU64::new(0);
+
+/// Reads the time of day into the kept time; the gtod thread calls it without pause.
+pub fn keep_time() {
+    KEPT_US.store(realtime_us(), Relaxed);
+}
 
 /// Nanoseconds since the clock was started.
 #[derive(Clone, Copy, Debug)]
@@ -19,6 +30,10 @@ enum Kind {
     },
     /// gettimeofday(2): microseconds, as fio's clocksource=gettimeofday.
     Gettimeofday {
+        base: u64,
+    },
+    /// The time [`keep_time`] last stored (fio's gtod_cpu offload).
+    Kept {
         base: u64,
     },
     /// ns = (ticks - base) * mult >> 32
@@ -59,6 +74,17 @@ impl Clock {
         }
     }
 
+    /// The time a thread calling [`keep_time`] keeps, started now: whole microseconds, as
+    /// fresh as that thread's last reading.
+    pub fn kept() -> Clock {
+        keep_time();
+        Clock {
+            kind: Kind::Kept {
+                base: KEPT_US.load(Relaxed),
+            },
+        }
+    }
+
     /// The TSC, calibrated now, where the CPU says it is invariant; None elsewhere.
     pub fn cpu() -> Option<Clock> {
         if invariant_tsc() {
@@ -73,6 +99,7 @@ impl Clock {
         match self.kind {
             Kind::Monotonic { .. } => "clock_gettime",
             Kind::Gettimeofday { .. } => "gettimeofday",
+            Kind::Kept { .. } => "gettimeofday (gtod_cpu thread)",
             Kind::Tsc { .. } => "tsc",
         }
     }
@@ -82,6 +109,7 @@ impl Clock {
         match self.kind {
             Kind::Monotonic { base } => monotonic_ns().wrapping_sub(base),
             Kind::Gettimeofday { base } => realtime_us().wrapping_sub(base).wrapping_mul(1000),
+            Kind::Kept { base } => KEPT_US.load(Relaxed).wrapping_sub(base).wrapping_mul(1000),
             Kind::Tsc { base, mult } => {
                 ((u128::from(ticks().wrapping_sub(base)) * u128::from(mult)) >> 32) as u64
             }

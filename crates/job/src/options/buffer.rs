@@ -19,7 +19,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.dedupe_percentage = Some(pct(a.int()?)?); Ok(()) }),
     imp!(Buffer, "mem", ["iomem"], Str, Some("malloc"), "Where I/O buffers come from: malloc, shm, shmhuge, mmap, mmapshared, mmaphuge",
         |s, a| { s.mem = buf_mem(a.v)?; Ok(()) }),
-    not!(Buffer, "iomem_align", ["mem_align"], Int),
+    imp!(Buffer, "iomem_align", ["mem_align"], Int, Some("0"), "Start each I/O buffer this many bytes past a page boundary",
+        |s, a| { s.iomem_align = u64::try_from(a.int()?).map_err(|_| "must not be negative")?; Ok(()) }),
     imp!(Buffer, "buffer_compress_chunk", [], Int, Some("512"), "Size of each compressible run of buffer_compress_percentage",
         |s, a| { s.buffer_compress_chunk = a.count()?.max(1); Ok(()) }),
     imp!(Buffer, "dedupe_mode", [], Choice(&["repeat", "working_set"]), Some("repeat"), "Deduped writes repeat the last unique buffer (repeat) or one of a working set",
@@ -91,5 +92,13 @@ mod tests {
         assert_eq!(spec(&[]).hugepage_size, 2 << 20);
         assert_eq!(spec(&["hugepage-size=1g"]).hugepage_size, 1 << 30);
         assert!(applied(&["hugepage-size=1000"]).is_err());
+    }
+
+    #[test]
+    fn iomem_align_and_its_alias_take_bytes() {
+        assert_eq!(spec(&[]).iomem_align, 0);
+        assert_eq!(spec(&["iomem_align=512"]).iomem_align, 512);
+        assert_eq!(spec(&["mem_align=4k"]).iomem_align, 4096);
+        assert!(applied(&["iomem_align=-1"]).is_err());
     }
 }

@@ -64,7 +64,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.exitall_on_error = a.flag()?; Ok(()) }),
     imp!(Job, "error_dump", [], Bool, Some("0"), "Print every I/O error, also those continue_on_error goes on after",
         |s, a| { s.error_dump = a.flag()?; Ok(()) }),
-    not!(Job, "profile", [], Str),
+    imp!(Job, "profile", [], Choice(crate::profile::PROFILES), None, "Name a built-in profile; in a job file it only names it, as in fio 3.33 (the profile's jobs come with --profile)",
+        |s, a| { s.profile = Some(a.choice()?.to_string()); Ok(()) }),
 ];
 
 #[cfg(test)]
@@ -89,5 +90,15 @@ mod tests {
         assert_eq!(spec(&["kb_base=1000", "bs=4k"]).bs.read, 4000);
         assert_eq!(spec(&["bs=4k"]).bs.read, 4096);
         assert!(applied(&["kb_base=1001"]).is_err());
+    }
+
+    #[test]
+    fn profile_names_one_of_fios_profiles() {
+        assert_eq!(spec(&[]).profile, None);
+        assert_eq!(
+            spec(&["profile=tiobench"]).profile.as_deref(),
+            Some("tiobench")
+        );
+        assert!(applied(&["profile=bogus"]).is_err());
     }
 }

@@ -86,7 +86,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.logs.alternate_epoch = a.flag()?; Ok(()) }),
     imp!(Log, "log_alternate_epoch_clock_id", [], Int, None, "The clock_gettime clock whose epoch log_alternate_epoch uses (0: CLOCK_REALTIME)",
         |s, a| { s.logs.clock_id = i32::try_from(a.int()?).ok().filter(|c| *c >= 0).ok_or("must be a clock id")?; Ok(()) }),
-    not!(Report, "block_error_percentiles", [], Bool),
+    imp!(Report, "block_error_percentiles", [], Bool, Some("0"), "Count the trims of each trim-sized block until it fails and report their percentiles (one file)",
+        |s, a| { s.block_error_percentiles = a.flag()?; Ok(()) }),
     imp!(Report, "stats", [], Bool, Some("1"), "Collect and report this job's statistics",
         |s, a| { s.stats = a.flag()?; Ok(()) }),
     imp!(Report, "significant_figures", [], Int, Some("4"), "Significant figures of sizes and rates in normal output (1-10)",
@@ -115,7 +116,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.disable_slat = a.flag()?; Ok(()) }),
     imp!(Report, "disable_bw_measurement", ["disable_bw"], Bool, Some("0"), "Do not time I/Os for bandwidth (with disable_clat and disable_slat: no issue times at all)",
         |s, a| { s.disable_bw = a.flag()?; Ok(()) }),
-    not!(Report, "gtod_cpu", [], Int),
+    imp!(Report, "gtod_cpu", [], Int, None, "A thread on this CPU reads the time of day without pause; jobs read the time it keeps (whole microseconds)",
+        |s, a| { s.gtod_cpu = Some(u32::try_from(a.int()?).map_err(|_| "must be a CPU number")?); Ok(()) }),
 ];
 
 /// A sample window: at least 1 ms.
@@ -162,5 +164,19 @@ mod tests {
             spec(&["unified_rw_reporting=both"]).unified_rw_reporting,
             UnifiedRw::Both
         );
+    }
+
+    #[test]
+    fn block_error_percentiles_is_a_boolean_off_by_default() {
+        assert!(!spec(&[]).block_error_percentiles);
+        assert!(spec(&["block_error_percentiles=1"]).block_error_percentiles);
+        assert!(applied(&["block_error_percentiles=2"]).is_err());
+    }
+
+    #[test]
+    fn gtod_cpu_has_no_default_and_takes_a_cpu() {
+        assert_eq!(spec(&[]).gtod_cpu, None);
+        assert_eq!(spec(&["gtod_cpu=1"]).gtod_cpu, Some(1));
+        assert!(applied(&["gtod_cpu=-1"]).is_err());
     }
 }

@@ -13,7 +13,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.end_fsync = a.flag()?; Ok(()) }),
     imp!(Sync, "fsync_on_close", [], Bool, Some("0"), "fsync when a file is closed",
         |s, a| { s.fsync_on_close = a.flag()?; Ok(()) }),
-    not!(Sync, "write_barrier", [], Int),
+    imp!(Sync, "write_barrier", [], Int, Some("0"), "Make every Nth write a barrier on engines with barriers (fio 3.33 has none of them iolab runs: its I/O is the same as without)",
+        |s, a| { s.write_barrier = u64::try_from(a.int()?).map_err(|_| "must not be negative")?; Ok(()) }),
     imp!(Sync, "sync_file_range", [], Str, None, "sync_file_range(2) over the range written, every N writes: wait_before,write,wait_after[:N]",
         |s, a| { (s.sync_file_range, s.sync_file_range_nr) = sync_range(a.v)?; Ok(()) }),
 ];
@@ -60,5 +61,12 @@ mod tests {
         assert_eq!((s.sync_file_range, s.sync_file_range_nr), (4, 1));
         assert_eq!(spec(&[]).sync_file_range, 0);
         assert!(applied(&["sync_file_range=flush"]).is_err());
+    }
+
+    #[test]
+    fn write_barrier_takes_a_count() {
+        assert_eq!(spec(&[]).write_barrier, 0);
+        assert_eq!(spec(&["write_barrier=8"]).write_barrier, 8);
+        assert!(applied(&["write_barrier=-2"]).is_err());
     }
 }
