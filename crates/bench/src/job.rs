@@ -338,6 +338,10 @@ struct Runner<'a> {
     sample_until: u64,
     /// Nothing in `tick` but the snapshot is due before this (see job/hot.rs).
     next_tick: u64,
+    /// Some per-I/O hook group is active: the loop runs its full variant (see job/hot.rs).
+    hooks: bool,
+    /// The engine can end the job itself (`Caps::finishes`).
+    finishes: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -353,6 +357,7 @@ impl<'a> Runner<'a> {
         let depth = bufs.len().max(1);
         let now = clock.now();
         let connection = eng.caps().connection;
+        let finishes = eng.caps().finishes;
         let fs_op = eng.caps().fs_op.is_some();
         let fops = FileOps::new(plan, &files, depth);
         Runner {
@@ -426,6 +431,8 @@ impl<'a> Runner<'a> {
             thought: pacing::ThinkState::since(now),
             verify: verify::Verifier::of(plan, depth),
             next_tick: 0,
+            hooks: true,
+            finishes,
         }
     }
 

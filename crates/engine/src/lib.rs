@@ -570,6 +570,9 @@ pub struct Caps {
     /// added after the start line, so that a listener in the same run is listening before a
     /// sender connects, and a read of 0 bytes means the peer has gone (the job ends).
     pub connection: bool,
+    /// [`Engine::finished`] can turn true (net once its peer has gone, exec once its program
+    /// has ended): callers ask it per request only then, not with a virtual call every I/O.
+    pub finishes: bool,
 }
 
 impl Default for Caps {
@@ -594,6 +597,7 @@ impl Default for Caps {
             fs_op: None,
             ioprio: false,
             connection: false,
+            finishes: false,
         }
     }
 }
@@ -730,7 +734,8 @@ pub trait Engine: Send {
     fn syscalls(&self) -> SysCalls;
 
     /// Whether the engine has nothing more to do, so the job issues no more requests (fio's
-    /// td->done): net once its peer has gone, exec once its program has ended.
+    /// td->done): net once its peer has gone, exec once its program has ended. An engine that
+    /// overrides this sets [`Caps::finishes`].
     fn finished(&self) -> bool {
         false
     }
