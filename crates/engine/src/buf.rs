@@ -5,6 +5,7 @@ use std::alloc::{self, Layout};
 use std::cell::Cell;
 use std::fmt;
 use std::io;
+use std::num::NonZeroU32;
 use std::ptr::NonNull;
 
 /// Alignment of every buffer: a page, which satisfies any device's O_DIRECT memory alignment.
@@ -69,12 +70,13 @@ impl Drop for MemScope {
     }
 }
 
-/// How a buffer's memory is given back.
+/// How a buffer's memory is given back. Eight bytes: a [`Buf`] travels in every request and
+/// completion, and each byte of it is copied a few times per I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Backing {
     Heap,
-    /// munmap of this many bytes (the length rounded up to the page size used).
-    Map(usize),
+    /// munmap of this many [`BUF_ALIGN`] pages (the length rounded up to the page size used).
+    Map(u32),
     /// shmdt; the segment was marked for removal when it was attached.
     Shm(i32),
 }
@@ -86,9 +88,12 @@ pub struct Buf {
     ptr: NonNull<u8>,
     len: usize,
     backing: Backing,
-    /// Registered-buffer slot and the id of the engine that registered it.
-    pub(crate) fixed: Option<(u64, u16)>,
+    /// The id of the engine that registered it and its registered-buffer slot.
+    pub(crate) fixed: Option<(NonZeroU32, u16)>,
 }
+
+// A request and its completion carry a Buf by value through several moves per I/O.
+const _: () = assert!(std::mem::size_of::<Buf>() == 32);
 
 // SAFETY: a Buf uniquely owns its allocation; moving it to another thread moves that ownership.
 unsafe impl Send for Buf {}
@@ -134,6 +139,8 @@ impl Buf {
             .div_ceil(page)
             .checked_mul(page)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
+        let pages = u32::try_from(size / BUF_ALIGN)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
         let (raw, backing) = match mem {
             BufMem::Shm | BufMem::ShmHuge => {
                 let flags =
@@ -169,7 +176,7 @@ impl Buf {
                 if at == libc::MAP_FAILED {
                     return Err(io::Error::last_os_error());
                 }
-                (at.cast::<u8>(), Backing::Map(size))
+                (at.cast::<u8>(), Backing::Map(pages))
             }
         };
         let ptr = NonNull::new(raw).ok_or_else(|| io::Error::other("mapped at address 0"))?;
@@ -248,8 +255,8 @@ impl Drop for Buf {
                 )
             },
             // SAFETY: ptr and size are the mapping mmap returned; nothing else refers to it.
-            Backing::Map(size) => unsafe {
-                libc::munmap(self.ptr.as_ptr().cast(), size);
+            Backing::Map(pages) => unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), pages as usize * BUF_ALIGN);
             },
             // SAFETY: ptr is where shmat attached the segment; nothing else refers to it.
             Backing::Shm(_) => unsafe {
