@@ -29,8 +29,12 @@ impl Runner<'_> {
             for &slot in &self.queued {
                 let s = &mut self.slots[slot as usize];
                 s.submit_ns = self.now;
-                if let (Some(d), true) = (s.dir, self.rec.slat) {
-                    self.stats.record_slat(d, self.now - s.issue_ns);
+                match (s.dir, self.rec.slat, self.rec.slat_hist) {
+                    (Some(d), true, true) => self.stats.record_slat(d, self.now - s.issue_ns),
+                    (Some(d), true, false) => {
+                        self.stats.record_slat_moments(d, self.now - s.issue_ns)
+                    }
+                    _ => {}
                 }
             }
         }
@@ -107,8 +111,13 @@ impl Runner<'_> {
                 }
             }
             (Ok(n), Some(dir)) => {
-                self.stats
-                    .record_completion(dir, *n as u64, self.now - submit, self.now - issue);
+                let (bytes, clat, lat) = (*n as u64, self.now - submit, self.now - issue);
+                if self.rec.lat_hist {
+                    self.stats.record_completion(dir, bytes, clat, lat);
+                } else {
+                    self.stats
+                        .record_completion_clat_hist(dir, bytes, clat, lat);
+                }
                 if H && due > 0 {
                     self.stats
                         .dir_mut(dir)
