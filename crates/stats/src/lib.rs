@@ -166,7 +166,7 @@ impl JobStats {
 
     /// As [`JobStats::record_completion`], the total latency in its moments only (see
     /// [`LatStats::record_moments`]: fio fills its histogram only for lat_percentiles).
-    #[inline]
+    #[inline(always)]
     pub fn record_completion_clat_hist(&mut self, d: Dir, bytes: u64, clat_ns: u64, lat_ns: u64) {
         let ds = &mut self.dirs[d as usize];
         ds.io_bytes += bytes;

@@ -141,7 +141,7 @@ impl Runner<'_> {
 
     /// The clock after a synchronous completion: read every time when latencies are measured,
     /// else every [`CLOCK_EVERY`] completions (the runtime and samples need no more).
-    #[inline]
+    #[inline(always)]
     pub(super) fn stamp_done(&mut self) {
         if self.rec.timed {
             self.now = self.clock.now();
