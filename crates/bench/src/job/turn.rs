@@ -197,10 +197,19 @@ impl Runner<'_> {
     /// Reaps when the queue is as full as it gets (or a request waits for its due time).
     fn await_completions(&mut self, t: &mut Turn) -> std::io::Result<()> {
         let full = self.in_flight() >= self.qd() || t.pending.is_some() || t.gen_done;
+        if !full {
+            // Nothing is held back (that makes the queue full), so every slot in use is a
+            // request in the engine: no need to ask it (a virtual call per turn).
+            if self.in_flight() == 0 {
+                // A rate limit made us wait with nothing in flight.
+                self.now = self.clock.now();
+            }
+            return Ok(());
+        }
         // The engine's own count: a request held back (busy, or not yet due under a rate
         // limit) holds a slot here but is not in the engine, and nothing would complete.
         let engine_has = self.eng.in_flight();
-        if full && engine_has > 0 {
+        if engine_has > 0 {
             let min = (self.plan.iodepth_batch_complete_min as usize).clamp(1, engine_has);
             // Waiting for a rate-limited I/O's due time bounds the reap too.
             let until = match (t.deadline, t.wait_until.take()) {
@@ -208,7 +217,7 @@ impl Runner<'_> {
                 (d, w) => d.or(w),
             };
             self.reap(min, until)?;
-        } else if engine_has == 0 {
+        } else {
             // A rate limit made us wait with nothing in flight.
             self.now = self.clock.now();
         }
