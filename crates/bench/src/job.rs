@@ -360,6 +360,10 @@ struct Runner<'a> {
     blocks: Option<Box<blockinfo::BlockInfos>>,
     /// --profile=act: the job's latency slices (job/act.rs).
     act: Option<Box<act::Act>>,
+    /// Some per-I/O hook group is active: the loop runs its full variant (see job/hot.rs).
+    hooks: bool,
+    /// The engine can end the job itself (`Caps::finishes`).
+    finishes: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -375,6 +379,7 @@ impl<'a> Runner<'a> {
         let depth = bufs.len().max(1);
         let now = clock.now();
         let connection = eng.caps().connection;
+        let finishes = eng.caps().finishes;
         let fs_op = eng.caps().fs_op.is_some();
         let fops = FileOps::new(plan, &files, depth);
         Runner {
@@ -451,6 +456,8 @@ impl<'a> Runner<'a> {
             offload: offload::Offload::of(plan),
             blocks: blockinfo::BlockInfos::of(plan),
             act: act::Act::of(plan, now),
+            hooks: true,
+            finishes,
         }
     }
 

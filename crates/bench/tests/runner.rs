@@ -353,3 +353,31 @@ fn fadvise_hint_reaches_the_kernel() {
     );
     assert!(sequential > random, "{sequential} vs {random} pages");
 }
+
+/// The plain loop (no per-I/O option) and the loop with hooks (here `lat_percentiles` is not
+/// one, `thinktime` that never falls due is) count and time every I/O alike; the lat histogram is
+/// filled exactly when lat_percentiles asks for it, as fio fills it.
+#[test]
+fn the_plain_loop_and_the_hooked_loop_record_every_io() {
+    let job = "[n]\nioengine=null\nsize=4m\nbs=4k\nrw=randread\niodepth=4\n";
+    for extra in [
+        "",
+        "lat_percentiles=1\n",
+        "thinktime=1\nthinktime_blocks=1000000\n",
+    ] {
+        let p = plans(&format!("{job}{extra}"));
+        let out = run(&p, &AtomicBool::new(false)).expect("run");
+        let r = out.jobs[0].stats.dir(Dir::Read);
+        assert_eq!(r.total_ios, 1024, "{extra}");
+        assert_eq!(r.clat.samples(), 1024, "{extra}");
+        assert_eq!(r.lat.samples(), 1024, "{extra}");
+        assert_eq!(r.clat.hist.bins().iter().sum::<u64>(), 1024, "{extra}");
+        let lat_hist: u64 = r.lat.hist.bins().iter().sum();
+        let want = if extra.starts_with("lat_percentiles") {
+            1024
+        } else {
+            0
+        };
+        assert_eq!(lat_hist, want, "{extra}");
+    }
+}

@@ -5,6 +5,7 @@ use std::alloc::{self, Layout};
 use std::cell::Cell;
 use std::fmt;
 use std::io;
+use std::num::NonZeroU32;
 use std::ptr::NonNull;
 
 /// Alignment of every buffer: a page, which satisfies any device's O_DIRECT memory alignment.
@@ -90,12 +91,13 @@ impl Drop for MemScope {
     }
 }
 
-/// How a buffer's memory is given back.
+/// How a buffer's memory is given back. Eight bytes: a [`Buf`] travels in every request and
+/// completion, and each byte of it is copied a few times per I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Backing {
     Heap,
-    /// munmap of this many bytes (the length rounded up to the page size used).
-    Map(usize),
+    /// munmap of this many [`BUF_ALIGN`] pages (the length rounded up to the page size used).
+    Map(u32),
     /// shmdt; the segment was marked for removal when it was attached.
     Shm(i32),
 }
@@ -107,11 +109,16 @@ pub struct Buf {
     ptr: NonNull<u8>,
     len: usize,
     backing: Backing,
-    /// Bytes between the allocation's start and `ptr` (fio's iomem_align).
-    skew: usize,
-    /// Registered-buffer slot and the id of the engine that registered it.
-    pub(crate) fixed: Option<(u64, u16)>,
+    /// The id of the engine that registered it (its registered-buffer slot in `fixed_slot`).
+    /// Two fields rather than an `Option` of a pair so `skew` fits beside them in 32 bytes.
+    fixed_id: Option<NonZeroU32>,
+    fixed_slot: u16,
+    /// Bytes between the allocation's start and `ptr` (fio's iomem_align, below one page).
+    skew: u16,
 }
+
+// A request and its completion carry a Buf by value through several moves per I/O.
+const _: () = assert!(std::mem::size_of::<Buf>() == 32);
 
 // SAFETY: a Buf uniquely owns its allocation; moving it to another thread moves that ownership.
 unsafe impl Send for Buf {}
@@ -125,7 +132,9 @@ impl Buf {
         if len == 0 {
             return Ok(Buf::empty());
         }
-        let skew = THREAD_SKEW.with(Cell::get);
+        // Only where a buffer starts within a page can be seen (fio adds iomem_align to a
+        // page-aligned start); whole pages of it would only cost memory.
+        let skew = THREAD_SKEW.with(Cell::get) % BUF_ALIGN;
         let whole = len
             .checked_add(skew)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
@@ -138,7 +147,7 @@ impl Buf {
             // after it are inside it; drop() takes skew back off.
             b.ptr = unsafe { NonNull::new_unchecked(b.ptr.as_ptr().add(skew)) };
             b.len = len;
-            b.skew = skew;
+            b.skew = skew as u16;
         }
         Ok(b)
     }
@@ -158,8 +167,9 @@ impl Buf {
             ptr,
             len,
             backing: Backing::Heap,
+            fixed_id: None,
+            fixed_slot: 0,
             skew: 0,
-            fixed: None,
         })
     }
 
@@ -170,6 +180,8 @@ impl Buf {
             .div_ceil(page)
             .checked_mul(page)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
+        let pages = u32::try_from(size / BUF_ALIGN)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
         let (raw, backing) = match mem {
             BufMem::Shm | BufMem::ShmHuge => {
                 let flags =
@@ -205,7 +217,7 @@ impl Buf {
                 if at == libc::MAP_FAILED {
                     return Err(io::Error::last_os_error());
                 }
-                (at.cast::<u8>(), Backing::Map(size))
+                (at.cast::<u8>(), Backing::Map(pages))
             }
         };
         let ptr = NonNull::new(raw).ok_or_else(|| io::Error::other("mapped at address 0"))?;
@@ -213,8 +225,9 @@ impl Buf {
             ptr,
             len,
             backing,
+            fixed_id: None,
+            fixed_slot: 0,
             skew: 0,
-            fixed: None,
         })
     }
 
@@ -232,8 +245,9 @@ impl Buf {
             ptr: NonNull::dangling(),
             len: 0,
             backing: Backing::Heap,
+            fixed_id: None,
+            fixed_slot: 0,
             skew: 0,
-            fixed: None,
         }
     }
 
@@ -249,7 +263,18 @@ impl Buf {
 
     /// The registered-buffer slot, where an engine registered this buffer.
     pub fn fixed_index(&self) -> Option<u16> {
-        self.fixed.map(|(_, i)| i)
+        self.fixed().map(|(_, i)| i)
+    }
+
+    /// The engine that registered this buffer and its slot there.
+    pub(crate) fn fixed(&self) -> Option<(NonZeroU32, u16)> {
+        self.fixed_id.map(|id| (id, self.fixed_slot))
+    }
+
+    /// Tags the buffer as registered by engine `id` in `slot`.
+    pub(crate) fn set_fixed(&mut self, id: NonZeroU32, slot: u16) {
+        self.fixed_id = Some(id);
+        self.fixed_slot = slot;
     }
 
     /// The bytes.
@@ -277,19 +302,19 @@ impl Drop for Buf {
             return;
         }
         // SAFETY: new() moved ptr skew bytes into the allocation; this is its start again.
-        let base = unsafe { self.ptr.as_ptr().sub(self.skew) };
+        let base = unsafe { self.ptr.as_ptr().sub(usize::from(self.skew)) };
         match self.backing {
             // SAFETY: base came from alloc_zeroed with exactly this layout (the size and
             // alignment passed the same check in heap()).
             Backing::Heap => unsafe {
                 alloc::dealloc(
                     base,
-                    Layout::from_size_align_unchecked(self.len + self.skew, BUF_ALIGN),
+                    Layout::from_size_align_unchecked(self.len + usize::from(self.skew), BUF_ALIGN),
                 )
             },
             // SAFETY: ptr and size are the mapping mmap returned; nothing else refers to it.
-            Backing::Map(size) => unsafe {
-                libc::munmap(base.cast(), size);
+            Backing::Map(pages) => unsafe {
+                libc::munmap(base.cast(), pages as usize * BUF_ALIGN);
             },
             // SAFETY: ptr is where shmat attached the segment; nothing else refers to it.
             Backing::Shm(_) => unsafe {
@@ -303,7 +328,7 @@ impl fmt::Debug for Buf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Buf")
             .field("len", &self.len)
-            .field("fixed", &self.fixed)
+            .field("fixed", &self.fixed())
             .finish()
     }
 }

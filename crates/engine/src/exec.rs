@@ -114,6 +114,7 @@ pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
             direct_io: false,
             sync_only: true,
             max_depth: 1,
+            finishes: true,
             ..Caps::default()
         },
         child: None,

@@ -51,6 +51,8 @@ mod e4defrag;
 mod error;
 mod exec;
 mod files;
+mod kind;
+mod req;
 pub mod sys;
 
 mod libaio;
@@ -78,429 +80,15 @@ pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};
 pub use exec::{runnable, ExecOpts};
 pub use files::DioAlign;
+pub use kind::EngineKind;
 pub use meta::FsOp;
 pub use net::{NetOpts, Proto};
 pub use refused::refusal;
+pub use req::{Done, FileId, Op, Queued, Req};
 pub use sys::dev::DevInfo;
 pub use sys::errno_name;
 pub use sys::meta::StatType;
 pub use uring::net::{NetDone, NetOp, NetRing, OutBody, Outgoing, RecvBuf};
-
-/// The engines, under fio's `ioengine=` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EngineKind {
-    /// Completes every request at once without touching a file: the measure of our overhead.
-    Null,
-    /// `lseek` + `read`/`write`.
-    Sync,
-    /// `pread`/`pwrite`.
-    Psync,
-    /// `lseek` + `readv`/`writev` with one iovec: fio's vsync.
-    Vsync,
-    /// `preadv`/`pwritev` with one iovec: fio's pvsync.
-    Pvsync,
-    /// `preadv2`/`pwritev2`, with `RWF_HIPRI` (hipri) and `RWF_NOWAIT` (nowait).
-    Pvsync2,
-    /// Linux native AIO through the raw syscalls (no libaio.so).
-    Libaio,
-    /// io_uring: plain, SQPOLL, IOPOLL, fixed buffers, registered files.
-    IoUring,
-    /// glibc POSIX AIO (`aio_read` and friends). glibc runs it on a pool of threads that do
-    /// ordinary blocking I/O: it is here because people compare against it.
-    PosixAio,
-    /// Copies to and from a shared mapping of the file; `msync` for fsync.
-    Mmap,
-    /// `splice`/`vmsplice` through a pipe: fio's splice.
-    Splice,
-    /// Burns CPU instead of doing I/O: fio's cpuio.
-    CpuIo,
-    /// Each request creates its file (`open(O_CREAT)`): fio's filecreate.
-    FileCreate,
-    /// Each request looks its file up (`stat_type`): fio's filestat.
-    FileStat,
-    /// Each request removes its file: fio's filedelete.
-    FileDelete,
-    /// Each request makes its directory: fio's dircreate.
-    DirCreate,
-    /// Each request looks its directory up: fio's dirstat.
-    DirStat,
-    /// Each request removes its directory: fio's dirdelete.
-    DirDelete,
-    /// Each request is an `fallocate` of its range: fio's falloc.
-    Falloc,
-    /// Each write sets the file's size to its offset: fio's ftruncate.
-    Ftruncate,
-    /// Each file is a TCP, UDP or Unix socket connection: fio's net.
-    Net,
-    /// As `net`, with TCP data moved through a pipe by splice: fio's netsplice.
-    NetSplice,
-    /// Runs a program for the job's runtime instead of doing I/O: fio's exec.
-    Exec,
-    /// Each write moves its range's blocks to a donor file's (EXT4_IOC_MOVE_EXT): fio's
-    /// e4defrag.
-    E4Defrag,
-}
-
-impl EngineKind {
-    /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 24] = [
-        EngineKind::Null,
-        EngineKind::Sync,
-        EngineKind::Psync,
-        EngineKind::Vsync,
-        EngineKind::Pvsync,
-        EngineKind::Pvsync2,
-        EngineKind::Libaio,
-        EngineKind::IoUring,
-        EngineKind::PosixAio,
-        EngineKind::Mmap,
-        EngineKind::Splice,
-        EngineKind::CpuIo,
-        EngineKind::FileCreate,
-        EngineKind::FileStat,
-        EngineKind::FileDelete,
-        EngineKind::DirCreate,
-        EngineKind::DirStat,
-        EngineKind::DirDelete,
-        EngineKind::Falloc,
-        EngineKind::Ftruncate,
-        EngineKind::Net,
-        EngineKind::NetSplice,
-        EngineKind::Exec,
-        EngineKind::E4Defrag,
-    ];
-
-    /// fio's name for the engine.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Null => "null",
-            EngineKind::Sync => "sync",
-            EngineKind::Psync => "psync",
-            EngineKind::Vsync => "vsync",
-            EngineKind::Pvsync => "pvsync",
-            EngineKind::Pvsync2 => "pvsync2",
-            EngineKind::Libaio => "libaio",
-            EngineKind::IoUring => "io_uring",
-            EngineKind::PosixAio => "posixaio",
-            EngineKind::Mmap => "mmap",
-            EngineKind::Splice => "splice",
-            EngineKind::CpuIo => "cpuio",
-            EngineKind::FileCreate => "filecreate",
-            EngineKind::FileStat => "filestat",
-            EngineKind::FileDelete => "filedelete",
-            EngineKind::DirCreate => "dircreate",
-            EngineKind::DirStat => "dirstat",
-            EngineKind::DirDelete => "dirdelete",
-            EngineKind::Falloc => "falloc",
-            EngineKind::Ftruncate => "ftruncate",
-            EngineKind::Net => "net",
-            EngineKind::NetSplice => "netsplice",
-            EngineKind::Exec => "exec",
-            EngineKind::E4Defrag => "e4defrag",
-        }
-    }
-
-    /// Whether the engine works on laid-out files; `null` does not, nor do the engines that
-    /// make their own files or directories, so there is nothing to lay out or open (fio's
-    /// FIO_DISKLESSIO). Such an engine still gets each file's path.
-    pub fn needs_files(self) -> bool {
-        !matches!(
-            self,
-            EngineKind::Null
-                | EngineKind::CpuIo
-                | EngineKind::FileCreate
-                | EngineKind::DirCreate
-                | EngineKind::DirStat
-                | EngineKind::DirDelete
-                | EngineKind::Net
-                | EngineKind::NetSplice
-                | EngineKind::Exec
-        )
-    }
-
-    /// Whether requests move bytes between buffers and files (not so for `null`, the
-    /// metadata engines, `falloc` and `ftruncate`). [`Caps::moves_data`] says the same of an
-    /// open engine.
-    pub fn moves_data(self) -> bool {
-        !matches!(
-            self,
-            EngineKind::Null | EngineKind::CpuIo | EngineKind::Exec | EngineKind::E4Defrag
-        ) && meta::FsOp::of(self).is_none()
-    }
-
-    /// Whether fio reports the engine's bandwidth in bits when `unit_base` is left to it
-    /// (fio's FIO_BIT_BASED: `net`, not `netsplice`).
-    pub fn bit_based(self) -> bool {
-        self == EngineKind::Net
-    }
-
-    /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
-    pub fn options(self) -> &'static [&'static str] {
-        match self {
-            EngineKind::Pvsync2 => &["hipri", "nowait"],
-            EngineKind::Libaio => &["userspace_reap", "nowait", "nonvectored"],
-            EngineKind::IoUring => &[
-                "hipri",
-                "fixedbufs",
-                "registerfiles",
-                "sqthread_poll",
-                "sqthread_poll_cpu",
-                "nonvectored",
-                "nowait",
-            ],
-            EngineKind::FileStat | EngineKind::DirStat => &["stat_type", "meta_io_uring"],
-            EngineKind::CpuIo => &["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"],
-            EngineKind::FileCreate
-            | EngineKind::FileDelete
-            | EngineKind::DirCreate
-            | EngineKind::DirDelete => &["meta_io_uring"],
-            EngineKind::Net | EngineKind::NetSplice => &[
-                "hostname",
-                "port",
-                "protocol",
-                "listen",
-                "pingpong",
-                "nodelay",
-                "ttl",
-                "interface",
-                "window_size",
-                "mss",
-            ],
-            EngineKind::Exec => &["program", "arguments", "grace_time", "std_redirect"],
-            EngineKind::E4Defrag => &["donorname", "inplace"],
-            _ => &[],
-        }
-    }
-
-    /// The engine with fio's name `name`.
-    pub fn from_name(name: &str) -> Option<EngineKind> {
-        EngineKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
-
-impl std::fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// What a request does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Op {
-    Read,
-    Write,
-    Fsync,
-    Fdatasync,
-    /// Discard: `BLKDISCARD` on block devices, `FALLOC_FL_PUNCH_HOLE` on files.
-    Trim,
-}
-
-impl Op {
-    /// fio's name for the direction, as used in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Fsync => "fsync",
-            Op::Fdatasync => "fdatasync",
-            Op::Trim => "trim",
-        }
-    }
-
-    /// Whether the request moves data through its buffer.
-    pub fn is_data(self) -> bool {
-        matches!(self, Op::Read | Op::Write)
-    }
-}
-
-/// A file registered with an engine by [`Engine::add_file`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FileId(pub(crate) u32);
-
-impl FileId {
-    /// Stands for a file of a job that is not open now (fio's `openfiles`); no engine hands
-    /// it out, so a request on it fails as an unknown file.
-    pub const CLOSED: FileId = FileId(u32::MAX);
-
-    /// The slot number (registered-file index where the engine registers files).
-    pub fn index(self) -> u32 {
-        self.0
-    }
-}
-
-/// One I/O request. The buffer travels with it and comes back in [`Done`].
-#[derive(Debug)]
-pub struct Req {
-    pub op: Op,
-    pub file: FileId,
-    pub offset: u64,
-    /// Bytes to transfer (read/write: at most `buf.len()`) or to discard (trim).
-    pub len: usize,
-    pub buf: Buf,
-    /// The caller's own value, returned untouched.
-    pub tag: u64,
-    /// The I/O priority of this request (`sys::task::ioprio_value`; 0: the thread's own), for
-    /// fio's cmdprio options. Engines with [`Caps::ioprio`] pass it to the kernel (io_uring's
-    /// `sqe.ioprio`, libaio's `aio_reqprio`); the others leave it.
-    pub ioprio: u16,
-    /// Bytes already transferred by earlier partial completions.
-    pub(crate) done: usize,
-}
-
-impl Req {
-    /// A read of `buf.len()` bytes at `offset`.
-    pub fn read(file: FileId, offset: u64, buf: Buf) -> Req {
-        let len = buf.len();
-        Req {
-            op: Op::Read,
-            file,
-            offset,
-            len,
-            buf,
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
-    }
-
-    /// A write of `buf.len()` bytes at `offset`.
-    pub fn write(file: FileId, offset: u64, buf: Buf) -> Req {
-        let len = buf.len();
-        Req {
-            op: Op::Write,
-            file,
-            offset,
-            len,
-            buf,
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
-    }
-
-    /// A data request of `len` bytes (at most `buf.len()`).
-    pub fn data(op: Op, file: FileId, offset: u64, len: usize, buf: Buf) -> Req {
-        Req {
-            op,
-            file,
-            offset,
-            len,
-            buf,
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
-    }
-
-    /// `fsync` (or `fdatasync` when `data_only`) of the whole file.
-    pub fn sync(file: FileId, data_only: bool) -> Req {
-        let op = if data_only { Op::Fdatasync } else { Op::Fsync };
-        Req {
-            op,
-            file,
-            offset: 0,
-            len: 0,
-            buf: Buf::empty(),
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
-    }
-
-    /// Discard `len` bytes at `offset`.
-    pub fn trim(file: FileId, offset: u64, len: usize) -> Req {
-        Req {
-            op: Op::Trim,
-            file,
-            offset,
-            len,
-            buf: Buf::empty(),
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
-    }
-
-    /// The same request with the I/O priority `ioprio` (see [`Req::ioprio`]).
-    pub fn with_ioprio(mut self, ioprio: u16) -> Req {
-        self.ioprio = ioprio;
-        self
-    }
-
-    /// The same request with the caller's `tag`.
-    pub fn with_tag(mut self, tag: u64) -> Req {
-        self.tag = tag;
-        self
-    }
-
-    /// The part of the transfer that is still to do: (file offset, buffer start, length).
-    pub(crate) fn remaining(&self) -> (u64, usize, usize) {
-        (
-            self.offset + self.done as u64,
-            self.done,
-            self.len - self.done,
-        )
-    }
-
-    /// Applies one kernel completion of the remaining part. Returns the request's final
-    /// outcome, or `None` when the rest must be submitted again: after a short transfer, or an
-    /// EINTR/EAGAIN (EAGAIN is final under `nowait`). A read that returns 0 has reached end of
-    /// file and completes with what it got; a write that returns 0 is ENOSPC.
-    pub(crate) fn complete_part(
-        &mut self,
-        res: io::Result<usize>,
-        nowait: bool,
-    ) -> Option<io::Result<usize>> {
-        match res {
-            Err(e) if sys::is_retry(&e, nowait) => None,
-            Err(e) => Some(Err(e)),
-            Ok(n) if !self.op.is_data() => Some(Ok(n)),
-            Ok(0) if self.op == Op::Read || self.len == 0 => Some(Ok(self.done)),
-            Ok(0) => Some(Err(io::Error::from_raw_os_error(libc::ENOSPC))),
-            Ok(n) => {
-                self.done += n;
-                if self.done >= self.len {
-                    Some(Ok(self.done))
-                } else {
-                    None
-                }
-            }
-        }
-    }
-}
-
-/// A completed request: the request (with its buffer) and its outcome. `Ok(n)` is the number of
-/// bytes transferred: `len` unless a read reached end of file.
-#[derive(Debug)]
-pub struct Done {
-    pub req: Req,
-    pub result: io::Result<usize>,
-}
-
-impl Done {
-    /// A one-line description of a failed request: operation, offset, length, errno name.
-    pub fn error_message(&self, engine: &str) -> Option<String> {
-        let err = self.result.as_ref().err()?;
-        let name = err.raw_os_error().map(errno_name).unwrap_or("error");
-        Some(format!(
-            "{engine}: {} of {} bytes at offset {} failed: {name}: {err}",
-            self.req.op.name(),
-            self.req.len,
-            self.req.offset
-        ))
-    }
-}
-
-/// The outcome of [`Engine::queue`].
-#[derive(Debug)]
-pub enum Queued {
-    /// Completed during the call (synchronous engines, or an error found before submission).
-    Done(Done),
-    /// Accepted; it goes to the kernel at the next [`Engine::commit`].
-    Queued,
-    /// The queue is full: commit and reap, then queue this request again.
-    Busy(Req),
-}
 
 /// System calls an engine made, counted by the engine itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -574,6 +162,9 @@ pub struct Caps {
     /// added after the start line, so that a listener in the same run is listening before a
     /// sender connects, and a read of 0 bytes means the peer has gone (the job ends).
     pub connection: bool,
+    /// [`Engine::finished`] can turn true (net once its peer has gone, exec once its program
+    /// has ended): callers ask it per request only then, not with a virtual call every I/O.
+    pub finishes: bool,
 }
 
 impl Default for Caps {
@@ -598,6 +189,7 @@ impl Default for Caps {
             fs_op: None,
             ioprio: false,
             connection: false,
+            finishes: false,
         }
     }
 }
@@ -734,7 +326,8 @@ pub trait Engine: Send {
     fn syscalls(&self) -> SysCalls;
 
     /// Whether the engine has nothing more to do, so the job issues no more requests (fio's
-    /// td->done): net once its peer has gone, exec once its program has ended.
+    /// td->done): net once its peer has gone, exec once its program has ended. An engine that
+    /// overrides this sets [`Caps::finishes`].
     fn finished(&self) -> bool {
         false
     }
@@ -789,42 +382,5 @@ pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         EngineKind::Net | EngineKind::NetSplice => net::open(opts),
         EngineKind::Exec => exec::open(opts),
         EngineKind::E4Defrag => e4defrag::open(opts),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn short_transfers_resubmit_and_eof_completes() {
-        let mut r = Req::read(FileId(0), 0, Buf::new(8192).unwrap());
-        assert!(r.complete_part(Ok(4096), false).is_none());
-        assert_eq!(r.remaining(), (4096, 4096, 4096));
-        assert!(r
-            .complete_part(Err(io::Error::from_raw_os_error(libc::EINTR)), false)
-            .is_none());
-        assert_eq!(r.complete_part(Ok(0), false).unwrap().unwrap(), 4096);
-    }
-
-    #[test]
-    fn zero_byte_write_is_enospc_and_errors_are_final() {
-        let mut w = Req::write(FileId(0), 0, Buf::new(512).unwrap());
-        let e = w.complete_part(Ok(0), false).unwrap().unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
-        let mut w = Req::write(FileId(0), 0, Buf::new(512).unwrap());
-        let again = w.complete_part(Err(io::Error::from_raw_os_error(libc::EAGAIN)), true);
-        assert_eq!(
-            again.unwrap().unwrap_err().raw_os_error(),
-            Some(libc::EAGAIN)
-        );
-    }
-
-    #[test]
-    fn engine_names_round_trip() {
-        for k in EngineKind::ALL {
-            assert_eq!(EngineKind::from_name(k.name()), Some(k));
-        }
-        assert_eq!(EngineKind::from_name("windowsaio"), None);
     }
 }

@@ -478,7 +478,11 @@ impl Engine for LibaioEngine {
         out: &mut Vec<Done>,
     ) -> io::Result<usize> {
         let start = out.len();
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        // The first wait gets the whole timeout and reads no clock: io_getevents returns fewer
+        // than asked only when the time ran out (EINTR is retried), and that ends the reap.
+        // Only a further wait (after a short transfer's remainder went back) reads the clock,
+        // for a deadline one timeout from then: at most twice the timeout in that rare case.
+        let mut deadline: Option<Option<Instant>> = None;
         let mut waited = false;
         let mut last = false;
         loop {
@@ -494,7 +498,15 @@ impl Engine for LibaioEngine {
             }
             let nr = (max - got).min(self.events.len());
             let want = min.saturating_sub(got).min(self.kernel).min(nr);
-            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let left = match timeout {
+                None => None,
+                Some(t) if !waited => Some(t),
+                Some(t) => {
+                    let now = Instant::now();
+                    let d = *deadline.get_or_insert(now.checked_add(t));
+                    Some(d.map_or(t, |d| d.saturating_duration_since(now)))
+                }
+            };
             let n = self.get_events(want, nr, left)?;
             for i in 0..n {
                 let ev = self.events[i];
@@ -505,7 +517,7 @@ impl Engine for LibaioEngine {
                 self.commit()?;
             }
             waited = true;
-            last = want == 0 || deadline.is_some_and(|d| Instant::now() >= d);
+            last = want == 0 || left.is_some_and(|l| n < want || l.is_zero());
         }
         Ok(out.len() - start)
     }

@@ -153,6 +153,13 @@ impl JobStats {
         self.dirs[d as usize].slat.record(ns);
     }
 
+    /// Submission latency of one I/O, without its histogram (see [`LatStats::record_moments`]:
+    /// fio fills it only for slat_percentiles).
+    #[inline]
+    pub fn record_slat_moments(&mut self, d: Dir, ns: u64) {
+        self.dirs[d as usize].slat.record_moments(ns);
+    }
+
     /// One I/O completed successfully with `bytes` transferred, `clat_ns` from submission and
     /// `lat_ns` from issue. Also counts it in `latency_ns/us/ms`, from clat as fio does.
     #[inline]
@@ -162,6 +169,18 @@ impl JobStats {
         ds.done_ios += 1;
         ds.clat.record(clat_ns);
         ds.lat.record(lat_ns);
+        self.lat_dist.mark(clat_ns);
+    }
+
+    /// As [`JobStats::record_completion`], the total latency in its moments only (see
+    /// [`LatStats::record_moments`]: fio fills its histogram only for lat_percentiles).
+    #[inline(always)]
+    pub fn record_completion_clat_hist(&mut self, d: Dir, bytes: u64, clat_ns: u64, lat_ns: u64) {
+        let ds = &mut self.dirs[d as usize];
+        ds.io_bytes += bytes;
+        ds.done_ios += 1;
+        ds.clat.record(clat_ns);
+        ds.lat.record_moments(lat_ns);
         self.lat_dist.mark(clat_ns);
     }
 

@@ -29,8 +29,12 @@ impl Runner<'_> {
             for &slot in &self.queued {
                 let s = &mut self.slots[slot as usize];
                 s.submit_ns = self.now;
-                if let (Some(d), true) = (s.dir, self.rec.slat) {
-                    self.stats.record_slat(d, self.now - s.issue_ns);
+                match (s.dir, self.rec.slat, self.rec.slat_hist) {
+                    (Some(d), true, true) => self.stats.record_slat(d, self.now - s.issue_ns),
+                    (Some(d), true, false) => {
+                        self.stats.record_slat_moments(d, self.now - s.issue_ns)
+                    }
+                    _ => {}
                 }
             }
         }
@@ -54,8 +58,14 @@ impl Runner<'_> {
         };
         self.now = self.clock.now();
         self.stats.depth.mark_complete(n as u32);
-        for d in out.drain(..) {
-            self.complete(d);
+        if self.hooks {
+            for d in out.drain(..) {
+                self.complete_as::<true>(d);
+            }
+        } else {
+            for d in out.drain(..) {
+                self.complete_as::<false>(d);
+            }
         }
         self.out = out;
         Ok(())
@@ -70,23 +80,36 @@ impl Runner<'_> {
         Ok(())
     }
 
-    pub(super) fn complete(&mut self, mut d: Done) {
-        self.block_done(&d);
-        if self.verify.is_some() {
+    /// Records a completion, every per-I/O hook called.
+    pub(super) fn complete(&mut self, d: Done) {
+        self.complete_as::<true>(d);
+    }
+
+    /// Records a completion. `H` false (no hook group active, job/hot.rs) leaves out verify,
+    /// debug lines, priorities, connections, rate due times, latency control, range locks and
+    /// log files.
+    #[inline(always)]
+    pub(super) fn complete_as<const H: bool>(&mut self, mut d: Done) {
+        if H {
+            self.block_done(&d);
+        }
+        if H && self.verify.is_some() {
             self.verify_done(&mut d);
         }
-        if self.debug_io {
+        if H && self.debug_io {
             self.debug_req("complete", &d.req);
         }
         let slot = d.req.tag as u32;
         let s = &self.slots[slot as usize];
         let (issue, submit, due, dir) = (s.issue_ns, s.submit_ns, s.due_ns, s.dir);
-        if dir.is_some() {
-            self.act_done(issue);
+        if H {
+            if dir.is_some() {
+                self.act_done(issue);
+            }
+            self.record_prio(&d, dir, submit, issue);
         }
-        self.record_prio(&d, dir, submit, issue);
         match (&d.result, dir) {
-            (Ok(0), Some(dir)) if self.connection && d.req.len > 0 => self.end_of_stream(dir),
+            (Ok(0), Some(dir)) if H && self.connection && d.req.len > 0 => self.end_of_stream(dir),
             (Ok(n), Some(dir)) if !self.rec.all() => {
                 self.record_some(dir, *n as u64, submit, issue);
                 if *n < d.req.len {
@@ -94,9 +117,14 @@ impl Runner<'_> {
                 }
             }
             (Ok(n), Some(dir)) => {
-                self.stats
-                    .record_completion(dir, *n as u64, self.now - submit, self.now - issue);
-                if due > 0 {
+                let (bytes, clat, lat) = (*n as u64, self.now - submit, self.now - issue);
+                if self.rec.lat_hist {
+                    self.stats.record_completion(dir, bytes, clat, lat);
+                } else {
+                    self.stats
+                        .record_completion_clat_hist(dir, bytes, clat, lat);
+                }
+                if H && due > 0 {
                     self.stats
                         .dir_mut(dir)
                         .due_lat
@@ -116,11 +144,13 @@ impl Runner<'_> {
             }
             (Err(_), _) => self.io_error(&d, dir),
         }
-        if let (Ok(_), Some(dir)) = (&d.result, dir) {
-            self.check_latency(dir, issue);
+        if H {
+            if let (Ok(_), Some(dir)) = (&d.result, dir) {
+                self.check_latency(dir, issue);
+            }
+            self.fops.done(slot);
+            self.log_done(&d, dir, issue, submit);
         }
-        self.fops.done(slot);
-        self.log_done(&d, dir, issue, submit);
         self.free_slots.push(slot);
         if d.req.op.is_data() {
             self.free.push(d.req.buf);

@@ -102,6 +102,11 @@ pub(super) struct FileOps {
 }
 
 impl FileOps {
+    /// Whether any of these options is set (the loop calls its hooks only then).
+    pub(super) fn active(&self) -> bool {
+        self.mode != FileLock::None || self.overlap || self.fill
+    }
+
     pub(super) fn new(plan: &JobPlan, files: &[FileId], depth: usize) -> FileOps {
         let spec = &plan.spec;
         let slots = files

@@ -3,13 +3,41 @@
 //! of them a completion costs one comparison instead of one per duty.
 //!
 //! A hook that does something every N milliseconds joins in by adding its own next due time
-//! to [`Runner::next_tick_at`]; one that runs per I/O belongs behind a single flag of its own.
+//! to [`Runner::next_tick_at`]. A hook that runs per I/O is called as `if H { self.hook() }`
+//! in the loop's functions (generic over `const H: bool`), and its option joins
+//! [`Runner::hooks_wanted`]: a job with no such option runs the loop compiled with `H` false,
+//! where the hooks are not there at all (not even a test of a flag each).
 
 use std::sync::atomic::Ordering;
 
 use super::{Runner, STOP_POLL};
 
 impl Runner<'_> {
+    /// Whether any per-I/O hook group is active, decided once when the run starts: the loop's
+    /// variant with `H` true calls them, the one with `H` false is the plain loop.
+    pub(super) fn hooks_wanted(&self) -> bool {
+        let (plan, b) = (self.plan, &self.plan.buffers);
+        let issue = self.flow.is_some()
+            || self.fops.active()
+            || self.finishes
+            || self.iolog.on()
+            || plan.fsync_every > 0
+            || plan.fdatasync_every > 0
+            || self.sync_range.active()
+            || b.dedupe_percentage > 0
+            || b.refill
+            || self.cmdprio.is_some()
+            || self.rate_limited
+            || self.thinks()
+            || super::openfiles::open_at_start(plan) < plan.files.len();
+        let complete = self.connection
+            || self.lat.on
+            || self.logs.is_some()
+            || self.blocks.is_some()
+            || self.act.is_some();
+        issue || complete || self.verify.is_some() || self.debug_io
+    }
+
     /// After each completion (sync) or reap: the status snapshot when another thread asked
     /// for one, and the periodic duties when one is due. Inlined: two comparisons.
     #[inline(always)]

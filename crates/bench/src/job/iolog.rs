@@ -23,6 +23,13 @@ pub(super) struct IoLog {
     replay: Option<Replaying>,
 }
 
+impl IoLog {
+    /// Whether a log is written or replayed (the loop calls its hooks only then).
+    pub(super) fn on(&self) -> bool {
+        self.writer.is_some() || self.replay.is_some()
+    }
+}
+
 struct Writer {
     out: BufWriter<File>,
     /// The clock when the log was opened: its times count from here.

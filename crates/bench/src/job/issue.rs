@@ -10,14 +10,24 @@ use super::{stat_dir, Runner};
 use crate::setup::fill;
 
 impl Runner<'_> {
-    #[inline(always)]
+    /// The next request, every per-I/O hook called (see [`Runner::next_req_as`]).
+    #[inline]
     pub(super) fn next_req(&mut self) -> Option<Req> {
+        self.next_req_as::<true>()
+    }
+
+    /// The next request. `H` false (no hook group active, job/hot.rs) leaves out what only
+    /// an option turns on: syncs, verify, buffer refills, priorities, rate schedules.
+    #[inline(always)]
+    pub(super) fn next_req_as<const H: bool>(&mut self) -> Option<Req> {
         let plan = self.plan;
-        if self.free.is_empty() || self.fops.full || self.eng.finished() {
+        if self.free.is_empty() {
             return None;
         }
-        // One test of a flag when verify is off: the call builds an Option<Req> either way.
-        if self.verify.is_some() {
+        if H && (self.fops.full || self.finishes && self.eng.finished()) {
+            return None;
+        }
+        if H && self.verify.is_some() {
             if let Some(r) = self.verify_backlog_req() {
                 return Some(r);
             }
@@ -28,20 +38,20 @@ impl Runner<'_> {
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;
         }
-        let io = match self.held.take() {
+        let io = match if H { self.held.take() } else { None } {
             Some(io) => io,
             None => self.gen.next_io()?,
         };
-        if self.fsync_due() {
+        if H && self.fsync_due() {
             return self.fsync_before(io);
         }
         if self.each_loop.due() && !self.next_loop() {
             return None;
         }
-        if self.sync_range.due() && !self.sync_ranges() {
+        if H && self.sync_range.due() && !self.sync_ranges() {
             return None;
         }
-        if !self.open_for(io.file) {
+        if H && !self.open_for(io.file) {
             return None;
         }
         self.each_loop.issued(io.len);
@@ -50,23 +60,33 @@ impl Runner<'_> {
         let op = match io.dir {
             WDir::Read => Op::Read,
             WDir::Write => {
-                self.writes_since_sync += 1;
-                self.sync_range.wrote(io.file, io.offset, io.len);
+                if H {
+                    self.writes_since_sync += 1;
+                    self.sync_range.wrote(io.file, io.offset, io.len);
+                }
                 Op::Write
             }
             WDir::Trim => Op::Trim,
         };
         self.stats.issued(dir);
-        self.slots[slot as usize].due_ns = if self.rate_limited {
-            self.schedule(io.dir as usize, io.len)
-        } else {
-            0
-        };
+        if H {
+            // Without a hook group due_ns stays 0, as every slot starts.
+            self.slots[slot as usize].due_ns = if self.rate_limited {
+                self.schedule(io.dir as usize, io.len)
+            } else {
+                0
+            };
+        }
         let file = self.files[io.file];
         if op == Op::Trim {
             return Some(Req::trim(file, io.offset, io.len as usize).with_tag(slot as u64));
         }
         let mut buf = self.free.pop()?;
+        if !H {
+            return Some(
+                Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64),
+            );
+        }
         if op == Op::Write && plan.buffers.dedupe_percentage > 0 {
             self.dedupe_fill(&mut buf);
         } else if op == Op::Write && plan.buffers.refill {

@@ -49,6 +49,10 @@ pub(super) struct Record {
     pub(super) slat: bool,
     /// Issue times are taken at all.
     pub(super) timed: bool,
+    /// The lat and slat histograms are filled (fio's lat_percentiles, slat_percentiles: no
+    /// report reads them otherwise).
+    pub(super) lat_hist: bool,
+    pub(super) slat_hist: bool,
 }
 
 impl Record {
@@ -58,6 +62,8 @@ impl Record {
             lat: !s.disable_lat,
             slat: !s.disable_slat,
             timed: !(s.disable_clat && s.disable_slat && s.disable_bw),
+            lat_hist: s.lat_percentiles,
+            slat_hist: s.slat_percentiles,
         }
     }
 
@@ -126,14 +132,16 @@ impl Runner<'_> {
         if rec.clat {
             self.stats.record_clat(dir, self.now - submit);
         }
-        if rec.lat {
+        if rec.lat && rec.lat_hist {
             self.stats.dir_mut(dir).lat.record(self.now - issue);
+        } else if rec.lat {
+            self.stats.dir_mut(dir).lat.record_moments(self.now - issue);
         }
     }
 
     /// The clock after a synchronous completion: read every time when latencies are measured,
     /// else every [`CLOCK_EVERY`] completions (the runtime and samples need no more).
-    #[inline]
+    #[inline(always)]
     pub(super) fn stamp_done(&mut self) {
         if self.rec.timed {
             self.now = self.clock.now();

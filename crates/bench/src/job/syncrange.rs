@@ -20,6 +20,11 @@ pub(super) struct SyncRange {
 }
 
 impl SyncRange {
+    /// Whether sync_file_range is set (the loop calls its hooks only then).
+    pub(super) fn active(&self) -> bool {
+        self.every > 0
+    }
+
     pub(super) fn new(flags: u32, every: u32, files: usize) -> SyncRange {
         SyncRange {
             flags,

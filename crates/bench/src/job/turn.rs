@@ -47,6 +47,7 @@ impl Runner<'_> {
         };
         self.sample_until = t.deadline.unwrap_or(u64::MAX);
         self.iolog_start()?;
+        self.hooks = self.hooks_wanted();
         if self.verify_only(stop)? {
             return Ok(());
         }
@@ -57,7 +58,11 @@ impl Runner<'_> {
             if self.ramping && self.now >= t.ramp_end {
                 self.end_ramp();
             }
-            self.fill(&mut t, stop)?;
+            if self.hooks {
+                self.fill::<true>(&mut t, stop)?;
+            } else {
+                self.fill::<false>(&mut t, stop)?;
+            }
             self.commit()?;
             if t.gen_done && self.in_flight() == 0 && t.pending.is_none() {
                 break;
@@ -69,40 +74,40 @@ impl Runner<'_> {
     }
 
     /// Queues until the depth is reached, the engine is busy, a batch is ready, a request
-    /// must wait (rate, lock, flow) or the generator is done.
+    /// must wait (rate, lock, flow) or the generator is done. `H`: the per-I/O hooks are
+    /// called (see job/hot.rs); without them this is the plain loop.
     #[inline]
-    fn fill(&mut self, t: &mut Turn, stop: &Stops<'_>) -> std::io::Result<()> {
+    fn fill<const H: bool>(&mut self, t: &mut Turn, stop: &Stops<'_>) -> std::io::Result<()> {
         while self.in_flight() < self.qd() || t.pending.is_some() {
             if t.sync && self.rec.lat {
                 // fio's start_time: read before the request is made, so lat covers making it
                 // and clat does not (fio reads the clock here too).
                 self.now = self.clock.now();
             }
-            if t.pending.is_none() && self.flow_held(stop) {
+            if H && t.pending.is_none() && self.flow_held(stop) {
                 break;
             }
-            let req = match t.pending.take() {
-                Some(r) => r,
-                None => match self.next_logged() {
-                    Some(r) => r,
-                    None => {
-                        t.gen_done = true;
-                        break;
-                    }
-                },
+            let next = match t.pending.take() {
+                Some(r) => Some(r),
+                None if H => self.next_logged(),
+                None => self.next_req_as::<false>(),
             };
-            if self.fops.must_wait(&req) {
+            let Some(req) = next else {
+                t.gen_done = true;
+                break;
+            };
+            if H && self.fops.must_wait(&req) {
                 t.pending = Some(req);
                 break;
             }
-            if !self.pace(t, req.tag as usize) {
+            if H && !self.pace(t, req.tag as usize) {
                 t.pending = Some(req);
                 break;
             }
-            if !self.issue(t, req, stop) {
+            if !self.issue::<H>(t, req, stop) {
                 break;
             }
-            if self.thinks() && self.think_due() {
+            if H && self.thinks() && self.think_due() {
                 // Out to the loop's head, where the end of the run is noticed.
                 self.think_now(stop)?;
                 break;
@@ -144,7 +149,7 @@ impl Runner<'_> {
     /// Hands one request to the engine; false when the fill should stop (a batch is ready,
     /// the engine is busy, or a synchronous completion ended the run).
     #[inline(always)]
-    fn issue(&mut self, t: &mut Turn, req: Req, stop: &Stops<'_>) -> bool {
+    fn issue<const H: bool>(&mut self, t: &mut Turn, req: Req, stop: &Stops<'_>) -> bool {
         let slot = req.tag as u32;
         if t.sync && self.rec.timed {
             // Each I/O is timed alone: clat is the call itself; lat counts from the slot's
@@ -152,12 +157,16 @@ impl Runner<'_> {
             self.now = self.clock.now();
             self.slots[slot as usize].submit_ns = self.now;
         }
-        if self.debug_io {
+        if H && self.debug_io {
             self.debug_req("queue", &req);
         }
-        self.fops.before_queue(&req);
+        if H {
+            self.fops.before_queue(&req);
+        }
         let queued = self.eng.queue(req);
-        self.fops.after_queue();
+        if H {
+            self.fops.after_queue();
+        }
         match queued {
             Queued::Done(d) => {
                 self.stamp_done();
@@ -165,7 +174,7 @@ impl Runner<'_> {
                 self.stats.depth.mark_depth(depth, 1);
                 self.stats.depth.mark_submit(1);
                 self.stats.depth.mark_complete(1);
-                self.complete(d);
+                self.complete_as::<H>(d);
                 // A synchronous engine never fills the queue: the end of the ramp and of the
                 // run have to be noticed here.
                 if self.ramping && self.now >= t.ramp_end {
@@ -188,10 +197,19 @@ impl Runner<'_> {
     /// Reaps when the queue is as full as it gets (or a request waits for its due time).
     fn await_completions(&mut self, t: &mut Turn) -> std::io::Result<()> {
         let full = self.in_flight() >= self.qd() || t.pending.is_some() || t.gen_done;
+        if !full {
+            // Nothing is held back (that makes the queue full), so every slot in use is a
+            // request in the engine: no need to ask it (a virtual call per turn).
+            if self.in_flight() == 0 {
+                // A rate limit made us wait with nothing in flight.
+                self.now = self.clock.now();
+            }
+            return Ok(());
+        }
         // The engine's own count: a request held back (busy, or not yet due under a rate
         // limit) holds a slot here but is not in the engine, and nothing would complete.
         let engine_has = self.eng.in_flight();
-        if full && engine_has > 0 {
+        if engine_has > 0 {
             let min = (self.plan.iodepth_batch_complete_min as usize).clamp(1, engine_has);
             // Waiting for a rate-limited I/O's due time bounds the reap too.
             let until = match (t.deadline, t.wait_until.take()) {
@@ -199,7 +217,7 @@ impl Runner<'_> {
                 (d, w) => d.or(w),
             };
             self.reap(min, until)?;
-        } else if engine_has == 0 {
+        } else {
             // A rate limit made us wait with nothing in flight.
             self.now = self.clock.now();
         }

@@ -258,6 +258,7 @@ fn build(opts: &EngineOpts) -> Result<NetEngine, EngineError> {
             sync_only: true,
             max_depth: 1,
             connection: true,
+            finishes: true,
             ..Caps::default()
         },
         conns: Vec::new(),

@@ -269,8 +269,12 @@ pub(super) fn enter(
     };
     let mut flags = EnterFlags::empty();
     // CQEs the kernel holds back after an overflow, and deferred task work, are only
-    // flushed by an enter with GETEVENTS.
-    if wait.is_some() || overflow || taskrun {
+    // flushed by an enter with GETEVENTS. A submission asks for it too (min 0: it never
+    // blocks), as fio's commit does: the completions that are ready are posted on the way, and
+    // the reap that follows finds them in the CQ instead of entering the kernel again (with
+    // DEFER_TASKRUN nothing else posts them).
+    let submitting = matches!(why, Why::Submit) && to_submit > 0 && !mode.sqpoll;
+    if wait.is_some() || overflow || taskrun || submitting {
         flags |= EnterFlags::GETEVENTS;
     }
     if mode.sqpoll {

@@ -2,9 +2,10 @@
 //! talks to io_uring_register; the wrappers map its errors to what a user can act on.
 
 use std::io;
+use std::num::NonZeroU32;
 use std::os::fd::RawFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use io_uring::IoUring;
 
@@ -18,7 +19,17 @@ const MAX_REG_BUF_LEN: usize = 1 << 30;
 
 /// Engine ids only tell engines apart so that a buffer registered with one engine is never
 /// used as a fixed buffer by another; a process-wide counter is the simplest unique source.
-static NEXT_ENGINE_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_ENGINE_ID: AtomicU32 = AtomicU32::new(1);
+
+/// A new engine id (never 0; after 2^32 engines the count wraps, and a buffer would have to
+/// outlive four billion engines to meet its registrar's id again).
+fn next_engine_id() -> NonZeroU32 {
+    loop {
+        if let Some(id) = NonZeroU32::new(NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed)) {
+            return id;
+        }
+    }
+}
 
 /// What to register.
 enum Reg<'a> {
@@ -53,7 +64,7 @@ fn call(ring: &IoUring, what: Reg<'_>) -> io::Result<()> {
 /// The engine's registered tables.
 #[derive(Debug)]
 pub(super) struct Registry {
-    pub id: u64,
+    pub id: NonZeroU32,
     /// Size of the sparse buffer table (0: fixedbufs is off).
     buf_table: u32,
     next_buf: u32,
@@ -70,7 +81,7 @@ impl Registry {
         max_files: Option<u32>,
     ) -> Result<Registry, EngineError> {
         let mut r = Registry {
-            id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
+            id: next_engine_id(),
             buf_table: 0,
             next_buf: 0,
             file_table: 0,
@@ -96,7 +107,7 @@ impl Registry {
 
     /// The registered slot of `buf`, if this engine registered it.
     pub fn fixed_slot(&self, buf: &Buf) -> Option<u16> {
-        match buf.fixed {
+        match buf.fixed() {
             Some((id, slot)) if id == self.id && self.buf_table != 0 => Some(slot),
             _ => None,
         }
@@ -121,7 +132,7 @@ impl Registry {
         call(ring, Reg::Buf(slot, &iov))
             .map_err(|e| buf_error(e, "alloc_buf").at(0, buf.len() as u64))?;
         self.next_buf += 1;
-        buf.fixed = Some((self.id, slot as u16));
+        buf.set_fixed(self.id, slot as u16);
         Ok(())
     }
 
