@@ -28,7 +28,10 @@ mod iolog;
 mod issue;
 mod latency;
 mod log;
+mod logagg;
 mod logfile;
+mod logshare;
+mod logwin;
 mod pacing;
 mod periodic;
 mod rates;
@@ -51,9 +54,9 @@ use fileops::FileOps;
 use record::Record;
 use syncrange::SyncRange;
 
-pub(crate) use log::prepare_shared as prepare_shared_logs;
-pub use log::write_bandwidth_logs;
+pub(crate) use logagg::AggLog;
 pub use logfile::inflate as inflate_log;
+pub(crate) use logshare::{join_shared as join_shared_logs, prepare_shared as prepare_shared_logs};
 
 /// What a job thread hands back.
 #[derive(Debug)]

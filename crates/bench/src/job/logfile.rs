@@ -9,7 +9,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Bytes a log buffers before a write reaches the file.
 const BUF_BYTES: usize = 64 << 10;
@@ -198,9 +198,6 @@ pub(super) struct LogFile {
 /// How a log file is opened.
 #[derive(Clone, Copy)]
 pub(super) struct OpenHow {
-    /// Shared by several jobs (per_job_logs=0): appended to, as it was emptied once before
-    /// the run (see [`truncate`]); each line goes out in one write, so lines never mix.
-    pub(super) shared: bool,
     /// log_store_compressed: chunks of this many bytes of text, each a zlib stream.
     pub(super) zlib_chunk: Option<usize>,
 }
@@ -208,11 +205,7 @@ pub(super) struct OpenHow {
 impl LogFile {
     pub(super) fn open(path: PathBuf, how: OpenHow) -> io::Result<LogFile> {
         let mut o = OpenOptions::new();
-        if how.shared {
-            o.append(true).create(true);
-        } else {
-            o.write(true).create(true).truncate(true);
-        }
+        o.write(true).create(true).truncate(true);
         let f = o.open(&path)?;
         let sink = match how.zlib_chunk {
             Some(n) => Sink::Zlib(Chunks::new(f, n)),
@@ -288,11 +281,6 @@ impl LogFile {
             );
         }
     }
-}
-
-/// Empties a log file that several jobs append to, once before the run.
-pub(super) fn truncate(path: &Path) -> io::Result<()> {
-    File::create(path).map(drop)
 }
 
 /// fio's compressed log: the text cut into chunks of `size` bytes, each written as its own
@@ -436,10 +424,7 @@ mod tests {
             iolab_testkit::skip("log write error", &"no /dev/full here");
             return;
         }
-        let how = OpenHow {
-            shared: true,
-            zlib_chunk: None,
-        };
+        let how = OpenHow { zlib_chunk: None };
         let mut f = LogFile::open(full, how).unwrap();
         let mut l = Line::new();
         for i in 0..10_000u64 {
@@ -464,7 +449,6 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("x_clat.1.log.fz");
         let how = OpenHow {
-            shared: false,
             zlib_chunk: Some(1024),
         };
         let mut f = LogFile::open(path.clone(), how).unwrap();

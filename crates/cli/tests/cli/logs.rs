@@ -476,22 +476,83 @@ fn store_compressed_refuses_what_fios_format_cannot_hold() {
 }
 
 #[test]
-fn bandwidth_log_writes_the_runs_bandwidth_per_direction() {
+fn bandwidth_log_lines_come_every_window_while_the_run_goes() {
     let d = TestDir::new("logs-agg");
-    let v = json(&d, &with(PACED, &["--bandwidth-log"]));
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["run", "--bandwidth-log", "--output-format=json"])
+        .args(&PACED[..6])
+        .args(["--runtime=4", "--time_based"])
+        .current_dir(&d.path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // fio 3.33 writes these lines only at the end (and only with --eta); iolab as it goes.
+    std::thread::sleep(Duration::from_millis(2600));
+    let early = rows(&d.path.join("agg-read_bw.log")).len();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(early >= 2, "{early} lines in the file 2.6 s into a 4 s run");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     for (dir, name) in ["read", "write", "trim"].iter().enumerate() {
         let r = rows(&d.path.join(format!("agg-{name}_bw.log")));
-        assert_eq!(r.len(), 1);
-        assert_eq!((r[0].len(), r[0][2], r[0][3]), (5, dir as u64, 0));
-        if dir < 2 {
-            let bw = u64_at(&v, &format!("/jobs/0/{name}/bw"));
+        // A line each time more than 500 ms (bwavgtime) have passed since the last (whole ms here).
+        assert!((5..=12).contains(&r.len()), "{name}: {} lines", r.len());
+        for (a, b) in r.iter().zip(&r[1..]) {
             assert!(
-                r[0][1] * 10 >= bw * 8 && r[0][1] <= bw + 1,
-                "{name}: {} vs {bw}",
-                r[0][1]
+                b[0] >= a[0] + 500,
+                "{name}: lines at {} and {} ms",
+                a[0],
+                b[0]
             );
         }
+        assert!(r
+            .iter()
+            .all(|l| (l.len(), l[2], l[3], l[4]) == (5, dir as u64, 0, 0)));
+        // The middle lines are the run's bandwidth (KiB/s) of that direction.
+        let bw = v
+            .pointer(&format!("/jobs/0/{name}/bw"))
+            .and_then(Value::as_u64);
+        let mut mid: Vec<u64> = r[1..r.len() - 1].iter().map(|l| l[1]).collect();
+        mid.sort_unstable();
+        let median = mid[mid.len() / 2];
+        let bw = bw.unwrap();
+        assert!(
+            median * 10 >= bw * 7 && median * 10 <= bw * 13,
+            "{name}: median {median} KiB/s against {bw} in the JSON"
+        );
     }
+}
+
+#[test]
+fn shared_logs_hold_each_jobs_block_in_job_order_as_fio_writes_them() {
+    // Regression: per_job_logs=0 files mixed the jobs' lines in the order they were written.
+    let d = TestDir::new("logs-shared-order");
+    let f = d.write(
+        "s.fio",
+        "[global]\nioengine=null\nsize=64k\nrw=read\nper_job_logs=0\nwrite_lat_log=s\n\
+         [slow]\nbs=4k\nrate_iops=50\n\
+         [fast]\nbs=8k\n",
+    );
+    d.run(&[f.to_str().unwrap(), "--output-format=json"]).ok();
+    // [fast] ends long before [slow] (8 I/Os at once against 16 at 50 a second); fio 3.33
+    // writes [slow]'s 16 lines first all the same, then [fast]'s 8.
+    let sizes: Vec<u64> = rows(&d.path.join("s_clat.log"))
+        .iter()
+        .map(|l| l[3])
+        .collect();
+    let want: Vec<u64> = [4096; 16].into_iter().chain([8192; 8]).collect();
+    assert_eq!(sizes, want);
+    let left: Vec<_> = std::fs::read_dir(&d.path)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter(|n| n.ends_with(".part"))
+        .collect();
+    assert!(left.is_empty(), "parts left behind: {left:?}");
 }
 
 /// A paced run's bw, IOPS, latency and histogram logs (prefix `t`), windowed at 200 ms,
