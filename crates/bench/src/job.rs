@@ -32,6 +32,7 @@ mod logagg;
 mod logfile;
 mod logshare;
 mod logwin;
+mod logzip;
 mod pacing;
 mod periodic;
 mod rates;

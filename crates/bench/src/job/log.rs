@@ -28,8 +28,9 @@ use iolab_stats::hist::PLAT_NR;
 use iolab_stats::{Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::JobPlan;
 
-use super::logfile::{Line, LogFile, OpenHow};
+use super::logfile::{Line, LogFile};
 use super::logwin::{Hist, Io, Rate, Series, Shape, Window};
+use super::logzip::Zipper;
 use super::Runner;
 use crate::BenchError;
 
@@ -54,6 +55,8 @@ pub(super) struct Logs {
     next_flush: u64,
     /// Latencies measured (a log of one that is not is not made, as fio).
     slat_on: bool,
+    /// The thread that compresses the logs stored compressed.
+    zip: Option<Zipper>,
 }
 
 /// fio's log file name: `PREFIX_KIND.N.log`, `.log.fz` when stored compressed, and
@@ -111,8 +114,10 @@ impl Logs {
                 plan.name, l.clock_id
             ))
         })?;
-        let how = OpenHow {
-            zlib_chunk: (l.store_compressed).then_some(l.compression.max(1024) as usize),
+        // log_store_compressed: a thread of the job's compresses (job/logzip.rs).
+        let mut zip = match l.store_compressed {
+            true => Some(start_zipper(plan)?),
+            false => None,
         };
         let shape = Shape {
             avg_ms: l.avg_msec,
@@ -136,6 +141,7 @@ impl Logs {
             t0: 0,
             next_flush: 0,
             slat_on: false,
+            zip: None,
         };
         for (kind, path) in files(plan) {
             // A shared file gets the job's lines when the run ends (job/logshare.rs).
@@ -143,10 +149,14 @@ impl Logs {
                 true => path,
                 false => super::logshare::part_name(&path, plan.thread_number()),
             };
-            let file = LogFile::open(path.clone(), how)
-                .map_err(|e| BenchError::file(&path, "cannot create log file", e))?;
+            let file = match &mut zip {
+                Some(z) => LogFile::zipped(path.clone(), z, l.compression.max(1024) as usize),
+                None => LogFile::open(path.clone()),
+            };
+            let file = file.map_err(|e| BenchError::file(&path, "cannot create log file", e))?;
             logs.attach(plan, kind, file);
         }
+        logs.zip = zip;
         Ok(Some(Box::new(logs)))
     }
 
@@ -359,7 +369,22 @@ impl Logs {
             }
         }
         self.each_file(LogFile::close);
+        if let Some(z) = &mut self.zip {
+            z.finish();
+        }
     }
+}
+
+/// The job's compression thread, on log_compression_cpus if given.
+fn start_zipper(plan: &JobPlan) -> Result<Zipper, BenchError> {
+    let cpus = plan.spec.logs.compression_cpus.as_ref();
+    let cpus: Option<Vec<usize>> = cpus.map(|c| c.iter().map(|&c| c as usize).collect());
+    Zipper::start(cpus.as_deref()).map_err(|e| {
+        BenchError::Refused(format!(
+            "{}: log_compression_cpus: cannot run the log compression thread there: {e}",
+            plan.name
+        ))
+    })
 }
 
 /// The epoch's ms at the job's start when times are to be absolute, else 0.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use iolab_job::spec::UnifiedRw;
 use iolab_workload::JobPlan;
 
-use super::logfile::{Entry, Line, LogFile, OpenHow};
+use super::logfile::{Entry, Line, LogFile};
 use crate::status::Progress;
 use crate::BenchError;
 
@@ -46,9 +46,8 @@ struct Last {
 impl AggLog {
     /// Creates the three files (emptied), before the run starts.
     pub(crate) fn open(plans: &[JobPlan]) -> Result<AggLog, BenchError> {
-        let how = OpenHow { zlib_chunk: None };
         let open = |name: &str| {
-            LogFile::open(PathBuf::from(name), how).map_err(|e| {
+            LogFile::open(PathBuf::from(name)).map_err(|e| {
                 BenchError::file(std::path::Path::new(name), "cannot create log file", e)
             })
         };

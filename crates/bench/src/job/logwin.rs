@@ -209,7 +209,6 @@ impl Hist {
 
 #[cfg(test)]
 mod tests {
-    use super::super::logfile::OpenHow;
     use super::*;
 
     fn shape(avg_ms: u64, window: WindowValue) -> Shape {
@@ -238,8 +237,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("iolab-log-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("t{}.log", samples.len() * 31 + sh.avg_ms as usize));
-        let how = OpenHow { zlib_chunk: None };
-        let mut s = Series::new(LogFile::open(path.clone(), how).unwrap(), inline);
+        let mut s = Series::new(LogFile::open(path.clone()).unwrap(), inline);
         let mut line = Line::new();
         for &(t, d, v) in samples {
             s.sample(&sh, &mut line, v, io(t, d));

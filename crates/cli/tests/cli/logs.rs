@@ -868,3 +868,89 @@ fn a_written_bwavgtime_keeps_its_samples_and_paces_the_bw_log() {
     assert!((3..=4).contains(&r.len()), "{r:?}");
     assert!(r.windows(2).all(|w| w[1][0] - w[0][0] >= 499), "{r:?}");
 }
+
+/// The CPUs of the thread named `comm` in process `pid`, once it shows up (within 10 s).
+fn thread_cpus(pid: u32, comm: &str) -> Option<String> {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(10) {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            if name.trim() == comm {
+                let status = std::fs::read_to_string(dir.join("status")).ok()?;
+                let line = status
+                    .lines()
+                    .find(|l| l.starts_with("Cpus_allowed_list:"))?;
+                return Some(line.split(':').nth(1)?.trim().to_string());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn log_compression_cpus_pins_the_thread_that_compresses_the_logs() {
+    let d = TestDir::new("logs-gz-cpus");
+    let cpus = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mine = cpus
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    // The last CPU this test may use: the thread is to be there and nowhere else.
+    let last = mine.rsplit([',', '-']).next().unwrap().to_string();
+    let pin = format!("--log_compression_cpus={last}");
+    let args = with(
+        PACED,
+        &[
+            "--runtime=3",
+            "--write_lat_log=z",
+            "--log_compression=1k",
+            "--log_store_compressed=1",
+            &pin,
+            "--output-format=json",
+        ],
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("run")
+        .args(&args)
+        .current_dir(&d.path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = thread_cpus(child.id(), "log-compress");
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(seen.as_deref(), Some(last.as_str()), "runs on {mine}");
+    // What it compressed reads back: a line per I/O of 3 s at 1000 IOPS.
+    let text = d.run(&["--inflate-log=z_clat.1.log.fz"]).ok().stdout;
+    assert!(
+        text.lines().count() > 1000,
+        "{} lines",
+        text.lines().count()
+    );
+    // A CPU the machine does not have: the job does not start, and says why.
+    let out = d
+        .run(&with(
+            NULL_RW,
+            &[
+                "--write_lat_log=y",
+                "--log_store_compressed=1",
+                "--log_compression_cpus=1000",
+            ],
+        ))
+        .fails();
+    assert!(
+        out.stderr.contains("log_compression_cpus"),
+        "{}",
+        out.stderr
+    );
+}
