@@ -3,8 +3,10 @@
 run by fio 3.33 and by iolab, with bandwidth, IOPS and latency logs named as fio-plot wants
 them (RW-iodepth-D-numjobs-N_TYPE.J.log) and JSON output; then fio-plot's log graphs (-g, for
 bw/iops/lat and for clat), its JSON bar charts (-l, -N) and its latency histogram (-H) from
-each. A chart counts when fio-plot exits 0 and writes its PNG. Also compares the two sets of
-logs: the same file names, columns and line counts within one window per direction.
+each; then again with per_job_logs=0 (both jobs' lines in one file per kind). A chart counts
+when fio-plot exits 0 and writes its PNG. Also compares the two sets of logs: the same file
+names, columns, line counts within one window per direction, and in a shared file the same
+number of blocks (places where the time goes back: a new job's lines).
 
 Needs the network once: fio-plot is installed into a venv (default /tmp/iolab-fio-plot-venv).
 Not run by cargo test. The PNGs stay in the work directory (printed) for a look.
@@ -13,7 +15,7 @@ usage: bench/fio-plot.py [--binary PATH] [--venv DIR] [--dir DIR]
 """
 import argparse, os, subprocess, sys, tempfile
 
-from benchlib import IOLAB, build, install, machine, save
+from benchlib import IOLAB, ROOT, build, install, machine, save
 
 JOB = """[global]
 ioengine=null
@@ -52,10 +54,10 @@ def venv_fio_plot(venv):
     return exe
 
 
-def run_job(tool, work):
-    d = os.path.join(work, "fio" if tool == "fio" else "iolab")
+def run_job(tool, work, variant):
+    d = os.path.join(work, variant, "fio" if tool == "fio" else "iolab")
     os.makedirs(d, exist_ok=True)
-    job = os.path.join(work, "job.fio")
+    job = os.path.join(work, variant + ".fio")
     cmd = [tool] if tool.endswith("fio") else [tool, "run"]
     subprocess.run(cmd + [job, "--output-format=json", "--output=randrw-1-2.json"],
                    cwd=d, check=True, stdout=subprocess.DEVNULL)
@@ -70,7 +72,8 @@ def logs(d):
             continue
         rows = [l.split(", ") for l in open(os.path.join(d, f)) if l.strip()]
         per_dir = [sum(1 for r in rows if r[2] == str(k)) for k in range(2)]
-        out[f] = (len(rows[0]) if rows else 0, per_dir)
+        blocks = 1 + sum(int(b[0]) < int(a[0]) for a, b in zip(rows, rows[1:]))
+        out[f] = (len(rows[0]) if rows else 0, per_dir, blocks if rows else 0)
     return out
 
 
@@ -89,40 +92,51 @@ def main():
     version = subprocess.run([os.path.join(a.venv, "bin", "pip"), "show", "fio-plot"],
                              capture_output=True, text=True).stdout.split("\n")[1]
     work = a.dir or tempfile.mkdtemp(prefix="iolab-fio-plot-")
-    with open(os.path.join(work, "job.fio"), "w") as fh:
-        fh.write(JOB)
+    variants = {"per-job": JOB, "shared": JOB.replace("numjobs=2", "numjobs=2\nper_job_logs=0")}
+    for variant, text in variants.items():
+        with open(os.path.join(work, variant + ".fio"), "w") as fh:
+            fh.write(text)
     fio_ver = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout
-    lines = [machine(work, fio_ver.strip(), f"fio-plot {version.split(': ')[-1]}"),
-             "# job: " + JOB.replace("\n", " ").strip()]
-    dirs = {name: run_job(tool, work) for name, tool in [("fio", "fio"), ("iolab", a.binary)]}
+    lines = [machine(work, fio_ver.strip(), f"fio-plot {version.split(': ')[-1]}",
+                     f"iolab {os.path.relpath(a.binary, ROOT)}"),
+             "# job: " + JOB.replace("\n", " ").strip() + "; then with per_job_logs=0"]
+    failed = 0
+    for variant in variants:
+        failed += compare(variant, work, a.binary, fio_plot, lines)
+    lines.append(f"{'all drawn, logs alike' if not failed else f'{failed} failures'}; "
+                 f"charts in {work}")
+    print("\n".join(lines))
+    print(save("fio-plot", lines))
+    sys.exit(1 if failed else 0)
+
+
+def compare(variant, work, binary, fio_plot, lines):
+    """Both tools' run of one variant, every chart of each, and their logs side by side."""
+    dirs = {name: run_job(tool, work, variant) for name, tool in [("fio", "fio"), ("iolab", binary)]}
     failed = 0
     for chart, args in CHARTS.items():
         row = []
         for name, d in dirs.items():
-            png = os.path.join(work, f"{name}-{chart}.png")
+            png = os.path.join(work, f"{variant}-{name}-{chart}.png")
             r = subprocess.run([fio_plot, "-i", d, "-T", f"{name} {chart}", "-r", "randrw",
                                 "-d", "1", "-n", "2", "-o", png, *args],
                                capture_output=True, text=True)
             ok = r.returncode == 0 and os.path.exists(png) and os.path.getsize(png) > 10_000
             failed += not ok
             row.append(f"{name} {'drawn' if ok else 'FAILED: ' + r.stdout[-200:].strip()}")
-        lines.append(f"{chart:16} " + "; ".join(row))
+        lines.append(f"{variant:8} {chart:16} " + "; ".join(row))
     theirs, ours = logs(dirs["fio"]), logs(dirs["iolab"])
     if sorted(theirs) != sorted(ours):
         failed += 1
         lines.append(f"log files differ: fio {sorted(theirs)} iolab {sorted(ours)}")
     for f in sorted(theirs):
-        (tc, tn), (oc, on) = theirs[f], ours.get(f, (0, [0, 0]))
+        (tc, tn, tb), (oc, on, ob) = theirs[f], ours.get(f, (0, [0, 0], 0))
         # A window at the runtime's end may or may not make a line (timing), in both tools.
-        same = tc == oc and all(abs(x - y) <= 1 for x, y in zip(tn, on))
+        same = tc == oc and tb == ob and all(abs(x - y) <= 2 for x, y in zip(tn, on))
         failed += not same
-        lines.append(f"{f}: columns fio {tc} iolab {oc}; lines read/write fio {tn} iolab {on}"
-                     + ("" if same else "  DIFFERENT"))
-    lines.append(f"{'all drawn, logs alike' if not failed else f'{failed} failures'}; "
-                 f"charts in {work}")
-    print("\n".join(lines))
-    print(save("fio-plot", lines))
-    sys.exit(1 if failed else 0)
+        lines.append(f"{f}: columns fio {tc} iolab {oc}; lines read/write fio {tn} iolab {on}; "
+                     f"blocks fio {tb} iolab {ob}" + ("" if same else "  DIFFERENT"))
+    return failed
 
 
 if __name__ == "__main__":
