@@ -21,11 +21,14 @@ def stop(signum, _frame):
 
 
 def status(pid):
-    """VmRSS and VmHWM of pid, KiB; None when it is gone."""
+    """VmRSS, VmHWM, RssAnon and RssFile of pid, KiB; None when it is gone. RssAnon is the
+    heap and stacks (what the logs could grow); RssFile the pages of the binary and libraries
+    mapped in as code runs for the first time, which creep up on a long run without any
+    allocation."""
     try:
         with open(f"/proc/{pid}/status") as fh:
             f = dict(l.split(":", 1) for l in fh if ":" in l)
-        return int(f["VmRSS"].split()[0]), int(f["VmHWM"].split()[0])
+        return tuple(int(f[k].split()[0]) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"))
     except (OSError, KeyError, ValueError):
         return None
 
@@ -52,6 +55,7 @@ def main():
     if a.binary is None:
         build()
         a.binary = IOLAB
+    a.binary = os.path.abspath(a.binary)
     work = a.dir or tempfile.mkdtemp(prefix="iolab-logs-rss-")
     args = [a.binary, "run", "--name=rss", "--ioengine=null", "--rw=randrw", "--bs=4k",
             "--size=1g", "--time_based", f"--runtime={a.duration}", "--log_avg_msec=1000",
@@ -69,7 +73,7 @@ def main():
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     p = subprocess.Popen(args, cwd=work, stdout=subprocess.DEVNULL)
-    t0, samples, hwm = time.time(), [], 0
+    t0, samples, anon, hwm = time.time(), [], [], 0
     while p.poll() is None:
         if STOP:
             p.terminate()
@@ -80,17 +84,24 @@ def main():
         s = status(p.pid)
         if s:
             samples.append((time.time() - t0, s[0]))
+            anon.append((samples[-1][0], s[2]))
             hwm = max(hwm, s[1])
-            lines.append(f"{samples[-1][0]:8.1f} s  VmRSS {s[0]} KiB")
+            lines.append(f"{samples[-1][0]:8.1f} s  VmRSS {s[0]} KiB  RssAnon {s[2]} KiB  "
+                         f"RssFile {s[3]} KiB")
             print(lines[-1], flush=True)
             with open(live, "a") as fh:
                 fh.write(lines[-1] + "\n")
     # The first samples hold the start (threads, buffers); the trend is what follows.
-    steady = [x for x in samples if x[0] >= min(30, a.duration / 4)] or samples
+    warm = min(30, a.duration / 4)
+    steady = [x for x in samples if x[0] >= warm] or samples
+    steady_anon = [x for x in anon if x[0] >= warm] or anon
     logs = sum(os.path.getsize(os.path.join(work, f)) for f in os.listdir(work))
     lines += [f"exit {p.returncode}; {len(samples)} samples",
               f"VmRSS after warm-up {steady[0][1]} KiB, at the end {steady[-1][1]} KiB, "
               f"peak VmHWM {hwm} KiB; slope {slope(steady):+.0f} KiB/hour",
+              f"RssAnon after warm-up {steady_anon[0][1] if steady_anon else 0} KiB, at the end "
+              f"{steady_anon[-1][1] if steady_anon else 0} KiB; slope "
+              f"{slope(steady_anon):+.0f} KiB/hour",
               f"log files: {logs} bytes"]
     print("\n".join(lines[-3:]))
     os.remove(live)
