@@ -22,9 +22,8 @@ def stop(signum, _frame):
 
 def status(pid):
     """VmRSS, VmHWM, RssAnon and RssFile of pid, KiB; None when it is gone. RssAnon is the
-    heap and stacks (what the logs could grow); RssFile the pages of the binary and libraries
-    mapped in as code runs for the first time, which creep up on a long run without any
-    allocation."""
+    heap and stacks (what a leak grows); RssFile the mapped pages of the binary and libraries,
+    which VmRSS counts too."""
     try:
         with open(f"/proc/{pid}/status") as fh:
             f = dict(l.split(":", 1) for l in fh if ":" in l)
