@@ -58,6 +58,7 @@ pub fn status_line(top: &TopLevel) -> StatusLine {
         s.interval = Duration::from_micros(us);
     }
     s.newline_every = top.eta_newline_us.map(Duration::from_micros);
+    s.bandwidth_log = top.bandwidth_log;
     s.info_stdout = top.output.is_none()
         && top
             .output_format

@@ -30,7 +30,11 @@ mod iolog;
 mod issue;
 mod latency;
 mod log;
+mod logagg;
 mod logfile;
+mod logshare;
+mod logwin;
+mod logzip;
 pub(crate) mod offload;
 mod openfiles;
 mod pacing;
@@ -58,9 +62,9 @@ use syncrange::SyncRange;
 
 pub(crate) use act::table as act_table;
 pub(crate) use blockinfo::check as block_check;
-pub(crate) use log::prepare_shared as prepare_shared_logs;
-pub use log::write_bandwidth_logs;
+pub(crate) use logagg::AggLog;
 pub use logfile::inflate as inflate_log;
+pub(crate) use logshare::{join_shared as join_shared_logs, prepare_shared as prepare_shared_logs};
 pub(crate) use openfiles::open_at_start;
 
 /// What a job thread hands back.

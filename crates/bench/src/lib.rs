@@ -37,9 +37,7 @@ use iolab_engine::EngineError;
 use iolab_stats::DiskStats;
 use iolab_workload::JobPlan;
 
-pub use job::{
-    inflate_log, keep_rate_series, write_bandwidth_logs, Clock, JobOutcome, Rates, Stops,
-};
+pub use job::{inflate_log, keep_rate_series, Clock, JobOutcome, Rates, Stops};
 pub use joberr::{strerror, JobError};
 
 /// Why a run could not start or go on.
@@ -130,6 +128,8 @@ pub struct StatusLine {
     /// fio's informational lines (`Laying out IO file`) go to standard output, as in fio's
     /// normal output; else (JSON or terse on standard output) to standard error.
     pub info_stdout: bool,
+    /// `--bandwidth-log`: the run's bandwidth to `agg-{read,write,trim}_bw.log` as it goes.
+    pub bandwidth_log: bool,
 }
 
 impl Default for StatusLine {
@@ -139,6 +139,7 @@ impl Default for StatusLine {
             interval: std::time::Duration::from_secs(1),
             newline_every: None,
             info_stdout: false,
+            bandwidth_log: false,
         }
     }
 }
@@ -209,7 +210,15 @@ fn run_all(
     layout::set_info_stdout(status.info_stdout);
     let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();
     let done = AtomicBool::new(false);
+    let agg = status
+        .bandwidth_log
+        .then(|| job::AggLog::open(plans))
+        .transpose()?;
+    let t0 = Instant::now();
     std::thread::scope(|s| {
+        if let Some(a) = agg {
+            s.spawn(|| a.run(&progress, &done, t0));
+        }
         if show {
             s.spawn(|| status::run(plans, &progress, &done, status));
         }
@@ -320,6 +329,7 @@ fn run_phases(
             break;
         }
     }
+    job::join_shared_logs(plans);
     if let Some(e) = first_error {
         return Err(e);
     }

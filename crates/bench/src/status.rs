@@ -15,6 +15,8 @@ pub struct Progress {
     pub ios: [AtomicU64; 3],
     pub running: AtomicBool,
     pub finished: AtomicBool,
+    /// In its ramp_time (set by the job's logs, job/log.rs; read by --bandwidth-log).
+    pub ramping: AtomicBool,
     /// Set by the reporter (--status-interval): the job puts a copy of its statistics in
     /// `snapshot` at its next loop iteration and clears it.
     pub want_snapshot: AtomicBool,

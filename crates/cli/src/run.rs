@@ -193,11 +193,6 @@ fn execute(
     // A trigger stops the run as a signal would, but is no interruption: fio exits 0.
     let triggered = trigger.finish();
     let outcome = outcome.map_err(|e| e.to_string())?;
-    if top.bandwidth_log {
-        let ms = start.elapsed().map_or(0, |d| d.as_millis() as u64);
-        iolab_bench::write_bandwidth_logs(&outcome.jobs, ms)
-            .map_err(|e| format!("--bandwidth-log: {e}"))?;
-    }
     let mut report = final_report(specs, plans, &outcome, start);
     report.cpu_idleness = idle.map(|(p, percpu)| {
         let i = p.finish();

@@ -39,6 +39,8 @@ pub struct LogSpec {
     /// `log_compression` chunk size in bytes (0: none).
     pub compression: u64,
     pub store_compressed: bool,
+    /// `log_compression_cpus`: the CPUs of the thread that compresses the logs.
+    pub compression_cpus: Option<Vec<u32>>,
     /// `per_job_logs`: the job's number in each file name.
     pub per_job: bool,
     /// Whether `bwavgtime` / `iopsavgtime` were written (fio then samples at them and averages

@@ -80,6 +80,9 @@ pub const PCTLS: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
 
 const DIRS: [&str; 3] = ["read", "write", "trim"];
 
+/// How far back a per-I/O line's time may step within one job's block, ms.
+const SLAT_DISORDER_MS: u64 = 1000;
+
 /// Reads fio log files (name, text); a name that is not a fio log's is an error naming it.
 pub fn read_logs(files: &[(String, String)]) -> Result<LogCharts, String> {
     let mut out = LogCharts::default();
@@ -100,21 +103,33 @@ pub fn read_logs(files: &[(String, String)]) -> Result<LogCharts, String> {
         let per_io = rows.iter().any(|r| r[3] != 0);
         for (d, dir) in DIRS.iter().enumerate() {
             let of: Vec<&Vec<u64>> = rows.iter().filter(|r| r[2] == d as u64).collect();
-            if of.is_empty() {
-                continue;
-            }
-            let points = if per_io {
-                binned(kind, &of)
-            } else {
-                of.iter()
-                    .map(|r| (r[0] as f64 / 1e3, r[1] as f64))
-                    .collect()
+            // A file several jobs share (per_job_logs=0) holds one block of lines per job, as
+            // fio writes it: each its own line in the chart, where the time starts again. (A
+            // per-I/O slat line has its submission's time, written at completion: with a
+            // queue, such times step back by up to a latency, not a new block.)
+            let same = |a: &&Vec<u64>, b: &&Vec<u64>| {
+                b[0] >= a[0] || (per_io && a[0] - b[0] < SLAT_DISORDER_MS)
             };
-            out.series.push(LogSeries {
-                label: format!("{} {dir}", &base[..i]),
-                kind,
-                points,
-            });
+            let blocks: Vec<&[&Vec<u64>]> = of.chunk_by(same).collect();
+            for (k, block) in blocks.iter().enumerate() {
+                let points = if per_io {
+                    binned(kind, block)
+                } else {
+                    block
+                        .iter()
+                        .map(|r| (r[0] as f64 / 1e3, r[1] as f64))
+                        .collect()
+                };
+                let job = match blocks.len() {
+                    1 => String::new(),
+                    _ => format!(" job {}", k + 1),
+                };
+                out.series.push(LogSeries {
+                    label: format!("{}{job} {dir}", &base[..i]),
+                    kind,
+                    points,
+                });
+            }
         }
     }
     Ok(out)
@@ -272,6 +287,16 @@ mod tests {
         let lat = read("y_clat.1.log", &text);
         assert!(lat.series[0].points.iter().all(|p| p.1 == 150.0));
         assert_eq!(lat.series[0].kind, LogKind::Clat);
+    }
+
+    #[test]
+    fn a_shared_file_is_drawn_a_line_per_jobs_block() {
+        let text = "500, 10, 0, 0, 0\n1000, 11, 0, 0, 0\n500, 20, 0, 0, 0\n1000, 21, 0, 0, 0\n";
+        let s = read("s_bw.log", text).series;
+        let labels: Vec<&str> = s.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(labels, ["s job 1 read", "s job 2 read"]);
+        assert_eq!(s[1].points, [(0.5, 20.0), (1.0, 21.0)]);
+        assert_eq!(read("s_bw.1.log", &text[..34]).series[0].label, "s read");
     }
 
     #[test]

@@ -17,160 +17,26 @@
 //! end (also after Ctrl-C or an error: the job's end runs either way; a panic's unwinding
 //! drops the writers, which flush). Nothing is allocated per I/O.
 //!
-//! Differences from fio 3.33: per_job_logs=0 files shared by clones get their lines as the
-//! jobs write them (fio writes each job's lines in turn at the end); a slat line is written
-//! when its I/O completes, with the submission's time.
+//! Differences from fio 3.33: a slat line is written when its I/O completes, with the
+//! submission's time. Files several jobs share (per_job_logs=0): job/logshare.rs.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
 use iolab_job::logs::{LogSpec, WindowValue};
 use iolab_stats::hist::PLAT_NR;
-use iolab_stats::{Dir, JobStats, Moments, SampleKind, Sampler};
+use iolab_stats::{Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::JobPlan;
 
-use super::logfile::{Entry, Line, LogFile, OpenHow};
+use super::logfile::{Line, LogFile};
+use super::logwin::{Hist, Io, Rate, Series, Shape, Window};
+use super::logzip::Zipper;
 use super::Runner;
 use crate::BenchError;
 
 const NS_PER_MS: u64 = 1_000_000;
 /// Written lines reach the file at least this often.
 const FLUSH_EVERY_NS: u64 = 1_000_000_000;
-/// fio's LOG_MSEC_SLACK: a bandwidth or IOPS sample up to 1 ms early closes the window.
-const SLACK_MS: u64 = 1;
-
-/// One direction's open window.
-#[derive(Clone, Copy, Default)]
-struct Window {
-    sum: u128,
-    n: u64,
-    max: u64,
-    /// Start of the window, ms (fio's avg_last).
-    last: u64,
-}
-
-/// One log file and its windows.
-struct Series {
-    file: LogFile,
-    win: [Window; 3],
-    /// Latency logs close a window exactly at its end; rate logs 1 ms early.
-    inline: bool,
-}
-
-/// How entries are shaped, from the job's options.
-#[derive(Clone, Copy)]
-struct Shape {
-    avg_ms: u64,
-    window: WindowValue,
-    offset: bool,
-    log_prio: bool,
-    issue_time: bool,
-    /// Added to every time: 0, or the epoch's ms when the job's log time started.
-    epoch_ms: u64,
-}
-
-/// A per-I/O value: what the line says beyond the value.
-#[derive(Clone, Copy)]
-struct Io {
-    t_ms: u64,
-    dir: Dir,
-    bs: u64,
-    offset: u64,
-    issue_ns: Option<u64>,
-}
-
-impl Series {
-    fn new(file: LogFile, inline: bool) -> Series {
-        Series {
-            file,
-            win: [Window::default(); 3],
-            inline,
-        }
-    }
-
-    /// fio's add_log_sample: a line now, or into the window (a line when it closes).
-    #[inline]
-    fn sample(&mut self, sh: &Shape, line: &mut Line, val: u64, io: Io) {
-        if sh.avg_ms == 0 {
-            let e = Entry {
-                time: io.t_ms + sh.epoch_ms,
-                val,
-                ddir: io.dir as u32,
-                bs: io.bs,
-                offset: sh.offset.then_some(io.offset),
-                log_prio: sh.log_prio,
-                issue: sh.issue_time.then_some(io.issue_ns.unwrap_or(0)),
-                ..Entry::default()
-            };
-            self.file.entry(&e, line);
-            return;
-        }
-        let w = &mut self.win[io.dir as usize];
-        w.sum += u128::from(val);
-        w.n += 1;
-        w.max = w.max.max(val);
-        if io.t_ms < w.last {
-            return;
-        }
-        let this = io.t_ms - w.last;
-        if this < sh.avg_ms && (self.inline || sh.avg_ms - this > SLACK_MS) {
-            return;
-        }
-        self.close(sh, line, io.dir as usize, io.t_ms);
-        self.win[io.dir as usize].last = io.t_ms - io.t_ms % sh.avg_ms;
-    }
-
-    /// fio's __add_stat_to_log: the window's line, if it holds samples; then it is emptied.
-    fn close(&mut self, sh: &Shape, line: &mut Line, d: usize, t_ms: u64) {
-        let w = self.win[d];
-        if w.n > 0 {
-            let mean = (w.sum as f64 / w.n as f64 + 0.5) as u64;
-            let (val, val1) = match sh.window {
-                WindowValue::Mean => (mean, None),
-                WindowValue::Max => (w.max, None),
-                WindowValue::Both => (mean, Some(w.max)),
-            };
-            let e = Entry {
-                time: t_ms + sh.epoch_ms,
-                val,
-                val1,
-                ddir: d as u32,
-                offset: sh.offset.then_some(0),
-                log_prio: sh.log_prio,
-                issue: sh.issue_time.then_some(0),
-                ..Entry::default()
-            };
-            self.file.entry(&e, line);
-        }
-        let last = w.last;
-        self.win[d] = Window {
-            last,
-            ..Window::default()
-        };
-    }
-}
-
-/// Bandwidth or IOPS sampled every window (with log_avg_msec).
-struct Rate {
-    series: Series,
-    /// The log's averaging window, ms (fio's min(log_avg_msec, bwavgtime) when bwavgtime
-    /// was written).
-    avg_ms: u64,
-    kind: SampleKind,
-    sampler: Sampler,
-    /// The sampler adds to moments; the job's own are elsewhere.
-    sink: [Moments; 3],
-}
-
-/// The histogram log.
-struct Hist {
-    file: LogFile,
-    msec: u64,
-    stride: usize,
-    /// Each direction's clat bins at its last line, and when that was (fio's hist_last).
-    prev: [Box<[u64; PLAT_NR]>; 3],
-    last: [u64; 3],
-    text: Vec<u8>,
-}
 
 /// A job's logs.
 pub(super) struct Logs {
@@ -189,6 +55,8 @@ pub(super) struct Logs {
     next_flush: u64,
     /// Latencies measured (a log of one that is not is not made, as fio).
     slat_on: bool,
+    /// The thread that compresses the logs stored compressed.
+    zip: Option<Zipper>,
 }
 
 /// fio's log file name: `PREFIX_KIND.N.log`, `.log.fz` when stored compressed, and
@@ -208,7 +76,7 @@ pub(super) fn file_name(l: &LogSpec, plan: &JobPlan, prefix: &str, kind: &str) -
 }
 
 /// Every file the job's logs write, with its kind.
-fn files(plan: &JobPlan) -> Vec<(&'static str, PathBuf)> {
+pub(super) fn files(plan: &JobPlan) -> Vec<(&'static str, PathBuf)> {
     let (s, l) = (&plan.spec, &plan.spec.logs);
     let mut out = Vec::new();
     let mut add = |prefix: &Option<String>, kind: &'static str, on: bool| {
@@ -223,17 +91,6 @@ fn files(plan: &JobPlan) -> Vec<(&'static str, PathBuf)> {
     add(&l.lat, "clat", !s.disable_clat);
     add(&l.hist, "clat_hist", true);
     out
-}
-
-/// Files that several jobs append to (per_job_logs=0) are emptied once, before the run.
-pub(crate) fn prepare_shared(plans: &[JobPlan]) -> Result<(), BenchError> {
-    for p in plans.iter().filter(|p| !p.spec.logs.per_job) {
-        for (_, path) in files(p) {
-            super::logfile::truncate(&path)
-                .map_err(|e| BenchError::file(&path, "cannot create log file", e))?;
-        }
-    }
-    Ok(())
 }
 
 impl Logs {
@@ -257,9 +114,10 @@ impl Logs {
                 plan.name, l.clock_id
             ))
         })?;
-        let how = OpenHow {
-            shared: !l.per_job,
-            zlib_chunk: (l.store_compressed).then_some(l.compression.max(1024) as usize),
+        // log_store_compressed: a thread of the job's compresses (job/logzip.rs).
+        let mut zip = match l.store_compressed {
+            true => Some(start_zipper(plan)?),
+            false => None,
         };
         let shape = Shape {
             avg_ms: l.avg_msec,
@@ -283,12 +141,22 @@ impl Logs {
             t0: 0,
             next_flush: 0,
             slat_on: false,
+            zip: None,
         };
         for (kind, path) in files(plan) {
-            let file = LogFile::open(path.clone(), how)
-                .map_err(|e| BenchError::file(&path, "cannot create log file", e))?;
+            // A shared file gets the job's lines when the run ends (job/logshare.rs).
+            let path = match l.per_job {
+                true => path,
+                false => super::logshare::part_name(&path, plan.thread_number()),
+            };
+            let file = match &mut zip {
+                Some(z) => LogFile::zipped(path.clone(), z, l.compression.max(1024) as usize),
+                None => LogFile::open(path.clone()),
+            };
+            let file = file.map_err(|e| BenchError::file(&path, "cannot create log file", e))?;
             logs.attach(plan, kind, file);
         }
+        logs.zip = zip;
         Ok(Some(Box::new(logs)))
     }
 
@@ -501,69 +369,22 @@ impl Logs {
             }
         }
         self.each_file(LogFile::close);
-    }
-}
-
-impl Rate {
-    #[inline]
-    fn tick(&mut self, sh: &Shape, line: &mut Line, now: u64, counters: [u64; 3]) {
-        let [a, b, c] = &mut self.sink;
-        let Some(smp) = self.sampler.check(now, counters, &mut [a, b, c]) else {
-            return;
-        };
-        let sh = &Shape {
-            avg_ms: self.avg_ms,
-            ..*sh
-        };
-        for (d, rate) in smp.rate.iter().enumerate() {
-            if let Some(v) = rate {
-                let io = Io {
-                    t_ms: smp.elapsed_ms,
-                    dir: Dir::ALL[d],
-                    bs: 0,
-                    offset: 0,
-                    issue_ns: None,
-                };
-                self.series.sample(sh, line, *v, io);
-            }
+        if let Some(z) = &mut self.zip {
+            z.finish();
         }
     }
 }
 
-impl Hist {
-    /// fio's hist window in add_clat_sample: every `msec`, the bins since the last line.
-    fn done(&mut self, stats: &JobStats, dir: Dir, bs: u64, t_ms: u64, epoch_ms: u64) {
-        if self.msec == 0 {
-            return;
-        }
-        let d = dir as usize;
-        if self.last[d] == 0 {
-            self.last[d] = t_ms;
-        }
-        let this = t_ms.saturating_sub(self.last[d]);
-        if this < self.msec {
-            return;
-        }
-        let bins = stats.dir(dir).clat.hist.bins();
-        let mut line = Line::new();
-        self.text.clear();
-        self.text
-            .extend_from_slice(line.num(t_ms + epoch_ms).num(d as u64).num(bs).take());
-        self.text.pop();
-        for (cur, prev) in bins
-            .chunks(self.stride)
-            .zip(self.prev[d].chunks(self.stride))
-        {
-            let n = cur.iter().sum::<u64>() - prev.iter().sum::<u64>();
-            self.text.extend_from_slice(b", ");
-            self.text.extend_from_slice(line.num(n).take());
-            self.text.pop();
-        }
-        self.text.push(b'\n');
-        self.file.raw_line(&self.text);
-        self.prev[d].copy_from_slice(bins);
-        self.last[d] = t_ms - (this - self.msec);
-    }
+/// The job's compression thread, on log_compression_cpus if given.
+fn start_zipper(plan: &JobPlan) -> Result<Zipper, BenchError> {
+    let cpus = plan.spec.logs.compression_cpus.as_ref();
+    let cpus: Option<Vec<usize>> = cpus.map(|c| c.iter().map(|&c| c as usize).collect());
+    Zipper::start(cpus.as_deref()).map_err(|e| {
+        BenchError::Refused(format!(
+            "{}: log_compression_cpus: cannot run the log compression thread there: {e}",
+            plan.name
+        ))
+    })
 }
 
 /// The epoch's ms at the job's start when times are to be absolute, else 0.
@@ -581,6 +402,9 @@ impl Runner<'_> {
     /// The job's logs, their time 0 now (or at the end of the ramp).
     pub(super) fn attach_logs(&mut self, logs: Option<Box<Logs>>) {
         self.logs = logs;
+        // --bandwidth-log writes no line while a job ramps (job/logagg.rs).
+        let ramping = self.ramping;
+        self.progress.ramping.store(ramping, Ordering::Relaxed);
         let (now, sync) = (self.now, self.eng.caps().sync_only);
         if let Some(l) = &mut self.logs {
             // fio records slat only for I/O that was queued, never for a synchronous engine.
@@ -591,6 +415,7 @@ impl Runner<'_> {
 
     /// After the ramp: the logs start again from now.
     pub(super) fn restart_logs(&mut self) {
+        self.progress.ramping.store(false, Ordering::Relaxed);
         let now = self.now;
         if let Some(l) = &mut self.logs {
             l.start(now);
@@ -643,139 +468,5 @@ impl Runner<'_> {
         if let Some(l) = &mut self.logs {
             l.finish(now);
         }
-    }
-}
-
-/// fio's `--bandwidth-log`: `agg-read_bw.log`, `agg-write_bw.log` and `agg-trim_bw.log` in
-/// the working directory, each one line: the run's bandwidth of that direction over all jobs
-/// (KiB/s over `elapsed_ms`, the time since the run started), as fio 3.33 writes them at the
-/// end of a run whose status line is not shown.
-pub fn write_bandwidth_logs(jobs: &[super::JobOutcome], elapsed_ms: u64) -> std::io::Result<()> {
-    let elapsed_ms = elapsed_ms.max(1);
-    for (d, name) in ["agg-read_bw.log", "agg-write_bw.log", "agg-trim_bw.log"]
-        .iter()
-        .enumerate()
-    {
-        let bytes: u64 = jobs.iter().map(|j| j.stats.dirs[d].io_bytes).sum();
-        let kib_s = u128::from(bytes) * 1000 / 1024 / u128::from(elapsed_ms);
-        let e = Entry {
-            time: elapsed_ms,
-            val: u64::try_from(kib_s).unwrap_or(u64::MAX),
-            ddir: d as u32,
-            ..Entry::default()
-        };
-        let how = OpenHow {
-            shared: false,
-            zlib_chunk: None,
-        };
-        let path = PathBuf::from(name);
-        let mut f = LogFile::open(path, how)?;
-        f.entry(&e, &mut Line::new());
-        f.close();
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shape(avg_ms: u64, window: WindowValue) -> Shape {
-        Shape {
-            avg_ms,
-            window,
-            offset: false,
-            log_prio: false,
-            issue_time: false,
-            epoch_ms: 0,
-        }
-    }
-
-    fn io(t_ms: u64, dir: Dir) -> Io {
-        Io {
-            t_ms,
-            dir,
-            bs: 4096,
-            offset: 8192,
-            issue_ns: Some(7),
-        }
-    }
-
-    /// The text a series writes for `samples` (time, direction, value), then its end at `end`.
-    fn text(sh: Shape, inline: bool, samples: &[(u64, Dir, u64)], end: Option<u64>) -> String {
-        let dir = std::env::temp_dir().join(format!("iolab-log-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("t{}.log", samples.len() * 31 + sh.avg_ms as usize));
-        let how = OpenHow {
-            shared: false,
-            zlib_chunk: None,
-        };
-        let mut s = Series::new(LogFile::open(path.clone(), how).unwrap(), inline);
-        let mut line = Line::new();
-        for &(t, d, v) in samples {
-            s.sample(&sh, &mut line, v, io(t, d));
-        }
-        if let Some(t) = end {
-            for d in 0..3 {
-                s.close(&sh, &mut line, d, t);
-            }
-        }
-        s.file.close();
-        let t = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        t
-    }
-
-    #[test]
-    fn per_io_lines_carry_size_offset_priority_and_issue_time_when_asked() {
-        let mut sh = shape(0, WindowValue::Mean);
-        let s = [(3, Dir::Write, 250)];
-        assert_eq!(text(sh, true, &s, None), "3, 250, 1, 4096, 0\n");
-        sh.offset = true;
-        assert_eq!(text(sh, true, &s, None), "3, 250, 1, 4096, 8192, 0\n");
-        (sh.log_prio, sh.issue_time, sh.epoch_ms) = (true, true, 1000);
-        assert_eq!(
-            text(sh, true, &s, None),
-            "1003, 250, 1, 4096, 8192, 0x0000, 7\n"
-        );
-    }
-
-    #[test]
-    fn a_latency_window_closes_at_the_first_sample_past_its_end() {
-        let sh = shape(100, WindowValue::Mean);
-        let s = [
-            (0, Dir::Read, 10),
-            (50, Dir::Read, 21),
-            (99, Dir::Read, 30),
-            (100, Dir::Read, 40),
-            (150, Dir::Write, 5),
-            (230, Dir::Read, 7),
-            (250, Dir::Read, 9),
-        ];
-        // Read: 10, 21, 30, 40 close at 100 (mean 25.25 rounds to 25); the write's window
-        // started at 0, so it closes at once; 7 closes the read window of 100-199 late; 9
-        // is in the window of 200-299, written at the end.
-        assert_eq!(
-            text(sh, true, &s, Some(260)),
-            "100, 25, 0, 0, 0\n150, 5, 1, 0, 0\n230, 7, 0, 0, 0\n260, 9, 0, 0, 0\n"
-        );
-        let max = shape(100, WindowValue::Max);
-        assert_eq!(text(max, true, &s[..4], None), "100, 40, 0, 0, 0\n");
-        let mut both = shape(100, WindowValue::Both);
-        both.offset = true;
-        assert_eq!(text(both, true, &s[..4], None), "100, 25, 40, 0, 0, 0, 0\n");
-    }
-
-    #[test]
-    fn a_rate_window_may_close_a_millisecond_early() {
-        let sh = shape(200, WindowValue::Mean);
-        let s = [(199, Dir::Read, 1000), (398, Dir::Read, 2000)];
-        // fio's LOG_MSEC_SLACK: 199 closes the first window; the next starts at 0 again
-        // (199 - 199 % 200) and 398 closes it.
-        assert_eq!(
-            text(sh, false, &s, None),
-            "199, 1000, 0, 0, 0\n398, 2000, 0, 0, 0\n"
-        );
-        assert_eq!(text(sh, true, &s, None), "398, 1500, 0, 0, 0\n");
     }
 }

@@ -4,12 +4,14 @@
 //!
 //! With `log_store_compressed`, entries go out in fio's `.fz` format: fio's binary sample
 //! records (`struct io_sample`, 32 bytes, 40 with an offset), cut into chunks of
-//! `log_compression` bytes, each chunk its own zlib stream; `--inflate-log` (fio's or
-//! iolab's) prints them as the text lines.
+//! `log_compression` bytes, each chunk its own zlib stream made by the job's compression
+//! thread (job/logzip.rs); `--inflate-log` (fio's or iolab's) prints them as the text lines.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use super::logzip::{Chunks, Zipper};
 
 /// Bytes a log buffers before a write reaches the file.
 const BUF_BYTES: usize = 64 << 10;
@@ -195,35 +197,31 @@ pub(super) struct LogFile {
     failed: bool,
 }
 
-/// How a log file is opened.
-#[derive(Clone, Copy)]
-pub(super) struct OpenHow {
-    /// Shared by several jobs (per_job_logs=0): appended to, as it was emptied once before
-    /// the run (see [`truncate`]); each line goes out in one write, so lines never mix.
-    pub(super) shared: bool,
-    /// log_store_compressed: chunks of this many bytes of text, each a zlib stream.
-    pub(super) zlib_chunk: Option<usize>,
-}
-
 impl LogFile {
-    pub(super) fn open(path: PathBuf, how: OpenHow) -> io::Result<LogFile> {
-        let mut o = OpenOptions::new();
-        if how.shared {
-            o.append(true).create(true);
-        } else {
-            o.write(true).create(true).truncate(true);
-        }
-        let f = o.open(&path)?;
-        let sink = match how.zlib_chunk {
-            Some(n) => Sink::Zlib(Chunks::new(f, n)),
-            None => Sink::Plain(BufWriter::with_capacity(BUF_BYTES, f)),
-        };
-        Ok(LogFile {
+    /// A text log, emptied.
+    pub(super) fn open(path: PathBuf) -> io::Result<LogFile> {
+        let f = File::create(&path)?;
+        Ok(LogFile::with(
+            path,
+            Sink::Plain(BufWriter::with_capacity(BUF_BYTES, f)),
+        ))
+    }
+
+    /// A log stored compressed (log_store_compressed), in chunks of `chunk` bytes that `zip`'s
+    /// thread compresses and writes.
+    pub(super) fn zipped(path: PathBuf, zip: &mut Zipper, chunk: usize) -> io::Result<LogFile> {
+        let f = File::create(&path)?;
+        let chunks = zip.attach(f, path.clone(), chunk);
+        Ok(LogFile::with(path, Sink::Zlib(chunks)))
+    }
+
+    fn with(path: PathBuf, sink: Sink) -> LogFile {
+        LogFile {
             path,
             sink,
             dirty: false,
             failed: false,
-        })
+        }
     }
 
     /// One entry: a text line, or a binary record in a compressed log.
@@ -287,51 +285,6 @@ impl LogFile {
                 self.path.display()
             );
         }
-    }
-}
-
-/// Empties a log file that several jobs append to, once before the run.
-pub(super) fn truncate(path: &Path) -> io::Result<()> {
-    File::create(path).map(drop)
-}
-
-/// fio's compressed log: the text cut into chunks of `size` bytes, each written as its own
-/// zlib stream as soon as it is full.
-struct Chunks {
-    file: File,
-    size: usize,
-    text: Vec<u8>,
-}
-
-impl Chunks {
-    fn new(file: File, size: usize) -> Chunks {
-        Chunks {
-            file,
-            size,
-            text: Vec::with_capacity(size + 256),
-        }
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.text.extend_from_slice(bytes);
-        if self.text.len() >= self.size {
-            self.finish()?;
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        if self.text.is_empty() {
-            return Ok(());
-        }
-        let mut z = flate2::write::ZlibEncoder::new(
-            Vec::with_capacity(self.text.len() / 2),
-            flate2::Compression::default(),
-        );
-        z.write_all(&self.text)?;
-        self.file.write_all(&z.finish()?)?;
-        self.text.clear();
-        Ok(())
     }
 }
 
@@ -436,11 +389,7 @@ mod tests {
             iolab_testkit::skip("log write error", &"no /dev/full here");
             return;
         }
-        let how = OpenHow {
-            shared: true,
-            zlib_chunk: None,
-        };
-        let mut f = LogFile::open(full, how).unwrap();
+        let mut f = LogFile::open(full).unwrap();
         let mut l = Line::new();
         for i in 0..10_000u64 {
             f.entry(
@@ -463,11 +412,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("iolab-logfile-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("x_clat.1.log.fz");
-        let how = OpenHow {
-            shared: false,
-            zlib_chunk: Some(1024),
-        };
-        let mut f = LogFile::open(path.clone(), how).unwrap();
+        let mut zip = Zipper::start(None).unwrap();
+        let mut f = LogFile::zipped(path.clone(), &mut zip, 1024).unwrap();
         let (mut want, mut l) = (Vec::new(), Line::new());
         for i in 0..500u64 {
             let e = Entry {
@@ -483,6 +429,7 @@ mod tests {
             f.entry(&e, &mut l);
         }
         f.close();
+        zip.finish();
         let data = std::fs::read(&path).unwrap();
         let mut got = Vec::new();
         inflate(data.as_slice(), &mut got).unwrap();

@@ -469,21 +469,83 @@ fn store_compressed_refuses_what_fios_format_cannot_hold() {
 }
 
 #[test]
-fn bandwidth_log_writes_the_runs_bandwidth_per_direction() {
-    let (d, v) = logged("logs-agg", PACED, &["--bandwidth-log"]);
+fn bandwidth_log_lines_come_every_window_while_the_run_goes() {
+    let d = TestDir::new("logs-agg");
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["run", "--bandwidth-log", "--output-format=json"])
+        .args(&PACED[..6])
+        .args(["--runtime=4", "--time_based"])
+        .current_dir(&d.path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // fio 3.33 writes these lines only at the end (and only with --eta); iolab as it goes.
+    std::thread::sleep(Duration::from_millis(2600));
+    let early = rows(&d.path.join("agg-read_bw.log")).len();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(early >= 2, "{early} lines in the file 2.6 s into a 4 s run");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     for (dir, name) in ["read", "write", "trim"].iter().enumerate() {
         let r = rows(&d.path.join(format!("agg-{name}_bw.log")));
-        assert_eq!(r.len(), 1);
-        assert_eq!((r[0].len(), r[0][2], r[0][3]), (5, dir as u64, 0));
-        if dir < 2 {
-            let bw = u64_at(&v, &format!("/jobs/0/{name}/bw"));
+        // A line each time more than 500 ms (bwavgtime) have passed since the last (whole ms here).
+        assert!((5..=12).contains(&r.len()), "{name}: {} lines", r.len());
+        for (a, b) in r.iter().zip(&r[1..]) {
             assert!(
-                r[0][1] * 10 >= bw * 8 && r[0][1] <= bw + 1,
-                "{name}: {} vs {bw}",
-                r[0][1]
+                b[0] >= a[0] + 500,
+                "{name}: lines at {} and {} ms",
+                a[0],
+                b[0]
             );
         }
+        assert!(r
+            .iter()
+            .all(|l| (l.len(), l[2], l[3], l[4]) == (5, dir as u64, 0, 0)));
+        // The middle lines are the run's bandwidth (KiB/s) of that direction.
+        let bw = v
+            .pointer(&format!("/jobs/0/{name}/bw"))
+            .and_then(Value::as_u64);
+        let mut mid: Vec<u64> = r[1..r.len() - 1].iter().map(|l| l[1]).collect();
+        mid.sort_unstable();
+        let median = mid[mid.len() / 2];
+        let bw = bw.unwrap();
+        assert!(
+            median * 10 >= bw * 7 && median * 10 <= bw * 13,
+            "{name}: median {median} KiB/s against {bw} in the JSON"
+        );
     }
+}
+
+#[test]
+fn shared_logs_hold_each_jobs_block_in_job_order_as_fio_writes_them() {
+    // Regression: per_job_logs=0 files mixed the jobs' lines in the order they were written.
+    let d = TestDir::new("logs-shared-order");
+    let f = d.write(
+        "s.fio",
+        "[global]\nioengine=null\nsize=64k\nrw=read\nper_job_logs=0\nwrite_lat_log=s\n\
+         [slow]\nbs=4k\nrate_iops=50\n\
+         [fast]\nbs=8k\n",
+    );
+    d.run(&[f.to_str().unwrap(), "--output-format=json"]).ok();
+    // [fast] ends long before [slow] (8 I/Os at once against 16 at 50 a second); fio 3.33
+    // writes [slow]'s 16 lines first all the same, then [fast]'s 8.
+    let sizes: Vec<u64> = rows(&d.path.join("s_clat.log"))
+        .iter()
+        .map(|l| l[3])
+        .collect();
+    let want: Vec<u64> = [4096; 16].into_iter().chain([8192; 8]).collect();
+    assert_eq!(sizes, want);
+    let left: Vec<_> = std::fs::read_dir(&d.path)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter(|n| n.ends_with(".part"))
+        .collect();
+    assert!(left.is_empty(), "parts left behind: {left:?}");
 }
 
 /// A paced run's bw, IOPS, latency and histogram logs (prefix `t`), windowed at 200 ms,
@@ -779,4 +841,90 @@ fn a_written_bwavgtime_keeps_its_samples_and_paces_the_bw_log() {
     assert_eq!(r.len() as u64, u64_at(&v, "/jobs/0/read/bw_samples"));
     assert!((3..=4).contains(&r.len()), "{r:?}");
     assert!(r.windows(2).all(|w| w[1][0] - w[0][0] >= 499), "{r:?}");
+}
+
+/// The CPUs of the thread named `comm` in process `pid`, once it shows up (within 10 s).
+fn thread_cpus(pid: u32, comm: &str) -> Option<String> {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(10) {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            if name.trim() == comm {
+                let status = std::fs::read_to_string(dir.join("status")).ok()?;
+                let line = status
+                    .lines()
+                    .find(|l| l.starts_with("Cpus_allowed_list:"))?;
+                return Some(line.split(':').nth(1)?.trim().to_string());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn log_compression_cpus_pins_the_thread_that_compresses_the_logs() {
+    let d = TestDir::new("logs-gz-cpus");
+    let cpus = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mine = cpus
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    // The last CPU this test may use: the thread is to be there and nowhere else.
+    let last = mine.rsplit([',', '-']).next().unwrap().to_string();
+    let pin = format!("--log_compression_cpus={last}");
+    let args = with(
+        PACED,
+        &[
+            "--runtime=3",
+            "--write_lat_log=z",
+            "--log_compression=1k",
+            "--log_store_compressed=1",
+            &pin,
+            "--output-format=json",
+        ],
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("run")
+        .args(&args)
+        .current_dir(&d.path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = thread_cpus(child.id(), "log-compress");
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(seen.as_deref(), Some(last.as_str()), "runs on {mine}");
+    // What it compressed reads back: a line per I/O of 3 s at 1000 IOPS.
+    let text = d.run(&["--inflate-log=z_clat.1.log.fz"]).ok().stdout;
+    assert!(
+        text.lines().count() > 1000,
+        "{} lines",
+        text.lines().count()
+    );
+    // A CPU the machine does not have: the job does not start, and says why.
+    let out = d
+        .run(&with(
+            NULL_RW,
+            &[
+                "--write_lat_log=y",
+                "--log_store_compressed=1",
+                "--log_compression_cpus=1000",
+            ],
+        ))
+        .fails();
+    assert!(
+        out.stderr.contains("log_compression_cpus"),
+        "{}",
+        out.stderr
+    );
 }

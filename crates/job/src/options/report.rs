@@ -77,7 +77,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
             s.logs.compression = n;
             Ok(())
         }),
-    not!(Log, "log_compression_cpus", [], Str),
+    imp!(Log, "log_compression_cpus", [], Str, None, "CPUs the job's log compression thread runs on (as cpus_allowed; iolab compresses the logs stored compressed)",
+        |s, a| { s.logs.compression_cpus = Some(crate::place::parse_list(a.v)?); Ok(()) }),
     imp!(Log, "log_store_compressed", [], Bool, None, "Store logs zlib-compressed, PREFIX_bw.N.log.fz (read back with --inflate-log)",
         |s, a| { s.logs.store_compressed = a.flag()?; Ok(()) }),
     imp!(Log, "log_unix_epoch", [], Bool, None, "Log times as ms since the Unix epoch",
