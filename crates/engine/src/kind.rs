@@ -154,7 +154,14 @@ impl EngineKind {
     pub fn options(self) -> &'static [&'static str] {
         match self {
             EngineKind::Pvsync2 => &["hipri", "nowait"],
-            EngineKind::Libaio => &["userspace_reap", "nowait", "nonvectored"],
+            EngineKind::Libaio => &[
+                "userspace_reap",
+                "nowait",
+                "cmdprio_percentage",
+                "cmdprio_class",
+                "cmdprio",
+                "cmdprio_bssplit",
+            ],
             EngineKind::IoUring => &[
                 "hipri",
                 "fixedbufs",
@@ -163,6 +170,10 @@ impl EngineKind {
                 "sqthread_poll_cpu",
                 "nonvectored",
                 "nowait",
+                "cmdprio_percentage",
+                "cmdprio_class",
+                "cmdprio",
+                "cmdprio_bssplit",
             ],
             EngineKind::FileStat | EngineKind::DirStat => &["stat_type", "meta_io_uring"],
             EngineKind::CpuIo => &["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"],

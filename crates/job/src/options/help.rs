@@ -237,6 +237,22 @@ mod tests {
     }
 
     #[test]
+    fn the_engines_own_option_lists_are_the_rows() {
+        // `EngineKind::options()` (what copy reads) is a second list of the same fact; it
+        // drifted once (libaio's nonvectored only there, the cmdprio options only here).
+        for kind in iolab_engine::EngineKind::ALL {
+            let mut rows: Vec<&str> = all()
+                .filter(|o| o.implemented() && o.engines.contains(&kind.name()))
+                .map(|o| o.name)
+                .collect();
+            let mut listed = kind.options().to_vec();
+            rows.sort_unstable();
+            listed.sort_unstable();
+            assert_eq!(listed, rows, "{}", kind.name());
+        }
+    }
+
+    #[test]
     fn the_summary_names_every_implemented_option() {
         let s = summary();
         for o in all() {
