@@ -61,7 +61,7 @@ pub fn plan(
     }
     let specs = resolved.jobs;
     let mut plans = plan_jobs(&specs, &crate::host_env()).map_err(|e| e.to_string())?;
-    attach_options(&file, &specs, &mut plans);
+    attach_options(&file, &mut plans);
     if let Some(max) = top.max_jobs.filter(|&m| plans.len() > m as usize) {
         return Err(format!("{} jobs exceed --max-jobs={max}", plans.len()));
     }

@@ -56,7 +56,7 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
     };
     // Read again for its [global] sections (planned above already, so it reads the same).
     if let Ok(file) = inv.load() {
-        gathered.report.all.global_options = iolab_dist::merge::global_options(&file);
+        gathered.report.all.global_options = file.global_options();
     }
     let cut_short = gathered.interrupted && !graceful.load(Ordering::Relaxed);
     if world.is_root() && cut_short && top.output.is_none() {

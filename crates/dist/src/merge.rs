@@ -174,21 +174,6 @@ fn host_disks(ranks: &[RankResult]) -> Vec<DiskUtil> {
     out
 }
 
-/// fio's `global options`: the command line's options before the first job and the job
-/// file's `[global]` sections, as written (a bare flag has an empty value).
-pub fn global_options(file: &iolab_job::JobFile) -> Vec<(String, String)> {
-    let Some(first) = file.jobs.first() else {
-        return Vec::new();
-    };
-    let all = first
-        .inherited
-        .base
-        .iter()
-        .chain(first.inherited.globals.iter());
-    all.map(|o| (o.def.name.to_string(), o.value.clone().unwrap_or_default()))
-        .collect()
-}
-
 /// The ranks that failed, one line each naming host and rank; `None` when none did.
 pub fn failures(ranks: &[RankResult]) -> Option<String> {
     let lines: Vec<String> = ranks
@@ -346,7 +331,7 @@ mod tests {
     fn global_options_are_the_global_sections_as_written() {
         let text = "[global]\nioengine=psync\ntime_based\n[a]\nrw=read\n[global]\nbs=8k\n[b]\n";
         let file = iolab_job::parse_str(text, "t.fio").expect("parsed");
-        let g = global_options(&file);
+        let g = file.global_options();
         let want = [("ioengine", "psync"), ("time_based", ""), ("bs", "8k")];
         let got: Vec<(&str, &str)> = g.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         assert_eq!(got, want);

@@ -95,6 +95,23 @@ pub struct JobFile {
     pub warnings: Vec<Warning>,
 }
 
+impl JobFile {
+    /// fio's `global options`: the command line's options before the first job and the job
+    /// file's `[global]` sections, as written (a bare flag has an empty value).
+    pub fn global_options(&self) -> Vec<(String, String)> {
+        let Some(first) = self.jobs.first() else {
+            return Vec::new();
+        };
+        let all = first
+            .inherited
+            .base
+            .iter()
+            .chain(first.inherited.globals.iter());
+        all.map(|o| (o.def.name.to_string(), o.value.clone().unwrap_or_default()))
+            .collect()
+    }
+}
+
 /// Looks up an environment variable.
 pub type EnvLookup = Box<dyn Fn(&str) -> Option<String>>;
 

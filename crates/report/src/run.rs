@@ -101,6 +101,7 @@ pub fn run_report(
         jobs: reports,
         groups,
         disk_util: disks.iter().filter(|_| with_disks).map(disk_util).collect(),
+        global_options: (jobs.first()).map_or_else(Vec::new, |m| m.plan.global_options.to_vec()),
         ..Report::default()
     }
 }

@@ -105,8 +105,12 @@ pub struct JobPlan {
     pub cpus_allowed: Vec<usize>,
     /// Percentiles to report (fio's percentile_list).
     pub percentiles: Vec<f64>,
-    /// fio's `job options` as written, for the JSON report.
+    /// fio's `job options`: the job's own options as written (with `name` where the command
+    /// line gave it), for the JSON report.
     pub options: Vec<(String, String)>,
+    /// fio's `global options`: the command line's options before the first job and the job
+    /// file's `[global]` sections, as written; the same for every job of the run.
+    pub global_options: Arc<[(String, String)]>,
     /// The job's options as resolved, shared by its numjobs clones: the fields above are what
     /// planning derives; an option that needs no planning is read from here, not copied.
     pub spec: Arc<JobSpec>,

@@ -71,22 +71,22 @@ pub fn plan_jobs(specs: &[JobSpec], env: &PlanEnv<'_>) -> Result<Vec<JobPlan>, P
     Ok(out)
 }
 
-/// fio's "job options": each plan gets the options written for its job (those with a value),
-/// after its name, for the JSON report.
-pub fn attach_options(file: &iolab_job::JobFile, specs: &[JobSpec], plans: &mut [JobPlan]) {
+/// fio's "job options" and "global options" for the JSON report: each plan gets the options
+/// written in its own section (those with a value: a job file's section name is no option,
+/// the command line's `--name` is one), and the run's global options, shared.
+pub fn attach_options(file: &iolab_job::JobFile, plans: &mut [JobPlan]) {
+    let written = |o: &iolab_job::RawOption| {
+        (o.value.as_ref())
+            .filter(|v| !v.is_empty())
+            .map(|v| (o.def.name.to_string(), v.clone()))
+    };
+    let globals: Arc<[(String, String)]> = file.global_options().into();
     for p in plans {
-        let (Some(raw), Some(spec)) = (file.jobs.get(p.spec_index), specs.get(p.spec_index)) else {
+        p.global_options = Arc::clone(&globals);
+        let Some(raw) = file.jobs.get(p.spec_index) else {
             continue;
         };
-        let written = raw.options().filter_map(|o| {
-            o.value
-                .as_ref()
-                .filter(|v| !v.is_empty())
-                .map(|v| (o.def.name.to_string(), v.clone()))
-        });
-        p.options = std::iter::once(("name".to_string(), spec.name.clone()))
-            .chain(written)
-            .collect();
+        p.options = raw.own.iter().filter_map(written).collect();
     }
 }
 
@@ -289,6 +289,7 @@ fn plan_one(
             .unwrap_or_default(),
         percentiles: spec.percentile_list.clone(),
         options: Vec::new(),
+        global_options: Arc::from(Vec::new()),
         spec: Arc::clone(spec),
         replay: replay.map(Arc::new),
     };
@@ -571,6 +572,31 @@ mod tests {
             .resolve()
             .unwrap()
             .jobs
+    }
+
+    #[test]
+    fn job_options_are_the_jobs_own_and_globals_are_apart_as_in_fios_json() {
+        // fio 3.33: {"global options": {ioengine, size}, "job options": {rw, bs}} for this file,
+        // and "name" among a job's options only where --name gave it.
+        let text = "[global]\nioengine=null\nsize=1m\n[a]\nrw=read\nbs=8k\n";
+        let file = iolab_job::parse_str(text, "t.fio").unwrap();
+        let specs = file.clone().resolve().unwrap().jobs;
+        let mut p = plan_jobs(&specs, &env()).unwrap();
+        attach_options(&file, &mut p);
+        let pairs = |v: &[(String, String)]| -> Vec<String> {
+            v.iter().map(|(k, v)| format!("{k}={v}")).collect()
+        };
+        assert_eq!(pairs(&p[0].options), ["rw=read", "bs=8k"]);
+        assert_eq!(pairs(&p[0].global_options), ["ioengine=null", "size=1m"]);
+        let inv =
+            iolab_job::parse_cmdline(&["--ioengine=null", "--name=a", "--rw=read", "--size=1m"])
+                .unwrap();
+        let file = inv.load().unwrap();
+        let specs = file.clone().resolve().unwrap().jobs;
+        let mut p = plan_jobs(&specs, &env()).unwrap();
+        attach_options(&file, &mut p);
+        assert_eq!(pairs(&p[0].options), ["name=a", "rw=read", "size=1m"]);
+        assert_eq!(pairs(&p[0].global_options), ["ioengine=null"]);
     }
 
     #[test]
