@@ -84,6 +84,8 @@ struct Worker {
     net: Option<NetRing>,
     /// Connections (ring tags) whose receive is stopped: their unread input is over the limit.
     paused: Vec<u64>,
+    /// Sends queued this turn whose completion asks for nothing soon (see `send_ring`).
+    quiet_sends: u32,
 }
 
 /// The thread's body: set up, report to `Server::start`, serve until stopped.
@@ -158,6 +160,7 @@ impl Worker {
             idle_ns,
             net,
             paused: Vec::new(),
+            quiet_sends: 0,
             ctx,
         };
         w.arm()?;

@@ -304,8 +304,10 @@ impl NetRing {
         self.push(e)
     }
 
-    /// Sends `out` on `s` (one sendmsg, MSG_NOSIGNAL); the completion gives it back with the
-    /// count sent, which may be short. On failure to queue, `out` comes back with the error.
+    /// Sends `out` on `s` (sendmsg, MSG_NOSIGNAL | MSG_WAITALL: the kernel sends what a full
+    /// socket left over when it has room again, so the completion comes once every byte is
+    /// out, or with an error); it gives `out` back with the count sent. On failure to queue,
+    /// `out` comes back with the error.
     pub fn send(
         &mut self,
         s: &TcpStream,
@@ -335,7 +337,7 @@ impl NetRing {
         msg.0.msg_iov = msg.1.as_mut_ptr();
         msg.0.msg_iovlen = 2;
         let e = opcode::SendMsg::new(types::Fd(s.as_raw_fd()), &msg.0)
-            .flags(libc::MSG_NOSIGNAL as u32)
+            .flags((libc::MSG_NOSIGNAL | libc::MSG_WAITALL) as u32)
             .build()
             .user_data(NetOp::Send.data(u64::from(slot)));
         if let Err(err) = self.push(e) {
@@ -394,12 +396,20 @@ impl NetRing {
     /// `timeout` (`None`: do not wait, but still collect what is ready: with DEFER_TASKRUN the
     /// kernel posts completions only inside an enter that asks for events).
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.wait_for(1, timeout)
+    }
+
+    /// As [`wait`](Self::wait), for at least `min` completions (those that the entries just
+    /// submitted post at once count too): a caller that knows its sends will complete at once,
+    /// and need nothing done soon when they do, waits for them and one more event in one
+    /// `io_uring_enter`, not two.
+    pub fn wait_for(&mut self, min: u32, timeout: Option<Duration>) -> io::Result<()> {
         self.enters += 1;
         let r = match timeout {
             Some(t) => {
                 let ts = types::Timespec::from(t);
                 let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(1, &args)
+                self.ring.submitter().submit_with_args(min.max(1) as usize, &args)
             }
             None => {
                 let n = self.ring.submission().len() as u32;
