@@ -409,7 +409,9 @@ impl NetRing {
             Some(t) => {
                 let ts = types::Timespec::from(t);
                 let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(min.max(1) as usize, &args)
+                self.ring
+                    .submitter()
+                    .submit_with_args(min.max(1) as usize, &args)
             }
             None => {
                 let n = self.ring.submission().len() as u32;
