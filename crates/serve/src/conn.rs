@@ -355,6 +355,9 @@ fn ring_flush(c: &Conn) -> Option<Flush> {
         Out::Static(b, pos) => *pos < b.len(),
         Out::Owned(b, pos) => *pos < b.len(),
         Out::Buf { pos, end, .. } => pos < end,
+        // A file's head goes through the ring too (with MSG_MORE, so it waits for the body's
+        // first bytes); the body then leaves from here by sendfile.
+        Out::File { .. } if c.wpos < c.wbuf.len() => return Some(Flush::Ring),
         Out::File { .. } | Out::Multi { .. } => return None,
     };
     Some(if c.wpos < c.wbuf.len() || body_left {
@@ -425,7 +428,7 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
 }
 
 /// The head and buffered body of the response, handed to the ring (the connection keeps
-/// nothing to send until [`from_ring`] puts them back).
+/// nothing to send until [`from_ring`] puts them back). A file's body stays in `c.out`.
 pub(crate) fn to_ring(c: &mut Conn) -> Outgoing {
     let (body, body_pos, body_end) = match std::mem::replace(&mut c.out, Out::None) {
         Out::Static(b, pos) => (OutBody::Static(b), pos, b.len()),
@@ -434,7 +437,10 @@ pub(crate) fn to_ring(c: &mut Conn) -> Outgoing {
             (OutBody::Owned(v), pos, n)
         }
         Out::Buf { buf, pos, end } => (OutBody::Buf(buf), pos, end),
-        _ => (OutBody::None, 0, 0),
+        rest => {
+            c.out = rest;
+            (OutBody::None, 0, 0)
+        }
     };
     c.in_ring = true;
     Outgoing {
@@ -443,6 +449,7 @@ pub(crate) fn to_ring(c: &mut Conn) -> Outgoing {
         body,
         body_pos,
         body_end,
+        more: !matches!(c.out, Out::None),
     }
 }
 
@@ -454,7 +461,8 @@ pub(crate) fn from_ring(c: &mut Conn, mut o: Outgoing, sent: usize) {
     c.wbuf = o.head;
     c.wpos = o.head_pos;
     c.out = match o.body {
-        OutBody::None => Out::None,
+        // What stayed behind (a file's body, or nothing).
+        OutBody::None => std::mem::replace(&mut c.out, Out::None),
         OutBody::Static(b) => Out::Static(b, o.body_pos),
         OutBody::Owned(v) => Out::Owned(v, o.body_pos),
         OutBody::Buf(buf) => Out::Buf {

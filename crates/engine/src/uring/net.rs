@@ -79,6 +79,9 @@ pub struct Outgoing {
     pub body: OutBody,
     pub body_pos: usize,
     pub body_end: usize,
+    /// More of the response follows by other means (sendfile): sent with MSG_MORE, so these
+    /// bytes wait to share a segment with the first of the rest.
+    pub more: bool,
 }
 
 impl Outgoing {
@@ -334,10 +337,11 @@ impl NetRing {
             iov_base: body.as_ptr() as *mut libc::c_void,
             iov_len: body.len(),
         };
+        let more = if out.more { libc::MSG_MORE } else { 0 };
         msg.0.msg_iov = msg.1.as_mut_ptr();
         msg.0.msg_iovlen = 2;
         let e = opcode::SendMsg::new(types::Fd(s.as_raw_fd()), &msg.0)
-            .flags((libc::MSG_NOSIGNAL | libc::MSG_WAITALL) as u32)
+            .flags((libc::MSG_NOSIGNAL | libc::MSG_WAITALL | more) as u32)
             .build()
             .user_data(NetOp::Send.data(u64::from(slot)));
         if let Err(err) = self.push(e) {
@@ -668,6 +672,7 @@ mod tests {
             body: OutBody::Buf(body),
             body_pos: 0,
             body_end: 5,
+            more: false,
         };
         r.send(&s, 11, out).map_err(|e| e.0).unwrap();
         let mut done = Vec::new();

@@ -2,8 +2,9 @@
 //! multishot recv per connection into the ring's provided buffers; a response's head and
 //! buffered body go out as a sendmsg on the ring; everything a turn of the loop queued goes to
 //! the kernel with the wait for the next completions, in one `io_uring_enter`. A small
-//! response therefore costs no system call of its own. File bodies leave with sendfile as on
-//! the epoll path, a full socket waiting on a one-shot poll. A single thread accepts with a
+//! response therefore costs no system call of its own. A larger file's head goes on the ring
+//! too (MSG_MORE), and its body then leaves with sendfile as on the epoll path, a full socket
+//! waiting on a one-shot poll. A single thread accepts with a
 //! multishot accept; several threads poll the listeners one shot and exclusively, then accept
 //! with accept4, so that they share the connections (a multishot accept per thread let the
 //! first thread take them all). The eventfds are multishot polls.
@@ -294,6 +295,8 @@ impl Worker {
             && c.inbox_pos >= c.inbox.len()
             && !c.peer_closed;
         let out = crate::conn::to_ring(c);
+        // A file's head is only the start: its sendfile follows the completion at once.
+        let quiet = quiet && !out.more;
         let queued = match (self.net.as_mut(), c.sock.as_ref()) {
             (Some(r), Some(s)) => r.send(s, tag(tok), out),
             (_, _) => Err((std::io::ErrorKind::NotConnected.into(), out)),
