@@ -488,3 +488,50 @@ pub(crate) fn drain(sock: &TcpStream) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file's head handed to the ring must leave the file's body behind for sendfile, and
+    /// come back without losing it (the body would otherwise never be sent).
+    #[test]
+    fn a_files_head_goes_to_the_ring_and_its_body_stays_for_sendfile() {
+        let Ok(file) = File::open("/dev/null") else {
+            return;
+        };
+        let mut c = Conn::new();
+        c.fed = true;
+        c.wbuf.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
+        c.out = Out::File {
+            file: Arc::new(file),
+            off: 0,
+            end: 65536,
+        };
+        assert!(matches!(ring_flush(&c), Some(Flush::Ring)));
+        let o = to_ring(&mut c);
+        assert!(o.more, "MSG_MORE: the body follows");
+        assert!(matches!(o.body, OutBody::None));
+        assert!(matches!(c.out, Out::File { end: 65536, .. }));
+        let n = o.head.len();
+        from_ring(&mut c, o, n);
+        assert_eq!((c.wpos, c.body_sent, c.in_ring), (n, 0, false));
+        assert!(matches!(
+            c.out,
+            Out::File {
+                off: 0,
+                end: 65536,
+                ..
+            }
+        ));
+        // The head is out: the body is sendfile's, not the ring's.
+        assert!(ring_flush(&c).is_none());
+        // A buffered body goes whole, and its send is the response's last.
+        c.wbuf.clear();
+        c.wbuf.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
+        c.wpos = 0;
+        c.out = Out::Static(b"hello", 0);
+        let o = to_ring(&mut c);
+        assert!(!o.more && matches!(c.out, Out::None));
+    }
+}
