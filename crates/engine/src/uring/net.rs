@@ -109,13 +109,16 @@ impl Outgoing {
     }
 }
 
+/// A sendmsg's header and its two iovecs (head, body).
+type Msg = (libc::msghdr, [libc::iovec; 2]);
+
 /// A send in flight: the bytes, and the message header the kernel reads (boxed: its address
 /// must not move while the kernel holds it).
 struct SendSlot {
     tag: u64,
     out: Outgoing,
-    /// Read by the kernel, not by us: kept alive until the completion.
-    _msg: Box<(libc::msghdr, [libc::iovec; 2])>,
+    /// Read by the kernel, not by us: kept alive until the completion, then reused.
+    msg: Box<Msg>,
 }
 
 /// Received bytes in one of the ring's buffers; give it back with [`NetRing::recycle`].
@@ -155,6 +158,8 @@ pub struct NetRing {
     /// Sends in flight by slot (the slot is in their user_data), and the free slots.
     sends: Vec<Option<SendSlot>>,
     free_sends: Vec<u32>,
+    /// Message headers of completed sends, for the next ones (no allocation per response).
+    free_msgs: Vec<Box<Msg>>,
     /// io_uring_enter calls made.
     pub enters: u64,
 }
@@ -185,6 +190,7 @@ impl NetRing {
             own: true,
             sends: Vec::new(),
             free_sends: Vec::new(),
+            free_msgs: Vec::new(),
             enters: 0,
         };
         // SAFETY: the entries mapping is page-aligned, holds `count` entries and outlives the
@@ -324,9 +330,11 @@ impl NetRing {
                 (self.sends.len() - 1) as u32
             }
         };
-        // SAFETY: msghdr and iovec are plain old data; all-zero is an empty message.
-        let mut msg: Box<(libc::msghdr, [libc::iovec; 2])> =
-            Box::new(unsafe { std::mem::zeroed() });
+        let mut msg = self.free_msgs.pop().unwrap_or_else(|| {
+            // SAFETY: msghdr and iovec are plain old data; all-zero is an empty message. Only
+            // the iovecs and msg_iov/msg_iovlen are set below, so a reused one stays so.
+            Box::new(unsafe { std::mem::zeroed::<Msg>() })
+        });
         let head = &out.head[out.head_pos.min(out.head.len())..];
         let body = out.body();
         msg.1[0] = libc::iovec {
@@ -346,16 +354,13 @@ impl NetRing {
             .user_data(NetOp::Send.data(u64::from(slot)));
         if let Err(err) = self.push(e) {
             self.free_sends.push(slot);
+            self.free_msgs.push(msg);
             return Err((err, out));
         }
         // The iovecs point into the heap blocks of `out` (a Vec's, a Buf's or static bytes)
         // and the entry at the boxed header: none of them moves when `out` and the box move
         // into the slot, where they stay until the completion is reaped.
-        self.sends[slot as usize] = Some(SendSlot {
-            tag,
-            out,
-            _msg: msg,
-        });
+        self.sends[slot as usize] = Some(SendSlot { tag, out, msg });
         Ok(())
     }
 
@@ -481,6 +486,7 @@ impl NetRing {
                     match self.sends.get_mut(slot).and_then(Option::take) {
                         Some(s) => {
                             self.free_sends.push(slot as u32);
+                            self.free_msgs.push(s.msg);
                             (s.tag, Some(s.out))
                         }
                         None => continue,
