@@ -159,6 +159,9 @@ pub struct NetRing {
     sends: Vec<Option<SendSlot>>,
     free_sends: Vec<u32>,
     /// Message headers of completed sends, for the next ones (no allocation per response).
+    /// Boxed: a header handed to the kernel must stay where it is while the box moves between
+    /// this list and a slot (a `Vec<Msg>` would move the header itself).
+    #[allow(clippy::vec_box)]
     free_msgs: Vec<Box<Msg>>,
     /// io_uring_enter calls made.
     pub enters: u64,
