@@ -67,9 +67,9 @@ def binary(name):
     return shutil.which(name) or f"/usr/sbin/{name}"
 
 
-def wait_port(port, proc):
+def wait_port(port, proc, within=10):
     t = time.time()
-    while time.time() - t < 10:
+    while time.time() - t < within:
         if proc.poll() is not None:
             raise SystemExit(f"server on port {port} exited: {proc.returncode}")
         try:
@@ -80,7 +80,8 @@ def wait_port(port, proc):
     raise SystemExit(f"nothing listens on {port}")
 
 
-def start(name, root, pin, threads):
+def start(name, root, pin, threads, prefix=()):
+    """Starts server `name` on its port (under `prefix`, e.g. valgrind, when given)."""
     port = PORTS[name]
     # lighttpd's max-worker 0 is one process; N > 1 forks N workers.
     workers = threads if name == "nginx" else (0 if threads == 1 else threads)
@@ -101,11 +102,12 @@ def start(name, root, pin, threads):
         cmd = [binary("nginx"), "-c", conf, "-p", WORK]
     if pin:
         cmd = ["taskset", "-c", "0"] + cmd
+    cmd = list(prefix) + cmd
     # A session of its own: lighttpd with workers stops them with kill(0, SIGTERM), which
     # otherwise reached this script too (it died after the last row, before saving).
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
-    wait_port(port, p)
+    wait_port(port, p, 60 if prefix else 10)
     return p
 
 

@@ -355,6 +355,9 @@ fn ring_flush(c: &Conn) -> Option<Flush> {
         Out::Static(b, pos) => *pos < b.len(),
         Out::Owned(b, pos) => *pos < b.len(),
         Out::Buf { pos, end, .. } => pos < end,
+        // A file's head goes through the ring too (with MSG_MORE, so it waits for the body's
+        // first bytes); the body then leaves from here by sendfile.
+        Out::File { .. } if c.wpos < c.wbuf.len() => return Some(Flush::Ring),
         Out::File { .. } | Out::Multi { .. } => return None,
     };
     Some(if c.wpos < c.wbuf.len() || body_left {
@@ -425,7 +428,7 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
 }
 
 /// The head and buffered body of the response, handed to the ring (the connection keeps
-/// nothing to send until [`from_ring`] puts them back).
+/// nothing to send until [`from_ring`] puts them back). A file's body stays in `c.out`.
 pub(crate) fn to_ring(c: &mut Conn) -> Outgoing {
     let (body, body_pos, body_end) = match std::mem::replace(&mut c.out, Out::None) {
         Out::Static(b, pos) => (OutBody::Static(b), pos, b.len()),
@@ -434,7 +437,10 @@ pub(crate) fn to_ring(c: &mut Conn) -> Outgoing {
             (OutBody::Owned(v), pos, n)
         }
         Out::Buf { buf, pos, end } => (OutBody::Buf(buf), pos, end),
-        _ => (OutBody::None, 0, 0),
+        rest => {
+            c.out = rest;
+            (OutBody::None, 0, 0)
+        }
     };
     c.in_ring = true;
     Outgoing {
@@ -443,6 +449,7 @@ pub(crate) fn to_ring(c: &mut Conn) -> Outgoing {
         body,
         body_pos,
         body_end,
+        more: !matches!(c.out, Out::None),
     }
 }
 
@@ -454,7 +461,8 @@ pub(crate) fn from_ring(c: &mut Conn, mut o: Outgoing, sent: usize) {
     c.wbuf = o.head;
     c.wpos = o.head_pos;
     c.out = match o.body {
-        OutBody::None => Out::None,
+        // What stayed behind (a file's body, or nothing).
+        OutBody::None => std::mem::replace(&mut c.out, Out::None),
         OutBody::Static(b) => Out::Static(b, o.body_pos),
         OutBody::Owned(v) => Out::Owned(v, o.body_pos),
         OutBody::Buf(buf) => Out::Buf {
@@ -479,4 +487,51 @@ pub(crate) fn drain(sock: &TcpStream) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file's head handed to the ring must leave the file's body behind for sendfile, and
+    /// come back without losing it (the body would otherwise never be sent).
+    #[test]
+    fn a_files_head_goes_to_the_ring_and_its_body_stays_for_sendfile() {
+        let Ok(file) = File::open("/dev/null") else {
+            return;
+        };
+        let mut c = Conn::new();
+        c.fed = true;
+        c.wbuf.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
+        c.out = Out::File {
+            file: Arc::new(file),
+            off: 0,
+            end: 65536,
+        };
+        assert!(matches!(ring_flush(&c), Some(Flush::Ring)));
+        let o = to_ring(&mut c);
+        assert!(o.more, "MSG_MORE: the body follows");
+        assert!(matches!(o.body, OutBody::None));
+        assert!(matches!(c.out, Out::File { end: 65536, .. }));
+        let n = o.head.len();
+        from_ring(&mut c, o, n);
+        assert_eq!((c.wpos, c.body_sent, c.in_ring), (n, 0, false));
+        assert!(matches!(
+            c.out,
+            Out::File {
+                off: 0,
+                end: 65536,
+                ..
+            }
+        ));
+        // The head is out: the body is sendfile's, not the ring's.
+        assert!(ring_flush(&c).is_none());
+        // A buffered body goes whole, and its send is the response's last.
+        c.wbuf.clear();
+        c.wbuf.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
+        c.wpos = 0;
+        c.out = Out::Static(b"hello", 0);
+        let o = to_ring(&mut c);
+        assert!(!o.more && matches!(c.out, Out::None));
+    }
 }

@@ -6,7 +6,7 @@
 //! Engine reads are queued while events are handled and committed once per turn of the loop.
 
 use std::fs::File;
-use std::io::{self, IoSlice};
+use std::io;
 use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -14,18 +14,20 @@ use std::sync::Arc;
 
 use iolab_engine::sys::monotonic_ns;
 use iolab_engine::sys::net::{self, Epoll, EpollEvents};
-use iolab_engine::{Buf, Done, Engine, EngineOpts, NetRing, Op, Queued, Req};
+use iolab_engine::{Buf, Done, Engine, EngineOpts, NetRing};
 
 use crate::blocking::{Job, Outcome, Pool};
 use crate::cache::{Cache, Got};
-use crate::conn::{drain, fill, flush, start, Conn, Flush, Out, Pending, State};
+use crate::conn::{fill, flush, start, Conn, Flush, Out, Pending, State};
 use crate::http::{self, Method, Parsed};
 use crate::log::LogBuf;
 use crate::path::{self, Site};
-use crate::route::{self, Body, Lookup};
-use crate::{ServeOpts, ServeStats, Shared, SMALL_FILE};
+use crate::route::{self, Lookup};
+use crate::{ServeOpts, ServeStats, Shared};
 
 mod answer;
+mod conns;
+mod reads;
 mod uring;
 
 use answer::{file_reply, note, Answer};
@@ -82,6 +84,8 @@ struct Worker {
     net: Option<NetRing>,
     /// Connections (ring tags) whose receive is stopped: their unread input is over the limit.
     paused: Vec<u64>,
+    /// Sends queued this turn whose completion asks for nothing soon (see `send_ring`).
+    quiet_sends: u32,
 }
 
 /// The thread's body: set up, report to `Server::start`, serve until stopped.
@@ -156,6 +160,7 @@ impl Worker {
             idle_ns,
             net,
             paused: Vec::new(),
+            quiet_sends: 0,
             ctx,
         };
         w.arm()?;
@@ -241,238 +246,6 @@ impl Worker {
                 next_scan = self.now + scan_every;
                 self.scan();
             }
-        }
-    }
-
-    /// Commits queued reads and handles what completed; waits a little for one when the loop
-    /// has nothing else to do.
-    fn reap(&mut self, wait: bool) -> io::Result<()> {
-        self.eng.commit()?;
-        let min = usize::from(wait);
-        let timeout = Some(std::time::Duration::from_millis(1));
-        let mut done = std::mem::take(&mut self.done);
-        self.eng.reap(min, DEPTH as usize, timeout, &mut done)?;
-        for d in done.drain(..) {
-            self.complete(d, true);
-        }
-        self.done = done;
-        Ok(())
-    }
-
-    /// A read finished: its connection sends (now, when `drive`; else the caller's loop does),
-    /// or closes if the file came up short.
-    fn complete(&mut self, d: Done, drive: bool) {
-        self.cache.end(d.req.file, &mut *self.eng);
-        let i = (d.req.tag & 0xffff_ffff) as usize;
-        let gen = (d.req.tag >> 32) as u32;
-        let buf = d.req.buf;
-        let Some(c) = self.conns.get_mut(i) else {
-            self.bufs.push(buf);
-            return;
-        };
-        if c.gen != gen || c.sock.is_none() || c.state != State::Reading {
-            self.bufs.push(buf);
-            return;
-        }
-        let (pos, end) = c.read_range;
-        match d.result {
-            Ok(n) if n >= end => {
-                c.out = Out::Buf { buf, pos, end };
-                c.state = State::Sending;
-                if drive {
-                    self.process(i);
-                }
-            }
-            _ => {
-                // Truncated under us or a read error: the head promised bytes we do not have.
-                self.bufs.push(buf);
-                self.close(i);
-            }
-        }
-    }
-
-    /// One connection per wake-up: the listener is level-triggered, so the rest wake this
-    /// thread again or (EPOLLEXCLUSIVE) another one. Taking a whole burst here gave one
-    /// thread every connection of a client that connects all at once (wrk: 16 to one thread,
-    /// none to the other).
-    fn accept(&mut self, k: usize) {
-        self.accept_up_to(k, 1);
-    }
-
-    /// Accepts at most `max` of the connections waiting on listener `k`.
-    fn accept_up_to(&mut self, k: usize, max: usize) {
-        for _ in 0..max {
-            let sock = match net::accept_nonblocking(&self.ctx.shared.listeners[k]) {
-                Ok(s) => s,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
-                    // Out of descriptors: stop listening for a moment rather than spin.
-                    self.unlisten();
-                    self.resume_accept = self.now + 100_000_000;
-                    return;
-                }
-                // Stopped listening (shutdown): nothing more will come.
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return,
-                Err(_) => continue,
-            };
-            let shared = &self.ctx.shared;
-            if shared.conns.fetch_add(1, Ordering::SeqCst) >= self.ctx.opts.max_connections {
-                shared.conns.fetch_sub(1, Ordering::SeqCst);
-                self.refuse(sock);
-                continue;
-            }
-            self.adopt(sock);
-        }
-    }
-
-    /// Takes an accepted connection into a free slot and starts reading from it.
-    fn adopt(&mut self, sock: TcpStream) {
-        let _ = sock.set_nodelay(true);
-        let i = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.conns.push(Conn::new());
-                self.conns.len() - 1
-            }
-        };
-        let c = &mut self.conns[i];
-        c.gen = c.gen.wrapping_add(1);
-        let tok = (u64::from(c.gen) << 32) | i as u64;
-        let ev = net::EPOLLIN | net::EPOLLOUT | net::EPOLLRDHUP | net::EPOLLET;
-        let armed = match self.net.as_mut() {
-            Some(r) => r.recv_multi(&sock, uring::tag(tok)).is_ok(),
-            None => self.ep.add(&sock, ev, tok).is_ok(),
-        };
-        if !armed {
-            self.ctx.shared.conns.fetch_sub(1, Ordering::SeqCst);
-            self.free.push(i);
-            return;
-        }
-        c.inbox.clear();
-        c.inbox_pos = 0;
-        c.fed = self.net.is_some();
-        c.peer_closed = false;
-        if c.rbuf.len() != self.ctx.opts.max_header_bytes {
-            c.rbuf = vec![0; self.ctx.opts.max_header_bytes.max(64)];
-        }
-        c.peer = if self.log.is_some() {
-            sock.peer_addr().ok().map(|a| a.ip())
-        } else {
-            None
-        };
-        c.sock = Some(sock);
-        c.rstart = 0;
-        c.rend = 0;
-        c.state = State::Idle;
-        c.keep = true;
-        c.readable = true;
-        c.hup = false;
-        c.eof = false;
-        c.out = Out::None;
-        c.deadline = self.now + self.idle_ns;
-        self.live += 1;
-        self.stats.connections += 1;
-    }
-
-    fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if c.sock.is_none() {
-            return;
-        }
-        if let Some(r) = self.net.as_mut() {
-            uring::forget(r, (u64::from(c.gen) << 32) | i as u64);
-        }
-        c.sock = None;
-        c.gen = c.gen.wrapping_add(1);
-        if let Out::Buf { buf, .. } = std::mem::replace(&mut c.out, Out::None) {
-            self.bufs.push(buf);
-        }
-        if let Pending::Read { id, .. } = std::mem::replace(&mut c.pending, Pending::None) {
-            self.cache.end(id, &mut *self.eng);
-        }
-        c.resolved = None;
-        c.state = State::Idle;
-        self.free.push(i);
-        self.live -= 1;
-        self.ctx.shared.conns.fetch_sub(1, Ordering::SeqCst);
-    }
-
-    /// Over the connection limit: a short 503 with `Connection: close` (the socket is new, so
-    /// it has room), then a FIN. The socket is kept, its input read and dropped, until the
-    /// client closes or a second passes: closing with the request unread would send a reset,
-    /// which can make the client lose the 503.
-    fn refuse(&mut self, sock: TcpStream) {
-        let out = &mut self.refusal;
-        out.clear();
-        let rep = route::error(out, &self.date, 503, 1, false);
-        if let Body::Static(b) = rep.body {
-            out.extend_from_slice(b);
-        }
-        let _ = net::send_vectored(&sock, &[IoSlice::new(out)], false);
-        let _ = sock.shutdown(std::net::Shutdown::Write);
-        if drain(&sock) {
-            return;
-        }
-        if self.refused.len() >= MAX_REFUSED {
-            // Oldest first: it has had the longest to read its answer.
-            self.refused.remove(0);
-        }
-        self.refused.push((sock, self.now + REFUSED_LINGER_NS));
-    }
-
-    /// Stop accepting; close what is idle; let the rest finish their response and close.
-    fn begin_stop(&mut self) {
-        if self.stopping {
-            return;
-        }
-        self.stopping = true;
-        self.unlisten();
-        let _ = self.ep.delete(&self.ctx.shared.wake);
-        for i in 0..self.conns.len() {
-            let c = &mut self.conns[i];
-            if c.sock.is_none() {
-                continue;
-            }
-            c.keep = false;
-            if c.state == State::Idle {
-                self.close(i);
-            }
-        }
-    }
-
-    /// Closes connections past their deadline; resumes accepting after a descriptor shortage.
-    fn scan(&mut self) {
-        let now = self.now;
-        self.refused
-            .retain(|(s, deadline)| now < *deadline && !drain(s));
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            if c.sock.is_some() && c.state != State::Reading && self.now > c.deadline {
-                self.close(i);
-            }
-        }
-        if !self.listening && !self.stopping && self.now >= self.resume_accept {
-            self.listening = true;
-            for (k, l) in self.ctx.shared.listeners.iter().enumerate() {
-                let ev = net::EPOLLIN | net::EPOLLEXCLUSIVE;
-                let _ = match self.net.as_mut() {
-                    Some(r) => r.poll_listener(l, k as u64),
-                    None => self.ep.add(l, ev, LISTENER - k as u64),
-                };
-            }
-        }
-    }
-
-    /// Takes the listeners out of this thread's epoll.
-    fn unlisten(&mut self) {
-        if self.listening {
-            for (k, l) in self.ctx.shared.listeners.iter().enumerate() {
-                let _ = match self.net.as_mut() {
-                    Some(r) => r.cancel(iolab_engine::NetOp::Listen, k as u64),
-                    None => self.ep.delete(l),
-                };
-            }
-            self.listening = false;
         }
     }
 
@@ -646,125 +419,5 @@ impl Worker {
         }
         self.dispatch(i, rep, ans);
         true
-    }
-
-    /// Hands `job` for connection `i` to a helper; the connection waits (no longer than the
-    /// idle timeout). False when no helper could take it.
-    fn hand_over(&mut self, i: usize, job: Job, then: Pending) -> bool {
-        let c = &mut self.conns[i];
-        let tok = (u64::from(c.gen) << 32) | i as u64;
-        if !self.pool.submit(tok, job) {
-            return false;
-        }
-        c.state = State::Waiting;
-        c.pending = then;
-        c.deadline = self.now + self.idle_ns;
-        true
-    }
-
-    /// Helpers are done with some jobs: their connections go on.
-    fn helped(&mut self) {
-        self.pool.wake().clear();
-        let mut outcomes = std::mem::take(&mut self.outcomes);
-        self.pool.take(&mut outcomes);
-        for (tok, outcome) in outcomes.drain(..) {
-            let i = (tok & 0xffff_ffff) as usize;
-            let Some(c) = self.conns.get_mut(i) else {
-                continue;
-            };
-            // A connection closed meanwhile (its slot perhaps reused) has nothing to go on.
-            if c.gen != (tok >> 32) as u32 || c.sock.is_none() || c.state != State::Waiting {
-                continue;
-            }
-            match (std::mem::replace(&mut c.pending, Pending::None), outcome) {
-                (Pending::Open, Outcome::Resolved(found, d)) => {
-                    c.resolved = Some((found, d));
-                    c.state = State::Idle;
-                }
-                (
-                    Pending::Read {
-                        id,
-                        off,
-                        len,
-                        direct,
-                        rep,
-                    },
-                    _,
-                ) => {
-                    // A synchronous engine completes here and leaves the sending to us.
-                    self.read(i, id, off, len, direct, rep);
-                }
-                (_, _) => {
-                    c.state = State::Sending;
-                    c.paged = true;
-                }
-            }
-            self.process(i);
-        }
-        self.outcomes = outcomes;
-    }
-
-    /// Reads a small file through the engine (the caller has counted the read in with
-    /// `Cache::begin`); the connection sends when it completes.
-    fn read(
-        &mut self,
-        i: usize,
-        id: iolab_engine::FileId,
-        off: u64,
-        len: u64,
-        direct: bool,
-        rep: route::Reply,
-    ) {
-        let c = &mut self.conns[i];
-        c.status = rep.status;
-        c.keep = c.keep && rep.keep_alive;
-        c.wpos = 0;
-        c.body_sent = 0;
-        c.state = State::Reading;
-        // Read from 0 to the end of the range: the whole small file in one request.
-        let end = off + len;
-        let want = if direct {
-            end.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN
-        } else {
-            end
-        };
-        c.read_range = (off as usize, end as usize);
-        let buf = match self.bufs.pop() {
-            Some(b) => b,
-            None => match Buf::new(SMALL_FILE as usize) {
-                Ok(b) => b,
-                Err(_) => {
-                    self.close(i);
-                    return;
-                }
-            },
-        };
-        let tok = (u64::from(c.gen) << 32) | i as u64;
-        let mut req = Req::data(Op::Read, id, 0, want as usize, buf).with_tag(tok);
-        loop {
-            match self.eng.queue(req) {
-                Queued::Queued => return,
-                Queued::Done(d) => {
-                    // Synchronous engine: the caller's loop sends it, without recursing.
-                    self.complete(d, false);
-                    return;
-                }
-                Queued::Busy(r) => {
-                    req = r;
-                    // Full queue: submit, and wait for at least one read to make room.
-                    let _ = self.eng.commit();
-                    let mut done = Vec::new();
-                    if self.eng.reap(1, DEPTH as usize, None, &mut done).is_err() {
-                        self.bufs.push(req.buf);
-                        self.cache.end(id, &mut *self.eng);
-                        self.close(i);
-                        return;
-                    }
-                    for d in done {
-                        self.complete(d, true);
-                    }
-                }
-            }
-        }
     }
 }

@@ -103,3 +103,27 @@ fn connection_close_reaches_the_client_with_a_receive_armed() {
     s.shutdown().trigger();
     s.join().unwrap();
 }
+
+/// One thread takes its connections with a multishot accept: a burst of connections made at
+/// once (more than the listen backlog's first wake-up holds) are all served, and a stop ends
+/// the accept without a spin.
+#[test]
+fn a_burst_of_connections_is_accepted_by_one_thread() {
+    let (s, _d) = server("burst");
+    let mut cs: Vec<TcpStream> = (0..100)
+        .map(|_| TcpStream::connect(s.local_addr()).unwrap())
+        .collect();
+    for c in &mut cs {
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .unwrap();
+    }
+    for c in &mut cs {
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).expect("answered and closed");
+        assert!(got.starts_with(b"HTTP/1.1 200 ") && got.ends_with(b"0123456789"));
+    }
+    s.shutdown().trigger();
+    let st = s.join().unwrap();
+    assert_eq!((st.connections, st.requests), (100, 100));
+}

@@ -12,11 +12,13 @@
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+mod provided;
+
+use provided::Provided;
 
 /// The buffer group the ring's receive buffers are registered as.
 const BGID: u16 = 0;
@@ -77,6 +79,9 @@ pub struct Outgoing {
     pub body: OutBody,
     pub body_pos: usize,
     pub body_end: usize,
+    /// More of the response follows by other means (sendfile): sent with MSG_MORE, so these
+    /// bytes wait to share a segment with the first of the rest.
+    pub more: bool,
 }
 
 impl Outgoing {
@@ -104,13 +109,16 @@ impl Outgoing {
     }
 }
 
+/// A sendmsg's header and its two iovecs (head, body).
+type Msg = (libc::msghdr, [libc::iovec; 2]);
+
 /// A send in flight: the bytes, and the message header the kernel reads (boxed: its address
 /// must not move while the kernel holds it).
 struct SendSlot {
     tag: u64,
     out: Outgoing,
-    /// Read by the kernel, not by us: kept alive until the completion.
-    _msg: Box<(libc::msghdr, [libc::iovec; 2])>,
+    /// Read by the kernel, not by us: kept alive until the completion, then reused.
+    msg: Box<Msg>,
 }
 
 /// Received bytes in one of the ring's buffers; give it back with [`NetRing::recycle`].
@@ -138,18 +146,6 @@ pub struct NetDone {
     pub sent: Option<Outgoing>,
 }
 
-/// The receive buffers: `count` buffers of `size` bytes and the ring of entries that offers
-/// them to the kernel.
-struct Provided {
-    entries: NonNull<types::BufRingEntry>,
-    entries_len: usize,
-    data: NonNull<u8>,
-    data_len: usize,
-    count: u16,
-    size: usize,
-    tail: u16,
-}
-
 /// A socket ring owned by one thread.
 pub struct NetRing {
     ring: IoUring,
@@ -162,6 +158,11 @@ pub struct NetRing {
     /// Sends in flight by slot (the slot is in their user_data), and the free slots.
     sends: Vec<Option<SendSlot>>,
     free_sends: Vec<u32>,
+    /// Message headers of completed sends, for the next ones (no allocation per response).
+    /// Boxed: a header handed to the kernel must stay where it is while the box moves between
+    /// this list and a slot (a `Vec<Msg>` would move the header itself).
+    #[allow(clippy::vec_box)]
+    free_msgs: Vec<Box<Msg>>,
     /// io_uring_enter calls made.
     pub enters: u64,
 }
@@ -170,101 +171,6 @@ pub struct NetRing {
 // the type not Send by default); moving it moves that ownership. A SINGLE_ISSUER ring must
 // still be used by the thread that created it, which the kernel checks (EEXIST).
 unsafe impl Send for NetRing {}
-
-fn mmap(len: usize) -> io::Result<NonNull<u8>> {
-    // SAFETY: an anonymous private mapping touches no existing memory.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap returned null"))
-}
-
-impl Provided {
-    fn new(count: u16, size: usize) -> io::Result<Provided> {
-        let page = 4096;
-        let entries_len = (usize::from(count) * 16).div_ceil(page) * page;
-        let data_len = usize::from(count) * size;
-        let entries = mmap(entries_len)?;
-        let data = match mmap(data_len) {
-            Ok(d) => d,
-            Err(e) => {
-                // SAFETY: `entries` was mapped above with this length and is not used again.
-                unsafe { libc::munmap(entries.as_ptr().cast(), entries_len) };
-                return Err(e);
-            }
-        };
-        let mut p = Provided {
-            entries: entries.cast(),
-            entries_len,
-            data,
-            data_len,
-            count,
-            size,
-            tail: 0,
-        };
-        for bid in 0..count {
-            p.offer(bid);
-        }
-        p.publish();
-        Ok(p)
-    }
-
-    /// Writes buffer `bid` into the next free entry (seen by the kernel at `publish`).
-    fn offer(&mut self, bid: u16) {
-        let idx = usize::from(self.tail & (self.count - 1));
-        // SAFETY: idx < count, and the mapping holds `count` entries. Only addr, len and bid
-        // are written: the resv field of entry 0 is the ring's tail, which `publish` owns.
-        unsafe {
-            let e = &mut *self.entries.as_ptr().add(idx);
-            e.set_addr(self.data.as_ptr().add(usize::from(bid) * self.size) as u64);
-            e.set_len(self.size as u32);
-            e.set_bid(bid);
-        }
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    /// Makes the offered entries visible to the kernel.
-    fn publish(&self) {
-        // SAFETY: the tail is the u16 the kernel reads at the ring's base (the resv field of
-        // entry 0); it is aligned and lives as long as the mapping. Release orders the entries
-        // written before it.
-        unsafe {
-            let tail = types::BufRingEntry::tail(self.entries.as_ptr()) as *const AtomicU16;
-            (*tail).store(self.tail, Ordering::Release);
-        }
-    }
-
-    fn slice(&self, b: &RecvBuf) -> &[u8] {
-        let len = b.len.min(self.size);
-        // SAFETY: bid < count (the kernel only hands out ids we offered), the range lies in
-        // the data mapping, and a RecvBuf exists only for a buffer the kernel has given back
-        // and not been offered again, so nothing writes it while this borrow lives.
-        unsafe {
-            std::slice::from_raw_parts(self.data.as_ptr().add(usize::from(b.bid) * self.size), len)
-        }
-    }
-}
-
-impl Drop for Provided {
-    fn drop(&mut self) {
-        // SAFETY: both mappings were made in `new` with these lengths; NetRing's drop has
-        // unregistered the group first, so the kernel holds no pointer into them.
-        unsafe {
-            libc::munmap(self.data.as_ptr().cast(), self.data_len);
-            libc::munmap(self.entries.as_ptr().cast(), self.entries_len);
-        }
-    }
-}
 
 impl NetRing {
     /// A ring with `sq` submission entries and `bufs` receive buffers of `buf_size` bytes
@@ -287,6 +193,7 @@ impl NetRing {
             own: true,
             sends: Vec::new(),
             free_sends: Vec::new(),
+            free_msgs: Vec::new(),
             enters: 0,
         };
         // SAFETY: the entries mapping is page-aligned, holds `count` entries and outlives the
@@ -409,8 +316,10 @@ impl NetRing {
         self.push(e)
     }
 
-    /// Sends `out` on `s` (one sendmsg, MSG_NOSIGNAL); the completion gives it back with the
-    /// count sent, which may be short. On failure to queue, `out` comes back with the error.
+    /// Sends `out` on `s` (sendmsg, MSG_NOSIGNAL | MSG_WAITALL: the kernel sends what a full
+    /// socket left over when it has room again, so the completion comes once every byte is
+    /// out, or with an error); it gives `out` back with the count sent. On failure to queue,
+    /// `out` comes back with the error.
     pub fn send(
         &mut self,
         s: &TcpStream,
@@ -424,9 +333,11 @@ impl NetRing {
                 (self.sends.len() - 1) as u32
             }
         };
-        // SAFETY: msghdr and iovec are plain old data; all-zero is an empty message.
-        let mut msg: Box<(libc::msghdr, [libc::iovec; 2])> =
-            Box::new(unsafe { std::mem::zeroed() });
+        let mut msg = self.free_msgs.pop().unwrap_or_else(|| {
+            // SAFETY: msghdr and iovec are plain old data; all-zero is an empty message. Only
+            // the iovecs and msg_iov/msg_iovlen are set below, so a reused one stays so.
+            Box::new(unsafe { std::mem::zeroed::<Msg>() })
+        });
         let head = &out.head[out.head_pos.min(out.head.len())..];
         let body = out.body();
         msg.1[0] = libc::iovec {
@@ -437,24 +348,22 @@ impl NetRing {
             iov_base: body.as_ptr() as *mut libc::c_void,
             iov_len: body.len(),
         };
+        let more = if out.more { libc::MSG_MORE } else { 0 };
         msg.0.msg_iov = msg.1.as_mut_ptr();
         msg.0.msg_iovlen = 2;
         let e = opcode::SendMsg::new(types::Fd(s.as_raw_fd()), &msg.0)
-            .flags(libc::MSG_NOSIGNAL as u32)
+            .flags((libc::MSG_NOSIGNAL | libc::MSG_WAITALL | more) as u32)
             .build()
             .user_data(NetOp::Send.data(u64::from(slot)));
         if let Err(err) = self.push(e) {
             self.free_sends.push(slot);
+            self.free_msgs.push(msg);
             return Err((err, out));
         }
         // The iovecs point into the heap blocks of `out` (a Vec's, a Buf's or static bytes)
         // and the entry at the boxed header: none of them moves when `out` and the box move
         // into the slot, where they stay until the completion is reaped.
-        self.sends[slot as usize] = Some(SendSlot {
-            tag,
-            out,
-            _msg: msg,
-        });
+        self.sends[slot as usize] = Some(SendSlot { tag, out, msg });
         Ok(())
     }
 
@@ -499,12 +408,22 @@ impl NetRing {
     /// `timeout` (`None`: do not wait, but still collect what is ready: with DEFER_TASKRUN the
     /// kernel posts completions only inside an enter that asks for events).
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.wait_for(1, timeout)
+    }
+
+    /// As [`wait`](Self::wait), for at least `min` completions (those that the entries just
+    /// submitted post at once count too): a caller that knows its sends will complete at once,
+    /// and need nothing done soon when they do, waits for them and one more event in one
+    /// `io_uring_enter`, not two.
+    pub fn wait_for(&mut self, min: u32, timeout: Option<Duration>) -> io::Result<()> {
         self.enters += 1;
         let r = match timeout {
             Some(t) => {
                 let ts = types::Timespec::from(t);
                 let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(1, &args)
+                self.ring
+                    .submitter()
+                    .submit_with_args(min.max(1) as usize, &args)
             }
             None => {
                 let n = self.ring.submission().len() as u32;
@@ -570,6 +489,7 @@ impl NetRing {
                     match self.sends.get_mut(slot).and_then(Option::take) {
                         Some(s) => {
                             self.free_sends.push(slot as u32);
+                            self.free_msgs.push(s.msg);
                             (s.tag, Some(s.out))
                         }
                         None => continue,
@@ -618,21 +538,6 @@ impl Drop for NetRing {
             // The kernel may still write into the buffers: leak them rather than unmap.
             let bufs = std::mem::replace(&mut self.bufs, Provided::leaked());
             std::mem::forget(bufs);
-        }
-    }
-}
-
-impl Provided {
-    /// An empty stand-in that owns nothing (its Drop unmaps zero bytes).
-    fn leaked() -> Provided {
-        Provided {
-            entries: NonNull::dangling(),
-            entries_len: 0,
-            data: NonNull::dangling(),
-            data_len: 0,
-            count: 1,
-            size: 0,
-            tail: 0,
         }
     }
 }
@@ -776,6 +681,7 @@ mod tests {
             body: OutBody::Buf(body),
             body_pos: 0,
             body_end: 5,
+            more: false,
         };
         r.send(&s, 11, out).map_err(|e| e.0).unwrap();
         let mut done = Vec::new();

@@ -2,11 +2,12 @@
 //! multishot recv per connection into the ring's provided buffers; a response's head and
 //! buffered body go out as a sendmsg on the ring; everything a turn of the loop queued goes to
 //! the kernel with the wait for the next completions, in one `io_uring_enter`. A small
-//! response therefore costs no system call of its own. File bodies leave with sendfile as on
-//! the epoll path, a full socket waiting on a one-shot poll. Listeners are polled one shot and
-//! exclusively, then accepted with accept4, so that the threads share the connections (a
-//! multishot accept per thread let the first thread take them all). The eventfds are
-//! multishot polls.
+//! response therefore costs no system call of its own. A larger file's head goes on the ring
+//! too (MSG_MORE), and its body then leaves with sendfile as on the epoll path, a full socket
+//! waiting on a one-shot poll. A single thread accepts with a
+//! multishot accept; several threads poll the listeners one shot and exclusively, then accept
+//! with accept4, so that they share the connections (a multishot accept per thread let the
+//! first thread take them all). The eventfds are multishot polls.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -65,14 +66,32 @@ impl Worker {
         };
         let sh = &self.ctx.shared;
         let mut go = || -> io::Result<()> {
-            for (k, l) in sh.listeners.iter().enumerate() {
-                r.poll_listener(l, k as u64)?;
-            }
             r.poll_in(&sh.wake, WAKE)?;
-            r.poll_in(self.pool.wake(), HELPERS)?;
-            r.submit()
+            r.poll_in(self.pool.wake(), HELPERS)
         };
-        go().map_err(|e| format!("--net io_uring: {e}"))
+        go().map_err(|e| format!("--net io_uring: {e}"))?;
+        for k in 0..self.ctx.shared.listeners.len() {
+            self.listen_ring(k)
+                .map_err(|e| format!("--net io_uring: {e}"))?;
+        }
+        let r = self.net.as_mut().ok_or("--net io_uring: no ring")?;
+        r.submit().map_err(|e| format!("--net io_uring: {e}"))
+    }
+
+    /// Arms listener `k` on the ring. The only thread takes connections with a multishot
+    /// accept (no system call of its own per connection); several threads each wait with an
+    /// exclusive one-shot poll and accept one per wake-up, since a multishot accept per
+    /// thread let the first thread to run take them all.
+    pub(super) fn listen_ring(&mut self, k: usize) -> io::Result<()> {
+        let only = self.ctx.opts.threads <= 1;
+        let (Some(r), Some(l)) = (self.net.as_mut(), self.ctx.shared.listeners.get(k)) else {
+            return Ok(());
+        };
+        if only {
+            r.accept_multi(l, k as u64)
+        } else {
+            r.poll_listener(l, k as u64)
+        }
     }
 
     /// Waits for the socket of connection `i` to take more (epoll's edge does it by itself).
@@ -108,7 +127,9 @@ impl Worker {
             let Some(r) = self.net.as_mut() else {
                 return Ok(());
             };
-            r.wait(timeout)?;
+            // The sends queued this turn complete as they are submitted (a full socket's
+            // later); waiting for them and one more event costs one io_uring_enter, not two.
+            r.wait_for(1 + std::mem::take(&mut self.quiet_sends), timeout)?;
             r.reap(&mut done);
             self.tick();
             let n = done.len();
@@ -128,8 +149,7 @@ impl Worker {
 
     fn on_completion(&mut self, d: NetDone) {
         match d.op {
-            // Not armed here: see `poll_listener`.
-            NetOp::Accept => {}
+            NetOp::Accept => self.accepted(d),
             NetOp::Listen => {
                 let k = d.tag as usize;
                 if k < self.ctx.shared.listeners.len() {
@@ -138,10 +158,7 @@ impl Worker {
                     // other threads, woken for the same burst, with none.
                     self.accept_up_to(k, 1);
                     if self.listening && !self.stopping {
-                        let l = &self.ctx.shared.listeners[k];
-                        if let Some(r) = self.net.as_mut() {
-                            let _ = r.poll_listener(l, d.tag);
-                        }
+                        let _ = self.listen_ring(k);
                     }
                 }
             }
@@ -164,6 +181,29 @@ impl Worker {
             }
             NetOp::Send => self.sent(d),
             NetOp::Cancel => {}
+        }
+    }
+
+    /// A multishot accept's connection (or its end: re-armed unless stopping or paused).
+    fn accepted(&mut self, d: NetDone) {
+        match d.result {
+            Ok(_) => {
+                if let Some(sock) = d.sock {
+                    self.admit(sock);
+                }
+            }
+            // Out of descriptors, or the accept ended on an error (a listener shut down at
+            // stop fails at once): tried again at a later scan rather than at once.
+            Err(e)
+                if !d.more
+                    || matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) =>
+            {
+                self.pause_accepting();
+            }
+            Err(_) => {}
+        }
+        if !d.more && self.listening && !self.stopping {
+            let _ = self.listen_ring(d.tag as usize);
         }
     }
 
@@ -246,14 +286,27 @@ impl Worker {
     pub(super) fn send_ring(&mut self, i: usize) {
         let c = &mut self.conns[i];
         let tok = (u64::from(c.gen) << 32) | i as u64;
+        // Its completion only ends the response: no request is buffered to answer next, and
+        // the connection stays open (a close, which a client reading to the end waits for,
+        // is prompt). The loop need not wake for it alone.
+        let quiet = c.keep
+            && !self.stopping
+            && c.rstart == c.rend
+            && c.inbox_pos >= c.inbox.len()
+            && !c.peer_closed;
         let out = crate::conn::to_ring(c);
+        // A file's head is only the start: its sendfile follows the completion at once.
+        let quiet = quiet && !out.more;
         let queued = match (self.net.as_mut(), c.sock.as_ref()) {
             (Some(r), Some(s)) => r.send(s, tag(tok), out),
             (_, _) => Err((std::io::ErrorKind::NotConnected.into(), out)),
         };
-        if let Err((_, out)) = queued {
-            crate::conn::from_ring(c, out, 0);
-            self.close(i);
+        match queued {
+            Ok(()) => self.quiet_sends += u32::from(quiet),
+            Err((_, out)) => {
+                crate::conn::from_ring(c, out, 0);
+                self.close(i);
+            }
         }
     }
 
