@@ -193,15 +193,7 @@ pub fn run(
     let go = start.wait(setup.is_ok());
     // The pinned memory (lockmem) stays locked until the job returns.
     let (_pinned, (mut eng, mut files, bufs, gen), logs) = setup?;
-    if debug::on(debug::RANDOM) {
-        for (i, s) in gen.seeds().iter().enumerate() {
-            debug::line(
-                debug::RANDOM,
-                sys::gettid(),
-                format_args!("rand_seeds[{i}]={s}"),
-            );
-        }
-    }
+    debug_rand_seeds(&gen);
     if !go {
         return Err(BenchError::NotStarted);
     }
@@ -243,6 +235,26 @@ pub fn run(
     out.started_ns = started_ns;
     out.ended_ns = clock.now();
     out.engine = eng.describe();
+    close_engine(plan, eng);
+    Ok(out)
+}
+
+/// `--debug=random`: fio's line for each of the generator's seeds.
+fn debug_rand_seeds(gen: &IoGen) {
+    if debug::on(debug::RANDOM) {
+        for (i, s) in gen.seeds().iter().enumerate() {
+            debug::line(
+                debug::RANDOM,
+                sys::gettid(),
+                format_args!("rand_seeds[{i}]={s}"),
+            );
+        }
+    }
+}
+
+/// The job's engine and files at the end: fio's debug lines for their close, unlink, and an
+/// engine with I/O still in flight left alone.
+fn close_engine(plan: &JobPlan, eng: Box<dyn Engine>) {
     if debug::on(debug::IO) {
         let name = eng.kind().name();
         debug::line(
@@ -273,7 +285,6 @@ pub fn run(
         );
         std::mem::forget(eng);
     }
-    Ok(out)
 }
 
 struct Runner<'a> {
