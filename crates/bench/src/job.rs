@@ -146,6 +146,20 @@ struct Slot {
     dir: Option<Dir>,
 }
 
+impl Slot {
+    /// `depth` slots with nothing in them.
+    fn idle(depth: usize) -> Vec<Slot> {
+        (0..depth)
+            .map(|_| Slot {
+                issue_ns: 0,
+                submit_ns: 0,
+                due_ns: 0,
+                dir: None,
+            })
+            .collect()
+    }
+}
+
 /// The clock every job of a run shares, so sample windows line up: nanoseconds since the
 /// run started (the TSC where it is invariant, else CLOCK_MONOTONIC; see engine::sys::clock).
 pub type Clock = sys::clock::Clock;
@@ -402,14 +416,7 @@ impl<'a> Runner<'a> {
             eng,
             files,
             free: bufs,
-            slots: (0..depth)
-                .map(|_| Slot {
-                    issue_ns: 0,
-                    submit_ns: 0,
-                    due_ns: 0,
-                    dir: None,
-                })
-                .collect(),
+            slots: Slot::idle(depth),
             free_slots: (0..depth as u32).rev().collect(),
             queued: Vec::with_capacity(depth),
             out: Vec::with_capacity(depth),
@@ -429,12 +436,7 @@ impl<'a> Runner<'a> {
             rate_limited: plan.rate.is_limited() || iolog::paced(plan),
             progress,
             next_publish: 0,
-            has_min_rate: plan
-                .rate
-                .min_bytes_per_sec
-                .iter()
-                .chain(&plan.rate.min_iops)
-                .any(|&v| v > 0),
+            has_min_rate: pacing::has_min_rate(plan),
             min_check_at: now + pacing::rate_cycle_ns(plan),
             min_last: [[0; 3]; 2],
             iops_series: Vec::with_capacity(256),
@@ -454,11 +456,7 @@ impl<'a> Runner<'a> {
             each_loop: EachLoop::of(plan, fs_op),
             held: None,
             sample_until: u64::MAX,
-            sync_range: SyncRange::new(
-                plan.spec.sync_file_range,
-                plan.spec.sync_file_range_nr,
-                plan.files.len(),
-            ),
+            sync_range: SyncRange::of(plan),
             logs: None,
             errors: errors::ErrorPolicy::of(&plan.spec),
             flow: None,
