@@ -146,6 +146,20 @@ struct Slot {
     dir: Option<Dir>,
 }
 
+impl Slot {
+    /// `depth` slots with nothing in them.
+    fn idle(depth: usize) -> Vec<Slot> {
+        (0..depth)
+            .map(|_| Slot {
+                issue_ns: 0,
+                submit_ns: 0,
+                due_ns: 0,
+                dir: None,
+            })
+            .collect()
+    }
+}
+
 /// The clock every job of a run shares, so sample windows line up: nanoseconds since the
 /// run started (the TSC where it is invariant, else CLOCK_MONOTONIC; see engine::sys::clock).
 pub type Clock = sys::clock::Clock;
@@ -193,15 +207,7 @@ pub fn run(
     let go = start.wait(setup.is_ok());
     // The pinned memory (lockmem) stays locked until the job returns.
     let (_pinned, (mut eng, mut files, bufs, gen), logs) = setup?;
-    if debug::on(debug::RANDOM) {
-        for (i, s) in gen.seeds().iter().enumerate() {
-            debug::line(
-                debug::RANDOM,
-                sys::gettid(),
-                format_args!("rand_seeds[{i}]={s}"),
-            );
-        }
-    }
+    debug_rand_seeds(&gen);
     if !go {
         return Err(BenchError::NotStarted);
     }
@@ -243,6 +249,26 @@ pub fn run(
     out.started_ns = started_ns;
     out.ended_ns = clock.now();
     out.engine = eng.describe();
+    close_engine(plan, eng);
+    Ok(out)
+}
+
+/// `--debug=random`: fio's line for each of the generator's seeds.
+fn debug_rand_seeds(gen: &IoGen) {
+    if debug::on(debug::RANDOM) {
+        for (i, s) in gen.seeds().iter().enumerate() {
+            debug::line(
+                debug::RANDOM,
+                sys::gettid(),
+                format_args!("rand_seeds[{i}]={s}"),
+            );
+        }
+    }
+}
+
+/// The job's engine and files at the end: fio's debug lines for their close, unlink, and an
+/// engine with I/O still in flight left alone.
+fn close_engine(plan: &JobPlan, eng: Box<dyn Engine>) {
     if debug::on(debug::IO) {
         let name = eng.kind().name();
         debug::line(
@@ -273,7 +299,6 @@ pub fn run(
         );
         std::mem::forget(eng);
     }
-    Ok(out)
 }
 
 struct Runner<'a> {
@@ -391,14 +416,7 @@ impl<'a> Runner<'a> {
             eng,
             files,
             free: bufs,
-            slots: (0..depth)
-                .map(|_| Slot {
-                    issue_ns: 0,
-                    submit_ns: 0,
-                    due_ns: 0,
-                    dir: None,
-                })
-                .collect(),
+            slots: Slot::idle(depth),
             free_slots: (0..depth as u32).rev().collect(),
             queued: Vec::with_capacity(depth),
             out: Vec::with_capacity(depth),
@@ -418,12 +436,7 @@ impl<'a> Runner<'a> {
             rate_limited: plan.rate.is_limited() || iolog::paced(plan),
             progress,
             next_publish: 0,
-            has_min_rate: plan
-                .rate
-                .min_bytes_per_sec
-                .iter()
-                .chain(&plan.rate.min_iops)
-                .any(|&v| v > 0),
+            has_min_rate: pacing::has_min_rate(plan),
             min_check_at: now + pacing::rate_cycle_ns(plan),
             min_last: [[0; 3]; 2],
             iops_series: Vec::with_capacity(256),
@@ -443,11 +456,7 @@ impl<'a> Runner<'a> {
             each_loop: EachLoop::of(plan, fs_op),
             held: None,
             sample_until: u64::MAX,
-            sync_range: SyncRange::new(
-                plan.spec.sync_file_range,
-                plan.spec.sync_file_range_nr,
-                plan.files.len(),
-            ),
+            sync_range: SyncRange::of(plan),
             logs: None,
             errors: errors::ErrorPolicy::of(&plan.spec),
             flow: None,

@@ -70,25 +70,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     crate::place::enter(plan)?;
     let opts = engine_opts(plan);
     let memory = mem::total();
-    mem::check(
-        plan,
-        memory,
-        u64::from(opts.depth) * SLOT_BYTES,
-        format_args!("iodepth={} of request slots", opts.depth),
-        "lower iodepth",
-    )?;
-    let mut eng = iolab_engine::open(&opts)
-        .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
-    crate::place::engine_fits(plan, eng.caps(), opts.kind.name())?;
-    crate::job::offload::fits(plan, eng.caps(), opts.kind.name())?;
-    if debug::on(debug::IO) {
-        let name = opts.kind.name();
-        debug::line(
-            debug::IO,
-            sys::gettid(),
-            format_args!("load ioengine {name}"),
-        );
-    }
+    let mut eng = open_engine(plan, &opts, memory)?;
     // create_on_open: the files are opened (and created) at the job's first I/O, in `run`;
     // connections are made after the start line, when the listeners are listening.
     let ids = if plan.spec.create_on_open || eng.caps().connection {
@@ -96,14 +78,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     } else {
         open_files(plan, &mut *eng)?
     };
-    let bs = plan
-        .pattern
-        .bs
-        .iter()
-        .map(|b| b.max())
-        .max()
-        .unwrap_or(4096)
-        .max(1);
+    let bs = largest_bs(plan);
     // As fio: a synchronous engine has one I/O in flight whatever iodepth says, unless
     // offloaded (iodepth submitters then have one each).
     let depth = if eng.caps().sync_only && !plan.spec.io_submit_offload {
@@ -162,6 +137,45 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     }
     crate::place::prerun(plan)?;
     Ok((eng, ids, bufs, gen))
+}
+
+/// The job's engine, once its request slots fit in memory and it can run the job as set.
+fn open_engine(
+    plan: &JobPlan,
+    opts: &EngineOpts,
+    memory: Option<u64>,
+) -> Result<Box<dyn Engine>, BenchError> {
+    mem::check(
+        plan,
+        memory,
+        u64::from(opts.depth) * SLOT_BYTES,
+        format_args!("iodepth={} of request slots", opts.depth),
+        "lower iodepth",
+    )?;
+    let eng =
+        iolab_engine::open(opts).map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+    crate::place::engine_fits(plan, eng.caps(), opts.kind.name())?;
+    crate::job::offload::fits(plan, eng.caps(), opts.kind.name())?;
+    if debug::on(debug::IO) {
+        let name = opts.kind.name();
+        debug::line(
+            debug::IO,
+            sys::gettid(),
+            format_args!("load ioengine {name}"),
+        );
+    }
+    Ok(eng)
+}
+
+/// The largest block size of any direction: each buffer's size.
+fn largest_bs(plan: &JobPlan) -> u64 {
+    plan.pattern
+        .bs
+        .iter()
+        .map(|b| b.max())
+        .max()
+        .unwrap_or(4096)
+        .max(1)
 }
 
 /// Opens the job's files and hands them to the engine (fadvise and cache drop on the way).

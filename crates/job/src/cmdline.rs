@@ -396,49 +396,10 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
             Some((n, v)) => (n, Some(v.to_string())),
             None => (body, None),
         };
-        // getopt_long_only: a single-dash word that is no long option falls back to fio's short
-        // options, so `-h` is help and `-v` the version (where `--h` and `--v` are ambiguous).
-        let short = match (dashes, name) {
-            (1, "h") => Some("help"),
-            (1, "v") => Some("version"),
-            _ => None,
-        };
-        let found = match short {
-            Some(long) => Ok(TOP.iter().find(|(n, _)| *n == long).copied()),
-            None => top_lookup(name),
-        };
-        if let Some((top, kind)) = found.map_err(|e| e.at(&loc))? {
-            if value.is_none() && kind == Arg::Required && i < args.len() {
-                value = Some(text(args, i)?);
-                i += 1;
-            }
-            set_top(&mut inv.top, top, value).map_err(|m| {
-                let kind = if m.contains("not supported") {
-                    ErrorKind::Unsupported
-                } else {
-                    ErrorKind::Usage
-                };
-                JobError::new(kind, m).at(&loc).option(name)
-            })?;
+        if take_top(&mut inv, args, &mut i, dashes, name, &mut value, &loc)? {
             continue;
         }
-        if crate::profile::own_option(profile.as_deref(), name) {
-            if profile.as_deref() == Some("act") {
-                if value.is_none() && crate::profile::takes_value(name) && i < args.len() {
-                    value = Some(text(args, i)?);
-                    i += 1;
-                }
-                inv.top.profile_opts.push((name.to_string(), value));
-                continue;
-            }
-            if value.is_none() && i < args.len() {
-                i += 1;
-            }
-            let _ = writeln!(
-                std::io::stderr(),
-                "fio: --{name} is ignored: fio 3.33's tiobench profile builds its jobs with fixed \
-                 values (size=4*1024*$mb_memory, bs=4096, loops=1, numjobs=1, directory=./)"
-            );
+        if take_profile_option(&mut inv, args, &mut i, profile.as_deref(), name, &mut value)? {
             continue;
         }
         let def = crate::options::find(name)
@@ -466,6 +427,78 @@ pub fn parse_cmdline_with<A: AsRef<OsStr>>(
     crate::profile::expand(&mut inv, vars, &mut budget)?;
     finish_top(&mut inv.top);
     Ok(inv)
+}
+
+/// A top-level option (`--output`, `-h`, ...) with its value, which may be the next word;
+/// false when `name` is none, and then `value` is left as it was.
+fn take_top<A: AsRef<OsStr>>(
+    inv: &mut Invocation,
+    args: &[A],
+    i: &mut usize,
+    dashes: usize,
+    name: &str,
+    value: &mut Option<String>,
+    loc: &Loc,
+) -> Result<bool, JobError> {
+    // getopt_long_only: a single-dash word that is no long option falls back to fio's short
+    // options, so `-h` is help and `-v` the version (where `--h` and `--v` are ambiguous).
+    let short = match (dashes, name) {
+        (1, "h") => Some("help"),
+        (1, "v") => Some("version"),
+        _ => None,
+    };
+    let found = match short {
+        Some(long) => Ok(TOP.iter().find(|(n, _)| *n == long).copied()),
+        None => top_lookup(name),
+    };
+    let Some((top, kind)) = found.map_err(|e| e.at(loc))? else {
+        return Ok(false);
+    };
+    if value.is_none() && kind == Arg::Required && *i < args.len() {
+        *value = Some(text(args, *i)?);
+        *i += 1;
+    }
+    set_top(&mut inv.top, top, value.take()).map_err(|m| {
+        let kind = if m.contains("not supported") {
+            ErrorKind::Unsupported
+        } else {
+            ErrorKind::Usage
+        };
+        JobError::new(kind, m).at(loc).option(name)
+    })?;
+    Ok(true)
+}
+
+/// An option of the `--profile` given anywhere on the line: act's are kept for the profile,
+/// tiobench's ignored as fio 3.33 does. False when `name` is no such option.
+fn take_profile_option<A: AsRef<OsStr>>(
+    inv: &mut Invocation,
+    args: &[A],
+    i: &mut usize,
+    profile: Option<&str>,
+    name: &str,
+    value: &mut Option<String>,
+) -> Result<bool, JobError> {
+    if !crate::profile::own_option(profile, name) {
+        return Ok(false);
+    }
+    if profile == Some("act") {
+        if value.is_none() && crate::profile::takes_value(name) && *i < args.len() {
+            *value = Some(text(args, *i)?);
+            *i += 1;
+        }
+        inv.top.profile_opts.push((name.to_string(), value.take()));
+        return Ok(true);
+    }
+    if value.is_none() && *i < args.len() {
+        *i += 1;
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "fio: --{name} is ignored: fio 3.33's tiobench profile builds its jobs with fixed \
+         values (size=4*1024*$mb_memory, bs=4096, loops=1, numjobs=1, directory=./)"
+    );
+    Ok(true)
 }
 
 /// What follows from the whole command line: fio's default output format, and the debug

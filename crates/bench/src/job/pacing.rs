@@ -27,6 +27,15 @@ pub(super) fn rate_cycle_ns(plan: &JobPlan) -> u64 {
     plan.spec.rate_cycle.max(1).saturating_mul(1_000_000)
 }
 
+/// Whether a minimum rate (rate_min, rate_iops_min) is set for any direction.
+pub(super) fn has_min_rate(plan: &JobPlan) -> bool {
+    plan.rate
+        .min_bytes_per_sec
+        .iter()
+        .chain(&plan.rate.min_iops)
+        .any(|&v| v > 0)
+}
+
 impl Runner<'_> {
     /// fio's handle_thinktime test, after an I/O was queued: whether to think now.
     #[inline]

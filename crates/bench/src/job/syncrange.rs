@@ -5,7 +5,7 @@
 //! writes of the job.
 
 use iolab_engine::{FileId, Req};
-use iolab_workload::IoUnit;
+use iolab_workload::{IoUnit, JobPlan};
 
 use super::Runner;
 use crate::joberr::site;
@@ -23,6 +23,12 @@ impl SyncRange {
     /// Whether sync_file_range is set (the loop calls its hooks only then).
     pub(super) fn active(&self) -> bool {
         self.every > 0
+    }
+
+    /// The job's sync_file_range=flags[:N] over its files.
+    pub(super) fn of(plan: &JobPlan) -> SyncRange {
+        let s = &plan.spec;
+        SyncRange::new(s.sync_file_range, s.sync_file_range_nr, plan.files.len())
     }
 
     pub(super) fn new(flags: u32, every: u32, files: usize) -> SyncRange {

@@ -11,16 +11,18 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
-use iolab_engine::{Done, Op, Queued, Req};
+use iolab_engine::{Done, Op, Req};
 use iolab_stats::{Dir, JobStats};
 use iolab_workload::{Dir as WDir, IoUnit, JobPlan};
 
 use super::trim::{self, Trims};
-use super::{Runner, Stops};
+use super::Runner;
 use crate::joberr::site;
 use crate::verify::state::State;
 use crate::verify::{Config, Kind, Pattern, SeedStream, Written, EILSEQ};
 use crate::BenchError;
+
+mod readback;
 
 /// What a slot's I/O is to verify: the write it carries or the block it reads back.
 #[derive(Clone, Copy)]
@@ -550,142 +552,5 @@ impl Runner<'_> {
             let name = path.display();
             eprintln!("fio: {}: verify_state_save: {name}: {e}", self.plan.name);
         }
-    }
-
-    /// verify_only: the workload is generated but not written; what it would have written
-    /// is then checked. True when this run is such a run (and is over).
-    pub(super) fn verify_only(&mut self, stop: &Stops<'_>) -> std::io::Result<bool> {
-        if !self.verify.as_ref().is_some_and(|v| v.only) {
-            return Ok(false);
-        }
-        while let Some(io) = self.gen.next_io() {
-            if stop.is_set() {
-                break;
-            }
-            let issued = self.gen.issued();
-            let Some(v) = self.verify.as_deref_mut() else {
-                break;
-            };
-            if io.dir == WDir::Write {
-                let w = v.next_write(&io, issued);
-                match v.was_written(&w) {
-                    Some(true) => v.remember(w),
-                    _ => break,
-                }
-            }
-            v.after_read = io.dir == WDir::Read;
-            v.dry_trims();
-        }
-        self.verify_phase(stop)?;
-        Ok(true)
-    }
-
-    /// fio's do_verify: every remembered block is read back and checked.
-    pub(super) fn verify_phase(&mut self, stop: &Stops<'_>) -> std::io::Result<()> {
-        self.verify_reads(Some(stop))
-    }
-
-    /// With loops, when the generator has issued a loop in full: its writes are read back
-    /// before the next loop starts, as fio does. A failure ends the job.
-    fn verify_loop_end(&mut self) {
-        let issued = self.gen.issued();
-        let Some(v) = self.verify.as_deref_mut().filter(|v| issued >= v.loop_at) else {
-            return;
-        };
-        v.loops_left = v.loops_left.saturating_sub(1);
-        v.loop_at = match v.loops_left {
-            0 => u64::MAX,
-            _ => v.loop_at.saturating_add(v.pass_bytes),
-        };
-        let mut done = self.commit().and_then(|()| self.drain());
-        if self.plan.end_fsync || self.plan.fsync_on_close {
-            // fio's end_fsync closes each loop's write phase, before its read back.
-            done = done.and_then(|()| self.sync_all_files());
-        }
-        if let Err(e) = done.and_then(|()| self.verify_reads(None)) {
-            self.fail(&e, format!("verify: {e}"), "do_verify", site!());
-            self.done = true;
-        }
-        // Stopped during the read back: no next loop either.
-        self.done |= iolab_engine::sys::interrupt::woken();
-    }
-
-    /// Reads back every remembered block and checks it; a stop ends it early.
-    fn verify_reads(&mut self, stop: Option<&Stops<'_>>) -> std::io::Result<()> {
-        let fake = !self.eng.caps().moves_data;
-        let todo: Vec<Written> = match self.verify.as_deref_mut() {
-            Some(v) if v.do_verify || v.only => {
-                v.fake = fake;
-                v.verified = true;
-                // What the backlog had yet to check is checked now.
-                v.pending.clear();
-                v.due = 0;
-                std::mem::take(&mut v.history).into_values().collect()
-            }
-            _ => return Ok(()),
-        };
-        let from = self.clock.now();
-        // A loop's read back has no Stops at hand: a stop wakes the job's thread too.
-        let stopped = || stop.is_some_and(Stops::is_set) || iolab_engine::sys::interrupt::woken();
-        let mut next = 0;
-        while next < todo.len() && !stopped() && self.error.is_none() {
-            // A synchronous engine completes each read inside this loop: it looks for the stop.
-            while next < todo.len()
-                && self.in_flight() < self.depth()
-                && self.error.is_none()
-                && !stopped()
-            {
-                if !self.verify_read(todo[next])? {
-                    break;
-                }
-                next += 1;
-            }
-            self.commit()?;
-            if self.eng.in_flight() > 0 {
-                self.reap(1, None)?;
-            } else if next < todo.len() {
-                // Busy with nothing in flight: give the engine a moment.
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-        }
-        let drained = self.drain();
-        let took = self.clock.now().saturating_sub(from);
-        if let Some(v) = self.verify.as_deref_mut() {
-            v.verify_ns += took;
-        }
-        drained
-    }
-
-    /// Issues one read back; false when the engine is busy.
-    fn verify_read(&mut self, w: Written) -> std::io::Result<bool> {
-        if self.free.is_empty() || !self.open_for(w.file as usize) {
-            return Ok(false);
-        }
-        let (Some(slot), Some(buf)) = (self.take_slot(Some(Dir::Read)), self.free.pop()) else {
-            return Ok(false);
-        };
-        self.stats.issued(Dir::Read);
-        if let Some(v) = self.verify.as_deref_mut() {
-            v.slots[slot as usize] = Some(Role::Check(w));
-        }
-        let file = self.files[w.file as usize];
-        let req = Req::data(Op::Read, file, w.offset, w.len as usize, buf).with_tag(slot as u64);
-        self.now = self.clock.now();
-        self.slots[slot as usize].submit_ns = self.now;
-        if self.debug_io {
-            self.debug_req("queue", &req);
-        }
-        match self.eng.queue(req) {
-            Queued::Done(d) => {
-                self.now = self.clock.now();
-                self.complete(d);
-            }
-            Queued::Queued => self.queued.push(slot),
-            Queued::Busy(r) => {
-                self.unissue(r);
-                return Ok(false);
-            }
-        }
-        Ok(true)
     }
 }
