@@ -250,7 +250,8 @@ fn gtod_cpu_runs_a_time_thread_on_that_cpu_and_jobs_read_its_whole_microseconds(
                     .map(|v| v.trim().to_string());
             }
         }
-        if bound.is_some() {
+        // The thread binds itself once it runs: until then it has the process's CPUs.
+        if bound.as_deref() == Some(cpu.as_str()) {
             break;
         }
     }
