@@ -410,6 +410,89 @@ fn curl_gets_a_precompressed_sibling(root: &Path, addr: &SocketAddr) {
     }
 }
 
+/// curl with a time limit; its output, after asserting that it succeeded.
+fn curl_run(args: &[&str]) -> std::process::Output {
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("curl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The body curl received.
+fn curl_body(args: &[&str]) -> Vec<u8> {
+    curl_run(args).stdout
+}
+
+/// The status code curl received.
+fn curl_code(args: &[&str]) -> String {
+    let mut a = vec!["-o", "/dev/null", "-w", "%{http_code}"];
+    a.extend_from_slice(args);
+    String::from_utf8(curl_body(&a)).unwrap()
+}
+
+/// If-Match and If-Unmodified-Since: a tag that is not the file's, and a date before it was
+/// written, in IMF-fixdate, RFC 850 and asctime form, all fail; the file's own tag and a later
+/// date pass.
+fn curl_sees_conditionals(url: &str) {
+    assert_eq!(curl_code(&["-H", "If-Match: \"nope\"", url]), "412");
+    for date in [
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        "Sunday, 06-Nov-94 08:49:37 GMT",
+        "Sun Nov  6 08:49:37 1994",
+    ] {
+        let h = format!("If-Unmodified-Since: {date}");
+        assert_eq!(curl_code(&["-H", &h, url]), "412", "{date}");
+    }
+    let later = "If-Unmodified-Since: Fri, 01 Jan 2100 00:00:00 GMT";
+    assert_eq!(curl_code(&["-H", later, url]), "200");
+    let head = String::from_utf8(curl_body(&["-I", url])).unwrap();
+    let etag = head
+        .lines()
+        .find_map(|l| l.strip_prefix("ETag: "))
+        .unwrap_or_else(|| panic!("no ETag in {head}"));
+    assert_eq!(curl_code(&["-H", &format!("If-Match: {etag}"), url]), "200");
+}
+
+/// Siblings by q-value: zstd over br at 0.5, br over zstd at 0.1, the plain file otherwise.
+fn curl_sees_siblings(url: &str, plain: &[u8]) {
+    let zst = ["-H", "Accept-Encoding: br;q=0.5, zstd", "-D", "-", url];
+    let text = String::from_utf8_lossy(&curl_body(&zst)).to_string();
+    assert!(text.contains("Content-Encoding: zstd\r\n"), "{text}");
+    assert!(text.contains("Vary: Accept-Encoding\r\n"), "{text}");
+    assert!(text.ends_with("\r\n\r\nzstd stand-in"), "{text}");
+    let br = curl_body(&["-H", "Accept-Encoding: br, zstd;q=0.1", url]);
+    assert_eq!(br, b"br stand-in");
+    assert_eq!(curl_body(&[url]), plain);
+}
+
+/// The listing (names escaped in the link and the text, dotfiles left out), keep-alive asked
+/// for by HTTP/1.0 (answered, and curl reuses the connection), and an error as an HTML page.
+fn curl_sees_listing_keep_alive_and_error_page(addr: std::net::SocketAddr, url: &str) {
+    let page = String::from_utf8(curl_body(&[&format!("http://{addr}/sub/")])).unwrap();
+    assert!(
+        page.contains("href=\"./a%20b%26%3Cx%3E.txt\">a b&amp;&lt;x&gt;.txt</a>"),
+        "{page}"
+    );
+    assert!(!page.contains("hidden"), "{page}");
+    let file = format!("http://{addr}/sub/a%20b%26%3Cx%3E.txt");
+    assert_eq!(curl_body(&[&file]), b"12345");
+    let out = curl_run(&["-v", "-0", "-H", "Connection: keep-alive", url, &file]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("< Connection: keep-alive"), "{err}");
+    assert!(err.contains("Re-using existing connection"), "{err}");
+    let nope = String::from_utf8(curl_body(&["-D", "-", &format!("http://{addr}/nope")])).unwrap();
+    assert!(nope.starts_with("HTTP/1.1 404"), "{nope}");
+    assert!(nope.contains("Content-Type: text/html"), "{nope}");
+    assert!(nope.contains("<title>404 Not Found</title>"), "{nope}");
+}
+
 /// What issue 17 lists that `curl_gets_files_ranges_and_heads` leaves out, each through curl:
 /// If-Match and If-Unmodified-Since (412, the three date forms), a zstd sibling chosen by
 /// q-value, a directory listing, keep-alive asked for by an HTTP/1.0 client, an HTML error
@@ -417,7 +500,10 @@ fn curl_gets_a_precompressed_sibling(root: &Path, addr: &SocketAddr) {
 #[test]
 fn curl_sees_conditionals_siblings_listings_keep_alive_and_the_log() {
     if Command::new("curl").arg("--version").output().is_err() {
-        println!("skipped: curl is not installed (.ci/run installs it)");
+        iolab_testkit::skip(
+            "curl's view of serve",
+            &"curl is not installed (.ci/run installs it)",
+        );
         return;
     }
     let d = dir("curl-expect");
@@ -449,88 +535,20 @@ fn curl_sees_conditionals_siblings_listings_keep_alive_and_the_log() {
     }
     let (mut p, addrs) = serve_all(&root, &extra);
     let addr = addrs[0];
-    let run = |args: &[&str]| {
-        let out = Command::new("curl")
-            .args(["-sS", "--max-time", "20"])
-            .args(args)
-            .output()
-            .expect("curl");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    };
-    let curl = |args: &[&str]| run(args).stdout;
-    let code = |args: &[&str]| {
-        let mut a = vec!["-o", "/dev/null", "-w", "%{http_code}"];
-        a.extend_from_slice(args);
-        String::from_utf8(curl(&a)).unwrap()
-    };
     let url = format!("http://{addr}/t.txt");
-    // Conditionals: a tag that is not the file's, and a date before it was written, in
-    // IMF-fixdate, RFC 850 and asctime form, all fail; the file's own tag and a later date pass.
-    assert_eq!(code(&["-H", "If-Match: \"nope\"", &url]), "412");
-    for date in [
-        "Sun, 06 Nov 1994 08:49:37 GMT",
-        "Sunday, 06-Nov-94 08:49:37 GMT",
-        "Sun Nov  6 08:49:37 1994",
-    ] {
-        let h = format!("If-Unmodified-Since: {date}");
-        assert_eq!(code(&["-H", &h, &url]), "412", "{date}");
-    }
-    let later = "If-Unmodified-Since: Fri, 01 Jan 2100 00:00:00 GMT";
-    assert_eq!(code(&["-H", later, &url]), "200");
-    let head = String::from_utf8(curl(&["-I", &url])).unwrap();
-    let etag = head
-        .lines()
-        .find_map(|l| l.strip_prefix("ETag: "))
-        .unwrap_or_else(|| panic!("no ETag in {head}"));
-    assert_eq!(code(&["-H", &format!("If-Match: {etag}"), &url]), "200");
-    // Siblings by q-value: zstd over br at 0.5, br over zstd at 0.1.
-    let zst = ["-H", "Accept-Encoding: br;q=0.5, zstd", "-D", "-", &url];
-    let text = String::from_utf8_lossy(&curl(&zst)).to_string();
-    assert!(text.contains("Content-Encoding: zstd\r\n"), "{text}");
-    assert!(text.contains("Vary: Accept-Encoding\r\n"), "{text}");
-    assert!(text.ends_with("\r\n\r\nzstd stand-in"), "{text}");
-    let br = curl(&["-H", "Accept-Encoding: br, zstd;q=0.1", &url]);
-    assert_eq!(br, b"br stand-in");
-    assert_eq!(curl(&[&url]), plain);
-    // The listing: names escaped in the link and the text, dotfiles left out.
-    let page = String::from_utf8(curl(&[&format!("http://{addr}/sub/")])).unwrap();
-    assert!(
-        page.contains("href=\"./a%20b%26%3Cx%3E.txt\">a b&amp;&lt;x&gt;.txt</a>"),
-        "{page}"
-    );
-    assert!(!page.contains("hidden"), "{page}");
-    assert_eq!(
-        curl(&[&format!("http://{addr}/sub/a%20b%26%3Cx%3E.txt")]),
-        b"12345"
-    );
-    // HTTP/1.0 asking for keep-alive: answered with it, and curl reuses the connection.
-    let out = run(&[
-        "-v",
-        "-0",
-        "-H",
-        "Connection: keep-alive",
-        &url,
-        &format!("http://{addr}/sub/a%20b%26%3Cx%3E.txt"),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("< Connection: keep-alive"), "{err}");
-    assert!(err.contains("Re-using existing connection"), "{err}");
-    // An error is a small HTML page.
-    let nope = String::from_utf8(curl(&["-D", "-", &format!("http://{addr}/nope")])).unwrap();
-    assert!(nope.starts_with("HTTP/1.1 404"), "{nope}");
-    assert!(nope.contains("Content-Type: text/html"), "{nope}");
-    assert!(nope.contains("<title>404 Not Found</title>"), "{nope}");
+    curl_sees_conditionals(&url);
+    curl_sees_siblings(&url, &plain);
+    curl_sees_listing_keep_alive_and_error_page(addr, &url);
     // [::1] and the host name's addresses answer too.
     for a in &addrs[1..] {
-        assert_eq!(curl(&["-g", &format!("http://{a}/t.txt")]), plain, "{a}");
+        assert_eq!(
+            curl_body(&["-g", &format!("http://{a}/t.txt")]),
+            plain,
+            "{a}"
+        );
     }
     // What curl sends in the log, escaped: a quote cannot end the field early.
-    curl(&["-A", "ua\" 200 5 \"x", "-e", "http://r/", &url]);
+    curl_body(&["-A", "ua\" 200 5 \"x", "-e", "http://r/", &url]);
     signal(&p, "TERM");
     assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
     let text = std::fs::read_to_string(&log).unwrap();
