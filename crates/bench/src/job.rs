@@ -46,6 +46,7 @@ mod syncrange;
 mod turn;
 pub use rates::{keep_rate_series, Rates};
 mod verify;
+mod verifyasync;
 pub(crate) use verify::check as verify_check;
 mod think;
 mod trim;

@@ -69,6 +69,10 @@ pub(super) struct Verifier {
     loops_left: u64,
     /// The test hook's byte to damage once written (verify/fault.rs).
     flip: Option<u64>,
+    /// verify_async: the threads that check the blocks read back (job/verifyasync.rs), or
+    /// why they could not start.
+    pub(super) pool: Option<crate::verify::pool::Pool>,
+    pool_err: Option<String>,
 }
 
 /// fio times the write phase and the verify phase apart: the write runtime ends where the
@@ -103,6 +107,9 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
     let s = &plan.spec;
     if let Some(why) = trim::refusal(plan).filter(|_| on) {
         return Err(BenchError::Refused(format!("{}: {why}", plan.name)));
+    }
+    if on {
+        super::verifyasync::check_cpus(plan)?;
     }
     if on && plan.clone == 0 && plan.pattern.write && s.numjobs > 1 && !s.filename.is_empty() {
         // fio's informational line, word for word: clones of one job write the same file.
@@ -226,6 +233,10 @@ impl Verifier {
         // phase lasts io_size × loops there), so it reads them back once, at the end.
         let one_pass = plan.pattern.random && !plan.pattern.random_map;
         let each_loop = loops > 1 && s.do_verify && !s.verify_only && !one_pass;
+        let (pool, pool_err) = match super::verifyasync::start(plan, &cfg) {
+            Ok(p) => (p, None),
+            Err(e) => (None, Some(e)),
+        };
         Some(Box::new(Verifier {
             cfg,
             seeds: SeedStream::new(base, plan.thread_number()),
@@ -257,6 +268,8 @@ impl Verifier {
             loop_at: if each_loop { pass_bytes } else { u64::MAX },
             loops_left: loops - 1,
             flip: crate::verify::fault::from_env(&plan.name),
+            pool,
+            pool_err,
         }))
     }
 
@@ -469,6 +482,9 @@ impl Runner<'_> {
                     }
                 }
             }
+            Some(Role::Check(w)) if ok && !v.fake && v.pool.is_some() => {
+                self.verify_async_send(w, &d.req.buf.as_slice()[..d.req.len]);
+            }
             Some(Role::Check(w)) if ok && !v.fake && w.trimmed => {
                 let got = &d.req.buf.as_slice()[..d.req.len];
                 if let Some(b) = crate::verify::Bad::not_zero(&w, got) {
@@ -484,9 +500,10 @@ impl Runner<'_> {
             }
             _ => {}
         }
+        self.verify_async_collect(None);
     }
 
-    fn verify_failed(&mut self, bad: &[crate::verify::Bad], w: &Written, got: &[u8]) {
+    pub(super) fn verify_failed(&mut self, bad: &[crate::verify::Bad], w: &Written, got: &[u8]) {
         let path = &self.plan.files[w.file as usize].path;
         let name = path.display().to_string();
         let mut first = None;
@@ -555,6 +572,9 @@ impl Runner<'_> {
     /// verify_only: the workload is generated but not written; what it would have written
     /// is then checked. True when this run is such a run (and is over).
     pub(super) fn verify_only(&mut self, stop: &Stops<'_>) -> std::io::Result<bool> {
+        if let Some(e) = self.verify.as_deref_mut().and_then(|v| v.pool_err.take()) {
+            return Err(std::io::Error::other(e));
+        }
         if !self.verify.as_ref().is_some_and(|v| v.only) {
             return Ok(false);
         }
@@ -649,6 +669,7 @@ impl Runner<'_> {
             }
         }
         let drained = self.drain();
+        self.verify_async_collect(Some(usize::MAX));
         let took = self.clock.now().saturating_sub(from);
         if let Some(v) = self.verify.as_deref_mut() {
             v.verify_ns += took;

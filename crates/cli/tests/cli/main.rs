@@ -21,5 +21,6 @@ mod run;
 mod run_robust;
 mod trimwrite;
 mod verify;
+mod verify_async;
 mod verify_trim;
 mod zbd;
