@@ -523,7 +523,9 @@ impl Runner<'_> {
         let e = std::io::Error::from_raw_os_error(EILSEQ);
         let msg = first.unwrap_or_default();
         // fio names the completion path it noticed the failure on.
-        let func = if self.eng.caps().sync_only {
+        let func = if self.verify.as_ref().is_some_and(|v| v.pool.is_some()) {
+            "async_verify"
+        } else if self.eng.caps().sync_only {
             "io_u_sync_complete"
         } else {
             "io_u_queued_complete"

@@ -131,7 +131,11 @@ fn verify_async_reports_a_corrupt_block_as_the_inline_check_does() {
             b.contains("corrupt block") && b.contains("offset 12288"),
             "{engine}: {b}"
         );
-        assert!(b.contains("err=84"), "{engine}: {b}");
+        // fio 3.33 names its verify thread's function.
+        assert!(
+            b.contains("err=84") && b.contains("func=async_verify"),
+            "{engine}: {b}"
+        );
         assert_eq!(verdicts(&b), verdicts(&a), "{engine}");
     }
 }
