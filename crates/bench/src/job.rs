@@ -46,9 +46,11 @@ mod syncrange;
 mod turn;
 pub use rates::{keep_rate_series, Rates};
 mod verify;
+mod verifyasync;
 pub(crate) use verify::check as verify_check;
 mod think;
 mod trim;
+mod trimorder;
 
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
@@ -359,6 +361,8 @@ struct Runner<'a> {
     fops: FileOps,
     /// unlink_each_loop: where each loop ends.
     each_loop: EachLoop,
+    /// trimwrite at depth > 1: a block's write waits for its trim (job/trimorder.rs).
+    trim_order: trimorder::TrimOrder,
     /// sync_file_range: the ranges written since the last call.
     sync_range: SyncRange,
     /// The I/O generated when an fsync fell due, issued after it.
@@ -454,6 +458,7 @@ impl<'a> Runner<'a> {
             connection,
             fops,
             each_loop: EachLoop::of(plan, fs_op),
+            trim_order: trimorder::TrimOrder::new(plan.pattern.trimwrite, depth),
             held: None,
             sample_until: u64::MAX,
             sync_range: SyncRange::of(plan),

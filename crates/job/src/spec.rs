@@ -353,6 +353,8 @@ pub struct JobSpec {
     pub verify_backlog_batch: u64,
     pub experimental_verify: bool,
     pub verify_async: u32,
+    /// `verify_async_cpus`: the CPUs of the verify threads.
+    pub verify_async_cpus: Option<Vec<u32>>,
     pub verify_state_save: bool,
     pub verify_state_load: bool,
     /// Percent of verified writes chosen to be trimmed (fio's trim_percentage).

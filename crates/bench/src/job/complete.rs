@@ -149,6 +149,7 @@ impl Runner<'_> {
                 self.check_latency(dir, issue);
             }
             self.fops.done(slot);
+            self.trim_order.done(slot);
             self.log_done(&d, dir, issue, submit);
         }
         self.free_slots.push(slot);

@@ -34,7 +34,8 @@ impl Runner<'_> {
             || self.lat.on
             || self.logs.is_some()
             || self.blocks.is_some()
-            || self.act.is_some();
+            || self.act.is_some()
+            || self.trim_order.active();
         issue || complete || self.verify.is_some() || self.debug_io
     }
 

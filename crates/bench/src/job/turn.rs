@@ -96,13 +96,16 @@ impl Runner<'_> {
                 t.gen_done = true;
                 break;
             };
-            if H && self.fops.must_wait(&req) {
+            if H && (self.fops.must_wait(&req) || self.trim_order.must_wait(&req)) {
                 t.pending = Some(req);
                 break;
             }
             if H && !self.pace(t, req.tag as usize) {
                 t.pending = Some(req);
                 break;
+            }
+            if H {
+                self.trim_order.issuing(&req);
             }
             if !self.issue::<H>(t, req, stop) {
                 break;

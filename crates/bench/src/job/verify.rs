@@ -71,6 +71,10 @@ pub(super) struct Verifier {
     loops_left: u64,
     /// The test hook's byte to damage once written (verify/fault.rs).
     flip: Option<u64>,
+    /// verify_async: the threads that check the blocks read back (job/verifyasync.rs), or
+    /// why they could not start.
+    pub(super) pool: Option<crate::verify::pool::Pool>,
+    pool_err: Option<String>,
 }
 
 /// fio times the write phase and the verify phase apart: the write runtime ends where the
@@ -105,6 +109,9 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
     let s = &plan.spec;
     if let Some(why) = trim::refusal(plan).filter(|_| on) {
         return Err(BenchError::Refused(format!("{}: {why}", plan.name)));
+    }
+    if on {
+        super::verifyasync::check_cpus(plan)?;
     }
     if on && plan.clone == 0 && plan.pattern.write && s.numjobs > 1 && !s.filename.is_empty() {
         // fio's informational line, word for word: clones of one job write the same file.
@@ -228,6 +235,10 @@ impl Verifier {
         // phase lasts io_size × loops there), so it reads them back once, at the end.
         let one_pass = plan.pattern.random && !plan.pattern.random_map;
         let each_loop = loops > 1 && s.do_verify && !s.verify_only && !one_pass;
+        let (pool, pool_err) = match super::verifyasync::start(plan, &cfg) {
+            Ok(p) => (p, None),
+            Err(e) => (None, Some(e)),
+        };
         Some(Box::new(Verifier {
             cfg,
             seeds: SeedStream::new(base, plan.thread_number()),
@@ -259,6 +270,8 @@ impl Verifier {
             loop_at: if each_loop { pass_bytes } else { u64::MAX },
             loops_left: loops - 1,
             flip: crate::verify::fault::from_env(&plan.name),
+            pool,
+            pool_err,
         }))
     }
 
@@ -471,6 +484,9 @@ impl Runner<'_> {
                     }
                 }
             }
+            Some(Role::Check(w)) if ok && !v.fake && v.pool.is_some() => {
+                self.verify_async_send(w, &d.req.buf.as_slice()[..d.req.len]);
+            }
             Some(Role::Check(w)) if ok && !v.fake && w.trimmed => {
                 let got = &d.req.buf.as_slice()[..d.req.len];
                 if let Some(b) = crate::verify::Bad::not_zero(&w, got) {
@@ -486,9 +502,10 @@ impl Runner<'_> {
             }
             _ => {}
         }
+        self.verify_async_collect(None);
     }
 
-    fn verify_failed(&mut self, bad: &[crate::verify::Bad], w: &Written, got: &[u8]) {
+    pub(super) fn verify_failed(&mut self, bad: &[crate::verify::Bad], w: &Written, got: &[u8]) {
         let path = &self.plan.files[w.file as usize].path;
         let name = path.display().to_string();
         let mut first = None;
@@ -508,7 +525,9 @@ impl Runner<'_> {
         let e = std::io::Error::from_raw_os_error(EILSEQ);
         let msg = first.unwrap_or_default();
         // fio names the completion path it noticed the failure on.
-        let func = if self.eng.caps().sync_only {
+        let func = if self.verify.as_ref().is_some_and(|v| v.pool.is_some()) {
+            "async_verify"
+        } else if self.eng.caps().sync_only {
             "io_u_sync_complete"
         } else {
             "io_u_queued_complete"

@@ -12,6 +12,7 @@
 //!   seed): a lost write, which fio's own check lets through in `verify_only`.
 
 pub mod fault;
+pub mod pool;
 pub mod seed;
 pub mod state;
 pub mod sum;

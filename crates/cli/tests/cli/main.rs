@@ -19,6 +19,8 @@ mod offload;
 mod place;
 mod run;
 mod run_robust;
+mod trimwrite;
 mod verify;
+mod verify_async;
 mod verify_trim;
 mod zbd;

@@ -40,11 +40,11 @@ const TRIMS: [&str; 5] = [
 #[test]
 fn trim_backlog_trims_the_chosen_blocks_which_then_read_back_as_zeroes() {
     let d = dir("trim-backlog");
-    let o = iolab(&d, &TRIMS);
+    let o = iolab(&d, &[&TRIMS[..], &["--size=32k"]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    // fio 3.33, the same job on a loop device with --size=32k (iolab's trimwrite counts the
-    // trims in size, fio counts the writes): trim then write each block, and when the 4th
-    // write completed the blocks chosen so far (0, 1, 3), then 4 and 7 as the batch goes on.
+    // fio 3.33, the same job on a loop device with --size=32k: trim then write each block,
+    // and when the 4th write completed the blocks chosen so far (0, 1, 3), then 4 and 7 as
+    // the batch goes on.
     let fio = ops(
         "0:2 0:1 1000:2 1000:1 2000:2 2000:1 3000:2 3000:1 0:2 1000:2 3000:2 \
          4000:2 4000:1 4000:2 5000:2 5000:1 6000:2 6000:1 7000:2 7000:1 7000:2",
@@ -78,6 +78,7 @@ fn trim_backlog_batch_bounds_each_round_as_fio_3_33_does() {
             "--trim_backlog_batch=2",
             "--trim_verify_zero=0",
             "--debug=io",
+            "--size=32k",
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -239,10 +240,10 @@ fn verify_backlog_reports_a_block_damaged_while_the_job_runs() {
 }
 
 /// A loop device over a file in `d`, detached when dropped.
-struct Loop(String);
+pub(super) struct Loop(pub(super) String);
 
 impl Loop {
-    fn new(d: &Path) -> Option<Loop> {
+    pub(super) fn new(d: &Path) -> Option<Loop> {
         let img = d.join("loop.img");
         std::fs::File::create(&img).ok()?.set_len(8 << 20).ok()?;
         let o = Command::new("losetup")

@@ -13,6 +13,9 @@ impl Runner<'_> {
     /// verify_only: the workload is generated but not written; what it would have written
     /// is then checked. True when this run is such a run (and is over).
     pub(in crate::job) fn verify_only(&mut self, stop: &Stops<'_>) -> std::io::Result<bool> {
+        if let Some(e) = self.verify.as_deref_mut().and_then(|v| v.pool_err.take()) {
+            return Err(std::io::Error::other(e));
+        }
         if !self.verify.as_ref().is_some_and(|v| v.only) {
             return Ok(false);
         }
@@ -107,6 +110,7 @@ impl Runner<'_> {
             }
         }
         let drained = self.drain();
+        self.verify_async_collect(Some(usize::MAX));
         let took = self.clock.now().saturating_sub(from);
         if let Some(v) = self.verify.as_deref_mut() {
             v.verify_ns += took;

@@ -1,0 +1,87 @@
+//! verify_async on the job's side: a block read back goes to the verify threads
+//! (verify/pool.rs) and what comes back bad is reported here, in the job's thread, as an
+//! inline check reports it.
+
+use super::Runner;
+use crate::verify::pool::Pool;
+use crate::verify::{Config, Written};
+use crate::BenchError;
+use iolab_workload::JobPlan;
+
+/// Refuses verify_async_cpus that a thread cannot be pinned to, before anything runs (a
+/// thread is pinned there and ends).
+pub(super) fn check_cpus(plan: &JobPlan) -> Result<(), BenchError> {
+    let s = &plan.spec;
+    let Some(cpus) = s.verify_async_cpus.as_ref().filter(|_| s.verify_async > 0) else {
+        return Ok(());
+    };
+    let cpus: Vec<usize> = cpus.iter().map(|&c| c as usize).collect();
+    let tried = std::thread::scope(|t| {
+        t.spawn(|| iolab_engine::sys::set_thread_affinity(&cpus))
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the thread failed")))
+    });
+    tried.map_err(|e| BenchError::Refused(message(plan, &e)))
+}
+
+fn message(plan: &JobPlan, e: &dyn std::fmt::Display) -> String {
+    format!(
+        "{}: verify_async_cpus: cannot run the verify threads there: {e}",
+        plan.name
+    )
+}
+
+/// The verify threads of a job, or why they could not start (the job fails with it).
+pub(super) fn start(plan: &JobPlan, cfg: &Config) -> Result<Option<Pool>, String> {
+    let s = &plan.spec;
+    if s.verify_async == 0 {
+        return Ok(None);
+    }
+    let cpus: Option<Vec<usize>> = s
+        .verify_async_cpus
+        .as_ref()
+        .map(|c| c.iter().map(|&c| c as usize).collect());
+    Pool::start(s.verify_async, cpus.as_deref(), cfg)
+        .map(Some)
+        .map_err(|e| message(plan, &e))
+}
+
+impl Runner<'_> {
+    /// Hands a block read back to the verify threads; false when there are none.
+    pub(super) fn verify_async_send(&mut self, w: Written, got: &[u8]) -> bool {
+        let Some(pool) = self.verify.as_deref_mut().and_then(|v| v.pool.as_mut()) else {
+            return false;
+        };
+        // Neither channel may fill, or the threads and this one would wait for each other.
+        if pool.full() {
+            self.verify_async_collect(Some(1));
+        }
+        if let Some(pool) = self.verify.as_deref_mut().and_then(|v| v.pool.as_mut()) {
+            pool.send(w, got);
+        }
+        true
+    }
+
+    /// Reports what the verify threads found: what is back already (`wait` None), at least
+    /// `n` blocks (`Some(n)`), or everything out (`Some(usize::MAX)`).
+    pub(super) fn verify_async_collect(&mut self, wait: Option<usize>) {
+        let mut left = wait.unwrap_or(0);
+        loop {
+            let Some(pool) = self.verify.as_deref_mut().and_then(|v| v.pool.as_mut()) else {
+                return;
+            };
+            let Some(c) = pool.next(left > 0) else {
+                return;
+            };
+            left = left.saturating_sub(1);
+            // As inline: after the failure that ends the job, what was still being checked
+            // is not reported.
+            if !c.bad.is_empty() && !self.done {
+                self.verify_failed(&c.bad, &c.w, &c.buf);
+            }
+            if let Some(pool) = self.verify.as_deref_mut().and_then(|v| v.pool.as_mut()) {
+                pool.recycle(c.buf);
+            }
+        }
+    }
+}
