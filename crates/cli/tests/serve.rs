@@ -353,17 +353,7 @@ fn curl_gets_files_ranges_and_heads() {
 
 /// curl with `args`: what it printed; it must succeed.
 fn curl(args: &[&str]) -> Vec<u8> {
-    let out = Command::new("curl")
-        .args(["-sS", "--max-time", "20"])
-        .args(args)
-        .output()
-        .expect("curl");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    curl_run(args).stdout
 }
 
 /// Several ranges of `url` (whose body is `data`) in one multipart answer, and a HEAD.
@@ -425,16 +415,11 @@ fn curl_run(args: &[&str]) -> std::process::Output {
     out
 }
 
-/// The body curl received.
-fn curl_body(args: &[&str]) -> Vec<u8> {
-    curl_run(args).stdout
-}
-
 /// The status code curl received.
 fn curl_code(args: &[&str]) -> String {
     let mut a = vec!["-o", "/dev/null", "-w", "%{http_code}"];
     a.extend_from_slice(args);
-    String::from_utf8(curl_body(&a)).unwrap()
+    String::from_utf8(curl(&a)).unwrap()
 }
 
 /// If-Match and If-Unmodified-Since: a tag that is not the file's, and a date before it was
@@ -452,7 +437,7 @@ fn curl_sees_conditionals(url: &str) {
     }
     let later = "If-Unmodified-Since: Fri, 01 Jan 2100 00:00:00 GMT";
     assert_eq!(curl_code(&["-H", later, url]), "200");
-    let head = String::from_utf8(curl_body(&["-I", url])).unwrap();
+    let head = String::from_utf8(curl(&["-I", url])).unwrap();
     let etag = head
         .lines()
         .find_map(|l| l.strip_prefix("ETag: "))
@@ -463,31 +448,31 @@ fn curl_sees_conditionals(url: &str) {
 /// Siblings by q-value: zstd over br at 0.5, br over zstd at 0.1, the plain file otherwise.
 fn curl_sees_siblings(url: &str, plain: &[u8]) {
     let zst = ["-H", "Accept-Encoding: br;q=0.5, zstd", "-D", "-", url];
-    let text = String::from_utf8_lossy(&curl_body(&zst)).to_string();
+    let text = String::from_utf8_lossy(&curl(&zst)).to_string();
     assert!(text.contains("Content-Encoding: zstd\r\n"), "{text}");
     assert!(text.contains("Vary: Accept-Encoding\r\n"), "{text}");
     assert!(text.ends_with("\r\n\r\nzstd stand-in"), "{text}");
-    let br = curl_body(&["-H", "Accept-Encoding: br, zstd;q=0.1", url]);
+    let br = curl(&["-H", "Accept-Encoding: br, zstd;q=0.1", url]);
     assert_eq!(br, b"br stand-in");
-    assert_eq!(curl_body(&[url]), plain);
+    assert_eq!(curl(&[url]), plain);
 }
 
 /// The listing (names escaped in the link and the text, dotfiles left out), keep-alive asked
 /// for by HTTP/1.0 (answered, and curl reuses the connection), and an error as an HTML page.
 fn curl_sees_listing_keep_alive_and_error_page(addr: std::net::SocketAddr, url: &str) {
-    let page = String::from_utf8(curl_body(&[&format!("http://{addr}/sub/")])).unwrap();
+    let page = String::from_utf8(curl(&[&format!("http://{addr}/sub/")])).unwrap();
     assert!(
         page.contains("href=\"./a%20b%26%3Cx%3E.txt\">a b&amp;&lt;x&gt;.txt</a>"),
         "{page}"
     );
     assert!(!page.contains("hidden"), "{page}");
     let file = format!("http://{addr}/sub/a%20b%26%3Cx%3E.txt");
-    assert_eq!(curl_body(&[&file]), b"12345");
+    assert_eq!(curl(&[&file]), b"12345");
     let out = curl_run(&["-v", "-0", "-H", "Connection: keep-alive", url, &file]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("< Connection: keep-alive"), "{err}");
     assert!(err.contains("Re-using existing connection"), "{err}");
-    let nope = String::from_utf8(curl_body(&["-D", "-", &format!("http://{addr}/nope")])).unwrap();
+    let nope = String::from_utf8(curl(&["-D", "-", &format!("http://{addr}/nope")])).unwrap();
     assert!(nope.starts_with("HTTP/1.1 404"), "{nope}");
     assert!(nope.contains("Content-Type: text/html"), "{nope}");
     assert!(nope.contains("<title>404 Not Found</title>"), "{nope}");
@@ -541,14 +526,10 @@ fn curl_sees_conditionals_siblings_listings_keep_alive_and_the_log() {
     curl_sees_listing_keep_alive_and_error_page(addr, &url);
     // [::1] and the host name's addresses answer too.
     for a in &addrs[1..] {
-        assert_eq!(
-            curl_body(&["-g", &format!("http://{a}/t.txt")]),
-            plain,
-            "{a}"
-        );
+        assert_eq!(curl(&["-g", &format!("http://{a}/t.txt")]), plain, "{a}");
     }
     // What curl sends in the log, escaped: a quote cannot end the field early.
-    curl_body(&["-A", "ua\" 200 5 \"x", "-e", "http://r/", &url]);
+    curl(&["-A", "ua\" 200 5 \"x", "-e", "http://r/", &url]);
     signal(&p, "TERM");
     assert!(wait_exit(&mut p, Duration::from_secs(10)).success());
     let text = std::fs::read_to_string(&log).unwrap();

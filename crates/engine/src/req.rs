@@ -71,32 +71,12 @@ pub struct Req {
 impl Req {
     /// A read of `buf.len()` bytes at `offset`.
     pub fn read(file: FileId, offset: u64, buf: Buf) -> Req {
-        let len = buf.len();
-        Req {
-            op: Op::Read,
-            file,
-            offset,
-            len,
-            buf,
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
+        Req::data(Op::Read, file, offset, buf.len(), buf)
     }
 
     /// A write of `buf.len()` bytes at `offset`.
     pub fn write(file: FileId, offset: u64, buf: Buf) -> Req {
-        let len = buf.len();
-        Req {
-            op: Op::Write,
-            file,
-            offset,
-            len,
-            buf,
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
+        Req::data(Op::Write, file, offset, buf.len(), buf)
     }
 
     /// A data request of `len` bytes (at most `buf.len()`).
@@ -116,30 +96,12 @@ impl Req {
     /// `fsync` (or `fdatasync` when `data_only`) of the whole file.
     pub fn sync(file: FileId, data_only: bool) -> Req {
         let op = if data_only { Op::Fdatasync } else { Op::Fsync };
-        Req {
-            op,
-            file,
-            offset: 0,
-            len: 0,
-            buf: Buf::empty(),
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
+        Req::data(op, file, 0, 0, Buf::empty())
     }
 
     /// Discard `len` bytes at `offset`.
     pub fn trim(file: FileId, offset: u64, len: usize) -> Req {
-        Req {
-            op: Op::Trim,
-            file,
-            offset,
-            len,
-            buf: Buf::empty(),
-            tag: 0,
-            ioprio: 0,
-            done: 0,
-        }
+        Req::data(Op::Trim, file, offset, len, Buf::empty())
     }
 
     /// The same request with the I/O priority `ioprio` (see [`Req::ioprio`]).
