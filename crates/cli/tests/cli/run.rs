@@ -117,16 +117,26 @@ fn spawn(mut c: Command, piped_stdin: bool) -> Child {
 
 /// Runs `c` to its end (feeding `stdin` if given), killing it after [`TIMEOUT`].
 fn finish(c: Command, stdin: Option<&str>) -> Out {
+    let args: Vec<String> = c
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let mut child = spawn(c, stdin.is_some());
     if let Some(text) = stdin {
         let mut w = child.stdin.take().unwrap();
         w.write_all(text.as_bytes()).unwrap();
     }
-    wait(child, TIMEOUT)
+    wait_for(child, TIMEOUT, &args.join(" "))
 }
 
 /// Waits for a child, reading its output meanwhile; kills it and fails after `limit`.
-pub(crate) fn wait(mut child: Child, limit: Duration) -> Out {
+pub(crate) fn wait(child: Child, limit: Duration) -> Out {
+    wait_for(child, limit, "")
+}
+
+/// As [`wait`]; a child that outlives `limit` is named by `what` (its arguments) and what it
+/// printed, so a hang says which job hung and where it was.
+fn wait_for(mut child: Child, limit: Duration, what: &str) -> Out {
     let mut so = child.stdout.take().unwrap();
     let mut se = child.stderr.take().unwrap();
     let to = std::thread::spawn(move || {
@@ -145,7 +155,9 @@ pub(crate) fn wait(mut child: Child, limit: Duration) -> Out {
         if start.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("iolab did not finish within {limit:?}");
+            let out = to.join().ok().and_then(Result::ok).unwrap_or_default();
+            let err = te.join().ok().and_then(Result::ok).unwrap_or_default();
+            panic!("iolab {what} did not finish within {limit:?}\nstdout:\n{out}\nstderr:\n{err}");
         }
         std::thread::sleep(Duration::from_millis(10));
     };
