@@ -11,7 +11,6 @@ use iolab_workload::JobPlan;
 
 use super::fileops::FileOps;
 use super::Runner;
-use crate::joberr::site;
 
 /// How many of the job's files are opened at setup: all of them, or fio's `openfiles` when
 /// it is smaller (the generator starts with the first that many in use).
@@ -55,12 +54,7 @@ impl Runner<'_> {
                 true
             }
             Err(e) => {
-                let msg = e.to_string();
-                let io = match e {
-                    crate::BenchError::File(_, _, io) => io,
-                    _ => std::io::Error::other(msg.clone()),
-                };
-                self.fail(&io, msg, "open", site!());
+                self.fail_open(e);
                 false
             }
         }
