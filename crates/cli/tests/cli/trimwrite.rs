@@ -6,7 +6,7 @@
 
 use std::process::{Command, Output};
 
-use super::verify::{dir, err, fio};
+use super::verify::{dir, err};
 use super::verify_trim::Loop;
 
 const JOB: [&str; 4] = [
@@ -61,15 +61,7 @@ fn trimwrite_size_counts_the_writes_not_the_trims() {
 #[test]
 fn trimwrite_counts_match_fio_on_a_block_device() {
     let d = dir("trimwrite-fio");
-    if fio(&d, &["--version"]).is_none() {
-        iolab_testkit::skip("trimwrite against fio", &"fio is not installed");
-        return;
-    }
-    let Some(dev) = Loop::new(&d) else {
-        iolab_testkit::skip(
-            "trimwrite against fio",
-            &"no loop device (needs root and losetup)",
-        );
+    let Some(dev) = Loop::with_fio(&d, "trimwrite against fio") else {
         return;
     };
     for extra in [

@@ -254,6 +254,20 @@ impl Loop {
         let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
         (o.status.success() && dev.starts_with("/dev/loop")).then_some(Loop(dev))
     }
+
+    /// A loop device for a comparison with fio (which trims only block devices); None, with
+    /// the skip said for `what`, where fio or a loop device is missing.
+    pub(super) fn with_fio(d: &Path, what: &str) -> Option<Loop> {
+        if fio(d, &["--version"]).is_none() {
+            iolab_testkit::skip(what, &"fio is not installed");
+            return None;
+        }
+        let dev = Loop::new(d);
+        if dev.is_none() {
+            iolab_testkit::skip(what, &"no loop device (needs root and losetup)");
+        }
+        dev
+    }
 }
 
 impl Drop for Loop {
@@ -265,16 +279,8 @@ impl Drop for Loop {
 #[test]
 fn fio_and_iolab_reach_the_same_verdicts_on_trimmed_blocks_of_a_block_device() {
     let d = dir("trim-fio");
-    if fio(&d, &["--version"]).is_none() {
-        iolab_testkit::skip("trims against fio", &"fio is not installed");
-        return;
-    }
     // fio 3.33 trims with BLKDISCARD, which a regular file refuses: a block device it is.
-    let Some(dev) = Loop::new(&d) else {
-        iolab_testkit::skip(
-            "trims against fio",
-            &"no loop device (needs root and losetup)",
-        );
+    let Some(dev) = Loop::with_fio(&d, "trims against fio") else {
         return;
     };
     let file = format!("--filename={}", dev.0);
