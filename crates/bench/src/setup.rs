@@ -10,7 +10,7 @@ use std::path::Path;
 use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
 use iolab_job::spec::Fadvise;
 use iolab_job::{debug, JobSpec};
-use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
+use iolab_workload::{Dir, IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::{mem, BenchError};
 
@@ -125,6 +125,16 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     // fio's iomem_align: buffers start that far past a page boundary.
     let _skew =
         iolab_engine::skew_scope(usize::try_from(plan.spec.iomem_align).unwrap_or(usize::MAX));
+    // As fio, only a job that writes fills its buffers (a read overwrites them), and no
+    // further than a write can reach: the generator never crosses the end of a file's span,
+    // so bsrange=0-4G over 8 MiB files fills 8 MiB of each buffer, not 4 GiB of pages.
+    let writes = plan.pattern.has(Dir::Write) || plan.replay.is_some();
+    let reach = match &plan.replay {
+        Some(_) => bs as u64,
+        None => plan.pattern.files.iter().map(|f| f.len).max().unwrap_or(0),
+    };
+    let reach = usize::try_from(reach).unwrap_or(usize::MAX).min(bs);
+    let reach = if reach == 0 { bs } else { reach };
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
@@ -132,7 +142,9 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         if mem {
             mem::debug_alloc(plan, &b);
         }
-        fill(&mut b, plan, &mut rng);
+        if writes {
+            fill_bytes(&mut b.as_mut_slice()[..reach], plan, &mut rng);
+        }
         bufs.push(b);
     }
     crate::place::prerun(plan)?;
@@ -246,8 +258,11 @@ pub(crate) fn open_one(
 /// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
 /// pattern, or random with a compressible share of zeros.
 pub(crate) fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
+    fill_bytes(b.as_mut_slice(), plan, rng);
+}
+
+fn fill_bytes(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
     let f = &plan.buffers;
-    let s = b.as_mut_slice();
     if f.zero {
         s.fill(0);
     } else if !f.pattern.is_empty() {
