@@ -103,12 +103,24 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     )?;
     let gen = IoGen::try_new(plan.pattern.clone())
         .map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
+    let bufs = buffers(plan, &mut *eng, depth, bs as usize)?;
+    crate::place::prerun(plan)?;
+    Ok((eng, ids, bufs, gen))
+}
+
+/// The job's `depth` buffers of `bs` bytes, from the engine, where fio's mem, iomem and
+/// iomem_align say, filled as fio fills them.
+fn buffers(
+    plan: &JobPlan,
+    eng: &mut dyn Engine,
+    depth: u32,
+    bs: usize,
+) -> Result<Vec<Buf>, BenchError> {
     let mut rng = Taus88::new(plan.pattern.seed ^ 0xb0f);
     let mut bufs = Vec::new();
     bufs.try_reserve_exact(depth as usize).map_err(|_| {
         BenchError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name))
     })?;
-    let bs = bs as usize;
     let mem = debug::on(debug::MEM);
     if mem {
         let total = bs * depth as usize;
@@ -147,8 +159,7 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         }
         bufs.push(b);
     }
-    crate::place::prerun(plan)?;
-    Ok((eng, ids, bufs, gen))
+    Ok(bufs)
 }
 
 /// The job's engine, once its request slots fit in memory and it can run the job as set.
