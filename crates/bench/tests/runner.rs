@@ -372,7 +372,10 @@ fn fadvise_hint_reaches_the_kernel() {
         cached_after_one_read(&d, "fadvise_hint=random"),
         cached_after_one_read(&d, ""),
     ) else {
-        eprintln!("skipped: the page cache of the test file cannot be dropped here");
+        iolab_testkit::skip(
+            "fadvise_hint",
+            &"the page cache of the test file cannot be dropped here",
+        );
         return;
     };
     // FADV_RANDOM: the page read (or its folio), no read-ahead; fio's default for rw=read is

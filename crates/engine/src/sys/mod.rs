@@ -399,7 +399,10 @@ mod tests {
             after_one_read(libc::POSIX_FADV_NORMAL),
             after_one_read(libc::POSIX_FADV_RANDOM),
         ) else {
-            eprintln!("skipped: the page cache of the test file cannot be dropped here");
+            iolab_testkit::skip(
+                "fadvise",
+                &"the page cache of the test file cannot be dropped here",
+            );
             return;
         };
         // One page, or one large folio: no read-ahead window.
