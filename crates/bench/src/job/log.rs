@@ -59,19 +59,18 @@ pub(super) struct Logs {
     zip: Option<Zipper>,
 }
 
-/// fio's log file name: `PREFIX_KIND.N.log`, `.log.fz` when stored compressed, and
-/// `PREFIX_KIND.log` without per_job_logs.
+/// fio's log file name: `PREFIX_KIND.N.log`, `PREFIX_KIND.log` without per_job_logs, each
+/// with `.fz` after it when stored compressed.
 pub(super) fn file_name(l: &LogSpec, plan: &JobPlan, prefix: &str, kind: &str) -> PathBuf {
     let prefix = if prefix.is_empty() {
         &plan.name
     } else {
         prefix
     };
-    if !l.per_job {
-        // fio 3.33 names a compressed shared log .log too.
-        return PathBuf::from(format!("{prefix}_{kind}.log"));
-    }
     let suffix = if l.store_compressed { "log.fz" } else { "log" };
+    if !l.per_job {
+        return PathBuf::from(format!("{prefix}_{kind}.{suffix}"));
+    }
     PathBuf::from(format!("{prefix}_{kind}.{}.{suffix}", plan.thread_number()))
 }
 

@@ -253,7 +253,9 @@ fn file_names_follow_fio() {
                [first]\nwrite_iops_log\n\
                [pair]\nnumjobs=2\nwrite_bw_log=shared\nper_job_logs=0\n\
                [third]\nwrite_lat_log=t\nwrite_hist_log=t\nlog_hist_msec=10\n\
-               [gz]\nwrite_iops_log=z\nlog_compression=1k\nlog_store_compressed=1\n";
+               [gz]\nwrite_iops_log=z\nlog_compression=1k\nlog_store_compressed=1\n\
+               [sgz]\nnumjobs=2\nwrite_iops_log=sz\nper_job_logs=0\nlog_compression=1k\n\
+               log_store_compressed=1\n";
     let f = d.write("names.fio", job);
     d.run(&[f.to_str().unwrap(), "--output-format=json"]).ok();
     let mut names: Vec<String> = std::fs::read_dir(&d.path)
@@ -267,6 +269,7 @@ fn file_names_follow_fio() {
         [
             "first_iops.1.log",
             "shared_bw.log",
+            "sz_iops.log.fz",
             "t_clat.4.log",
             "t_clat_hist.4.log",
             "t_lat.4.log",
@@ -280,6 +283,10 @@ fn file_names_follow_fio() {
     let out = d.run(&["--inflate-log=z_iops.5.log.fz"]).ok();
     assert_eq!(out.stdout.lines().count(), 16, "{}", out.stdout);
     assert!(out.stdout.lines().all(|l| l.split(", ").count() == 5));
+    // A shared file stored compressed is named .log.fz as fio names it, and holds both
+    // clones' lines.
+    let out = d.run(&["--inflate-log=sz_iops.log.fz"]).ok();
+    assert_eq!(out.stdout.lines().count(), 32, "{}", out.stdout);
     d.write("junk.fz", "not zlib");
     let out = d.run(&["--inflate-log=junk.fz"]).fails();
     assert!(out.stderr.contains("junk.fz"), "{}", out.stderr);
