@@ -831,6 +831,34 @@ fn report_inflates_compressed_logs() {
 }
 
 #[test]
+fn compressed_rate_logs_average_each_ios_value_in_their_windows_as_fio_3_33() {
+    // fio 3.33's per_unit_log: with log_compression (stored compressed or not) each I/O is a
+    // bandwidth and IOPS sample, averaged in the log's windows, and none is taken on time.
+    let (d, v) = logged(
+        "logs-compressed-windows",
+        PACED,
+        &[
+            "--rw=read",
+            "--write_iops_log=c",
+            "--write_bw_log=c",
+            "--log_avg_msec=200",
+            "--log_compression=64k",
+        ],
+    );
+    let ios = u64_at(&v, "/jobs/0/read/total_ios");
+    assert_eq!(u64_at(&v, "/jobs/0/read/iops_samples"), ios);
+    assert_eq!(u64_at(&v, "/jobs/0/read/bw_samples"), ios);
+    let iops = rows(&d.path.join("c_iops.1.log"));
+    // Each window's mean of 1s, size 0; a window may close a ms early and then again.
+    assert!(iops.iter().all(|r| r[1] == 1 && r[3] == 0), "{iops:?}");
+    assert!((5..=12).contains(&iops.len()), "{iops:?}");
+    let bw = rows(&d.path.join("c_bw.1.log"));
+    assert_eq!(bw.len(), iops.len());
+    // An I/O's own rate, 4 KiB in its latency: far above the 4000 KiB/s of the run.
+    assert!(bw.iter().all(|r| r[1] > 40_000), "{bw:?}");
+}
+
+#[test]
 fn a_written_bwavgtime_keeps_its_samples_and_paces_the_bw_log() {
     // fio: log_avg_msec=200 with bwavgtime=500 written samples every 500 ms (JSON and log).
     let (d, v) = logged(
