@@ -59,6 +59,8 @@ pub(super) struct Logs {
     slat_on: bool,
     /// The thread that compresses the logs stored compressed.
     zip: Option<Zipper>,
+    /// The job's own I/O priority (prio, prioclass), the priority of an I/O cmdprio left.
+    own_prio: u16,
 }
 
 /// fio's log file name: `PREFIX_KIND.N.log`, `PREFIX_KIND.log` without per_job_logs, each
@@ -143,6 +145,7 @@ impl Logs {
             next_flush: 0,
             slat_on: false,
             zip: None,
+            own_prio: super::cmdprio::own_prio(&plan.spec.place),
         };
         for (kind, path) in files(plan) {
             // A shared file gets the job's lines when the run ends (job/logshare.rs).
@@ -257,6 +260,7 @@ impl Logs {
         offset: u64,
         t: [u64; 3],
         rec: [bool; 3],
+        ioprio: u16,
     ) {
         let [issue, submit, now] = t;
         let (sh, line) = (self.shape, &mut self.line);
@@ -267,6 +271,8 @@ impl Logs {
             bs: bytes,
             offset,
             issue_ns: Some(issue.saturating_sub(self.t0)),
+            // As fio's io_u: cmdprio's priority, else the job's own.
+            prio: if ioprio != 0 { ioprio } else { self.own_prio },
         };
         // Only clat and slat lines carry the issue time.
         let plain = Io {
@@ -455,6 +461,7 @@ impl Runner<'_> {
             d.req.offset,
             [issue, submit, self.now],
             rec,
+            d.req.ioprio,
         );
     }
 

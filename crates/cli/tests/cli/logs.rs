@@ -134,6 +134,51 @@ fn per_io_logs_have_a_line_per_io_with_fios_columns() {
 }
 
 #[test]
+fn the_priority_column_is_each_ios_own_priority() {
+    // As fio 3.33: the job's prio/prioclass (class 2 level 5: 0x4005), or the one cmdprio
+    // drew for the I/O (class 2 level 1: 0x4001).
+    let prio =
+        |d: &TestDir, f: &str| -> Vec<u64> { rows(&d.path.join(f)).iter().map(|r| r[4]).collect() };
+    let (d, _) = logged(
+        "logs-prio-own",
+        NULL_RW,
+        &[
+            "--write_lat_log=q",
+            "--log_prio=1",
+            "--prioclass=2",
+            "--prio=5",
+        ],
+    );
+    let own = prio(&d, "q_clat.1.log");
+    assert!(
+        own.len() == 256 && own.iter().all(|p| *p == 0x4005),
+        "{own:?}"
+    );
+    let (d, _) = logged(
+        "logs-prio-cmdprio",
+        &[
+            "--name=j",
+            "--ioengine=libaio",
+            "--iodepth=2",
+            "--size=1m",
+            "--bs=4k",
+            "--rw=randread",
+        ],
+        &[
+            "--write_lat_log=q",
+            "--log_prio=1",
+            "--cmdprio_percentage=50",
+            "--cmdprio_class=2",
+            "--cmdprio=1",
+        ],
+    );
+    let drawn = prio(&d, "q_clat.1.log");
+    let high = drawn.iter().filter(|p| **p == 0x4001).count();
+    assert!((64..=192).contains(&high), "{drawn:?}");
+    assert_eq!(drawn.iter().filter(|p| **p == 0).count(), 256 - high);
+}
+
+#[test]
 fn priority_and_issue_time_columns() {
     let (d, _) = logged(
         "logs-prio",
