@@ -904,6 +904,38 @@ fn compressed_rate_logs_average_each_ios_value_in_their_windows_as_fio_3_33() {
 }
 
 #[test]
+fn samples_are_taken_on_time_while_the_job_thinks() {
+    // 100 I/Os at once, then 300 ms of thinktime, over and over: fio's helper thread samples
+    // every 100 ms while the job sleeps, so each burst is a rate over one window (about
+    // 1000 IOPS); sampled only when the think ended, it was a rate over three (333).
+    let (d, v) = logged(
+        "logs-think",
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=64m",
+            "--bs=4k",
+            "--rw=read",
+            "--time_based",
+            "--runtime=1",
+        ],
+        &[
+            "--thinktime=300ms",
+            "--thinktime_blocks=100",
+            "--write_iops_log=t",
+            "--log_avg_msec=100",
+        ],
+    );
+    let r = rows(&d.path.join("t_iops.1.log"));
+    // The median: a loaded machine may wake one sample late.
+    let mut vals: Vec<u64> = r.iter().map(|l| l[1]).collect();
+    vals.sort_unstable();
+    assert!(r.len() >= 3 && vals[vals.len() / 2] > 600, "{r:?}");
+    let mean = v.pointer("/jobs/0/read/iops_mean").and_then(Value::as_f64);
+    assert!(mean.is_some_and(|m| m > 500.0), "{mean:?}");
+}
+
+#[test]
 fn a_written_bwavgtime_keeps_its_samples_and_paces_the_bw_log() {
     // fio: log_avg_msec=200 with bwavgtime=500 written samples every 500 ms (JSON and log).
     let (d, v) = logged(
