@@ -66,10 +66,26 @@ fn an_ignored_errno_lets_the_job_finish_and_is_counted() {
         return;
     }
     let d = TestDir::new("ctl-ignore-error");
-    // ENOSPC is not one of fio's non-fatal errors (EIO, EILSEQ): the job stops at once.
+    // ENOSPC is not one of fio's non-fatal errors (EIO, EILSEQ): the (sync) job stops at the
+    // first write, which fio counts since continue_on_error covers writes.
     let (code, v, _) = json(&d, &[], &with(FULL, &["--continue_on_error=all"]));
     assert_eq!(code, Some(1));
     assert_eq!(u64_at(&v, "/jobs/0/error"), 28);
+    assert_eq!(u64_at(&v, "/jobs/0/write/total_ios"), 1);
+    assert_eq!(u64_at(&v, "/jobs/0/total_err"), 1);
+    assert_eq!(u64_at(&v, "/jobs/0/first_error"), 28);
+    // Not covered: stopped, not counted.
+    let (code, v, _) = json(&d, &[], &with(FULL, &["--continue_on_error=read"]));
+    assert_eq!(code, Some(1));
+    assert_eq!(u64_at(&v, "/jobs/0/write/total_ios"), 1);
+    assert_eq!(u64_at(&v, "/jobs/0/total_err"), 0);
+    // An asynchronous engine's failed completion ends the job uncounted (fio).
+    let (code, v, _) = json(
+        &d,
+        &[],
+        &with(FULL, &["--continue_on_error=all", "--ioengine=io_uring"]),
+    );
+    assert_eq!(code, Some(1));
     assert_eq!(u64_at(&v, "/jobs/0/total_err"), 0);
     // Listed for writes: all four writes fail, the job goes on to the end and succeeds; as
     // fio, the first error is the job's error in the report.
