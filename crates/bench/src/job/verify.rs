@@ -537,7 +537,8 @@ impl Runner<'_> {
         self.done = true;
     }
 
-    /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in the working directory.
+    /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in `--aux-path`, else in
+    /// the working directory.
     fn verify_dump(&self, path: &Path, b: &crate::verify::Bad, w: &Written, got: &[u8]) {
         let Some(v) = self.verify.as_deref() else {
             return;
@@ -553,8 +554,9 @@ impl Runner<'_> {
             v.cfg.fill(&mut want, w, 0);
         }
         for (kind, bytes) in [("received", &got[from..to]), ("expected", &want[from..to])] {
-            let name = format!("{base}.{}.{kind}", b.at);
-            match std::fs::write(&name, bytes) {
+            let path = crate::verify::state::in_aux_path(format!("{base}.{}.{kind}", b.at));
+            let name = path.display();
+            match std::fs::write(&path, bytes) {
                 Ok(()) => eprintln!("       {kind} data dumped as {name}"),
                 Err(e) => eprintln!("fio: verify_dump: {name}: {e}"),
             }

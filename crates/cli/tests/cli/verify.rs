@@ -270,6 +270,27 @@ fn verify_dump_keeps_what_was_read_and_what_was_expected() {
         diff.contains(&100) && diff.iter().all(|&i| i == 100 || (24..40).contains(&i)),
         "{diff:?}"
     );
+    // With --aux-path they go there, as fio puts them.
+    std::fs::create_dir(d.join("aux")).unwrap();
+    let o = iolab(
+        &d,
+        &[
+            "--rw=write",
+            "--verify=crc32c",
+            "--verify_only",
+            "--verify_dump=1",
+            "--aux-path=aux",
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        err(&o).contains("dumped as aux/v.data.4096.received"),
+        "{}",
+        err(&o)
+    );
+    let got = std::fs::read(d.join("aux/v.data.4096.received")).unwrap();
+    assert_eq!(got, data[BS as usize..(2 * BS) as usize]);
+    assert!(d.join("aux/v.data.4096.expected").exists());
 }
 
 #[test]
