@@ -504,3 +504,24 @@ fn random_writes_of_a_range_of_sizes_are_all_read_back() {
         v["jobs"][0]["write"]["total_ios"]
     );
 }
+
+#[test]
+fn a_write_phase_the_runtime_ended_is_not_read_back() {
+    // fio's read back counts against the runtime: once it is over, nothing is read back.
+    let d = dir("runtime");
+    let args = [
+        "--rw=write",
+        "--size=8m",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let o = iolab(&d, &[&args[..], &["--rate=2m", "--runtime=1"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 0);
+    // Within the runtime, all of it is.
+    let o = iolab(&d, &[&args[..], &["--runtime=60"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 2048);
+}
