@@ -525,3 +525,41 @@ fn a_write_phase_the_runtime_ended_is_not_read_back() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["jobs"][0]["read"]["total_ios"], 2048);
 }
+
+/// The offsets (in blocks) of the writes and the reads `--debug=io` shows queued.
+fn queued_order(o: &Output) -> (Vec<u64>, Vec<u64>) {
+    let (mut w, mut r) = (Vec::new(), Vec::new());
+    // fio's debug lines go to standard output.
+    let out = String::from_utf8_lossy(&o.stdout);
+    for l in out.lines().filter(|l| l.contains(" queue: ")) {
+        let field = |k: &str| l.split(k).nth(1)?.split(',').next().map(str::to_string);
+        let (Some(off), Some(dir)) = (field("off=0x"), field("ddir=")) else {
+            continue;
+        };
+        let b = u64::from_str_radix(&off, 16).unwrap() / BS;
+        if dir == "1" {
+            w.push(b)
+        } else {
+            r.push(b)
+        }
+    }
+    (w, r)
+}
+
+#[test]
+fn random_writes_are_read_back_in_write_order_as_fio_does() {
+    let d = dir("order");
+    let args = ["--rw=randwrite", "--verify=crc32c", "--debug=io"];
+    let o = iolab(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let (w, r) = queued_order(&o);
+    assert_eq!(w.len(), 16);
+    let mut sorted = w.clone();
+    sorted.sort_unstable();
+    assert_ne!(w, sorted, "the writes were random");
+    assert_eq!(r, w);
+    // Without the random map fio reads back by offset.
+    let o = iolab(&d, &[&args[..], &["--norandommap"]].concat());
+    let (_, r) = queued_order(&o);
+    assert!(r.windows(2).all(|p| p[0] < p[1]), "{r:?}");
+}

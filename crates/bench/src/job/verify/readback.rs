@@ -85,6 +85,13 @@ impl Runner<'_> {
             }
             _ => return Ok(()),
         };
+        let mut todo = todo;
+        // fio keeps the writes of a job with a random map in the order they were issued and
+        // reads them back in it; other jobs' writes it sorts by file and offset, as kept here.
+        let p = &self.plan.pattern;
+        if p.random && p.random_map {
+            todo.sort_unstable_by_key(|w| w.numberio);
+        }
         let from = self.clock.now();
         self.now = from;
         // A loop's read back has no Stops at hand: a stop wakes the job's thread too.
