@@ -563,3 +563,27 @@ fn random_writes_are_read_back_in_write_order_as_fio_does() {
     let (_, r) = queued_order(&o);
     assert!(r.windows(2).all(|p| p[0] < p[1]), "{r:?}");
 }
+
+#[test]
+fn experimental_verify_reads_back_every_write_as_fio_replays_them() {
+    // Random writes without a map overwrite blocks: the default reads back each block's last
+    // write and passes; fio's experimental_verify replays every write in order, so the first
+    // overwritten block fails with fio's numberio line.
+    let d = dir("experimental");
+    let args = ["--rw=randwrite", "--norandommap", "--verify=crc32c"];
+    let o = iolab(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let o = iolab(
+        &d,
+        &[&args[..], &["--experimental_verify=1", "--debug=io"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("verify: bad header numberio"),
+        "{}",
+        err(&o)
+    );
+    // The reads follow the writes, up to the failure.
+    let (w, r) = queued_order(&o);
+    assert!(!r.is_empty() && w.starts_with(&r), "{w:?} {r:?}");
+}

@@ -81,7 +81,11 @@ impl Runner<'_> {
                 // What the backlog had yet to check is checked now.
                 v.pending.clear();
                 v.due = 0;
-                std::mem::take(&mut v.history).into_values().collect()
+                let history = std::mem::take(&mut v.history);
+                match &mut v.replay {
+                    Some(r) => std::mem::take(r),
+                    None => history.into_values().collect(),
+                }
             }
             _ => return Ok(()),
         };
@@ -89,7 +93,7 @@ impl Runner<'_> {
         // fio keeps the writes of a job with a random map in the order they were issued and
         // reads them back in it; other jobs' writes it sorts by file and offset, as kept here.
         let p = &self.plan.pattern;
-        if p.random && p.random_map {
+        if p.random && p.random_map && self.verify.as_ref().is_some_and(|v| v.replay.is_none()) {
             todo.sort_unstable_by_key(|w| w.numberio);
         }
         let from = self.clock.now();
