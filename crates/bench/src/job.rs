@@ -41,7 +41,7 @@ mod pacing;
 mod periodic;
 mod rates;
 mod record;
-mod steady;
+pub(crate) mod steady;
 mod syncrange;
 mod turn;
 pub use rates::{keep_rate_series, Rates};
@@ -191,6 +191,7 @@ pub fn run(
     progress: &Progress,
     wait_on: &[&Progress],
     flow: Option<&flow::Flow>,
+    steady_group: Option<steady::Link<'_>>,
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, and says so at the
     // line: one job that cannot start calls the start off for the whole phase.
@@ -229,6 +230,7 @@ pub fn run(
     runner.init_prios();
     runner.attach_logs(logs);
     runner.flow = flow::Gate::new(plan, flow);
+    runner.steady_group = steady_group;
     let result = if runner.offload.on {
         runner.run_offloaded(stop)
     } else {
@@ -373,6 +375,8 @@ struct Runner<'a> {
     errors: errors::ErrorPolicy,
     /// flow, flow_id: this job's place in its flow.
     flow: Option<flow::Gate<'a>>,
+    /// group_reporting with steady state: the group's shared detection (job/steady.rs).
+    steady_group: Option<steady::Link<'a>>,
     /// max_latency and the latency_target search.
     lat: latency::LatencyCtl,
     /// Steady-state detection.
@@ -465,6 +469,7 @@ impl<'a> Runner<'a> {
             logs: None,
             errors: errors::ErrorPolicy::of(&plan.spec),
             flow: None,
+            steady_group: None,
             lat: latency::LatencyCtl::of(plan, now),
             steady: steady::SteadyCtl::of(plan, now),
             done: false,

@@ -248,6 +248,47 @@ fn steady_state_ends_the_job_early_with_fios_json_object() {
 }
 
 #[test]
+fn steady_state_judges_a_group_reporting_group_as_a_whole() {
+    let d = TestDir::new("ctl-steady-group");
+    let args = [
+        "--name=ss",
+        "--ioengine=null",
+        "--size=1g",
+        "--rw=read",
+        "--time_based",
+        "--runtime=30",
+        "--ss_dur=2s",
+        "--steadystate_check_interval=500ms",
+        "--ss=iops:30%",
+        "--rate_iops=1000",
+        "--numjobs=2",
+    ];
+    let mean = |v: &Value, i: usize| u64_at(v, &format!("/jobs/{i}/steadystate/data/iops_mean"));
+    // fio samples the group's sum: two jobs at 1000 IOPS make a window of about 2000.
+    let (code, v, err) = json(&d, &[], &with(&args, &["--group_reporting"]));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(v["jobs"][0]["steadystate"]["attained"], 1);
+    assert!(
+        (1_600..2_400).contains(&mean(&v, 0)),
+        "{}",
+        v["jobs"][0]["steadystate"]
+    );
+    // Both ended by it, long before the runtime (job_runtime is the group's sum).
+    assert!(u64_at(&v, "/jobs/0/job_runtime") < 20_000);
+    // Without group_reporting each job is judged on its own 1000.
+    let (code, v, err) = json(&d, &[], &args);
+    assert_eq!(code, Some(0), "{err}");
+    for i in 0..2 {
+        assert!(
+            (800..1_200).contains(&mean(&v, i)),
+            "{}",
+            v["jobs"][i]["steadystate"]
+        );
+    }
+}
+
+#[test]
 fn flows_keep_their_jobs_io_counts_in_the_weights_ratio() {
     let d = TestDir::new("ctl-flow");
     let job = |a: u32, b: u32| {
