@@ -181,6 +181,14 @@ fn usage() -> CpuUsage {
     }
 }
 
+/// What a job shares with the other jobs of its phase.
+pub(crate) struct Shared<'a> {
+    /// Its flow (flow, flow_id).
+    pub(crate) flow: Option<&'a flow::Flow>,
+    /// Its group's steady-state detection, under group_reporting.
+    pub(crate) steady: Option<steady::Link<'a>>,
+}
+
 /// Runs one job in the calling thread. The engine is created here, in the thread that uses
 /// it (io_uring binds its ring to the thread that first submits).
 pub fn run(
@@ -190,8 +198,7 @@ pub fn run(
     clock: Clock,
     progress: &Progress,
     wait_on: &[&Progress],
-    flow: Option<&flow::Flow>,
-    steady_group: Option<steady::Link<'_>>,
+    shared: Shared<'_>,
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, and says so at the
     // line: one job that cannot start calls the start off for the whole phase.
@@ -229,8 +236,8 @@ pub fn run(
     runner.offload.pool = pool;
     runner.init_prios();
     runner.attach_logs(logs);
-    runner.flow = flow::Gate::new(plan, flow);
-    runner.steady_group = steady_group;
+    runner.flow = flow::Gate::new(plan, shared.flow);
+    runner.steady_group = shared.steady;
     let result = if runner.offload.on {
         runner.run_offloaded(stop)
     } else {

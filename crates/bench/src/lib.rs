@@ -384,7 +384,8 @@ fn run_phase(
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
                     tid.store(Thread::current().id(), Ordering::Relaxed);
-                    job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), flow, ss)
+                    let shared = job::Shared { flow, steady: ss };
+                    job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), shared)
                 });
             match spawned {
                 Ok(h) => handles.push(h),
