@@ -370,19 +370,22 @@ fn run_phase(
     }
     let gate = gate::StartGate::new(phase.len());
     let flows = job::flow::Flows::of(phase);
+    let steadies = job::steady::SteadyGroups::of(phase);
     let flags = exits::group_flags(phase);
     // Each job thread's id, 0 until it has started: what a stop wakes.
     let tids: Vec<AtomicI32> = phase.iter().map(|_| AtomicI32::new(0)).collect();
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(phase.len());
         let mut spawn_error = None;
-        for ((p, pr), tid) in phase.iter().zip(prog).zip(&tids) {
+        for (i, ((p, pr), tid)) in phase.iter().zip(prog).zip(&tids).enumerate() {
             let (g, flow, stops) = (&gate, flows.get(p), stops.for_job(p, &flags));
+            let ss = steadies.link(phase, i);
             let spawned = std::thread::Builder::new()
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
                     tid.store(Thread::current().id(), Ordering::Relaxed);
-                    job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), flow)
+                    let shared = job::Shared { flow, steady: ss };
+                    job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), shared)
                 });
             match spawned {
                 Ok(h) => handles.push(h),

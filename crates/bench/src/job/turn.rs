@@ -183,12 +183,13 @@ impl Runner<'_> {
                 self.stats.depth.mark_complete(1);
                 self.complete_as::<H>(d);
                 // A synchronous engine never fills the queue: the end of the ramp and of the
-                // run have to be noticed here.
+                // run, and a fatal error (fio's sync engines stop at the failed I/O), have to
+                // be noticed here.
                 if self.ramping && self.now >= t.ramp_end {
                     self.end_ramp();
                 }
                 self.tick();
-                !(stop.is_set() || t.past(self.now) || self.done)
+                !(stop.is_set() || t.past(self.now) || self.done || self.error.is_some())
             }
             Queued::Queued => {
                 self.queued.push(slot);
