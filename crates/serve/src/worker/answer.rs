@@ -4,8 +4,6 @@
 use std::fs::File;
 use std::sync::Arc;
 
-use iolab_engine::sys::net;
-
 use super::Worker;
 use crate::blocking::Job;
 use crate::cache::Handle;
@@ -22,6 +20,7 @@ impl Worker {
             handle,
             direct,
             page,
+            resident,
             listing,
         } = ans;
         match (rep.body, handle) {
@@ -29,9 +28,6 @@ impl Worker {
             (Body::File { offset, len }, Some(Handle::Engine(id))) => {
                 self.cache.begin(id);
                 let end = offset + len;
-                let cached = page
-                    .as_ref()
-                    .is_none_or(|f| net::page_cached(f, 0, end) != Some(false));
                 let wait = Pending::Read {
                     id,
                     off: offset,
@@ -40,7 +36,7 @@ impl Worker {
                     rep,
                 };
                 match page {
-                    Some(file) if !cached => {
+                    Some(file) if !resident => {
                         let job = Job::PageIn {
                             file,
                             off: 0,
@@ -57,7 +53,12 @@ impl Worker {
                 start(c, rep, None);
                 c.out = Out::Owned(listing.unwrap_or_default(), 0);
             }
-            (_, h) => start(c, rep, h),
+            (_, h) => {
+                start(c, rep, h);
+                // The first stretch of a sendfile body goes without asking the page cache
+                // again.
+                c.paged = resident && matches!(c.out, Out::File { .. });
+            }
         }
     }
 }
@@ -68,6 +69,8 @@ pub(super) struct Answer {
     pub handle: Option<Handle>,
     pub direct: bool,
     pub page: Option<Arc<File>>,
+    /// The file was all in the page cache within the last second (`Entry::resident`).
+    pub resident: bool,
     pub listing: Option<Vec<u8>>,
 }
 
@@ -90,7 +93,8 @@ pub(super) fn note(line: &mut Vec<u8>, fields: &mut [(bool, Vec<u8>); 2], req: &
 }
 
 /// The reply for a cached file (or the precompressed sibling the client accepts, sent with
-/// sendfile); how its body is read goes into `ans`.
+/// sendfile); how its body is read goes into `ans`, where the caller has said whether `e`
+/// is resident.
 pub(super) fn file_reply(
     e: &crate::cache::Entry,
     req: &http::Request<'_>,
@@ -102,6 +106,8 @@ pub(super) fn file_reply(
 ) -> route::Reply {
     if let Some((meta, file)) = sibling(e, req.accept_encoding) {
         ans.handle = Some(Handle::Send(file.clone()));
+        // What the caller found resident was the plain file.
+        ans.resident = false;
         mp.allowed = true;
         return route::reply_with(wbuf, date, req, Lookup::File(meta), keep, mp);
     }
