@@ -262,7 +262,7 @@ impl Worker {
                 State::Sending => match flush(c, self.now + self.idle_ns) {
                     Ok(Flush::Done) => self.finish(i),
                     Ok(Flush::Ring) => {
-                        self.send_ring(i);
+                        self.send_ring(i, None);
                         return;
                     }
                     Ok(Flush::Wait) => {

@@ -12,8 +12,9 @@ use crate::http;
 use crate::route::{self, Body, Lookup};
 
 impl Worker {
-    /// Sends a reply whose head is written: from the engine's read of a small file (paged in
-    /// first by a helper where it is not cached), a listing page, or what `start` sends.
+    /// Sends a reply whose head is written: from a read of a small file (on the socket ring
+    /// with its send where there is one, else through the engine; paged in first by a helper
+    /// where it is not cached), a listing page, or what `start` sends.
     pub(super) fn dispatch(&mut self, i: usize, rep: route::Reply, ans: Answer) {
         let c = &mut self.conns[i];
         let Answer {
@@ -26,7 +27,14 @@ impl Worker {
         match (rep.body, handle) {
             (Body::Multi, Some(Handle::Engine(_))) => start(c, rep, page.map(Handle::Send)),
             (Body::File { offset, len }, Some(Handle::Engine(id))) => {
-                self.cache.begin(id);
+                let ring = self.net.is_some() && self.eng.caps().ring_reads;
+                match page {
+                    // Cached: read on the socket ring, linked to the send.
+                    Some(file) if resident && ring => {
+                        return self.read_ring(i, file, offset, len, rep)
+                    }
+                    _ => self.cache.begin(id),
+                }
                 let end = offset + len;
                 let wait = Pending::Read {
                     id,
