@@ -165,6 +165,10 @@ pub struct Caps {
     /// [`Engine::finished`] can turn true (net once its peer has gone, exec once its program
     /// has ended): callers ask it per request only then, not with a virtual call every I/O.
     pub finishes: bool,
+    /// A buffered read through this engine is an io_uring read like any other, so a caller
+    /// with a ring of its own (a server's socket ring, `NetRing::read_send`) may make it there
+    /// instead, linked to what follows, with the same effect (io_uring, unless polled).
+    pub ring_reads: bool,
 }
 
 impl Default for Caps {
@@ -190,6 +194,7 @@ impl Default for Caps {
             ioprio: false,
             connection: false,
             finishes: false,
+            ring_reads: false,
         }
     }
 }
