@@ -158,6 +158,8 @@ pub struct JobSpec {
     pub rw_modifier: Option<RwModifier>,
     /// rw_sequencer=identical (else sequential).
     pub rw_sequencer_identical: bool,
+    /// bs_is_seq_rand: random I/Os take the write block sizes, sequential ones the read's.
+    pub bs_is_seq_rand: bool,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).
     pub rwmixread: u32,
     pub bs: PerDir<u64>,
