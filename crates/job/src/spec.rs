@@ -160,6 +160,8 @@ pub struct JobSpec {
     pub rw_sequencer_identical: bool,
     /// bs_is_seq_rand: random I/Os take the write block sizes, sequential ones the read's.
     pub bs_is_seq_rand: bool,
+    /// cpuio's exit_on_io_done: the job ends when the run's jobs that do I/O have.
+    pub exit_on_io_done: bool,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).
     pub rwmixread: u32,
     pub bs: PerDir<u64>,

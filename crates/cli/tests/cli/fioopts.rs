@@ -838,3 +838,27 @@ fn dedupe_mode_working_set_and_global_shape_the_repeats() {
     assert_eq!(shared("0"), 0);
     assert!(shared("1") > 0);
 }
+
+#[test]
+fn exit_on_io_done_ends_cpuio_when_the_io_jobs_have_ended() {
+    let d = TestDir::new("exit-on-io-done");
+    let v = json(
+        &d,
+        &[
+            "--name=cpu",
+            "--ioengine=cpuio",
+            "--cpuload=5",
+            "--runtime=60s",
+            "--exit_on_io_done=1",
+            "--name=io",
+            "--ioengine=null",
+            "--size=1m",
+            "--rate=4m",
+        ],
+    );
+    // The I/O job takes ~250 ms at 4 MiB/s; without the option cpuio runs its 60 s.
+    let cpu = u64_at(&v, "/jobs/0/job_runtime");
+    let io = u64_at(&v, "/jobs/1/job_runtime");
+    assert!(io >= 200, "io ran {io} ms");
+    assert!(cpu < io + 2000, "cpuio ran {cpu} ms, the I/O job {io} ms");
+}

@@ -306,13 +306,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
             Ok(())
         }),
     imp!(Engine["cpuio"], "exit_on_io_done", [], Bool, Some("0"), "Stop cpuio when the I/O jobs are done",
-        |_, a| {
-            if a.flag()? {
-                return Err("exit_on_io_done=1: iolab does not yet stop a cpuio job when the \
-                            other jobs' I/O is done; bound it with runtime".into());
-            }
-            Ok(())
-        }),
+        |s, a| { s.exit_on_io_done = a.flag()?; Ok(()) }),
     imp!(Engine["e4defrag"], "donorname", [], Str, None, "Donor file whose blocks e4defrag moves in (in directory)",
         |s, a| { s.engine.e4defrag.donorname = Some(a.v.to_string()); Ok(()) }),
     imp!(Engine["e4defrag"], "inplace", [], Int, Some("0"), "1: allocate the donor for each request and free it after",
