@@ -862,3 +862,45 @@ fn exit_on_io_done_ends_cpuio_when_the_io_jobs_have_ended() {
     assert!(io >= 200, "io ran {io} ms");
     assert!(cpu < io + 2000, "cpuio ran {cpu} ms, the I/O job {io} ms");
 }
+
+#[test]
+fn a_sync_engine_job_stops_at_its_first_io_error_as_fio_does() {
+    if !std::path::Path::new("/dev/full").exists() {
+        iolab_testkit::skip("first I/O error", &"no /dev/full here to make writes fail");
+        return;
+    }
+    let d = TestDir::new("first-error");
+    for engine in ["psync", "sync", "pvsync2"] {
+        let e = format!("--ioengine={engine}");
+        let out = d
+            .run(&[
+                "--name=f",
+                "--filename=/dev/full",
+                "--rw=write",
+                "--size=64k",
+                &e,
+            ])
+            .fails();
+        // fio 3.33: one write issued, the job's line and fio's pid line carry err=28.
+        assert!(
+            out.stdout.contains("issued rwts: total=0,1,0,0 "),
+            "{engine}: {}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.contains("f: (groupid=0, jobs=1): err=28 (file:")
+                && out
+                    .stdout
+                    .contains("func=io_u error, error=No space left on device): pid="),
+            "{engine}: {}",
+            out.stdout
+        );
+        let pid_line = out.stderr.lines().find(|l| l.starts_with("fio: pid="));
+        assert!(
+            pid_line.is_some_and(|l| l.contains(", err=28/file:")
+                && l.ends_with("func=io_u error, error=No space left on device")),
+            "{engine}: {}",
+            out.stderr
+        );
+    }
+}
