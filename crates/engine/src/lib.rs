@@ -86,8 +86,8 @@ pub use net::{NetOpts, Proto};
 pub use refused::refusal;
 pub use req::{Done, FileId, Op, Queued, Req};
 pub use sys::dev::DevInfo;
-pub use sys::errno_name;
 pub use sys::meta::StatType;
+pub use sys::{errno_name, errno_of};
 pub use uring::net::{NetDone, NetOp, NetRing, OutBody, Outgoing, RecvBuf};
 
 /// System calls an engine made, counted by the engine itself.

@@ -904,3 +904,45 @@ fn a_sync_engine_job_stops_at_its_first_io_error_as_fio_does() {
         );
     }
 }
+
+#[test]
+fn misaligned_direct_io_is_einval_with_fios_hint() {
+    let d = TestDir::new("direct-einval");
+    std::fs::write(d.path.join("f"), vec![1u8; 65536]).unwrap();
+    for engine in ["psync", "libaio", "io_uring"] {
+        let e = format!("--ioengine={engine}");
+        let out = d
+            .run(&[
+                "--name=d",
+                "--filename=f",
+                "--size=64k",
+                "--bs=1000",
+                "--direct=1",
+                "--rw=read",
+                &e,
+            ])
+            .fails();
+        // fio 3.33: err=22, not EIO, and its hint after the first direct I/O failed so.
+        assert!(
+            out.stdout.contains("err=22 (file:")
+                && out
+                    .stdout
+                    .contains("func=io_u error, error=Invalid argument): pid="),
+            "{engine}: {}",
+            out.stdout
+        );
+        assert!(
+            out.stderr.contains(
+                "fio: first direct IO errored. File system may not support direct IO, or \
+                 iomem_align= is bad, or invalid block size. Try setting direct=0.\n"
+            ),
+            "{engine}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(", err=22/file:"),
+            "{engine}: {}",
+            out.stderr
+        );
+    }
+}
