@@ -22,6 +22,7 @@ pub mod trigger;
 pub mod verify;
 
 pub use env::{host_env, status_line};
+pub use layout::info_to_file;
 pub use status::Progress;
 
 use std::collections::BTreeSet;

@@ -152,6 +152,17 @@ fn info_lines_go_to_stderr_only_when_stdout_is_json() {
     let out = d.run(&a).ok();
     assert!(out.stderr.contains("Laying out IO file"), "{}", out.stderr);
     assert!(!out.stdout.contains("Laying out"));
+    // --output in normal output: fio 3.33 writes them into the file, after the preamble and
+    // before the report; nothing reaches the terminal.
+    std::fs::remove_file(d.path.join("f")).unwrap();
+    let mut a = args.to_vec();
+    a.push("--output=out.txt");
+    let out = d.run(&a).ok();
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+    let text = std::fs::read_to_string(d.path.join("out.txt")).unwrap();
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no {s:?} in {text}"));
+    assert!(at("Starting 1 process") < at("t: Laying out IO file (1 file / 0MiB)"));
+    assert!(at("Laying out IO file") < at("t: (groupid=0"), "{text}");
 }
 
 #[test]
