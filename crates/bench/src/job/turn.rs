@@ -110,6 +110,11 @@ impl Runner<'_> {
             if !self.issue::<H>(t, req, stop) {
                 break;
             }
+            // A synchronous engine completes the request inside issue: its error ends the
+            // job here, as fio's does, not after the rest of the queue's worth of I/O.
+            if t.sync && self.error.is_some() {
+                break;
+            }
             if H && self.thinks() && self.think_due() {
                 // Out to the loop's head, where the end of the run is noticed.
                 self.think_now(stop)?;
