@@ -251,11 +251,22 @@ impl IoGen {
         if self.zbd.is_some() {
             return self.next_zoned();
         }
-        self.next_general()
+        self.next_general(|d| d)
+    }
+
+    /// [`IoGen::next_io`] with a read/write mix's drawn direction passed through `turn`
+    /// first (fio's rate_ddir: under a rate limit, a direction ahead of its schedule gives
+    /// way to the other). Jobs that are not such a mix ignore `turn`.
+    pub fn next_io_turned(&mut self, turn: impl FnOnce(Dir) -> Dir) -> Option<IoUnit> {
+        if self.simple.is_some() || self.zbd.is_some() {
+            return self.next_io();
+        }
+        self.next_general(turn)
     }
 
     /// [`IoGen::next_io`] for every job but the simple ones.
-    fn next_general(&mut self) -> Option<IoUnit> {
+    #[inline]
+    fn next_general(&mut self, turn: impl FnOnce(Dir) -> Dir) -> Option<IoUnit> {
         // trimwrite: the trim and the write of a block count once, as the write (fio counts a
         // trimwrite job's writes against size, so size=64k trims 64k and writes 64k).
         if let Some(w) = self.pending_write.take() {
@@ -269,7 +280,11 @@ impl IoGen {
                 return None;
             }
         }
-        let dir = self.pick_dir();
+        let mut dir = self.pick_dir();
+        let p = &self.p;
+        if p.read && p.write && !p.trim && p.rwmix_read > 0 && p.rwmix_read < 100 {
+            dir = turn(dir);
+        }
         let d = dir as usize;
         // Whether this I/O jumps is its own draw (rng_seq), so deciding it first changes no
         // other draw; fio knows it before the length, which bs_is_seq_rand needs.

@@ -40,6 +40,23 @@ impl Runner<'_> {
         }
         let io = match if H { self.held.take() } else { None } {
             Some(io) => io,
+            None if H && self.rate_limited => {
+                // fio's rate_ddir: the direction drawn is ahead of its schedule and the
+                // other's next I/O is due sooner: the other goes (a read/write mix then keeps
+                // each direction's rate, not the slower one's).
+                let (due, now) = (&self.next_due, self.now.saturating_sub(self.t0));
+                self.gen.next_io_turned(|d| {
+                    let (i, o, other) = match d {
+                        WDir::Read => (0, 1, WDir::Write),
+                        WDir::Write => (1, 0, WDir::Read),
+                        WDir::Trim => return d,
+                    };
+                    match due[i] > now && due[o] < due[i] {
+                        true => other,
+                        false => d,
+                    }
+                })?
+            }
             None => self.gen.next_io()?,
         };
         if H && self.fsync_due() {

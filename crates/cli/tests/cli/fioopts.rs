@@ -575,6 +575,32 @@ fn significant_figures_and_sample_windows_act() {
 }
 
 #[test]
+fn a_rate_limited_mix_keeps_each_directions_rate() {
+    // fio's rate_ddir: a direction ahead of its schedule gives way to the other, so a 50/50
+    // randrw at 1000 reads and 200 writes a second does about that many of each, not 200
+    // of each (the slower direction's rate holding back every I/O).
+    let d = TestDir::new("rate-mix");
+    let v = json(
+        &d,
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=randrw",
+            "--rate_iops=1000,200",
+            "--runtime=1",
+            "--time_based",
+        ],
+    );
+    let (r, w) = (
+        u64_at(&v, "/jobs/0/read/total_ios"),
+        u64_at(&v, "/jobs/0/write/total_ios"),
+    );
+    assert!((700..=1002).contains(&r), "reads {r}");
+    assert!((150..=202).contains(&w), "writes {w}");
+}
+
+#[test]
 fn unlink_removes_the_jobs_files_when_it_ends() {
     let d = TestDir::new("unlink");
     let args = ["--name=t", "--filename=f", "--size=64k", "--rw=write"];

@@ -411,14 +411,25 @@ fn trace_loop(img: &std::path::Path, dir: &std::path::Path) -> Result<Traced, St
             let _ = std::io::Read::read_to_string(&mut e, &mut err);
         }
         let why = err.lines().next().unwrap_or("exited").to_string();
-        let hint = if why.contains("not permitted") {
-            " (kernel lockdown or no CAP_SYS_ADMIN restricts debugfs)"
-        } else {
-            ""
+        let hint = match (why.contains("not permitted"), has_cap_sys_admin()) {
+            (false, _) => "",
+            (true, true) => " (kernel lockdown restricts debugfs: see kernel_lockdown(7))",
+            (true, false) => " (debugfs needs CAP_SYS_ADMIN)",
         };
         return Err(format!("blktrace cannot trace here: {why}{hint}"));
     }
     Ok(t)
+}
+
+/// Whether this process has CAP_SYS_ADMIN (bit 21 of CapEff): then a refused debugfs is
+/// the kernel's lockdown.
+fn has_cap_sys_admin() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << 21) != 0)
 }
 
 #[test]
