@@ -173,18 +173,12 @@ def main(argv):
     if len(argv) >= 2 and argv[0] == "lines":
         for c in argv[1:]:
             lines(c)
-    elif argv and argv[0] == "fns":
+    elif argv and argv[0] in ("fns", "files"):
         rest = argv[1:]
-        limit = 80
+        limit = 80 if argv[0] == "fns" else 600
         if rest and rest[0].isdigit():
             limit, rest = int(rest[0]), rest[1:]
-        fns(limit, rest or ["crates"])
-    elif argv and argv[0] == "files":
-        rest = argv[1:]
-        limit = 600
-        if rest and rest[0].isdigit():
-            limit, rest = int(rest[0]), rest[1:]
-        files(limit, rest or ["crates"])
+        (fns if argv[0] == "fns" else files)(limit, rest or ["crates"])
     else:
         print(__doc__.strip(), file=sys.stderr)
         return 2
