@@ -20,6 +20,11 @@ pub(crate) fn engine_opts(plan: &JobPlan) -> EngineOpts {
     crate::job::conn::net_opts(&mut o.net, plan);
     crate::job::conn::exec_opts(&mut o.exec, plan);
     crate::job::conn::defrag_opts(&mut o.e4defrag, plan);
+    // fio's mmap engine turns any fadvise_hint into madvise by the job's pattern alone.
+    o.madvise = fadvice(&plan.spec).map(|_| match plan.spec.rw.is_random() {
+        true => libc::MADV_RANDOM,
+        false => libc::MADV_SEQUENTIAL,
+    });
     o
 }
 

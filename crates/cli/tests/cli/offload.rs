@@ -314,3 +314,24 @@ fn offload_refuses_what_submitters_cannot_share_before_the_start() {
         out.stderr
     );
 }
+
+#[test]
+fn offload_refuses_io_uring_as_fio_does() {
+    let d = TestDir::new("offload-uring");
+    let name = format!("--filename={}", d.path.join("data").display());
+    let a = [
+        "--name=t",
+        &name,
+        "--ioengine=io_uring",
+        "--rw=write",
+        "--size=64k",
+        "--io_submit_mode=offload",
+    ];
+    let out = run(&d, &[], &a);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("io_submit_mode=offload") && out.stderr.contains("io_uring"),
+        "{}",
+        out.stderr
+    );
+}

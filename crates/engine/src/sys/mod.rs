@@ -58,6 +58,17 @@ pub fn is_retry(err: &io::Error, nowait: bool) -> bool {
     }
 }
 
+/// The errno fio would report for `e`: the system's where it came from a call, else what the
+/// engine's own check stands for (a request O_DIRECT cannot take is the kernel's EINVAL;
+/// anything else EIO).
+pub fn errno_of(e: &io::Error) -> i32 {
+    match (e.raw_os_error(), e.kind()) {
+        (Some(n), _) => n,
+        (None, io::ErrorKind::InvalidInput) => libc::EINVAL,
+        (None, _) => libc::EIO,
+    }
+}
+
 /// The symbolic name of an errno (`EIO`, `ENOSPC`, ...), for messages.
 pub fn errno_name(code: i32) -> &'static str {
     match code {

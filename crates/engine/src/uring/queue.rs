@@ -120,6 +120,8 @@ pub(super) struct Issue {
     pub fixed: Option<u16>,
     pub rw: Rw,
     pub rw_flags: i32,
+    /// IOSQE_ASYNC: the kernel hands the request to its workers (force_async).
+    pub force_async: bool,
 }
 
 /// The SQE for (what remains of) `req`, whose slot owns `iov`.
@@ -156,6 +158,11 @@ fn build(req: &mut Req, iov: &mut libc::iovec, slot: u32, how: &Issue) -> Entry 
         }
         Op::Fsync | Op::Fdatasync => sync_sqe(t, req.op == Op::Fdatasync),
         Op::Trim => trim_sqe(t, req.offset, req.len as u64),
+    };
+    let sqe = if how.force_async {
+        sqe.flags(io_uring::squeue::Flags::ASYNC)
+    } else {
+        sqe
     };
     sqe.user_data(slot as u64)
 }
@@ -388,6 +395,7 @@ mod tests {
             fixed,
             rw: Rw::Vectored,
             rw_flags: 0,
+            force_async: false,
         }
     }
 
