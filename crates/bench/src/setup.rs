@@ -160,7 +160,7 @@ fn buffers(
             mem::debug_alloc(plan, &b);
         }
         if writes {
-            fill_bytes(&mut b.as_mut_slice()[..reach], plan, &mut rng);
+            fill(&mut b.as_mut_slice()[..reach], plan, &mut rng);
         }
         bufs.push(b);
     }
@@ -273,11 +273,7 @@ pub(crate) fn open_one(
 
 /// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
 /// pattern, or random with a compressible share of zeros.
-pub(crate) fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
-    fill_bytes(b.as_mut_slice(), plan, rng);
-}
-
-fn fill_bytes(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
+pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
     let f = &plan.buffers;
     if f.zero {
         s.fill(0);

@@ -2,7 +2,7 @@
 //! (fio's disable_* and gtod_reduce), how often an untimed job reads the clock, the outcome of
 //! a job that does no I/O (create_only), and `--debug=io` lines.
 
-use iolab_engine::{sys, Buf, Op, Req};
+use iolab_engine::{sys, Op, Req};
 use iolab_workload::Taus88;
 
 use crate::setup::fill;
@@ -104,7 +104,7 @@ impl Runner<'_> {
     /// fio's dedupe_percentage: that share of writes repeat an earlier buffer (the last unique
     /// one, or one of a working set of dedupe_working_set_percentage of the job's blocks), the
     /// rest are fresh; each job has its own buffers unless dedupe_global.
-    pub(super) fn dedupe_fill(&mut self, buf: &mut Buf) {
+    pub(super) fn dedupe_fill(&mut self, buf: &mut [u8]) {
         let (plan, spec) = (self.plan, &self.plan.spec);
         let salt = if spec.dedupe_global {
             0

@@ -407,13 +407,7 @@ fn corpus_dir() -> std::path::PathBuf {
 }
 
 fn corpus_files() -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
-        .collect();
-    v.sort();
-    v
+    iolab_testkit::fio_files(&corpus_dir())
 }
 
 #[test]
