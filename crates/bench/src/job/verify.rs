@@ -516,8 +516,11 @@ impl Runner<'_> {
         let path = &self.plan.files[w.file as usize].path;
         let name = path.display().to_string();
         let mut first = None;
+        let flags = self.verify.as_deref().map_or(0, |v| {
+            crate::verify::fio_flags(v.replay.is_none(), v.pool.is_some())
+        });
         for b in bad {
-            let msg = b.message(&name);
+            let msg = b.message(&name, flags);
             eprintln!("{msg}");
             if self.verify.as_ref().is_some_and(|v| v.dump) {
                 self.verify_dump(path, b, w, got);

@@ -98,6 +98,11 @@ fn a_verify_only_run_tells_corrupt_misplaced_and_stale_apart() {
         e.contains("Expected CRC") && e.contains("Received CRC") && e.contains("err=84"),
         "{e}"
     );
+    // fio's line, with the read's flags as fio 3.33 prints them.
+    assert!(
+        e.contains("md5: verify failed at file v.data offset 12288, length 4096 (requested block: offset=12288, length=4096, flags=88)"),
+        "{e}"
+    );
 
     write("--randseed=0x89");
     copy_block(&f, 2, 5);
