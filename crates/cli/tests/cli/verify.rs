@@ -592,3 +592,55 @@ fn experimental_verify_reads_back_every_write_as_fio_replays_them() {
     let (w, r) = queued_order(&o);
     assert!(!r.is_empty() && w.starts_with(&r), "{w:?} {r:?}");
 }
+
+#[test]
+fn verify_state_saved_at_ctrl_c_lets_a_verify_only_run_check_what_was_written() {
+    let d = dir("state-sigint");
+    let job = [
+        "--rw=write",
+        "--verify=crc32c",
+        "--size=8m",
+        "--iodepth=4",
+        "--ioengine=libaio",
+    ];
+    let child = std::process::Command::new(BIN)
+        .arg("run")
+        .args(["--name=v", "--filename=v.data", "--bs=4k", "--rate=2m"])
+        .args(job)
+        .current_dir(&d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", err(&out));
+    // Stopped in the write phase: the state says how far it got (fio saves it on a signal).
+    let state = std::fs::read(d.join("local-v-0-verify.state")).unwrap();
+    let written = u64::from_le_bytes(state[40..48].try_into().unwrap());
+    assert!(written > 0 && written < 2048, "{written} writes issued");
+    let o = iolab(
+        &d,
+        &[
+            &job[..],
+            &[
+                "--verify_only",
+                "--verify_state_load=1",
+                "--output-format=json",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reads = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(
+        reads + 4 >= written && reads <= written,
+        "{reads} of {written}"
+    );
+}
