@@ -43,7 +43,7 @@ pub(super) struct Verifier {
     slots: Vec<Option<Role>>,
     /// The engine moves no data (null): as fio, what is read back is taken as verified.
     fake: bool,
-    history: BTreeMap<(u32, u64), Written>,
+    history: History,
     /// experimental_verify: every write in the order it was issued, overwritten ones too,
     /// read back as fio replays the job's writes (an overwritten block then fails as stale).
     replay: Option<Vec<Written>>,
@@ -253,7 +253,7 @@ impl Verifier {
             pass: 0,
             slots: vec![None; depth],
             fake: false,
-            history: BTreeMap::new(),
+            history: History::default(),
             replay: s.experimental_verify.then(Vec::new),
             pending: VecDeque::new(),
             backlog: s.verify_backlog,
@@ -360,17 +360,7 @@ impl Verifier {
         if let Some(r) = &mut self.replay {
             r.push(w);
         }
-        let end = w.offset + u64::from(w.len);
-        let before = self.history.range(..(w.file, w.offset)).next_back();
-        if let Some((&k, p)) = before {
-            if k.0 == w.file && k.1 + u64::from(p.len) > w.offset {
-                self.history.remove(&k);
-            }
-        }
-        while let Some((&k, _)) = self.history.range((w.file, w.offset)..(w.file, end)).next() {
-            self.history.remove(&k);
-        }
-        self.history.insert((w.file, w.offset), w);
+        self.history.insert(w);
         if let Some(t) = &mut self.trims {
             t.remembered(&w);
         }
@@ -384,14 +374,12 @@ impl Verifier {
     pub(super) fn trim_next(&mut self) -> Option<Written> {
         let t = self.trims.as_mut()?;
         let hist = &self.history;
-        let live = |c: &(u32, u64, u64)| hist.get(&(c.0, c.1)).is_some_and(|w| w.numberio == c.2);
+        let live = |c: &(u32, u64, u64)| hist.get(c.0, c.1).is_some_and(|w| w.numberio == c.2);
         let key = t.next(hist.len() as u64, self.after_read, live)?;
         if !t.zero {
-            return self.history.remove(&key);
+            return self.history.remove(key);
         }
-        let w = self.history.get_mut(&key)?;
-        w.trimmed = true;
-        Some(*w)
+        self.history.mark_trimmed(key)
     }
 
     /// A verify_only run replays the trims as fio's dry run does: marked, not issued.
@@ -414,13 +402,92 @@ impl Verifier {
             self.due = self.batch;
         }
         while let Some(k) = self.pending.pop_front() {
-            if let Some(w) = self.history.remove(&k) {
+            if let Some(w) = self.history.remove(k) {
                 self.due -= 1;
                 return Some(w);
             }
         }
         self.due = 0;
         None
+    }
+}
+
+/// What one remembered block needs beyond its place (the map's key): 24 bytes.
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    numberio: u64,
+    seed: u64,
+    len: u32,
+    trimmed: bool,
+}
+
+/// The blocks written and not yet read back, by file and offset: the last write to each
+/// place (an overlapping later write replaces the earlier), as fio's sorted history.
+#[derive(Debug, Default)]
+pub(super) struct History(BTreeMap<(u32, u64), Rec>);
+
+impl History {
+    fn written(&(file, offset): &(u32, u64), r: &Rec) -> Written {
+        Written {
+            file,
+            offset,
+            len: r.len,
+            numberio: r.numberio,
+            seed: r.seed,
+            trimmed: r.trimmed,
+        }
+    }
+
+    fn insert(&mut self, w: Written) {
+        let end = w.offset + u64::from(w.len);
+        let before = self.0.range(..(w.file, w.offset)).next_back();
+        if let Some((&k, p)) = before {
+            if k.0 == w.file && k.1 + u64::from(p.len) > w.offset {
+                self.0.remove(&k);
+            }
+        }
+        while let Some((&k, _)) = self.0.range((w.file, w.offset)..(w.file, end)).next() {
+            self.0.remove(&k);
+        }
+        let r = Rec {
+            numberio: w.numberio,
+            seed: w.seed,
+            len: w.len,
+            trimmed: w.trimmed,
+        };
+        self.0.insert((w.file, w.offset), r);
+    }
+
+    fn get(&self, file: u32, offset: u64) -> Option<Written> {
+        let k = (file, offset);
+        self.0.get(&k).map(|r| Self::written(&k, r))
+    }
+
+    fn remove(&mut self, k: (u32, u64)) -> Option<Written> {
+        self.0.remove(&k).map(|r| Self::written(&k, &r))
+    }
+
+    fn mark_trimmed(&mut self, k: (u32, u64)) -> Option<Written> {
+        let r = self.0.get_mut(&k)?;
+        r.trimmed = true;
+        Some(Self::written(&k, r))
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The first block by file and offset, taken out.
+    pub(super) fn pop_first(&mut self) -> Option<Written> {
+        self.0.pop_first().map(|(k, r)| Self::written(&k, &r))
+    }
+
+    /// Every block, by file and offset; the history is left empty.
+    pub(super) fn take_all(&mut self) -> Vec<Written> {
+        std::mem::take(&mut self.0)
+            .into_iter()
+            .map(|(k, r)| Self::written(&k, &r))
+            .collect()
     }
 }
 
