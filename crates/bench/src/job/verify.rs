@@ -73,7 +73,7 @@ pub(super) struct Verifier {
     loop_at: u64,
     loops_left: u64,
     /// The test hook's byte to damage once written (verify/fault.rs).
-    flip: Option<u64>,
+    fault: Option<crate::verify::fault::Fault>,
     /// verify_async: the threads that check the blocks read back (job/verifyasync.rs), or
     /// why they could not start.
     pub(super) pool: Option<crate::verify::pool::Pool>,
@@ -273,7 +273,7 @@ impl Verifier {
             after_read: true,
             loop_at: if each_loop { pass_bytes } else { u64::MAX },
             loops_left: loops - 1,
-            flip: crate::verify::fault::from_env(&plan.name),
+            fault: crate::verify::fault::from_env(&plan.name),
             pool,
             pool_err,
         }))
@@ -500,6 +500,12 @@ impl Runner<'_> {
             let w = v.next_write(io, issued);
             v.cfg.fill(&mut buf[..io.len as usize], &w, now);
             v.slots[slot as usize] = Some(Role::Write(w));
+            if let (Some(f), 0) = (v.fault.as_mut(), w.file) {
+                let path = &self.plan.files[0].path;
+                if let Err(e) = f.before_write(path, w.offset, w.len) {
+                    eprintln!("iolab: verify test hook: {}: {e}", path.display());
+                }
+            }
         }
     }
 
@@ -542,19 +548,15 @@ impl Runner<'_> {
         match v.slots.get_mut(d.req.tag as usize).and_then(Option::take) {
             Some(Role::Write(w)) if ok => {
                 v.completed(w);
-                let end = w.offset + u64::from(w.len);
-                if let Some(at) = v
-                    .flip
-                    .filter(|a| w.file == 0 && (w.offset..end).contains(a))
-                {
-                    v.flip = None;
+                if let (Some(f), 0) = (v.fault.as_mut(), w.file) {
                     let path = &self.plan.files[0].path;
-                    if let Err(e) = crate::verify::fault::flip(path, at) {
-                        eprintln!(
-                            "iolab: {}: {}: {e}",
-                            crate::verify::fault::ENV,
-                            path.display()
-                        );
+                    match f.after_write(path, w.offset, w.len) {
+                        Ok(true) => v.fault = None,
+                        Ok(false) => {}
+                        Err(e) => {
+                            eprintln!("iolab: verify test hook: {}: {e}", path.display());
+                            v.fault = None;
+                        }
                     }
                 }
             }

@@ -644,3 +644,46 @@ fn verify_state_saved_at_ctrl_c_lets_a_verify_only_run_check_what_was_written() 
         "{reads} of {written}"
     );
 }
+
+#[test]
+fn verify_backlog_tells_the_three_damages_apart_while_the_job_runs() {
+    // The test hooks damage the file between a write and its read back; the backlog's read
+    // finds it and the job stops there, before its 32 writes (2 loops of 16) are done.
+    let d = dir("backlog-damage");
+    let job = [
+        "--rw=write",
+        "--verify=crc32c",
+        "--verify_backlog=4",
+        "--loops=2",
+        "--output-format=json",
+    ];
+    for (env, value, says) in [
+        ("IOLAB_TEST_VERIFY_FLIP", "13000", "corrupt block: file v.data offset 12288"),
+        (
+            "IOLAB_TEST_VERIFY_COPY",
+            "8192:20480",
+            "misplaced block: file v.data offset 20480 length 4096: holds the block written for offset 8192",
+        ),
+        (
+            "IOLAB_TEST_VERIFY_LOSE",
+            "16384",
+            "stale block: file v.data offset 16384 length 4096: holds write #4",
+        ),
+    ] {
+        let o = Command::new(BIN)
+            .arg("run")
+            .args(["--name=v", "--filename=v.data", "--size=64k", "--bs=4k"])
+            .args(job)
+            .env(env, value)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(1), "{env}: {e}");
+        assert!(e.contains(&format!("{env}={value}: test hook")), "{e}");
+        assert!(e.contains(says), "{env}: {e}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let writes = v["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+        assert!(writes < 32, "{env}: found after the last write ({writes})");
+    }
+}
