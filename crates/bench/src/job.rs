@@ -109,12 +109,17 @@ pub struct Stops<'a> {
     pub phase: &'a [(u32, AtomicBool)],
     /// No later phase runs (exit_what=all).
     pub run: &'a AtomicBool,
+    /// cpuio's exit_on_io_done: set when the phase's jobs that do I/O have all ended (a
+    /// flag never set for other jobs).
+    pub io_done: &'a AtomicBool,
 }
 
 impl Stops<'_> {
     #[inline]
     pub fn is_set(&self) -> bool {
-        self.signal.load(Ordering::Relaxed) || self.exit_all.load(Ordering::Relaxed)
+        self.signal.load(Ordering::Relaxed)
+            || self.exit_all.load(Ordering::Relaxed)
+            || self.io_done.load(Ordering::Relaxed)
     }
 
     /// Sleeps for `d`, or less when a stop comes: it is checked every [`STOP_POLL`], so that

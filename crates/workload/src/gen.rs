@@ -88,7 +88,11 @@ impl Simple {
         let BlockSizes::Fixed(bs) = p.bs[dir as usize] else {
             return None;
         };
-        let plain = p.files.len() == 1 && p.zones.is_none() && p.zbd.is_none() && p.backward == 0;
+        let plain = p.files.len() == 1
+            && p.zones.is_none()
+            && p.zbd.is_none()
+            && p.backward == 0
+            && !p.bs_seq_rand;
         let jumps = !p.random || (p.percentage_random >= 100 && p.modifier <= 1);
         (plain && jumps).then_some(Simple {
             dir,
@@ -267,12 +271,19 @@ impl IoGen {
         }
         let dir = self.pick_dir();
         let d = dir as usize;
-        let mut len = self.p.bs[d].pick(&mut self.rng_bs);
+        // Whether this I/O jumps is its own draw (rng_seq), so deciding it first changes no
+        // other draw; fio knows it before the length, which bs_is_seq_rand needs.
+        let random = self.p.random && self.take_random();
+        let sizes = match (self.p.bs_seq_rand, random) {
+            (false, _) => d,
+            (true, true) => Dir::Write as usize,
+            (true, false) => Dir::Read as usize,
+        };
+        let mut len = self.p.bs[sizes].pick(&mut self.rng_bs);
         if let Some(b) = self.p.bytes {
             len = len.min(b - self.issued);
         }
         let fi = self.pick_file();
-        let random = self.p.random && self.take_random();
         let f = &mut self.files[fi];
         len = len.min(f.span.len).max(1);
         let ba = self.p.ba[d].max(1);
@@ -644,6 +655,45 @@ mod tests {
         let a = all(p.clone());
         assert_eq!(a, all(p.clone()));
         assert_ne!(a, all(Pattern { seed: 1, ..p }));
+    }
+
+    /// fio's bs_is_seq_rand: block sizes are (sequential, random), not (read, write).
+    #[test]
+    fn bs_is_seq_rand_sizes_by_randomness_not_direction() {
+        for (random, pct, want) in [
+            (true, 100, vec![65536]),
+            (false, 100, vec![4096]),
+            (true, 50, vec![4096, 65536]),
+        ] {
+            let p = Pattern {
+                bs: [
+                    BlockSizes::Fixed(4096),
+                    BlockSizes::Fixed(65536),
+                    BlockSizes::Fixed(4096),
+                ],
+                bs_seq_rand: true,
+                percentage_random: pct,
+                ..Pattern::simple(true, true, random, 4096, 4096 * 1000)
+            };
+            let ios = all(p);
+            // The random map may shorten a random I/O where fewer free blocks remain (fio's
+            // too); the sizes drawn are the ones asked for.
+            let mut lens: Vec<u64> = ios.iter().map(|i| i.len).collect();
+            let full = lens.iter().filter(|l| want.contains(l)).count();
+            assert!(
+                full * 10 > ios.len() * 9,
+                "random={random} {pct}%: {lens:?}"
+            );
+            lens.sort_unstable();
+            lens.dedup();
+            assert!(
+                want.iter().all(|w| lens.contains(w)),
+                "random={random} {pct}%: {lens:?}"
+            );
+            assert!(
+                ios.iter().any(|i| i.dir == Dir::Read) && ios.iter().any(|i| i.dir == Dir::Write)
+            );
+        }
     }
 
     #[test]

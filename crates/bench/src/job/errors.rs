@@ -89,7 +89,7 @@ impl Runner<'_> {
     /// error that ends the job.
     pub(super) fn io_error(&mut self, d: &Done, dir: Option<Dir>) {
         let Err(e) = &d.result else { return };
-        let errno = e.raw_os_error().unwrap_or(libc::EIO);
+        let errno = iolab_engine::errno_of(e);
         let msg = d.error_message(self.eng.kind().name()).unwrap_or_default();
         if self.errors.forgive(dir, errno) {
             self.errors_ignored += 1;
@@ -103,6 +103,15 @@ impl Runner<'_> {
                 self.errors.fatal_in_queue(dir, errno);
             }
             eprintln!("fio: io_u error: {msg}");
+            let first = dir.is_some_and(|d| self.stats.dir(d).total_ios == 1);
+            if errno == libc::EINVAL && self.plan.direct && first {
+                // fio's hint when the first I/O of its direction fails so, word for word as
+                // scripts look for it.
+                eprintln!(
+                    "fio: first direct IO errored. File system may not support direct IO, or \
+                     iomem_align= is bad, or invalid block size. Try setting direct=0."
+                );
+            }
             self.fail(e, msg, "io_u error", site!());
         }
     }

@@ -62,7 +62,10 @@ fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
 #[test]
 fn an_ignored_errno_lets_the_job_finish_and_is_counted() {
     if !std::path::Path::new("/dev/full").exists() {
-        eprintln!("skipped: no /dev/full here to make writes fail with ENOSPC");
+        iolab_testkit::skip(
+            "ignore_error",
+            &"no /dev/full to make writes fail with ENOSPC",
+        );
         return;
     }
     let d = TestDir::new("ctl-ignore-error");
@@ -506,7 +509,7 @@ fn exit_what_chooses_the_jobs_an_exitall_stops() {
 #[test]
 fn exitall_on_error_stops_the_group_when_a_job_fails() {
     if !std::path::Path::new("/dev/full").exists() {
-        eprintln!("skipped: no /dev/full here to make a job fail");
+        iolab_testkit::skip("exitall_on_error", &"no /dev/full to make a job fail");
         return;
     }
     let d = TestDir::new("ctl-exitall-on-error");

@@ -244,13 +244,11 @@ fn uid_and_gid_give_the_job_thread_alone_that_identity() {
 
 /// cgroup v2's mount point, if it is mounted read-write.
 fn cgroup2() -> Option<PathBuf> {
-    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    info.lines().find_map(|l| {
-        let (pre, post) = l.split_once(" - ")?;
-        let f: Vec<&str> = pre.split(' ').collect();
-        let rw = f.get(5)?.split(',').any(|o| o == "rw");
-        (post.starts_with("cgroup2 ") && rw).then(|| PathBuf::from(f[4]))
-    })
+    let mounts = iolab_engine::sys::dev::mounts().ok()?;
+    mounts
+        .into_iter()
+        .find(|m| m.fstype == "cgroup2" && m.rw)
+        .map(|m| m.point)
 }
 
 /// Why a job needing root and a writable cgroup v2 cannot run here, if it cannot.

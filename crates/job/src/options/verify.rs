@@ -58,7 +58,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.verify_state_load = a.flag()?; Ok(()) }),
     imp!(Verify, "verify_state_save", [], Bool, Some("1"), "Save what a verify write job issued (local-<job>-<n>-verify.state)",
         |s, a| { s.verify_state_save = a.flag()?; Ok(()) }),
-    not!(Verify, "verify_write_sequence", [], Bool),
+    later!(Verify, "verify_write_sequence", [], Bool),
     imp!(Verify, "verify_async_cpus", [], Str, None, "CPUs the verify_async threads run on (as cpus_allowed)",
         |s, a| { s.verify_async_cpus = Some(crate::place::parse_list(a.v)?); Ok(()) }),
     imp!(Verify, "trim_percentage", [], Int, Some("0"), "Percent of the verified writes to trim (discard) with trim_backlog",
