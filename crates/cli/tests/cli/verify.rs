@@ -98,6 +98,11 @@ fn a_verify_only_run_tells_corrupt_misplaced_and_stale_apart() {
         e.contains("Expected CRC") && e.contains("Received CRC") && e.contains("err=84"),
         "{e}"
     );
+    // fio's line, with the read's flags as fio 3.33 prints them.
+    assert!(
+        e.contains("md5: verify failed at file v.data offset 12288, length 4096 (requested block: offset=12288, length=4096, flags=88)"),
+        "{e}"
+    );
 
     write("--randseed=0x89");
     copy_block(&f, 2, 5);
@@ -586,4 +591,99 @@ fn experimental_verify_reads_back_every_write_as_fio_replays_them() {
     // The reads follow the writes, up to the failure.
     let (w, r) = queued_order(&o);
     assert!(!r.is_empty() && w.starts_with(&r), "{w:?} {r:?}");
+}
+
+#[test]
+fn verify_state_saved_at_ctrl_c_lets_a_verify_only_run_check_what_was_written() {
+    let d = dir("state-sigint");
+    let job = [
+        "--rw=write",
+        "--verify=crc32c",
+        "--size=8m",
+        "--iodepth=4",
+        "--ioengine=libaio",
+    ];
+    let child = std::process::Command::new(BIN)
+        .arg("run")
+        .args(["--name=v", "--filename=v.data", "--bs=4k", "--rate=2m"])
+        .args(job)
+        .current_dir(&d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", err(&out));
+    // Stopped in the write phase: the state says how far it got (fio saves it on a signal).
+    let state = std::fs::read(d.join("local-v-0-verify.state")).unwrap();
+    let written = u64::from_le_bytes(state[40..48].try_into().unwrap());
+    assert!(written > 0 && written < 2048, "{written} writes issued");
+    let o = iolab(
+        &d,
+        &[
+            &job[..],
+            &[
+                "--verify_only",
+                "--verify_state_load=1",
+                "--output-format=json",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reads = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(
+        reads + 4 >= written && reads <= written,
+        "{reads} of {written}"
+    );
+}
+
+#[test]
+fn verify_backlog_tells_the_three_damages_apart_while_the_job_runs() {
+    // The test hooks damage the file between a write and its read back; the backlog's read
+    // finds it and the job stops there, before its 32 writes (2 loops of 16) are done.
+    let d = dir("backlog-damage");
+    let job = [
+        "--rw=write",
+        "--verify=crc32c",
+        "--verify_backlog=4",
+        "--loops=2",
+        "--output-format=json",
+    ];
+    for (env, value, says) in [
+        ("IOLAB_TEST_VERIFY_FLIP", "13000", "corrupt block: file v.data offset 12288"),
+        (
+            "IOLAB_TEST_VERIFY_COPY",
+            "8192:20480",
+            "misplaced block: file v.data offset 20480 length 4096: holds the block written for offset 8192",
+        ),
+        (
+            "IOLAB_TEST_VERIFY_LOSE",
+            "16384",
+            "stale block: file v.data offset 16384 length 4096: holds write #4",
+        ),
+    ] {
+        let o = Command::new(BIN)
+            .arg("run")
+            .args(["--name=v", "--filename=v.data", "--size=64k", "--bs=4k"])
+            .args(job)
+            .env(env, value)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(1), "{env}: {e}");
+        assert!(e.contains(&format!("{env}={value}: test hook")), "{e}");
+        assert!(e.contains(says), "{env}: {e}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let writes = v["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+        assert!(writes < 32, "{env}: found after the last write ({writes})");
+    }
 }
