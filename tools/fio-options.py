@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Counts fio's options (fio --cmdhelp=all, the fio on PATH) against iolab's definitions.
+"""Counts fio's options (the fio on PATH) against iolab's definitions.
 
     tools/fio-options.py [path/to/iolab]     (default: target/debug/iolab)
 
-Prints each of fio's option names iolab does not implement, then the count: implemented (an
-`imp!` row: the option acts, or refuses a value the machine cannot serve, naming why), missing
-(a `not!` row: refused by name as "not implemented by iolab"), unknown (no row at all).
-fio's aliases count with their option; iolab's `--cmdhelp=NAME` resolves both.
+fio's options are those of `fio --cmdhelp=all` and, for each engine `fio --enghelp` lists,
+`fio --enghelp=ENGINE` (engine options do not appear in --cmdhelp=all). Each name is:
+implemented (an `imp!` row: the option acts, or refuses a value the machine cannot serve,
+naming why); refused with its engine (a `not!` row of an engine iolab refuses: the reason is
+the engine's, printed once per engine); missing (any other `not!` row: refused by name as "not
+implemented by iolab"); unknown (no row at all). Prints each name that is not implemented,
+then the counts. fio's aliases count with their option; iolab's `--cmdhelp=NAME` resolves both.
 """
 import os
 import subprocess
@@ -15,34 +18,68 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def fio_names():
-    out = subprocess.run(["fio", "--cmdhelp=all"], capture_output=True, text=True, check=True).stdout
+def names_of(args):
+    out = subprocess.run(["fio"] + args, capture_output=True, text=True).stdout
     names = []
     for line in out.splitlines():
+        if ":" not in line:
+            continue
         name = line.split(":", 1)[0].strip()
         if name and " " not in name:
             names.append(name)
     return names
 
 
+def fio_names():
+    """fio's option names, each with the engines whose --enghelp lists it (none: general)."""
+    names = {n: [] for n in names_of(["--cmdhelp=all"])}
+    listing = subprocess.run(["fio", "--enghelp"], capture_output=True, text=True).stdout
+    for engine in [l.strip() for l in listing.splitlines()[1:] if l.strip()]:
+        for n in names_of([f"--enghelp={engine}"]):
+            names.setdefault(n, []).append(engine)
+    return names
+
+
+def engine_refusal(iolab, engine):
+    """Why iolab refuses `engine`, or None when iolab has it."""
+    p = subprocess.run([iolab, "run", "--parse-only", "--name=x", f"--ioengine={engine}"],
+                       capture_output=True, text=True)
+    text = p.stdout + p.stderr
+    if "refused by iolab:" in text:
+        return text.split("refused by iolab:", 1)[1].split("(iolab has:")[0].strip()
+    return None
+
+
 def main():
     iolab = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "iolab")
     version = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
     names = fio_names()
-    rows = {"implemented": [], "missing": [], "unknown": []}
-    for n in names:
+    refusals = {}
+    rows = {"implemented": [], "refused": [], "missing": [], "unknown": []}
+    for n, engines in names.items():
         p = subprocess.run([iolab, "run", f"--cmdhelp={n}"], capture_output=True, text=True)
         text = p.stdout + p.stderr
         if p.returncode != 0:
             rows["unknown"].append(n)
-        elif "not implemented by iolab" in text:
-            rows["missing"].append(n)
-        else:
+        elif "not implemented by iolab" not in text:
             rows["implemented"].append(n)
-    for kind in ("missing", "unknown"):
+        else:
+            for e in engines:
+                if e not in refusals:
+                    refusals[e] = engine_refusal(iolab, e)
+            refused = [e for e in engines if refusals[e]]
+            if engines and len(refused) == len(engines):
+                rows["refused"].append(f"{n} ({', '.join(refused)})")
+            else:
+                rows["missing"].append(n)
+    for kind in ("refused", "missing", "unknown"):
         for n in rows[kind]:
             print(f"{kind:<8} {n}")
-    print(f"{version} --cmdhelp=all: {len(names)} options; implemented {len(rows['implemented'])}, "
+    for e, why in sorted(refusals.items()):
+        if why:
+            print(f"engine   {e}: {why}")
+    print(f"{version} --cmdhelp=all and --enghelp: {len(names)} options; implemented "
+          f"{len(rows['implemented'])}, refused with their engine {len(rows['refused'])}, "
           f"missing {len(rows['missing'])}, unknown {len(rows['unknown'])}")
 
 

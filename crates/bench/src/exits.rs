@@ -4,7 +4,7 @@
 //! job, also those not started (`all`). Each group of a phase has its flag; a job's
 //! [`Stops::exit_all`] is its group's.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use iolab_job::control::ExitWhat;
 use iolab_workload::JobPlan;
@@ -22,9 +22,48 @@ pub(crate) fn group_flags(phase: &[JobPlan]) -> Vec<(u32, AtomicBool)> {
     flags
 }
 
+/// A flag that is never set: the io_done of jobs without exit_on_io_done.
+pub(crate) static NEVER: AtomicBool = AtomicBool::new(false);
+
+/// cpuio's exit_on_io_done: how many of the phase's jobs that do I/O still run, and the flag
+/// set when none does (from the start, if the phase has none, as fio's cpuio then stops after
+/// its first cycle).
+pub(crate) struct IoJobs {
+    left: AtomicUsize,
+    done: AtomicBool,
+}
+
+impl IoJobs {
+    pub(crate) fn of(phase: &[JobPlan]) -> IoJobs {
+        let n = phase.iter().filter(|p| does_io(p)).count();
+        IoJobs {
+            left: AtomicUsize::new(n),
+            done: AtomicBool::new(n == 0),
+        }
+    }
+
+    /// A job's thread is done with it, however it ended.
+    pub(crate) fn ended(&self, plan: &JobPlan) {
+        if does_io(plan) && self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.done.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// fio counts every job but cpuio's (its engines that do no I/O) as one doing I/O.
+fn does_io(plan: &JobPlan) -> bool {
+    plan.engine.kind != iolab_engine::EngineKind::CpuIo
+}
+
 impl<'a> Stops<'a> {
-    /// The stops of one job of the phase whose group flags are `flags`.
-    pub(crate) fn for_job(&self, plan: &JobPlan, flags: &'a [(u32, AtomicBool)]) -> Stops<'a> {
+    /// The stops of one job of the phase whose group flags are `flags` and whose I/O jobs
+    /// are counted in `io`.
+    pub(crate) fn for_job(
+        &self,
+        plan: &JobPlan,
+        flags: &'a [(u32, AtomicBool)],
+        io: &'a IoJobs,
+    ) -> Stops<'a> {
         let own = flags
             .iter()
             .find(|(g, _)| *g == plan.group)
@@ -34,6 +73,10 @@ impl<'a> Stops<'a> {
             exit_all: own,
             phase: flags,
             run: self.run,
+            io_done: match plan.spec.exit_on_io_done && !does_io(plan) {
+                true => &io.done,
+                false => &NEVER,
+            },
         }
     }
 

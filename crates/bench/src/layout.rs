@@ -29,8 +29,27 @@ pub(crate) fn set_info_stdout(on: bool) {
     INFO_STDOUT.store(on, Ordering::Relaxed);
 }
 
-/// Prints one of fio's informational lines where [`set_info_stdout`] says.
+/// `--output=FILE` in normal output: fio writes its informational lines into the file, between
+/// the preamble and the report. A descriptor of the same open file (sharing its offset).
+static INFO_FILE: std::sync::Mutex<Option<File>> = std::sync::Mutex::new(None);
+
+/// Sends informational lines into `file` (the `--output` file of a normal-output run, whose
+/// writer has flushed what it wrote so far): they land where fio puts them.
+pub fn info_to_file(file: File) {
+    if let Ok(mut f) = INFO_FILE.lock() {
+        *f = Some(file);
+    }
+}
+
+/// Prints one of fio's informational lines where [`info_to_file`] or [`set_info_stdout`]
+/// says.
 pub(crate) fn info(line: std::fmt::Arguments<'_>) {
+    if let Ok(mut guard) = INFO_FILE.lock() {
+        if let Some(f) = guard.as_mut() {
+            let _ = writeln!(f, "{line}");
+            return;
+        }
+    }
     if INFO_STDOUT.load(Ordering::Relaxed) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{line}");

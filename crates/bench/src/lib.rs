@@ -22,6 +22,7 @@ pub mod trigger;
 pub mod verify;
 
 pub use env::{host_env, status_line};
+pub use layout::info_to_file;
 pub use status::Progress;
 
 use std::collections::BTreeSet;
@@ -302,6 +303,7 @@ fn run_phases(
         exit_all: &exit_all,
         phase: &[],
         run: &exit_all,
+        io_done: &exits::NEVER,
     };
     for phase in phases(plans) {
         let prog = &progress[first..first + phase.len()];
@@ -370,19 +372,26 @@ fn run_phase(
     }
     let gate = gate::StartGate::new(phase.len());
     let flows = job::flow::Flows::of(phase);
+    let steadies = job::steady::SteadyGroups::of(phase);
     let flags = exits::group_flags(phase);
+    let io = exits::IoJobs::of(phase);
     // Each job thread's id, 0 until it has started: what a stop wakes.
     let tids: Vec<AtomicI32> = phase.iter().map(|_| AtomicI32::new(0)).collect();
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(phase.len());
         let mut spawn_error = None;
-        for ((p, pr), tid) in phase.iter().zip(prog).zip(&tids) {
-            let (g, flow, stops) = (&gate, flows.get(p), stops.for_job(p, &flags));
+        for (i, ((p, pr), tid)) in phase.iter().zip(prog).zip(&tids).enumerate() {
+            let (g, flow, io) = (&gate, flows.get(p), &io);
+            let stops = stops.for_job(p, &flags, io);
+            let ss = steadies.link(phase, i);
             let spawned = std::thread::Builder::new()
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
                     tid.store(Thread::current().id(), Ordering::Relaxed);
-                    job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), flow)
+                    let shared = job::Shared { flow, steady: ss };
+                    let r = job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), shared);
+                    io.ended(p);
+                    r
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -399,7 +408,7 @@ fn run_phase(
         }
         let mut results: Vec<_> = spawn_error.into_iter().map(Err).collect();
         if let Some(first) = phase.first() {
-            await_jobs(&handles, &tids, &stops.for_job(first, &flags));
+            await_jobs(&handles, &tids, &stops.for_job(first, &flags, &io));
         }
         results.extend(handles.into_iter().map(|h| {
             h.join()

@@ -103,9 +103,16 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
     let formats = output_order(&top.output_format);
     // Not a held stdout lock: periodic reports (--status-interval) write from another thread.
     let mut out: Box<dyn Write + Send> = match &top.output {
-        Some(p) => Box::new(io::BufWriter::new(
-            File::create(p).map_err(|e| format!("--output: {p}: {e}"))?,
-        )),
+        Some(p) => {
+            let f = File::create(p).map_err(|e| format!("--output: {p}: {e}"))?;
+            // As fio: in normal output the informational lines go into the file too.
+            if formats == [OutputFormat::Normal] {
+                if let Ok(dup) = f.try_clone() {
+                    iolab_bench::info_to_file(dup);
+                }
+            }
+            Box::new(io::BufWriter::new(f))
+        }
         None => Box::new(io::stdout()),
     };
     if formats.contains(&OutputFormat::Normal) {

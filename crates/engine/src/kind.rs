@@ -153,7 +153,8 @@ impl EngineKind {
     /// fio's options for this engine beyond the common ones (`--enghelp=ENGINE`).
     pub fn options(self) -> &'static [&'static str] {
         match self {
-            EngineKind::Pvsync2 => &["hipri", "nowait"],
+            EngineKind::Pvsync2 => &["hipri", "hipri_percentage", "nowait", "uncached"],
+            EngineKind::Mmap => &["thp"],
             EngineKind::Libaio => &[
                 "userspace_reap",
                 "nowait",
@@ -170,6 +171,8 @@ impl EngineKind {
                 "sqthread_poll_cpu",
                 "nonvectored",
                 "nowait",
+                "uncached",
+                "force_async",
                 "cmdprio_percentage",
                 "cmdprio_class",
                 "cmdprio",

@@ -86,8 +86,8 @@ pub use net::{NetOpts, Proto};
 pub use refused::refusal;
 pub use req::{Done, FileId, Op, Queued, Req};
 pub use sys::dev::DevInfo;
-pub use sys::errno_name;
 pub use sys::meta::StatType;
+pub use sys::{errno_name, errno_of};
 pub use uring::net::{NetDone, NetOp, NetRing, OutBody, Outgoing, RecvBuf};
 
 /// System calls an engine made, counted by the engine itself.
@@ -209,6 +209,20 @@ pub struct EngineOpts {
     pub hipri: bool,
     /// pvsync2: RWF_NOWAIT (io_uring: `RWF_NOWAIT` on each request).
     pub nowait: bool,
+    /// pvsync2 under hipri: the percentage of requests sent with RWF_HIPRI (fio's
+    /// hipri_percentage, 100 by default).
+    pub hipri_percentage: u32,
+    /// pvsync2, io_uring: buffered I/O that leaves no pages in the cache (fio's uncached),
+    /// sent as RWF_DONTCACHE.
+    pub uncached: bool,
+    /// io_uring: every Nth request goes with IOSQE_ASYNC, to the kernel's workers (fio's
+    /// force_async; 0 never).
+    pub force_async: u32,
+    /// mmap: `madvise(MADV_HUGEPAGE)` on each mapping (fio's thp).
+    pub thp: bool,
+    /// mmap: the `madvise` advice for each mapping (fio applies its fadvise_hint so:
+    /// MADV_RANDOM for random I/O, MADV_SEQUENTIAL otherwise); `None` no advice.
+    pub madvise: Option<libc::c_int>,
     /// io_uring: a kernel thread polls the submission queue (fio's sqthread_poll).
     pub sqpoll: bool,
     /// io_uring: the CPU for the SQPOLL thread (fio's sqthread_poll_cpu).
@@ -259,6 +273,11 @@ impl EngineOpts {
             depth: depth.max(1),
             hipri: false,
             nowait: false,
+            hipri_percentage: 100,
+            uncached: false,
+            force_async: 0,
+            thp: false,
+            madvise: None,
             sqpoll: false,
             sqpoll_cpu: None,
             sqpoll_idle_ms: 1000,

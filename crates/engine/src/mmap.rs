@@ -49,6 +49,10 @@ struct Map {
     /// The file's size as last seen or set; bytes at and past it are never touched.
     size: u64,
     writable: bool,
+    /// MADV_HUGEPAGE on each mapping (thp).
+    thp: bool,
+    /// The advice given each mapping (fio's fadvise_hint as madvise).
+    advice: Option<libc::c_int>,
 }
 
 impl Map {
@@ -57,6 +61,8 @@ impl Map {
         len: 0,
         size: 0,
         writable: false,
+        thp: false,
+        advice: None,
     };
 }
 
@@ -67,6 +73,9 @@ pub(crate) struct MmapEngine {
     maps: Vec<Map>,
     page: usize,
     calls: SysCalls,
+    /// What each new mapping is advised (see [`advise`]).
+    thp: bool,
+    advice: Option<libc::c_int>,
 }
 
 // SAFETY: the raw pointers are mappings owned by the engine, valid in every thread of the
@@ -74,7 +83,7 @@ pub(crate) struct MmapEngine {
 unsafe impl Send for MmapEngine {}
 
 impl MmapEngine {
-    fn new(_opts: &EngineOpts) -> MmapEngine {
+    fn new(opts: &EngineOpts) -> MmapEngine {
         MmapEngine {
             caps: Caps {
                 direct_io: false,
@@ -87,6 +96,8 @@ impl MmapEngine {
             maps: Vec::new(),
             page: sys::page_size(),
             calls: SysCalls::default(),
+            thp: opts.thp,
+            advice: opts.madvise,
         }
     }
 
@@ -184,6 +195,24 @@ fn ensure_mapped(
         }
         m.ptr = p as *mut u8;
         m.len = len;
+    }
+    advise(m, calls)
+}
+
+/// As fio's mmap engine advises each mapping it makes: MADV_HUGEPAGE under thp (its failure
+/// ignored: the advice is optional, and files outside tmpfs refuse it), then the job's access
+/// pattern, whose failure is the request's error.
+fn advise(m: &Map, calls: &mut u64) -> io::Result<()> {
+    if m.thp {
+        *calls += 1;
+        // SAFETY: ptr/len describe our mapping; madvise changes no memory.
+        unsafe { libc::madvise(m.ptr as *mut libc::c_void, m.len, libc::MADV_HUGEPAGE) };
+    }
+    if let Some(advice) = m.advice {
+        *calls += 1;
+        // SAFETY: as above.
+        let r = unsafe { libc::madvise(m.ptr as *mut libc::c_void, m.len, advice) };
+        sys::cvt(r as isize)?;
     }
     Ok(())
 }
@@ -321,6 +350,8 @@ impl Engine for MmapEngine {
         }
         self.maps[i] = Map {
             writable,
+            thp: self.thp,
+            advice: self.advice,
             ..Map::EMPTY
         };
         Ok(id)
@@ -508,5 +539,52 @@ mod tests {
         let (_t, mut e, id) = with_file("sync0", None, false);
         assert_eq!(run(&mut *e, Req::sync(id, false)).result.unwrap(), 0);
         assert_eq!(e.syscalls().io, 1);
+    }
+
+    /// The VmFlags of the mapping starting at `ptr`, from /proc/self/smaps.
+    fn vm_flags(ptr: *mut u8) -> Vec<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let head = format!("{:x}-", ptr as usize);
+        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&head));
+        lines
+            .find_map(|l| l.strip_prefix("VmFlags:"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn each_mapping_gets_fio_s_advice_and_thp() {
+        let t = TempPath::new("mmap", "advice");
+        std::fs::write(&t.0, vec![7u8; 65536]).unwrap();
+        for (advice, thp, flag) in [
+            (Some(libc::MADV_RANDOM), false, "rr"),
+            (Some(libc::MADV_SEQUENTIAL), true, "sr"),
+            (None, false, ""),
+        ] {
+            let mut opts = EngineOpts::new(KIND, 1);
+            opts.madvise = advice;
+            opts.thp = thp;
+            let mut e = MmapEngine::new(&opts);
+            let id = e.add_file(File::open(&t.0).unwrap(), &t.0).unwrap();
+            let d = run(&mut e, Req::read(id, 0, Buf::new(4096).unwrap()));
+            assert_eq!(d.result.unwrap(), 4096);
+            let flags = vm_flags(e.maps[id.0 as usize].ptr);
+            assert!(
+                flags.iter().any(|f| f == "mr"),
+                "mapping not found: {flags:?}"
+            );
+            for f in ["rr", "sr"] {
+                assert_eq!(
+                    flags.iter().any(|x| x == f),
+                    f == flag,
+                    "{advice:?}: {flags:?}"
+                );
+            }
+            if std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+                assert_eq!(flags.iter().any(|x| x == "hg"), thp, "{flags:?}");
+            }
+        }
     }
 }

@@ -125,4 +125,78 @@ mod tests {
             None => assert!(msg.contains("not on a block device"), "{msg}"),
         }
     }
+
+    /// Pages of the file at `p` in the page cache (mincore over a mapping of it).
+    fn resident(p: &std::path::Path) -> usize {
+        use std::os::fd::AsRawFd;
+        let f = File::open(p).unwrap();
+        let len = f.metadata().unwrap().len() as usize;
+        let page = crate::sys::page_size();
+        let mut vec = vec![0u8; len.div_ceil(page)];
+        // SAFETY: a fresh read-only shared mapping of len bytes, unmapped below; mincore
+        // writes one byte per page into vec, which has that many.
+        unsafe {
+            let m = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            );
+            assert_ne!(m, libc::MAP_FAILED);
+            assert_eq!(libc::mincore(m, len, vec.as_mut_ptr()), 0);
+            libc::munmap(m, len);
+        }
+        vec.iter().filter(|b| *b & 1 != 0).count()
+    }
+
+    /// Drops the file's pages from the cache.
+    fn drop_cache(p: &std::path::Path) {
+        use std::os::fd::AsRawFd;
+        let f = File::open(p).unwrap();
+        // SAFETY: fsync and fadvise take no memory arguments.
+        unsafe {
+            libc::fsync(f.as_raw_fd());
+            libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
+    }
+
+    /// fio's uncached means reads and writes that leave nothing in the page cache: iolab
+    /// sends RWF_DONTCACHE (fio 3.33's RWF_UNCACHED value, 0x40, is RWF_ATOMIC on today's
+    /// kernels).
+    #[test]
+    fn uncached_reads_and_writes_leave_no_pages_in_the_cache() {
+        let t = TempPath::new("pvsync2", "uncached");
+        std::fs::write(&t.0, pattern(1 << 20, 9).as_slice()).unwrap();
+        for uncached in [false, true] {
+            drop_cache(&t.0);
+            assert_eq!(resident(&t.0), 0, "cache not dropped");
+            let mut opts = EngineOpts::new(KIND, 1);
+            opts.uncached = uncached;
+            let mut e = open(&opts).unwrap();
+            assert_eq!(e.describe().contains("uncached"), uncached);
+            let id = e.add_file(open_rw(&t.0, false), &t.0).unwrap();
+            for i in 0..16u64 {
+                let d = run(&mut *e, Req::read(id, i * 65536, Buf::new(65536).unwrap()));
+                match d.result {
+                    Err(err) if uncached && err.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+                        iolab_testkit::skip(
+                            "pvsync2 uncached",
+                            &"the temp dir's filesystem has no RWF_DONTCACHE",
+                        );
+                        return;
+                    }
+                    r => assert_eq!(r.unwrap(), 65536),
+                }
+            }
+            let pages = resident(&t.0);
+            // Read ahead is dropped with the rest; a page or two may still be on its way out.
+            if uncached {
+                assert!(pages < 16, "{pages} pages of 256 stayed in the cache");
+            } else {
+                assert!(pages >= 256, "only {pages} pages of 256 cached");
+            }
+        }
+    }
 }

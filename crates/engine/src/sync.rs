@@ -28,6 +28,10 @@ pub(crate) struct SyncEngine {
     /// left out when the position is already the offset: one call fewer per sequential I/O,
     /// and reads of a FIFO (where lseek is ESPIPE) work.
     pos: Vec<Option<u64>>,
+    /// pvsync2 under hipri: the percentage of requests with RWF_HIPRI (fio's
+    /// hipri_percentage), and the running sum that spreads them evenly.
+    hipri_pct: u32,
+    hipri_sum: u32,
 }
 
 impl SyncEngine {
@@ -45,6 +49,9 @@ impl SyncEngine {
                 }
                 if opts.nowait {
                     flags |= libc::RWF_NOWAIT;
+                }
+                if opts.uncached {
+                    flags |= libc::RWF_DONTCACHE;
                 }
                 RwCall::V2 {
                     flags,
@@ -67,6 +74,27 @@ impl SyncEngine {
             files: Files::default(),
             calls: SysCalls::default(),
             pos: Vec::new(),
+            hipri_pct: opts.hipri_percentage.min(100),
+            hipri_sum: 0,
+        }
+    }
+
+    /// The call for the next read or write: under hipri_percentage below 100, RWF_HIPRI on
+    /// that share of the requests, spread evenly (fio draws each at random; the share is the
+    /// same, and a run repeats).
+    fn next_call(&mut self) -> RwCall {
+        match self.call {
+            RwCall::V2 { flags, nowait } if self.hipri && self.hipri_pct < 100 => {
+                self.hipri_sum += self.hipri_pct;
+                let flags = if self.hipri_sum >= 100 {
+                    self.hipri_sum -= 100;
+                    flags
+                } else {
+                    flags & !libc::RWF_HIPRI
+                };
+                RwCall::V2 { flags, nowait }
+            }
+            c => c,
         }
     }
 
@@ -98,6 +126,7 @@ impl SyncEngine {
     }
 
     fn run(&mut self, req: &mut Req) -> io::Result<usize> {
+        let next = self.next_call();
         let f = self.files.get(req.file).ok_or_else(ebadf)?;
         f.check(req)?;
         let calls = &mut self.calls.io;
@@ -106,7 +135,7 @@ impl SyncEngine {
                 let (len, offset) = (req.len, req.offset);
                 let ptr = req.buf.as_mut_ptr();
                 let pos = self.pos.get_mut(req.file.index() as usize);
-                let call = match (self.call, pos.as_deref()) {
+                let call = match (next, pos.as_deref()) {
                     (RwCall::Seek, Some(&Some(p))) if p == offset => RwCall::Current,
                     (RwCall::SeekV, Some(&Some(p))) if p == offset => RwCall::CurrentV,
                     (c, _) => c,
@@ -143,11 +172,15 @@ impl Engine for SyncEngine {
 
     fn describe(&self) -> String {
         let modes: Vec<&str> = match self.call {
-            RwCall::V2 { nowait, .. } => [(self.hipri, "hipri"), (nowait, "nowait")]
-                .iter()
-                .filter(|m| m.0)
-                .map(|m| m.1)
-                .collect(),
+            RwCall::V2 { nowait, flags } => [
+                (self.hipri, "hipri"),
+                (nowait, "nowait"),
+                (flags & libc::RWF_DONTCACHE != 0, "uncached"),
+            ]
+            .iter()
+            .filter(|m| m.0)
+            .map(|m| m.1)
+            .collect(),
             _ => Vec::new(),
         };
         if modes.is_empty() {
@@ -193,5 +226,32 @@ impl Engine for SyncEngine {
 
     fn syscalls(&self) -> SysCalls {
         self.calls
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// hipri_percentage=N under hipri: N of every 100 requests carry RWF_HIPRI, the others
+    /// keep the rest of the flags.
+    #[test]
+    fn hipri_percentage_marks_that_share_of_the_requests() {
+        for (pct, want) in [(100, 100), (30, 30), (0, 0)] {
+            let mut opts = EngineOpts::new(EngineKind::Pvsync2, 1);
+            opts.hipri = true;
+            opts.nowait = true;
+            opts.hipri_percentage = pct;
+            let mut e = SyncEngine::new(&opts, EngineKind::Pvsync2);
+            let mut hipri = 0;
+            for _ in 0..100 {
+                let RwCall::V2 { flags, .. } = e.next_call() else {
+                    panic!("pvsync2 without its call")
+                };
+                assert_ne!(flags & libc::RWF_NOWAIT, 0);
+                hipri += usize::from(flags & libc::RWF_HIPRI != 0);
+            }
+            assert_eq!(hipri, want, "hipri_percentage={pct}");
+        }
     }
 }

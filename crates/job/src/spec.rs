@@ -158,6 +158,10 @@ pub struct JobSpec {
     pub rw_modifier: Option<RwModifier>,
     /// rw_sequencer=identical (else sequential).
     pub rw_sequencer_identical: bool,
+    /// bs_is_seq_rand: random I/Os take the write block sizes, sequential ones the read's.
+    pub bs_is_seq_rand: bool,
+    /// cpuio's exit_on_io_done: the job ends when the run's jobs that do I/O have.
+    pub exit_on_io_done: bool,
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).
     pub rwmixread: u32,
     pub bs: PerDir<u64>,
@@ -477,7 +481,9 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     }
     if let Some(o) = raw.options().find(|o| !o.def.implemented()) {
         // The error names the option as spelled; say the canonical name only if it differs.
-        let msg = if o.spelled == o.def.name {
+        let msg = if o.def.help == crate::options::LATER {
+            crate::options::LATER.to_string()
+        } else if o.spelled == o.def.name {
             "not supported by iolab".to_string()
         } else {
             format!("not supported by iolab (fio's '{}')", o.def.name)
@@ -523,6 +529,16 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
         if let Some(o) = raw.options().find(|o| o.def.name == "steadystate_duration") {
             return Err(err(o, ErrorKind::InvalidValue, m));
         }
+    }
+    if spec.engine.uncached {
+        warnings.push(Warning {
+            loc: raw.loc.clone(),
+            option: "uncached".into(),
+            message: "fio 3.33 sends RWF_UNCACHED as 0x40, which kernels since 6.11 read as \
+                      RWF_ATOMIC (fio fails with err=95); iolab sends RWF_DONTCACHE (0x80), \
+                      the uncached buffered I/O fio's HOWTO describes"
+                .into(),
+        });
     }
     if spec.time_based && (!runtime_set || spec.runtime.is_none()) {
         warnings.push(Warning {
@@ -669,13 +685,22 @@ mod tests {
 
     #[test]
     fn unsupported_option_and_engine_are_named() {
+        let e = resolve("[a]\nsg_write_mode=verify\n")
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        assert_eq!(
+            e.to_string(),
+            "job.fio:2: option 'sg_write_mode': not supported by iolab"
+        );
+        // fio's options newer than 3.33 say so.
         let e = resolve("[a]\nverify_write_sequence=1\n")
             .err()
             .unwrap_or_else(|| panic!("accepted"));
         assert_eq!(e.kind, ErrorKind::Unsupported);
         assert_eq!(
             e.to_string(),
-            "job.fio:2: option 'verify_write_sequence': not supported by iolab"
+            "job.fio:2: option 'verify_write_sequence': came after fio 3.33; iolab follows fio 3.33"
         );
         let e = resolve("[a]\nioengine=rbd\n")
             .err()

@@ -88,7 +88,11 @@ impl Simple {
         let BlockSizes::Fixed(bs) = p.bs[dir as usize] else {
             return None;
         };
-        let plain = p.files.len() == 1 && p.zones.is_none() && p.zbd.is_none() && p.backward == 0;
+        let plain = p.files.len() == 1
+            && p.zones.is_none()
+            && p.zbd.is_none()
+            && p.backward == 0
+            && !p.bs_seq_rand;
         let jumps = !p.random || (p.percentage_random >= 100 && p.modifier <= 1);
         (plain && jumps).then_some(Simple {
             dir,
@@ -267,19 +271,26 @@ impl IoGen {
         }
         let dir = self.pick_dir();
         let d = dir as usize;
-        let mut len = self.p.bs[d].pick(&mut self.rng_bs);
+        // Whether this I/O jumps is its own draw (rng_seq), so deciding it first changes no
+        // other draw; fio knows it before the length, which bs_is_seq_rand needs.
+        let random = self.p.random && self.take_random();
+        let sizes = match (self.p.bs_seq_rand, random) {
+            (false, _) => d,
+            (true, true) => Dir::Write as usize,
+            (true, false) => Dir::Read as usize,
+        };
+        let mut len = self.p.bs[sizes].pick(&mut self.rng_bs);
         if let Some(b) = self.p.bytes {
             len = len.min(b - self.issued);
         }
         let fi = self.pick_file();
-        let random = self.p.random && self.take_random();
         let f = &mut self.files[fi];
         len = len.min(f.span.len).max(1);
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
             strided(f, z, len, ba, random.then_some(&mut self.rng_off))
         } else if random {
-            random_offset(f, &mut self.rng_off, d, len, ba, self.unit_aligned[d])
+            random_offset(f, &mut self.rng_off, d, &mut len, ba, self.unit_aligned[d])
         } else if self.p.random && self.p.identical {
             // rw_sequencer=identical: the I/Os between random jumps repeat the last offset.
             let off = f.last[d].min(f.span.len - len);
@@ -338,7 +349,14 @@ impl IoGen {
         let f = &mut self.files[0];
         len = len.min(f.span.len).max(1);
         let rel = if s.random {
-            random_offset(f, &mut self.rng_off, d, len, s.ba, self.unit_aligned[d])
+            random_offset(
+                f,
+                &mut self.rng_off,
+                d,
+                &mut len,
+                s.ba,
+                self.unit_aligned[d],
+            )
         } else {
             sequential_offset(f, d, len, self.p.modifier)
         };
@@ -462,13 +480,16 @@ impl IoGen {
 }
 
 /// A random offset in `f` for an I/O of `len` bytes in direction `d` (from the random map
-/// when there is one), aligned to `ba`.
+/// when there is one), aligned to `ba`. With a map, the blocks the I/O covers are taken as
+/// fio's mark_random_map takes them: from the free block picked up to the first block
+/// already taken (or the map's end), and `len` is cut to them, so that a pass with a range
+/// of block sizes still touches each block once.
 #[inline]
 fn random_offset(
     f: &mut FileState,
     rng: &mut Taus88,
     d: usize,
-    len: u64,
+    len: &mut u64,
     ba: u64,
     unit_aligned: bool,
 ) -> u64 {
@@ -478,10 +499,19 @@ fn random_offset(
             if m.is_done() {
                 m.reset();
             }
-            m.take(block).unwrap_or(block)
+            match m.take_run(block, len.div_ceil(f.unit)) {
+                Some((b, n)) => {
+                    if n * f.unit < *len {
+                        *len = n * f.unit;
+                    }
+                    b
+                }
+                None => block,
+            }
         }
         None => block,
     };
+    let len = *len;
     let raw = block * f.unit;
     let last = f.span.len - len;
     // A multiple of the map's unit is already aligned when blockalign divides the unit
@@ -627,6 +657,45 @@ mod tests {
         assert_ne!(a, all(Pattern { seed: 1, ..p }));
     }
 
+    /// fio's bs_is_seq_rand: block sizes are (sequential, random), not (read, write).
+    #[test]
+    fn bs_is_seq_rand_sizes_by_randomness_not_direction() {
+        for (random, pct, want) in [
+            (true, 100, vec![65536]),
+            (false, 100, vec![4096]),
+            (true, 50, vec![4096, 65536]),
+        ] {
+            let p = Pattern {
+                bs: [
+                    BlockSizes::Fixed(4096),
+                    BlockSizes::Fixed(65536),
+                    BlockSizes::Fixed(4096),
+                ],
+                bs_seq_rand: true,
+                percentage_random: pct,
+                ..Pattern::simple(true, true, random, 4096, 4096 * 1000)
+            };
+            let ios = all(p);
+            // The random map may shorten a random I/O where fewer free blocks remain (fio's
+            // too); the sizes drawn are the ones asked for.
+            let mut lens: Vec<u64> = ios.iter().map(|i| i.len).collect();
+            let full = lens.iter().filter(|l| want.contains(l)).count();
+            assert!(
+                full * 10 > ios.len() * 9,
+                "random={random} {pct}%: {lens:?}"
+            );
+            lens.sort_unstable();
+            lens.dedup();
+            assert!(
+                want.iter().all(|w| lens.contains(w)),
+                "random={random} {pct}%: {lens:?}"
+            );
+            assert!(
+                ios.iter().any(|i| i.dir == Dir::Read) && ios.iter().any(|i| i.dir == Dir::Write)
+            );
+        }
+    }
+
     #[test]
     fn rwmix_ratio_within_one_percent() {
         let p = Pattern {
@@ -670,12 +739,42 @@ mod tests {
     }
 
     #[test]
+    fn a_random_pass_with_a_range_of_sizes_touches_each_block_once() {
+        // fio's mark_random_map: an I/O is cut short at the first block already taken.
+        let p = Pattern {
+            bs: std::array::from_fn(|_| BlockSizes::Range {
+                min: 4096,
+                max: 16384,
+            }),
+            ba: [4096; 3],
+            ..Pattern::simple(false, true, true, 4096, 256 << 10)
+        };
+        let mut g = IoGen::try_new(p).unwrap();
+        let mut seen = vec![0u32; 64];
+        let mut ios = 0;
+        while let Some(io) = g.next_io() {
+            ios += 1;
+            assert!(
+                io.len % 4096 == 0 && io.offset + io.len <= 256 << 10,
+                "{io:?}"
+            );
+            for b in io.offset / 4096..(io.offset + io.len) / 4096 {
+                seen[b as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1), "{seen:?}");
+        assert!(ios > 16, "{ios} I/Os: some were cut");
+    }
+
+    #[test]
     fn bssplit_distribution_follows_percentages() {
         let split = BlockSizes::Split(vec![(4096, 10), (65536, 50), (32768, 40)]);
         let p = Pattern {
             bs: [split.clone(), split.clone(), split],
             ba: [4096; 3],
             bytes: None,
+            // With the map, an I/O is cut where the next block was taken (fio too).
+            random_map: false,
             ..Pattern::simple(true, false, true, 4096, 1 << 30)
         };
         let mut g = IoGen::try_new(p).unwrap();

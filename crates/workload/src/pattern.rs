@@ -88,6 +88,9 @@ pub struct Pattern {
     /// rw_sequencer=identical: with rw=randX:N, the N-1 I/Os after a random one repeat its
     /// offset (else they follow it).
     pub identical: bool,
+    /// fio's bs_is_seq_rand: a random I/O's length is drawn from the write block sizes, a
+    /// sequential one's from the read sizes, whatever its direction.
+    pub bs_seq_rand: bool,
     /// rw=MODE:-N (sequential only): bytes stepped back from the end of each I/O, 0 = forwards.
     pub backward: u64,
     pub dist: Dist,
@@ -161,6 +164,7 @@ impl Pattern {
             modifier: 0,
             backward: 0,
             identical: false,
+            bs_seq_rand: false,
             file_pick: FilePick::RoundRobin,
             file_every: 1,
             open_files: 0,

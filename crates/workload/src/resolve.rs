@@ -457,6 +457,7 @@ fn pattern_of(
         modifier,
         backward,
         identical: spec.rw_sequencer_identical,
+        bs_seq_rand: spec.bs_is_seq_rand,
         file_pick: match spec.file_service_type {
             FileService::RoundRobin => FilePick::RoundRobin,
             FileService::Random => FilePick::Random,

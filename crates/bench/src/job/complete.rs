@@ -180,7 +180,7 @@ impl Runner<'_> {
     ) {
         if self.error.is_none() {
             self.error = Some(JobError {
-                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                errno: iolab_engine::errno_of(e),
                 message,
                 func,
                 site: at,

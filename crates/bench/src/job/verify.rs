@@ -44,6 +44,9 @@ pub(super) struct Verifier {
     /// The engine moves no data (null): as fio, what is read back is taken as verified.
     fake: bool,
     history: BTreeMap<(u32, u64), Written>,
+    /// experimental_verify: every write in the order it was issued, overwritten ones too,
+    /// read back as fio replays the job's writes (an overwritten block then fails as stale).
+    replay: Option<Vec<Written>>,
     /// verify_backlog: blocks written since the last check, in the order they completed,
     /// how many writes make a backlog, how many are checked then, and how many are left to.
     pending: VecDeque<(u32, u64)>,
@@ -251,6 +254,7 @@ impl Verifier {
             slots: vec![None; depth],
             fake: false,
             history: BTreeMap::new(),
+            replay: s.experimental_verify.then(Vec::new),
             pending: VecDeque::new(),
             backlog: s.verify_backlog,
             batch: if s.verify_backlog_batch > 0 {
@@ -353,6 +357,9 @@ impl Verifier {
 
     /// Remembers a completed write, forgetting the earlier ones it overlaps.
     fn remember(&mut self, w: Written) {
+        if let Some(r) = &mut self.replay {
+            r.push(w);
+        }
         let end = w.offset + u64::from(w.len);
         let before = self.history.range(..(w.file, w.offset)).next_back();
         if let Some((&k, p)) = before {
@@ -537,7 +544,8 @@ impl Runner<'_> {
         self.done = true;
     }
 
-    /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in the working directory.
+    /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in `--aux-path`, else in
+    /// the working directory.
     fn verify_dump(&self, path: &Path, b: &crate::verify::Bad, w: &Written, got: &[u8]) {
         let Some(v) = self.verify.as_deref() else {
             return;
@@ -553,8 +561,9 @@ impl Runner<'_> {
             v.cfg.fill(&mut want, w, 0);
         }
         for (kind, bytes) in [("received", &got[from..to]), ("expected", &want[from..to])] {
-            let name = format!("{base}.{}.{kind}", b.at);
-            match std::fs::write(&name, bytes) {
+            let path = crate::verify::state::in_aux_path(format!("{base}.{}.{kind}", b.at));
+            let name = path.display();
+            match std::fs::write(&path, bytes) {
                 Ok(()) => eprintln!("       {kind} data dumped as {name}"),
                 Err(e) => eprintln!("fio: verify_dump: {name}: {e}"),
             }

@@ -152,6 +152,17 @@ fn info_lines_go_to_stderr_only_when_stdout_is_json() {
     let out = d.run(&a).ok();
     assert!(out.stderr.contains("Laying out IO file"), "{}", out.stderr);
     assert!(!out.stdout.contains("Laying out"));
+    // --output in normal output: fio 3.33 writes them into the file, after the preamble and
+    // before the report; nothing reaches the terminal.
+    std::fs::remove_file(d.path.join("f")).unwrap();
+    let mut a = args.to_vec();
+    a.push("--output=out.txt");
+    let out = d.run(&a).ok();
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+    let text = std::fs::read_to_string(d.path.join("out.txt")).unwrap();
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no {s:?} in {text}"));
+    assert!(at("Starting 1 process") < at("t: Laying out IO file (1 file / 0MiB)"));
+    assert!(at("Laying out IO file") < at("t: (groupid=0"), "{text}");
 }
 
 #[test]
@@ -837,4 +848,112 @@ fn dedupe_mode_working_set_and_global_shape_the_repeats() {
     };
     assert_eq!(shared("0"), 0);
     assert!(shared("1") > 0);
+}
+
+#[test]
+fn exit_on_io_done_ends_cpuio_when_the_io_jobs_have_ended() {
+    let d = TestDir::new("exit-on-io-done");
+    let v = json(
+        &d,
+        &[
+            "--name=cpu",
+            "--ioengine=cpuio",
+            "--cpuload=5",
+            "--runtime=60s",
+            "--exit_on_io_done=1",
+            "--name=io",
+            "--ioengine=null",
+            "--size=1m",
+            "--rate=4m",
+        ],
+    );
+    // The I/O job takes ~250 ms at 4 MiB/s; without the option cpuio runs its 60 s.
+    let cpu = u64_at(&v, "/jobs/0/job_runtime");
+    let io = u64_at(&v, "/jobs/1/job_runtime");
+    assert!(io >= 200, "io ran {io} ms");
+    assert!(cpu < io + 2000, "cpuio ran {cpu} ms, the I/O job {io} ms");
+}
+
+#[test]
+fn a_sync_engine_job_stops_at_its_first_io_error_as_fio_does() {
+    if !std::path::Path::new("/dev/full").exists() {
+        iolab_testkit::skip("first I/O error", &"no /dev/full here to make writes fail");
+        return;
+    }
+    let d = TestDir::new("first-error");
+    for engine in ["psync", "sync", "pvsync2"] {
+        let e = format!("--ioengine={engine}");
+        let out = d
+            .run(&[
+                "--name=f",
+                "--filename=/dev/full",
+                "--rw=write",
+                "--size=64k",
+                &e,
+            ])
+            .fails();
+        // fio 3.33: one write issued, the job's line and fio's pid line carry err=28.
+        assert!(
+            out.stdout.contains("issued rwts: total=0,1,0,0 "),
+            "{engine}: {}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.contains("f: (groupid=0, jobs=1): err=28 (file:")
+                && out
+                    .stdout
+                    .contains("func=io_u error, error=No space left on device): pid="),
+            "{engine}: {}",
+            out.stdout
+        );
+        let pid_line = out.stderr.lines().find(|l| l.starts_with("fio: pid="));
+        assert!(
+            pid_line.is_some_and(|l| l.contains(", err=28/file:")
+                && l.ends_with("func=io_u error, error=No space left on device")),
+            "{engine}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn misaligned_direct_io_is_einval_with_fios_hint() {
+    let d = TestDir::new("direct-einval");
+    std::fs::write(d.path.join("f"), vec![1u8; 65536]).unwrap();
+    for engine in ["psync", "libaio", "io_uring"] {
+        let e = format!("--ioengine={engine}");
+        let out = d
+            .run(&[
+                "--name=d",
+                "--filename=f",
+                "--size=64k",
+                "--bs=1000",
+                "--direct=1",
+                "--rw=read",
+                &e,
+            ])
+            .fails();
+        // fio 3.33: err=22, not EIO, and its hint after the first direct I/O failed so.
+        assert!(
+            out.stdout.contains("err=22 (file:")
+                && out
+                    .stdout
+                    .contains("func=io_u error, error=Invalid argument): pid="),
+            "{engine}: {}",
+            out.stdout
+        );
+        assert!(
+            out.stderr.contains(
+                "fio: first direct IO errored. File system may not support direct IO, or \
+                 iomem_align= is bad, or invalid block size. Try setting direct=0.\n"
+            ),
+            "{engine}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(", err=22/file:"),
+            "{engine}: {}",
+            out.stderr
+        );
+    }
 }

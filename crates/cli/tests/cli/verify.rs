@@ -270,6 +270,27 @@ fn verify_dump_keeps_what_was_read_and_what_was_expected() {
         diff.contains(&100) && diff.iter().all(|&i| i == 100 || (24..40).contains(&i)),
         "{diff:?}"
     );
+    // With --aux-path they go there, as fio puts them.
+    std::fs::create_dir(d.join("aux")).unwrap();
+    let o = iolab(
+        &d,
+        &[
+            "--rw=write",
+            "--verify=crc32c",
+            "--verify_only",
+            "--verify_dump=1",
+            "--aux-path=aux",
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        err(&o).contains("dumped as aux/v.data.4096.received"),
+        "{}",
+        err(&o)
+    );
+    let got = std::fs::read(d.join("aux/v.data.4096.received")).unwrap();
+    assert_eq!(got, data[BS as usize..(2 * BS) as usize]);
+    assert!(d.join("aux/v.data.4096.expected").exists());
 }
 
 #[test]
@@ -457,4 +478,112 @@ fn verify_offset_inside_the_header_or_past_the_block_is_refused_not_a_panic() {
         &["--rw=write", "--verify=crc32c", "--verify_offset=512"],
     );
     assert!(o.status.success(), "{}", err(&o));
+}
+
+#[test]
+fn random_writes_of_a_range_of_sizes_are_all_read_back() {
+    // fio's random map cuts a write where the next block was already written, so each block
+    // is written once and every write is read back; overlapping writes left most unchecked.
+    let d = dir("randrange");
+    let o = iolab(
+        &d,
+        &[
+            "--rw=randwrite",
+            "--size=256k",
+            "--bsrange=4k-16k",
+            "--verify=crc32c",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["io_kbytes"], 256);
+    assert_eq!(v["jobs"][0]["read"]["io_kbytes"], 256);
+    assert_eq!(
+        v["jobs"][0]["read"]["total_ios"],
+        v["jobs"][0]["write"]["total_ios"]
+    );
+}
+
+#[test]
+fn a_write_phase_the_runtime_ended_is_not_read_back() {
+    // fio's read back counts against the runtime: once it is over, nothing is read back.
+    let d = dir("runtime");
+    let args = [
+        "--rw=write",
+        "--size=8m",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let o = iolab(&d, &[&args[..], &["--rate=2m", "--runtime=1"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 0);
+    // Within the runtime, all of it is.
+    let o = iolab(&d, &[&args[..], &["--runtime=60"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 2048);
+}
+
+/// The offsets (in blocks) of the writes and the reads `--debug=io` shows queued.
+fn queued_order(o: &Output) -> (Vec<u64>, Vec<u64>) {
+    let (mut w, mut r) = (Vec::new(), Vec::new());
+    // fio's debug lines go to standard output.
+    let out = String::from_utf8_lossy(&o.stdout);
+    for l in out.lines().filter(|l| l.contains(" queue: ")) {
+        let field = |k: &str| l.split(k).nth(1)?.split(',').next().map(str::to_string);
+        let (Some(off), Some(dir)) = (field("off=0x"), field("ddir=")) else {
+            continue;
+        };
+        let b = u64::from_str_radix(&off, 16).unwrap() / BS;
+        if dir == "1" {
+            w.push(b)
+        } else {
+            r.push(b)
+        }
+    }
+    (w, r)
+}
+
+#[test]
+fn random_writes_are_read_back_in_write_order_as_fio_does() {
+    let d = dir("order");
+    let args = ["--rw=randwrite", "--verify=crc32c", "--debug=io"];
+    let o = iolab(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let (w, r) = queued_order(&o);
+    assert_eq!(w.len(), 16);
+    let mut sorted = w.clone();
+    sorted.sort_unstable();
+    assert_ne!(w, sorted, "the writes were random");
+    assert_eq!(r, w);
+    // Without the random map fio reads back by offset.
+    let o = iolab(&d, &[&args[..], &["--norandommap"]].concat());
+    let (_, r) = queued_order(&o);
+    assert!(r.windows(2).all(|p| p[0] < p[1]), "{r:?}");
+}
+
+#[test]
+fn experimental_verify_reads_back_every_write_as_fio_replays_them() {
+    // Random writes without a map overwrite blocks: the default reads back each block's last
+    // write and passes; fio's experimental_verify replays every write in order, so the first
+    // overwritten block fails with fio's numberio line.
+    let d = dir("experimental");
+    let args = ["--rw=randwrite", "--norandommap", "--verify=crc32c"];
+    let o = iolab(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let o = iolab(
+        &d,
+        &[&args[..], &["--experimental_verify=1", "--debug=io"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("verify: bad header numberio"),
+        "{}",
+        err(&o)
+    );
+    // The reads follow the writes, up to the failure.
+    let (w, r) = queued_order(&o);
+    assert!(!r.is_empty() && w.starts_with(&r), "{w:?} {r:?}");
 }

@@ -55,6 +55,17 @@ pub fn is_retry(err: &io::Error, nowait: bool) -> bool {
     }
 }
 
+/// The errno fio would report for `e`: the system's where it came from a call, else what the
+/// engine's own check stands for (a request O_DIRECT cannot take is the kernel's EINVAL;
+/// anything else EIO).
+pub fn errno_of(e: &io::Error) -> i32 {
+    match (e.raw_os_error(), e.kind()) {
+        (Some(n), _) => n,
+        (None, io::ErrorKind::InvalidInput) => libc::EINVAL,
+        (None, _) => libc::EIO,
+    }
+}
+
 /// The symbolic name of an errno (`EIO`, `ENOSPC`, ...), for messages.
 pub fn errno_name(code: i32) -> &'static str {
     match code {
@@ -151,75 +162,10 @@ pub unsafe fn rw_full(
         let off = (offset + done as u64) as libc::off_t;
         // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
         let p = unsafe { buf.add(done) };
-        let n = len - done;
         *calls += 1;
-        let ret = match call {
-            // SAFETY: p is valid for n bytes (caller's guarantee).
-            RwCall::Positional => unsafe {
-                if write {
-                    libc::pwrite(fd, p as *const libc::c_void, n, off)
-                } else {
-                    libc::pread(fd, p as *mut libc::c_void, n, off)
-                }
-            },
-            RwCall::V2 { flags, .. } => {
-                let iov = libc::iovec {
-                    iov_base: p as *mut libc::c_void,
-                    iov_len: n,
-                };
-                // SAFETY: the one iovec points at p..p+n, valid for the call.
-                unsafe {
-                    if write {
-                        libc::pwritev2(fd, &iov, 1, off, flags)
-                    } else {
-                        libc::preadv2(fd, &iov, 1, off, flags)
-                    }
-                }
-            }
-            RwCall::PositionalV => {
-                let iov = libc::iovec {
-                    iov_base: p as *mut libc::c_void,
-                    iov_len: n,
-                };
-                // SAFETY: the one iovec points at p..p+n, valid for the call.
-                unsafe {
-                    if write {
-                        libc::pwritev(fd, &iov, 1, off)
-                    } else {
-                        libc::preadv(fd, &iov, 1, off)
-                    }
-                }
-            }
-            RwCall::Seek | RwCall::Current | RwCall::SeekV | RwCall::CurrentV => {
-                let seek = matches!(call, RwCall::Seek | RwCall::SeekV);
-                // SAFETY: lseek has no memory arguments.
-                if seek && unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
-                    let e = io::Error::last_os_error();
-                    if is_retry(&e, false) {
-                        continue;
-                    }
-                    return Err(e);
-                }
-                if seek {
-                    *calls += 1;
-                }
-                let iov = libc::iovec {
-                    iov_base: p as *mut libc::c_void,
-                    iov_len: n,
-                };
-                // SAFETY: p is valid for n bytes (caller's guarantee); the one iovec points
-                // at p..p+n.
-                unsafe {
-                    match (matches!(call, RwCall::SeekV | RwCall::CurrentV), write) {
-                        (false, true) => libc::write(fd, p as *const libc::c_void, n),
-                        (false, false) => libc::read(fd, p as *mut libc::c_void, n),
-                        (true, true) => libc::writev(fd, &iov, 1),
-                        (true, false) => libc::readv(fd, &iov, 1),
-                    }
-                }
-            }
-        };
-        match cvt(ret) {
+        // SAFETY: p is valid for len - done bytes (the caller's guarantee).
+        let ret = unsafe { rw_once(write, call, fd, p, len - done, off, calls) };
+        match ret {
             Ok(0) if !write => break,
             Ok(0) => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
             Ok(k) => done += k,
@@ -228,6 +174,70 @@ pub unsafe fn rw_full(
         }
     }
     Ok(done)
+}
+
+/// One call of [`rw_full`]'s: `n` bytes at `p` with `call` at `off` (an `lseek` before it
+/// where `call` seeks, counted in `calls` when it succeeds).
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `n` bytes for the duration of the call.
+unsafe fn rw_once(
+    write: bool,
+    call: RwCall,
+    fd: RawFd,
+    p: *mut u8,
+    n: usize,
+    off: libc::off_t,
+    calls: &mut u64,
+) -> io::Result<usize> {
+    let iov = libc::iovec {
+        iov_base: p as *mut libc::c_void,
+        iov_len: n,
+    };
+    let ret = match call {
+        // SAFETY: p is valid for n bytes (caller's guarantee).
+        RwCall::Positional => unsafe {
+            if write {
+                libc::pwrite(fd, p as *const libc::c_void, n, off)
+            } else {
+                libc::pread(fd, p as *mut libc::c_void, n, off)
+            }
+        },
+        // SAFETY: the one iovec points at p..p+n, valid for the call.
+        RwCall::V2 { flags, .. } => unsafe {
+            if write {
+                libc::pwritev2(fd, &iov, 1, off, flags)
+            } else {
+                libc::preadv2(fd, &iov, 1, off, flags)
+            }
+        },
+        // SAFETY: the one iovec points at p..p+n, valid for the call.
+        RwCall::PositionalV => unsafe {
+            if write {
+                libc::pwritev(fd, &iov, 1, off)
+            } else {
+                libc::preadv(fd, &iov, 1, off)
+            }
+        },
+        RwCall::Seek | RwCall::Current | RwCall::SeekV | RwCall::CurrentV => {
+            if matches!(call, RwCall::Seek | RwCall::SeekV) {
+                // SAFETY: lseek has no memory arguments.
+                cvt(unsafe { libc::lseek(fd, off, libc::SEEK_SET) } as isize)?;
+                *calls += 1;
+            }
+            // SAFETY: p is valid for n bytes (caller's guarantee); the one iovec points at
+            // p..p+n.
+            unsafe {
+                match (matches!(call, RwCall::SeekV | RwCall::CurrentV), write) {
+                    (false, true) => libc::write(fd, p as *const libc::c_void, n),
+                    (false, false) => libc::read(fd, p as *mut libc::c_void, n),
+                    (true, true) => libc::writev(fd, &iov, 1),
+                    (true, false) => libc::readv(fd, &iov, 1),
+                }
+            }
+        }
+    };
+    cvt(ret)
 }
 
 /// The file position of `fd` (`lseek(SEEK_CUR)`); 0 for a FIFO or other stream, which reads
@@ -400,7 +410,10 @@ mod tests {
             after_one_read(libc::POSIX_FADV_NORMAL),
             after_one_read(libc::POSIX_FADV_RANDOM),
         ) else {
-            eprintln!("skipped: the page cache of the test file cannot be dropped here");
+            iolab_testkit::skip(
+                "fadvise",
+                &"the page cache of the test file cannot be dropped here",
+            );
             return;
         };
         // One page, or one large folio: no read-ahead window.

@@ -43,6 +43,9 @@ pub(crate) struct UringEngine {
     rw: Rw,
     rw_flags: i32,
     nowait: bool,
+    /// force_async: every Nth request with IOSQE_ASYNC (0 never), and the count since the last.
+    force_async: u32,
+    prepped: u32,
     /// False until the first commit or reap enables an R_DISABLED ring.
     enabled: bool,
     caps: Caps,
@@ -88,8 +91,15 @@ impl UringEngine {
             ring,
             mode,
             rw,
-            rw_flags: if opts.nowait { libc::RWF_NOWAIT } else { 0 },
+            rw_flags: if opts.nowait { libc::RWF_NOWAIT } else { 0 }
+                | if opts.uncached {
+                    libc::RWF_DONTCACHE
+                } else {
+                    0
+                },
             nowait: opts.nowait,
+            force_async: opts.force_async,
+            prepped: 0,
             enabled: !mode.r_disabled,
             caps,
             description,
@@ -102,12 +112,21 @@ impl UringEngine {
         })
     }
 
-    fn issue(&self, target: Target, buf: &Buf) -> Issue {
+    /// How the next new request goes: fio's force_async marks every Nth one it prepares.
+    fn issue(&mut self, target: Target, buf: &Buf) -> Issue {
+        let force_async = self.force_async > 0 && {
+            self.prepped += 1;
+            self.prepped == self.force_async
+        };
+        if force_async {
+            self.prepped = 0;
+        }
         Issue {
             target,
             fixed: self.reg.fixed_slot(buf),
             rw: self.rw,
             rw_flags: self.rw_flags,
+            force_async,
         }
     }
 
@@ -177,6 +196,7 @@ impl UringEngine {
                             fixed: self.reg.fixed_slot(&req.buf),
                             rw: self.rw,
                             rw_flags: self.rw_flags,
+                            force_async: false,
                         });
                         let sqe = how.and_then(|h| self.slab.resubmit(slot, &h));
                         match sqe {
@@ -501,6 +521,12 @@ fn describe(opts: &EngineOpts, mode: &Mode, rw: Rw) -> String {
     }
     if rw == Rw::Vectored {
         parts.push("vectored".into());
+    }
+    if opts.uncached {
+        parts.push("uncached".into());
+    }
+    if opts.force_async > 0 {
+        parts.push(format!("force_async={}", opts.force_async));
     }
     if opts.nowait {
         parts.push("nowait".into());
@@ -936,5 +962,55 @@ mod tests {
             "{msg}"
         );
         assert!(msg.contains("psync, libaio, posixaio"), "{msg}");
+    }
+
+    /// Are there io_uring workers of this thread (the kernel names them iou-wrk-TID)?
+    fn has_workers() -> bool {
+        let me = format!("iou-wrk-{}", crate::sys::gettid());
+        std::fs::read_dir("/proc/self/task")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == me))
+    }
+
+    /// fio's force_async=N: every Nth request with IOSQE_ASYNC, which the kernel hands to its
+    /// worker threads; without it a buffered read of cached data completes inline.
+    #[test]
+    fn force_async_sends_requests_to_the_kernel_s_workers() {
+        let path = tmp("force_async");
+        std::fs::write(&path, vec![5u8; 8 * BS]).unwrap();
+        for n in [0u32, 1, 4] {
+            let p = path.clone();
+            // A thread of its own, so that its workers are named after it alone.
+            let workers = std::thread::spawn(move || {
+                let mut opts = EngineOpts::new(EngineKind::IoUring, 8);
+                opts.force_async = n;
+                let mut e = open(&opts).unwrap();
+                assert_eq!(e.describe().contains("force_async"), n > 0);
+                let f = e.add_file(open_file(&p, false, true, false), &p).unwrap();
+                for i in 0..8u64 {
+                    let buf = e.alloc_buf(BS).unwrap();
+                    assert!(matches!(
+                        e.queue(Req::read(f, i * BS as u64, buf)),
+                        Queued::Queued
+                    ));
+                }
+                e.commit().unwrap();
+                let mut out = Vec::new();
+                while e.in_flight() > 0 {
+                    e.reap(1, usize::MAX, Some(Duration::from_secs(10)), &mut out)
+                        .unwrap();
+                }
+                assert!(out
+                    .iter()
+                    .all(|d| d.result.as_ref().is_ok_and(|&r| r == BS)));
+                has_workers()
+            })
+            .join()
+            .unwrap();
+            assert_eq!(workers, n > 0, "force_async={n}");
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 }

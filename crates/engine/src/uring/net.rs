@@ -474,7 +474,7 @@ mod tests {
         match NetRing::new(64, 16, 4096) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("skipped: no io_uring socket ring here ({e})");
+                iolab_testkit::skip("io_uring socket ring", &e);
                 None
             }
         }

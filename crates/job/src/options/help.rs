@@ -34,7 +34,9 @@ pub fn cmdhelp(name: Option<&str>) -> Result<String, String> {
                 o.default.unwrap_or("no default")
             );
             let _ = writeln!(out, "{:>20}: {}", "category", category_line(o));
-            if !o.implemented() {
+            if o.help == super::LATER {
+                let _ = writeln!(out, "{:>20}: {}", "iolab", super::LATER);
+            } else if !o.implemented() {
                 let _ = writeln!(out, "{:>20}: not implemented by iolab", "iolab");
             }
             for (i, v) in values(o).into_iter().enumerate() {

@@ -207,11 +207,29 @@ macro_rules! not {
         }
     };
 }
-pub(crate) use {imp, not};
+/// What a `later!` row says: the option is fio's, but newer than the fio iolab follows.
+pub const LATER: &str = "came after fio 3.33; iolab follows fio 3.33";
+
+/// An option fio gained after 3.33: refused by name as having come after fio 3.33.
+macro_rules! later {
+    ($cat:ident $([$($eng:literal),*])?, $name:literal, [$($al:literal),*], $kind:expr) => {
+        $crate::options::OptDef {
+            name: $name,
+            aliases: &[$($al),*],
+            kind: $kind,
+            default: None,
+            help: $crate::options::LATER,
+            category: $crate::options::Category::$cat,
+            engines: &[$($($eng),*)?],
+            apply: None,
+        }
+    };
+}
+pub(crate) use {imp, later, not};
 
 /// What the category files need.
 mod prelude {
-    pub(super) use super::{imp, not, pct, to_u32, Kind::*, OptDef};
+    pub(super) use super::{imp, later, not, pct, to_u32, Kind::*, OptDef};
     pub(super) use crate::control::{self, ExitWhat};
     pub(super) use crate::spec::{
         split_filenames, ClockSource, Fadvise, FileLock, FileService, RateProcess, SyncMode,

@@ -32,10 +32,10 @@ pub(super) static OPTIONS: &[OptDef] = &[
                 .update(value::parse_per_dir(a.v, true, f)?);
             Ok(())
         }),
-    not!(Random, "random_sequence_stride", [], Int),
-    not!(Random, "sprandom", [], Bool),
-    not!(Random, "spr_op", [], Str),
-    not!(Random, "spr_num_regions", [], Int),
+    later!(Random, "random_sequence_stride", [], Int),
+    later!(Random, "sprandom", [], Bool),
+    later!(Random, "spr_op", [], Str),
+    later!(Random, "spr_num_regions", [], Int),
 ];
 
 #[cfg(test)]

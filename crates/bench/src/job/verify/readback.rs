@@ -81,20 +81,36 @@ impl Runner<'_> {
                 // What the backlog had yet to check is checked now.
                 v.pending.clear();
                 v.due = 0;
-                std::mem::take(&mut v.history).into_values().collect()
+                let history = std::mem::take(&mut v.history);
+                match &mut v.replay {
+                    Some(r) => std::mem::take(r),
+                    None => history.into_values().collect(),
+                }
             }
             _ => return Ok(()),
         };
+        let mut todo = todo;
+        // fio keeps the writes of a job with a random map in the order they were issued and
+        // reads them back in it; other jobs' writes it sorts by file and offset, as kept here.
+        let p = &self.plan.pattern;
+        if p.random && p.random_map && self.verify.as_ref().is_some_and(|v| v.replay.is_none()) {
+            todo.sort_unstable_by_key(|w| w.numberio);
+        }
         let from = self.clock.now();
+        self.now = from;
         // A loop's read back has no Stops at hand: a stop wakes the job's thread too.
         let stopped = || stop.is_some_and(Stops::is_set) || iolab_engine::sys::interrupt::woken();
+        // As fio's do_verify, the read back counts against the runtime: a phase the runtime
+        // ended is not read back, and one the runtime ends stops there.
+        let deadline = self.sample_until;
         let mut next = 0;
-        while next < todo.len() && !stopped() && self.error.is_none() {
+        while next < todo.len() && !stopped() && self.error.is_none() && self.now < deadline {
             // A synchronous engine completes each read inside this loop: it looks for the stop.
             while next < todo.len()
                 && self.in_flight() < self.depth()
                 && self.error.is_none()
                 && !stopped()
+                && self.now < deadline
             {
                 if !self.verify_read(todo[next])? {
                     break;
@@ -104,6 +120,7 @@ impl Runner<'_> {
             self.commit()?;
             if self.eng.in_flight() > 0 {
                 self.reap(1, None)?;
+                self.now = self.clock.now();
             } else if next < todo.len() {
                 // Busy with nothing in flight: give the engine a moment.
                 std::thread::sleep(std::time::Duration::from_millis(1));
