@@ -283,6 +283,11 @@ fn close_engine(plan: &JobPlan, eng: Box<dyn Engine>) {
             sys::gettid(),
             format_args!("close ioengine {name}"),
         );
+        debug::line(
+            debug::IO,
+            sys::gettid(),
+            format_args!("free ioengine {name}"),
+        );
     }
     for f in plan.files.iter().filter(|_| eng.kind().needs_files()) {
         if debug::on(debug::FILE) {

@@ -316,7 +316,7 @@ fn run_phases(
         // Undone when the phase ends, fails or is stopped.
         let surroundings = place::Surroundings::enter(phase);
         let results = match surroundings {
-            Ok(_) => run_phase(phase, prog, stops, clock),
+            Ok(_) => run_phase(phase, first - phase.len(), prog, stops, clock),
             Err(e) => vec![Err(e)],
         };
         for r in results {
@@ -363,6 +363,7 @@ fn run_phases(
 /// [`BenchError::NotStarted`] instead of waiting for a thread that does not exist.
 fn run_phase(
     phase: &[JobPlan],
+    base: usize,
     prog: &[Progress],
     stops: &Stops<'_>,
     clock: Clock,
@@ -379,13 +380,15 @@ fn run_phase(
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(phase.len());
         let mut spawn_error = None;
-        for ((p, pr), tid) in phase.iter().zip(prog).zip(&tids) {
+        for (i, ((p, pr), tid)) in phase.iter().zip(prog).zip(&tids).enumerate() {
             let (g, flow, io) = (&gate, flows.get(p), &io);
             let stops = stops.for_job(p, &flags, io);
             let spawned = std::thread::Builder::new()
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
                     tid.store(Thread::current().id(), Ordering::Relaxed);
+                    // --debug=job:N counts the run's jobs from 0, clones included.
+                    iolab_job::debug::set_job(base + i);
                     let r = job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), flow);
                     io.ended(p);
                     r

@@ -76,6 +76,8 @@ pub struct TopLevel {
     pub alloc_size_kib: Option<u64>,
     /// `--debug=`: the categories' mask ([`crate::debug`]).
     pub debug: u32,
+    /// `--debug=job:N`: only job N's debug lines.
+    pub debug_job: Option<u32>,
     /// `--trigger-file=FILE`: when it appears, the run stops and `--trigger` runs.
     pub trigger_file: Option<PathBuf>,
     /// `--trigger-timeout=time` (seconds by default), in microseconds: the trigger fires then.
@@ -291,7 +293,11 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
                 }
             })
         }
-        "debug" => top.debug |= crate::debug::parse(&req()?)?,
+        "debug" => {
+            let (mask, job) = crate::debug::parse(&req()?)?;
+            top.debug |= mask;
+            top.debug_job = job.or(top.debug_job);
+        }
         "profile" => top.profile = Some(crate::profile::check(&req()?)?),
         "alloc-size" => {
             let kib = req()?
@@ -511,17 +517,19 @@ fn finish_top(top: &mut TopLevel) {
         // Where fio prints them (standard output), unless that carries JSON or terse.
         let plain =
             top.output.is_none() && top.output_format.iter().all(|f| *f == OutputFormat::Normal);
-        crate::debug::set(top.debug, plain);
-        for (name, bit) in crate::debug::CATEGORIES {
-            if top.debug & bit != 0 {
-                let msg = format!("fio: set debug option {name}");
-                // A closed stdout is not an error here (the run reports it if it matters).
-                let _ = if plain {
-                    writeln!(std::io::stdout(), "{msg}")
-                } else {
-                    writeln!(std::io::stderr(), "{msg}")
-                };
-            }
+        crate::debug::set(top.debug, plain, top.debug_job);
+        let job = top.debug_job.map(|n| format!("fio: set debug jobno {n}"));
+        let named = crate::debug::CATEGORIES
+            .iter()
+            .filter(|(n, bit)| top.debug & bit != 0 && *n != "job")
+            .map(|(name, _)| format!("fio: set debug option {name}"));
+        for msg in named.chain(job) {
+            // A closed stdout is not an error here (the run reports it if it matters).
+            let _ = if plain {
+                writeln!(std::io::stdout(), "{msg}")
+            } else {
+                writeln!(std::io::stderr(), "{msg}")
+            };
         }
     }
 }

@@ -101,6 +101,14 @@ impl Runner<'_> {
         );
     }
 
+    /// fio's three `--debug=io` lines for a new request: filled from the generator, prepared
+    /// for the engine, queued.
+    pub(super) fn debug_new_req(&self, r: &Req) {
+        for what in ["fill", "prep", "queue"] {
+            self.debug_req(what, r);
+        }
+    }
+
     /// fio's dedupe_percentage: that share of writes repeat an earlier buffer (the last unique
     /// one, or one of a working set of dedupe_working_set_percentage of the job's blocks), the
     /// rest are fresh; each job has its own buffers unless dedupe_global.

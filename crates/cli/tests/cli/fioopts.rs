@@ -506,10 +506,24 @@ fn debug_categories_print_fios_lines_and_others_are_refused_by_name() {
         .ok();
     let count = |p: &str| out.stdout.lines().filter(|l| l.starts_with(p)).count();
     assert_eq!(
-        count("io ") - 2,
-        2 * 4,
-        "queue and complete per I/O, load, close"
+        count("io ") - 3,
+        4 * 4,
+        "fill, prep, queue and complete per I/O; load, close, free"
     );
+    for (i, what) in ["fill", "prep", "queue", "complete"].iter().enumerate() {
+        let nth = out
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("io "))
+            .nth(1 + i);
+        assert!(
+            nth.is_some_and(
+                |l| l.contains(&format!(" {what}: io_u 0x")) && l.ends_with("file=t.0.0")
+            ),
+            "{what}: {}",
+            out.stdout
+        );
+    }
     assert!(out.stdout.contains("handle_option=size, ptr=16k"));
     assert_eq!(count("mem "), 2);
     assert!(count("file ") >= 2);
@@ -520,6 +534,33 @@ fn debug_categories_print_fios_lines_and_others_are_refused_by_name() {
     let out = d.run(&a).ok();
     assert_eq!(u64_at(&out.json(), "/jobs/0/read/total_ios"), 1024);
     assert!(out.stderr.contains("complete: io_u"));
+
+    // job:N: only the lines of job N (from 0, in the run's order), as fio's.
+    for (n, name) in ["a", "b", "c"].iter().enumerate() {
+        let job = format!("--debug=io,job:{n}");
+        let mut args = Vec::new();
+        for j in ["a", "b", "c"] {
+            args.extend([
+                format!("--name={j}"),
+                "--ioengine=null".into(),
+                "--size=8k".into(),
+            ]);
+        }
+        args.push(job);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = d.run(&args).ok();
+        assert!(out.stdout.contains(&format!("fio: set debug jobno {n}\n")));
+        let files: std::collections::BTreeSet<&str> = out
+            .stdout
+            .lines()
+            .filter(|l| l.contains(": io_u 0x"))
+            .filter_map(|l| l.rsplit("file=").next())
+            .collect();
+        assert_eq!(
+            files.into_iter().collect::<Vec<_>>(),
+            [format!("{name}.0.0")]
+        );
+    }
 
     let out = d.run(&with(NULL, &["--debug=blktrace"])).fails();
     assert!(
