@@ -226,6 +226,9 @@ pub struct JobSpec {
     pub dedupe_working_set_percentage: u32,
     pub dedupe_global: bool,
     pub percentile_list: Vec<f64>,
+    /// Decimals fio shows the percentiles with: the most digits after the point any entry of
+    /// percentile_list was written with, trailing zeros included (`99.990` shows 3).
+    pub percentile_precision: usize,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,

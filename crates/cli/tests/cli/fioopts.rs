@@ -998,3 +998,20 @@ fn misaligned_direct_io_is_einval_with_fios_hint() {
         );
     }
 }
+
+#[test]
+fn percentile_labels_have_the_decimals_the_list_was_written_with() {
+    let d = TestDir::new("pct-decimals");
+    // fio 3.33's labels for each list (99.990 keeps its zero; none: whole numbers).
+    for (list, labels) in [
+        ("99.9999:50", &["50.0000th=[", "99.9999th=["][..]),
+        ("50:99", &[" 50th=[", " 99th=["]),
+        ("50.10:99.990", &["50.100th=[", "99.990th=["]),
+    ] {
+        let l = format!("--percentile_list={list}");
+        let out = d.run(&with(NULL, &[&l])).ok();
+        for want in labels {
+            assert!(out.stdout.contains(want), "{list}: {want}: {}", out.stdout);
+        }
+    }
+}
