@@ -485,6 +485,21 @@ fn take_profile_option<A: AsRef<OsStr>>(
     name: &str,
     value: &mut Option<String>,
 ) -> Result<bool, JobError> {
+    if profile.is_none() {
+        let Some(owner) = crate::profile::unloaded_owner(name) else {
+            return Ok(false);
+        };
+        // As getopt: a profile option's value may be the next word.
+        if value.is_none() && crate::profile::takes_value(name) && *i < args.len() {
+            *i += 1;
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "fio: --{name} is ignored: it is the {owner} profile's option, and no \
+             --profile={owner} is given (fio 3.33 takes it and does nothing)"
+        );
+        return Ok(true);
+    }
     if !crate::profile::own_option(profile, name) {
         return Ok(false);
     }
