@@ -502,11 +502,24 @@ fn rate(spec: &JobSpec) -> Rate {
 }
 
 fn buffers(spec: &JobSpec) -> BufferFill {
+    let compress = spec.buffer_compress_percentage.unwrap_or(0);
+    // fio: a compress percentage other than 100 turns refill_buffers on, so that adjacent
+    // blocks do not compress together better than asked.
+    let refill = spec.refill_buffers || (1..100).contains(&compress);
+    let verify = !matches!(spec.verify.as_str(), "0" | "none" | "");
+    let dedupe = spec.dedupe_percentage.unwrap_or(0);
     BufferFill {
         zero: spec.zero_buffers,
-        refill: spec.refill_buffers,
-        scramble: spec.scramble_buffers,
-        compress_percentage: spec.buffer_compress_percentage.unwrap_or(0),
+        refill,
+        // fio scrambles a reused buffer only where nothing else decides its content.
+        scramble: spec.scramble_buffers
+            && !spec.zero_buffers
+            && !refill
+            && compress == 0
+            && dedupe == 0
+            && !verify
+            && spec.buffer_pattern.is_none(),
+        compress_percentage: compress,
         compress_chunk: spec.buffer_compress_chunk.max(1),
         dedupe_percentage: spec.dedupe_percentage.unwrap_or(0),
         pattern: spec

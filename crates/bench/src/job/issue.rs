@@ -91,6 +91,12 @@ impl Runner<'_> {
             self.dedupe_fill(&mut buf);
         } else if op == Op::Write && plan.buffers.refill {
             fill(&mut buf, plan, &mut self.rng);
+        } else if op == Op::Write && plan.buffers.scramble {
+            crate::setup::scramble(
+                &mut buf.as_mut_slice()[..io.len as usize],
+                io.offset,
+                self.now,
+            );
         }
         if op == Op::Write && self.verify.is_some() {
             self.verify_write(buf.as_mut_slice(), slot, &io);
