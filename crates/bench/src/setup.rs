@@ -12,7 +12,7 @@ use iolab_job::spec::Fadvise;
 use iolab_job::{debug, JobSpec};
 use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
 
-use crate::{mem, BenchError};
+use crate::{layout, mem, BenchError};
 
 pub(crate) fn engine_opts(plan: &JobPlan) -> EngineOpts {
     let mut o = plan.engine.clone();
@@ -99,15 +99,29 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         "lower iodepth or bs",
     )?;
     let map: u64 = IoGen::map_bytes(&plan.pattern).iter().sum();
-    mem::check(
+    let mut pattern = plan.pattern.clone();
+    let checked = mem::check(
         plan,
         memory,
         map,
         format_args!("the random map"),
-        "use norandommap=1",
-    )?;
-    let gen = IoGen::try_new(plan.pattern.clone())
-        .map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
+        "use norandommap=1 or softrandommap=1",
+    );
+    match checked {
+        Err(_) if plan.spec.softrandommap => {
+            // fio's words when softrandommap lets the job go on without the map.
+            for f in &plan.files {
+                layout::info(format_args!(
+                    "fio: file {} failed allocating random map. Running job without.",
+                    f.path.display()
+                ));
+            }
+            pattern.random_map = false;
+        }
+        r => r?,
+    }
+    let gen =
+        IoGen::try_new(pattern).map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
     let mut rng = Taus88::new(plan.pattern.seed ^ 0xb0f);
     let mut bufs = Vec::new();
     bufs.try_reserve_exact(depth as usize).map_err(|_| {

@@ -201,6 +201,8 @@ pub struct JobSpec {
     pub thinktime_spin: Duration,
     pub thinktime_blocks: u32,
     pub randrepeat: bool,
+    /// softrandommap: a random map that cannot be had is done without (norandommap).
+    pub softrandommap: bool,
     pub randseed: u64,
     pub allrandrepeat: bool,
     pub norandommap: bool,

@@ -235,7 +235,8 @@ fn plan_one(
         Some(r) => r.files_of(spec, env),
         None => files_of(spec, clone, env)?,
     };
-    let seed = if spec.randrepeat {
+    // allrandrepeat seeds every generator repeatably even under randrepeat=0, as fio's.
+    let seed = if spec.randrepeat || spec.allrandrepeat {
         spec.randseed
     } else {
         env.entropy
@@ -611,6 +612,28 @@ mod tests {
         attach_options(&file, &mut p);
         assert_eq!(pairs(&p[0].options), ["name=a", "rw=read", "size=1m"]);
         assert_eq!(pairs(&p[0].global_options), ["ioengine=null"]);
+    }
+
+    /// randrepeat=0 takes the run's entropy; allrandrepeat=1 seeds repeatably all the same
+    /// (fio 3.33 repeats its I/O then).
+    #[test]
+    fn allrandrepeat_seeds_repeatably_even_without_randrepeat() {
+        let seed = |text: &str, entropy: u64| {
+            let env = PlanEnv { entropy, ..env() };
+            plan_jobs(&specs(text), &env).unwrap()[0].pattern.seed
+        };
+        let off = "[t]
+filename=/x
+size=1m
+rw=randread
+randrepeat=0
+";
+        assert_ne!(seed(off, 1), seed(off, 2));
+        let all = format!(
+            "{off}allrandrepeat=1
+"
+        );
+        assert_eq!(seed(&all, 1), seed(&all, 2));
     }
 
     #[test]

@@ -1112,3 +1112,27 @@ fn written_data_compresses_as_fios_for_each_buffer_setting() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+#[test]
+fn softrandommap_runs_without_a_random_map_that_cannot_be_had() {
+    let d = TestDir::new("softrandommap");
+    // A 1 PiB file in 512-byte blocks needs a 256 GiB map: refused, or done without.
+    let args = [
+        "--name=t",
+        "--ioengine=null",
+        "--size=1p",
+        "--bs=512",
+        "--rw=randread",
+        "--number_ios=10",
+    ];
+    let out = d.run(&args).fails();
+    assert!(out.stderr.contains("softrandommap=1"), "{}", out.stderr);
+    let out = d.run(&with(&args, &["--softrandommap=1"])).ok();
+    assert!(
+        out.stdout
+            .contains("fio: file t.0.0 failed allocating random map. Running job without.\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("IOPS="), "{}", out.stdout);
+}
