@@ -480,6 +480,7 @@ fn pattern_of(
         zbd: None,
         dist: dist(spec)?,
         random_map: !spec.norandommap,
+        lfsr: spec.random_generator == "lfsr",
         percentage_random: spec.percentage_random.read.min(100),
         files: spans,
         seed,
