@@ -114,6 +114,12 @@ impl Runner<'_> {
                 plan,
                 &mut self.rng,
             );
+        } else if op == Op::Write && plan.buffers.scramble {
+            crate::setup::scramble(
+                &mut buf.as_mut_slice()[..io.len as usize],
+                io.offset,
+                self.now,
+            );
         }
         if op == Op::Write && self.verify.is_some() {
             self.verify_write(buf.as_mut_slice(), slot, &io);
