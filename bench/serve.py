@@ -213,7 +213,7 @@ def grid(a, root, sizes, conns, pin, threads, wrk_threads, label, lines):
                     mbs = m["rps"] * SIZES[s] / 1e6
                     xcpu = m["cpu"] / base["cpu"] if base["cpu"] else float("nan")
                     line = (f"{label:>3} {s:>5} {c:>5} {'yes' if pin else 'no':>4} {n:<12}"
-                            f"{m['rps']:>10.0f}{mbs:>9.1f}{m['p99'] * 1e3:>8.3f}ms"
+                            f"{m['rps']:>10.0f}{mbs:>9.1f} {m['p99'] * 1e3:>8.3f}ms"
                             f"{m['cpu'] * 1e6:>8.2f}us{m['rps'] / base['rps']:>9.3f}{xcpu:>7.3f}"
                             + (" !" if any(r["flag"] for r in runs[n]) else ""))
                     print(line, flush=True)
@@ -330,7 +330,7 @@ def main():
         "# load average at start (other work on this machine): "
         + " ".join(f"{x:.2f}" for x in os.getloadavg()),
     ]
-    cols = f"sec {'size':>5} {'conns':>5} {'pin':>4} {'server':<12}{'req/s':>10}{'MB/s':>9}{'p99':>10}" \
+    cols = f"sec {'size':>5} {'conns':>5} {'pin':>4} {'server':<12}{'req/s':>10}{'MB/s':>9}{'p99':>11}" \
            f"{'cpu/req':>10}{'x req/s':>9}{'x cpu':>7}"
     print("\n".join(head))
     print(f"# about {minutes:.0f} minutes of wrk runs", flush=True)

@@ -390,14 +390,17 @@ mod tests {
             .clone()
             .unwrap_or_else(|| panic!("no page-cache descriptor"));
         if net::page_cached(&f, 0, 8192).is_none() {
-            eprintln!("skipped: cachestat (Linux 6.5) not here");
+            iolab_testkit::skip("page-cache residency", &"no cachestat (Linux 6.5) here");
             let _ = std::fs::remove_dir_all(&d);
             return;
         }
         assert!(e.resident(t0), "just written: in the page cache");
         iolab_engine::sys::drop_cache(f.as_raw_fd()).unwrap_or_else(|e| panic!("{e}"));
         if net::page_cached(&f, 0, 8192) != Some(false) {
-            eprintln!("skipped: this file system keeps the pages (tmpfs?)");
+            iolab_testkit::skip(
+                "page-cache residency",
+                &"the temporary directory's file system keeps dropped pages (tmpfs?)",
+            );
             let _ = std::fs::remove_dir_all(&d);
             return;
         }

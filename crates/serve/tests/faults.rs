@@ -465,7 +465,10 @@ fn a_stalled_file_read_or_open_leaves_other_requests_answered() {
         let fs = match fuse::Fuse::mount(&mnt) {
             Ok(f) => f,
             Err(why) => {
-                println!("skipped: no FUSE mount here ({why})");
+                iolab_testkit::skip(
+                    "a stalled FUSE file system",
+                    &format!("no FUSE mount here ({why})"),
+                );
                 return;
             }
         };

@@ -11,7 +11,10 @@ fn net() -> iolab_serve::NetMode {
     let ok = *PROBE.get_or_init(|| match iolab_engine::NetRing::new(8, 2, 4096) {
         Ok(_) => true,
         Err(e) => {
-            eprintln!("skipped: no io_uring socket ring here ({e}); the suite runs on epoll");
+            iolab_testkit::skip(
+                "the suite on io_uring",
+                &format!("no io_uring socket ring here ({e}); it runs on epoll"),
+            );
             false
         }
     });

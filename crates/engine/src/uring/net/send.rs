@@ -100,6 +100,29 @@ impl Sends {
         Some((s.tag, s.out))
     }
 
+    /// A free slot and a message header for a new send.
+    fn alloc(&mut self) -> (u32, Box<Msg>) {
+        let slot = match self.free.pop() {
+            Some(k) => k,
+            None => {
+                self.slots.push(None);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let msg = self.msgs.pop().unwrap_or_else(|| {
+            // SAFETY: msghdr and iovec are plain old data; all-zero is an empty message. Only
+            // the iovecs and msg_iov/msg_iovlen are set (`send_entry`), so a reused one stays so.
+            Box::new(unsafe { std::mem::zeroed::<Msg>() })
+        });
+        (slot, msg)
+    }
+
+    /// Gives back what `alloc` gave, unused.
+    fn give_back(&mut self, slot: u32, msg: Box<Msg>) {
+        self.free.push(slot);
+        self.msgs.push(msg);
+    }
+
     /// Forgets the sends in flight (the ring is going and the kernel may yet read their
     /// bytes or fill their buffers): leaked, not freed.
     pub(super) fn leak(&mut self) {
@@ -164,66 +187,25 @@ impl NetRing {
         if let Err(e) = self.room(need) {
             return Err((e, out));
         }
-        let slot = match self.sends.free.pop() {
-            Some(k) => k,
-            None => {
-                self.sends.slots.push(None);
-                (self.sends.slots.len() - 1) as u32
-            }
-        };
-        let mut msg = self.sends.msgs.pop().unwrap_or_else(|| {
-            // SAFETY: msghdr and iovec are plain old data; all-zero is an empty message. Only
-            // the iovecs and msg_iov/msg_iovlen are set below, so a reused one stays so.
-            Box::new(unsafe { std::mem::zeroed::<Msg>() })
-        });
+        let (slot, mut msg) = self.sends.alloc();
         let mut file = None;
         if let Some((f, off)) = read {
-            let (pos, end) = (out.body_pos, out.body_end);
-            let OutBody::Buf(b) = &mut out.body else {
-                unreachable!("checked by read_send");
-            };
-            let dst = &mut b.as_mut_slice()[pos.min(end)..end];
-            let e = opcode::Read::new(types::Fd(f.as_raw_fd()), dst.as_mut_ptr(), dst.len() as u32)
-                .offset(off)
-                .build()
-                // Not CQE_SKIP_SUCCESS: when a read with it fails, the kernel posts no
-                // completion for the send it cancels (seen on 6.18), and the slot would wait
-                // for ever. Its completion is dropped by `reap` instead.
-                .flags(squeue::Flags::IO_LINK)
-                .user_data(NetOp::Read.data(u64::from(slot)));
+            let e = read_entry(&mut out, &f, off, slot);
             // SAFETY: the entry points into the heap block of the Buf in `out`, which moves
             // into the slot below with its block unmoved and stays there until the send's
             // completion, which comes after the read's (they are linked); the file is kept
             // open in the slot as long.
             if let Err(err) = unsafe { self.push_raw(e) } {
-                self.sends.free.push(slot);
-                self.sends.msgs.push(msg);
+                self.sends.give_back(slot, msg);
                 return Err((err, out));
             }
             file = Some(f);
         }
-        let head = &out.head[out.head_pos.min(out.head.len())..];
-        let body = out.body();
-        msg.1[0] = libc::iovec {
-            iov_base: head.as_ptr() as *mut libc::c_void,
-            iov_len: head.len(),
-        };
-        msg.1[1] = libc::iovec {
-            iov_base: body.as_ptr() as *mut libc::c_void,
-            iov_len: body.len(),
-        };
-        let more = if out.more { libc::MSG_MORE } else { 0 };
-        msg.0.msg_iov = msg.1.as_mut_ptr();
-        msg.0.msg_iovlen = 2;
-        let e = opcode::SendMsg::new(types::Fd(s.as_raw_fd()), &msg.0)
-            .flags((libc::MSG_NOSIGNAL | libc::MSG_WAITALL | more) as u32)
-            .build()
-            .user_data(NetOp::Send.data(u64::from(slot)));
-        // The iovecs point into the heap blocks of `out` (a Vec's, a Buf's or static bytes)
-        // and the entry at the boxed header: none of them moves when `out` and the box move
-        // into the slot, where they stay until the completion is reaped.
-        // SAFETY: as said, and the room for it was made above, so a pushed read is never
-        // left without its send.
+        let e = send_entry(&mut msg, &out, s, slot);
+        // SAFETY: the iovecs point into the heap blocks of `out` (a Vec's, a Buf's or static
+        // bytes) and the entry at the boxed header: none of them moves when `out` and the box
+        // move into the slot, where they stay until the completion is reaped. The room for it
+        // was made above, so a pushed read is never left without its send.
         if let Err(err) = unsafe { self.push_raw(e) } {
             // Not reached (room was made); were it, the read pushed would still write into
             // the buffer: the slot, its bytes and its file are leaked rather than reused.
@@ -231,8 +213,7 @@ impl NetRing {
                 std::mem::forget((out, msg, f));
                 return Err((err, Outgoing::empty()));
             }
-            self.sends.free.push(slot);
-            self.sends.msgs.push(msg);
+            self.sends.give_back(slot, msg);
             return Err((err, out));
         }
         self.sends.slots[slot as usize] = Some(SendSlot {
@@ -261,6 +242,45 @@ impl NetRing {
             s.sock = Some(sock);
         }
     }
+}
+
+/// The read of `out`'s body (a `Buf`, `body_pos..body_end`) from `f` at `off`, linked to
+/// the entry that follows it.
+fn read_entry(out: &mut Outgoing, f: &File, off: u64, slot: u32) -> squeue::Entry {
+    let (pos, end) = (out.body_pos, out.body_end);
+    let dst: &mut [u8] = match &mut out.body {
+        OutBody::Buf(b) => &mut b.as_mut_slice()[pos.min(end)..end],
+        _ => &mut [],
+    };
+    opcode::Read::new(types::Fd(f.as_raw_fd()), dst.as_mut_ptr(), dst.len() as u32)
+        .offset(off)
+        .build()
+        // Not CQE_SKIP_SUCCESS: when a read with it fails, the kernel posts no completion for
+        // the send it cancels (seen on 6.18), and the slot would wait for ever. Its
+        // completion is dropped by `reap` instead.
+        .flags(squeue::Flags::IO_LINK)
+        .user_data(NetOp::Read.data(u64::from(slot)))
+}
+
+/// The sendmsg of `out`'s head and body on `s`, through the header `msg`.
+fn send_entry(msg: &mut Msg, out: &Outgoing, s: &TcpStream, slot: u32) -> squeue::Entry {
+    let head = &out.head[out.head_pos.min(out.head.len())..];
+    let body = out.body();
+    msg.1[0] = libc::iovec {
+        iov_base: head.as_ptr() as *mut libc::c_void,
+        iov_len: head.len(),
+    };
+    msg.1[1] = libc::iovec {
+        iov_base: body.as_ptr() as *mut libc::c_void,
+        iov_len: body.len(),
+    };
+    let more = if out.more { libc::MSG_MORE } else { 0 };
+    msg.0.msg_iov = msg.1.as_mut_ptr();
+    msg.0.msg_iovlen = 2;
+    opcode::SendMsg::new(types::Fd(s.as_raw_fd()), &msg.0)
+        .flags((libc::MSG_NOSIGNAL | libc::MSG_WAITALL | more) as u32)
+        .build()
+        .user_data(NetOp::Send.data(u64::from(slot)))
 }
 
 impl Outgoing {
