@@ -7,7 +7,7 @@ by wrk. One command runs the whole comparison the README quotes:
   B  the same grid with wrk -t2, unpinned;
   C  two server threads/processes/workers each (iolab --threads 2, lighttpd
      server.max-worker 2, nginx worker_processes 2), wrk -t2, unpinned;
-  S  system calls per response (strace -c -f over a short wrk run, 4 KiB and 1 MiB x 16
+  S  system calls per response (strace -f over a short wrk run, 4 KiB and 1 MiB x 16
      connections): deterministic, unlike the timings, on a busy machine.
 
 Servers alternate (iolab, iolab-uring, lighttpd, nginx, iolab, ...) for PAIRS rounds and the
@@ -20,13 +20,18 @@ Not run by cargo test.
 
 usage: bench/serve.py [--sections A,B,C,S] [--duration S] [--pairs N] [--sizes 4k,64k,1m]
                       [--conns 1,16,64] [--servers iolab,iolab-uring,lighttpd,nginx]
+                      [--base OLD_IOLAB]   (adds servers base, base-uring: before/after)
 """
 import argparse, os, shutil, signal, socket, statistics, subprocess, time
 
 from benchlib import LOCK, ROOT, build, install, machine, save, sh
 WORK = os.path.join(ROOT, "target", "bench-serve")
 SIZES = {"4k": 4096, "64k": 65536, "1m": 1 << 20}
-PORTS = {"iolab": 18180, "lighttpd": 18181, "nginx": 18182, "iolab-uring": 18183}
+PORTS = {"iolab": 18180, "lighttpd": 18181, "nginx": 18182, "iolab-uring": 18183,
+         "base": 18184, "base-uring": 18185}
+# --base BIN: servers "base" and "base-uring" run this (older) iolab binary, for before/after
+# figures measured in the same alternating rounds as the current build.
+BASE = None
 TICK = os.sysconf("SC_CLK_TCK")
 
 LIGHTTPD_CONF = """server.document-root = "{root}"
@@ -85,9 +90,10 @@ def start(name, root, pin, threads, prefix=()):
     port = PORTS[name]
     # lighttpd's max-worker 0 is one process; N > 1 forks N workers.
     workers = threads if name == "nginx" else (0 if threads == 1 else threads)
-    if name.startswith("iolab"):
-        net = "io_uring" if name == "iolab-uring" else "epoll"
-        cmd = [os.path.join(ROOT, "target", "release", "iolab"), "serve", root,
+    if name.startswith(("iolab", "base")):
+        net = "io_uring" if name.endswith("-uring") else "epoll"
+        exe = BASE if name.startswith("base") else os.path.join(ROOT, "target", "release", "iolab")
+        cmd = [exe, "serve", root,
                "--listen", f"127.0.0.1:{port}", "--threads", str(threads), "--net", net]
     elif name == "lighttpd":
         conf = os.path.join(WORK, "lighttpd.conf")
@@ -132,7 +138,47 @@ def seconds(v):
     return float(v)
 
 
-def wrk(url, conns, duration, pin, pid, threads):
+def size_bytes(v):
+    """wrk's byte counts ("512.34MB", binary units) in bytes."""
+    for unit, k in (("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("TB", 1 << 40), ("B", 1)):
+        if v.endswith(unit):
+            return float(v[: -len(unit)]) * k
+    return float(v)
+
+
+def parse_wrk(out, size):
+    """wrk's summary: requests/s and the count of the 2xx responses, p99, and `flag`: error
+    statuses, socket errors, and whether fewer bytes came than the responses times the
+    `size`-byte file. wrk's own counts include error statuses (a 404 costs less than a file
+    and would flatter a server): they are taken out, and a flagged run is marked in the
+    table."""
+    rps = p99 = secs = None
+    reqs = bad = errors = 0
+    read = 0.0
+    for line in out.splitlines():
+        s = line.split()
+        if line.startswith("Requests/sec:"):
+            rps = float(s[1])
+        elif s[:1] == ["99%"]:
+            p99 = seconds(s[1])
+        elif len(s) >= 6 and s[1] == "requests" and s[2] == "in" and s[5] == "read":
+            reqs = int(s[0])
+            secs = seconds(s[3].rstrip(","))
+            read = size_bytes(s[4])
+        elif line.strip().startswith("Non-2xx or 3xx responses:"):
+            bad = int(s[-1])
+        elif line.strip().startswith("Socket errors:"):
+            errors = sum(int(x.rstrip(",")) for x in s[3::2])
+    if rps is None or p99 is None or reqs == 0 or not secs:
+        raise SystemExit(f"wrk output not understood:\n{out}")
+    # Bytes read are rounded to wrk's two decimals: a response shorter than the file shows as
+    # fewer bytes than the responses times the file.
+    short = read < reqs * size * 0.99
+    return {"rps": rps * (reqs - bad) / reqs, "p99": p99, "reqs": reqs - bad,
+            "flag": bad + errors + short}
+
+
+def wrk(url, conns, duration, pin, pid, threads, size):
     # wrk wants at least one connection per thread: one connection is driven by one thread.
     threads = min(threads, conns)
     cmd = ["flock", LOCK, "wrk", f"-t{threads}", f"-c{conns}", f"-d{duration}s", "--latency", url]
@@ -141,19 +187,9 @@ def wrk(url, conns, duration, pin, pid, threads):
     before = cpu_ticks(pid)
     out = subprocess.run(cmd, capture_output=True, text=True).stdout
     after = cpu_ticks(pid)
-    rps = p99 = None
-    reqs = 0
-    for line in out.splitlines():
-        s = line.split()
-        if line.startswith("Requests/sec:"):
-            rps = float(s[1])
-        elif s[:1] == ["99%"]:
-            p99 = seconds(s[1])
-        elif len(s) > 3 and s[1] == "requests" and s[2] == "in":
-            reqs = int(s[0])
-    if rps is None or p99 is None or reqs == 0:
-        raise SystemExit(f"wrk output not understood:\n{out}")
-    return {"rps": rps, "p99": p99, "cpu": (after - before) / TICK / reqs, "reqs": reqs}
+    r = parse_wrk(out, size)
+    r["cpu"] = (after - before) / TICK / max(r["reqs"], 1)
+    return r
 
 
 def grid(a, root, sizes, conns, pin, threads, wrk_threads, label, lines):
@@ -167,7 +203,8 @@ def grid(a, root, sizes, conns, pin, threads, wrk_threads, label, lines):
                 for _ in range(a.pairs):
                     for n in servers:
                         url = f"http://127.0.0.1:{PORTS[n]}/{s}.bin"
-                        runs[n].append(wrk(url, c, a.duration, pin, procs[n].pid, wrk_threads))
+                        runs[n].append(wrk(url, c, a.duration, pin, procs[n].pid, wrk_threads,
+                                               SIZES[s]))
                 med = {n: {k: statistics.median(r[k] for r in runs[n]) for k in ("rps", "p99", "cpu")}
                        for n in servers}
                 base = med.get("lighttpd") or med[servers[0]]
@@ -177,7 +214,8 @@ def grid(a, root, sizes, conns, pin, threads, wrk_threads, label, lines):
                     xcpu = m["cpu"] / base["cpu"] if base["cpu"] else float("nan")
                     line = (f"{label:>3} {s:>5} {c:>5} {'yes' if pin else 'no':>4} {n:<12}"
                             f"{m['rps']:>10.0f}{mbs:>9.1f}{m['p99'] * 1e3:>8.3f}ms"
-                            f"{m['cpu'] * 1e6:>8.2f}us{m['rps'] / base['rps']:>9.3f}{xcpu:>7.3f}")
+                            f"{m['cpu'] * 1e6:>8.2f}us{m['rps'] / base['rps']:>9.3f}{xcpu:>7.3f}"
+                            + (" !" if any(r["flag"] for r in runs[n]) else ""))
                     print(line, flush=True)
                     lines.append(line)
     finally:
@@ -194,32 +232,51 @@ def stop_all(procs):
             p.kill()
 
 
-def syscalls(a, root, lines):
-    """strace -c -f on each server over a short wrk run: calls per response, by system call."""
-    procs = {n: start(n, root, False, 1) for n in a.servers}
+# System calls strace 6.1 has no name for.
+UNNAMED = {"syscall_0x1c3": "cachestat"}
+
+
+def count_syscalls(name, pid, size, conns, duration):
+    """System calls per response of server `name` (process `pid`, its threads and its children)
+    over a wrk run: the total, and the most frequent by name. Counted from strace's full trace,
+    not from `strace -c`: strace 6.1's summary silently leaves out the calls it has no name for
+    (cachestat, 451, which iolab made once per response, never showed)."""
     out = os.path.join(WORK, "strace.txt")
+    pids = [pid] + [int(c) for c in sh(f"pgrep -P {pid}").split()]
+    # raw=all: arguments as numbers, so the trace stays short (no buffers dumped).
+    trace = ["strace", "-f", "-qq", "-e", "raw=all", "-e", "signal=none", "-o", out]
+    tr = subprocess.Popen(trace + [x for p in pids for x in ("-p", str(p))],
+                          stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    reqs = wrk(f"http://127.0.0.1:{PORTS[name]}/{size}.bin", conns, duration, False, pid, 1,
+               SIZES[size])["reqs"]
+    tr.send_signal(signal.SIGINT)
+    tr.wait(timeout=60)
+    counts = {}
+    with open(out, errors="replace") as f:
+        for row in f:
+            # "PID name(args) = r", or "PID name(args <unfinished ...>" then "PID <... name
+            # resumed>": each call counted once, at its start.
+            call = row.split(None, 1)[1] if " " in row else ""
+            if call.startswith("<...") or "(" not in call:
+                continue
+            n = call.split("(", 1)[0]
+            n = UNNAMED.get(n, n)
+            counts[n] = counts.get(n, 0) + 1
+    total = sum(counts.values())
+    top = ", ".join(f"{n} {c / reqs:.2f}" for n, c in sorted(counts.items(), key=lambda x: -x[1])
+                    if c / reqs >= 0.01)
+    return f"{total / reqs:6.2f} calls/response: {top}"
+
+
+def syscalls(a, root, lines):
+    """Each server traced over a short wrk run: calls per response, by system call."""
+    procs = {n: start(n, root, False, 1) for n in a.servers}
     try:
         for s in ("4k", "1m"):
             for n in a.servers:
-                # Every thread (-f on a pid takes all its threads) and, for nginx, the workers.
-                pids = [procs[n].pid] + [int(c) for c in sh(f"pgrep -P {procs[n].pid}").split()]
-                trace = ["strace", "-c", "-f", "-o", out] + [x for p in pids for x in ("-p", str(p))]
-                tr = subprocess.Popen(trace, stderr=subprocess.DEVNULL)
-                time.sleep(0.5)
-                url = f"http://127.0.0.1:{PORTS[n]}/{s}.bin"
-                reqs = wrk(url, 16, 3, False, procs[n].pid, 1)["reqs"]
-                tr.send_signal(signal.SIGINT)
-                tr.wait(timeout=20)
-                calls = []
-                with open(out) as f:
-                    for row in f.read().splitlines()[2:]:
-                        p = row.split()
-                        if len(p) >= 5 and p[3].isdigit() and p[-1] != "total":
-                            calls.append((int(p[3]), p[-1]))
-                total = sum(c for c, _ in calls)
-                top = ", ".join(f"{name} {c / reqs:.2f}" for c, name in sorted(calls, reverse=True)
-                                if c / reqs >= 0.01)
-                line = f"  S {s:>5}    16   no {n:<12} {total / reqs:6.2f} calls/response: {top}"
+                calls = count_syscalls(n, procs[n].pid, s, 16, 3)
+                line = f"  S {s:>5}    16   no {n:<12} {calls}"
                 print(line, flush=True)
                 lines.append(line)
     finally:
@@ -234,7 +291,12 @@ def main():
     ap.add_argument("--sizes", default="4k,64k,1m")
     ap.add_argument("--conns", default="1,16,64")
     ap.add_argument("--servers", default="iolab,iolab-uring,lighttpd,nginx")
+    ap.add_argument("--base", help="an older iolab binary, run as servers base and base-uring")
     a = ap.parse_args()
+    global BASE
+    BASE = a.base
+    if any(n.startswith("base") for n in a.servers.split(",")) and not BASE:
+        raise SystemExit("servers base and base-uring need --base BIN")
     a.servers = a.servers.split(",")
     bad = [n for n in a.servers if n not in PORTS]
     if bad:
@@ -261,8 +323,10 @@ def main():
         "small files); lighttpd sendfile backend, linux-sysepoll, no access log; nginx sendfile on, "
         "tcp_nopush on, access_log off; keep-alive requests unlimited for all",
         "# sections: A 1 server thread, wrk -t1, unpinned and pinned; B 1 thread, wrk -t2; "
-        "C 2 threads/processes/workers, wrk -t2; S system calls per response (strace -c -f)",
-        "# MB/s counts file bytes; cpu/req is the server's utime+stime per request; x = ratio to lighttpd",
+        "C 2 threads/processes/workers, wrk -t2; S system calls per response (strace -f, counted)",
+        "# MB/s counts file bytes; cpu/req is the server's utime+stime per request; x = ratio to lighttpd; "
+        "! = a run had error statuses, socket errors or short responses (left out of req/s)"
+        + (f"; base, base-uring = {a.base}" if a.base else ""),
         "# load average at start (other work on this machine): "
         + " ".join(f"{x:.2f}" for x in os.getloadavg()),
     ]

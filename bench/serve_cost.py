@@ -3,7 +3,7 @@
 
   cpu   the server's CPU time (utime+stime from /proc) per request over a wrk run (timed, so
         still somewhat load-sensitive, but not a throughput race);
-  sys   system calls per response (strace -c -f over a wrk run), the top ones by name;
+  sys   system calls per response (strace -f over a wrk run, counted), the top ones by name;
   ir    user-space instructions per request (callgrind, counters zeroed after a warm-up, then
         a fixed number of keep-alive requests from a small client of this script's own).
 
@@ -97,24 +97,7 @@ def ir_per_request(name, root, size, conns, n):
 
 
 def syscalls(name, proc, size, conns, duration):
-    out = os.path.join(serve.WORK, "strace.txt")
-    pids = [proc.pid] + [int(c) for c in sh(f"pgrep -P {proc.pid}").split()]
-    trace = ["strace", "-c", "-f", "-o", out] + [x for p in pids for x in ("-p", str(p))]
-    tr = subprocess.Popen(trace, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
-    reqs = serve.wrk(f"http://127.0.0.1:{serve.PORTS[name]}/{size}.bin", conns, duration,
-                     False, proc.pid, 1)["reqs"]
-    tr.send_signal(signal.SIGINT)
-    tr.wait(timeout=20)
-    calls = []
-    with open(out) as f:
-        for row in f.read().splitlines()[2:]:
-            p = row.split()
-            if len(p) >= 5 and p[3].isdigit() and p[-1] != "total":
-                calls.append((int(p[3]), p[-1]))
-    total = sum(c for c, _ in calls)
-    top = ", ".join(f"{n} {c / reqs:.2f}" for c, n in sorted(calls, reverse=True) if c / reqs >= 0.01)
-    return f"{total / reqs:6.2f} calls/response: {top}"
+    return serve.count_syscalls(name, proc.pid, size, conns, duration)
 
 
 def main():
@@ -142,7 +125,7 @@ def main():
             f"# bench/serve_cost.py --sizes {a.sizes} --conns {a.conns} --servers {a.servers} "
             f"--measures {a.measures} --requests {a.requests} --duration {a.duration} "
             f"--rounds {a.rounds}; one server thread; cpu: median over rounds of utime+stime per "
-            "request (wrk -t1, servers alternating); sys: strace -c -f over one wrk run; ir: "
+            "request (wrk -t1, servers alternating); sys: strace -f over one wrk run, calls counted; ir: "
             "callgrind user-space instructions per request, fixed-count client",
             "# load average at start (other work on this machine): "
             + " ".join(f"{x:.2f}" for x in os.getloadavg())]
@@ -164,7 +147,8 @@ def main():
                             for _ in range(a.rounds):
                                 for n in servers:
                                     url = f"http://127.0.0.1:{serve.PORTS[n]}/{s}.bin"
-                                    runs[n].append(serve.wrk(url, c, a.duration, False, procs[n].pid, 1))
+                                    runs[n].append(serve.wrk(url, c, a.duration, False, procs[n].pid, 1,
+                                                             serve.SIZES[s]))
                             for n in servers:
                                 cpu = sorted(r["cpu"] for r in runs[n])[len(runs[n]) // 2]
                                 rps = sorted(r["rps"] for r in runs[n])[len(runs[n]) // 2]

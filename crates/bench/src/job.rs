@@ -41,7 +41,7 @@ mod pacing;
 mod periodic;
 mod rates;
 mod record;
-mod steady;
+pub(crate) mod steady;
 mod syncrange;
 mod turn;
 pub use rates::{keep_rate_series, Rates};
@@ -186,6 +186,14 @@ fn usage() -> CpuUsage {
     }
 }
 
+/// What a job shares with the other jobs of its phase.
+pub(crate) struct Shared<'a> {
+    /// Its flow (flow, flow_id).
+    pub(crate) flow: Option<&'a flow::Flow>,
+    /// Its group's steady-state detection, under group_reporting.
+    pub(crate) steady: Option<steady::Link<'a>>,
+}
+
 /// Runs one job in the calling thread. The engine is created here, in the thread that uses
 /// it (io_uring binds its ring to the thread that first submits).
 pub fn run(
@@ -195,7 +203,7 @@ pub fn run(
     clock: Clock,
     progress: &Progress,
     wait_on: &[&Progress],
-    flow: Option<&flow::Flow>,
+    shared: Shared<'_>,
 ) -> Result<JobOutcome, BenchError> {
     // Everything that can fail before the start line fails before it, and says so at the
     // line: one job that cannot start calls the start off for the whole phase.
@@ -233,7 +241,8 @@ pub fn run(
     runner.offload.pool = pool;
     runner.init_prios();
     runner.attach_logs(logs);
-    runner.flow = flow::Gate::new(plan, flow);
+    runner.flow = flow::Gate::new(plan, shared.flow);
+    runner.steady_group = shared.steady;
     let result = if runner.offload.on {
         runner.run_offloaded(stop)
     } else {
@@ -383,6 +392,8 @@ struct Runner<'a> {
     errors: errors::ErrorPolicy,
     /// flow, flow_id: this job's place in its flow.
     flow: Option<flow::Gate<'a>>,
+    /// group_reporting with steady state: the group's shared detection (job/steady.rs).
+    steady_group: Option<steady::Link<'a>>,
     /// max_latency and the latency_target search.
     lat: latency::LatencyCtl,
     /// Steady-state detection.
@@ -475,6 +486,7 @@ impl<'a> Runner<'a> {
             logs: None,
             errors: errors::ErrorPolicy::of(&plan.spec),
             flow: None,
+            steady_group: None,
             lat: latency::LatencyCtl::of(plan, now),
             steady: steady::SteadyCtl::of(plan, now),
             done: false,

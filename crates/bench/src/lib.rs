@@ -373,6 +373,7 @@ fn run_phase(
     }
     let gate = gate::StartGate::new(phase.len());
     let flows = job::flow::Flows::of(phase);
+    let steadies = job::steady::SteadyGroups::of(phase);
     let flags = exits::group_flags(phase);
     let io = exits::IoJobs::of(phase);
     // Each job thread's id, 0 until it has started: what a stop wakes.
@@ -383,13 +384,15 @@ fn run_phase(
         for (i, ((p, pr), tid)) in phase.iter().zip(prog).zip(&tids).enumerate() {
             let (g, flow, io) = (&gate, flows.get(p), &io);
             let stops = stops.for_job(p, &flags, io);
+            let ss = steadies.link(phase, i);
             let spawned = std::thread::Builder::new()
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
                     tid.store(Thread::current().id(), Ordering::Relaxed);
                     // --debug=job:N counts the run's jobs from 0, clones included.
                     iolab_job::debug::set_job(base + i);
-                    let r = job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), flow);
+                    let shared = job::Shared { flow, steady: ss };
+                    let r = job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), shared);
                     io.ended(p);
                     r
                 });

@@ -10,7 +10,7 @@ use std::path::Path;
 use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
 use iolab_job::spec::Fadvise;
 use iolab_job::{debug, JobSpec};
-use iolab_workload::{IoGen, JobPlan, SyncMode, Taus88};
+use iolab_workload::{Dir, IoGen, JobPlan, SyncMode, Taus88};
 
 use crate::{layout, mem, BenchError};
 
@@ -122,12 +122,24 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     }
     let gen =
         IoGen::try_new(pattern).map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
+    let bufs = buffers(plan, &mut *eng, depth, bs as usize)?;
+    crate::place::prerun(plan)?;
+    Ok((eng, ids, bufs, gen))
+}
+
+/// The job's `depth` buffers of `bs` bytes, from the engine, where fio's mem, iomem and
+/// iomem_align say, filled as fio fills them.
+fn buffers(
+    plan: &JobPlan,
+    eng: &mut dyn Engine,
+    depth: u32,
+    bs: usize,
+) -> Result<Vec<Buf>, BenchError> {
     let mut rng = Taus88::new(plan.pattern.seed ^ 0xb0f);
     let mut bufs = Vec::new();
     bufs.try_reserve_exact(depth as usize).map_err(|_| {
         BenchError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name))
     })?;
-    let bs = bs as usize;
     let mem = debug::on(debug::MEM);
     if mem {
         let total = bs * depth as usize;
@@ -144,6 +156,16 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     // fio's iomem_align: buffers start that far past a page boundary.
     let _skew =
         iolab_engine::skew_scope(usize::try_from(plan.spec.iomem_align).unwrap_or(usize::MAX));
+    // As fio, only a job that writes fills its buffers (a read overwrites them), and no
+    // further than a write can reach: the generator never crosses the end of a file's span,
+    // so bsrange=0-4G over 8 MiB files fills 8 MiB of each buffer, not 4 GiB of pages.
+    let writes = plan.pattern.has(Dir::Write) || plan.replay.is_some();
+    let reach = match &plan.replay {
+        Some(_) => bs as u64,
+        None => plan.pattern.files.iter().map(|f| f.len).max().unwrap_or(0),
+    };
+    let reach = usize::try_from(reach).unwrap_or(usize::MAX).min(bs);
+    let reach = if reach == 0 { bs } else { reach };
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
@@ -151,11 +173,12 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         if mem {
             mem::debug_alloc(plan, &b);
         }
-        fill(&mut b, plan, &mut rng);
+        if writes {
+            fill(&mut b.as_mut_slice()[..reach], plan, &mut rng);
+        }
         bufs.push(b);
     }
-    crate::place::prerun(plan)?;
-    Ok((eng, ids, bufs, gen))
+    Ok(bufs)
 }
 
 /// The job's engine, once its request slots fit in memory and it can run the job as set.
@@ -264,9 +287,8 @@ pub(crate) fn open_one(
 
 /// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
 /// pattern, or random with a compressible share of zeros.
-pub(crate) fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
+pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
     let f = &plan.buffers;
-    let s = b.as_mut_slice();
     if f.zero {
         s.fill(0);
     } else if !f.pattern.is_empty() {

@@ -88,15 +88,7 @@ pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool, opts: cr
             continue;
         }
         let now = Instant::now();
-        let dt = now.duration_since(last.0).as_secs_f64();
-        let mut bytes = [0u64; 3];
-        let mut ios = [0u64; 3];
-        for p in progress {
-            for d in 0..3 {
-                bytes[d] += p.bytes[d].load(Ordering::Relaxed);
-                ios[d] += p.ios[d].load(Ordering::Relaxed);
-            }
-        }
+        let (bytes, ios) = totals(progress);
         let running: Vec<&JobPlan> = plans
             .iter()
             .zip(progress)
@@ -117,32 +109,14 @@ pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool, opts: cr
         } else {
             0.0
         };
-        // fio's run-length form: "r(2)R(1)" for two random and one sequential reader.
-        let mut modes = String::new();
-        let mut i = 0;
-        while i < running.len() {
-            let c = mode(running[i]);
-            let n = running[i..].iter().take_while(|j| mode(j) == c).count();
-            modes.push_str(&format!("{c}({n})"));
-            i += n;
-        }
-        let tags = ["r", "w", "t"];
-        let bw: Vec<String> = (0..3)
-            .filter(|&d| bytes[d] > last.1[d])
-            .map(|d| format!("{}={}", tags[d], rate((bytes[d] - last.1[d]) as f64 / dt)))
-            .collect();
-        let iops: Vec<String> = (0..3)
-            .filter(|&d| ios[d] > last.2[d])
-            .map(|d| format!("{}={}", tags[d], count((ios[d] - last.2[d]) as f64 / dt)))
-            .collect();
+        let dt = now.duration_since(last.0).as_secs_f64();
+        let rates = rates(&bytes, &ios, &last.1, &last.2, dt);
         let line = format!(
-            "Jobs: {} (f={}): [{}][{:.1}%][{}][{} IOPS][eta {:02}m:{:02}s]",
+            "Jobs: {} (f={}): [{}][{:.1}%]{rates}[eta {:02}m:{:02}s]",
             running.len(),
             running.iter().map(|j| j.files.len()).sum::<usize>(),
-            modes,
+            modes(&running),
             frac * 100.0,
-            bw.join(","),
-            iops.join(","),
             (eta as u64) / 60,
             (eta as u64) % 60
         );
@@ -162,6 +136,48 @@ pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool, opts: cr
         let _ = write!(err, "\r{:width$}\r", "");
         let _ = err.flush();
     }
+}
+
+/// The bytes and I/Os of all jobs so far, per direction.
+fn totals(progress: &[Progress]) -> ([u64; 3], [u64; 3]) {
+    let mut bytes = [0u64; 3];
+    let mut ios = [0u64; 3];
+    for p in progress {
+        for d in 0..3 {
+            bytes[d] += p.bytes[d].load(Ordering::Relaxed);
+            ios[d] += p.ios[d].load(Ordering::Relaxed);
+        }
+    }
+    (bytes, ios)
+}
+
+/// fio's run-length form of the running jobs' modes: "r(2)R(1)" for two random and one
+/// sequential reader.
+fn modes(running: &[&JobPlan]) -> String {
+    let mut modes = String::new();
+    let mut i = 0;
+    while i < running.len() {
+        let c = mode(running[i]);
+        let n = running[i..].iter().take_while(|j| mode(j) == c).count();
+        modes.push_str(&format!("{c}({n})"));
+        i += n;
+    }
+    modes
+}
+
+/// "[r=277MiB/s][r=71.0k IOPS]": each direction that moved since the last line, over `dt`
+/// seconds.
+fn rates(bytes: &[u64; 3], ios: &[u64; 3], was: &[u64; 3], was_ios: &[u64; 3], dt: f64) -> String {
+    let tags = ["r", "w", "t"];
+    let bw: Vec<String> = (0..3)
+        .filter(|&d| bytes[d] > was[d])
+        .map(|d| format!("{}={}", tags[d], rate((bytes[d] - was[d]) as f64 / dt)))
+        .collect();
+    let iops: Vec<String> = (0..3)
+        .filter(|&d| ios[d] > was_ios[d])
+        .map(|d| format!("{}={}", tags[d], count((ios[d] - was_ios[d]) as f64 / dt)))
+        .collect();
+    format!("[{}][{} IOPS]", bw.join(","), iops.join(","))
 }
 
 #[cfg(test)]

@@ -22,7 +22,21 @@
 /// The `commit`, `reap` and `in_flight` of an engine whose every request completes inside
 /// `queue`: nothing is ever queued or in flight. Used inside `impl Engine for ...` so each
 /// synchronous engine says so explicitly, rather than asynchronous ones inheriting it.
+/// `completes_in_queue!(run)` also writes `queue` as the engine's `self.run(&mut req)` and
+/// `syscalls` as its `self.calls`.
 macro_rules! completes_in_queue {
+    (run) => {
+        fn queue(&mut self, mut req: $crate::Req) -> $crate::Queued {
+            let result = self.run(&mut req);
+            $crate::Queued::Done($crate::Done { req, result })
+        }
+
+        $crate::completes_in_queue!();
+
+        fn syscalls(&self) -> $crate::SysCalls {
+            self.calls
+        }
+    };
     () => {
         fn commit(&mut self) -> std::io::Result<usize> {
             Ok(0)
@@ -165,6 +179,10 @@ pub struct Caps {
     /// [`Engine::finished`] can turn true (net once its peer has gone, exec once its program
     /// has ended): callers ask it per request only then, not with a virtual call every I/O.
     pub finishes: bool,
+    /// A buffered read through this engine is an io_uring read like any other, so a caller
+    /// with a ring of its own (a server's socket ring, `NetRing::read_send`) may make it there
+    /// instead, linked to what follows, with the same effect (io_uring, unless polled).
+    pub ring_reads: bool,
 }
 
 impl Default for Caps {
@@ -190,6 +208,7 @@ impl Default for Caps {
             ioprio: false,
             connection: false,
             finishes: false,
+            ring_reads: false,
         }
     }
 }

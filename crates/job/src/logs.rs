@@ -60,7 +60,21 @@ impl LogSpec {
     /// sets it to `log_avg_msec` when a bandwidth log is written and bwavgtime was not, and
     /// with a line per I/O in the log, every I/O is a sample ([`PER_IO`]).
     pub fn bw_window(&self, bwavgtime: u64) -> u64 {
-        window(self.bw.is_some(), self.bw_avg_set, self.avg_msec, bwavgtime)
+        window(
+            self.bw.is_some(),
+            self.bw_avg_set,
+            self.per_io_rates(),
+            bwavgtime,
+            self.avg_msec,
+        )
+    }
+
+    /// Whether each I/O is a sample of the bandwidth and IOPS logs, also averaged over
+    /// `log_avg_msec` windows: without a window, and, as fio 3.33's `per_unit_log` has it,
+    /// whenever the logs are compressed (`log_compression` or `log_store_compressed`). Then
+    /// the job's bandwidth and IOPS samples are its I/Os as well, and none are taken on time.
+    pub fn per_io_rates(&self) -> bool {
+        self.avg_msec == 0 || self.compression > 0 || self.store_compressed
     }
 
     /// [`LogSpec::bw_window`] for IOPS.
@@ -68,8 +82,9 @@ impl LogSpec {
         window(
             self.iops.is_some(),
             self.iops_avg_set,
-            self.avg_msec,
+            self.per_io_rates(),
             iopsavgtime,
+            self.avg_msec,
         )
     }
 
@@ -86,11 +101,11 @@ impl LogSpec {
 /// one each, as fio's are when its log has a line per I/O (fio's bw_avg_time is 0 then).
 pub const PER_IO: u64 = u64::MAX;
 
-fn window(logged: bool, set: bool, log_avg: u64, avg: u64) -> u64 {
-    match (logged, log_avg > 0, set) {
-        (false, _, _) | (true, true, true) => avg,
-        (true, false, _) => PER_IO,
-        (true, true, false) => log_avg,
+fn window(logged: bool, set: bool, per_io: bool, avg: u64, log_avg: u64) -> u64 {
+    match (logged, per_io, set) {
+        (false, _, _) | (true, false, true) => avg,
+        (true, true, _) => PER_IO,
+        (true, false, false) => log_avg,
     }
 }
 
@@ -128,5 +143,12 @@ mod tests {
         assert_eq!(l.rate_log_window(false, 200), 200);
         l.avg_msec = 0;
         assert_eq!(l.bw_window(100), PER_IO, "a line per I/O: a sample per I/O");
+        // Compressed logs: every I/O a sample, averaged in the log's windows (fio 3.33).
+        (l.avg_msec, l.compression) = (200, 65536);
+        assert_eq!(l.bw_window(100), PER_IO);
+        (l.compression, l.store_compressed) = (0, true);
+        assert_eq!(l.bw_window(100), PER_IO);
+        l.store_compressed = false;
+        assert_eq!(l.bw_window(100), 100);
     }
 }

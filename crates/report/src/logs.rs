@@ -7,7 +7,11 @@
 //! and bandwidth are what completed in a bin per second, a latency is the bin's mean.
 //! Histogram lines are fio's 1856 latency bins (summed 2^coarseness at a time, which the
 //! line's length tells); each line's percentiles are read from them as fio's own
-//! `fio-histo-log-pctiles.py` does, a bin standing for its middle value.
+//! `fio-histo-log-pctiles.py` does, a bin standing for its middle value. A log of
+//! `log_window_value=both` gives two lines per direction, the means and the maxima. A line
+//! of a chart has at most `MAX_POINTS` points (a day's log is averaged down), and a
+//! histogram log is read a line at a time, so a long run's logs are drawn in bounded memory
+//! beyond their text.
 
 use std::collections::BTreeMap;
 
@@ -99,81 +103,168 @@ pub fn read_logs(files: &[(String, String)]) -> Result<LogCharts, String> {
         let (kind, i) = LogKind::of(base).ok_or_else(|| {
             format!("{base}: not a fio log (NAME_bw|iops|lat|clat|slat|clat_hist.N.log)")
         })?;
-        let rows = numbers(text, 2, &bad)?;
-        let per_io = rows.iter().any(|r| r[3] != 0);
-        for (d, dir) in DIRS.iter().enumerate() {
-            let of: Vec<&Vec<u64>> = rows.iter().filter(|r| r[2] == d as u64).collect();
-            // A file several jobs share (per_job_logs=0) holds one block of lines per job, as
-            // fio writes it: each its own line in the chart, where the time starts again. (A
-            // per-I/O slat line has its submission's time, written at completion: with a
-            // queue, such times step back by up to a latency, not a new block.)
-            let same = |a: &&Vec<u64>, b: &&Vec<u64>| {
-                b[0] >= a[0] || (per_io && a[0] - b[0] < SLAT_DISORDER_MS)
-            };
-            let blocks: Vec<&[&Vec<u64>]> = of.chunk_by(same).collect();
-            for (k, block) in blocks.iter().enumerate() {
-                let points = if per_io {
-                    binned(kind, block)
-                } else {
-                    block
-                        .iter()
-                        .map(|r| (r[0] as f64 / 1e3, r[1] as f64))
-                        .collect()
-                };
-                let job = match blocks.len() {
-                    1 => String::new(),
-                    _ => format!(" job {}", k + 1),
-                };
-                out.series.push(LogSeries {
-                    label: format!("{}{job} {dir}", &base[..i]),
-                    kind,
-                    points,
-                });
-            }
+        let rows = lines(text, &bad)?;
+        let prefix = &base[..i];
+        if rows.iter().any(|r| r.max.is_some()) {
+            // log_window_value=both: the means and the maxima, each a line of the chart.
+            let max: Vec<Row> = rows
+                .iter()
+                .map(|r| Row {
+                    val: r.max.unwrap_or(r.val),
+                    ..*r
+                })
+                .collect();
+            series_of(&mut out, kind, prefix, " mean", &rows);
+            series_of(&mut out, kind, prefix, " max", &max);
+        } else {
+            series_of(&mut out, kind, prefix, "", &rows);
         }
     }
     Ok(out)
 }
 
-/// A log's lines as numbers, each with at least 4 of them and a direction (0-2) at `dir`.
+/// The lines of one log's rows: one per direction and job's block.
+fn series_of(out: &mut LogCharts, kind: LogKind, prefix: &str, what: &str, rows: &[Row]) {
+    let per_io = rows.iter().any(|r| r.bs != 0);
+    for (d, dir) in DIRS.iter().enumerate() {
+        let of: Vec<&Row> = rows.iter().filter(|r| r.dir == d as u64).collect();
+        // A file several jobs share (per_job_logs=0) holds one block of lines per job, as
+        // fio writes it: each its own line in the chart, where the time starts again. (A
+        // per-I/O slat line has its submission's time, written at completion: with a
+        // queue, such times step back by up to a latency, not a new block.)
+        let same = |a: &&Row, b: &&Row| b.t >= a.t || (per_io && a.t - b.t < SLAT_DISORDER_MS);
+        let blocks: Vec<&[&Row]> = of.chunk_by(same).collect();
+        for (k, block) in blocks.iter().enumerate() {
+            let points = if per_io {
+                binned(kind, block)
+            } else {
+                thin(block.iter().map(|r| (r.t as f64 / 1e3, r.val as f64)))
+            };
+            let job = match blocks.len() {
+                1 => String::new(),
+                _ => format!(" job {}", k + 1),
+            };
+            out.series.push(LogSeries {
+                label: format!("{prefix}{job} {dir}{what}"),
+                kind,
+                points,
+            });
+        }
+    }
+}
+
+/// At most this many points a line of a chart (or percentile lines a histogram log's
+/// direction): a day's log at log_avg_msec=1000 has 86400 windows, more than a chart has
+/// pixels; consecutive points are averaged down to this many.
+pub const MAX_POINTS: usize = 4096;
+
+/// The points, each run of consecutive points averaged into one when there are more than
+/// [`MAX_POINTS`].
+fn thin(points: impl ExactSizeIterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    let k = points.len().div_ceil(MAX_POINTS).max(1);
+    let mut out = Vec::with_capacity(points.len().min(MAX_POINTS));
+    let (mut t, mut v, mut n) = (0.0, 0.0, 0);
+    for (pt, pv) in points {
+        (t, v, n) = (t + pt, v + pv, n + 1);
+        if n == k {
+            out.push((t / k as f64, v / k as f64));
+            (t, v, n) = (0.0, 0.0, 0);
+        }
+    }
+    if n > 0 {
+        out.push((t / n as f64, v / n as f64));
+    }
+    out
+}
+
+/// A line of a bandwidth, IOPS or latency log, as read.
+#[derive(Clone, Copy)]
+struct Row {
+    t: u64,
+    val: u64,
+    /// log_window_value=both: the window's maximum.
+    max: Option<u64>,
+    dir: u64,
+    bs: u64,
+}
+
+/// A log's lines as rows. fio's line is `time, value, direction, size[, offset], priority`;
+/// with log_window_value=both (fio 3.4x) the window's maximum follows the value. Such a file
+/// is told by its lines: windowed (size 0), the third number at least the second (the max is
+/// not below the mean), the fourth a direction, and some line whose third number is no
+/// direction or whose fourth is not 0 — where a windowed line with an offset has a direction
+/// and two 0s (a log of maxima all under 3 and of reads alone reads as one of offsets).
+fn lines(text: &str, bad: &dyn Fn(usize, &str) -> String) -> Result<Vec<Row>, String> {
+    let raw = numbers(text, None, bad)?;
+    let both = !raw.is_empty()
+        && raw
+            .iter()
+            .all(|r| r.len() >= 6 && r[4] == 0 && r[2] >= r[1] && r[3] < 3)
+        && raw.iter().any(|r| r[2] >= 3 || r[3] != 0);
+    let (dir, bs) = if both { (3, 4) } else { (2, 3) };
+    let mut rows = Vec::with_capacity(raw.len());
+    for (n, r) in raw.iter().enumerate() {
+        if r[dir] >= 3 {
+            return Err(bad(n + 1, "not fio's 'time, value, direction, size, ...'"));
+        }
+        rows.push(Row {
+            t: r[0],
+            val: r[1],
+            max: both.then_some(r[2]),
+            dir: r[dir],
+            bs: r[bs],
+        });
+    }
+    Ok(rows)
+}
+
+/// A log's lines as numbers, each with at least 4 of them and, if `dir` is given, a
+/// direction (0-2) there.
 fn numbers(
     text: &str,
-    dir: usize,
+    dir: Option<usize>,
     bad: &dyn Fn(usize, &str) -> String,
 ) -> Result<Vec<Vec<u64>>, String> {
     let mut rows = Vec::new();
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let row: Option<Vec<u64>> = line
-            .split(',')
-            .map(str::trim)
-            .map(|f| match f.strip_prefix("0x") {
-                Some(h) => u64::from_str_radix(h, 16).ok(),
-                None => f.parse().ok(),
-            })
-            .collect();
+    for (n, row) in numbered(text) {
         match row {
-            Some(r) if r.len() >= 4 && r[dir] < 3 => rows.push(r),
-            _ => return Err(bad(n + 1, "not fio's 'time, value, direction, size, ...'")),
+            Some(r) if r.len() >= 4 && dir.is_none_or(|d| r[d] < 3) => rows.push(r),
+            _ => return Err(bad(n, "not fio's 'time, value, direction, size, ...'")),
         }
     }
     Ok(rows)
 }
 
+/// Each line that is not blank with its number (from 1) and its numbers (decimal or 0x
+/// hex), None when one is not a number.
+fn numbered(text: &str) -> impl Iterator<Item = (usize, Option<Vec<u64>>)> + '_ {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, line)| {
+            let row = line
+                .split(',')
+                .map(str::trim)
+                .map(|f| match f.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16).ok(),
+                    None => f.parse().ok(),
+                })
+                .collect();
+            (n + 1, row)
+        })
+}
+
 /// A per-I/O log's lines of one direction in about 100 time bins.
-fn binned(kind: LogKind, rows: &[&Vec<u64>]) -> Vec<(f64, f64)> {
-    let span = rows.iter().map(|r| r[0]).max().unwrap_or(0) + 1;
+fn binned(kind: LogKind, rows: &[&Row]) -> Vec<(f64, f64)> {
+    let span = rows.iter().map(|r| r.t).max().unwrap_or(0) + 1;
     let bin = nice_ms(span.div_ceil(100));
     let mut bins: BTreeMap<u64, (f64, u64)> = BTreeMap::new();
     for r in rows {
-        let e = bins.entry(r[0] / bin).or_default();
+        let e = bins.entry(r.t / bin).or_default();
         e.0 += match kind {
-            LogKind::Bw => r[3] as f64 / 1024.0,
+            LogKind::Bw => r.bs as f64 / 1024.0,
             LogKind::Iops => 1.0,
-            _ => r[1] as f64,
+            _ => r.val as f64,
         };
         e.1 += 1;
     }
@@ -208,13 +299,17 @@ fn hist(
     text: &str,
     bad: &dyn Fn(usize, &str) -> String,
 ) -> Result<Vec<PctlSeries>, String> {
-    let rows = numbers(text, 1, bad)?;
     let mut per_dir: [Vec<PctlLine>; 3] = Default::default();
-    for (n, r) in rows.iter().enumerate() {
+    // Line by line: a day's histogram log is gigabytes of numbers, its percentiles are not.
+    for (n, r) in numbered(text) {
+        let r = match r {
+            Some(r) if r.len() >= 4 && r[1] < 3 => r,
+            _ => return Err(bad(n, "not fio's 'time, direction, size, bins...'")),
+        };
         let bins = &r[3..];
         let stride = PLAT_NR / bins.len().max(1);
         if bins.len() * stride != PLAT_NR || !stride.is_power_of_two() {
-            return Err(bad(n + 1, "not 1856 / 2^N latency bins"));
+            return Err(bad(n, "not 1856 / 2^N latency bins"));
         }
         let total: u64 = bins.iter().sum();
         if total == 0 {
@@ -236,9 +331,13 @@ fn hist(
         .into_iter()
         .enumerate()
         .filter(|(_, l)| !l.is_empty())
-        .map(|(d, lines)| PctlSeries {
-            label: format!("{prefix} {}", DIRS[d]),
-            lines,
+        .map(|(d, lines)| {
+            // No more lines than a chart has points: every k-th.
+            let k = lines.len().div_ceil(MAX_POINTS).max(1);
+            PctlSeries {
+                label: format!("{prefix} {}", DIRS[d]),
+                lines: lines.into_iter().step_by(k).collect(),
+            }
         })
         .collect())
 }
@@ -316,6 +415,63 @@ mod tests {
         assert_eq!(pts[0], (50.0, 42.0));
         assert_eq!(pts[3].0, 99.9);
         assert_eq!(pts[3].1, idx_to_val(1202) as f64);
+    }
+
+    #[test]
+    fn window_value_both_draws_the_means_and_the_maxima() {
+        // log_window_value=both: time, mean, max, direction, size, priority (and with
+        // log_offset an offset before the priority).
+        let text = "100, 25, 40, 0, 0, 0\n100, 7, 9, 1, 0, 0\n200, 30, 50, 0, 0, 0\n";
+        let c = read("b_clat.1.log", text);
+        let got: Vec<(&str, &[(f64, f64)])> = c
+            .series
+            .iter()
+            .map(|s| (s.label.as_str(), s.points.as_slice()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("b read mean", &[(0.1, 25.0), (0.2, 30.0)][..]),
+                ("b write mean", &[(0.1, 7.0)][..]),
+                ("b read max", &[(0.1, 40.0), (0.2, 50.0)][..]),
+                ("b write max", &[(0.1, 9.0)][..]),
+            ]
+        );
+        let offset = read("b_clat.1.log", "100, 25, 40, 1, 0, 0, 0\n");
+        assert_eq!(offset.series[0].label, "b write mean");
+        // A windowed line with an offset is not one of maxima: direction, size 0, offset 0.
+        let c = read("o_clat.1.log", "100, 25, 1, 0, 0, 0\n");
+        assert_eq!(c.series.len(), 1);
+        assert_eq!(c.series[0].label, "o write");
+        assert_eq!(c.series[0].points, [(0.1, 25.0)]);
+    }
+
+    #[test]
+    fn a_long_log_is_drawn_in_at_most_max_points() {
+        // A day at log_avg_msec=1000: 86400 windows of 10 then 30.
+        let mut text = String::new();
+        for i in 1..=86_400u64 {
+            text.push_str(&format!("{}, {}, 0, 0, 0\n", i * 1000, 10 + i % 2 * 20));
+        }
+        let c = read("d_bw.1.log", &text);
+        let p = &c.series[0].points;
+        assert!(
+            p.len() <= MAX_POINTS && p.len() > MAX_POINTS / 2,
+            "{}",
+            p.len()
+        );
+        assert!(p.iter().all(|x| (x.1 - 20.0).abs() < 1.0), "{:?}", &p[..3]);
+        assert!(p[p.len() - 1].0 > 86_000.0);
+        // A histogram log of 20000 lines: its percentiles at most MAX_POINTS lines.
+        let mut bins = vec!["0"; 464];
+        bins[10] = "3";
+        let tail = bins.join(", ");
+        let h: String = (1..=20_000)
+            .map(|i| format!("{i}000, 0, 4096, {tail}\n"))
+            .collect();
+        let c = read("d_clat_hist.1.log", &h);
+        assert!(c.pctls[0].lines.len() <= MAX_POINTS);
+        assert!(c.pctls[0].lines.len() > MAX_POINTS / 2);
     }
 
     #[test]

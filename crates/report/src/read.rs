@@ -9,7 +9,8 @@ use serde_json::{Map, Value};
 
 use crate::json::{DEPTH_KEYS, LAT_KEYS, SUBMIT_KEYS};
 use crate::model::{
-    DirReport, DiskAggr, DiskUtil, JobHeader, JobReport, LatReport, Report, SyncReport, Units,
+    DirReport, DiskAggr, DiskUtil, JobHeader, JobReport, LatReport, PrioReport, Report, SyncReport,
+    Units,
 };
 use crate::ReportError;
 
@@ -310,8 +311,7 @@ fn dir(d: &Obj) -> Result<DirReport, ReportError> {
         total_ios: uint(d, "total_ios")?,
         short_ios: uint(d, "short_ios")?,
         drop_ios: uint(d, "drop_ios")?,
-        // fio's per-priority latencies are not read back: nothing that reads reports uses them.
-        prios: Vec::new(),
+        prios: prios(d)?,
         slat_ns: l("slat_ns")?,
         clat_ns: l("clat_ns")?,
         lat_ns: l("lat_ns")?,
@@ -332,6 +332,26 @@ fn dir(d: &Obj) -> Result<DirReport, ReportError> {
             .transpose()?,
         lat_due_ns: object(d, "lat_due_ns")?.map(lat).transpose()?,
     })
+}
+
+/// fio's `"prios"` (cmdprio): each priority with its `clat_ns`, or `lat_ns` where fio's
+/// lat_percentiles made the latency total.
+fn prios(d: &Obj) -> Result<Vec<PrioReport>, ReportError> {
+    array(d, "prios")?
+        .iter()
+        .map(|e| {
+            let e = e.as_object().ok_or_else(|| bad("prios", "not an object"))?;
+            let total = e.contains_key("lat_ns");
+            let key = if total { "lat_ns" } else { "clat_ns" };
+            Ok(PrioReport {
+                prioclass: u32::try_from(uint(e, "prioclass")?)
+                    .map_err(|_| bad("prioclass", "out of range"))?,
+                prio: u32::try_from(uint(e, "prio")?).map_err(|_| bad("prio", "out of range"))?,
+                total,
+                lat: object(e, key)?.map(lat).transpose()?.unwrap_or_default(),
+            })
+        })
+        .collect()
 }
 
 fn lat(o: &Obj) -> Result<LatReport, ReportError> {

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use iolab_engine::sys::net;
 use iolab_engine::{Engine, FileId};
 
 use crate::http::Encoding;
@@ -51,10 +52,34 @@ pub struct Entry {
     /// the coding and `Vary` set, and the open file.
     pub siblings: Vec<(Encoding, Meta, Arc<File>)>,
     checked: u64,
+    /// When the whole file was last found in the page cache (0: not yet, or not all of it).
+    /// Asked at most once a second (see [`Entry::resident`]), not once per response.
+    resident_at: Cell<u64>,
     /// When a helper went to check the entry again (0: none is out). Until it answers (or a
     /// second passes) the entry is served as it is, so that the requests arriving meanwhile
     /// do not each send a helper to open the same path.
     revalidating: Cell<u64>,
+}
+
+impl Entry {
+    /// Whether the whole file can be read (or sent) without waiting for the file system: it
+    /// was all in the page cache within the last second, or the kernel cannot say (before
+    /// Linux 6.5), or it is read with O_DIRECT. One cachestat a second per file, not one per
+    /// response: a file evicted meanwhile stalls that second's reads of it, as every read of
+    /// it stalls in lighttpd and nginx, which never ask.
+    pub fn resident(&self, now: u64) -> bool {
+        let file = match (&self.handle, &self.page) {
+            (Handle::Send(f), _) | (Handle::Engine(_), Some(f)) => f,
+            (Handle::Engine(_), None) => return true,
+        };
+        let at = self.resident_at.get();
+        if at != 0 && now.saturating_sub(at) < TTL_NS {
+            return true;
+        }
+        let yes = net::page_cached(file, 0, self.meta.ident.size) != Some(false);
+        self.resident_at.set(if yes { now.max(1) } else { 0 });
+        yes
+    }
 }
 
 /// The cache's form of a file's siblings, named after the plain file (for Content-Type).
@@ -217,6 +242,7 @@ impl Cache {
             page,
             siblings: Vec::new(),
             checked: now,
+            resident_at: Cell::new(0),
             revalidating: Cell::new(0),
         })
     }
@@ -333,6 +359,59 @@ mod tests {
         assert!(
             c.fresh(b"f.txt", late + TTL_NS + 1).is_none(),
             "a check that never came back is given up after a second"
+        );
+        c.close_all(&mut *eng);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// The page cache is asked about a file at most once a second (it was asked once per
+    /// response: a cachestat per request), and an eviction is seen once the second is up.
+    #[test]
+    fn residency_is_asked_once_a_second() {
+        let d = std::env::temp_dir().join(format!("iolab-resident-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
+        let p = d.join("f.bin");
+        std::fs::write(&p, vec![7u8; 8192]).unwrap_or_else(|e| panic!("{e}"));
+        // Written back, so that dropping the pages below drops them (dirty pages stay).
+        File::open(&p)
+            .and_then(|f| f.sync_all())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let site = crate::path::Site::open(&d, false).unwrap_or_else(|e| panic!("{e}"));
+        let mut eng = iolab_engine::open(&EngineOpts::new(EngineKind::Psync, 8))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut c = Cache::new(false);
+        let found = crate::path::resolve(&site, b"f.bin", false, &mut Vec::new());
+        let t0 = 10 * TTL_NS;
+        let Got::File(e) = c.install(b"f.bin", found, None, &mut *eng, t0) else {
+            panic!("not a file");
+        };
+        let f = e
+            .page
+            .clone()
+            .unwrap_or_else(|| panic!("no page-cache descriptor"));
+        if net::page_cached(&f, 0, 8192).is_none() {
+            eprintln!("skipped: cachestat (Linux 6.5) not here");
+            let _ = std::fs::remove_dir_all(&d);
+            return;
+        }
+        assert!(e.resident(t0), "just written: in the page cache");
+        iolab_engine::sys::drop_cache(f.as_raw_fd()).unwrap_or_else(|e| panic!("{e}"));
+        if net::page_cached(&f, 0, 8192) != Some(false) {
+            eprintln!("skipped: this file system keeps the pages (tmpfs?)");
+            let _ = std::fs::remove_dir_all(&d);
+            return;
+        }
+        assert!(
+            e.resident(t0 + TTL_NS / 2),
+            "not asked again within the second"
+        );
+        assert!(
+            !e.resident(t0 + TTL_NS + 1),
+            "asked again after it: evicted"
+        );
+        assert!(
+            !e.resident(t0 + TTL_NS + 2),
+            "a file found out is asked each time"
         );
         c.close_all(&mut *eng);
         let _ = std::fs::remove_dir_all(&d);

@@ -262,7 +262,7 @@ impl Worker {
                 State::Sending => match flush(c, self.now + self.idle_ns) {
                     Ok(Flush::Done) => self.finish(i),
                     Ok(Flush::Ring) => {
-                        self.send_ring(i);
+                        self.send_ring(i, None);
                         return;
                     }
                     Ok(Flush::Wait) => {
@@ -329,6 +329,7 @@ impl Worker {
         }
         c.wbuf.clear();
         c.wpos = 0;
+        c.paged = false;
         if !c.keep || self.stopping {
             self.close(i);
             return;
@@ -400,7 +401,10 @@ impl Worker {
                         },
                     };
                     match got {
-                        Got::File(e) => file_reply(e, &req, wbuf, date, keep, &mut c.mp, &mut ans),
+                        Got::File(e) => {
+                            ans.resident = e.resident(self.now);
+                            file_reply(e, &req, wbuf, date, keep, &mut c.mp, &mut ans)
+                        }
                         Got::Listing(page) => {
                             let len = page.len() as u64;
                             ans.listing = Some(page);

@@ -256,11 +256,22 @@ impl IoGen {
         if self.zbd.is_some() {
             return self.next_zoned();
         }
-        self.next_general()
+        self.next_general(|d| d)
+    }
+
+    /// [`IoGen::next_io`] with a read/write mix's drawn direction passed through `turn`
+    /// first (fio's rate_ddir: under a rate limit, a direction ahead of its schedule gives
+    /// way to the other). Jobs that are not such a mix ignore `turn`.
+    pub fn next_io_turned(&mut self, turn: impl FnOnce(Dir) -> Dir) -> Option<IoUnit> {
+        if self.simple.is_some() || self.zbd.is_some() {
+            return self.next_io();
+        }
+        self.next_general(turn)
     }
 
     /// [`IoGen::next_io`] for every job but the simple ones.
-    fn next_general(&mut self) -> Option<IoUnit> {
+    #[inline]
+    fn next_general(&mut self, turn: impl FnOnce(Dir) -> Dir) -> Option<IoUnit> {
         // trimwrite: the trim and the write of a block count once, as the write (fio counts a
         // trimwrite job's writes against size, so size=64k trims 64k and writes 64k).
         if let Some(w) = self.pending_write.take() {
@@ -274,7 +285,11 @@ impl IoGen {
                 return None;
             }
         }
-        let dir = self.pick_dir();
+        let mut dir = self.pick_dir();
+        let p = &self.p;
+        if p.read && p.write && !p.trim && p.rwmix_read > 0 && p.rwmix_read < 100 {
+            dir = turn(dir);
+        }
         let d = dir as usize;
         // Whether this I/O jumps is its own draw (rng_seq), so deciding it first changes no
         // other draw; fio knows it before the length, which bs_is_seq_rand needs.
@@ -295,7 +310,7 @@ impl IoGen {
         let rel = if let Some(z) = self.p.zones {
             strided(f, z, len, ba, random.then_some(&mut self.rng_off))
         } else if random {
-            random_offset(f, &mut self.rng_off, d, len, ba, self.unit_aligned[d])
+            random_offset(f, &mut self.rng_off, d, &mut len, ba, self.unit_aligned[d])
         } else if self.p.random && self.p.identical {
             // rw_sequencer=identical: the I/Os between random jumps repeat the last offset.
             let off = f.last[d].min(f.span.len - len);
@@ -354,7 +369,14 @@ impl IoGen {
         let f = &mut self.files[0];
         len = len.min(f.span.len).max(1);
         let rel = if s.random {
-            random_offset(f, &mut self.rng_off, d, len, s.ba, self.unit_aligned[d])
+            random_offset(
+                f,
+                &mut self.rng_off,
+                d,
+                &mut len,
+                s.ba,
+                self.unit_aligned[d],
+            )
         } else {
             sequential_offset(f, d, len, self.p.modifier)
         };
@@ -478,13 +500,16 @@ impl IoGen {
 }
 
 /// A random offset in `f` for an I/O of `len` bytes in direction `d` (from the random map
-/// when there is one), aligned to `ba`.
+/// when there is one), aligned to `ba`. With a map, the blocks the I/O covers are taken as
+/// fio's mark_random_map takes them: from the free block picked up to the first block
+/// already taken (or the map's end), and `len` is cut to them, so that a pass with a range
+/// of block sizes still touches each block once.
 #[inline]
 fn random_offset(
     f: &mut FileState,
     rng: &mut Taus88,
     d: usize,
-    len: u64,
+    len: &mut u64,
     ba: u64,
     unit_aligned: bool,
 ) -> u64 {
@@ -497,10 +522,19 @@ fn random_offset(
             if m.is_done() {
                 m.reset();
             }
-            m.take(block).unwrap_or(block)
+            match m.take_run(block, len.div_ceil(f.unit)) {
+                Some((b, n)) => {
+                    if n * f.unit < *len {
+                        *len = n * f.unit;
+                    }
+                    b
+                }
+                None => block,
+            }
         }
         None => block,
     };
+    let len = *len;
     let raw = block * f.unit;
     let last = f.span.len - len;
     // A multiple of the map's unit is already aligned when blockalign divides the unit
@@ -687,11 +721,12 @@ mod tests {
                 ],
                 bs_seq_rand: true,
                 percentage_random: pct,
+                // Without the random map, which cuts a random I/O to the free blocks it finds
+                // (fio's mark_random_map), every I/O keeps the size drawn.
+                random_map: false,
                 ..Pattern::simple(true, true, random, 4096, 4096 * 1000)
             };
             let ios = all(p);
-            // The random map may shorten a random I/O where fewer free blocks remain (fio's
-            // too); the sizes drawn are the ones asked for.
             let mut lens: Vec<u64> = ios.iter().map(|i| i.len).collect();
             let full = lens.iter().filter(|l| want.contains(l)).count();
             assert!(
@@ -753,12 +788,42 @@ mod tests {
     }
 
     #[test]
+    fn a_random_pass_with_a_range_of_sizes_touches_each_block_once() {
+        // fio's mark_random_map: an I/O is cut short at the first block already taken.
+        let p = Pattern {
+            bs: std::array::from_fn(|_| BlockSizes::Range {
+                min: 4096,
+                max: 16384,
+            }),
+            ba: [4096; 3],
+            ..Pattern::simple(false, true, true, 4096, 256 << 10)
+        };
+        let mut g = IoGen::try_new(p).unwrap();
+        let mut seen = vec![0u32; 64];
+        let mut ios = 0;
+        while let Some(io) = g.next_io() {
+            ios += 1;
+            assert!(
+                io.len % 4096 == 0 && io.offset + io.len <= 256 << 10,
+                "{io:?}"
+            );
+            for b in io.offset / 4096..(io.offset + io.len) / 4096 {
+                seen[b as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1), "{seen:?}");
+        assert!(ios > 16, "{ios} I/Os: some were cut");
+    }
+
+    #[test]
     fn bssplit_distribution_follows_percentages() {
         let split = BlockSizes::Split(vec![(4096, 10), (65536, 50), (32768, 40)]);
         let p = Pattern {
             bs: [split.clone(), split.clone(), split],
             ba: [4096; 3],
             bytes: None,
+            // With the map, an I/O is cut where the next block was taken (fio too).
+            random_map: false,
             ..Pattern::simple(true, false, true, 4096, 1 << 30)
         };
         let mut g = IoGen::try_new(p).unwrap();

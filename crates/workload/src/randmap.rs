@@ -89,6 +89,19 @@ impl RandomMap {
         Some(b)
     }
 
+    /// Takes as [`RandomMap::take`] does, then up to `want_blocks - 1` more blocks right after
+    /// it, as long as they are free (fio's mark_random_map): the first block and how many
+    /// were taken (at least 1).
+    pub fn take_run(&mut self, want: u64, want_blocks: u64) -> Option<(u64, u64)> {
+        let b = self.take(want)?;
+        let mut n = 1;
+        while n < want_blocks && b + n < self.blocks && !self.is_set(b + n) {
+            self.set(b + n);
+            n += 1;
+        }
+        Some((b, n))
+    }
+
     fn next_free(&self, from: u64) -> Option<u64> {
         let words = self.bits.len();
         let start = (from / 64) as usize;
@@ -137,6 +150,16 @@ fn zeroed(n: usize) -> Result<Vec<u64>, std::collections::TryReserveError> {
 mod tests {
     use super::*;
     use crate::rng::Taus88;
+
+    #[test]
+    fn a_run_stops_at_the_first_block_already_taken() {
+        let mut m = RandomMap::try_new(8).unwrap();
+        assert_eq!(m.take(3), Some(3));
+        assert_eq!(m.take_run(0, 4), Some((0, 3)));
+        assert_eq!(m.take_run(4, 8), Some((4, 4)));
+        assert_eq!(m.take_run(6, 2), None);
+        assert!(m.is_done());
+    }
 
     #[test]
     fn every_block_exactly_once_per_pass() {

@@ -33,7 +33,7 @@ pub(super) struct CmdPrio {
 }
 
 /// The job's own priority (prio/prioclass), as the kernel encodes it; 0 when not set.
-fn own_prio(pl: &Place) -> u16 {
+pub(super) fn own_prio(pl: &Place) -> u16 {
     if pl.prio.is_none() && pl.prioclass.is_none() {
         return 0;
     }

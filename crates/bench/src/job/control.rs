@@ -27,6 +27,10 @@ impl Runner<'_> {
             0
         };
         self.stats.latency_qd = self.lat.chosen();
-        self.stats.steady = self.steady.result();
+        // In a group judged as a whole, its last job (the sampler) holds the group's window.
+        self.stats.steady = match &self.steady_group {
+            Some(l) if !l.sampler => None,
+            _ => self.steady.result(),
+        };
     }
 }

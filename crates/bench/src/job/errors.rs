@@ -48,22 +48,39 @@ impl ErrorPolicy {
         self.classes != 0
     }
 
-    /// Whether `errno` of an I/O in `dir` (None: a sync) is non-fatal; if so it is counted.
-    pub(super) fn forgive(&mut self, dir: Option<Dir>, errno: i32) -> bool {
-        // fio's td_error_type: EILSEQ is a verify error, else the I/O's direction decides.
-        let (bit, idx) = match dir {
+    /// fio's td_error_type: EILSEQ is a verify error, else the I/O's direction decides.
+    fn class(dir: Option<Dir>, errno: i32) -> (u8, usize) {
+        match dir {
             _ if errno == libc::EILSEQ => (ERR_VERIFY, 2),
             Some(Dir::Read) => (ERR_READ, 0),
             _ => (ERR_WRITE, 1),
-        };
-        if self.classes & bit == 0 || !self.lists[idx].contains(&errno) {
-            return false;
         }
+    }
+
+    fn count(&mut self, errno: i32) {
         self.total += 1;
         if self.first == 0 {
             self.first = errno;
         }
+    }
+
+    /// Whether `errno` of an I/O in `dir` (None: a sync) is non-fatal; if so it is counted.
+    pub(super) fn forgive(&mut self, dir: Option<Dir>, errno: i32) -> bool {
+        let (bit, idx) = Self::class(dir, errno);
+        if self.classes & bit == 0 || !self.lists[idx].contains(&errno) {
+            return false;
+        }
+        self.count(errno);
         true
+    }
+
+    /// A fatal error that ends the job: counted too where continue_on_error covers its type,
+    /// as fio counts it when its loop stops at an I/O that completed as it was queued (a
+    /// sync engine's; fio's asynchronous completions end the job uncounted).
+    pub(super) fn fatal_in_queue(&mut self, dir: Option<Dir>, errno: i32) {
+        if self.classes & Self::class(dir, errno).0 != 0 {
+            self.count(errno);
+        }
     }
 }
 
@@ -82,6 +99,9 @@ impl Runner<'_> {
             return;
         }
         if self.error.is_none() {
+            if self.eng.caps().sync_only {
+                self.errors.fatal_in_queue(dir, errno);
+            }
             eprintln!("fio: io_u error: {msg}");
             let first = dir.is_some_and(|d| self.stats.dir(d).total_ios == 1);
             if errno == libc::EINVAL && self.plan.direct && first {
@@ -151,6 +171,12 @@ mod tests {
         assert!(!p.forgive(Some(Dir::Write), libc::ENOSPC));
         assert!(p.forgive(None, libc::EIO));
         assert_eq!((p.total, p.first), (1, libc::EIO));
+        // The fatal one is counted too when it ends a sync engine's job (fio).
+        p.fatal_in_queue(Some(Dir::Write), libc::ENOSPC);
+        assert_eq!((p.total, p.first), (2, libc::EIO));
+        let mut p = policy(&[("continue_on_error", "read")]);
+        p.fatal_in_queue(Some(Dir::Write), libc::ENOSPC);
+        assert_eq!((p.total, p.first), (0, 0));
         let mut p = policy(&[("continue_on_error", "verify")]);
         assert!(p.forgive(Some(Dir::Read), libc::EILSEQ));
         assert!(!p.forgive(Some(Dir::Read), libc::EIO));

@@ -5,9 +5,11 @@
 //! - Without `log_avg_msec` every I/O is a line: its latency (ns), its bandwidth
 //!   (`bytes * 10^6 / clat_ns`, fio's KiB/s), or 1 (IOPS), with its size and offset.
 //! - With it, a window of that many ms per direction: the mean (rounded) or the max of the
-//!   window's samples, size and offset 0. A latency window closes at the first I/O of its
-//!   direction at or after its end, and the last partial window is written at the job's end;
-//!   bandwidth and IOPS are sampled every `log_avg_msec` (or `bwavgtime` / `iopsavgtime`
+//!   window's samples, size and offset 0. With compressed logs (`log_compression`,
+//!   `log_store_compressed`) the bandwidth and IOPS windows average each I/O's value as fio
+//!   3.33's do (its `per_unit_log`), not rates sampled on time. A latency window closes
+//!   at the first I/O of its direction at or after its end, and the last partial window is
+//!   written at the job's end; bandwidth and IOPS are sampled every `log_avg_msec` (or `bwavgtime` / `iopsavgtime`
 //!   if written, the log then averaging over the smaller of the two), and a partial last
 //!   window is dropped, as fio's are.
 //! - The histogram log: every `log_hist_msec`, per direction, the completion latencies since
@@ -57,21 +59,22 @@ pub(super) struct Logs {
     slat_on: bool,
     /// The thread that compresses the logs stored compressed.
     zip: Option<Zipper>,
+    /// The job's own I/O priority (prio, prioclass), the priority of an I/O cmdprio left.
+    own_prio: u16,
 }
 
-/// fio's log file name: `PREFIX_KIND.N.log`, `.log.fz` when stored compressed, and
-/// `PREFIX_KIND.log` without per_job_logs.
+/// fio's log file name: `PREFIX_KIND.N.log`, `PREFIX_KIND.log` without per_job_logs, each
+/// with `.fz` after it when stored compressed.
 pub(super) fn file_name(l: &LogSpec, plan: &JobPlan, prefix: &str, kind: &str) -> PathBuf {
     let prefix = if prefix.is_empty() {
         &plan.name
     } else {
         prefix
     };
-    if !l.per_job {
-        // fio 3.33 names a compressed shared log .log too.
-        return PathBuf::from(format!("{prefix}_{kind}.log"));
-    }
     let suffix = if l.store_compressed { "log.fz" } else { "log" };
+    if !l.per_job {
+        return PathBuf::from(format!("{prefix}_{kind}.{suffix}"));
+    }
     PathBuf::from(format!("{prefix}_{kind}.{}.{suffix}", plan.thread_number()))
 }
 
@@ -142,6 +145,7 @@ impl Logs {
             next_flush: 0,
             slat_on: false,
             zip: None,
+            own_prio: super::cmdprio::own_prio(&plan.spec.place),
         };
         for (kind, path) in files(plan) {
             // A shared file gets the job's lines when the run ends (job/logshare.rs).
@@ -161,7 +165,9 @@ impl Logs {
     }
 
     fn attach(&mut self, plan: &JobPlan, kind: &str, file: LogFile) {
-        let (s, windowed) = (&plan.spec, self.shape.avg_ms > 0);
+        // With compressed logs fio 3.33 averages each I/O's rate in the windows instead
+        // (logs.rs's per_io_rates).
+        let (s, windowed) = (&plan.spec, !plan.spec.logs.per_io_rates());
         let rate = |file, kind, every, set| Rate {
             series: Series::new(file, false),
             avg_ms: s.logs.rate_log_window(set, every),
@@ -186,8 +192,9 @@ impl Logs {
                     s.logs.iops_avg_set,
                 ));
             }
-            "bw" => self.bw = Some(Series::new(file, true)),
-            "iops" => self.iops = Some(Series::new(file, true)),
+            // Rate logs close a window up to a ms early (LOG_MSEC_SLACK), per I/O too.
+            "bw" => self.bw = Some(Series::new(file, false)),
+            "iops" => self.iops = Some(Series::new(file, false)),
             "lat" => self.lat = Some(Series::new(file, true)),
             "clat" => self.clat = Some(Series::new(file, true)),
             "slat" => {
@@ -253,6 +260,7 @@ impl Logs {
         offset: u64,
         t: [u64; 3],
         rec: [bool; 3],
+        ioprio: u16,
     ) {
         let [issue, submit, now] = t;
         let (sh, line) = (self.shape, &mut self.line);
@@ -263,6 +271,8 @@ impl Logs {
             bs: bytes,
             offset,
             issue_ns: Some(issue.saturating_sub(self.t0)),
+            // As fio's io_u: cmdprio's priority, else the job's own.
+            prio: if ioprio != 0 { ioprio } else { self.own_prio },
         };
         // Only clat and slat lines carry the issue time.
         let plain = Io {
@@ -354,14 +364,22 @@ impl Logs {
         }
     }
 
-    /// The job's end: latency windows still open are written (fio's finalize_logs), then
+    /// The job's end: latency windows still open are written (fio's finalize_logs; those of
+    /// bandwidth and IOPS averaged per I/O too), then
     /// everything reaches the files.
     fn finish(&mut self, now: u64) {
         let (sh, t_ms) = (self.shape, self.ms(now));
         if sh.avg_ms > 0 {
-            for s in [&mut self.lat, &mut self.clat, &mut self.slat]
-                .into_iter()
-                .flatten()
+            // Bandwidth and IOPS windows of each I/O's values too (compressed logs).
+            for s in [
+                &mut self.lat,
+                &mut self.clat,
+                &mut self.slat,
+                &mut self.bw,
+                &mut self.iops,
+            ]
+            .into_iter()
+            .flatten()
             {
                 for d in 0..3 {
                     s.close(&sh, &mut self.line, d, t_ms);
@@ -443,6 +461,7 @@ impl Runner<'_> {
             d.req.offset,
             [issue, submit, self.now],
             rec,
+            d.req.ioprio,
         );
     }
 

@@ -49,6 +49,8 @@ pub(super) struct Io {
     pub(super) bs: u64,
     pub(super) offset: u64,
     pub(super) issue_ns: Option<u64>,
+    /// The I/O's priority as the kernel encodes it (the job's own, or cmdprio's).
+    pub(super) prio: u16,
 }
 
 impl Series {
@@ -70,6 +72,7 @@ impl Series {
                 ddir: io.dir as u32,
                 bs: io.bs,
                 offset: sh.offset.then_some(io.offset),
+                prio: io.prio,
                 log_prio: sh.log_prio,
                 issue: sh.issue_time.then_some(io.issue_ns.unwrap_or(0)),
                 ..Entry::default()
@@ -164,6 +167,7 @@ impl Rate {
                     bs: 0,
                     offset: 0,
                     issue_ns: None,
+                    prio: 0,
                 };
                 self.series.sample(sh, line, *v, io);
             }
@@ -229,6 +233,7 @@ mod tests {
             bs: 4096,
             offset: 8192,
             issue_ns: Some(7),
+            prio: 0x4003,
         }
     }
 
@@ -257,13 +262,14 @@ mod tests {
     fn per_io_lines_carry_size_offset_priority_and_issue_time_when_asked() {
         let mut sh = shape(0, WindowValue::Mean);
         let s = [(3, Dir::Write, 250)];
+        // Without log_prio, the column says whether the I/O's class is real-time.
         assert_eq!(text(sh, true, &s, None), "3, 250, 1, 4096, 0\n");
         sh.offset = true;
         assert_eq!(text(sh, true, &s, None), "3, 250, 1, 4096, 8192, 0\n");
         (sh.log_prio, sh.issue_time, sh.epoch_ms) = (true, true, 1000);
         assert_eq!(
             text(sh, true, &s, None),
-            "1003, 250, 1, 4096, 8192, 0x0000, 7\n"
+            "1003, 250, 1, 4096, 8192, 0x4003, 7\n"
         );
     }
 

@@ -79,7 +79,11 @@ pub(crate) fn fits(plan: &JobPlan, caps: &Caps, engine: &str) -> Result<(), Benc
     if !plan.spec.io_submit_offload {
         return Ok(());
     }
-    let why = if caps.connection {
+    // fio 3.33 marks io_uring as an engine offload cannot drive (its ring belongs to the
+    // thread that set it up) and fails such a job before it starts.
+    let why = if engine == "io_uring" {
+        "ioengine=io_uring cannot take offloaded submission (fio 3.33 refuses it too): use a sync engine or libaio".to_string()
+    } else if caps.connection {
         format!("ioengine={engine}'s files are connections, which the submitters (one engine each) cannot share")
     } else if caps.fixed_buffers {
         "fixedbufs registers the job's buffers with the job's own ring; each submitter has its own ring".to_string()

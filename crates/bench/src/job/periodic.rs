@@ -3,7 +3,7 @@
 //! the end of ramp_time, thinktime, and the syncs at the end.
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use iolab_engine::{FileId, Queued, Req};
 use iolab_stats::{JobStats, SampleKind, Sampler};
@@ -141,7 +141,26 @@ impl Runner<'_> {
         while t.elapsed() < spin && !stop.is_set() {
             std::hint::spin_loop();
         }
-        stop.pause(plan.thinktime - spin);
+        // The sleep wakes for each sample due meanwhile, as fio's helper thread samples while
+        // the job sleeps: a window without I/O gives no sample but starts the next one, so
+        // the burst after the think is a rate over one window, as fio's is.
+        let end = self.clock.now() + (plan.thinktime - spin).as_nanos() as u64;
+        // rate_min is judged by the I/O loop (fio's check_min_rate), after the think.
+        let min_rate = std::mem::replace(&mut self.has_min_rate, false);
+        loop {
+            self.now = self.clock.now();
+            if self.now >= self.next_tick {
+                self.tick_due();
+            }
+            if self.now >= end {
+                break;
+            }
+            let wake = end.min(self.next_tick.max(self.now + 1));
+            if !stop.pause(Duration::from_nanos(wake - self.now)) {
+                break;
+            }
+        }
+        self.has_min_rate = min_rate;
         self.now = self.clock.now();
         self.after_think();
     }

@@ -2,7 +2,7 @@
 //! (fio's disable_* and gtod_reduce), how often an untimed job reads the clock, the outcome of
 //! a job that does no I/O (create_only), and `--debug=io` lines.
 
-use iolab_engine::{sys, Buf, Op, Req};
+use iolab_engine::{sys, Op, Req};
 use iolab_workload::Taus88;
 
 use crate::setup::fill;
@@ -115,7 +115,7 @@ impl Runner<'_> {
     /// dedupe_mode=working_set one of the job's first unique buffers, as many as
     /// dedupe_working_set_percentage of its blocks: fio seeds its working set from the state
     /// its unique buffers start from, so the set is the data written first.
-    pub(super) fn dedupe_fill(&mut self, buf: &mut Buf) {
+    pub(super) fn dedupe_fill(&mut self, buf: &mut [u8]) {
         let (plan, spec) = (self.plan, &self.plan.spec);
         let salt = if spec.dedupe_global {
             0

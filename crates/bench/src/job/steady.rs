@@ -6,13 +6,73 @@
 //! percent of the mean where the limit is) is compared with the limit each interval, and the
 //! job ends when it falls below.
 //!
-//! Each job is judged on its own figures (fio judges a group_reporting group as a whole).
+//! A job is judged on its own figures, except in a group_reporting group, which fio judges
+//! as a whole: there each job publishes its counts, the group's last job (fio's holder of
+//! the group's data) samples their sum, and when it is steady every job of the group ends.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use iolab_job::control::Steady;
 use iolab_stats::SteadyStats;
 use iolab_workload::JobPlan;
 
 use super::Runner;
+
+/// The steady-state detection a group_reporting group shares.
+#[derive(Debug)]
+pub(crate) struct SteadyGroup {
+    group: u32,
+    /// Each member's I/Os and bytes so far, as it last published them.
+    counts: Vec<[AtomicU64; 2]>,
+    attained: AtomicBool,
+}
+
+/// The shared detections of the jobs started together (a phase).
+#[derive(Debug, Default)]
+pub(crate) struct SteadyGroups(Vec<SteadyGroup>);
+
+/// A job's place in its group's detection.
+pub(crate) struct Link<'a> {
+    group: &'a SteadyGroup,
+    me: usize,
+    pub(super) sampler: bool,
+}
+
+fn grouped(p: &JobPlan) -> bool {
+    p.spec.group_reporting && !p.spec.steadystate_duration.is_zero()
+}
+
+impl SteadyGroups {
+    pub(crate) fn of(phase: &[JobPlan]) -> SteadyGroups {
+        let mut gs = SteadyGroups::default();
+        for p in phase.iter().filter(|p| grouped(p)) {
+            match gs.0.iter_mut().find(|g| g.group == p.group) {
+                Some(g) => g.counts.push(Default::default()),
+                None => gs.0.push(SteadyGroup {
+                    group: p.group,
+                    counts: vec![Default::default()],
+                    attained: AtomicBool::new(false),
+                }),
+            }
+        }
+        gs
+    }
+
+    /// The place of the job at `index` of `phase` in its group's detection, if it shares one.
+    pub(crate) fn link<'a>(&'a self, phase: &[JobPlan], index: usize) -> Option<Link<'a>> {
+        let p = phase.get(index).filter(|p| grouped(p))?;
+        let group = self.0.iter().find(|g| g.group == p.group)?;
+        let me = phase[..index]
+            .iter()
+            .filter(|q| grouped(q) && q.group == p.group)
+            .count();
+        Some(Link {
+            group,
+            me,
+            sampler: me + 1 == group.counts.len(),
+        })
+    }
+}
 
 pub(super) struct SteadyCtl {
     crit: Steady,
@@ -137,13 +197,35 @@ impl Runner<'_> {
     }
 
     pub(super) fn steady_tick(&mut self) {
+        if let Some(l) = &self.steady_group {
+            // Published at each tick: the group's sampler reads them at its interval.
+            let c = &l.group.counts[l.me];
+            c[0].store(self.stats.ios_done().iter().sum(), Ordering::Relaxed);
+            c[1].store(self.stats.bytes_done().iter().sum(), Ordering::Relaxed);
+            if l.group.attained.load(Ordering::Relaxed) {
+                self.steady.out.attained = true;
+                self.done = true;
+                return;
+            }
+            if !l.sampler {
+                return;
+            }
+        }
         if self.now < self.steady.next {
             return;
         }
-        let (ios, bytes) = (
-            self.stats.ios_done().iter().sum::<u64>(),
-            self.stats.bytes_done().iter().sum::<u64>(),
-        );
+        let (ios, bytes) = match &self.steady_group {
+            Some(l) => l.group.counts.iter().fold((0, 0), |(i, b), c| {
+                (
+                    i + c[0].load(Ordering::Relaxed),
+                    b + c[1].load(Ordering::Relaxed),
+                )
+            }),
+            None => (
+                self.stats.ios_done().iter().sum::<u64>(),
+                self.stats.bytes_done().iter().sum::<u64>(),
+            ),
+        };
         let ss = &mut self.steady;
         let ms = (self.now.saturating_sub(ss.prev_at) / 1_000_000).max(1);
         // The figures restart at the end of ramp_time: what is below the last count is new.
@@ -157,6 +239,9 @@ impl Runner<'_> {
         }
         if ss.sample(d_ios * 1000 / ms, d_bytes * 1000 / ms) {
             self.done = true;
+            if let Some(l) = &self.steady_group {
+                l.group.attained.store(true, Ordering::Relaxed);
+            }
         }
     }
 }

@@ -74,17 +74,19 @@ impl Runner<'_> {
     }
 
     /// The fsync (fdatasync) that is due, `io` held back to follow it.
+    /// As fio, the sync goes to the file whose turn it is: the one the next I/O goes to (fio
+    /// gives the sync that file's turn; iolab issues the I/O to it after the sync).
     pub(super) fn fsync_before(&mut self, io: IoUnit) -> Option<Req> {
+        let fi = io.file;
         self.held = Some(io);
         self.writes_since_sync = 0;
+        if !self.open_for(fi) {
+            return None;
+        }
         let slot = self.take_slot(None)?;
         self.stats.issued_sync();
         let data_only = self.plan.fsync_every == 0;
-        // File 0, or under openfiles (file 0 may be closed) the first file open: the one
-        // written last is still open.
-        let open = self.files.iter().find(|f| **f != FileId::CLOSED);
-        let file = *open.unwrap_or(&self.files[0]);
-        Some(Req::sync(file, data_only).with_tag(u64::from(slot)))
+        Some(Req::sync(self.files[fi], data_only).with_tag(u64::from(slot)))
     }
 
     /// Waits for what is in flight, then syncs each file's written range. False when the

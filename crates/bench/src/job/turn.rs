@@ -126,7 +126,8 @@ impl Runner<'_> {
 
     /// Under a rate limit, whether the request in `slot` is due (false: the caller holds it),
     /// sleeping in slices of at most 50 ms when nothing else is in flight, so that a stop or
-    /// the end of the runtime is noticed during a slow rate. The request stays where it is:
+    /// the end of the runtime is noticed during a slow rate, and each up to the loop's next
+    /// periodic duty (a bandwidth or IOPS sample, a log window), done on time. The request stays where it is:
     /// moving it in and out of here cost a copy per I/O.
     #[inline(always)]
     fn pace(&mut self, t: &mut Turn, slot: usize) -> bool {
@@ -143,9 +144,12 @@ impl Runner<'_> {
                 t.wait_until = Some(due);
                 return false;
             }
-            let slice = (due - self.now).min(50_000_000);
+            // Up to the next sample too, taken on time as fio's helper thread does.
+            let wake = due.min(self.next_tick.max(self.now + 1));
+            let slice = (wake - self.now).min(50_000_000);
             std::thread::sleep(Duration::from_nanos(slice));
             self.now = self.clock.now();
+            self.tick();
             if due > self.now {
                 return false;
             }
@@ -184,12 +188,13 @@ impl Runner<'_> {
                 self.stats.depth.mark_complete(1);
                 self.complete_as::<H>(d);
                 // A synchronous engine never fills the queue: the end of the ramp and of the
-                // run have to be noticed here.
+                // run, and a fatal error (fio's sync engines stop at the failed I/O), have to
+                // be noticed here.
                 if self.ramping && self.now >= t.ramp_end {
                     self.end_ramp();
                 }
                 self.tick();
-                !(stop.is_set() || t.past(self.now) || self.done)
+                !(stop.is_set() || t.past(self.now) || self.done || self.error.is_some())
             }
             Queued::Queued => {
                 self.queued.push(slot);

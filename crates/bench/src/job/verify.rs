@@ -43,7 +43,10 @@ pub(super) struct Verifier {
     slots: Vec<Option<Role>>,
     /// The engine moves no data (null): as fio, what is read back is taken as verified.
     fake: bool,
-    history: BTreeMap<(u32, u64), Written>,
+    history: History,
+    /// experimental_verify: every write in the order it was issued, overwritten ones too,
+    /// read back as fio replays the job's writes (an overwritten block then fails as stale).
+    replay: Option<Vec<Written>>,
     /// verify_backlog: blocks written since the last check, in the order they completed,
     /// how many writes make a backlog, how many are checked then, and how many are left to.
     pending: VecDeque<(u32, u64)>,
@@ -70,7 +73,7 @@ pub(super) struct Verifier {
     loop_at: u64,
     loops_left: u64,
     /// The test hook's byte to damage once written (verify/fault.rs).
-    flip: Option<u64>,
+    fault: Option<crate::verify::fault::Fault>,
     /// verify_async: the threads that check the blocks read back (job/verifyasync.rs), or
     /// why they could not start.
     pub(super) pool: Option<crate::verify::pool::Pool>,
@@ -250,7 +253,8 @@ impl Verifier {
             pass: 0,
             slots: vec![None; depth],
             fake: false,
-            history: BTreeMap::new(),
+            history: History::default(),
+            replay: s.experimental_verify.then(Vec::new),
             pending: VecDeque::new(),
             backlog: s.verify_backlog,
             batch: if s.verify_backlog_batch > 0 {
@@ -269,7 +273,7 @@ impl Verifier {
             after_read: true,
             loop_at: if each_loop { pass_bytes } else { u64::MAX },
             loops_left: loops - 1,
-            flip: crate::verify::fault::from_env(&plan.name),
+            fault: crate::verify::fault::from_env(&plan.name),
             pool,
             pool_err,
         }))
@@ -353,17 +357,10 @@ impl Verifier {
 
     /// Remembers a completed write, forgetting the earlier ones it overlaps.
     fn remember(&mut self, w: Written) {
-        let end = w.offset + u64::from(w.len);
-        let before = self.history.range(..(w.file, w.offset)).next_back();
-        if let Some((&k, p)) = before {
-            if k.0 == w.file && k.1 + u64::from(p.len) > w.offset {
-                self.history.remove(&k);
-            }
+        if let Some(r) = &mut self.replay {
+            r.push(w);
         }
-        while let Some((&k, _)) = self.history.range((w.file, w.offset)..(w.file, end)).next() {
-            self.history.remove(&k);
-        }
-        self.history.insert((w.file, w.offset), w);
+        self.history.insert(w);
         if let Some(t) = &mut self.trims {
             t.remembered(&w);
         }
@@ -377,14 +374,12 @@ impl Verifier {
     pub(super) fn trim_next(&mut self) -> Option<Written> {
         let t = self.trims.as_mut()?;
         let hist = &self.history;
-        let live = |c: &(u32, u64, u64)| hist.get(&(c.0, c.1)).is_some_and(|w| w.numberio == c.2);
+        let live = |c: &(u32, u64, u64)| hist.get(c.0, c.1).is_some_and(|w| w.numberio == c.2);
         let key = t.next(hist.len() as u64, self.after_read, live)?;
         if !t.zero {
-            return self.history.remove(&key);
+            return self.history.remove(key);
         }
-        let w = self.history.get_mut(&key)?;
-        w.trimmed = true;
-        Some(*w)
+        self.history.mark_trimmed(key)
     }
 
     /// A verify_only run replays the trims as fio's dry run does: marked, not issued.
@@ -407,13 +402,92 @@ impl Verifier {
             self.due = self.batch;
         }
         while let Some(k) = self.pending.pop_front() {
-            if let Some(w) = self.history.remove(&k) {
+            if let Some(w) = self.history.remove(k) {
                 self.due -= 1;
                 return Some(w);
             }
         }
         self.due = 0;
         None
+    }
+}
+
+/// What one remembered block needs beyond its place (the map's key): 24 bytes.
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    numberio: u64,
+    seed: u64,
+    len: u32,
+    trimmed: bool,
+}
+
+/// The blocks written and not yet read back, by file and offset: the last write to each
+/// place (an overlapping later write replaces the earlier), as fio's sorted history.
+#[derive(Debug, Default)]
+pub(super) struct History(BTreeMap<(u32, u64), Rec>);
+
+impl History {
+    fn written(&(file, offset): &(u32, u64), r: &Rec) -> Written {
+        Written {
+            file,
+            offset,
+            len: r.len,
+            numberio: r.numberio,
+            seed: r.seed,
+            trimmed: r.trimmed,
+        }
+    }
+
+    fn insert(&mut self, w: Written) {
+        let end = w.offset + u64::from(w.len);
+        let before = self.0.range(..(w.file, w.offset)).next_back();
+        if let Some((&k, p)) = before {
+            if k.0 == w.file && k.1 + u64::from(p.len) > w.offset {
+                self.0.remove(&k);
+            }
+        }
+        while let Some((&k, _)) = self.0.range((w.file, w.offset)..(w.file, end)).next() {
+            self.0.remove(&k);
+        }
+        let r = Rec {
+            numberio: w.numberio,
+            seed: w.seed,
+            len: w.len,
+            trimmed: w.trimmed,
+        };
+        self.0.insert((w.file, w.offset), r);
+    }
+
+    fn get(&self, file: u32, offset: u64) -> Option<Written> {
+        let k = (file, offset);
+        self.0.get(&k).map(|r| Self::written(&k, r))
+    }
+
+    fn remove(&mut self, k: (u32, u64)) -> Option<Written> {
+        self.0.remove(&k).map(|r| Self::written(&k, &r))
+    }
+
+    fn mark_trimmed(&mut self, k: (u32, u64)) -> Option<Written> {
+        let r = self.0.get_mut(&k)?;
+        r.trimmed = true;
+        Some(Self::written(&k, r))
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The first block by file and offset, taken out.
+    pub(super) fn pop_first(&mut self) -> Option<Written> {
+        self.0.pop_first().map(|(k, r)| Self::written(&k, &r))
+    }
+
+    /// Every block, by file and offset; the history is left empty.
+    pub(super) fn take_all(&mut self) -> Vec<Written> {
+        std::mem::take(&mut self.0)
+            .into_iter()
+            .map(|(k, r)| Self::written(&k, &r))
+            .collect()
     }
 }
 
@@ -426,6 +500,12 @@ impl Runner<'_> {
             let w = v.next_write(io, issued);
             v.cfg.fill(&mut buf[..io.len as usize], &w, now);
             v.slots[slot as usize] = Some(Role::Write(w));
+            if let (Some(f), 0) = (v.fault.as_mut(), w.file) {
+                let path = &self.plan.files[0].path;
+                if let Err(e) = f.before_write(path, w.offset, w.len) {
+                    eprintln!("iolab: verify test hook: {}: {e}", path.display());
+                }
+            }
         }
     }
 
@@ -468,19 +548,15 @@ impl Runner<'_> {
         match v.slots.get_mut(d.req.tag as usize).and_then(Option::take) {
             Some(Role::Write(w)) if ok => {
                 v.completed(w);
-                let end = w.offset + u64::from(w.len);
-                if let Some(at) = v
-                    .flip
-                    .filter(|a| w.file == 0 && (w.offset..end).contains(a))
-                {
-                    v.flip = None;
+                if let (Some(f), 0) = (v.fault.as_mut(), w.file) {
                     let path = &self.plan.files[0].path;
-                    if let Err(e) = crate::verify::fault::flip(path, at) {
-                        eprintln!(
-                            "iolab: {}: {}: {e}",
-                            crate::verify::fault::ENV,
-                            path.display()
-                        );
+                    match f.after_write(path, w.offset, w.len) {
+                        Ok(true) => v.fault = None,
+                        Ok(false) => {}
+                        Err(e) => {
+                            eprintln!("iolab: verify test hook: {}: {e}", path.display());
+                            v.fault = None;
+                        }
                     }
                 }
             }
@@ -509,8 +585,11 @@ impl Runner<'_> {
         let path = &self.plan.files[w.file as usize].path;
         let name = path.display().to_string();
         let mut first = None;
+        let flags = self.verify.as_deref().map_or(0, |v| {
+            crate::verify::fio_flags(v.replay.is_none(), v.pool.is_some())
+        });
         for b in bad {
-            let msg = b.message(&name);
+            let msg = b.message(&name, flags);
             eprintln!("{msg}");
             if self.verify.as_ref().is_some_and(|v| v.dump) {
                 self.verify_dump(path, b, w, got);
@@ -537,7 +616,8 @@ impl Runner<'_> {
         self.done = true;
     }
 
-    /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in the working directory.
+    /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in `--aux-path`, else in
+    /// the working directory.
     fn verify_dump(&self, path: &Path, b: &crate::verify::Bad, w: &Written, got: &[u8]) {
         let Some(v) = self.verify.as_deref() else {
             return;
@@ -553,8 +633,9 @@ impl Runner<'_> {
             v.cfg.fill(&mut want, w, 0);
         }
         for (kind, bytes) in [("received", &got[from..to]), ("expected", &want[from..to])] {
-            let name = format!("{base}.{}.{kind}", b.at);
-            match std::fs::write(&name, bytes) {
+            let path = crate::verify::state::in_aux_path(format!("{base}.{}.{kind}", b.at));
+            let name = path.display();
+            match std::fs::write(&path, bytes) {
                 Ok(()) => eprintln!("       {kind} data dumped as {name}"),
                 Err(e) => eprintln!("fio: verify_dump: {name}: {e}"),
             }

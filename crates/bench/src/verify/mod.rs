@@ -329,7 +329,7 @@ impl Config {
         let (kind, detail) = if !intact || data_bad.is_some() {
             if let (Some((want, got)), true, true) = (&data_bad, intact, fio.is_empty()) {
                 fio = format!(
-                    "{:.8}: verify failed at file {{file}} offset {at}, length {len} (requested block: offset={}, length={})\n       Expected CRC: {want}\n       Received CRC: {got}",
+                    "{:.8}: verify failed at file {{file}} offset {at}, length {len} (requested block: offset={}, length={}, flags={{flags}})\n       Expected CRC: {want}\n       Received CRC: {got}",
                     self.kind.name(), w.offset, w.len
                 );
             }
@@ -524,6 +524,19 @@ pub struct Bad {
     pub detail: String,
 }
 
+/// The flags fio 3.33 prints in its "verify failed" line: those of the read's io_u when it
+/// is checked. It counts in the depth (0x8) unless a verify_async thread checks it, which
+/// keeps its file reference instead (0x4); it came from the list of written blocks (0x80)
+/// unless experimental_verify replayed it.
+pub fn fio_flags(from_list: bool, in_async_thread: bool) -> u32 {
+    let depth = if in_async_thread { 0x4 } else { 0x8 };
+    if from_list {
+        depth | 0x80
+    } else {
+        depth
+    }
+}
+
 impl Bad {
     fn pattern(w: &Written, i: usize, got: u8, want: u8) -> Bad {
         let bits = (got ^ want).count_ones();
@@ -534,7 +547,7 @@ impl Bad {
             block: (w.offset, w.len),
             kind: Damage::Corrupt,
             fio: format!(
-                "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {bits}\nfio: bad pattern block offset {i}\npattern: verify failed at file {{file}} offset {}, length {} (requested block: offset={}, length={})",
+                "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {bits}\nfio: bad pattern block offset {i}\npattern: verify failed at file {{file}} offset {}, length {} (requested block: offset={}, length={}, flags={{flags}})",
                 w.offset, w.len, w.offset, w.len
             ),
             detail: format!("byte {i} of the block is {got:02x}, the pattern has {want:02x}"),
@@ -562,10 +575,14 @@ impl Bad {
     }
 
     /// fio's lines then iolab's one line, for the file named `file`.
-    pub fn message(&self, file: &str) -> String {
+    /// The failure's lines for the block of `file`; `flags` is what fio shows of its I/O's
+    /// flags in a checksum or pattern failure line (see [`fio_flags`]).
+    pub fn message(&self, file: &str, flags: u32) -> String {
         format!(
             "{}\niolab: verify: {} block: file {file} offset {} length {}: {}",
-            self.fio.replace("{file}", file),
+            self.fio
+                .replace("{file}", file)
+                .replace("{flags}", &format!("{flags:x}")),
             self.kind.word(),
             self.at,
             self.len,

@@ -21,6 +21,15 @@ pub fn set_aux_path(dir: std::path::PathBuf) {
     let _ = AUX_PATH.set(dir);
 }
 
+/// `file` in fio's `--aux-path` when it was given ([`set_aux_path`]), else in the working
+/// directory: where fio puts the files a run generates (verify state, verify_dump's blocks).
+pub fn in_aux_path(file: String) -> std::path::PathBuf {
+    match AUX_PATH.get() {
+        Some(dir) => dir.join(file),
+        None => file.into(),
+    }
+}
+
 /// One job's saved state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct State {
@@ -42,11 +51,7 @@ impl State {
     /// Where the state file of job `name` goes: in fio's `--aux-path` when it was given
     /// ([`set_aux_path`]), else in the working directory, as fio puts it.
     pub fn path(name: &str, thread: u32) -> std::path::PathBuf {
-        let file = Self::file_name(name, thread);
-        match AUX_PATH.get() {
-            Some(dir) => dir.join(file),
-            None => file.into(),
-        }
+        in_aux_path(Self::file_name(name, thread))
     }
 
     pub fn encode(&self) -> Vec<u8> {

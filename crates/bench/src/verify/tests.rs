@@ -123,7 +123,7 @@ fn a_trimmed_block_must_read_as_zeroes() {
     b[100] = 0x58;
     let bad = Bad::not_zero(&W, &b).unwrap();
     assert_eq!(bad.kind, Damage::NotZero);
-    let m = bad.message("v.data");
+    let m = bad.message("v.data", 0x88);
     assert!(
         m.starts_with(
             "trim: verify failed at file v.data offset 8192, length 8192, block offset 100\n"

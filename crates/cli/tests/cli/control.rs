@@ -62,14 +62,33 @@ fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
 #[test]
 fn an_ignored_errno_lets_the_job_finish_and_is_counted() {
     if !std::path::Path::new("/dev/full").exists() {
-        eprintln!("skipped: no /dev/full here to make writes fail with ENOSPC");
+        iolab_testkit::skip(
+            "ignore_error",
+            &"no /dev/full to make writes fail with ENOSPC",
+        );
         return;
     }
     let d = TestDir::new("ctl-ignore-error");
-    // ENOSPC is not one of fio's non-fatal errors (EIO, EILSEQ): the job stops at once.
+    // ENOSPC is not one of fio's non-fatal errors (EIO, EILSEQ): the (sync) job stops at the
+    // first write, which fio counts since continue_on_error covers writes.
     let (code, v, _) = json(&d, &[], &with(FULL, &["--continue_on_error=all"]));
     assert_eq!(code, Some(1));
     assert_eq!(u64_at(&v, "/jobs/0/error"), 28);
+    assert_eq!(u64_at(&v, "/jobs/0/write/total_ios"), 1);
+    assert_eq!(u64_at(&v, "/jobs/0/total_err"), 1);
+    assert_eq!(u64_at(&v, "/jobs/0/first_error"), 28);
+    // Not covered: stopped, not counted.
+    let (code, v, _) = json(&d, &[], &with(FULL, &["--continue_on_error=read"]));
+    assert_eq!(code, Some(1));
+    assert_eq!(u64_at(&v, "/jobs/0/write/total_ios"), 1);
+    assert_eq!(u64_at(&v, "/jobs/0/total_err"), 0);
+    // An asynchronous engine's failed completion ends the job uncounted (fio).
+    let (code, v, _) = json(
+        &d,
+        &[],
+        &with(FULL, &["--continue_on_error=all", "--ioengine=io_uring"]),
+    );
+    assert_eq!(code, Some(1));
     assert_eq!(u64_at(&v, "/jobs/0/total_err"), 0);
     // Listed for writes: all four writes fail, the job goes on to the end and succeeds; as
     // fio, the first error is the job's error in the report.
@@ -229,6 +248,47 @@ fn steady_state_ends_the_job_early_with_fios_json_object() {
     assert_eq!(code, Some(0));
     assert_eq!(v["jobs"][0]["steadystate"]["attained"], 0);
     assert!(u64_at(&v, "/jobs/0/job_runtime") >= 1_400);
+}
+
+#[test]
+fn steady_state_judges_a_group_reporting_group_as_a_whole() {
+    let d = TestDir::new("ctl-steady-group");
+    let args = [
+        "--name=ss",
+        "--ioengine=null",
+        "--size=1g",
+        "--rw=read",
+        "--time_based",
+        "--runtime=30",
+        "--ss_dur=2s",
+        "--steadystate_check_interval=500ms",
+        "--ss=iops:30%",
+        "--rate_iops=1000",
+        "--numjobs=2",
+    ];
+    let mean = |v: &Value, i: usize| u64_at(v, &format!("/jobs/{i}/steadystate/data/iops_mean"));
+    // fio samples the group's sum: two jobs at 1000 IOPS make a window of about 2000.
+    let (code, v, err) = json(&d, &[], &with(&args, &["--group_reporting"]));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(v["jobs"][0]["steadystate"]["attained"], 1);
+    assert!(
+        (1_600..2_400).contains(&mean(&v, 0)),
+        "{}",
+        v["jobs"][0]["steadystate"]
+    );
+    // Both ended by it, long before the runtime (job_runtime is the group's sum).
+    assert!(u64_at(&v, "/jobs/0/job_runtime") < 20_000);
+    // Without group_reporting each job is judged on its own 1000.
+    let (code, v, err) = json(&d, &[], &args);
+    assert_eq!(code, Some(0), "{err}");
+    for i in 0..2 {
+        assert!(
+            (800..1_200).contains(&mean(&v, i)),
+            "{}",
+            v["jobs"][i]["steadystate"]
+        );
+    }
 }
 
 #[test]
@@ -449,7 +509,7 @@ fn exit_what_chooses_the_jobs_an_exitall_stops() {
 #[test]
 fn exitall_on_error_stops_the_group_when_a_job_fails() {
     if !std::path::Path::new("/dev/full").exists() {
-        eprintln!("skipped: no /dev/full here to make a job fail");
+        iolab_testkit::skip("exitall_on_error", &"no /dev/full to make a job fail");
         return;
     }
     let d = TestDir::new("ctl-exitall-on-error");
@@ -473,4 +533,93 @@ fn io_submit_mode_inline_and_offload_both_run_the_whole_job() {
         assert_eq!(code, Some(0), "{mode}: {err}");
         assert_eq!(u64_at(&v, "/jobs/0/read/total_ios"), 256, "{mode}");
     }
+}
+
+#[test]
+fn latency_run_keeps_the_job_going_after_the_search() {
+    let d = TestDir::new("ctl-latency-run");
+    // 20 ms per request in flight: a 70 ms target settles at depth 3 within a few 200 ms
+    // windows; without latency_run the job then ends, with it the job runs its runtime out.
+    let args = with(
+        NULL_DEPTH,
+        &[
+            "--latency_target=70ms",
+            "--latency_window=200ms",
+            "--latency_percentile=90",
+            "--runtime=5",
+        ],
+    );
+    // The final window resets the figures: the job's wall time is fio's `elapsed` (s).
+    let (code, v, err) = json(&d, DELAY, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(u64_at(&v, "/jobs/0/elapsed") <= 3, "{v}");
+    let (code, v, err) = json(&d, DELAY, &with(&args, &["--latency_run=1"]));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(u64_at(&v, "/jobs/0/elapsed") >= 5, "{v}");
+    assert!(
+        (1..=3).contains(&u64_at(&v, "/jobs/0/latency_depth")),
+        "{v}"
+    );
+}
+
+#[test]
+fn steadystate_ramp_time_delays_the_first_sample() {
+    let d = TestDir::new("ctl-steady-ramp");
+    let base = [
+        "--name=ss",
+        "--ioengine=null",
+        "--size=1g",
+        "--rw=read",
+        "--time_based",
+        "--runtime=30",
+        "--ss_dur=1s",
+        "--steadystate_check_interval=250ms",
+        "--ss=iops:60%",
+        "--rate_iops=2000",
+    ];
+    // A steady job ends once its window of 4 samples is full (about 1 s); with a 2 s
+    // steady-state ramp the first sample is taken one interval after it (fio), so it ends
+    // about 2 s later.
+    let (code, v, err) = json(&d, &[], &base);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(u64_at(&v, "/jobs/0/job_runtime") < 2_000, "{v}");
+    let (code, v, err) = json(&d, &[], &with(&base, &["--steadystate_ramp_time=2s"]));
+    assert_eq!(code, Some(0), "{err}");
+    let ms = u64_at(&v, "/jobs/0/job_runtime");
+    assert!((2_900..20_000).contains(&ms), "{ms}");
+    assert_eq!(v["jobs"][0]["steadystate"]["attained"], 1);
+}
+
+#[test]
+fn flow_sleep_is_how_long_a_job_held_by_its_flow_sleeps() {
+    let d = TestDir::new("ctl-flow-sleep");
+    // b is held whenever it gets ahead of a (100 IOPS): without flow_sleep it follows a's
+    // pace, I/O by I/O; with flow_sleep=300ms it sleeps that long each time, so its I/O
+    // comes in bursts 300 ms apart (seen in the timestamps of its I/O log).
+    let max_gap = |sleep: &str| {
+        let text = format!(
+            "[global]\nioengine=null\nsize=1g\nrw=read\ntime_based\nruntime=2\nexitall\n\
+             flow_id=7\n[a]\nflow=1\nrate_iops=100\n[b]\nflow=1\nflow_sleep={sleep}\n\
+             write_iolog=b.log\n"
+        );
+        let f = d.write("flow.fio", &text);
+        let (code, _, err) = json(&d, &[], &[f.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{err}");
+        let log = std::fs::read_to_string(d.path.join("b.log")).unwrap();
+        let t: Vec<u64> = log
+            .lines()
+            .filter(|l| l.contains(" read "))
+            .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(t.len() > 10, "{log}");
+        let mut t = t;
+        t.sort_unstable();
+        t.windows(2).map(|w| w[1] - w[0]).max().unwrap()
+    };
+    let held = max_gap("300000");
+    let paced = max_gap("0");
+    assert!(
+        held > 3 * paced,
+        "longest gap {held} with flow_sleep, {paced} without"
+    );
 }

@@ -497,6 +497,41 @@ fn regression_fsync_n_synced_after_the_last_writes_where_fio_does_not() {
 }
 
 #[test]
+fn fsync_n_over_several_files_syncs_the_file_whose_turn_it_is() {
+    // fio 3.33 (strace, nrfiles=3 fsync=2): the sync goes to the file the next I/O would go
+    // to; iolab synced file 0 every time, a file that had perhaps not been written since.
+    let d = TestDir::new("fsync-files");
+    d.run(&[
+        "--name=t",
+        "--nrfiles=3",
+        "--size=36k",
+        "--bs=4k",
+        "--rw=write",
+        "--fsync=2",
+        "--write_iolog=log",
+    ])
+    .ok();
+    let log = std::fs::read_to_string(d.path.join("log")).unwrap();
+    // (file, action) of each I/O line: "time file action offset length".
+    let ios: Vec<(&str, &str)> = log
+        .lines()
+        .filter_map(|l| match l.split(' ').collect::<Vec<_>>()[..] {
+            [_, f, a @ ("write" | "sync"), _, _] => Some((f, a)),
+            _ => None,
+        })
+        .collect();
+    let syncs: Vec<usize> = (0..ios.len()).filter(|&i| ios[i].1 == "sync").collect();
+    assert_eq!(syncs.len(), 4, "{log}");
+    for i in syncs {
+        assert_eq!(
+            ios[i].0,
+            ios[i + 1].0,
+            "sync {i} and the write after it\n{log}"
+        );
+    }
+}
+
+#[test]
 fn rate_cycle_is_the_window_rate_iops_min_is_judged_over() {
     let d = TestDir::new("rate-cycle");
     let run = |cycle: &str| {
@@ -516,6 +551,26 @@ fn rate_cycle_is_the_window_rate_iops_min_is_judged_over() {
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     assert!(o.stderr.contains("min rate"), "{}", o.stderr);
     run("--rate_cycle=5000").ok();
+}
+
+#[test]
+fn rate_iops_min_is_not_judged_while_the_job_thinks() {
+    // fio judges rate_min in its I/O loop, never during a think: 5000 I/Os then 1.2 s of
+    // thinktime, twice, pass fio's rate_iops_min=100 over 500 ms cycles. (The samples taken
+    // on time during a think must not judge it: a cycle without I/O would fail the job.)
+    let d = TestDir::new("rate-min-think");
+    d.run(&[
+        "--name=t",
+        "--ioengine=null",
+        "--size=64m",
+        "--time_based",
+        "--runtime=1500ms",
+        "--rate_iops_min=100",
+        "--rate_cycle=500",
+        "--thinktime=1200ms",
+        "--thinktime_blocks=5000",
+    ])
+    .ok();
 }
 
 #[test]

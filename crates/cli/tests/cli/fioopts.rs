@@ -412,13 +412,7 @@ fn corpus_dir() -> std::path::PathBuf {
 }
 
 fn corpus_files() -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
-        .collect();
-    v.sort();
-    v
+    iolab_testkit::fio_files(&corpus_dir())
 }
 
 #[test]
@@ -618,6 +612,32 @@ fn significant_figures_and_sample_windows_act() {
     let (bw_fine, iops_fine) = samples(&["--bwavgtime=100", "--iopsavgtime=100"]);
     assert!(bw_fine > 2 * bw.max(1), "{bw} {bw_fine}");
     assert!(iops_fine > 2 * iops.max(1), "{iops} {iops_fine}");
+}
+
+#[test]
+fn a_rate_limited_mix_keeps_each_directions_rate() {
+    // fio's rate_ddir: a direction ahead of its schedule gives way to the other, so a 50/50
+    // randrw at 1000 reads and 200 writes a second does about that many of each, not 200
+    // of each (the slower direction's rate holding back every I/O).
+    let d = TestDir::new("rate-mix");
+    let v = json(
+        &d,
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=randrw",
+            "--rate_iops=1000,200",
+            "--runtime=1",
+            "--time_based",
+        ],
+    );
+    let (r, w) = (
+        u64_at(&v, "/jobs/0/read/total_ios"),
+        u64_at(&v, "/jobs/0/write/total_ios"),
+    );
+    assert!((700..=1002).contains(&r), "reads {r}");
+    assert!((150..=202).contains(&w), "writes {w}");
 }
 
 #[test]

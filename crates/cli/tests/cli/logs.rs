@@ -134,6 +134,51 @@ fn per_io_logs_have_a_line_per_io_with_fios_columns() {
 }
 
 #[test]
+fn the_priority_column_is_each_ios_own_priority() {
+    // As fio 3.33: the job's prio/prioclass (class 2 level 5: 0x4005), or the one cmdprio
+    // drew for the I/O (class 2 level 1: 0x4001).
+    let prio =
+        |d: &TestDir, f: &str| -> Vec<u64> { rows(&d.path.join(f)).iter().map(|r| r[4]).collect() };
+    let (d, _) = logged(
+        "logs-prio-own",
+        NULL_RW,
+        &[
+            "--write_lat_log=q",
+            "--log_prio=1",
+            "--prioclass=2",
+            "--prio=5",
+        ],
+    );
+    let own = prio(&d, "q_clat.1.log");
+    assert!(
+        own.len() == 256 && own.iter().all(|p| *p == 0x4005),
+        "{own:?}"
+    );
+    let (d, _) = logged(
+        "logs-prio-cmdprio",
+        &[
+            "--name=j",
+            "--ioengine=libaio",
+            "--iodepth=2",
+            "--size=1m",
+            "--bs=4k",
+            "--rw=randread",
+        ],
+        &[
+            "--write_lat_log=q",
+            "--log_prio=1",
+            "--cmdprio_percentage=50",
+            "--cmdprio_class=2",
+            "--cmdprio=1",
+        ],
+    );
+    let drawn = prio(&d, "q_clat.1.log");
+    let high = drawn.iter().filter(|p| **p == 0x4001).count();
+    assert!((64..=192).contains(&high), "{drawn:?}");
+    assert_eq!(drawn.iter().filter(|p| **p == 0).count(), 256 - high);
+}
+
+#[test]
 fn priority_and_issue_time_columns() {
     let (d, _) = logged(
         "logs-prio",
@@ -253,7 +298,9 @@ fn file_names_follow_fio() {
                [first]\nwrite_iops_log\n\
                [pair]\nnumjobs=2\nwrite_bw_log=shared\nper_job_logs=0\n\
                [third]\nwrite_lat_log=t\nwrite_hist_log=t\nlog_hist_msec=10\n\
-               [gz]\nwrite_iops_log=z\nlog_compression=1k\nlog_store_compressed=1\n";
+               [gz]\nwrite_iops_log=z\nlog_compression=1k\nlog_store_compressed=1\n\
+               [sgz]\nnumjobs=2\nwrite_iops_log=sz\nper_job_logs=0\nlog_compression=1k\n\
+               log_store_compressed=1\n";
     let f = d.write("names.fio", job);
     d.run(&[f.to_str().unwrap(), "--output-format=json"]).ok();
     let mut names: Vec<String> = std::fs::read_dir(&d.path)
@@ -267,6 +314,7 @@ fn file_names_follow_fio() {
         [
             "first_iops.1.log",
             "shared_bw.log",
+            "sz_iops.log.fz",
             "t_clat.4.log",
             "t_clat_hist.4.log",
             "t_lat.4.log",
@@ -280,6 +328,10 @@ fn file_names_follow_fio() {
     let out = d.run(&["--inflate-log=z_iops.5.log.fz"]).ok();
     assert_eq!(out.stdout.lines().count(), 16, "{}", out.stdout);
     assert!(out.stdout.lines().all(|l| l.split(", ").count() == 5));
+    // A shared file stored compressed is named .log.fz as fio names it, and holds both
+    // clones' lines.
+    let out = d.run(&["--inflate-log=sz_iops.log.fz"]).ok();
+    assert_eq!(out.stdout.lines().count(), 32, "{}", out.stdout);
     d.write("junk.fz", "not zlib");
     let out = d.run(&["--inflate-log=junk.fz"]).fails();
     assert!(out.stderr.contains("junk.fz"), "{}", out.stderr);
@@ -821,6 +873,66 @@ fn report_inflates_compressed_logs() {
     );
     let html = report_of(&d, &["z_iops.1.log.fz"]);
     assert!(html.contains("id=\"plot-log-iops\""));
+}
+
+#[test]
+fn compressed_rate_logs_average_each_ios_value_in_their_windows_as_fio_3_33() {
+    // fio 3.33's per_unit_log: with log_compression (stored compressed or not) each I/O is a
+    // bandwidth and IOPS sample, averaged in the log's windows, and none is taken on time.
+    let (d, v) = logged(
+        "logs-compressed-windows",
+        PACED,
+        &[
+            "--rw=read",
+            "--write_iops_log=c",
+            "--write_bw_log=c",
+            "--log_avg_msec=200",
+            "--log_compression=64k",
+        ],
+    );
+    let ios = u64_at(&v, "/jobs/0/read/total_ios");
+    assert_eq!(u64_at(&v, "/jobs/0/read/iops_samples"), ios);
+    assert_eq!(u64_at(&v, "/jobs/0/read/bw_samples"), ios);
+    let iops = rows(&d.path.join("c_iops.1.log"));
+    // Each window's mean of 1s, size 0; a window may close a ms early and then again.
+    assert!(iops.iter().all(|r| r[1] == 1 && r[3] == 0), "{iops:?}");
+    assert!((5..=12).contains(&iops.len()), "{iops:?}");
+    let bw = rows(&d.path.join("c_bw.1.log"));
+    assert_eq!(bw.len(), iops.len());
+    // An I/O's own rate, 4 KiB in its latency: far above the 4000 KiB/s of the run.
+    assert!(bw.iter().all(|r| r[1] > 40_000), "{bw:?}");
+}
+
+#[test]
+fn samples_are_taken_on_time_while_the_job_thinks() {
+    // 100 I/Os at once, then 300 ms of thinktime, over and over: fio's helper thread samples
+    // every 100 ms while the job sleeps, so each burst is a rate over one window (about
+    // 1000 IOPS); sampled only when the think ended, it was a rate over three (333).
+    let (d, v) = logged(
+        "logs-think",
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=64m",
+            "--bs=4k",
+            "--rw=read",
+            "--time_based",
+            "--runtime=1",
+        ],
+        &[
+            "--thinktime=300ms",
+            "--thinktime_blocks=100",
+            "--write_iops_log=t",
+            "--log_avg_msec=100",
+        ],
+    );
+    let r = rows(&d.path.join("t_iops.1.log"));
+    // The median: a loaded machine may wake one sample late.
+    let mut vals: Vec<u64> = r.iter().map(|l| l[1]).collect();
+    vals.sort_unstable();
+    assert!(r.len() >= 3 && vals[vals.len() / 2] > 600, "{r:?}");
+    let mean = v.pointer("/jobs/0/read/iops_mean").and_then(Value::as_f64);
+    assert!(mean.is_some_and(|m| m > 500.0), "{mean:?}");
 }
 
 #[test]

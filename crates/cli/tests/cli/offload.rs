@@ -93,7 +93,10 @@ fn watch_reads(d: &TestDir, mode: &str, cpu: &str) -> Vec<(String, u64, String)>
 #[test]
 fn offloaded_reads_are_made_by_iodepth_submitter_threads_not_the_job_thread() {
     if std::fs::read_to_string("/proc/self/io").is_err() {
-        eprintln!("skipped: /proc/PID/io is not readable here (no task I/O accounting)");
+        iolab_testkit::skip(
+            "offload submitters",
+            &"/proc/PID/io is not readable (no task I/O accounting)",
+        );
         return;
     }
     // A CPU this process may use, for cpus_allowed: the submitters run where the job runs.
@@ -238,7 +241,10 @@ fn offload_under_a_rate_issues_on_time_within_iodepth_submitters() {
 #[test]
 fn a_submitter_error_ends_the_job_with_it_and_ctrl_c_ends_an_offloaded_run() {
     if !std::path::Path::new("/dev/full").exists() {
-        eprintln!("skipped: no /dev/full here to make writes fail with ENOSPC");
+        iolab_testkit::skip(
+            "offload error",
+            &"no /dev/full to make writes fail with ENOSPC",
+        );
         return;
     }
     let d = TestDir::new("offload-error");
@@ -304,6 +310,27 @@ fn offload_refuses_what_submitters_cannot_share_before_the_start() {
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(
         out.stderr.contains("io_submit_mode=offload") && out.stderr.contains("unlink_each_loop"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn offload_refuses_io_uring_as_fio_does() {
+    let d = TestDir::new("offload-uring");
+    let name = format!("--filename={}", d.path.join("data").display());
+    let a = [
+        "--name=t",
+        &name,
+        "--ioengine=io_uring",
+        "--rw=write",
+        "--size=64k",
+        "--io_submit_mode=offload",
+    ];
+    let out = run(&d, &[], &a);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("io_submit_mode=offload") && out.stderr.contains("io_uring"),
         "{}",
         out.stderr
     );

@@ -285,13 +285,7 @@ iolab_testkit::corpus_test!(
 );
 
 fn check_corpus(dir: &Path) {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no .fio files in {}", dir.display());
+    let files = iolab_testkit::fio_files(dir);
 
     let next = AtomicUsize::new(0);
     let verdicts: Mutex<BTreeMap<String, Verdict>> = Mutex::new(BTreeMap::new());
@@ -302,16 +296,6 @@ fn check_corpus(dir: &Path) {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
                 let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-                if stem == "netio_multicast" {
-                    // A known hang, not yet fixed: over UDP multicast the pingpong writer can
-                    // wait for ever for an answer after its readers have ended (CI saw it
-                    // twice in four runs). Skipped aloud until the net engine bounds that wait.
-                    iolab_testkit::skip(
-                        "netio_multicast.fio",
-                        &"known hang: the UDP multicast pingpong writer can wait for ever",
-                    );
-                    continue;
-                }
                 let work = root.path.join(&stem);
                 std::fs::create_dir_all(&work).unwrap();
                 let mut c = Command::new(BIN);
@@ -370,11 +354,8 @@ fn check_corpus(dir: &Path) {
         "corpus files ending badly:\n{}",
         bad.join("\n")
     );
-    // Every file visited but the known hang skipped above.
-    let visited =
-        files.len() - usize::from(files.iter().any(|f| f.ends_with("netio_multicast.fio")));
-    assert_eq!(verdicts.len(), visited, "every file visited");
-    assert_eq!(ran.len() + n_refused, visited);
+    assert_eq!(verdicts.len(), files.len(), "every file visited");
+    assert_eq!(ran.len() + n_refused, files.len());
 }
 
 // ---------------------------------------------------------------------------------------------

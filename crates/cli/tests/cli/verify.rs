@@ -100,6 +100,11 @@ fn a_verify_only_run_tells_corrupt_misplaced_and_stale_apart() {
         e.contains("Expected CRC") && e.contains("Received CRC") && e.contains("err=84"),
         "{e}"
     );
+    // fio's line, with the read's flags as fio 3.33 prints them.
+    assert!(
+        e.contains("md5: verify failed at file v.data offset 12288, length 4096 (requested block: offset=12288, length=4096, flags=88)"),
+        "{e}"
+    );
 
     write("--randseed=0x89");
     copy_block(&f, 2, 5);
@@ -272,6 +277,27 @@ fn verify_dump_keeps_what_was_read_and_what_was_expected() {
         diff.contains(&100) && diff.iter().all(|&i| i == 100 || (24..40).contains(&i)),
         "{diff:?}"
     );
+    // With --aux-path they go there, as fio puts them.
+    std::fs::create_dir(d.join("aux")).unwrap();
+    let o = iolab(
+        &d,
+        &[
+            "--rw=write",
+            "--verify=crc32c",
+            "--verify_only",
+            "--verify_dump=1",
+            "--aux-path=aux",
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        err(&o).contains("dumped as aux/v.data.4096.received"),
+        "{}",
+        err(&o)
+    );
+    let got = std::fs::read(d.join("aux/v.data.4096.received")).unwrap();
+    assert_eq!(got, data[BS as usize..(2 * BS) as usize]);
+    assert!(d.join("aux/v.data.4096.expected").exists());
 }
 
 #[test]
@@ -459,4 +485,207 @@ fn verify_offset_inside_the_header_or_past_the_block_is_refused_not_a_panic() {
         &["--rw=write", "--verify=crc32c", "--verify_offset=512"],
     );
     assert!(o.status.success(), "{}", err(&o));
+}
+
+#[test]
+fn random_writes_of_a_range_of_sizes_are_all_read_back() {
+    // fio's random map cuts a write where the next block was already written, so each block
+    // is written once and every write is read back; overlapping writes left most unchecked.
+    let d = dir("randrange");
+    let o = iolab(
+        &d,
+        &[
+            "--rw=randwrite",
+            "--size=256k",
+            "--bsrange=4k-16k",
+            "--verify=crc32c",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["io_kbytes"], 256);
+    assert_eq!(v["jobs"][0]["read"]["io_kbytes"], 256);
+    assert_eq!(
+        v["jobs"][0]["read"]["total_ios"],
+        v["jobs"][0]["write"]["total_ios"]
+    );
+}
+
+#[test]
+fn a_write_phase_the_runtime_ended_is_not_read_back() {
+    // fio's read back counts against the runtime: once it is over, nothing is read back.
+    let d = dir("runtime");
+    let args = [
+        "--rw=write",
+        "--size=8m",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let o = iolab(&d, &[&args[..], &["--rate=2m", "--runtime=1"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 0);
+    // Within the runtime, all of it is.
+    let o = iolab(&d, &[&args[..], &["--runtime=60"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 2048);
+}
+
+/// The offsets (in blocks) of the writes and the reads `--debug=io` shows queued.
+fn queued_order(o: &Output) -> (Vec<u64>, Vec<u64>) {
+    let (mut w, mut r) = (Vec::new(), Vec::new());
+    // fio's debug lines go to standard output.
+    let out = String::from_utf8_lossy(&o.stdout);
+    for l in out.lines().filter(|l| l.contains(" queue: ")) {
+        let field = |k: &str| l.split(k).nth(1)?.split(',').next().map(str::to_string);
+        let (Some(off), Some(dir)) = (field("off=0x"), field("ddir=")) else {
+            continue;
+        };
+        let b = u64::from_str_radix(&off, 16).unwrap() / BS;
+        if dir == "1" {
+            w.push(b)
+        } else {
+            r.push(b)
+        }
+    }
+    (w, r)
+}
+
+#[test]
+fn random_writes_are_read_back_in_write_order_as_fio_does() {
+    let d = dir("order");
+    let args = ["--rw=randwrite", "--verify=crc32c", "--debug=io"];
+    let o = iolab(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let (w, r) = queued_order(&o);
+    assert_eq!(w.len(), 16);
+    let mut sorted = w.clone();
+    sorted.sort_unstable();
+    assert_ne!(w, sorted, "the writes were random");
+    assert_eq!(r, w);
+    // Without the random map fio reads back by offset.
+    let o = iolab(&d, &[&args[..], &["--norandommap"]].concat());
+    let (_, r) = queued_order(&o);
+    assert!(r.windows(2).all(|p| p[0] < p[1]), "{r:?}");
+}
+
+#[test]
+fn experimental_verify_reads_back_every_write_as_fio_replays_them() {
+    // Random writes without a map overwrite blocks: the default reads back each block's last
+    // write and passes; fio's experimental_verify replays every write in order, so the first
+    // overwritten block fails with fio's numberio line.
+    let d = dir("experimental");
+    let args = ["--rw=randwrite", "--norandommap", "--verify=crc32c"];
+    let o = iolab(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let o = iolab(
+        &d,
+        &[&args[..], &["--experimental_verify=1", "--debug=io"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("verify: bad header numberio"),
+        "{}",
+        err(&o)
+    );
+    // The reads follow the writes, up to the failure.
+    let (w, r) = queued_order(&o);
+    assert!(!r.is_empty() && w.starts_with(&r), "{w:?} {r:?}");
+}
+
+#[test]
+fn verify_state_saved_at_ctrl_c_lets_a_verify_only_run_check_what_was_written() {
+    let d = dir("state-sigint");
+    let job = [
+        "--rw=write",
+        "--verify=crc32c",
+        "--size=8m",
+        "--iodepth=4",
+        "--ioengine=libaio",
+    ];
+    let child = std::process::Command::new(BIN)
+        .arg("run")
+        .args(["--name=v", "--filename=v.data", "--bs=4k", "--rate=2m"])
+        .args(job)
+        .current_dir(&d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", err(&out));
+    // Stopped in the write phase: the state says how far it got (fio saves it on a signal).
+    let state = std::fs::read(d.join("local-v-0-verify.state")).unwrap();
+    let written = u64::from_le_bytes(state[40..48].try_into().unwrap());
+    assert!(written > 0 && written < 2048, "{written} writes issued");
+    let o = iolab(
+        &d,
+        &[
+            &job[..],
+            &[
+                "--verify_only",
+                "--verify_state_load=1",
+                "--output-format=json",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reads = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(
+        reads + 4 >= written && reads <= written,
+        "{reads} of {written}"
+    );
+}
+
+#[test]
+fn verify_backlog_tells_the_three_damages_apart_while_the_job_runs() {
+    // The test hooks damage the file between a write and its read back; the backlog's read
+    // finds it and the job stops there, before its 32 writes (2 loops of 16) are done.
+    let d = dir("backlog-damage");
+    let job = [
+        "--rw=write",
+        "--verify=crc32c",
+        "--verify_backlog=4",
+        "--loops=2",
+        "--output-format=json",
+    ];
+    for (env, value, says) in [
+        ("IOLAB_TEST_VERIFY_FLIP", "13000", "corrupt block: file v.data offset 12288"),
+        (
+            "IOLAB_TEST_VERIFY_COPY",
+            "8192:20480",
+            "misplaced block: file v.data offset 20480 length 4096: holds the block written for offset 8192",
+        ),
+        (
+            "IOLAB_TEST_VERIFY_LOSE",
+            "16384",
+            "stale block: file v.data offset 16384 length 4096: holds write #4",
+        ),
+    ] {
+        let o = Command::new(BIN)
+            .arg("run")
+            .args(["--name=v", "--filename=v.data", "--size=64k", "--bs=4k"])
+            .args(job)
+            .env(env, value)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(1), "{env}: {e}");
+        assert!(e.contains(&format!("{env}={value}: test hook")), "{e}");
+        assert!(e.contains(says), "{env}: {e}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let writes = v["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+        assert!(writes < 32, "{env}: found after the last write ({writes})");
+    }
 }

@@ -11,7 +11,9 @@
 //! reads for the same bytes). With
 //! `pingpong` each request is answered: the receiver sends back what it read, the sender waits
 //! for it. UDP (and, as fio, TCP) senders announce the end with fio's 8-byte close message,
-//! and UDP senders the start with its open message, so either side may be fio itself.
+//! and UDP senders the start with its open message; a UDP receiver says the close message
+//! back when it ends, which ends a pingpong sender waiting for an answer. So either side may
+//! be fio itself.
 //! `netsplice` moves TCP data through a pipe with splice (see [`splice_out`] for why the
 //! buffer is copied into the pipe rather than vmspliced); UDP and Unix sockets go through
 //! send and recv there too, as in fio.
@@ -20,12 +22,13 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use crate::sys::{self, pipe, sock, sock::SockAddr};
 
 mod opts;
+mod splice;
 mod wire;
 
 use crate::{
@@ -34,6 +37,7 @@ use crate::{
 };
 use opts::{check, interface, invalid, is_multicast};
 pub use opts::{NetOpts, Proto};
+use splice::{splice_in, splice_out};
 use wire::{link_msg, UdpSeq, LINK_CLOSE, LINK_OPEN};
 
 /// Which side of the connection the job is.
@@ -415,11 +419,7 @@ impl NetEngine {
         let n = self.transfer(req, op)?;
         // fio's close message ends the job: a datagram of its own, or a stream's last 8 bytes
         // at a request's start (the stream ends there, so the request gets no more).
-        if op == Op::Read
-            && n == 8
-            && req.len > 8
-            && req.buf.as_slice()[..8] == link_msg(LINK_CLOSE)
-        {
+        if op == Op::Read && self.is_close(req, n) {
             return Ok(0);
         }
         if !self.o.pingpong || n == 0 {
@@ -434,18 +434,32 @@ impl NetEngine {
         req.len = n;
         let r = self.transfer(req, back);
         req.len = len;
+        // A sender waiting for its answer may get the receiver's goodbye instead (a datagram
+        // receiver says it when it ends, as fio's does), or the end of the stream: the job
+        // ends with this write, instead of waiting for an answer that will never come.
+        if back == Op::Read && matches!(r, Ok(m) if m == 0 || self.is_close(req, m)) {
+            self.gone = true;
+        }
         r.map(|_| n)
     }
 
+    /// `n` bytes read into the request are fio's close message.
+    fn is_close(&self, req: &Req, n: usize) -> bool {
+        n == 8 && req.len > 8 && req.buf.as_slice()[..8] == link_msg(LINK_CLOSE)
+    }
+
     fn close(&mut self, c: &Conn) {
-        // The sender says goodbye as fio does; a receiver that has gone already is no error.
-        // A datagram can be lost like any other when the receiver is behind, and then the
-        // receiver would wait for ever: over UDP it is said three times, 10 ms apart (fio says
-        // it once; the receiver ends at the first it sees).
-        if self.o.listen {
+        // Both sides say goodbye as fio does; a peer that has gone already is no error. A
+        // datagram receiver says it to whoever sent last (a pingpong sender waiting for an
+        // answer ends on it; over a stream the end of the stream tells it). A datagram can be
+        // lost like any other when the receiver is behind, and then the receiver would wait
+        // for ever: a sender says it three times over UDP, 10 ms apart (fio says it once; the
+        // receiver ends at the first it sees).
+        let udp = self.o.proto.is_udp();
+        if self.o.listen && !udp {
             return;
         }
-        let times = if self.o.proto.is_udp() { 3 } else { 1 };
+        let times = if udp && !self.o.listen { 3 } else { 1 };
         for i in 0..times {
             if i > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(10));
@@ -463,66 +477,6 @@ fn again_fd(mut f: impl FnMut() -> io::Result<OwnedFd>) -> io::Result<OwnedFd> {
             r => return r,
         }
     }
-}
-
-/// netsplice's write: the buffer into the pipe, the pipe into the socket (splice), a pipe's
-/// capacity at a time. fio vmsplices the buffer into the pipe; but TCP keeps referencing
-/// spliced pages until they are acknowledged, so a buffer the job reuses would change data
-/// already sent. The buffer is copied into the pipe instead (as `send` copies it), and the
-/// socket's side is still a splice.
-fn splice_out(
-    p: &(OwnedFd, OwnedFd),
-    s: &OwnedFd,
-    buf: &mut [u8],
-    calls: &mut u64,
-) -> io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        let end = (done + pipe::CHUNK).min(buf.len());
-        let src = &buf[done..end];
-        *calls += 1;
-        let n = again(|| pipe::write(&p.1, src))?;
-        let mut out = 0;
-        while out < n {
-            *calls += 1;
-            let m = again(|| sock::splice(p.0.as_raw_fd(), s.as_raw_fd(), n - out))?;
-            if m == 0 {
-                return Err(io::Error::from_raw_os_error(libc::EPIPE));
-            }
-            out += m;
-        }
-        done += n;
-    }
-    Ok(done)
-}
-
-/// netsplice's read: the socket into the pipe (splice), the pipe into the buffer (vmsplice),
-/// until the request is full or the peer closes.
-fn splice_in(
-    p: &(OwnedFd, OwnedFd),
-    s: &OwnedFd,
-    buf: &mut [u8],
-    calls: &mut u64,
-) -> io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        let want = (buf.len() - done).min(pipe::CHUNK);
-        *calls += 1;
-        let n = again(|| sock::splice(s.as_raw_fd(), p.1.as_raw_fd(), want))?;
-        if n == 0 {
-            break;
-        }
-        let mut out = 0;
-        while out < n {
-            *calls += 1;
-            let dst = &mut buf[done + out..done + n];
-            // SAFETY: dst is a live, writable part of the request's buffer, borrowed mutably
-            // for the call.
-            out += again(|| unsafe { pipe::vmsplice(&p.0, dst.as_mut_ptr(), dst.len()) })?;
-        }
-        done += n;
-    }
-    Ok(done)
 }
 
 impl Engine for NetEngine {
@@ -642,6 +596,62 @@ mod tests {
         }
         drop(e);
         assert_eq!(peer.join().unwrap(), 4);
+    }
+
+    /// fio's receiver says goodbye when it ends (its file is closed); a pingpong sender that
+    /// waits for an answer gets that instead and ends, where it used to wait for ever (the
+    /// corpus' netio_multicast.fio, whose receivers end at their runtime).
+    #[test]
+    fn a_udp_pingpong_sender_ends_when_its_receiver_says_goodbye() {
+        let port = std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut o = EngineOpts::new(EngineKind::Net, 1);
+        o.net = NetOpts {
+            proto: Proto::Udp,
+            port: u32::from(port),
+            pingpong: true,
+            reads: true,
+            writes: false,
+            ..NetOpts::default()
+        };
+        let mut rx = build(&o).unwrap();
+        // The receiver answers one datagram, then ends.
+        let receiver = std::thread::spawn(move || {
+            let f = rx.add_file(null(), Path::new("r")).unwrap();
+            let Queued::Done(d) = rx.queue(Req::read(f, 0, crate::Buf::new(64).unwrap())) else {
+                panic!("net completes in queue");
+            };
+            assert_eq!(d.result.unwrap(), 64);
+            drop(rx);
+        });
+        let mut tx = sender(port, |n| {
+            n.proto = Proto::Udp;
+            n.pingpong = true;
+        });
+        let (done, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let f = tx.add_file(null(), Path::new("t")).unwrap();
+            let mut results = Vec::new();
+            for seed in 0..2u8 {
+                let Queued::Done(d) =
+                    tx.queue(Req::write(f, 0, crate::testutil::pattern(64, seed)))
+                else {
+                    panic!("net completes in queue");
+                };
+                results.push(d.result.unwrap());
+                results.push(usize::from(tx.finished()));
+            }
+            let _ = done.send(results);
+        });
+        receiver.join().unwrap();
+        let results = ended
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the sender still waits for an answer 10 s after its receiver ended");
+        // The first write is answered; the second gets the goodbye, and the job ends there.
+        assert_eq!(results, [64, 0, 64, 1]);
     }
 
     #[test]

@@ -105,6 +105,8 @@ pub struct Mount {
     pub point: PathBuf,
     /// The filesystem type (`ext4`, `tmpfs`, ...).
     pub fstype: String,
+    /// Mounted read-write (the mount's own options say `rw`).
+    pub rw: bool,
 }
 
 /// The mount table of this process's namespace.
@@ -140,6 +142,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
                 dev: parse_dev(f.get(2)?)?,
                 point: PathBuf::from(unescape(f.get(4)?)),
                 fstype: f.get(sep + 1)?.to_string(),
+                rw: f.get(5)?.split(',').any(|o| o == "rw"),
             })
         })
         .collect()
@@ -180,7 +183,7 @@ mod tests {
     #[test]
     fn mountinfo_lines_give_device_point_and_type() {
         let text = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n\
-                    40 22 0:35 / /mnt/my\\040disk rw - tmpfs tmpfs rw\n\
+                    40 22 0:35 / /mnt/my\\040disk ro,nosuid - tmpfs tmpfs rw\n\
                     garbage\n";
         let m = parse_mountinfo(text);
         assert_eq!(m.len(), 2);
@@ -189,6 +192,8 @@ mod tests {
         assert_eq!(m[0].fstype, "ext4");
         assert_eq!(m[1].point, PathBuf::from("/mnt/my disk"));
         assert_eq!(m[1].fstype, "tmpfs");
+        // The mount's own options, not the filesystem's (the last field).
+        assert!(m[0].rw && !m[1].rw);
     }
 
     #[test]

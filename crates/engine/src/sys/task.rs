@@ -197,7 +197,10 @@ mod tests {
                 assert_eq!(prio, (IOPRIO_CLASS_BE, 6));
             }
             Ok(Err(e)) if e.raw_os_error() == Some(libc::ENOSYS) => {
-                eprintln!("skipped: no NUMA policy support in this kernel: {e}")
+                iolab_testkit::skip(
+                    "memory policy",
+                    &format!("no NUMA policy support in this kernel: {e}"),
+                );
             }
             other => panic!("{other:?}"),
         }

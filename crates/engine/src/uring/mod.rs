@@ -83,6 +83,7 @@ impl UringEngine {
             async_sync: ops.fsync && !mode.iopoll,
             async_trim: ops.fallocate && !mode.iopoll,
             ioprio: true,
+            ring_reads: !mode.iopoll,
             ..Caps::default()
         };
         let description = describe(opts, &mode, rw);

@@ -17,8 +17,11 @@ use std::time::Duration;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 mod provided;
+mod send;
 
 use provided::Provided;
+use send::Sends;
+pub use send::{OutBody, Outgoing};
 
 /// The buffer group the ring's receive buffers are registered as.
 const BGID: u16 = 0;
@@ -37,10 +40,13 @@ pub enum NetOp {
     Send,
     /// A listener has a connection waiting (one shot, exclusive wake-up).
     Listen,
+    /// A file read linked to a send ([`NetRing::read_send`]): never reported (its send's
+    /// completion says how both went: ECANCELED when the read failed or came up short).
+    Read,
 }
 
 impl NetOp {
-    const ALL: [NetOp; 7] = [
+    const ALL: [NetOp; 8] = [
         NetOp::Accept,
         NetOp::Recv,
         NetOp::PollIn,
@@ -48,6 +54,7 @@ impl NetOp {
         NetOp::Cancel,
         NetOp::Send,
         NetOp::Listen,
+        NetOp::Read,
     ];
 
     fn data(self, tag: u64) -> u64 {
@@ -59,67 +66,6 @@ impl NetOp {
 /// test) and never reported.
 pub const TAG_MASK: u64 = (1 << 56) - 1;
 const OWN_TAG: u64 = TAG_MASK;
-
-/// The body that follows a head in a [`Outgoing`].
-#[derive(Debug)]
-pub enum OutBody {
-    None,
-    Static(&'static [u8]),
-    Owned(Vec<u8>),
-    /// `Buf` bytes `pos..end` (an engine read's buffer).
-    Buf(crate::Buf),
-}
-
-/// Bytes to send: `head[head_pos..]`, then the body from `body_pos` to `body_end`. The ring
-/// owns them while the kernel reads them and gives them back with the completion.
-#[derive(Debug)]
-pub struct Outgoing {
-    pub head: Vec<u8>,
-    pub head_pos: usize,
-    pub body: OutBody,
-    pub body_pos: usize,
-    pub body_end: usize,
-    /// More of the response follows by other means (sendfile): sent with MSG_MORE, so these
-    /// bytes wait to share a segment with the first of the rest.
-    pub more: bool,
-}
-
-impl Outgoing {
-    fn body(&self) -> &[u8] {
-        let b: &[u8] = match &self.body {
-            OutBody::None => &[],
-            OutBody::Static(b) => b,
-            OutBody::Owned(v) => v,
-            OutBody::Buf(b) => b.as_slice(),
-        };
-        let end = self.body_end.min(b.len());
-        &b[self.body_pos.min(end)..end]
-    }
-
-    /// Advances past `n` bytes sent: the head first, then the body.
-    pub fn advance(&mut self, n: usize) {
-        let h = (self.head.len() - self.head_pos).min(n);
-        self.head_pos += h;
-        self.body_pos = (self.body_pos + n - h).min(self.body_end);
-    }
-
-    /// Nothing is left to send.
-    pub fn is_done(&self) -> bool {
-        self.head_pos >= self.head.len() && self.body_pos >= self.body_end
-    }
-}
-
-/// A sendmsg's header and its two iovecs (head, body).
-type Msg = (libc::msghdr, [libc::iovec; 2]);
-
-/// A send in flight: the bytes, and the message header the kernel reads (boxed: its address
-/// must not move while the kernel holds it).
-struct SendSlot {
-    tag: u64,
-    out: Outgoing,
-    /// Read by the kernel, not by us: kept alive until the completion, then reused.
-    msg: Box<Msg>,
-}
 
 /// Received bytes in one of the ring's buffers; give it back with [`NetRing::recycle`].
 #[derive(Debug)]
@@ -156,13 +102,7 @@ pub struct NetRing {
     /// The self test is running: `reap` reports the ring's own completions.
     own: bool,
     /// Sends in flight by slot (the slot is in their user_data), and the free slots.
-    sends: Vec<Option<SendSlot>>,
-    free_sends: Vec<u32>,
-    /// Message headers of completed sends, for the next ones (no allocation per response).
-    /// Boxed: a header handed to the kernel must stay where it is while the box moves between
-    /// this list and a slot (a `Vec<Msg>` would move the header itself).
-    #[allow(clippy::vec_box)]
-    free_msgs: Vec<Box<Msg>>,
+    sends: Sends,
     /// io_uring_enter calls made.
     pub enters: u64,
 }
@@ -191,9 +131,7 @@ impl NetRing {
             registered: false,
             pending: 0,
             own: true,
-            sends: Vec::new(),
-            free_sends: Vec::new(),
-            free_msgs: Vec::new(),
+            sends: Sends::default(),
             enters: 0,
         };
         // SAFETY: the entries mapping is page-aligned, holds `count` entries and outlives the
@@ -255,9 +193,18 @@ impl NetRing {
     }
 
     fn push(&mut self, e: squeue::Entry) -> io::Result<()> {
+        // SAFETY: the entries pushed here point at no caller memory (fd, flags, ids and the
+        // buffer group the ring owns).
+        unsafe { self.push_raw(e) }
+    }
+
+    /// Queues `e`, submitting what is queued first when the queue is full.
+    ///
+    /// # Safety
+    /// The memory `e` points at stays valid, and unmoved, until its completion.
+    unsafe fn push_raw(&mut self, e: squeue::Entry) -> io::Result<()> {
         loop {
-            // SAFETY: the entries pushed here point at no caller memory (fd, flags, ids and
-            // the buffer group the ring owns).
+            // SAFETY: the caller's promise.
             if unsafe { self.ring.submission().push(&e) }.is_ok() {
                 self.pending += 1;
                 return Ok(());
@@ -265,6 +212,21 @@ impl NetRing {
             // Full: hand what is there to the kernel and go on.
             self.submit()?;
         }
+    }
+
+    /// Room for `n` more entries in the submission queue (submitting what is there if not).
+    fn room(&mut self, n: usize) -> io::Result<()> {
+        let free = |r: &mut IoUring| {
+            let sq = r.submission();
+            sq.capacity() - sq.len()
+        };
+        if free(&mut self.ring) < n {
+            self.submit()?;
+        }
+        if free(&mut self.ring) < n {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(())
     }
 
     /// Accepts every connection on `l` until cancelled or failed; each completion carries one.
@@ -316,67 +278,12 @@ impl NetRing {
         self.push(e)
     }
 
-    /// Sends `out` on `s` (sendmsg, MSG_NOSIGNAL | MSG_WAITALL: the kernel sends what a full
-    /// socket left over when it has room again, so the completion comes once every byte is
-    /// out, or with an error); it gives `out` back with the count sent. On failure to queue,
-    /// `out` comes back with the error.
-    pub fn send(
-        &mut self,
-        s: &TcpStream,
-        tag: u64,
-        out: Outgoing,
-    ) -> Result<(), (io::Error, Outgoing)> {
-        let slot = match self.free_sends.pop() {
-            Some(k) => k,
-            None => {
-                self.sends.push(None);
-                (self.sends.len() - 1) as u32
-            }
-        };
-        let mut msg = self.free_msgs.pop().unwrap_or_else(|| {
-            // SAFETY: msghdr and iovec are plain old data; all-zero is an empty message. Only
-            // the iovecs and msg_iov/msg_iovlen are set below, so a reused one stays so.
-            Box::new(unsafe { std::mem::zeroed::<Msg>() })
-        });
-        let head = &out.head[out.head_pos.min(out.head.len())..];
-        let body = out.body();
-        msg.1[0] = libc::iovec {
-            iov_base: head.as_ptr() as *mut libc::c_void,
-            iov_len: head.len(),
-        };
-        msg.1[1] = libc::iovec {
-            iov_base: body.as_ptr() as *mut libc::c_void,
-            iov_len: body.len(),
-        };
-        let more = if out.more { libc::MSG_MORE } else { 0 };
-        msg.0.msg_iov = msg.1.as_mut_ptr();
-        msg.0.msg_iovlen = 2;
-        let e = opcode::SendMsg::new(types::Fd(s.as_raw_fd()), &msg.0)
-            .flags((libc::MSG_NOSIGNAL | libc::MSG_WAITALL | more) as u32)
-            .build()
-            .user_data(NetOp::Send.data(u64::from(slot)));
-        if let Err(err) = self.push(e) {
-            self.free_sends.push(slot);
-            self.free_msgs.push(msg);
-            return Err((err, out));
-        }
-        // The iovecs point into the heap blocks of `out` (a Vec's, a Buf's or static bytes)
-        // and the entry at the boxed header: none of them moves when `out` and the box move
-        // into the slot, where they stay until the completion is reaped.
-        self.sends[slot as usize] = Some(SendSlot { tag, out, msg });
-        Ok(())
-    }
-
     /// Cancels the operation `op` with `tag` (it completes with ECANCELED, or not at all if
     /// it had already ended).
     pub fn cancel(&mut self, op: NetOp, tag: u64) -> io::Result<()> {
         let target = match op {
             // A send's user_data names its slot: find the slot that holds `tag`.
-            NetOp::Send => match self
-                .sends
-                .iter()
-                .position(|s| s.as_ref().is_some_and(|s| s.tag == tag))
-            {
+            NetOp::Send => match self.sends.find(tag) {
                 Some(k) => op.data(k as u64),
                 None => return Ok(()),
             },
@@ -456,6 +363,9 @@ impl NetRing {
             let Some(&op) = NetOp::ALL.get((data >> 56) as usize) else {
                 continue;
             };
+            if op == NetOp::Read {
+                continue;
+            }
             let flags = cqe.flags();
             let res = cqe.result();
             let result = if res < 0 {
@@ -484,17 +394,10 @@ impl NetRing {
                 _ => None,
             };
             let (tag, sent) = match op {
-                NetOp::Send => {
-                    let slot = (data & TAG_MASK) as usize;
-                    match self.sends.get_mut(slot).and_then(Option::take) {
-                        Some(s) => {
-                            self.free_sends.push(slot as u32);
-                            self.free_msgs.push(s.msg);
-                            (s.tag, Some(s.out))
-                        }
-                        None => continue,
-                    }
-                }
+                NetOp::Send => match self.sends.take((data & TAG_MASK) as usize) {
+                    Some((tag, out)) => (tag, Some(out)),
+                    None => continue,
+                },
                 _ => (data & TAG_MASK, None),
             };
             out.push(NetDone {
@@ -529,9 +432,7 @@ impl NetRing {
 impl Drop for NetRing {
     fn drop(&mut self) {
         // Sends still in flight: the kernel may yet read their bytes, so they are leaked.
-        for s in self.sends.drain(..).flatten() {
-            std::mem::forget(s);
-        }
+        self.sends.leak();
         // Socket receives run as task work in the owning thread, which is here, not in the
         // kernel: once the group is unregistered no receive can pick one of its buffers.
         if self.registered && self.ring.submitter().unregister_buf_ring(BGID).is_err() {
@@ -573,7 +474,7 @@ mod tests {
         match NetRing::new(64, 16, 4096) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("skipped: no io_uring socket ring here ({e})");
+                iolab_testkit::skip("io_uring socket ring", &e);
                 None
             }
         }
@@ -695,5 +596,69 @@ mod tests {
         let mut got = [0u8; 11];
         c.read_exact(&mut got).unwrap();
         assert_eq!(&got, b"hello world");
+    }
+
+    fn out_buf(head: &[u8], len: usize) -> Outgoing {
+        Outgoing {
+            head: head.to_vec(),
+            head_pos: 0,
+            body: OutBody::Buf(crate::Buf::new(4096).unwrap()),
+            body_pos: 0,
+            body_end: len,
+            more: false,
+        }
+    }
+
+    /// A file's bytes read on the ring and sent after the head, the read linked to the send;
+    /// a read that comes up short sends nothing (the send is cancelled), so a truncated file
+    /// never goes out as a buffer's stale bytes behind a head that promised more.
+    #[test]
+    fn read_send_sends_a_files_bytes_and_nothing_when_the_read_is_short() {
+        let Some(mut r) = ring() else { return };
+        let path = std::env::temp_dir().join(format!("iolab-readsend-{}", std::process::id()));
+        std::fs::write(&path, b"0123456789").unwrap();
+        let file = std::sync::Arc::new(std::fs::File::open(&path).unwrap());
+        let _ = std::fs::remove_file(&path);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        r.read_send(&s, 5, out_buf(b"head:", 6), file.clone(), 2)
+            .map_err(|e| e.0)
+            .unwrap();
+        let mut done = Vec::new();
+        until(&mut r, &mut done, |o| o.iter().any(|d| d.op == NetOp::Send));
+        assert!(done.iter().all(|d| d.op == NetOp::Send), "{done:?}");
+        let d = done.pop().unwrap();
+        assert_eq!((d.tag, d.result.as_ref().ok()), (5, Some(&11)));
+        let mut got = [0u8; 11];
+        c.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"head:234567");
+        // Past the end: 4 bytes of the 6 wanted.
+        r.read_send(&s, 6, out_buf(b"head:", 6), file, 6)
+            .map_err(|e| e.0)
+            .unwrap();
+        done.clear();
+        until(&mut r, &mut done, |o| o.iter().any(|d| d.op == NetOp::Send));
+        let d = done.pop().unwrap();
+        assert_eq!(d.tag, 6);
+        assert_eq!(
+            d.result.as_ref().err().and_then(|e| e.raw_os_error()),
+            Some(libc::ECANCELED)
+        );
+        assert!(d.sent.is_some(), "the bytes come back");
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        c.read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty(), "nothing sent: {rest:?}");
+        // Nothing to read into: refused, the bytes handed back.
+        let (e, back) = r
+            .read_send(&s, 7, out_buf(b"x", 0), file_of(), 0)
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(back.head, b"x");
+    }
+
+    fn file_of() -> std::sync::Arc<std::fs::File> {
+        std::sync::Arc::new(std::fs::File::open("/dev/null").unwrap())
     }
 }

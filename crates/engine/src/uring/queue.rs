@@ -252,19 +252,14 @@ pub(super) enum Why {
     Reap,
 }
 
-/// The chokepoint for io_uring_enter. Submits what is in the SQ and, with `wait` set, waits
-/// for `min` completions (`min` 0: only runs pending completion work). Returns `None` when no
-/// system call was needed (SQPOLL with an awake thread, or nothing to do), else the kernel's
-/// answer. Counts exactly the calls it makes.
-pub(super) fn enter(
+/// What [`enter`] submits and the flags it enters with; `None` when no system call is
+/// needed.
+fn enter_flags(
     ring: &mut IoUring,
     mode: &Mode,
     wait: Option<u32>,
-    timeout: Option<Duration>,
     why: Why,
-    reg: Option<&RingFd>,
-    calls: &mut SysCalls,
-) -> io::Result<Option<usize>> {
+) -> Option<(u32, EnterFlags)> {
     let (to_submit, need_wakeup, overflow, taskrun) = {
         let sq = ring.submission();
         (
@@ -289,11 +284,30 @@ pub(super) fn enter(
             flags |= EnterFlags::SQ_WAKEUP;
         } else if flags.is_empty() {
             // The SQ thread is awake and will pick the entries up: no system call.
-            return Ok(None);
+            return None;
         }
     } else if to_submit == 0 && flags.is_empty() {
-        return Ok(None);
+        return None;
     }
+    Some((to_submit, flags))
+}
+
+/// The chokepoint for io_uring_enter. Submits what is in the SQ and, with `wait` set, waits
+/// for `min` completions (`min` 0: only runs pending completion work). Returns `None` when no
+/// system call was needed (SQPOLL with an awake thread, or nothing to do), else the kernel's
+/// answer. Counts exactly the calls it makes.
+pub(super) fn enter(
+    ring: &mut IoUring,
+    mode: &Mode,
+    wait: Option<u32>,
+    timeout: Option<Duration>,
+    why: Why,
+    reg: Option<&RingFd>,
+    calls: &mut SysCalls,
+) -> io::Result<Option<usize>> {
+    let Some((to_submit, flags)) = enter_flags(ring, mode, wait, why) else {
+        return Ok(None);
+    };
     let min = wait.unwrap_or(0);
     let (fd, flags) = match reg.and_then(RingFd::here) {
         Some(i) => (i as i32, flags.bits() | IORING_ENTER_REGISTERED_RING),

@@ -107,11 +107,14 @@ mod tests {
     #[test]
     fn the_index_is_used_only_by_the_thread_that_registered_it() {
         let Ok(ring) = IoUring::new(4) else {
-            eprintln!("skipped: io_uring is not available here");
+            iolab_testkit::skip("registered ring fd", &"io_uring is not available here");
             return;
         };
         let Some(r) = RingFd::register(&ring) else {
-            eprintln!("skipped: the kernel has no IORING_REGISTER_RING_FDS (before 5.18)");
+            iolab_testkit::skip(
+                "registered ring fd",
+                &"no IORING_REGISTER_RING_FDS (before 5.18)",
+            );
             return;
         };
         assert!(r.here().is_some());

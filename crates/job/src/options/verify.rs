@@ -52,7 +52,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.verify_backlog = a.count()?; Ok(()) }),
     imp!(Verify, "verify_backlog_batch", [], Int, None, "Blocks verified each time the backlog is reached",
         |s, a| { s.verify_backlog_batch = a.count()?; Ok(()) }),
-    imp!(Verify, "experimental_verify", [], Bool, Some("0"), "Replay the writes to verify (the result is the same as the default)",
+    imp!(Verify, "experimental_verify", [], Bool, Some("0"), "Read back every write in the order it was issued, overwritten ones too (they fail), as fio replays the writes",
         |s, a| { s.experimental_verify = a.flag()?; Ok(()) }),
     imp!(Verify, "verify_state_load", [], Bool, Some("0"), "verify_only checks only what the saved state says was written",
         |s, a| { s.verify_state_load = a.flag()?; Ok(()) }),

@@ -4,8 +4,6 @@
 use std::fs::File;
 use std::sync::Arc;
 
-use iolab_engine::sys::net;
-
 use super::Worker;
 use crate::blocking::Job;
 use crate::cache::Handle;
@@ -14,24 +12,30 @@ use crate::http;
 use crate::route::{self, Body, Lookup};
 
 impl Worker {
-    /// Sends a reply whose head is written: from the engine's read of a small file (paged in
-    /// first by a helper where it is not cached), a listing page, or what `start` sends.
+    /// Sends a reply whose head is written: from a read of a small file (on the socket ring
+    /// with its send where there is one, else through the engine; paged in first by a helper
+    /// where it is not cached), a listing page, or what `start` sends.
     pub(super) fn dispatch(&mut self, i: usize, rep: route::Reply, ans: Answer) {
         let c = &mut self.conns[i];
         let Answer {
             handle,
             direct,
             page,
+            resident,
             listing,
         } = ans;
         match (rep.body, handle) {
             (Body::Multi, Some(Handle::Engine(_))) => start(c, rep, page.map(Handle::Send)),
             (Body::File { offset, len }, Some(Handle::Engine(id))) => {
-                self.cache.begin(id);
+                let ring = self.net.is_some() && self.eng.caps().ring_reads;
+                match page {
+                    // Cached: read on the socket ring, linked to the send.
+                    Some(file) if resident && ring => {
+                        return self.read_ring(i, file, offset, len, rep)
+                    }
+                    _ => self.cache.begin(id),
+                }
                 let end = offset + len;
-                let cached = page
-                    .as_ref()
-                    .is_none_or(|f| net::page_cached(f, 0, end) != Some(false));
                 let wait = Pending::Read {
                     id,
                     off: offset,
@@ -40,7 +44,7 @@ impl Worker {
                     rep,
                 };
                 match page {
-                    Some(file) if !cached => {
+                    Some(file) if !resident => {
                         let job = Job::PageIn {
                             file,
                             off: 0,
@@ -57,7 +61,12 @@ impl Worker {
                 start(c, rep, None);
                 c.out = Out::Owned(listing.unwrap_or_default(), 0);
             }
-            (_, h) => start(c, rep, h),
+            (_, h) => {
+                start(c, rep, h);
+                // The first stretch of a sendfile body goes without asking the page cache
+                // again.
+                c.paged = resident && matches!(c.out, Out::File { .. });
+            }
         }
     }
 }
@@ -68,6 +77,8 @@ pub(super) struct Answer {
     pub handle: Option<Handle>,
     pub direct: bool,
     pub page: Option<Arc<File>>,
+    /// The file was all in the page cache within the last second (`Entry::resident`).
+    pub resident: bool,
     pub listing: Option<Vec<u8>>,
 }
 
@@ -90,7 +101,8 @@ pub(super) fn note(line: &mut Vec<u8>, fields: &mut [(bool, Vec<u8>); 2], req: &
 }
 
 /// The reply for a cached file (or the precompressed sibling the client accepts, sent with
-/// sendfile); how its body is read goes into `ans`.
+/// sendfile); how its body is read goes into `ans`, where the caller has said whether `e`
+/// is resident.
 pub(super) fn file_reply(
     e: &crate::cache::Entry,
     req: &http::Request<'_>,
@@ -102,6 +114,8 @@ pub(super) fn file_reply(
 ) -> route::Reply {
     if let Some((meta, file)) = sibling(e, req.accept_encoding) {
         ans.handle = Some(Handle::Send(file.clone()));
+        // What the caller found resident was the plain file.
+        ans.resident = false;
         mp.allowed = true;
         return route::reply_with(wbuf, date, req, Lookup::File(meta), keep, mp);
     }

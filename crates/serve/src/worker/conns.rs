@@ -110,8 +110,8 @@ impl Worker {
         if c.sock.is_none() {
             return;
         }
-        if let Some(r) = self.net.as_mut() {
-            uring::forget(r, (u64::from(c.gen) << 32) | i as u64);
+        if let (Some(r), Some(s)) = (self.net.as_mut(), c.sock.take()) {
+            uring::forget(r, (u64::from(c.gen) << 32) | i as u64, s);
         }
         c.sock = None;
         c.gen = c.gen.wrapping_add(1);

@@ -1,7 +1,9 @@
 //! Bodies of small files read through the engine, and work handed to the helper threads
 //! (opening a path, paging a file in), with what happens when each comes back.
 
+use std::fs::File;
 use std::io;
+use std::sync::Arc;
 
 use iolab_engine::{Buf, Done, FileId, Op, Queued, Req};
 
@@ -113,6 +115,42 @@ impl Worker {
             self.process(i);
         }
         self.outcomes = outcomes;
+    }
+
+    /// Sends a small file's `len` bytes at `off`, read on the socket ring into a buffer, with
+    /// the head in `c.wbuf`: the read linked to the send, both queued for the turn's one
+    /// io_uring_enter (no engine read to reap and send on a later turn). The caller has seen
+    /// the file in the page cache, so the read is done inline when submitted.
+    pub(super) fn read_ring(
+        &mut self,
+        i: usize,
+        file: Arc<File>,
+        off: u64,
+        len: u64,
+        rep: route::Reply,
+    ) {
+        let c = &mut self.conns[i];
+        c.status = rep.status;
+        c.keep = c.keep && rep.keep_alive;
+        c.wpos = 0;
+        c.body_sent = 0;
+        let buf = match self.bufs.pop() {
+            Some(b) => b,
+            None => match Buf::new(SMALL_FILE as usize) {
+                Ok(b) => b,
+                Err(_) => {
+                    self.close(i);
+                    return;
+                }
+            },
+        };
+        c.out = Out::Buf {
+            buf,
+            pos: 0,
+            end: len as usize,
+        };
+        c.state = State::Sending;
+        self.send_ring(i, Some((file, off)));
     }
 
     /// Reads a small file through the engine (the caller has counted the read in with

@@ -9,8 +9,11 @@
 //! with accept4, so that they share the connections (a multishot accept per thread let the
 //! first thread take them all). The eventfds are multishot polls.
 
+use std::fs::File;
 use std::io;
+use std::net::TcpStream;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use iolab_engine::{NetDone, NetOp, NetRing, OutBody};
@@ -50,12 +53,14 @@ pub(super) fn open(mode: NetMode) -> Result<Option<NetRing>, String> {
 }
 
 /// Cancels what a closing connection has armed, and hands it to the kernel before the
-/// descriptor goes (its number may be reused by the next accept at once).
-pub(super) fn forget(r: &mut NetRing, tok: u64) {
+/// descriptor goes (its number may be reused by the next accept at once); a send still
+/// waiting for its linked read keeps the socket open until it is done.
+pub(super) fn forget(r: &mut NetRing, tok: u64, sock: TcpStream) {
     let _ = r.cancel(NetOp::Recv, tag(tok));
     let _ = r.cancel(NetOp::PollOut, tag(tok));
     let _ = r.cancel(NetOp::Send, tag(tok));
     let _ = r.submit();
+    r.close_after_send(tag(tok), sock);
 }
 
 impl Worker {
@@ -180,7 +185,7 @@ impl Worker {
                 }
             }
             NetOp::Send => self.sent(d),
-            NetOp::Cancel => {}
+            NetOp::Cancel | NetOp::Read => {}
         }
     }
 
@@ -282,8 +287,9 @@ impl Worker {
     }
 
     /// Hands connection `i`'s head and buffered body to the ring: its sendmsg goes to the
-    /// kernel with the turn's other entries, in the same io_uring_enter.
-    pub(super) fn send_ring(&mut self, i: usize) {
+    /// kernel with the turn's other entries, in the same io_uring_enter. With `read`, the
+    /// body is first read from that file at that offset, by a read linked to the send.
+    pub(super) fn send_ring(&mut self, i: usize, read: Option<(Arc<File>, u64)>) {
         let c = &mut self.conns[i];
         let tok = (u64::from(c.gen) << 32) | i as u64;
         // Its completion only ends the response: no request is buffered to answer next, and
@@ -297,12 +303,15 @@ impl Worker {
         let out = crate::conn::to_ring(c);
         // A file's head is only the start: its sendfile follows the completion at once.
         let quiet = quiet && !out.more;
-        let queued = match (self.net.as_mut(), c.sock.as_ref()) {
-            (Some(r), Some(s)) => r.send(s, tag(tok), out),
-            (_, _) => Err((std::io::ErrorKind::NotConnected.into(), out)),
+        // A linked read posts a completion of its own as well.
+        let cqes = 1 + u32::from(read.is_some());
+        let queued = match (self.net.as_mut(), c.sock.as_ref(), read) {
+            (Some(r), Some(s), None) => r.send(s, tag(tok), out),
+            (Some(r), Some(s), Some((file, off))) => r.read_send(s, tag(tok), out, file, off),
+            (_, _, _) => Err((std::io::ErrorKind::NotConnected.into(), out)),
         };
         match queued {
-            Ok(()) => self.quiet_sends += u32::from(quiet),
+            Ok(()) => self.quiet_sends += u32::from(quiet) * cqes,
             Err((_, out)) => {
                 crate::conn::from_ring(c, out, 0);
                 self.close(i);

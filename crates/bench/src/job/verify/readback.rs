@@ -5,7 +5,7 @@ use iolab_engine::{Op, Queued, Req};
 use iolab_stats::Dir;
 use iolab_workload::Dir as WDir;
 
-use super::{Role, Written};
+use super::{History, Role, Written};
 use crate::job::{Runner, Stops};
 use crate::joberr::site;
 
@@ -74,37 +74,62 @@ impl Runner<'_> {
     /// Reads back every remembered block and checks it; a stop ends it early.
     fn verify_reads(&mut self, stop: Option<&Stops<'_>>) -> std::io::Result<()> {
         let fake = !self.eng.caps().moves_data;
-        let todo: Vec<Written> = match self.verify.as_deref_mut() {
+        // fio keeps the writes of a job with a random map in the order they were issued and
+        // reads them back in it; other jobs' writes it sorts by file and offset, as kept here.
+        let p = &self.plan.pattern;
+        let write_order = p.random && p.random_map;
+        let mut todo = match self.verify.as_deref_mut() {
             Some(v) if v.do_verify || v.only => {
                 v.fake = fake;
                 v.verified = true;
                 // What the backlog had yet to check is checked now.
                 v.pending.clear();
                 v.due = 0;
-                std::mem::take(&mut v.history).into_values().collect()
+                let mut history = std::mem::take(&mut v.history);
+                match v.replay.as_mut() {
+                    Some(r) => Todo::List(std::mem::take(r).into_iter()),
+                    None if write_order => {
+                        let mut all = history.take_all();
+                        all.sort_unstable_by_key(|w| w.numberio);
+                        Todo::List(all.into_iter())
+                    }
+                    // Taken from the map one by one: no second copy of the history.
+                    None => Todo::Map(history),
+                }
             }
             _ => return Ok(()),
         };
         let from = self.clock.now();
+        self.now = from;
         // A loop's read back has no Stops at hand: a stop wakes the job's thread too.
         let stopped = || stop.is_some_and(Stops::is_set) || iolab_engine::sys::interrupt::woken();
-        let mut next = 0;
-        while next < todo.len() && !stopped() && self.error.is_none() {
+        // As fio's do_verify, the read back counts against the runtime: a phase the runtime
+        // ended is not read back, and one the runtime ends stops there.
+        let deadline = self.sample_until;
+        // A block the engine was too busy to take, tried again first.
+        let mut held: Option<Written> = None;
+        let mut more = true;
+        while more && !stopped() && self.error.is_none() && self.now < deadline {
             // A synchronous engine completes each read inside this loop: it looks for the stop.
-            while next < todo.len()
-                && self.in_flight() < self.depth()
+            while self.in_flight() < self.depth()
                 && self.error.is_none()
                 && !stopped()
+                && self.now < deadline
             {
-                if !self.verify_read(todo[next])? {
+                let Some(w) = held.take().or_else(|| todo.next()) else {
+                    more = false;
+                    break;
+                };
+                if !self.verify_read(w)? {
+                    held = Some(w);
                     break;
                 }
-                next += 1;
             }
             self.commit()?;
             if self.eng.in_flight() > 0 {
                 self.reap(1, None)?;
-            } else if next < todo.len() {
+                self.now = self.clock.now();
+            } else if held.is_some() {
                 // Busy with nothing in flight: give the engine a moment.
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
@@ -149,5 +174,21 @@ impl Runner<'_> {
             }
         }
         Ok(true)
+    }
+}
+
+/// The blocks a read back goes through: a list (write order, experimental_verify's replay)
+/// or the history itself, emptied as it goes.
+enum Todo {
+    List(std::vec::IntoIter<Written>),
+    Map(History),
+}
+
+impl Todo {
+    fn next(&mut self) -> Option<Written> {
+        match self {
+            Todo::List(l) => l.next(),
+            Todo::Map(h) => h.pop_first(),
+        }
     }
 }
