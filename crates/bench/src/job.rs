@@ -524,7 +524,9 @@ impl<'a> Runner<'a> {
         stats.cpu = usage() - self.cpu0;
         stats.cpu += &self.offload.cpu;
         if let Some(e) = &self.error {
-            eprintln!("{}", e.fio_line(std::process::id()));
+            // fio prints it with its informational lines: standard output (or the --output
+            // file); iolab keeps JSON and terse on standard output valid (standard error).
+            crate::layout::info(format_args!("{}", e.fio_line(std::process::id())));
         }
         JobOutcome {
             name: self.plan.name.clone(),

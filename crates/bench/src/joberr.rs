@@ -34,7 +34,8 @@ impl JobError {
         )
     }
 
-    /// fio's line on standard error when a job ends on an error:
+    /// fio's line on standard output (with its informational lines) when a job ends on an
+    /// error:
     /// `fio: pid=123, err=28/file:io_u.c:1876, func=io_u error, error=No space left on device`.
     pub fn fio_line(&self, pid: u32) -> String {
         format!(

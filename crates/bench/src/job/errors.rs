@@ -106,11 +106,11 @@ impl Runner<'_> {
             let first = dir.is_some_and(|d| self.stats.dir(d).total_ios == 1);
             if errno == libc::EINVAL && self.plan.direct && first {
                 // fio's hint when the first I/O of its direction fails so, word for word as
-                // scripts look for it.
-                eprintln!(
+                // scripts look for it, where fio prints it (with the informational lines).
+                crate::layout::info(format_args!(
                     "fio: first direct IO errored. File system may not support direct IO, or \
                      iomem_align= is bad, or invalid block size. Try setting direct=0."
-                );
+                ));
             }
             self.fail(e, msg, "io_u error", site!());
         }

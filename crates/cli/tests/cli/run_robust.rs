@@ -308,9 +308,9 @@ fn io_error_reports_its_errno_not_eio() {
         o.stdout
     );
     assert!(
-        o.stderr.contains(", err=21/file:job.rs:"),
-        "fio's 'fio: pid=..., err=21/file:...' line: {}",
-        o.stderr
+        o.stdout.contains(", err=21/file:job.rs:"),
+        "fio's 'fio: pid=..., err=21/file:...' line (standard output, as fio's): {}",
+        o.stdout
     );
     assert!(
         o.stderr.contains("EISDIR"),

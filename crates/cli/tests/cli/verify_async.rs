@@ -132,9 +132,11 @@ fn verify_async_reports_a_corrupt_block_as_the_inline_check_does() {
             "{engine}: {b}"
         );
         // fio 3.33 names its verify thread's function.
+        // On standard output: the job's line and fio's pid line (as fio 3.33 prints them).
+        let out = String::from_utf8_lossy(&threads.stdout);
         assert!(
-            b.contains("err=84") && b.contains("func=async_verify"),
-            "{engine}: {b}"
+            out.contains("err=84") && out.contains("func=async_verify"),
+            "{engine}: {out}"
         );
         // The same lines, but for the flags fio shows: its verify thread's io_u holds its
         // file (0x84) where the inline check's counts in the depth (0x88).
