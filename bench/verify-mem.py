@@ -35,7 +35,8 @@ def main():
         benchlib.build()
     n = int(a.size[:-1]) * {"m": 2**20, "g": 2**30}[a.size[-1]] // BS
     tools = {"fio": ["fio", "--thread"], "iolab": [a.iolab, "run"]}
-    out = [benchlib.machine("/tmp", benchlib.sh("fio --version")),
+    out = [benchlib.machine("/tmp", benchlib.sh("fio --version"),
+           "load average %.2f %.2f %.2f" % os.getloadavg()),
            f"# bench/verify-mem.py --size={a.size} --rounds={a.rounds}: ioengine=null, bs=4k, "
            f"{n} blocks; bytes of peak RSS per block with verify=crc32c over without"]
     for rw in ["write", "randwrite"]:
