@@ -14,6 +14,8 @@ directory of its own, and the files they leave are compared structurally:
 
 Prints a table and saves it under bench/results/logs-vs-fio-*.txt. Not run by cargo test.
 
+Known differences (KNOWN) are listed with their reason and not counted as differing.
+
 usage: bench/logs-vs-fio.py [--binary PATH] [--only SUBSTRING] [--keep]
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile
@@ -54,6 +56,12 @@ def jobs():
         out.append((f"{k} store compressed", [*PSYNC, "--rw=randrw", opt,
                                                "--log_compression=64k",
                                                "--log_store_compressed=1"]))
+        out.append((f"{k} avg compression", [*TIMED, "--rw=randrw", opt, "--log_avg_msec=200",
+                                              "--log_compression=64k"]))
+        out.append((f"{k} prio cmdprio", [*SIZE, "--ioengine=libaio", "--iodepth=2",
+                                          "--rw=randread", opt, "--log_prio=1",
+                                          "--cmdprio_percentage=40", "--cmdprio_class=2",
+                                          "--cmdprio=1"]))
         out.append((f"{k} avg store compressed", [*TIMED, "--rw=randrw", opt,
                                                    "--log_avg_msec=200", "--log_compression=64k",
                                                    "--log_store_compressed=1"]))
@@ -68,6 +76,16 @@ def jobs():
                                   "--log_avg_msec=200"]))
         out.append((f"{k} thinktime", [*TIMED, "--rw=read", opt, "--log_avg_msec=100",
                                        "--thinktime=300ms", "--thinktime_blocks=200"]))
+    out.append(("lat alternate epoch", [*PSYNC, "--rw=read", "--write_lat_log=x",
+                                        "--log_alternate_epoch=1",
+                                        "--log_alternate_epoch_clock_id=1"]))
+    out.append(("hist unix epoch", [*TIMED, "--rw=randrw", "--write_hist_log=x",
+                                    "--log_hist_msec=200", "--log_unix_epoch=1"]))
+    out.append(("bw avg shared", [*TIMED, "--rw=read", "--write_bw_log=x", "--numjobs=2",
+                                  "--per_job_logs=0", "--log_avg_msec=250"]))
+    out.append(("lat avg ramp offset", [*TIMED, "--rw=randrw", "--write_lat_log=x",
+                                        "--ramp_time=1", "--log_avg_msec=250",
+                                        "--log_offset=1"]))
     out.append(("bwavgtime", [*TIMED, "--rw=read", "--write_bw_log=x", "--log_avg_msec=500",
                               "--bwavgtime=200"]))
     out.append(("iopsavgtime", [*TIMED, "--rw=read", "--write_iops_log=x",
@@ -87,6 +105,10 @@ def jobs():
                                          "--numjobs=2"]))
     for rw in ("write", "randwrite", "randrw", "read"):
         out.append((f"write_iolog {rw}", [*PSYNC, f"--rw={rw}", "--write_iolog=io.log"]))
+    out.append(("write_iolog loops 2", [*PSYNC, "--rw=randrw", "--loops=2",
+                                        "--write_iolog=io.log"]))
+    out.append(("write_iolog libaio qd4", [*SIZE, "--ioengine=libaio", "--iodepth=4",
+                                           "--rw=randrw", "--write_iolog=io.log"]))
     out.append(("write_iolog numjobs 2", [*PSYNC, "--rw=randread", "--numjobs=2",
                                           "--write_iolog=io.log"]))
     out.append(("randrw rate_iops", [*TIMED, "--rw=randrw", "--write_iops_log=x",
@@ -98,12 +120,23 @@ def jobs():
     return out
 
 
+# Where iolab differs from fio 3.33 on purpose: job name -> why.
+KNOWN = {
+    "read_iolog v2 replay_skip": "fio 3.33 applies replay_skip to blktrace input only and "
+                                 "replays a text iolog whole; iolab skips there too",
+}
+
 # Replays: a log written by fio (version 3) or by hand (version 2) read by both.
 REPLAYS = [
     ("read_iolog v3 (fio's)", "v3", []),
     ("read_iolog v3 no_stall", "v3", ["--replay_no_stall=1"]),
     ("read_iolog v2", "v2", []),
     ("read_iolog v2 replay_skip", "v2", ["--replay_skip=write"]),
+    ("read_iolog v3 chunked", "v3", ["--read_iolog_chunked=1"]),
+    ("read_iolog v3 (iolab's)", "iolab", []),
+    ("read_iolog v3 time_scale", "v3", ["--replay_time_scale=50"]),
+    ("read_iolog v3 redirect", "v3", ["--replay_redirect=data"]),
+    ("read_iolog v3 libaio", "v3", ["--ioengine=libaio", "--iodepth=8"]),
 ]
 
 
@@ -134,13 +167,19 @@ def num(c):
 
 
 def log_shape(path, opts):
-    """(columns set, per-direction counts, problems, median value) of a fio log file."""
+    """(columns set, per-direction counts, problems, median value, priorities seen, first
+    time) of a fio log file."""
     rows, bad = lines_of(path), []
     cols = sorted({len(r) for r in rows})
     dirs = Counter(r[1] if "hist" in path else r[2] for r in rows if len(r) > 2)
+    if per_unit(opts) and ("_bw" in path or "_iops" in path):
+        # Each I/O closes a window once it is at most 1 ms short of its end (fio's slack),
+        # so a burst in that ms writes a line per I/O: count the windows that have lines.
+        avg = next(int(o.split("=")[1]) for o in opts if o.startswith("--log_avg_msec="))
+        dirs = Counter(d for d, _ in {(r[2], (int(r[0]) + 1) // avg) for r in rows})
     runtime = next((int(o.split("=")[1]) for o in opts if o.startswith("--runtime=")), 0)
     ramp = next((int(o.split("=")[1]) for o in opts if o.startswith("--ramp_time=")), 0)
-    epoch = "--log_unix_epoch=1" in opts
+    epoch = "--log_unix_epoch=1" in opts or "--log_alternate_epoch=1" in opts
     vals = []
     for r in rows:
         try:
@@ -164,7 +203,10 @@ def log_shape(path, opts):
                 break
             vals.append(v[1])
     med = statistics.median(vals) if vals else 0
-    return cols, dirs, bad, med
+    # The priority column is the last (there is no log_issue_time in fio 3.33).
+    prios = {r[-1] for r in rows if "hist" not in path and len(r) >= 5}
+    first = num(rows[0][0]) if rows else 0
+    return cols, dirs, bad, med, prios, first
 
 
 def iolog_shape(path):
@@ -194,19 +236,36 @@ def compare(name, opts, fio_dir, iolab_dir):
                 if not close(aa[k], ab[k]):
                     diff.append(f"{f}: {k} {aa[k]} vs {ab[k]}")
             continue
-        ca, da, bad_a, ma = log_shape(a, opts)
-        cb, db, bad_b, mb = log_shape(b, opts)
+        ca, da, bad_a, ma, pa, ta = log_shape(a, opts)
+        cb, db, bad_b, mb, pb, tb = log_shape(b, opts)
         if ca != cb:
             diff.append(f"{f}: columns fio {ca} iolab {cb}")
-        for d in set(da) | set(db):
+        # --bandwidth-log: fio 3.33 writes a line only when it works out its ETA (with
+        # output to a file once, at the end); iolab every window (as fio 3.36): the line
+        # counts are not compared, the columns and values are.
+        for d in (set(da) | set(db)) if not f.startswith("agg-") else ():
             if not close(da[d], db[d]):
                 diff.append(f"{f}: dir {d} lines fio {da[d]} iolab {db[d]}")
         if bad_b and not bad_a:
             diff.append(f"{f}: iolab {bad_b[0]}")
+        if any("epoch=1" in o for o in opts) and abs(ta - tb) > 60_000:
+            diff.append(f"{f}: first time fio {ta} iolab {tb} (same epoch, a minute apart)")
+        if "--log_prio=1" in opts and pa != pb:
+            diff.append(f"{f}: priorities fio {sorted(pa)} iolab {sorted(pb)}")
+        # Compressed windowed rate logs average each I/O's own rate (fio 3.33's
+        # per_unit_log): a bandwidth there is one of the engine's latency, not comparable
+        # (an IOPS there is 1).
         rate = windowed and ("_bw" in f or "_iops" in f or f.startswith("agg-"))
+        rate = rate and not (per_unit(opts) and "_bw" in f)
         if rate and ma and mb and not 0.5 <= mb / ma <= 2:
             diff.append(f"{f}: median fio {ma} iolab {mb}")
     return diff
+
+
+def per_unit(opts):
+    """Whether fio 3.33 makes each I/O a sample of the windowed bandwidth and IOPS logs."""
+    return any(o.startswith("--log_avg_msec=") for o in opts) and any(
+        o.startswith("--log_compression=") or o == "--log_store_compressed=1" for o in opts)
 
 
 def close(a, b):
@@ -219,6 +278,8 @@ def replay_jobs(work, binary):
     os.makedirs(src)
     subprocess.run(["fio", "--name=w", *PSYNC, "--rw=randrw", "--write_iolog=v3.log",
                     "--output=/dev/null"], cwd=src, check=True)
+    subprocess.run([binary, "run", "--name=w", *PSYNC, "--rw=randrw", "--bsrange=1k-16k",
+                    "--write_iolog=iolab.log", "--output=/dev/null"], cwd=src, check=True)
     v2 = ["fio version 2 iolog", "data add", "data open"]
     for i in range(200):
         v2.append(f"data {'write' if i % 3 == 0 else 'read'} {(i * 7919 % 1024) * 4096} 4096")
@@ -244,7 +305,7 @@ def ios(out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", default=None)
-    ap.add_argument("--only", default=None)
+    ap.add_argument("--only", default=None, help="jobs whose name holds one of these (a,b)")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
     if a.binary is None:
@@ -256,9 +317,9 @@ def main():
              f"# load {os.getloadavg()[0]:.2f} (machine shared with other work)",
              f"{'job':32} {'result':7} differences"]
     print("\n".join(lines), flush=True)
-    n_diff = n = 0
+    n_diff = n = n_known = 0
     for i, (name, opts) in enumerate(jobs()):
-        if a.only and a.only not in name:
+        if a.only and not any(w in name for w in a.only.split(",")):
             continue
         d = os.path.join(work, str(i))
         fd, idir = os.path.join(d, "fio"), os.path.join(d, "iolab")
@@ -281,7 +342,7 @@ def main():
         print(lines[-1], flush=True)
     src = replay_jobs(work, a.binary)
     for name, log, more in REPLAYS:
-        if a.only and a.only not in name:
+        if a.only and not any(w in name for w in a.only.split(",")):
             continue
         got = []
         for tool in (["fio"], [a.binary, "run"]):
@@ -293,10 +354,16 @@ def main():
             got.append(ios(os.path.join(d, "out.json")) if rc == 0 else f"exit {rc} {err}")
         diff = [] if got[0] == got[1] else [f"I/Os fio {got[0]} iolab {got[1]}"]
         n += 1
-        n_diff += bool(diff)
-        lines.append(f"{name:32} {'DIFFERS' if diff else 'same':7} {'; '.join(diff)[:300]}")
+        verdict = "same"
+        if diff and name in KNOWN:
+            verdict, diff = "known", [*diff, KNOWN[name]]
+            n_known += 1
+        elif diff:
+            verdict = "DIFFERS"
+            n_diff += 1
+        lines.append(f"{name:32} {verdict:7} {'; '.join(diff)[:300]}")
         print(lines[-1], flush=True)
-    lines.append(f"{n} jobs, {n_diff} differ")
+    lines.append(f"{n} jobs, {n_diff} differ, {n_known} known differences")
     print(lines[-1])
     print(save("logs-vs-fio", lines))
     if not a.keep:

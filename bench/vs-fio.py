@@ -2,14 +2,15 @@
 """iolab run vs fio on the same jobs, alternating (fio, iolab, fio, iolab, ...).
 
 Prints per job the medians over PAIRS of the ratios iolab/fio: IOPS, bandwidth (fio's net
-listener counts a short recv and the rest of it as two I/Os, so there IOPS alone misleads), mean clat, p99 clat,
+listener counts a short recv and the rest of it as two I/Os, so there IOPS alone misleads),
+mean lat (issue to completion), mean clat, p99 clat,
 CPU time per I/O, and IOPS per core. Not run by cargo test.
 
 usage: bench/vs-fio.py [--pairs N] [--runtime S] [--dir DIR] [--only NAME]
 """
-import argparse, json, os, statistics, subprocess
+import argparse, fcntl, json, os, statistics, subprocess
 
-from benchlib import ROOT, build, install, machine, save, sh
+from benchlib import LOCK, ROOT, build, install, machine, save, sh
 
 NET = ["--ioengine=net", "--port=48123", "--bs=4k", "--size=64g"]
 # Which job and direction a run is measured on (default: the first job's reads). A net pair
@@ -78,6 +79,7 @@ def run(binary, args, runtime, measure=(0, None)):
         "iops": iops,
         "bw": sum(d["bw"] for d in dirs),
         "clat": sum(d["clat_ns"]["mean"] * d["total_ios"] for d in dirs) / max(ios, 1),
+        "lat": sum(d["lat_ns"]["mean"] * d["total_ios"] for d in dirs) / max(ios, 1),
         "p99": big["clat_ns"]["percentile"]["99.000000"],
         "cpu_per_io": cpu_ns / max(ios, 1),
         "iops_per_core": iops / max((j["usr_cpu"] + j["sys_cpu"]) / 100.0, 1e-9),
@@ -99,10 +101,13 @@ def main():
         os.remove(fio_link)
     os.symlink(os.path.join(ROOT, "target", "release", "iolab"), fio_link)
     data = os.path.join(a.dir, "vs-fio.dat")
+    # No other benchmark of this machine runs while these figures are measured.
+    lock = open(LOCK, "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     head = [machine(a.dir, sh("fio --version")),
             f"# bench/vs-fio.py --pairs {a.pairs} --runtime {a.runtime}; ratios are iolab/fio, median of the pairs"]
     print("\n".join(head))
-    cols = ["iops", "bw", "clat", "p99", "cpu_per_io", "iops_per_core"]
+    cols = ["iops", "bw", "lat", "clat", "p99", "cpu_per_io", "iops_per_core"]
     print(f"{'job':<24}" + "".join(f"{c:>15}" for c in cols) + f"{'fio IOPS':>12}{'iolab IOPS':>12}")
     lines = []
     meta_dir = os.path.join(a.dir, "meta")

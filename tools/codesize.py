@@ -4,6 +4,9 @@
   tools/codesize.py lines crates/cli     non-test lines of a crate's src/ (total, and code only)
   tools/codesize.py fns [N] [PATH...]    functions longer than N lines (default 80) under PATH
                                          (default crates/), longest first
+  tools/codesize.py files [N] [PATH...]  non-test files (of crates' src/) with more than N
+                                         non-test lines (default 600) under PATH (default
+                                         crates/), longest first
 
 "Non-test" drops `#[cfg(test)]` items (the `mod tests { ... }` blocks) by brace matching.
 "Code only" also drops blank lines and comment lines. A function's length runs from its `fn`
@@ -132,16 +135,50 @@ def fns(limit, paths):
     print(f"{len(found)} functions over {limit} lines")
 
 
+def test_modules(paths):
+    """Files that are `#[cfg(test)] mod NAME;` of another file: tests, whatever their name."""
+    out = set()
+    for f in rust_files(paths):
+        with open(f, encoding="utf-8") as fh:
+            s = strip(fh.read())
+        base = os.path.basename(f)
+        here = os.path.dirname(f)
+        if base not in ("mod.rs", "lib.rs", "main.rs"):
+            here = os.path.join(here, base[:-3])
+        for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", s):
+            out.add(os.path.join(here, m.group(1) + ".rs"))
+            out.add(os.path.join(here, m.group(1), "mod.rs"))
+    return out
+
+
+def files(limit, paths):
+    tests = test_modules(paths)
+    found = []
+    for f in rust_files(paths):
+        parts = f.split(os.sep)
+        if "src" not in parts or f in tests:
+            continue  # tests/, benches/, examples/, and test modules
+        with open(f, encoding="utf-8") as fh:
+            kept = non_test(fh.read())
+        if kept and kept[-1] == "":
+            kept = kept[:-1]
+        if len(kept) > limit:
+            found.append((len(kept), f))
+    for n, f in sorted(found, reverse=True):
+        print(f"{n:6}  {f}")
+    print(f"{len(found)} non-test files over {limit} lines")
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "lines":
         for c in argv[1:]:
             lines(c)
-    elif argv and argv[0] == "fns":
+    elif argv and argv[0] in ("fns", "files"):
         rest = argv[1:]
-        limit = 80
+        limit = 80 if argv[0] == "fns" else 600
         if rest and rest[0].isdigit():
             limit, rest = int(rest[0]), rest[1:]
-        fns(limit, rest or ["crates"])
+        (fns if argv[0] == "fns" else files)(limit, rest or ["crates"])
     else:
         print(__doc__.strip(), file=sys.stderr)
         return 2

@@ -4,7 +4,10 @@
     tools/fio-options.py [path/to/iolab]     (default: target/debug/iolab)
 
 fio's options are those of `fio --cmdhelp=all` and, for each engine `fio --enghelp` lists,
-`fio --enghelp=ENGINE` (engine options do not appear in --cmdhelp=all). Each name is:
+`fio --enghelp=ENGINE` (engine options do not appear in --cmdhelp=all), and the few fio 3.33
+has but leaves out of --cmdhelp=all (bs_is_seq_rand, softrandommap, iomem_align,
+verify_async_cpus): each
+row of iolab's table fio's `--cmdhelp=NAME` describes under a name not seen yet. Each name is:
 implemented (an `imp!` row: the option acts, or refuses a value the machine cannot serve,
 naming why); refused with its engine (a `not!` row of an engine iolab refuses: the reason is
 the engine's, printed once per engine); missing (any other `not!` row: refused by name as "not
@@ -40,6 +43,25 @@ def fio_names():
     return names
 
 
+def hidden_names(iolab, known):
+    """fio's options that --cmdhelp=all leaves out: iolab's rows fio describes by name."""
+    rows = subprocess.run([iolab, "run", "--cmdhelp=all"], capture_output=True, text=True).stdout
+    found = []
+    for line in rows.splitlines():
+        name = line.split(":", 1)[0].strip()
+        if not name or " " in name or name in known:
+            continue
+        p = subprocess.run(["fio", f"--cmdhelp={name}"], capture_output=True, text=True)
+        out = p.stdout
+        first = out.strip().split(":", 1)[0].strip() if out.strip() else ""
+        # An unknown name: "No such command" on standard error, its closest match on standard
+        # output.
+        unknown = "No such command" in p.stdout + p.stderr
+        if first and not unknown and first not in known and first not in found:
+            found.append(first)
+    return found
+
+
 def engine_refusal(iolab, engine):
     """Why iolab refuses `engine`, or None when iolab has it."""
     p = subprocess.run([iolab, "run", "--parse-only", "--name=x", f"--ioengine={engine}"],
@@ -54,6 +76,9 @@ def main():
     iolab = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "iolab")
     version = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
     names = fio_names()
+    hidden = hidden_names(iolab, names)
+    for n in hidden:
+        names[n] = []
     refusals = {}
     rows = {"implemented": [], "refused": [], "missing": [], "unknown": []}
     for n, engines in names.items():
@@ -78,7 +103,8 @@ def main():
     for e, why in sorted(refusals.items()):
         if why:
             print(f"engine   {e}: {why}")
-    print(f"{version} --cmdhelp=all and --enghelp: {len(names)} options; implemented "
+    print(f"fio's options left out of --cmdhelp=all: {' '.join(hidden)}")
+    print(f"{version} --cmdhelp=all, --enghelp and those: {len(names)} options; implemented "
           f"{len(rows['implemented'])}, refused with their engine {len(rows['refused'])}, "
           f"missing {len(rows['missing'])}, unknown {len(rows['unknown'])}")
 

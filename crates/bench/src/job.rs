@@ -292,6 +292,11 @@ fn close_engine(plan: &JobPlan, eng: Box<dyn Engine>) {
             sys::gettid(),
             format_args!("close ioengine {name}"),
         );
+        debug::line(
+            debug::IO,
+            sys::gettid(),
+            format_args!("free ioengine {name}"),
+        );
     }
     for f in plan.files.iter().filter(|_| eng.kind().needs_files()) {
         if debug::on(debug::FILE) {
@@ -363,8 +368,8 @@ struct Runner<'a> {
     unclocked: u32,
     /// `--debug=io`: each I/O queued and completed is printed (read once per job).
     debug_io: bool,
-    /// Seed of the last unique write buffer (dedupe_mode=repeat repeats it).
-    last_seed: u64,
+    /// dedupe_percentage: the unique buffers made so far (the next one's number).
+    unique_bufs: u64,
     /// The bw and IOPS samples, kept only when asked for.
     rates: Option<rates::Rates>,
     /// write_iolog and read_iolog (job/iolog.rs).
@@ -468,7 +473,7 @@ impl<'a> Runner<'a> {
             cmdprio: cmdprio::CmdPrio::new(plan),
             unclocked: 0,
             debug_io: debug::on(debug::IO),
-            last_seed: 0,
+            unique_bufs: 0,
             rates: rates::Rates::wanted(),
             iolog: iolog::IoLog::default(),
             connection,

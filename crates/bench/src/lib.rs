@@ -316,7 +316,7 @@ fn run_phases(
         // Undone when the phase ends, fails or is stopped.
         let surroundings = place::Surroundings::enter(phase);
         let results = match surroundings {
-            Ok(_) => run_phase(phase, prog, stops, clock),
+            Ok(_) => run_phase(phase, first - phase.len(), prog, stops, clock),
             Err(e) => vec![Err(e)],
         };
         for r in results {
@@ -363,6 +363,7 @@ fn run_phases(
 /// [`BenchError::NotStarted`] instead of waiting for a thread that does not exist.
 fn run_phase(
     phase: &[JobPlan],
+    base: usize,
     prog: &[Progress],
     stops: &Stops<'_>,
     clock: Clock,
@@ -388,6 +389,8 @@ fn run_phase(
                 .name(thread_name(&p.name, p.clone))
                 .spawn_scoped(s, move || {
                     tid.store(Thread::current().id(), Ordering::Relaxed);
+                    // --debug=job:N counts the run's jobs from 0, clones included.
+                    iolab_job::debug::set_job(base + i);
                     let shared = job::Shared { flow, steady: ss };
                     let r = job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), shared);
                     io.ended(p);

@@ -62,6 +62,18 @@ pub fn plan(
     let specs = resolved.jobs;
     let mut plans = plan_jobs(&specs, &crate::host_env()).map_err(|e| e.to_string())?;
     attach_options(&file, &mut plans);
+    // fio 3.33 reads replay_skip for blktrace input only and replays a text iolog whole, its
+    // writes too; iolab leaves the kinds out as fio's HOWTO describes, and says so.
+    for p in &plans {
+        if p.replay.as_ref().is_some_and(|r| !r.blktrace) && p.spec.replay_skip != 0 {
+            say(Say::Err(format!(
+                "{prefix}: warning: job <{}>: replay_skip leaves those I/Os out of the text \
+                 iolog, as fio's HOWTO says; fio 3.33 applies it to blktrace input only and \
+                 would replay them",
+                p.name
+            )));
+        }
+    }
     if let Some(max) = top.max_jobs.filter(|&m| plans.len() > m as usize) {
         return Err(format!("{} jobs exceed --max-jobs={max}", plans.len()));
     }

@@ -12,7 +12,7 @@ use iolab_job::spec::Fadvise;
 use iolab_job::{debug, JobSpec};
 use iolab_workload::{Dir, IoGen, JobPlan, SyncMode, Taus88};
 
-use crate::{mem, BenchError};
+use crate::{layout, mem, BenchError};
 
 pub(crate) fn engine_opts(plan: &JobPlan) -> EngineOpts {
     let mut o = plan.engine.clone();
@@ -99,15 +99,29 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         "lower iodepth or bs",
     )?;
     let map: u64 = IoGen::map_bytes(&plan.pattern).iter().sum();
-    mem::check(
+    let mut pattern = plan.pattern.clone();
+    let checked = mem::check(
         plan,
         memory,
         map,
         format_args!("the random map"),
-        "use norandommap=1",
-    )?;
-    let gen = IoGen::try_new(plan.pattern.clone())
-        .map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
+        "use norandommap=1 or softrandommap=1",
+    );
+    match checked {
+        Err(_) if plan.spec.softrandommap => {
+            // fio's words when softrandommap lets the job go on without the map.
+            for f in &plan.files {
+                layout::info(format_args!(
+                    "fio: file {} failed allocating random map. Running job without.",
+                    f.path.display()
+                ));
+            }
+            pattern.random_map = false;
+        }
+        r => r?,
+    }
+    let gen =
+        IoGen::try_new(pattern).map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
     let bufs = buffers(plan, &mut *eng, depth, bs as usize)?;
     crate::place::prerun(plan)?;
     Ok((eng, ids, bufs, gen))
@@ -160,7 +174,7 @@ fn buffers(
             mem::debug_alloc(plan, &b);
         }
         if writes {
-            fill_bytes(&mut b.as_mut_slice()[..reach], plan, &mut rng);
+            fill(&mut b.as_mut_slice()[..reach], plan, &mut rng);
         }
         bufs.push(b);
     }
@@ -273,11 +287,7 @@ pub(crate) fn open_one(
 
 /// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
 /// pattern, or random with a compressible share of zeros.
-pub(crate) fn fill(b: &mut Buf, plan: &JobPlan, rng: &mut Taus88) {
-    fill_bytes(b.as_mut_slice(), plan, rng);
-}
-
-fn fill_bytes(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
+pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
     let f = &plan.buffers;
     if f.zero {
         s.fill(0);
@@ -305,9 +315,36 @@ fn fill_bytes(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
     }
 }
 
+/// fio's scramble_buffers: in each 512-byte block of a reused write buffer, the block's file
+/// offset at one of its eight 64-byte lines (chosen by the time and offset) and the issue
+/// time (seconds, nanoseconds) in the last 16 bytes of its first line, so that blocks written
+/// from the same buffer do not deduplicate or compress as copies.
+pub(crate) fn scramble(s: &mut [u8], offset: u64, now_ns: u64) {
+    let (sec, nsec) = (now_ns / 1_000_000_000, now_ns % 1_000_000_000);
+    let line = (((nsec ^ offset) & 7) * 64) as usize;
+    for (i, b) in s.chunks_exact_mut(512).enumerate() {
+        let at = offset + i as u64 * 512;
+        b[line..line + 8].copy_from_slice(&at.to_le_bytes());
+        b[48..56].copy_from_slice(&sec.to_le_bytes());
+        b[56..64].copy_from_slice(&nsec.to_le_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scramble_writes_the_offset_and_time_into_each_512_bytes() {
+        let mut b = vec![0xaau8; 1536];
+        scramble(&mut b, 4096, 3_000_000_000);
+        for (i, blk) in b.chunks(512).enumerate() {
+            assert_eq!(&blk[0..8], &(4096 + 512 * i as u64).to_le_bytes());
+            assert_eq!(&blk[48..56], &3u64.to_le_bytes());
+            assert_eq!(&blk[56..64], &0u64.to_le_bytes());
+            assert!(blk[64..].iter().all(|&x| x == 0xaa));
+        }
+    }
 
     fn spec(rw: &str, hint: Option<&str>) -> JobSpec {
         let hint = hint

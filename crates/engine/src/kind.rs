@@ -135,7 +135,7 @@ impl EngineKind {
     }
 
     /// Whether requests move bytes between buffers and files (not so for `null`, the
-    /// metadata engines, `falloc` and `ftruncate`). [`Caps::moves_data`] says the same of an
+    /// metadata engines, `falloc` and `ftruncate`). [`Caps::moves_data`](crate::Caps::moves_data) says the same of an
     /// open engine.
     pub fn moves_data(self) -> bool {
         !matches!(

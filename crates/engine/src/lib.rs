@@ -22,7 +22,21 @@
 /// The `commit`, `reap` and `in_flight` of an engine whose every request completes inside
 /// `queue`: nothing is ever queued or in flight. Used inside `impl Engine for ...` so each
 /// synchronous engine says so explicitly, rather than asynchronous ones inheriting it.
+/// `completes_in_queue!(run)` also writes `queue` as the engine's `self.run(&mut req)` and
+/// `syscalls` as its `self.calls`.
 macro_rules! completes_in_queue {
+    (run) => {
+        fn queue(&mut self, mut req: $crate::Req) -> $crate::Queued {
+            let result = self.run(&mut req);
+            $crate::Queued::Done($crate::Done { req, result })
+        }
+
+        $crate::completes_in_queue!();
+
+        fn syscalls(&self) -> $crate::SysCalls {
+            self.calls
+        }
+    };
     () => {
         fn commit(&mut self) -> std::io::Result<usize> {
             Ok(0)

@@ -24,8 +24,7 @@ use std::ptr;
 
 use crate::files::{ebadf, Files};
 use crate::{
-    sys, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
-    Req, SysCalls,
+    sys, Caps, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Req, SysCalls,
 };
 
 const KIND: EngineKind = EngineKind::Mmap;
@@ -363,16 +362,7 @@ impl Engine for MmapEngine {
         Ok(entry.file)
     }
 
-    fn queue(&mut self, mut req: Req) -> Queued {
-        let result = self.run(&mut req);
-        Queued::Done(Done { req, result })
-    }
-
-    crate::completes_in_queue!();
-
-    fn syscalls(&self) -> SysCalls {
-        self.calls
-    }
+    crate::completes_in_queue!(run);
 }
 
 impl Drop for MmapEngine {
@@ -386,7 +376,7 @@ impl Drop for MmapEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Buf;
+    use crate::{Buf, Done, Queued};
     use std::fs::OpenOptions;
     use std::os::unix::fs::OpenOptionsExt;
 

@@ -34,7 +34,7 @@ impl Op {
     }
 }
 
-/// A file registered with an engine by [`Engine::add_file`].
+/// A file registered with an engine by [`Engine::add_file`](crate::Engine::add_file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileId(pub(crate) u32);
 
@@ -61,7 +61,7 @@ pub struct Req {
     /// The caller's own value, returned untouched.
     pub tag: u64,
     /// The I/O priority of this request (`sys::task::ioprio_value`; 0: the thread's own), for
-    /// fio's cmdprio options. Engines with [`Caps::ioprio`] pass it to the kernel (io_uring's
+    /// fio's cmdprio options. Engines with [`Caps::ioprio`](crate::Caps::ioprio) pass it to the kernel (io_uring's
     /// `sqe.ioprio`, libaio's `aio_reqprio`); the others leave it.
     pub ioprio: u16,
     /// Bytes already transferred by earlier partial completions.
@@ -177,12 +177,12 @@ impl Done {
     }
 }
 
-/// The outcome of [`Engine::queue`].
+/// The outcome of [`Engine::queue`](crate::Engine::queue).
 #[derive(Debug)]
 pub enum Queued {
     /// Completed during the call (synchronous engines, or an error found before submission).
     Done(Done),
-    /// Accepted; it goes to the kernel at the next [`Engine::commit`].
+    /// Accepted; it goes to the kernel at the next [`Engine::commit`](crate::Engine::commit).
     Queued,
     /// The queue is full: commit and reap, then queue this request again.
     Busy(Req),

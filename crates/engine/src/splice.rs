@@ -8,7 +8,7 @@ use std::os::fd::{OwnedFd, RawFd};
 
 use crate::files::{ebadf, Files};
 use crate::sys::{self, pipe};
-use crate::{Caps, Done, Engine, EngineError, EngineKind, EngineOpts, Op, Queued, Req, SysCalls};
+use crate::{Caps, Engine, EngineError, EngineKind, EngineOpts, Op, Req, SysCalls};
 
 const KIND: EngineKind = EngineKind::Splice;
 
@@ -121,14 +121,5 @@ impl SpliceEngine {
 impl Engine for SpliceEngine {
     crate::files::file_table!(KIND);
 
-    fn queue(&mut self, mut req: Req) -> Queued {
-        let result = self.run(&mut req);
-        Queued::Done(Done { req, result })
-    }
-
-    crate::completes_in_queue!();
-
-    fn syscalls(&self) -> SysCalls {
-        self.calls
-    }
+    crate::completes_in_queue!(run);
 }

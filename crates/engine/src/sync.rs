@@ -13,8 +13,7 @@ use std::path::Path;
 use crate::files::{ebadf, FileEntry, Files};
 use crate::sys::RwCall;
 use crate::{
-    sys, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
-    Req, SysCalls,
+    sys, Caps, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Req, SysCalls,
 };
 
 pub(crate) struct SyncEngine {
@@ -217,16 +216,7 @@ impl Engine for SyncEngine {
         Ok(self.files.remove(id, self.kind)?.file)
     }
 
-    fn queue(&mut self, mut req: Req) -> Queued {
-        let result = self.run(&mut req);
-        Queued::Done(Done { req, result })
-    }
-
-    crate::completes_in_queue!();
-
-    fn syscalls(&self) -> SysCalls {
-        self.calls
-    }
+    crate::completes_in_queue!(run);
 }
 
 #[cfg(test)]

@@ -76,6 +76,8 @@ pub struct TopLevel {
     pub alloc_size_kib: Option<u64>,
     /// `--debug=`: the categories' mask ([`crate::debug`]).
     pub debug: u32,
+    /// `--debug=job:N`: only job N's debug lines.
+    pub debug_job: Option<u32>,
     /// `--trigger-file=FILE`: when it appears, the run stops and `--trigger` runs.
     pub trigger_file: Option<PathBuf>,
     /// `--trigger-timeout=time` (seconds by default), in microseconds: the trigger fires then.
@@ -291,7 +293,11 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
                 }
             })
         }
-        "debug" => top.debug |= crate::debug::parse(&req()?)?,
+        "debug" => {
+            let (mask, job) = crate::debug::parse(&req()?)?;
+            top.debug |= mask;
+            top.debug_job = job.or(top.debug_job);
+        }
         "profile" => top.profile = Some(crate::profile::check(&req()?)?),
         "alloc-size" => {
             let kib = req()?
@@ -479,6 +485,21 @@ fn take_profile_option<A: AsRef<OsStr>>(
     name: &str,
     value: &mut Option<String>,
 ) -> Result<bool, JobError> {
+    if profile.is_none() {
+        let Some(owner) = crate::profile::unloaded_owner(name) else {
+            return Ok(false);
+        };
+        // As getopt: a profile option's value may be the next word.
+        if value.is_none() && crate::profile::takes_value(name) && *i < args.len() {
+            *i += 1;
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "fio: --{name} is ignored: it is the {owner} profile's option, and no \
+             --profile={owner} is given (fio 3.33 takes it and does nothing)"
+        );
+        return Ok(true);
+    }
     if !crate::profile::own_option(profile, name) {
         return Ok(false);
     }
@@ -511,17 +532,19 @@ fn finish_top(top: &mut TopLevel) {
         // Where fio prints them (standard output), unless that carries JSON or terse.
         let plain =
             top.output.is_none() && top.output_format.iter().all(|f| *f == OutputFormat::Normal);
-        crate::debug::set(top.debug, plain);
-        for (name, bit) in crate::debug::CATEGORIES {
-            if top.debug & bit != 0 {
-                let msg = format!("fio: set debug option {name}");
-                // A closed stdout is not an error here (the run reports it if it matters).
-                let _ = if plain {
-                    writeln!(std::io::stdout(), "{msg}")
-                } else {
-                    writeln!(std::io::stderr(), "{msg}")
-                };
-            }
+        crate::debug::set(top.debug, plain, top.debug_job);
+        let job = top.debug_job.map(|n| format!("fio: set debug jobno {n}"));
+        let named = crate::debug::CATEGORIES
+            .iter()
+            .filter(|(n, bit)| top.debug & bit != 0 && *n != "job")
+            .map(|(name, _)| format!("fio: set debug option {name}"));
+        for msg in named.chain(job) {
+            // A closed stdout is not an error here (the run reports it if it matters).
+            let _ = if plain {
+                writeln!(std::io::stdout(), "{msg}")
+            } else {
+                writeln!(std::io::stderr(), "{msg}")
+            };
         }
     }
 }

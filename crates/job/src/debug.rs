@@ -3,8 +3,9 @@
 //! columns, the thread id in 5). The mask is process-wide, as fio's `fio_debug`; the crates
 //! that print read it once per job or per file, never per I/O.
 
+use std::cell::Cell;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 
 /// Seeds of the random generators.
 pub const RANDOM: u32 = 1 << 0;
@@ -20,6 +21,9 @@ pub const MEM: u32 = 1 << 4;
 pub const RATE: u32 = 1 << 5;
 /// Steady-state samples and criteria.
 pub const STEADYSTATE: u32 = 1 << 6;
+/// fio's job category: its own lines are none in the runs iolab has; `job:N` limits every
+/// category's lines to job N (counted from 0 in the run's order, clones included).
+pub const JOB: u32 = 1 << 7;
 
 /// The categories iolab implements, by fio's names.
 pub const CATEGORIES: &[(&str, u32)] = &[
@@ -30,6 +34,7 @@ pub const CATEGORIES: &[(&str, u32)] = &[
     ("mem", MEM),
     ("rate", RATE),
     ("steadystate", STEADYSTATE),
+    ("job", JOB),
 ];
 
 /// fio's other categories: refused by name.
@@ -37,7 +42,6 @@ const FIO_ONLY: &[&str] = &[
     "process",
     "blktrace",
     "verify",
-    "job",
     "mutex",
     "profile",
     "time",
@@ -50,13 +54,31 @@ const FIO_ONLY: &[&str] = &[
 
 static MASK: AtomicU32 = AtomicU32::new(0);
 static TO_STDOUT: AtomicBool = AtomicBool::new(true);
+/// `job:N`: the one job whose lines print (-1: every job).
+static ONLY_JOB: AtomicI64 = AtomicI64::new(-1);
 
-/// The mask of a `--debug=` value (`io,file`, or `all` for every category iolab has).
-pub fn parse(v: &str) -> Result<u32, String> {
+thread_local! {
+    /// The job this thread runs (-1: none, e.g. the main thread).
+    static THIS_JOB: Cell<i64> = const { Cell::new(-1) };
+}
+
+/// The mask of a `--debug=` value (`io,file`, or `all` for every category iolab has), and the
+/// job of `job:N` if given.
+pub fn parse(v: &str) -> Result<(u32, Option<u32>), String> {
     let mut mask = 0;
+    let mut job = None;
     for word in v.split(',').map(str::trim).filter(|w| !w.is_empty()) {
         if word == "all" {
             mask |= CATEGORIES.iter().fold(0, |m, (_, b)| m | b);
+            continue;
+        }
+        if let Some(n) = word.strip_prefix("job:") {
+            let n = n
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("debug job:{n}: a job number (job:0 is the first job)"))?;
+            mask |= JOB;
+            job = Some(n);
             continue;
         }
         match CATEGORIES.iter().find(|(n, _)| *n == word) {
@@ -75,7 +97,7 @@ pub fn parse(v: &str) -> Result<u32, String> {
             }
         }
     }
-    Ok(mask)
+    Ok((mask, job))
 }
 
 fn names() -> String {
@@ -88,15 +110,28 @@ fn names() -> String {
 
 /// Sets the categories that print, and where: standard output (fio's place) unless it
 /// carries JSON or terse.
-pub fn set(mask: u32, to_stdout: bool) {
+/// `job`: only that job's lines print (`job:N`).
+pub fn set(mask: u32, to_stdout: bool, job: Option<u32>) {
     MASK.store(mask, Ordering::Relaxed);
     TO_STDOUT.store(to_stdout, Ordering::Relaxed);
+    ONLY_JOB.store(job.map_or(-1, i64::from), Ordering::Relaxed);
 }
 
-/// Is `cat` on?
+/// Marks the calling thread as running job `n` of the run (counted from 0), for `job:N`.
+pub fn set_job(n: usize) {
+    THIS_JOB.with(|j| j.set(n as i64));
+}
+
+/// Is `cat` on (for the calling thread's job, under `job:N`)? Read once per job or file, as
+/// the module says: a job's thread reads it after [`set_job`].
 #[inline]
 pub fn on(cat: u32) -> bool {
-    MASK.load(Ordering::Relaxed) & cat != 0
+    if MASK.load(Ordering::Relaxed) & cat == 0 {
+        return false;
+    }
+    // As fio's: lines of no job (the main thread's) print whatever job:N says.
+    let (only, this) = (ONLY_JOB.load(Ordering::Relaxed), THIS_JOB.with(Cell::get));
+    only < 0 || this < 0 || this == only
 }
 
 /// One line of category `cat` from thread `tid`, as fio's dprint lays it out.
@@ -121,11 +156,16 @@ mod tests {
 
     #[test]
     fn categories_combine_and_others_are_refused_by_name() {
-        assert_eq!(parse("random,io"), Ok(RANDOM | IO));
+        assert_eq!(parse("random,io"), Ok((RANDOM | IO, None)));
         assert_eq!(
             parse("all"),
-            Ok(RANDOM | IO | FILE | PARSE | MEM | RATE | STEADYSTATE)
+            Ok((
+                RANDOM | IO | FILE | PARSE | MEM | RATE | STEADYSTATE | JOB,
+                None
+            ))
         );
+        assert_eq!(parse("io,job:2"), Ok((IO | JOB, Some(2))));
+        assert!(parse("job:x").unwrap_err().contains("job:x"));
         let e = parse("io,blktrace").unwrap_err();
         assert!(
             e.contains("'blktrace'") && e.contains("not supported"),

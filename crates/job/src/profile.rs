@@ -151,9 +151,12 @@ pub(crate) fn check(name: &str) -> Result<String, String> {
     }
 }
 
-/// Whether the act option `name` takes a value (`--load=2`; `--prep` alone).
+/// Whether the profile option `name` takes a value (`--load=2`; act's `--prep` alone).
 pub(crate) fn takes_value(name: &str) -> bool {
-    ACT_OPTIONS.iter().any(|o| o.0 == name && o.4)
+    ACT_OPTIONS
+        .iter()
+        .chain(TIOBENCH_OPTIONS)
+        .any(|o| o.0 == name && o.4)
 }
 
 /// Whether `name` is one of the loaded profile's own options (`--dir=...`): tiobench's are
@@ -166,6 +169,19 @@ pub(crate) fn own_option(profile: Option<&str>, name: &str) -> bool {
         && TIOBENCH_OPTIONS
             .iter()
             .any(|o| o.0 == name && o.0 != "size")
+}
+
+/// The profile whose own option `name` is, when no `--profile` is given: fio 3.33 registers
+/// every profile's options at start, so `--device-names=...` without `--profile=act` is taken
+/// and does nothing. None for a job option iolab has of the same name (tiobench's `size`).
+pub(crate) fn unloaded_owner(name: &str) -> Option<&'static str> {
+    if crate::options::find(name).is_some_and(|o| o.implemented()) {
+        return None;
+    }
+    [("act", ACT_OPTIONS), ("tiobench", TIOBENCH_OPTIONS)]
+        .into_iter()
+        .find(|(_, own)| own.iter().any(|o| o.0 == name))
+        .map(|(p, _)| p)
 }
 
 /// Adds the profile's jobs to `inv`: they start from the user's globals and the profile's.
@@ -386,6 +402,36 @@ mod tests {
         assert!(jobs[0].end_fsync && jobs[1].end_fsync && !jobs[2].end_fsync);
     }
 
+    /// fio 3.33 registers every profile's options at start: without --profile they are taken
+    /// (with the next word as value, as getopt) and do nothing; the job runs as written.
+    #[test]
+    fn profile_options_without_the_profile_are_taken_and_do_nothing() {
+        for args in [
+            &["--name=t", "--device-names=/dev/x", "--size=8k"][..],
+            &["--name=t", "--numruns", "3", "--threads=2", "--size=8k"],
+            &[
+                "--name=t",
+                "--prep",
+                "--load=2",
+                "--block=8192",
+                "--size=8k",
+            ],
+        ] {
+            let inv = parse_cmdline_with(args, &vars()).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert!(
+                inv.job_files.is_empty() && inv.top.profile_opts.is_empty(),
+                "{args:?}"
+            );
+            let jobs = inv.load().unwrap().resolve().unwrap().jobs;
+            assert_eq!(jobs.len(), 1);
+            assert_eq!(jobs[0].size, Some(crate::value::SizeOrPct::Bytes(8192)));
+        }
+        // A job option of the same name stays the job's.
+        let inv = parse_cmdline_with(&["--name=t", "--size=16k"], &vars()).unwrap();
+        let jobs = inv.load().unwrap().resolve().unwrap().jobs;
+        assert_eq!(jobs[0].size, Some(crate::value::SizeOrPct::Bytes(16384)));
+    }
+
     #[test]
     fn cmdhelp_with_the_profile_shows_its_options_as_fio_does() {
         let all = cmdhelp(Some("tiobench"), None).unwrap();
@@ -435,7 +481,7 @@ mod tests {
         assert!(e.to_string().contains("profile 'bogus' not found"), "{e}");
         let e = parse_cmdline_with(&["--profile=act"], &vars()).unwrap_err();
         assert!(e.to_string().contains("device-names option"), "{e}");
-        // Without the profile its options are unknown, as typos are.
-        assert!(parse_cmdline_with(&["--name=x", "--block=4k"], &vars()).is_err());
+        // A typo near a profile's option is still unknown.
+        assert!(parse_cmdline_with(&["--name=x", "--blok=4k"], &vars()).is_err());
     }
 }

@@ -201,6 +201,8 @@ pub struct JobSpec {
     pub thinktime_spin: Duration,
     pub thinktime_blocks: u32,
     pub randrepeat: bool,
+    /// softrandommap: a random map that cannot be had is done without (norandommap).
+    pub softrandommap: bool,
     pub randseed: u64,
     pub allrandrepeat: bool,
     pub norandommap: bool,
@@ -226,6 +228,9 @@ pub struct JobSpec {
     pub dedupe_working_set_percentage: u32,
     pub dedupe_global: bool,
     pub percentile_list: Vec<f64>,
+    /// Decimals fio shows the percentiles with: the most digits after the point any entry of
+    /// percentile_list was written with, trailing zeros included (`99.990` shows 3).
+    pub percentile_precision: usize,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -479,7 +484,29 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     for o in raw.options().filter(|o| o.def.name == "ioengine") {
         check_engine(o)?;
     }
-    if let Some(o) = raw.options().find(|o| !o.def.implemented()) {
+    // fio 3.33 registers its profiles' options with its own: a job file's `threads=1`
+    // (tiobench's) is taken and does nothing there.
+    let profile_only = |o: &RawOption| {
+        !o.def.implemented() && crate::profile::unloaded_owner(o.def.name).is_some()
+    };
+    for o in raw.options().filter(|o| profile_only(o)) {
+        let w = Warning {
+            loc: o.loc.clone(),
+            option: o.spelled.clone(),
+            message: format!(
+                "ignored: it is the {} profile's option (fio 3.33 takes it and does nothing)",
+                crate::profile::unloaded_owner(o.def.name).unwrap_or_default()
+            ),
+        };
+        // A global section's line reaches every job; it is said once.
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
+    if let Some(o) = raw
+        .options()
+        .find(|o| !o.def.implemented() && !profile_only(o))
+    {
         // The error names the option as spelled; say the canonical name only if it differs.
         let msg = if o.def.help == crate::options::LATER {
             crate::options::LATER.to_string()
@@ -495,7 +522,7 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
         apply(&mut spec, o).map_err(|m| err(o, ErrorKind::InvalidValue, m))?;
     }
     let mut runtime_set = false;
-    for o in raw.options() {
+    for o in raw.options().filter(|o| !profile_only(o)) {
         apply(&mut spec, o).map_err(|m| err(o, ErrorKind::InvalidValue, m))?;
         runtime_set |= o.def.name == "runtime";
         spec.iodepth_given |= o.def.name == "iodepth";
@@ -683,6 +710,24 @@ mod tests {
         assert!(!one("[a]\ndirect=1\nbuffered=1\n").direct);
     }
 
+    /// fio 3.33 takes a profile's option in a job file and does nothing with it.
+    #[test]
+    fn a_profile_option_in_a_job_file_is_ignored_with_a_warning() {
+        let r = crate::parse_str(
+            "[global]\nthreads=1\n[a]\nsize=4k\n[b]\nsize=4k\n",
+            "job.fio",
+        )
+        .and_then(|f| f.resolve())
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.jobs.len(), 2);
+        // Once, though the global section gives it to both jobs.
+        let n = r
+            .warnings
+            .iter()
+            .filter(|w| w.option == "threads" && w.message.contains("tiobench"));
+        assert_eq!(n.count(), 1, "{:?}", r.warnings);
+    }
+
     #[test]
     fn unsupported_option_and_engine_are_named() {
         let e = resolve("[a]\nsg_write_mode=verify\n")
@@ -770,7 +815,10 @@ mod tests {
 
     #[test]
     fn every_option_iolab_lacks_is_refused_by_name() {
-        for o in options::all().filter(|o| !o.implemented()) {
+        // Save a profile's option of the same name (xnvme's `threads` is tiobench's too),
+        // which fio 3.33 takes: see a_profile_option_in_a_job_file_is_ignored_with_a_warning.
+        let lacks = options::all().filter(|o| !o.implemented());
+        for o in lacks.filter(|o| crate::profile::unloaded_owner(o.name).is_none()) {
             let e = resolve(&format!("[a]\n{}=1\n", o.name)).err();
             assert_eq!(
                 e.map(|e| e.kind),

@@ -3,7 +3,7 @@
 //! JobSpecs or is refused with an error naming the option, the file and the line.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 iolab_testkit::corpus_test!(
     every_corpus_file_parses_and_resolves_or_is_refused_by_name,
@@ -11,13 +11,7 @@ iolab_testkit::corpus_test!(
 );
 
 fn check_corpus(dir: &Path) {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no .fio files in {}", dir.display());
+    let files = iolab_testkit::fio_files(dir);
 
     let mut accepted = Vec::new();
     let mut refused: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -22,6 +22,9 @@ pub struct JobMeta {
     pub header: Option<JobHeader>,
     /// fio's percentile_list (empty: fio's default list).
     pub percentiles: Vec<f64>,
+    /// Decimals of the percentile labels in normal output: the most any entry of
+    /// percentile_list was written with (`None`: fio's default list's, 2).
+    pub percentile_precision: Option<usize>,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -165,6 +168,7 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
         date: m.date.clone(),
         header: m.header.clone(),
         units: m.units,
+        percentile_precision: m.percentile_precision.unwrap_or(2),
         ..JobReport::default()
     }
 }

@@ -157,6 +157,7 @@ fn job_meta(m: &Measured<'_>, spec: Option<&JobSpec>, date: &str, elapsed_s: i64
         options: m.plan.options.clone(),
         header: None,
         percentiles: m.plan.percentiles.clone(),
+        percentile_precision: spec.map(|s| s.percentile_precision),
         clat_percentiles: spec.is_none_or(|s| s.clat_percentiles),
         lat_percentiles: spec.is_some_and(|s| s.lat_percentiles),
         slat_percentiles: spec.is_some_and(|s| s.slat_percentiles),

@@ -6,7 +6,7 @@
 //! there, so `cargo test` lists it as ignored with the reason and counts it in its summary.
 //! The build script decides (see `build.rs`); `IOLAB_SHARED=DIR` points at another `shared/`.
 //!
-//! Beside that: [`pattern`] (test data in which a misplaced block shows), [`scratch_dir!`]
+//! Beside that: [`fio_files`] (a corpus directory's job files), [`pattern`] (test data in which a misplaced block shows), [`scratch_dir!`]
 //! (a fresh directory on the build's disk, where O_DIRECT and disk counters work, unlike
 //! tmpfs), and [`skip`], the one way a test says that this machine cannot run a case.
 #![forbid(unsafe_code)]
@@ -63,6 +63,19 @@ macro_rules! corpus_test {
             $check(&$crate::corpus_dir())
         }
     };
+}
+
+/// The `.fio` files of `dir`, sorted. Panics when the directory cannot be read or holds none:
+/// a corpus test over no files would pass saying nothing.
+pub fn fio_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no .fio files in {}", dir.display());
+    files
 }
 
 /// `len` bytes from `seed` (xorshift64): cheap, and every block differs from every other, so

@@ -27,6 +27,9 @@ struct FileState {
     pos: [u64; 3],
     map: Option<RandomMap>,
     picker: Picker,
+    /// random_generator=lfsr with a uniform distribution: picks the blocks instead of the
+    /// picker.
+    lfsr: Option<crate::lfsr::Lfsr>,
     /// Blocks of the smallest block size in the span (the random map's unit).
     unit: u64,
     /// Offset of the last random I/O per direction (rw_sequencer=identical repeats it).
@@ -188,6 +191,8 @@ impl IoGen {
                 pos: [backward_start(&p, span); 3],
                 map,
                 picker: Picker::new(&p.dist, blocks, unit),
+                lfsr: (p.random && p.lfsr && p.dist == crate::Dist::Uniform)
+                    .then(|| crate::lfsr::Lfsr::new(blocks, p.seed ^ i as u64)),
                 unit,
                 last: [0; 3],
                 zone_at: 0,
@@ -251,11 +256,22 @@ impl IoGen {
         if self.zbd.is_some() {
             return self.next_zoned();
         }
-        self.next_general()
+        self.next_general(|d| d)
+    }
+
+    /// [`IoGen::next_io`] with a read/write mix's drawn direction passed through `turn`
+    /// first (fio's rate_ddir: under a rate limit, a direction ahead of its schedule gives
+    /// way to the other). Jobs that are not such a mix ignore `turn`.
+    pub fn next_io_turned(&mut self, turn: impl FnOnce(Dir) -> Dir) -> Option<IoUnit> {
+        if self.simple.is_some() || self.zbd.is_some() {
+            return self.next_io();
+        }
+        self.next_general(turn)
     }
 
     /// [`IoGen::next_io`] for every job but the simple ones.
-    fn next_general(&mut self) -> Option<IoUnit> {
+    #[inline]
+    fn next_general(&mut self, turn: impl FnOnce(Dir) -> Dir) -> Option<IoUnit> {
         // trimwrite: the trim and the write of a block count once, as the write (fio counts a
         // trimwrite job's writes against size, so size=64k trims 64k and writes 64k).
         if let Some(w) = self.pending_write.take() {
@@ -269,7 +285,11 @@ impl IoGen {
                 return None;
             }
         }
-        let dir = self.pick_dir();
+        let mut dir = self.pick_dir();
+        let p = &self.p;
+        if p.read && p.write && !p.trim && p.rwmix_read > 0 && p.rwmix_read < 100 {
+            dir = turn(dir);
+        }
         let d = dir as usize;
         // Whether this I/O jumps is its own draw (rng_seq), so deciding it first changes no
         // other draw; fio knows it before the length, which bs_is_seq_rand needs.
@@ -493,7 +513,10 @@ fn random_offset(
     ba: u64,
     unit_aligned: bool,
 ) -> u64 {
-    let block = f.picker.pick(rng);
+    let block = match &mut f.lfsr {
+        Some(l) => l.next_block(),
+        None => f.picker.pick(rng),
+    };
     let block = match &mut f.map {
         Some(m) => {
             if m.is_done() {
@@ -657,6 +680,31 @@ mod tests {
         assert_ne!(a, all(Pattern { seed: 1, ..p }));
     }
 
+    /// random_generator=lfsr without a random map: each pass still reads every block once
+    /// (tausworthe without the map repeats some and misses others).
+    #[test]
+    fn lfsr_visits_every_block_once_a_pass_without_a_map() {
+        let distinct = |lfsr: bool| {
+            let p = Pattern {
+                lfsr,
+                random_map: false,
+                bytes: Some(4096 * 200),
+                ..Pattern::simple(true, false, true, 4096, 4096 * 100)
+            };
+            let ios = all(p);
+            assert_eq!(ios.len(), 200);
+            let pass = |r: std::ops::Range<usize>| {
+                let mut o: Vec<u64> = ios[r].iter().map(|i| i.offset).collect();
+                o.sort_unstable();
+                o.dedup();
+                o.len()
+            };
+            (pass(0..100), pass(100..200))
+        };
+        assert_eq!(distinct(true), (100, 100));
+        assert!(distinct(false).0 < 90);
+    }
+
     /// fio's bs_is_seq_rand: block sizes are (sequential, random), not (read, write).
     #[test]
     fn bs_is_seq_rand_sizes_by_randomness_not_direction() {
@@ -673,11 +721,12 @@ mod tests {
                 ],
                 bs_seq_rand: true,
                 percentage_random: pct,
+                // Without the random map, which cuts a random I/O to the free blocks it finds
+                // (fio's mark_random_map), every I/O keeps the size drawn.
+                random_map: false,
                 ..Pattern::simple(true, true, random, 4096, 4096 * 1000)
             };
             let ios = all(p);
-            // The random map may shorten a random I/O where fewer free blocks remain (fio's
-            // too); the sizes drawn are the ones asked for.
             let mut lens: Vec<u64> = ios.iter().map(|i| i.len).collect();
             let full = lens.iter().filter(|l| want.contains(l)).count();
             assert!(

@@ -7,6 +7,7 @@
 
 pub mod dist;
 pub mod gen;
+pub mod lfsr;
 pub mod pattern;
 pub mod plan;
 pub mod randmap;

@@ -95,6 +95,9 @@ pub struct Pattern {
     pub backward: u64,
     pub dist: Dist,
     pub random_map: bool,
+    /// random_generator=lfsr: uniform random offsets visit each block once a pass with no
+    /// map ([`crate::lfsr`]).
+    pub lfsr: bool,
     /// For random modes, percent of I/Os that are random (the rest continue sequentially).
     pub percentage_random: u32,
     pub files: Vec<FileSpan>,
@@ -172,6 +175,7 @@ impl Pattern {
             zbd: None,
             dist: Dist::Uniform,
             random_map: true,
+            lfsr: false,
             percentage_random: 100,
             files: vec![FileSpan {
                 offset: 0,

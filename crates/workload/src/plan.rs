@@ -26,7 +26,10 @@ pub struct FilePlan {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BufferFill {
     pub zero: bool,
+    /// A fresh fill before each write (refill_buffers, or implied by a compress percentage).
     pub refill: bool,
+    /// fio's scramble_buffers where it applies (a reused random buffer): each 512 bytes get
+    /// the offset and the issue time written into them before each write.
     pub scramble: bool,
     pub compress_percentage: u32,
     /// Each run of `compress_chunk` bytes is that share zeros, after the random part.

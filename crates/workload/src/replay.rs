@@ -380,7 +380,9 @@ impl TextParser {
         })
     }
 
-    /// replay_skip's kinds, and version 2's waits under replay_no_stall.
+    /// replay_skip's kinds, and version 2's waits under replay_no_stall. (fio 3.33 reads
+    /// replay_skip for blktrace input only and replays a text iolog whole; iolab leaves the
+    /// kinds out of both, as fio's HOWTO describes the option.)
     fn skipped(&self, kind: Kind) -> bool {
         let bit = match kind {
             Kind::Read => skip::READ,

@@ -235,7 +235,8 @@ fn plan_one(
         Some(r) => r.files_of(spec, env),
         None => files_of(spec, clone, env)?,
     };
-    let seed = if spec.randrepeat {
+    // allrandrepeat seeds every generator repeatably even under randrepeat=0, as fio's.
+    let seed = if spec.randrepeat || spec.allrandrepeat {
         spec.randseed
     } else {
         env.entropy
@@ -479,6 +480,7 @@ fn pattern_of(
         zbd: None,
         dist: dist(spec)?,
         random_map: !spec.norandommap,
+        lfsr: spec.random_generator == "lfsr",
         percentage_random: spec.percentage_random.read.min(100),
         files: spans,
         seed,
@@ -502,11 +504,24 @@ fn rate(spec: &JobSpec) -> Rate {
 }
 
 fn buffers(spec: &JobSpec) -> BufferFill {
+    let compress = spec.buffer_compress_percentage.unwrap_or(0);
+    // fio: a compress percentage other than 100 turns refill_buffers on, so that adjacent
+    // blocks do not compress together better than asked.
+    let refill = spec.refill_buffers || (1..100).contains(&compress);
+    let verify = !matches!(spec.verify.as_str(), "0" | "none" | "");
+    let dedupe = spec.dedupe_percentage.unwrap_or(0);
     BufferFill {
         zero: spec.zero_buffers,
-        refill: spec.refill_buffers,
-        scramble: spec.scramble_buffers,
-        compress_percentage: spec.buffer_compress_percentage.unwrap_or(0),
+        refill,
+        // fio scrambles a reused buffer only where nothing else decides its content.
+        scramble: spec.scramble_buffers
+            && !spec.zero_buffers
+            && !refill
+            && compress == 0
+            && dedupe == 0
+            && !verify
+            && spec.buffer_pattern.is_none(),
+        compress_percentage: compress,
         compress_chunk: spec.buffer_compress_chunk.max(1),
         dedupe_percentage: spec.dedupe_percentage.unwrap_or(0),
         pattern: spec
@@ -598,6 +613,28 @@ mod tests {
         attach_options(&file, &mut p);
         assert_eq!(pairs(&p[0].options), ["name=a", "rw=read", "size=1m"]);
         assert_eq!(pairs(&p[0].global_options), ["ioengine=null"]);
+    }
+
+    /// randrepeat=0 takes the run's entropy; allrandrepeat=1 seeds repeatably all the same
+    /// (fio 3.33 repeats its I/O then).
+    #[test]
+    fn allrandrepeat_seeds_repeatably_even_without_randrepeat() {
+        let seed = |text: &str, entropy: u64| {
+            let env = PlanEnv { entropy, ..env() };
+            plan_jobs(&specs(text), &env).unwrap()[0].pattern.seed
+        };
+        let off = "[t]
+filename=/x
+size=1m
+rw=randread
+randrepeat=0
+";
+        assert_ne!(seed(off, 1), seed(off, 2));
+        let all = format!(
+            "{off}allrandrepeat=1
+"
+        );
+        assert_eq!(seed(&all, 1), seed(&all, 2));
     }
 
     #[test]

@@ -26,6 +26,7 @@ impl Runner<'_> {
             || self.sync_range.active()
             || b.dedupe_percentage > 0
             || b.refill
+            || b.scramble
             || self.cmdprio.is_some()
             || self.rate_limited
             || self.thinks()

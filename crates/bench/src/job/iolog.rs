@@ -227,10 +227,11 @@ impl Runner<'_> {
         let mut buf = self.free.pop()?;
         if op == Op::Write {
             self.writes_since_sync += 1;
+            let s = &mut buf.as_mut_slice()[..e.len as usize];
             if self.plan.buffers.dedupe_percentage > 0 {
-                self.dedupe_fill(&mut buf);
+                self.dedupe_fill(s);
             } else if self.plan.buffers.refill {
-                crate::setup::fill(&mut buf, self.plan, &mut self.rng);
+                crate::setup::fill(s, self.plan, &mut self.rng);
             }
         }
         let req = Req::data(op, file, e.offset, e.len as usize, buf);

@@ -40,6 +40,23 @@ impl Runner<'_> {
         }
         let io = match if H { self.held.take() } else { None } {
             Some(io) => io,
+            None if H && self.rate_limited => {
+                // fio's rate_ddir: the direction drawn is ahead of its schedule and the
+                // other's next I/O is due sooner: the other goes (a read/write mix then keeps
+                // each direction's rate, not the slower one's).
+                let (due, now) = (&self.next_due, self.now.saturating_sub(self.t0));
+                self.gen.next_io_turned(|d| {
+                    let (i, o, other) = match d {
+                        WDir::Read => (0, 1, WDir::Write),
+                        WDir::Write => (1, 0, WDir::Read),
+                        WDir::Trim => return d,
+                    };
+                    match due[i] > now && due[o] < due[i] {
+                        true => other,
+                        false => d,
+                    }
+                })?
+            }
             None => self.gen.next_io()?,
         };
         if H && self.fsync_due() {
@@ -87,10 +104,22 @@ impl Runner<'_> {
                 Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64),
             );
         }
+        // A refill fills what the write carries, the only bytes that leave: fio 3.33 fills the
+        // whole buffer (1 GiB per write under bsrange=4k-1g, bench/bigbs.py).
         if op == Op::Write && plan.buffers.dedupe_percentage > 0 {
-            self.dedupe_fill(&mut buf);
+            self.dedupe_fill(&mut buf.as_mut_slice()[..io.len as usize]);
         } else if op == Op::Write && plan.buffers.refill {
-            fill(&mut buf, plan, &mut self.rng);
+            fill(
+                &mut buf.as_mut_slice()[..io.len as usize],
+                plan,
+                &mut self.rng,
+            );
+        } else if op == Op::Write && plan.buffers.scramble {
+            crate::setup::scramble(
+                &mut buf.as_mut_slice()[..io.len as usize],
+                io.offset,
+                self.now,
+            );
         }
         if op == Op::Write && self.verify.is_some() {
             self.verify_write(buf.as_mut_slice(), slot, &io);

@@ -372,7 +372,7 @@ impl Runner<'_> {
                 self.slots[slot].issue_ns = self.now;
             }
             if self.debug_io {
-                self.debug_req("queue", &req);
+                self.debug_new_req(&req);
             }
             self.fops.before_queue(&req);
             let sent = pool.send(req);

@@ -145,6 +145,8 @@ impl Runner<'_> {
         // the job sleeps: a window without I/O gives no sample but starts the next one, so
         // the burst after the think is a rate over one window, as fio's is.
         let end = self.clock.now() + (plan.thinktime - spin).as_nanos() as u64;
+        // rate_min is judged by the I/O loop (fio's check_min_rate), after the think.
+        let min_rate = std::mem::replace(&mut self.has_min_rate, false);
         loop {
             self.now = self.clock.now();
             if self.now >= self.next_tick {
@@ -158,6 +160,7 @@ impl Runner<'_> {
                 break;
             }
         }
+        self.has_min_rate = min_rate;
         self.now = self.clock.now();
         self.after_think();
     }

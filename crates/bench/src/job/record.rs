@@ -2,7 +2,7 @@
 //! (fio's disable_* and gtod_reduce), how often an untimed job reads the clock, the outcome of
 //! a job that does no I/O (create_only), and `--debug=io` lines.
 
-use iolab_engine::{sys, Buf, Op, Req};
+use iolab_engine::{sys, Op, Req};
 use iolab_workload::Taus88;
 
 use crate::setup::fill;
@@ -101,27 +101,39 @@ impl Runner<'_> {
         );
     }
 
-    /// fio's dedupe_percentage: that share of writes repeat an earlier buffer (the last unique
-    /// one, or one of a working set of dedupe_working_set_percentage of the job's blocks), the
-    /// rest are fresh; each job has its own buffers unless dedupe_global.
-    pub(super) fn dedupe_fill(&mut self, buf: &mut Buf) {
+    /// fio's three `--debug=io` lines for a new request: filled from the generator, prepared
+    /// for the engine, queued.
+    pub(super) fn debug_new_req(&self, r: &Req) {
+        for what in ["fill", "prep", "queue"] {
+            self.debug_req(what, r);
+        }
+    }
+
+    /// fio's dedupe_percentage: that share of writes repeat an earlier buffer, the rest are
+    /// the job's next unique buffer (each job has its own sequence unless dedupe_global). As
+    /// fio, a repeat is the last unique buffer (before any, the first), and under
+    /// dedupe_mode=working_set one of the job's first unique buffers, as many as
+    /// dedupe_working_set_percentage of its blocks: fio seeds its working set from the state
+    /// its unique buffers start from, so the set is the data written first.
+    pub(super) fn dedupe_fill(&mut self, buf: &mut [u8]) {
         let (plan, spec) = (self.plan, &self.plan.spec);
         let salt = if spec.dedupe_global {
             0
         } else {
             plan.pattern.seed
         };
-        let seed = if (self.rng.below(100) as u32) >= plan.buffers.dedupe_percentage {
-            self.last_seed = self.rng.next_u64();
-            self.last_seed
+        let n = if (self.rng.below(100) as u32) >= plan.buffers.dedupe_percentage {
+            self.unique_bufs += 1;
+            self.unique_bufs - 1
         } else if spec.dedupe_working_set {
             let blocks: u64 =
                 plan.pattern.files.iter().map(|f| f.len).sum::<u64>() / (buf.len() as u64).max(1);
             let set = (blocks * u64::from(spec.dedupe_working_set_percentage) / 100).max(1);
-            DEDUPE_SEED ^ (self.rng.below(set) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            self.rng.below(set)
         } else {
-            self.last_seed
+            self.unique_bufs.saturating_sub(1)
         };
+        let seed = DEDUPE_SEED ^ (n + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         fill(buf, plan, &mut Taus88::new(seed ^ salt));
     }
 

@@ -170,7 +170,7 @@ impl Runner<'_> {
             self.slots[slot as usize].submit_ns = self.now;
         }
         if H && self.debug_io {
-            self.debug_req("queue", &req);
+            self.debug_new_req(&req);
         }
         if H {
             self.fops.before_queue(&req);

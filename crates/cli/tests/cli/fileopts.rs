@@ -554,6 +554,26 @@ fn rate_cycle_is_the_window_rate_iops_min_is_judged_over() {
 }
 
 #[test]
+fn rate_iops_min_is_not_judged_while_the_job_thinks() {
+    // fio judges rate_min in its I/O loop, never during a think: 5000 I/Os then 1.2 s of
+    // thinktime, twice, pass fio's rate_iops_min=100 over 500 ms cycles. (The samples taken
+    // on time during a think must not judge it: a cycle without I/O would fail the job.)
+    let d = TestDir::new("rate-min-think");
+    d.run(&[
+        "--name=t",
+        "--ioengine=null",
+        "--size=64m",
+        "--time_based",
+        "--runtime=1500ms",
+        "--rate_iops_min=100",
+        "--rate_cycle=500",
+        "--thinktime=1200ms",
+        "--thinktime_blocks=5000",
+    ])
+    .ok();
+}
+
+#[test]
 fn regression_ramp_time_never_ended_on_synchronous_engines() {
     // psync's I/O completes inside queue(), and the ramp's end was only looked for outside
     // that path: the whole run was measured, ramp included (3 s for runtime=2 ramp_time=1).

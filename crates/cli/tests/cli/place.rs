@@ -573,8 +573,8 @@ fn cmdprio_bssplit_gives_each_block_size_its_priorities() {
         "--rw=randread",
         "--bssplit=4k/50:8k/50",
         "--cmdprio_bssplit=4k/50/3/1:8k/100",
-        // Without it the random map cuts an 8k read to 4k where the next block was read
-        // already (fio's mark_random_map), and the split is no longer 50/50.
+        // Without the random map's cut (fio's mark_random_map, which turns the tail of the
+        // pass into 4k I/Os) the sizes keep bssplit's shares exactly.
         "--norandommap",
     ];
     let [(r, n), _] = prios(&d, &args);

@@ -285,13 +285,7 @@ iolab_testkit::corpus_test!(
 );
 
 fn check_corpus(dir: &Path) {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no .fio files in {}", dir.display());
+    let files = iolab_testkit::fio_files(dir);
 
     let next = AtomicUsize::new(0);
     let verdicts: Mutex<BTreeMap<String, Verdict>> = Mutex::new(BTreeMap::new());

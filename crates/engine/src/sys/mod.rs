@@ -13,8 +13,11 @@ pub mod interrupt;
 pub mod meta;
 pub mod net;
 pub mod pipe;
+mod rw;
 pub mod sock;
 pub mod task;
+
+pub use rw::{file_position, rw_full, RwCall};
 
 use std::io;
 use std::os::fd::RawFd;
@@ -120,139 +123,6 @@ pub fn errno_name(code: i32) -> &'static str {
     }
 }
 
-/// Which system call moves the data of a synchronous request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RwCall {
-    /// `lseek` then `read`/`write` (fio's sync).
-    Seek,
-    /// `read`/`write` at the file's position: fio's sync when the position is already the
-    /// offset (sequential I/O), which is also what works on a FIFO, where `lseek` is ESPIPE.
-    Current,
-    /// `pread`/`pwrite` (psync).
-    Positional,
-    /// `preadv`/`pwritev` with one iovec (pvsync).
-    PositionalV,
-    /// `lseek` then `readv`/`writev` with one iovec (vsync).
-    SeekV,
-    /// `readv`/`writev` at the file's position: vsync's [`RwCall::Current`].
-    CurrentV,
-    /// `preadv2`/`pwritev2` with one iovec and RWF_* `flags` (pvsync2); under `nowait`,
-    /// EAGAIN is the answer rather than something to retry.
-    V2 { flags: libc::c_int, nowait: bool },
-}
-
-/// Moves `len` bytes at `offset` with `call`, until they are done, end of file is reached
-/// (reads), or a real error occurs; short transfers continue where they stopped and EINTR
-/// (and EAGAIN, unless under nowait) are retried. Counts every call in `calls`.
-///
-/// # Safety
-/// `buf` must be valid for reads and writes of `len` bytes for the duration of the call.
-pub unsafe fn rw_full(
-    write: bool,
-    call: RwCall,
-    fd: RawFd,
-    buf: *mut u8,
-    len: usize,
-    offset: u64,
-    calls: &mut u64,
-) -> io::Result<usize> {
-    let nowait = matches!(call, RwCall::V2 { nowait: true, .. });
-    let mut done = 0usize;
-    while done < len {
-        let off = (offset + done as u64) as libc::off_t;
-        // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
-        let p = unsafe { buf.add(done) };
-        *calls += 1;
-        // SAFETY: p is valid for len - done bytes (the caller's guarantee).
-        let ret = unsafe { rw_once(write, call, fd, p, len - done, off, calls) };
-        match ret {
-            Ok(0) if !write => break,
-            Ok(0) => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
-            Ok(k) => done += k,
-            Err(e) if is_retry(&e, nowait) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(done)
-}
-
-/// One call of [`rw_full`]'s: `n` bytes at `p` with `call` at `off` (an `lseek` before it
-/// where `call` seeks, counted in `calls` when it succeeds).
-///
-/// # Safety
-/// `p` must be valid for reads and writes of `n` bytes for the duration of the call.
-unsafe fn rw_once(
-    write: bool,
-    call: RwCall,
-    fd: RawFd,
-    p: *mut u8,
-    n: usize,
-    off: libc::off_t,
-    calls: &mut u64,
-) -> io::Result<usize> {
-    let iov = libc::iovec {
-        iov_base: p as *mut libc::c_void,
-        iov_len: n,
-    };
-    let ret = match call {
-        // SAFETY: p is valid for n bytes (caller's guarantee).
-        RwCall::Positional => unsafe {
-            if write {
-                libc::pwrite(fd, p as *const libc::c_void, n, off)
-            } else {
-                libc::pread(fd, p as *mut libc::c_void, n, off)
-            }
-        },
-        // SAFETY: the one iovec points at p..p+n, valid for the call.
-        RwCall::V2 { flags, .. } => unsafe {
-            if write {
-                libc::pwritev2(fd, &iov, 1, off, flags)
-            } else {
-                libc::preadv2(fd, &iov, 1, off, flags)
-            }
-        },
-        // SAFETY: the one iovec points at p..p+n, valid for the call.
-        RwCall::PositionalV => unsafe {
-            if write {
-                libc::pwritev(fd, &iov, 1, off)
-            } else {
-                libc::preadv(fd, &iov, 1, off)
-            }
-        },
-        RwCall::Seek | RwCall::Current | RwCall::SeekV | RwCall::CurrentV => {
-            if matches!(call, RwCall::Seek | RwCall::SeekV) {
-                // SAFETY: lseek has no memory arguments.
-                cvt(unsafe { libc::lseek(fd, off, libc::SEEK_SET) } as isize)?;
-                *calls += 1;
-            }
-            // SAFETY: p is valid for n bytes (caller's guarantee); the one iovec points at
-            // p..p+n.
-            unsafe {
-                match (matches!(call, RwCall::SeekV | RwCall::CurrentV), write) {
-                    (false, true) => libc::write(fd, p as *const libc::c_void, n),
-                    (false, false) => libc::read(fd, p as *mut libc::c_void, n),
-                    (true, true) => libc::writev(fd, &iov, 1),
-                    (true, false) => libc::readv(fd, &iov, 1),
-                }
-            }
-        }
-    };
-    cvt(ret)
-}
-
-/// The file position of `fd` (`lseek(SEEK_CUR)`); 0 for a FIFO or other stream, which reads
-/// and writes where it is; `None` when it cannot be known.
-pub fn file_position(fd: RawFd) -> Option<u64> {
-    // SAFETY: lseek takes no memory arguments.
-    let r = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
-    match cvt(r as isize) {
-        Ok(p) => Some(p as u64),
-        Err(e) if e.raw_os_error() == Some(libc::ESPIPE) => Some(0),
-        Err(_) => None,
-    }
-}
-
-/// `fsync` or `fdatasync`, retried on EINTR.
 /// sync_file_range(2): SYNC_FILE_RANGE_* `flags` over `len` bytes at `offset` of `fd`.
 pub fn sync_file_range(
     fd: RawFd,
@@ -276,6 +146,7 @@ pub fn sync_file_range(
     }
 }
 
+/// `fsync` or `fdatasync`, retried on EINTR.
 pub fn sync_fd(fd: RawFd, data_only: bool, calls: &mut u64) -> io::Result<usize> {
     loop {
         *calls += 1;

@@ -13,6 +13,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.allrandrepeat = a.flag()?; Ok(()) }),
     imp!(Random, "norandommap", [], Flag, None, "Random offsets may repeat (no coverage map)",
         |s, a| { s.norandommap = a.flag()?; Ok(()) }),
+    imp!(Random, "softrandommap", [], Bool, Some("0"), "Set norandommap if randommap allocation fails",
+        |s, a| { s.softrandommap = a.flag()?; Ok(()) }),
     imp!(Random, "random_generator", [], Choice(&["tausworthe", "lfsr", "tausworthe64"]), Some("tausworthe"), "Random number generator",
         |s, a| { s.random_generator = a.choice()?; Ok(()) }),
     imp!(Random, "random_distribution", [], Distribution, Some("random"), "Offset distribution: random, zipf:t, pareto:h, normal:s, zoned:..., zoned_abs:...",

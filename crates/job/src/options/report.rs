@@ -13,6 +13,12 @@ pub(super) static OPTIONS: &[OptDef] = &[
                 return Err("percentiles must be within 0-100, at most 20 of them".into());
             }
             s.percentile_list = l;
+            s.percentile_precision = a
+                .v
+                .split(':')
+                .map(|p| p.trim().split_once('.').map_or(0, |(_, d)| d.len()))
+                .max()
+                .unwrap_or(0);
             Ok(())
         }),
     imp!(Report, "clat_percentiles", [], Bool, Some("1"), "Report completion latency percentiles",
