@@ -341,9 +341,9 @@ impl Config {
             let detail = format!("holds the block written for offset {}", h.offset);
             (Damage::Misplaced { found: h.offset }, detail)
         } else if h.numberio != w.numberio as u16 || seed_bad {
-            // Same seed and a later write number: the block was written again after this
-            // write (what experimental_verify's replay meets), not a write that was lost.
-            let why = if !seed_bad && h.numberio > w.numberio as u16 {
+            // A later write number: the block was written again after this write (what
+            // experimental_verify's replay meets), not a write that was lost.
+            let why = if h.numberio > w.numberio as u16 {
                 "overwritten by a later write"
             } else {
                 "a lost write"
