@@ -46,7 +46,8 @@ def main():
                 rows.append(f"{n:10} fio {statistics.median(f for f, _ in pairs):9.1f} MiB/s  "
                             f"iolab {statistics.median(i for _, i in pairs):9.1f} MiB/s  "
                             f"iolab/fio {ratio:5.2f}x")
-    out = [benchlib.machine(".", benchlib.sh("fio --version")),
+    out = [benchlib.machine(".", benchlib.sh("fio --version"),
+           "load average %.2f %.2f %.2f" % os.getloadavg()),
            f"# bench/crctest.py --pairs={a.pairs}: median of iolab/fio per pair (A B A B)"] + rows
     print("\n".join(out))
     print("saved", benchlib.save("crctest", out))

@@ -48,7 +48,8 @@ def main():
                     runs[(t, v)].append(write_bw(cmd + job + extra, d))
     os.remove(os.path.join(d, "vc.data"))
     med = {k: statistics.median(v) for k, v in runs.items()}
-    out = [benchlib.machine(d, benchlib.sh("fio --version")),
+    out = [benchlib.machine(d, benchlib.sh("fio --version"),
+           "load average %.2f %.2f %.2f" % os.getloadavg()),
            f"# bench/verify-cost.py --size={a.size} --rounds={a.rounds}: sequential psync "
            "4 KiB writes, buffered; write bandwidth, median of the rounds"]
     for t in tools:

@@ -8,7 +8,7 @@ the median is kept. Saved under bench/results/.
 
 Usage: bench/verify-mem.py [--iolab PATH] [--size 2g] [--rounds 3]
 """
-import argparse, os, statistics, subprocess, sys
+import argparse, os, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -16,8 +16,12 @@ import benchlib  # noqa: E402
 BS = 4096
 
 
+# The jobs' verify state files go here, not into the working directory.
+SCRATCH = tempfile.mkdtemp(prefix="verify-mem-")
+
+
 def peak_kib(cmd):
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=SCRATCH)
     _, status, ru = os.wait4(p.pid, 0)
     if status != 0:
         sys.exit(f"{' '.join(cmd)} failed ({status})")
@@ -35,7 +39,8 @@ def main():
         benchlib.build()
     n = int(a.size[:-1]) * {"m": 2**20, "g": 2**30}[a.size[-1]] // BS
     tools = {"fio": ["fio", "--thread"], "iolab": [a.iolab, "run"]}
-    out = [benchlib.machine("/tmp", benchlib.sh("fio --version")),
+    out = [benchlib.machine("/tmp", benchlib.sh("fio --version"),
+           "load average %.2f %.2f %.2f" % os.getloadavg()),
            f"# bench/verify-mem.py --size={a.size} --rounds={a.rounds}: ioengine=null, bs=4k, "
            f"{n} blocks; bytes of peak RSS per block with verify=crc32c over without"]
     for rw in ["write", "randwrite"]:

@@ -341,8 +341,15 @@ impl Config {
             let detail = format!("holds the block written for offset {}", h.offset);
             (Damage::Misplaced { found: h.offset }, detail)
         } else if h.numberio != w.numberio as u16 || seed_bad {
+            // A later write number: the block was written again after this write (what
+            // experimental_verify's replay meets), not a write that was lost.
+            let why = if h.numberio > w.numberio as u16 {
+                "overwritten by a later write"
+            } else {
+                "a lost write"
+            };
             let detail = format!(
-                "holds write #{} (seed {:#x}), expected write #{} (seed {want_seed:#x}): a lost write",
+                "holds write #{} (seed {:#x}), expected write #{} (seed {want_seed:#x}): {why}",
                 h.numberio, h.seed, w.numberio as u16
             );
             let found = h.numberio;

@@ -590,6 +590,11 @@ fn experimental_verify_reads_back_every_write_as_fio_replays_them() {
         "{}",
         err(&o)
     );
+    assert!(
+        err(&o).contains("overwritten by a later write"),
+        "{}",
+        err(&o)
+    );
     // The reads follow the writes, up to the failure.
     let (w, r) = queued_order(&o);
     assert!(!r.is_empty() && w.starts_with(&r), "{w:?} {r:?}");
