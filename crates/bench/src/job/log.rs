@@ -219,16 +219,7 @@ impl Logs {
     fn start(&mut self, now: u64) {
         self.t0 = now;
         self.next_flush = now + FLUSH_EVERY_NS;
-        for s in [
-            &mut self.lat,
-            &mut self.clat,
-            &mut self.slat,
-            &mut self.bw,
-            &mut self.iops,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for s in self.series_mut() {
             s.win = [Window::default(); 3];
         }
         for r in [&mut self.bw_rate, &mut self.iops_rate]
@@ -340,8 +331,9 @@ impl Logs {
         }
     }
 
-    fn each_file(&mut self, f: impl Fn(&mut LogFile)) {
-        for s in [
+    /// The per-I/O series the job keeps (lat, clat, slat, bw, IOPS), each that is logged.
+    fn series_mut(&mut self) -> impl Iterator<Item = &mut Series> {
+        [
             &mut self.lat,
             &mut self.clat,
             &mut self.slat,
@@ -350,7 +342,10 @@ impl Logs {
         ]
         .into_iter()
         .flatten()
-        {
+    }
+
+    fn each_file(&mut self, f: impl Fn(&mut LogFile)) {
+        for s in self.series_mut() {
             f(&mut s.file);
         }
         for r in [&mut self.bw_rate, &mut self.iops_rate]
@@ -371,20 +366,13 @@ impl Logs {
         let (sh, t_ms) = (self.shape, self.ms(now));
         if sh.avg_ms > 0 {
             // Bandwidth and IOPS windows of each I/O's values too (compressed logs).
-            for s in [
-                &mut self.lat,
-                &mut self.clat,
-                &mut self.slat,
-                &mut self.bw,
-                &mut self.iops,
-            ]
-            .into_iter()
-            .flatten()
-            {
+            let mut line = std::mem::replace(&mut self.line, Line::new());
+            for s in self.series_mut() {
                 for d in 0..3 {
-                    s.close(&sh, &mut self.line, d, t_ms);
+                    s.close(&sh, &mut line, d, t_ms);
                 }
             }
+            self.line = line;
         }
         self.each_file(LogFile::close);
         if let Some(z) = &mut self.zip {
