@@ -117,6 +117,21 @@ impl Worker {
         self.outcomes = outcomes;
     }
 
+    /// A buffer for a small file's bytes: a free one, or a new one; None (the connection
+    /// closed) when memory runs out.
+    fn small_buf(&mut self, i: usize) -> Option<Buf> {
+        if let Some(b) = self.bufs.pop() {
+            return Some(b);
+        }
+        match Buf::new(SMALL_FILE as usize) {
+            Ok(b) => Some(b),
+            Err(_) => {
+                self.close(i);
+                None
+            }
+        }
+    }
+
     /// Sends a small file's `len` bytes at `off`, read on the socket ring into a buffer, with
     /// the head in `c.wbuf`: the read linked to the send, both queued for the turn's one
     /// io_uring_enter (no engine read to reap and send on a later turn). The caller has seen
@@ -129,21 +144,14 @@ impl Worker {
         len: u64,
         rep: route::Reply,
     ) {
+        let Some(buf) = self.small_buf(i) else {
+            return;
+        };
         let c = &mut self.conns[i];
         c.status = rep.status;
         c.keep = c.keep && rep.keep_alive;
         c.wpos = 0;
         c.body_sent = 0;
-        let buf = match self.bufs.pop() {
-            Some(b) => b,
-            None => match Buf::new(SMALL_FILE as usize) {
-                Ok(b) => b,
-                Err(_) => {
-                    self.close(i);
-                    return;
-                }
-            },
-        };
         c.out = Out::Buf {
             buf,
             pos: 0,
@@ -164,6 +172,9 @@ impl Worker {
         direct: bool,
         rep: route::Reply,
     ) {
+        let Some(buf) = self.small_buf(i) else {
+            return;
+        };
         let c = &mut self.conns[i];
         c.status = rep.status;
         c.keep = c.keep && rep.keep_alive;
@@ -178,16 +189,6 @@ impl Worker {
             end
         };
         c.read_range = (off as usize, end as usize);
-        let buf = match self.bufs.pop() {
-            Some(b) => b,
-            None => match Buf::new(SMALL_FILE as usize) {
-                Ok(b) => b,
-                Err(_) => {
-                    self.close(i);
-                    return;
-                }
-            },
-        };
         let tok = (u64::from(c.gen) << 32) | i as u64;
         let mut req = Req::data(Op::Read, id, 0, want as usize, buf).with_tag(tok);
         loop {
