@@ -192,40 +192,39 @@ macro_rules! imp {
     };
 }
 
-/// An option of fio that iolab does not implement (names and aliases as fio 3.33 spells them).
-macro_rules! not {
-    ($cat:ident $([$($eng:literal),*])?, $name:literal, [$($al:literal),*], $kind:expr) => {
+/// A row refused by name, with the reason `help` gives.
+macro_rules! refused {
+    ($help:expr, $cat:ident $([$($eng:literal),*])?, $name:literal, [$($al:literal),*], $kind:expr) => {
         $crate::options::OptDef {
             name: $name,
             aliases: &[$($al),*],
             kind: $kind,
             default: None,
-            help: "fio option not implemented by iolab",
+            help: $help,
             category: $crate::options::Category::$cat,
             engines: &[$($($eng),*)?],
             apply: None,
         }
     };
 }
+
+/// An option of fio that iolab does not implement (names and aliases as fio 3.33 spells them).
+macro_rules! not {
+    ($($row:tt)*) => {
+        $crate::options::refused!("fio option not implemented by iolab", $($row)*)
+    };
+}
+
 /// What a `later!` row says: the option is fio's, but newer than the fio iolab follows.
 pub const LATER: &str = "came after fio 3.33; iolab follows fio 3.33";
 
 /// An option fio gained after 3.33: refused by name as having come after fio 3.33.
 macro_rules! later {
-    ($cat:ident $([$($eng:literal),*])?, $name:literal, [$($al:literal),*], $kind:expr) => {
-        $crate::options::OptDef {
-            name: $name,
-            aliases: &[$($al),*],
-            kind: $kind,
-            default: None,
-            help: $crate::options::LATER,
-            category: $crate::options::Category::$cat,
-            engines: &[$($($eng),*)?],
-            apply: None,
-        }
+    ($($row:tt)*) => {
+        $crate::options::refused!($crate::options::LATER, $($row)*)
     };
 }
-pub(crate) use {imp, later, not};
+pub(crate) use {imp, later, not, refused};
 
 /// What the category files need.
 mod prelude {
