@@ -67,14 +67,7 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
         return inflate_log(path);
     }
     if inv.top.idle_prof == Some(IdleProf::Calibrate) {
-        // fio's --idle-prof=calibrate: the unit of work's time, and nothing run.
-        let i = iolab_bench::idle::IdleProf::start()?.finish();
-        let c = iolab_report::CpuIdleness::from_profile(&i.unit_us, i.percpu, false);
-        print!(
-            "CPU idleness:\n  unit work: mean={:3.2}us, stddev={:3.2}\n",
-            c.unit_mean, c.unit_stddev
-        );
-        return Ok(ExitCode::SUCCESS);
+        return idle_calibrate();
     }
     if let Some(dir) = &inv.top.aux_path {
         iolab_bench::verify::state::set_aux_path(dir.clone());
@@ -101,20 +94,7 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
     }
     let top = &inv.top;
     let formats = output_order(&top.output_format);
-    // Not a held stdout lock: periodic reports (--status-interval) write from another thread.
-    let mut out: Box<dyn Write + Send> = match &top.output {
-        Some(p) => {
-            let f = File::create(p).map_err(|e| format!("--output: {p}: {e}"))?;
-            // As fio: in normal output the informational lines go into the file too.
-            if formats == [OutputFormat::Normal] {
-                if let Ok(dup) = f.try_clone() {
-                    iolab_bench::info_to_file(dup);
-                }
-            }
-            Box::new(io::BufWriter::new(f))
-        }
-        None => Box::new(io::stdout()),
-    };
+    let mut out = open_output(top, &formats)?;
     if formats.contains(&OutputFormat::Normal) {
         let written = iolab_report::write_preamble(&preamble(&specs, &plans), &mut out);
         match written.and_then(|()| out.flush()) {
@@ -123,6 +103,33 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
         }
     }
     execute(top, &specs, &plans, &formats, out, called)
+}
+
+/// fio's --idle-prof=calibrate: the unit of work's time, and nothing run.
+fn idle_calibrate() -> Result<ExitCode, String> {
+    let i = iolab_bench::idle::IdleProf::start()?.finish();
+    let c = iolab_report::CpuIdleness::from_profile(&i.unit_us, i.percpu, false);
+    print!(
+        "CPU idleness:\n  unit work: mean={:3.2}us, stddev={:3.2}\n",
+        c.unit_mean, c.unit_stddev
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where the reports go: `--output`'s file (with fio's informational lines too in normal
+/// output, as fio), else standard output. Not a held stdout lock: periodic reports
+/// (--status-interval) write from another thread.
+fn open_output(top: &TopLevel, formats: &[OutputFormat]) -> Result<Box<dyn Write + Send>, String> {
+    let Some(p) = &top.output else {
+        return Ok(Box::new(io::stdout()));
+    };
+    let f = File::create(p).map_err(|e| format!("--output: {p}: {e}"))?;
+    if formats == [OutputFormat::Normal] {
+        if let Ok(dup) = f.try_clone() {
+            iolab_bench::info_to_file(dup);
+        }
+    }
+    Ok(Box::new(io::BufWriter::new(f)))
 }
 
 /// The requests that print something and run nothing (`--help`, `--version`, `--cmdhelp`,
