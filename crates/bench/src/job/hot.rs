@@ -17,6 +17,9 @@ impl Runner<'_> {
     /// variant with `H` true calls them, the one with `H` false is the plain loop.
     pub(super) fn hooks_wanted(&self) -> bool {
         let (plan, b) = (self.plan, &self.plan.buffers);
+        // The buffer options act on writes only (scramble_buffers is on by default, as fio's).
+        let writes = plan.pattern.has(iolab_workload::Dir::Write) || plan.replay.is_some();
+        let fills = writes && (b.dedupe_percentage > 0 || b.refill || b.scramble);
         let issue = self.flow.is_some()
             || self.fops.active()
             || self.finishes
@@ -24,9 +27,7 @@ impl Runner<'_> {
             || plan.fsync_every > 0
             || plan.fdatasync_every > 0
             || self.sync_range.active()
-            || b.dedupe_percentage > 0
-            || b.refill
-            || b.scramble
+            || fills
             || self.cmdprio.is_some()
             || self.rate_limited
             || self.thinks()
