@@ -4,7 +4,7 @@
 
 use iolab_engine::{Op, Req};
 use iolab_stats::Dir;
-use iolab_workload::Dir as WDir;
+use iolab_workload::{Dir as WDir, IoUnit};
 
 use super::{stat_dir, Runner};
 use crate::setup::fill;
@@ -40,23 +40,7 @@ impl Runner<'_> {
         }
         let io = match if H { self.held.take() } else { None } {
             Some(io) => io,
-            None if H && self.rate_limited => {
-                // fio's rate_ddir: the direction drawn is ahead of its schedule and the
-                // other's next I/O is due sooner: the other goes (a read/write mix then keeps
-                // each direction's rate, not the slower one's).
-                let (due, now) = (&self.next_due, self.now.saturating_sub(self.t0));
-                self.gen.next_io_turned(|d| {
-                    let (i, o, other) = match d {
-                        WDir::Read => (0, 1, WDir::Write),
-                        WDir::Write => (1, 0, WDir::Read),
-                        WDir::Trim => return d,
-                    };
-                    match due[i] > now && due[o] < due[i] {
-                        true => other,
-                        false => d,
-                    }
-                })?
-            }
+            None if H && self.rate_limited => self.next_io_rated()?,
             None => self.gen.next_io()?,
         };
         if H && self.fsync_due() {
@@ -104,25 +88,8 @@ impl Runner<'_> {
                 Req::data(op, file, io.offset, io.len as usize, buf).with_tag(slot as u64),
             );
         }
-        // A refill fills what the write carries, the only bytes that leave: fio 3.33 fills the
-        // whole buffer (1 GiB per write under bsrange=4k-1g, bench/bigbs.py).
-        if op == Op::Write && plan.buffers.dedupe_percentage > 0 {
-            self.dedupe_fill(&mut buf.as_mut_slice()[..io.len as usize]);
-        } else if op == Op::Write && plan.buffers.refill {
-            fill(
-                &mut buf.as_mut_slice()[..io.len as usize],
-                plan,
-                &mut self.rng,
-            );
-        } else if op == Op::Write && plan.buffers.scramble {
-            crate::setup::scramble(
-                &mut buf.as_mut_slice()[..io.len as usize],
-                io.offset,
-                self.now,
-            );
-        }
-        if op == Op::Write && self.verify.is_some() {
-            self.verify_write(buf.as_mut_slice(), slot, &io);
+        if op == Op::Write {
+            self.prepare_write(buf.as_mut_slice(), slot, &io);
         }
         let prio = self.pick_prio(dir, io.len);
         Some(
@@ -130,6 +97,44 @@ impl Runner<'_> {
                 .with_tag(slot as u64)
                 .with_ioprio(prio),
         )
+    }
+
+    /// The generator's next I/O under a rate limit, turned as fio's rate_ddir turns it: the
+    /// direction drawn is ahead of its schedule and the other's next I/O is due sooner: the
+    /// other goes (a read/write mix then keeps each direction's rate, not the slower one's).
+    #[inline(always)]
+    fn next_io_rated(&mut self) -> Option<IoUnit> {
+        let (due, now) = (&self.next_due, self.now.saturating_sub(self.t0));
+        self.gen.next_io_turned(|d| {
+            let (i, o, other) = match d {
+                WDir::Read => (0, 1, WDir::Write),
+                WDir::Write => (1, 0, WDir::Read),
+                WDir::Trim => return d,
+            };
+            match due[i] > now && due[o] < due[i] {
+                true => other,
+                false => d,
+            }
+        })
+    }
+
+    /// A write's buffer as the job's options make it: deduplicated, refilled or scrambled
+    /// (as far as the write reaches: fio 3.33 fills the whole buffer, 1 GiB per write under
+    /// bsrange=4k-1g, bench/bigbs.py), then given its verify headers.
+    #[inline(always)]
+    fn prepare_write(&mut self, buf: &mut [u8], slot: u32, io: &IoUnit) {
+        let plan = self.plan;
+        let data = &mut buf[..io.len as usize];
+        if plan.buffers.dedupe_percentage > 0 {
+            self.dedupe_fill(data);
+        } else if plan.buffers.refill {
+            fill(data, plan, &mut self.rng);
+        } else if plan.buffers.scramble {
+            crate::setup::scramble(data, io.offset, self.now);
+        }
+        if self.verify.is_some() {
+            self.verify_write(buf, slot, io);
+        }
     }
 
     /// Takes back a request that was generated but never reached the engine.
