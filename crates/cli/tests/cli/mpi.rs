@@ -30,21 +30,36 @@ fn mpirun(case: &str, dir: &Path, n: u32, args: &[&str]) -> Option<Out> {
 
 /// `mpirun --oversubscribe -np N iolab ARGS` in `dir`, started and not waited for.
 fn mpirun_spawn(case: &str, dir: &Path, n: u32, args: &[&str]) -> Option<std::process::Child> {
+    let mut c = mpirun_cmd(case, dir)?;
+    c.args(["-np", &n.to_string(), BIN]).args(args);
+    Some(c.spawn().unwrap())
+}
+
+/// `mpirun --oversubscribe` in `dir`, its arguments to come; `None` (and a counted skip) where
+/// there is no mpirun.
+fn mpirun_cmd(case: &str, dir: &Path) -> Option<Command> {
     if Command::new("mpirun").arg("--version").output().is_err() {
         iolab_testkit::skip(case, &"no mpirun (apt-get install openmpi-bin)");
         return None;
     }
+    // Each mpirun its own session directory: Open MPI 4 makes /tmp/ompi.HOST.UID and fails
+    // ("mkdir ... File exists", orte_init failed) when two mpiruns of parallel tests race to
+    // create it. A short path under /tmp, as its sockets' names must stay short.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let session = std::env::temp_dir().join(format!("iolab-ompi-{}-{run}", std::process::id()));
+    std::fs::create_dir_all(&session).unwrap();
     let mut c = Command::new("mpirun");
-    c.args(["--oversubscribe", "-np", &n.to_string(), BIN])
-        .args(args)
+    c.arg("--oversubscribe")
         .current_dir(dir)
+        .env("OMPI_MCA_orte_tmpdir_base", &session)
         // Root in CI containers: Open MPI refuses root unless told twice.
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    Some(c.spawn().unwrap())
+    Some(c)
 }
 
 /// A long run with a report of some 25 KB (8 jobs on each of 2 ranks), stopped after 2 s with
@@ -182,10 +197,9 @@ fn a_rank_slow_to_lay_out_its_file_holds_back_every_ranks_start() {
     let dir = scratch("slow");
     let job = "[a]\nioengine=psync\nsize=${IOLAB_T_SIZE}\nbs=64k\nrw=read\n";
     std::fs::write(dir.join("j.fio"), job).unwrap();
-    if Command::new("mpirun").arg("--version").output().is_err() {
-        iolab_testkit::skip(case, &"no mpirun (apt-get install openmpi-bin)");
+    let Some(mut c) = mpirun_cmd(case, &dir) else {
         return;
-    }
+    };
     // Two application contexts of one job: the same job file, a size each.
     let rank = |size: &str| {
         let env = format!("IOLAB_T_SIZE={size}");
@@ -202,17 +216,10 @@ fn a_rank_slow_to_lay_out_its_file_holds_back_every_ranks_start() {
         .map(String::from)
         .to_vec()
     };
-    let child = Command::new("mpirun")
-        .arg("--oversubscribe")
+    let child = c
         .args(rank("1m"))
         .arg(":")
         .args(rank("256m"))
-        .current_dir(&dir)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let out = wait(child, Duration::from_secs(180));
