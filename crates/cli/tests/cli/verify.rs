@@ -300,6 +300,35 @@ fn verify_dump_keeps_what_was_read_and_what_was_expected() {
     assert!(d.join("aux/v.data.4096.expected").exists());
 }
 
+/// Debian's fio package ships `fio-verify-state`, fio's reader of its state files: it reads
+/// iolab's as it reads fio's (version 3), with the job's name and the count of writes.
+#[test]
+fn fios_verify_state_tool_reads_iolabs_state_file() {
+    let d = dir("state-tool");
+    let o = iolab(&d, &["--rw=write", "--verify=crc32c", "--do_verify=0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let shown = match Command::new("fio-verify-state")
+        .arg("local-v-0-verify.state")
+        .current_dir(&d)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            iolab_testkit::skip(
+                "fio-verify-state",
+                &format!("not runnable ({e}): Debian package fio"),
+            );
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success(), "{text}");
+    assert!(text.contains("Version:\t0x3"), "{text}");
+    assert!(text.contains("Name:\t\tv"), "{text}");
+    // 64 KiB of 4 KiB writes.
+    assert!(text.contains("Number IOs:\t16"), "{text}");
+}
+
 #[test]
 fn verify_state_load_checks_only_what_an_interrupted_run_wrote() {
     let d = dir("state");
