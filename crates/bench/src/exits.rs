@@ -50,9 +50,9 @@ impl IoJobs {
     }
 }
 
-/// fio counts every job but cpuio's (its engines that do no I/O) as one doing I/O.
+/// fio counts every job but those of its engines that do no I/O as one doing I/O.
 fn does_io(plan: &JobPlan) -> bool {
-    plan.engine.kind != iolab_engine::EngineKind::CpuIo
+    plan.engine.kind.does_io()
 }
 
 impl<'a> Stops<'a> {

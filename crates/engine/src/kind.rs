@@ -144,6 +144,13 @@ impl EngineKind {
         ) && meta::FsOp::of(self).is_none()
     }
 
+    /// Whether fio counts a job of the engine as one doing I/O (its engines without FIO_NOIO:
+    /// all but `cpuio` and `exec`): the others stay out of a group's "Run status" figures and
+    /// of the jobs exit_on_io_done waits for.
+    pub fn does_io(self) -> bool {
+        !matches!(self, EngineKind::CpuIo | EngineKind::Exec)
+    }
+
     /// Whether fio reports the engine's bandwidth in bits when `unit_base` is left to it
     /// (fio's FIO_BIT_BASED: `net`, not `netsplice`).
     pub fn bit_based(self) -> bool {

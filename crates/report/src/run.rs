@@ -46,6 +46,8 @@ pub fn run_report(
         r
     };
     let mut reports = Vec::new();
+    // Whether each report's job does I/O (fio leaves cpuio and exec jobs out of its groups).
+    let mut does_io = Vec::new();
     let mut merged: Option<(JobStats, JobMeta, &Measured<'_>)> = None;
     // stats=0: the job ran, but fio leaves it out of every figure; create_only did no I/O.
     for m in jobs.iter().filter(|m| {
@@ -66,6 +68,7 @@ pub fn run_report(
         }
         if let Some((s, open, first)) = merged.take() {
             reports.push(report(&s, first, &open));
+            does_io.push(first.plan.engine.kind.does_io());
         }
         if folds {
             merged = Some((m.stats.clone(), meta(m), m));
@@ -73,12 +76,18 @@ pub fn run_report(
             let mut r = report(m.stats, m, &meta(m));
             r.verror = m.verror.clone().or(r.verror.take());
             reports.push(r);
+            does_io.push(m.plan.engine.kind.does_io());
         }
     }
     if let Some((s, open, first)) = merged.take() {
         reports.push(report(&s, first, &open));
+        does_io.push(first.plan.engine.kind.does_io());
     }
-    let mut groups = crate::groups_from_jobs(&reports);
+    let counted: Vec<JobReport> = (reports.iter().zip(&does_io))
+        .filter(|(_, io)| **io)
+        .map(|(r, _)| r.clone())
+        .collect();
+    let mut groups = crate::groups_from_jobs(&counted);
     // fio prints every group's "Run status group" header, with no lines under it when no job
     // of the group is reported (stats=0, create_only).
     for m in jobs {

@@ -954,6 +954,40 @@ fn exit_on_io_done_ends_cpuio_when_the_io_jobs_have_ended() {
     assert!(cpu < io + 2000, "cpuio ran {cpu} ms, the I/O job {io} ms");
 }
 
+/// fio leaves the jobs of its engines that do no I/O (cpuio, exec) out of the group's
+/// "Run status" line: a 1 s cpuio job beside a 1 MiB null job gives the null job's run= and
+/// bandwidth alone (fio 3.33: `run=1-1msec`; iolab counted the cpuio job's 1000 ms).
+#[test]
+fn a_cpuio_job_stays_out_of_its_groups_run_status_as_in_fio() {
+    let d = TestDir::new("cpuio-group");
+    let out = d.run(&[
+        "--name=cpu",
+        "--ioengine=cpuio",
+        "--cpuload=5",
+        "--runtime=1",
+        "--time_based",
+        "--name=io",
+        "--ioengine=null",
+        "--size=1m",
+    ]);
+    let text = out.ok().stdout;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("READ: bw="))
+        .unwrap_or_else(|| panic!("no READ group line:\n{text}"));
+    let run = line.split("run=").nth(1).unwrap_or_default();
+    let max_ms: u64 = run
+        .trim_end_matches("msec")
+        .split('-')
+        .nth(1)
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_else(|| panic!("run= in {line}"));
+    assert!(
+        max_ms < 500,
+        "the cpuio job's second is in the group: {line}"
+    );
+}
+
 #[test]
 fn a_sync_engine_job_stops_at_its_first_io_error_as_fio_does() {
     if !std::path::Path::new("/dev/full").exists() {
