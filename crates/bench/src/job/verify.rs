@@ -81,6 +81,9 @@ pub(super) struct Verifier {
     /// why they could not start.
     pub(super) pool: Option<crate::verify::pool::Pool>,
     pool_err: Option<String>,
+    /// verify_fatal under continue_on_error=verify: a bad block was met and ignored, and the
+    /// read back ends there (fio 3.33 stops without an error).
+    pub(super) fatal_met: bool,
 }
 
 /// fio times the write phase and the verify phase apart: the write runtime ends where the
@@ -167,6 +170,7 @@ impl Verifier {
             fault: crate::verify::fault::from_env(&plan.name),
             pool,
             pool_err,
+            fatal_met: false,
         }))
     }
 
@@ -488,8 +492,12 @@ impl Runner<'_> {
             first.get_or_insert(msg);
         }
         if matches!(self.plan.spec.continue_on_error, "verify" | "all") {
-            // fio's continue_on_error=verify: counted, and the job goes on.
+            // fio's continue_on_error=verify: counted, and the job goes on; with verify_fatal
+            // it ends at this block all the same, still without an error (fio 3.33 exits 0).
             self.errors_ignored += bad.len() as u64;
+            if let Some(v) = self.verify.as_deref_mut() {
+                v.fatal_met |= self.plan.spec.verify_fatal;
+            }
             return;
         }
         let e = std::io::Error::from_raw_os_error(EILSEQ);
@@ -505,6 +513,11 @@ impl Runner<'_> {
         self.fail(&e, msg, func, site!());
         // As fio, the job stops at the failure (a synchronous engine would go on issuing).
         self.done = true;
+    }
+
+    /// Whether verify_fatal ended the read back at an ignored bad block.
+    pub(super) fn fatal_met(&self) -> bool {
+        self.verify.as_deref().is_some_and(|v| v.fatal_met)
     }
 
     /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in `--aux-path`, else in

@@ -245,6 +245,13 @@ fn continue_on_error_verify_reports_every_bad_block_and_goes_on() {
     let e = err(&o);
     assert_eq!(o.status.code(), Some(0), "{e}");
     assert_eq!(e.matches("iolab: verify: corrupt block").count(), 2, "{e}");
+    // verify_fatal ends the job at the first bad block all the same, the error still ignored
+    // (fio 3.33 reports 1 and exits 0).
+    let fatal = ["--continue_on_error=verify", "--verify_fatal=1"];
+    let o = iolab(&d, &[&args[..], &fatal[..]].concat());
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert_eq!(e.matches("iolab: verify: corrupt block").count(), 1, "{e}");
     // Without it the first bad block ends the job.
     let e = err(&iolab(&d, &args));
     assert_eq!(e.matches("iolab: verify: corrupt block").count(), 1, "{e}");

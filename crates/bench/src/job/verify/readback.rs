@@ -109,10 +109,12 @@ impl Runner<'_> {
         // A block the engine was too busy to take, tried again first.
         let mut held: Option<Written> = None;
         let mut more = true;
-        while more && !stopped() && self.error.is_none() && self.now < deadline {
+        while more && !stopped() && self.error.is_none() && self.now < deadline && !self.fatal_met()
+        {
             // A synchronous engine completes each read inside this loop: it looks for the stop.
             while self.in_flight() < self.depth()
                 && self.error.is_none()
+                && !self.fatal_met()
                 && !stopped()
                 && self.now < deadline
             {
