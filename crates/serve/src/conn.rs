@@ -166,12 +166,17 @@ impl Conn {
     }
 }
 
-/// Starts sending a reply whose head is in `c.wbuf`.
-pub(crate) fn start(c: &mut Conn, rep: route::Reply, handle: Option<Handle>) {
+/// A reply's head is in `c.wbuf`: its status and keep-alive taken, nothing of it sent yet.
+pub(crate) fn begin(c: &mut Conn, rep: &route::Reply) {
     c.status = rep.status;
     c.keep = c.keep && rep.keep_alive;
     c.wpos = 0;
     c.body_sent = 0;
+}
+
+/// Starts sending a reply whose head is in `c.wbuf`.
+pub(crate) fn start(c: &mut Conn, rep: route::Reply, handle: Option<Handle>) {
+    begin(c, &rep);
     c.out = match (rep.body, handle) {
         (Body::Static(b), _) => Out::Static(b, 0),
         (Body::File { offset, len }, Some(Handle::Send(file))) => Out::File {

@@ -148,10 +148,7 @@ impl Worker {
             return;
         };
         let c = &mut self.conns[i];
-        c.status = rep.status;
-        c.keep = c.keep && rep.keep_alive;
-        c.wpos = 0;
-        c.body_sent = 0;
+        crate::conn::begin(c, &rep);
         c.out = Out::Buf {
             buf,
             pos: 0,
@@ -176,10 +173,7 @@ impl Worker {
             return;
         };
         let c = &mut self.conns[i];
-        c.status = rep.status;
-        c.keep = c.keep && rep.keep_alive;
-        c.wpos = 0;
-        c.body_sent = 0;
+        crate::conn::begin(c, &rep);
         c.state = State::Reading;
         // Read from 0 to the end of the range: the whole small file in one request.
         let end = off + len;
