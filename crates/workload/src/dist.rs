@@ -101,7 +101,7 @@ impl Picker {
     #[inline]
     pub fn pick(&self, rng: &mut Taus88) -> u64 {
         if let Kind::Uniform = self.kind {
-            return rng.below(self.blocks);
+            return rng.fio_block(self.blocks);
         }
         self.pick_shaped(rng)
     }

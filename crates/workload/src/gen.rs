@@ -4,7 +4,7 @@
 
 use crate::dist::Picker;
 use crate::randmap::RandomMap;
-use crate::rng::Taus88;
+use crate::rng::{FioSeeds, Taus88};
 use crate::zbd::ZbdRun;
 
 mod zoned;
@@ -44,9 +44,16 @@ pub struct IoGen {
     p: Pattern,
     files: Vec<FileState>,
     rng_off: Taus88,
+    /// What a full random map does to the offset stream (see [`Refill`]).
+    refill: Refill,
+    /// Bytes issued at which the next loop starts (see [`IoGen::loop_start`]).
+    next_loop: u64,
     rng_mix: Taus88,
+    /// Where the read/write mix stands (fio's rwmix_ddir and rwmix_issues).
+    mix: Mix,
     rng_bs: Taus88,
-    rng_seq: Taus88,
+    /// percentage_random's draws, one stream per direction as fio's seq_rand_state.
+    rng_seq: [Taus88; 3],
     next_file: usize,
     issued: u64,
     /// I/Os left before the next random jump (rw=randX:N).
@@ -150,6 +157,69 @@ const SEED_XOR: [u64; 5] = [
     0x9e37_79b9_7f4a_7c15,
 ];
 
+/// The direction of a read/write mix as fio 3.33 keeps it (get_rw_ddir): a new direction is
+/// drawn only once the current one has been issued as often as `due` says, and a switch sets
+/// `due` to the I/Os so far in the direction left times the other's share, so that the mix
+/// keeps to rwmixread over the run (fio's set_rwmix_bytes). Until the first switch, and
+/// mostly after, every I/O draws.
+#[derive(Clone, Copy, Debug)]
+struct Mix {
+    read: bool,
+    /// I/Os issued so far in each direction (read, write).
+    issued: [u64; 2],
+    due: u64,
+}
+
+impl Default for Mix {
+    fn default() -> Mix {
+        // fio starts with rwmix_ddir = DDIR_READ and rwmix_issues = 0.
+        Mix {
+            read: true,
+            issued: [0; 2],
+            due: 0,
+        }
+    }
+}
+
+impl Mix {
+    #[inline]
+    fn draw_due(&self) -> bool {
+        self.issued[usize::from(!self.read)] >= self.due
+    }
+
+    #[inline]
+    fn drawn(&mut self, read: bool, rwmix_read: u32) {
+        if read != self.read {
+            // The other direction's share, of what the direction left has issued.
+            let share = if read {
+                rwmix_read
+            } else {
+                100 - rwmix_read.min(100)
+            };
+            self.due = self.issued[usize::from(!self.read)] * u64::from(share) / 100;
+        }
+        self.read = read;
+    }
+
+    #[inline]
+    fn issue(&mut self) {
+        self.issued[usize::from(!self.read)] += 1;
+    }
+}
+
+/// What happens to fio's streams when the random map is full and starts again, as in fio
+/// 3.33 (checked with its write_iolog and --debug=random): with loops, each loop draws the
+/// same offsets and directions again from the seeds; a time_based run goes on with the
+/// streams, after the one draw that found the map full. Without a map (norandommap, or
+/// sequential I/O) fio's streams go on across loops; without fio's seeds (randrepeat=0),
+/// iolab's own go on.
+#[derive(Clone, Copy, Debug)]
+enum Refill {
+    Reseed(FioSeeds),
+    SpendDraw,
+    Plain,
+}
+
 impl IoGen {
     /// The seeds of the generator's streams (what `--debug=random` prints as fio's
     /// `rand_seeds[i]`).
@@ -202,12 +272,26 @@ impl IoGen {
         // Separate streams, as fio keeps them, so that changing the block size does not change
         // the offsets and changing the mix does not change either.
         let s = p.seed;
+        let fio = p.fio_seeds;
         Ok(IoGen {
             files,
-            rng_off: Taus88::new(s ^ SEED_XOR[0]),
-            rng_mix: Taus88::new(s ^ SEED_XOR[1]),
+            rng_off: match fio {
+                Some(f) => Taus88::fio(f.offsets()),
+                None => Taus88::new(s ^ SEED_XOR[0]),
+            },
+            refill: match (fio, p.bytes, p.random && p.random_map) {
+                (Some(f), Some(_), true) => Refill::Reseed(f),
+                (Some(_), None, true) => Refill::SpendDraw,
+                _ => Refill::Plain,
+            },
+            next_loop: p.loop_bytes.max(1),
+            mix: Mix::default(),
+            rng_mix: fio.map_or_else(|| Taus88::new(s ^ SEED_XOR[1]), |f| f.rng(FioSeeds::MIX)),
             rng_bs: Taus88::new(s ^ SEED_XOR[2]),
-            rng_seq: Taus88::new(s ^ SEED_XOR[3]),
+            rng_seq: [0, 1, 2].map(|d| match fio {
+                Some(f) => f.rng(FioSeeds::SEQ_RAND + d),
+                None => Taus88::new(s ^ SEED_XOR[3] ^ d),
+            }),
             next_file: 0,
             issued: 0,
             // As fio: a job with rw=randX:N starts with N I/Os from the start of the file.
@@ -217,7 +301,7 @@ impl IoGen {
             cur_file: 0,
             file_left: 0,
             file_bytes: 0,
-            rng_file: Taus88::new(s ^ SEED_XOR[4]),
+            rng_file: fio.map_or_else(|| Taus88::new(s ^ SEED_XOR[4]), |f| f.rng(FioSeeds::FILE)),
             open_set: (p.open_files > 0 && p.open_files < p.files.len()).then(|| OpenSet {
                 in_use: (0..p.open_files).collect(),
                 next_new: p.open_files,
@@ -285,6 +369,7 @@ impl IoGen {
                 return None;
             }
         }
+        self.loop_start();
         let mut dir = self.pick_dir();
         let p = &self.p;
         if p.read && p.write && !p.trim && p.rwmix_read > 0 && p.rwmix_read < 100 {
@@ -293,7 +378,7 @@ impl IoGen {
         let d = dir as usize;
         // Whether this I/O jumps is its own draw (rng_seq), so deciding it first changes no
         // other draw; fio knows it before the length, which bs_is_seq_rand needs.
-        let random = self.p.random && self.take_random();
+        let random = self.p.random && self.take_random(d);
         let sizes = match (self.p.bs_seq_rand, random) {
             (false, _) => d,
             (true, true) => Dir::Write as usize,
@@ -310,7 +395,15 @@ impl IoGen {
         let rel = if let Some(z) = self.p.zones {
             strided(f, z, len, ba, random.then_some(&mut self.rng_off))
         } else if random {
-            random_offset(f, &mut self.rng_off, d, &mut len, ba, self.unit_aligned[d])
+            random_offset(
+                f,
+                &mut self.rng_off,
+                self.refill,
+                d,
+                &mut len,
+                ba,
+                self.unit_aligned[d],
+            )
         } else if self.p.random && self.p.identical {
             // rw_sequencer=identical: the I/Os between random jumps repeat the last offset.
             let off = f.last[d].min(f.span.len - len);
@@ -330,9 +423,18 @@ impl IoGen {
             let off = off.min(f.span.len - len);
             f.pos[d] = off + len;
             off
+        } else if self.p.random {
+            // percentage_random's sequential I/O, as fio's get_next_block: past the end of
+            // the file a random block instead (a time_based job starts over). fio leaves its
+            // blocks out of the random map (the I/O may land on done blocks).
+            if f.pos[d] + len > f.span.len && self.p.bytes.is_some() {
+                let ad = self.unit_aligned[d];
+                random_offset(f, &mut self.rng_off, self.refill, d, &mut len, ba, ad)
+            } else {
+                sequential_offset(f, d, len, 0)
+            }
         } else {
-            let skip = if self.p.random { 0 } else { self.p.modifier };
-            sequential_offset(f, d, len, skip)
+            sequential_offset(f, d, len, self.p.modifier)
         };
         let io = IoUnit {
             dir,
@@ -365,6 +467,7 @@ impl IoGen {
             }
             len = len.min(b - self.issued);
         }
+        self.loop_start();
         let d = s.dir as usize;
         let f = &mut self.files[0];
         len = len.min(f.span.len).max(1);
@@ -372,6 +475,7 @@ impl IoGen {
             random_offset(
                 f,
                 &mut self.rng_off,
+                self.refill,
                 d,
                 &mut len,
                 s.ba,
@@ -462,12 +566,32 @@ impl IoGen {
         }
     }
 
+    /// At a loop's first I/O under [`Refill::Reseed`], fio's streams start again from their
+    /// seeds (fio's clear_io_state: td_fill_rand_seeds). One comparison per I/O otherwise.
+    #[inline]
+    fn loop_start(&mut self) {
+        if let Refill::Reseed(f) = self.refill {
+            if self.issued >= self.next_loop {
+                self.next_loop = self.issued + self.p.loop_bytes.max(1);
+                self.rng_off = Taus88::fio(f.offsets());
+                self.rng_mix = f.rng(FioSeeds::MIX);
+                self.rng_seq = [0, 1, 2].map(|d| f.rng(FioSeeds::SEQ_RAND + d));
+                self.rng_file = f.rng(FioSeeds::FILE);
+            }
+        }
+    }
+
     fn pick_dir(&mut self) -> Dir {
         let p = &self.p;
         match (p.read, p.write, p.trim) {
             (_, _, true) => Dir::Trim,
             (true, true, _) => {
-                if (self.rng_mix.below(100) as u32) < p.rwmix_read {
+                if self.mix.draw_due() {
+                    let read = (self.rng_mix.below(100) as u32) < p.rwmix_read;
+                    self.mix.drawn(read, p.rwmix_read);
+                }
+                self.mix.issue();
+                if self.mix.read {
                     // zonemode=zbd: nothing to read yet, so write (fio's zbd_adjust_ddir).
                     self.zbd
                         .as_ref()
@@ -482,9 +606,9 @@ impl IoGen {
     }
 
     /// Whether this I/O jumps to a new random offset (else it continues sequentially).
-    fn take_random(&mut self) -> bool {
+    fn take_random(&mut self, d: usize) -> bool {
         if self.p.percentage_random < 100
-            && self.rng_seq.below(100) as u32 >= self.p.percentage_random
+            && self.rng_seq[d].below(100) as u32 >= self.p.percentage_random
         {
             return false;
         }
@@ -508,30 +632,36 @@ impl IoGen {
 fn random_offset(
     f: &mut FileState,
     rng: &mut Taus88,
+    refill: Refill,
     d: usize,
     len: &mut u64,
     ba: u64,
     unit_aligned: bool,
 ) -> u64 {
+    if let Some(m) = &mut f.map {
+        if m.is_done() {
+            // A time_based pass: fio's draw that found the map full is spent. (With loops,
+            // the streams were seeded again at the loop's start: IoGen::loop_start.)
+            if let Refill::SpendDraw = refill {
+                rng.next_u32();
+            }
+            m.reset();
+        }
+    }
     let block = match &mut f.lfsr {
         Some(l) => l.next_block(),
         None => f.picker.pick(rng),
     };
     let block = match &mut f.map {
-        Some(m) => {
-            if m.is_done() {
-                m.reset();
-            }
-            match m.take_run(block, len.div_ceil(f.unit)) {
-                Some((b, n)) => {
-                    if n * f.unit < *len {
-                        *len = n * f.unit;
-                    }
-                    b
+        Some(m) => match m.take_run(block, len.div_ceil(f.unit)) {
+            Some((b, n)) => {
+                if n * f.unit < *len {
+                    *len = n * f.unit;
                 }
-                None => block,
+                b
             }
-        }
+            None => block,
+        },
         None => block,
     };
     let len = *len;

@@ -102,6 +102,10 @@ pub struct Pattern {
     pub percentage_random: u32,
     pub files: Vec<FileSpan>,
     pub seed: u64,
+    /// fio's own random streams where fio's are repeatable (randrepeat=1 with the
+    /// tausworthe generator), so that offsets, the read/write mix, percentage_random and
+    /// random file choices are fio's, I/O for I/O. `None`: iolab's streams from `seed`.
+    pub fio_seeds: Option<crate::rng::FioSeeds>,
     /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
     pub bytes: Option<u64>,
     /// Bytes of one loop (io_size): fio closes and opens its files again at each loop's end
@@ -182,6 +186,7 @@ impl Pattern {
                 len: size,
             }],
             seed: 0x89,
+            fio_seeds: None,
             bytes: Some(size),
             loop_bytes: size,
         }

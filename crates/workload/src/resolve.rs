@@ -243,6 +243,13 @@ fn plan_one(
     }
     .wrapping_add(index);
     let mut pattern = pattern_of(spec, spans, total, seed)?;
+    // fio 3.33's own streams where they repeat: from randseed and the 1-based thread number.
+    if spec.randrepeat && spec.random_generator == "tausworthe" {
+        pattern.fio_seeds = Some(crate::rng::FioSeeds {
+            randseed: spec.randseed,
+            thread: u32::try_from(index + 1).unwrap_or(u32::MAX),
+        });
+    }
     if let Some(r) = &replay {
         r.shape(&mut pattern);
     }
@@ -346,9 +353,11 @@ fn files_of(
             },
         },
     };
-    let per_file = match spec.filesize {
-        Some((lo, _)) if spec.size.is_none() => lo,
-        _ => total / nfiles,
+    // filesize sets each file's size also beside size=, which then only bounds the I/O to
+    // their sum, as fio 3.33 (size=1m filesize=64k nrfiles=3: three 64 KiB files, 192 KiB).
+    let (per_file, total) = match spec.filesize {
+        Some((lo, _)) => (lo, total.min(lo.saturating_mul(nfiles))),
+        None => (total / nfiles, total),
     };
     if per_file == 0 {
         return Err(err(
@@ -484,6 +493,7 @@ fn pattern_of(
         percentage_random: spec.percentage_random.read.min(100),
         files: spans,
         seed,
+        fio_seeds: None,
         bytes: if spec.time_based {
             None
         } else {

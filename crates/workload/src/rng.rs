@@ -4,6 +4,49 @@
 //! shift-register components, period about 2^88, a few shifts and xors per number. The same
 //! seed always gives the same sequence, on every machine.
 
+/// fio's multiplier between successive stream seeds (`setup_random_seeds`).
+const GOLDEN: u64 = 0x9e37_0001;
+
+/// fio 3.33's random streams of one job (its `rand_seeds[]`), for a job whose generators are
+/// repeatable: the base seed (`randseed`) and fio's 1-based thread number of the job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FioSeeds {
+    pub randseed: u64,
+    pub thread: u32,
+}
+
+impl FioSeeds {
+    /// `FIO_RAND_MIX_OFF`: the read/write mix.
+    pub const MIX: u64 = 4;
+    /// `FIO_RAND_FILE_OFF`: file_service_type=random.
+    pub const FILE: u64 = 5;
+    /// `FIO_RAND_SEQ_RAND_READ_OFF`, then write and trim: percentage_random per direction.
+    pub const SEQ_RAND: u64 = 10;
+
+    /// The 32-bit seed of stream `index` (fio's `rand_seeds[index]`, low half, as its 32-bit
+    /// tausworthe takes it).
+    pub fn stream(self, index: u64) -> u32 {
+        let mut base = self.randseed;
+        for _ in 0..4 + index {
+            base = base.wrapping_mul(GOLDEN);
+        }
+        base.wrapping_mul(u64::from(self.thread))
+            .wrapping_add(index) as u32
+    }
+
+    /// The seed of the offset stream: under randrepeat=1 fio 3.33 replaces its
+    /// `rand_seeds[FIO_RAND_BLOCK_OFF]` with FIO_RANDSEED times the thread number, so that
+    /// randseed does not move the offsets (checked with fio's --debug=random).
+    pub fn offsets(self) -> u32 {
+        0xb189_9bedu64.wrapping_mul(u64::from(self.thread)) as u32
+    }
+
+    /// The generator of stream `index`.
+    pub fn rng(self, index: u64) -> Taus88 {
+        Taus88::fio(self.stream(index))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Taus88 {
     s1: u32,
@@ -34,6 +77,35 @@ impl Taus88 {
             r.next_u32();
         }
         r
+    }
+
+    /// The generator fio 3.33 makes of a 32-bit seed (`__init_rand32`): an LCG spreads the
+    /// seed over the three words, each kept above its floor, then six draws are discarded.
+    /// From the same seed it draws what fio's tausworthe does, number for number.
+    pub fn fio(seed: u32) -> Taus88 {
+        let lcg = |x: u32| x.wrapping_mul(69069) ^ seed;
+        let floor = |x: u32, m: u32| if x < m { x + m } else { x };
+        // fio's source writes this start as (2^31)+(2^17)+(2^7), which C reads as XORs: 53.
+        let s1 = floor(lcg(53), 1);
+        let s2 = floor(lcg(s1), 7);
+        let s3 = floor(lcg(s2), 15);
+        let mut r = Taus88 { s1, s2, s3 };
+        for _ in 0..6 {
+            r.next_u32();
+        }
+        r
+    }
+
+    /// A block in `0..n` as fio picks a random block: `n * (r / (2^32))` in double
+    /// precision, truncated (fio's `__get_next_rand_offset`), so that the same draws give
+    /// fio's blocks also where the product is not exact. Past 2^32 blocks, two draws.
+    #[inline]
+    pub fn fio_block(&mut self, n: u64) -> u64 {
+        if n <= u64::from(u32::MAX) {
+            let r = f64::from(self.next_u32());
+            return (n as f64 * (r / 4_294_967_296.0)) as u64;
+        }
+        self.below(n)
     }
 
     #[inline]
@@ -87,6 +159,20 @@ mod tests {
         };
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn fio_seeded_draws_what_fio_3_33_draws() {
+        // fio 3.33 --debug=random, job 1, randrepeat=1: its offset stream is seeded with
+        // 0xb1899bed and prints these as "off rand N".
+        let mut r = Taus88::fio(0xb189_9bed);
+        let got: Vec<u32> = (0..4).map(|_| r.next_u32()).collect();
+        assert_eq!(
+            got,
+            [259_043_585, 3_179_521_932, 3_621_444_214, 2_018_697_059]
+        );
+        // Its first block of 256 (size=1m, bs=4k): offset 61440 in fio's write_iolog.
+        assert_eq!(Taus88::fio(0xb189_9bed).fio_block(256), 15);
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! 32-bit draws. The constants are fio's (`setup_random_seeds`, `__init_rand32`); checked
 //! against headers written by fio 3.33 (randseed 0x89 and 1).
 
-/// fio's multiplier between successive stream seeds.
-const GOLDEN: u64 = 0x9e37_0001;
+use iolab_workload::rng::{FioSeeds, Taus88};
+
 /// Index of the verify stream among fio's (`FIO_RAND_VER_OFF`).
 const VERIFY_STREAM: u64 = 3;
 /// Index of the stream that picks the blocks to trim (`FIO_RAND_TRIM_OFF`).
@@ -16,46 +16,21 @@ pub const TRIM_STREAM: u64 = 8;
 /// The 32-bit seed of fio's random stream `index` for the job numbered `thread` (fio's
 /// 1-based `thread_number`) whose base seed is `randseed`: fio's `setup_random_seeds`.
 pub fn stream_seed(randseed: u64, thread: u32, index: u64) -> u32 {
-    let mut base = randseed;
-    for _ in 0..4 + index {
-        base = base.wrapping_mul(GOLDEN);
-    }
-    let seed = base.wrapping_mul(u64::from(thread)).wrapping_add(index);
-    // fio seeds its 32-bit generator with the low half.
-    seed as u32
+    FioSeeds { randseed, thread }.stream(index)
 }
 
-/// fio's 32-bit tausworthe generator (L'Ecuyer's taus88).
+/// fio's 32-bit tausworthe generator (L'Ecuyer's taus88), seeded as fio seeds it.
 #[derive(Clone, Debug)]
-pub struct Taus32 {
-    s: [u32; 3],
-}
+pub struct Taus32(Taus88);
 
 impl Taus32 {
-    /// fio's `__init_rand32`: an LCG spreads the seed over the three words, then six draws.
+    /// fio's `__init_rand32`.
     pub fn new(seed: u32) -> Taus32 {
-        let lcg = |x: u32| x.wrapping_mul(69069) ^ seed;
-        let floor = |x: u32, m: u32| if x < m { x + m } else { x };
-        // fio's source writes this start as (2^31)+(2^17)+(2^7), which C reads as XORs: 53.
-        let s1 = floor(lcg(53), 1);
-        let s2 = floor(lcg(s1), 7);
-        let s3 = floor(lcg(s2), 15);
-        let mut t = Taus32 { s: [s1, s2, s3] };
-        for _ in 0..6 {
-            t.draw();
-        }
-        t
+        Taus32(Taus88::fio(seed))
     }
 
     pub fn draw(&mut self) -> u32 {
-        let step = |s: u32, a: u32, b: u32, c: u32, d: u32| ((s & c) << d) ^ (((s << a) ^ s) >> b);
-        let [s1, s2, s3] = self.s;
-        self.s = [
-            step(s1, 13, 19, 0xffff_fffe, 12),
-            step(s2, 2, 25, 0xffff_fff8, 4),
-            step(s3, 3, 11, 0xffff_fff0, 17),
-        ];
-        self.s[0] ^ self.s[1] ^ self.s[2]
+        self.0.next_u32()
     }
 }
 
