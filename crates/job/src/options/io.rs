@@ -56,9 +56,58 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
-    use crate::value::{PerDir, RwMode, RwModifier};
+pub(super) mod tests {
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::value::{BsSplit, PerDir, RwMode, RwModifier};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["rw=randwrite"], |s| s.rw == RwMode::RandWrite && s.rw_modifier.is_none()),
+        (&["readwrite=write:4k"], |s| (s.rw, s.rw_modifier) == (RwMode::Write, Some(RwModifier::Skip(4096)))),
+        (&["rwmixread=70"], |s| s.rwmixread == 70),
+        (&["rwmixwrite=30"], |s| s.rwmixread == 70),
+        (&["bs=8k"], |s| s.bs == PerDir::all(8192)),
+        (&["blocksize=4k,64k"], |s| (s.bs.read, s.bs.write, s.bs.trim) == (4096, 65536, 65536)),
+        (&["bsrange=1k-16k"], |s| s.bsrange == Some(PerDir::all((1024, 16384)))),
+        (&["bssplit=4k/75:64k/25"], |s| {
+            let want = vec![BsSplit { bs: 4096, perc: 75.0 }, BsSplit { bs: 65536, perc: 25.0 }];
+            s.bssplit.read.as_ref() == Some(&want) && s.bssplit.write.as_ref() == Some(&want)
+        }),
+        (&["ba=8k"], |s| s.ba == Some(PerDir::all(8192))),
+        (&["number_ios=1000"], |s| s.number_ios == 1000),
+        (&["loops=3"], |s| s.loops == 3),
+        (&["bs_unaligned"], |s| s.bs_unaligned),
+        (&["bs_is_seq_rand=1"], |s| s.bs_is_seq_rand),
+        (&["rw_sequencer=identical"], |s| s.rw_sequencer_identical),
+        (&["serialize_overlap=1"], |s| s.serialize_overlap),
+    ];
+
+    /// Values fio refuses.
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["rw=readrandom"],
+        &["rwmixread=101"],
+        &["rwmixread=-1"],
+        &["rwmixwrite=101"],
+        &["bs=0"],
+        &["bs=4k,0"],
+        &["bsrange=4k"],
+        &["number_ios=-1"],
+        &["loops=-1"],
+        &["bs_is_seq_rand"],
+        &["rw_sequencer=random"],
+        &["serialize_overlap"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn serialize_overlap_is_off_unless_asked() {

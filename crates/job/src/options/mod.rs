@@ -541,10 +541,55 @@ pub(crate) mod testing {
     pub(crate) fn spec(opts: &[&str]) -> JobSpec {
         applied(opts).unwrap_or_else(|e| panic!("{opts:?}: {e}"))
     }
+
+    /// A row of a category file's table of its definitions at work: options applied in order
+    /// (the last is the one under test; any before it set the scene) and what the last must
+    /// make true of the job.
+    pub(crate) type Acts = (&'static [&'static str], fn(&JobSpec) -> bool);
+
+    /// A row of refused settings: options applied in order, the last refused (the ones before
+    /// it must apply).
+    pub(crate) type Refused = &'static [&'static str];
+
+    /// Checks each row: its options apply and its check holds, and the check does NOT hold
+    /// without the last option, so that a definition whose apply did nothing fails its row.
+    pub(crate) fn check_acts(rows: &[Acts]) {
+        for (opts, holds) in rows {
+            let Some((last, scene)) = opts.split_last() else {
+                panic!("a row with no option");
+            };
+            assert!(holds(&spec(opts)), "{opts:?}: the check does not hold");
+            assert!(
+                !holds(&spec(scene)),
+                "{opts:?}: the check holds without {last}: it tests nothing"
+            );
+        }
+    }
+
+    /// Checks each row: the options before the last apply, and the last is refused.
+    pub(crate) fn check_refused(rows: &[Refused]) {
+        for opts in rows {
+            let Some((last, scene)) = opts.split_last() else {
+                panic!("a row with no option");
+            };
+            spec(scene);
+            assert!(applied(opts).is_err(), "{opts:?}: {last} was taken");
+        }
+    }
+
+    /// The canonical name of the option a row tests (its last), aliases resolved.
+    pub(crate) fn tested(opts: &[&str]) -> &'static str {
+        let Some(last) = opts.last() else {
+            panic!("a row with no option");
+        };
+        let name = last.split_once('=').map_or(*last, |(n, _)| n);
+        super::find(name).map_or_else(|| panic!("no option {name}"), |o| o.name)
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::testing::{Acts, Refused};
     use super::*;
     use std::collections::HashSet;
 
@@ -648,6 +693,66 @@ mod tests {
                 assert!(o.check(Some(d)).is_ok(), "{}: default '{d}'", o.name);
             }
         }
+    }
+
+    /// Options whose apply only checks the value (there is no field to see): their row in the
+    /// file's table is a refused value.
+    const CHECKED_ONLY: &[&str] = &["cmd_type", "log_entries"];
+
+    /// A category file: its name, its definitions, and the tables of its tests.
+    type Table = (
+        &'static str,
+        &'static [OptDef],
+        &'static [Acts],
+        &'static [Refused],
+    );
+
+    /// Every category file, in [`GROUPS`]' order.
+    static TABLES: &[Table] = &[
+        ("job", job::OPTIONS, job::tests::ACTS, job::tests::REFUSED),
+        (
+            "file",
+            file::OPTIONS,
+            file::tests::ACTS,
+            file::tests::REFUSED,
+        ),
+        ("io", io::OPTIONS, io::tests::ACTS, io::tests::REFUSED),
+        (
+            "buffer",
+            buffer::OPTIONS,
+            buffer::tests::ACTS,
+            buffer::tests::REFUSED,
+        ),
+    ];
+
+    #[test]
+    fn every_implemented_option_has_a_row_in_its_files_table() {
+        let mut covered = 0;
+        for (file, defs, acts, refused) in TABLES {
+            let acting: HashSet<&str> = acts.iter().map(|(o, _)| testing::tested(o)).collect();
+            let refusing: HashSet<&str> = refused.iter().map(|o| testing::tested(o)).collect();
+            for t in acting.iter().chain(&refusing) {
+                assert!(
+                    defs.iter().any(|d| d.name == *t),
+                    "{file}.rs tests {t}, which is defined in another file"
+                );
+            }
+            let missing: Vec<&str> = defs
+                .iter()
+                .filter(|d| d.implemented())
+                .map(|d| d.name)
+                .filter(|n| {
+                    !(acting.contains(n) || (CHECKED_ONLY.contains(n) && refusing.contains(n)))
+                })
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "{file}.rs: no row in tests::ACTS for {missing:?}: add one that shows each \
+                 acting on the JobSpec"
+            );
+            covered += defs.iter().filter(|d| d.implemented()).count();
+        }
+        assert!(covered > 0);
     }
 
     #[test]
