@@ -718,6 +718,12 @@ mod tests {
         ),
         ("io", io::OPTIONS, io::tests::ACTS, io::tests::REFUSED),
         (
+            "engine",
+            engine::OPTIONS,
+            engine::tests::ACTS,
+            engine::tests::REFUSED,
+        ),
+        (
             "buffer",
             buffer::OPTIONS,
             buffer::tests::ACTS,
