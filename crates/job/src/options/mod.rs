@@ -707,29 +707,15 @@ mod tests {
         &'static [Refused],
     );
 
+    /// The category files named, each as a [`Table`].
+    macro_rules! tables {
+        ($($file:ident),*) => {
+            &[$((stringify!($file), $file::OPTIONS, $file::tests::ACTS, $file::tests::REFUSED)),*]
+        };
+    }
+
     /// Every category file, in [`GROUPS`]' order.
-    static TABLES: &[Table] = &[
-        ("job", job::OPTIONS, job::tests::ACTS, job::tests::REFUSED),
-        (
-            "file",
-            file::OPTIONS,
-            file::tests::ACTS,
-            file::tests::REFUSED,
-        ),
-        ("io", io::OPTIONS, io::tests::ACTS, io::tests::REFUSED),
-        (
-            "engine",
-            engine::OPTIONS,
-            engine::tests::ACTS,
-            engine::tests::REFUSED,
-        ),
-        (
-            "buffer",
-            buffer::OPTIONS,
-            buffer::tests::ACTS,
-            buffer::tests::REFUSED,
-        ),
-    ];
+    static TABLES: &[Table] = tables!(job, file, io, engine, sync, time, random, rate, buffer);
 
     #[test]
     fn every_implemented_option_has_a_row_in_its_files_table() {
