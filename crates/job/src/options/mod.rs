@@ -715,7 +715,10 @@ mod tests {
     }
 
     /// Every category file, in [`GROUPS`]' order.
-    static TABLES: &[Table] = tables!(job, file, io, engine, sync, time, random, rate, buffer);
+    static TABLES: &[Table] = tables!(
+        job, file, io, engine, sync, time, random, rate, buffer, report, process, verify, iolog,
+        zone
+    );
 
     #[test]
     fn every_implemented_option_has_a_row_in_its_files_table() {
@@ -744,7 +747,20 @@ mod tests {
             );
             covered += defs.iter().filter(|d| d.implemented()).count();
         }
-        assert!(covered > 0);
+        // Every category file is in TABLES, in GROUPS' order, so every option is counted.
+        assert_eq!(
+            TABLES.len(),
+            GROUPS.len(),
+            "a category file is missing from TABLES"
+        );
+        for ((file, defs, _, _), group) in TABLES.iter().zip(GROUPS) {
+            let names = |d: &'static [OptDef]| d.iter().map(|o| o.name);
+            assert!(
+                names(defs).eq(names(group)),
+                "{file}: not GROUPS' file at its place"
+            );
+        }
+        assert_eq!(covered, all().filter(|o| o.implemented()).count());
     }
 
     #[test]
