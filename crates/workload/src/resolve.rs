@@ -173,11 +173,11 @@ fn block_sizes(spec: &JobSpec) -> [BlockSizes; 3] {
                 BlockSizes::Fixed(range.map(|r| r.0).unwrap_or(bs))
             }
         };
-    let r = spec.bsrange.as_ref();
+    let r = &spec.bsrange;
     [
-        one(spec.bs.read, r.map(|r| r.read), &spec.bssplit.read),
-        one(spec.bs.write, r.map(|r| r.write), &spec.bssplit.write),
-        one(spec.bs.trim, r.map(|r| r.trim), &spec.bssplit.trim),
+        one(spec.bs.read, r.read, &spec.bssplit.read),
+        one(spec.bs.write, r.write, &spec.bssplit.write),
+        one(spec.bs.trim, r.trim, &spec.bssplit.trim),
     ]
 }
 
@@ -682,6 +682,21 @@ randrepeat=0
         .unwrap();
         assert_eq!(p[0].files[0].size, 12 << 20);
         assert_eq!(p[0].pattern.bytes, Some(16 << 20));
+    }
+
+    #[test]
+    fn regression_bsrange_without_a_write_range_wrote_the_read_bs() {
+        // fio 3.33 prints bs=(R) 1024B-4096B, (W) 64.0KiB-64.0KiB for both orders.
+        for opts in ["bs=4k,64k\nbsrange=1k-4k,", "bsrange=1k-4k,\nbs=4k,64k"] {
+            let text = format!("[t]\nfilename=/x\nsize=1m\nrw=randrw\n{opts}\n");
+            let p = plan_jobs(&specs(&text), &env()).unwrap();
+            let range = BlockSizes::Range {
+                min: 1024,
+                max: 4096,
+            };
+            assert_eq!(p[0].pattern.bs[0], range, "{opts}");
+            assert_eq!(p[0].pattern.bs[1], BlockSizes::Fixed(65536), "{opts}");
+        }
     }
 
     #[test]

@@ -234,7 +234,7 @@ mod prelude {
         split_filenames, ClockSource, Fadvise, FileLock, FileService, RateProcess, SyncMode,
         UnifiedRw,
     };
-    pub(super) use crate::value::{self, Distribution, PerDir, TimeUnit};
+    pub(super) use crate::value::{self, Distribution, TimeUnit};
     pub(super) const S: TimeUnit = TimeUnit::Seconds;
     pub(super) const US: TimeUnit = TimeUnit::Micros;
 }
