@@ -416,10 +416,13 @@ fn pattern_of(
             format!("blocksize too large for data set: the smallest block is {smallest} bytes, size {total}"),
         ));
     }
-    let ba = match &spec.ba {
-        Some(b) => arr(b),
-        None => [min_bs(&bs[0]), min_bs(&bs[1]), min_bs(&bs[2])],
-    };
+    // fio's fixup_options: a direction blockalign leaves at 0 (`ba=8k,`, or not given) aligns
+    // to its smallest block.
+    let given = spec.ba.as_ref().map_or([0; 3], arr);
+    let ba = [0, 1, 2].map(|d| match given[d] {
+        0 => min_bs(&bs[d]),
+        a => a,
+    });
     let (read, write, trim, trimwrite) = match spec.rw {
         RwMode::Read | RwMode::RandRead => (true, false, false, false),
         RwMode::Write | RwMode::RandWrite => (false, true, false, false),
@@ -697,6 +700,14 @@ randrepeat=0
             assert_eq!(p[0].pattern.bs[0], range, "{opts}");
             assert_eq!(p[0].pattern.bs[1], BlockSizes::Fixed(65536), "{opts}");
         }
+    }
+
+    #[test]
+    fn regression_a_direction_blockalign_left_out_aligned_to_one_byte() {
+        // fio aligns such a direction to its smallest block; iolab took 0, then 1 byte.
+        let text = "[t]\nfilename=/x\nsize=1m\nrw=randrw\nbs=4k,16k\nba=8k,\n";
+        let p = plan_jobs(&specs(text), &env()).unwrap();
+        assert_eq!(p[0].pattern.ba, [8192, 16384, 16384]);
     }
 
     #[test]
