@@ -414,7 +414,7 @@ pub(super) mod tests {
         (&["sync=dsync"], |s| s.sync == SyncMode::Dsync),
         (&["sync=1", "sync=none"], |s| s.sync == SyncMode::None),
         (&["hipri"], |s| s.engine.hipri),
-        (&["nowait"], |s| s.engine.nowait),
+        (&["nowait=1"], |s| s.engine.nowait),
         (&["sqthread_poll"], |s| s.engine.sqpoll),
         (&["sqthread_poll_cpu=2"], |s| s.engine.sqpoll_cpu == Some(2)),
         (&["fixedbufs"], |s| s.engine.fixedbufs),
@@ -462,7 +462,6 @@ pub(super) mod tests {
         (&["cpuload=50", "cpuchunks=10000"], |s| {
             s.engine.cpucycle_us == 10_000 && s.thinktime == Duration::from_micros(10_000)
         }),
-        (&["cpucycle=20000"], |s| s.engine.cpucycle_us == 20_000),
         (&["cpumode=qsort"], |s| s.engine.cpumode == CpuMode::Qsort),
         (&["exit_on_io_done=1"], |s| s.exit_on_io_done),
         (&["donorname=donor.0"], |s| s.engine.e4defrag.donorname.as_deref() == Some("donor.0")),

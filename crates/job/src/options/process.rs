@@ -79,7 +79,7 @@ pub(super) mod tests {
         (&["exec_postrun=echo post"], |s| s.place.exec_postrun.as_deref() == Some("echo post")),
         (&["lockmem=1g"], |s| s.lockmem == 1 << 30),
         (&["nice=5"], |s| s.place.nice == Some(5)),
-        (&["nice=-20"], |s| s.place.nice == Some(-20)),
+        (&["nice=-5"], |s| s.place.nice == Some(-5)),
         (&["prio=3"], |s| s.place.prio == Some(3)),
         (&["prioclass=2"], |s| s.place.prioclass == Some(2)),
         // Bits 0 and 2: CPUs 0 and 2.

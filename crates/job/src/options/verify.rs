@@ -80,10 +80,10 @@ pub(super) mod tests {
     pub(in crate::options) static ACTS: &[Acts] = &[
         (&["verify_only"], |s| s.verify_only),
         (&["verify=crc32c"], |s| s.verify == "crc32c"),
-        (&["verify=md5", "verify=none"], |s| s.verify == "none"),
+        (&["verify=md5", "verify=0"], |s| s.verify == "0"),
         (&["do_verify=0"], |s| !s.do_verify),
         (&["verify_interval=512"], |s| s.verify_interval == 512),
-        (&["verify_offset=16"], |s| s.verify_offset == 16),
+        (&["verify_offset=64"], |s| s.verify_offset == 64),
         (&["verify_pattern=0xff00ff00"], |s| s.verify_pattern.as_deref() == Some("0xff00ff00")),
         (&["verify_fatal=1"], |s| s.verify_fatal),
         (&["verify_dump=1"], |s| s.verify_dump),
