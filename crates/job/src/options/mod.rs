@@ -42,7 +42,8 @@ pub enum Kind {
     Str,
     /// Free text, or the name alone (`write_bw_log`): the value is then empty.
     StrOrBare,
-    /// fio's "empty or boolean": a bare name means 1 (`time_based`), or `=0`/`=1`.
+    /// fio's "empty or boolean": a bare name means 1 (`time_based`), or an integer, any but 0
+    /// meaning on (fio stores it without a maximum: `time_based=2` runs time based).
     Flag,
     /// A boolean that needs its value (`direct=1`); a bare name is refused, as in fio.
     Bool,
@@ -304,7 +305,10 @@ impl OptDef {
             // is resolved, so that the file still parses; so is an engine iolab lacks, so that
             // the refusal names it with its reason.
             Kind::Str | Kind::StrOrBare | Kind::Engine => {}
-            Kind::Flag | Kind::Bool => {
+            Kind::Flag => {
+                value::parse_int(v)?;
+            }
+            Kind::Bool => {
                 value::parse_bool(v)?;
             }
             Kind::Int => {
@@ -372,9 +376,14 @@ impl<'a> Arg<'a> {
         }
     }
 
-    /// A boolean; a bare name means true.
+    /// A boolean; a bare name means true. A [`Kind::Flag`] takes any integer, as fio's
+    /// FIO_OPT_STR_SET (no maximum), a [`Kind::Bool`] only 0 or 1.
     pub fn flag(&self) -> Result<bool, String> {
-        self.value.map_or(Ok(true), value::parse_bool)
+        match (self.value, self.def.kind) {
+            (None, _) => Ok(true),
+            (Some(v), Kind::Flag) => value::parse_int(v).map(|n| n != 0),
+            (Some(v), _) => value::parse_bool(v),
+        }
     }
 
     /// An integer.

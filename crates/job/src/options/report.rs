@@ -203,7 +203,6 @@ pub(super) mod tests {
         &["log_avg_msec=-1"],
         &["log_window_value=min"],
         &["log_compression=100"],
-        &["log_compression_cpus=x"],
         &["log_alternate_epoch_clock_id=-1"],
         &["stats"],
         &["significant_figures=0"],

@@ -63,6 +63,7 @@ pub(super) mod tests {
         (&["runtime=1m"], |s| s.runtime == Some(Duration::from_secs(60))),
         (&["timeout=30"], |s| s.runtime == Some(Duration::from_secs(30))),
         (&["time_based"], |s| s.time_based),
+        (&["time_based=2"], |s| s.time_based),
         (&["ramp_time=10"], |s| s.ramp_time == Duration::from_secs(10)),
         (&["ramp_time=500ms"], |s| s.ramp_time == Duration::from_millis(500)),
         (&["startdelay=5"], |s| s.startdelay == Duration::from_secs(5)),
@@ -86,7 +87,6 @@ pub(super) mod tests {
     /// Values fio refuses.
     pub(in crate::options) static REFUSED: &[Refused] = &[
         &["runtime=abc"],
-        &["time_based=2"],
         &["thinktime_blocks=-1"],
         &["clocksource=rdtsc"],
         &["thinktime_blocks_type=submit"],
@@ -104,6 +104,16 @@ pub(super) mod tests {
     #[test]
     fn bad_values_are_refused() {
         check_refused(REFUSED);
+    }
+
+    #[test]
+    fn regression_a_flag_set_to_2_was_refused_where_fio_takes_any_integer() {
+        // fio 3.33 runs `time_based=2` time based; iolab refused it as not 0 or 1. A boolean
+        // that needs its value still takes only 0 or 1, as fio's maximum of 1 for it.
+        assert!(spec(&["time_based=2"]).time_based);
+        assert!(!spec(&["time_based", "time_based=0"]).time_based);
+        assert!(crate::options::testing::applied(&["time_based=yes"]).is_err());
+        assert!(crate::options::testing::applied(&["end_fsync=2"]).is_err());
     }
 
     #[test]
