@@ -9,7 +9,9 @@
 //! `--enghelp` and the documentation's option list are printed from the definitions.
 //!
 //! The definitions live in one file per fio category ([`Category`]), each with the tests of its
-//! options under them. Adding an option is one entry there, plus the code that acts on it.
+//! options under them: a table (`tests::ACTS`) with a row per implemented option showing it act
+//! on the `JobSpec`, which a test here requires, and one of values refused (`tests::REFUSED`).
+//! Adding an option is one entry there and its row, plus the code that acts on it.
 
 use crate::value::{self, PerDir, SizeOrPct, TimeUnit};
 use crate::JobSpec;
