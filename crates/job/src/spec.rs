@@ -167,7 +167,8 @@ pub struct JobSpec {
     /// Percentage of reads in a mixed workload (rwmixwrite = 100 - this).
     pub rwmixread: u32,
     pub bs: PerDir<u64>,
-    pub bsrange: Option<PerDir<(u64, u64)>>,
+    /// Per direction; None = that direction uses `bs` (fio's min_bs/max_bs left unset).
+    pub bsrange: PerDir<Option<(u64, u64)>>,
     pub bs_unaligned: bool,
     /// zonemode=strided, with its zones.
     pub zone_strided: bool,

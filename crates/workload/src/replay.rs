@@ -204,12 +204,13 @@ pub(crate) fn tune(plan: &mut JobPlan) {
         plan.engine.depth = r.depth;
         plan.iodepth_low = r.depth;
     }
-    let lows = spec
-        .bsrange
-        .as_ref()
-        .map(|b| [b.read.0, b.write.0, b.trim.0]);
-    let bs = [spec.bs.read, spec.bs.write, spec.bs.trim];
-    let min_bs = lows.unwrap_or(bs).into_iter().min().unwrap_or(4096);
+    let (r, bs) = (&spec.bsrange, &spec.bs);
+    let lows = [(r.read, bs.read), (r.write, bs.write), (r.trim, bs.trim)];
+    let min_bs = lows
+        .into_iter()
+        .map(|(r, bs)| r.map_or(bs, |r| r.0))
+        .min()
+        .unwrap_or(4096);
     if !spec.direct_given && min_bs.is_multiple_of(4096) {
         plan.direct = true;
     }

@@ -173,11 +173,11 @@ fn block_sizes(spec: &JobSpec) -> [BlockSizes; 3] {
                 BlockSizes::Fixed(range.map(|r| r.0).unwrap_or(bs))
             }
         };
-    let r = spec.bsrange.as_ref();
+    let r = &spec.bsrange;
     [
-        one(spec.bs.read, r.map(|r| r.read), &spec.bssplit.read),
-        one(spec.bs.write, r.map(|r| r.write), &spec.bssplit.write),
-        one(spec.bs.trim, r.map(|r| r.trim), &spec.bssplit.trim),
+        one(spec.bs.read, r.read, &spec.bssplit.read),
+        one(spec.bs.write, r.write, &spec.bssplit.write),
+        one(spec.bs.trim, r.trim, &spec.bssplit.trim),
     ]
 }
 
@@ -425,10 +425,13 @@ fn pattern_of(
             format!("blocksize too large for data set: the smallest block is {smallest} bytes, size {total}"),
         ));
     }
-    let ba = match &spec.ba {
-        Some(b) => arr(b),
-        None => [min_bs(&bs[0]), min_bs(&bs[1]), min_bs(&bs[2])],
-    };
+    // fio's fixup_options: a direction blockalign leaves at 0 (`ba=8k,`, or not given) aligns
+    // to its smallest block.
+    let given = spec.ba.as_ref().map_or([0; 3], arr);
+    let ba = [0, 1, 2].map(|d| match given[d] {
+        0 => min_bs(&bs[d]),
+        a => a,
+    });
     let (read, write, trim, trimwrite) = match spec.rw {
         RwMode::Read | RwMode::RandRead => (true, false, false, false),
         RwMode::Write | RwMode::RandWrite => (false, true, false, false),
@@ -692,6 +695,29 @@ randrepeat=0
         .unwrap();
         assert_eq!(p[0].files[0].size, 12 << 20);
         assert_eq!(p[0].pattern.bytes, Some(16 << 20));
+    }
+
+    #[test]
+    fn regression_bsrange_without_a_write_range_wrote_the_read_bs() {
+        // fio 3.33 prints bs=(R) 1024B-4096B, (W) 64.0KiB-64.0KiB for both orders.
+        for opts in ["bs=4k,64k\nbsrange=1k-4k,", "bsrange=1k-4k,\nbs=4k,64k"] {
+            let text = format!("[t]\nfilename=/x\nsize=1m\nrw=randrw\n{opts}\n");
+            let p = plan_jobs(&specs(&text), &env()).unwrap();
+            let range = BlockSizes::Range {
+                min: 1024,
+                max: 4096,
+            };
+            assert_eq!(p[0].pattern.bs[0], range, "{opts}");
+            assert_eq!(p[0].pattern.bs[1], BlockSizes::Fixed(65536), "{opts}");
+        }
+    }
+
+    #[test]
+    fn regression_a_direction_blockalign_left_out_aligned_to_one_byte() {
+        // fio aligns such a direction to its smallest block; iolab took 0, then 1 byte.
+        let text = "[t]\nfilename=/x\nsize=1m\nrw=randrw\nbs=4k,16k\nba=8k,\n";
+        let p = plan_jobs(&specs(text), &env()).unwrap();
+        assert_eq!(p[0].pattern.ba, [8192, 16384, 16384]);
     }
 
     #[test]

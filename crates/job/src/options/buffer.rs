@@ -68,8 +68,51 @@ fn buf_mem(v: &str) -> Result<iolab_engine::BufMem, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
+pub(super) mod tests {
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use iolab_engine::BufMem;
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["zero_buffers"], |s| s.zero_buffers),
+        (&["refill_buffers=1"], |s| s.refill_buffers),
+        (&["scramble_buffers=0"], |s| !s.scramble_buffers),
+        (&["buffer_compress_percentage=40"], |s| s.buffer_compress_percentage == Some(40)),
+        (&["buffer_pattern=0xdeadbeef"], |s| s.buffer_pattern.as_deref() == Some("0xdeadbeef")),
+        (&["dedupe_percentage=25"], |s| s.dedupe_percentage == Some(25)),
+        (&["mem=shm"], |s| s.mem == BufMem::Shm),
+        (&["iomem=mmaphuge"], |s| s.mem == BufMem::MmapHuge),
+        (&["iomem_align=4k"], |s| s.iomem_align == 4096),
+        (&["buffer_compress_chunk=4k"], |s| s.buffer_compress_chunk == 4096),
+        (&["dedupe_mode=working_set"], |s| s.dedupe_working_set),
+        (&["dedupe_working_set_percentage=20"], |s| s.dedupe_working_set_percentage == 20),
+        (&["dedupe_global=1"], |s| s.dedupe_global),
+        (&["hugepage-size=1g"], |s| s.hugepage_size == 1 << 30),
+    ];
+
+    /// Values fio refuses (or iolab does, saying why).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["scramble_buffers"],
+        &["buffer_compress_percentage=101"],
+        &["buffer_compress_percentage=-1"],
+        &["dedupe_percentage=120"],
+        &["mem=hbm"],
+        &["iomem_align=-1"],
+        &["buffer_compress_chunk=-1"],
+        &["dedupe_mode=random"],
+        &["dedupe_working_set_percentage=101"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn percentages_are_bounded() {

@@ -288,11 +288,12 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.engine.net.mss = to_u32(a.int()?)?; Ok(()) }),
     not!(Engine["rdma"], "verb", [], Str),
     not!(Engine["rdma"], "bindname", [], Str),
-    imp!(Engine["cpuio"], "cpuload", [], Int, None, "Percentage of a CPU cpuio uses",
+    imp!(Engine["cpuio"], "cpuload", [], Int, None, "Percentage of a CPU cpuio uses (above 100: 100, as fio)",
         |s, a| {
-            let load = to_u32(a.int()?)?;
-            if !(1..=100).contains(&load) {
-                return Err(format!("cpuload={load}: a percentage, 1 to 100"));
+            // fio's cpuio takes a load above 100 as 100, and refuses none.
+            let load = to_u32(a.int()?)?.min(100);
+            if load == 0 {
+                return Err("cpuload=0: cpuio needs a load, 1 to 100".into());
             }
             s.engine.cpuload = load;
             cpu_thinktime(s);
@@ -388,9 +389,141 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
-    use crate::options::testing::{applied, spec};
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::place::BsPrio;
+    use std::time::Duration;
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["ioengine=libaio"], |s| s.engine.kind == EngineKind::Libaio),
+        (&["ioengine=io_uring"], |s| s.engine.kind == EngineKind::IoUring),
+        (&["iodepth=32"], |s| s.engine.depth == 32),
+        (&["iodepth_batch_submit=8"], |s| s.iodepth_batch_submit == 8),
+        (&["iodepth_batch=4"], |s| s.iodepth_batch_submit == 4),
+        (&["iodepth_batch_complete_min=4"], |s| s.iodepth_batch_complete_min == 4),
+        (&["iodepth_batch_complete=0"], |s| s.iodepth_batch_complete_min == 0),
+        (&["iodepth_batch_complete_max=16"], |s| s.iodepth_batch_complete_max == 16),
+        (&["iodepth_low=4"], |s| s.iodepth_low == 4),
+        (&["direct=1"], |s| s.direct),
+        (&["buffered=0"], |s| s.direct),
+        (&["direct=1", "buffered=1"], |s| !s.direct),
+        (&["sync=1"], |s| s.sync == SyncMode::Sync),
+        (&["sync=dsync"], |s| s.sync == SyncMode::Dsync),
+        (&["sync=1", "sync=none"], |s| s.sync == SyncMode::None),
+        (&["hipri"], |s| s.engine.hipri),
+        (&["nowait=1"], |s| s.engine.nowait),
+        (&["sqthread_poll"], |s| s.engine.sqpoll),
+        (&["sqthread_poll_cpu=2"], |s| s.engine.sqpoll_cpu == Some(2)),
+        (&["fixedbufs"], |s| s.engine.fixedbufs),
+        (&["registerfiles"], |s| s.engine.registerfiles),
+        (&["nonvectored=1"], |s| s.engine.nonvectored == Some(true)),
+        (&["nonvectored=0"], |s| s.engine.nonvectored == Some(false)),
+        (&["userspace_reap"], |s| s.engine.userspace_reap),
+        (&["stat_type=statx"], |s| s.engine.stat_type == StatType::Statx),
+        (&["stat_type=lstat"], |s| s.engine.stat_type == StatType::Lstat),
+        (&["meta_io_uring=1"], |s| s.engine.meta_io_uring),
+        (&["io_submit_mode=offload"], |s| s.io_submit_offload),
+        (&["atomic=1"], |s| s.atomic),
+        (&["cmdprio_percentage=30"], |s| s.place.cmdprio_percentage == [30, 30]),
+        (&["cmdprio_percentage=10,20"], |s| s.place.cmdprio_percentage == [10, 20]),
+        (&["cmdprio_class=2"], |s| s.place.cmdprio_class == [2, 2]),
+        (&["cmdprio=3"], |s| s.place.cmdprio == [3, 3]),
+        (&["cmdprio_bssplit=64k/10/1/0:4k/50"], |s| {
+            let want = vec![
+                BsPrio { bs: 4096, perc: 50, prio: None },
+                BsPrio { bs: 65536, perc: 10, prio: Some((1, 0)) },
+            ];
+            s.place.cmdprio_bssplit == Some([want.clone(), want])
+        }),
+        (&["hipri_percentage=50"], |s| s.engine.hipri_percentage == 50),
+        (&["uncached=1"], |s| s.engine.uncached),
+        (&["force_async=4"], |s| s.engine.force_async == 4),
+        (&["thp=1"], |s| s.engine.thp),
+        (&["hostname=localhost"], |s| s.engine.net.hostname.as_deref() == Some("localhost")),
+        (&["port=8765"], |s| s.engine.net.port == 8765),
+        (&["protocol=udp"], |s| s.engine.net.proto == Proto::Udp),
+        (&["proto=unix"], |s| s.engine.net.proto == Proto::Unix),
+        (&["listen"], |s| s.engine.net.listen),
+        (&["pingpong"], |s| s.engine.net.pingpong),
+        (&["ttl=4"], |s| s.engine.net.ttl == 4),
+        (&["interface=127.0.0.1"], |s| s.engine.net.interface.as_deref() == Some("127.0.0.1")),
+        (&["nodelay=1"], |s| s.engine.net.nodelay),
+        (&["window_size=64k"], |s| s.engine.net.window_size == 65536),
+        (&["mss=1400"], |s| s.engine.net.mss == 1400),
+        // fio's pause: cycle x (100 - load) / load, with the job time based.
+        (&["cpuload=50"], |s| {
+            s.engine.cpuload == 50 && s.thinktime == Duration::from_micros(50_000) && s.time_based
+        }),
+        (&["cpuload=25"], |s| s.thinktime == Duration::from_micros(150_000)),
+        (&["cpuload=150"], |s| s.engine.cpuload == 100 && s.thinktime.is_zero() && s.time_based),
+        (&["cpuload=50", "cpuchunks=10000"], |s| {
+            s.engine.cpucycle_us == 10_000 && s.thinktime == Duration::from_micros(10_000)
+        }),
+        (&["cpumode=qsort"], |s| s.engine.cpumode == CpuMode::Qsort),
+        (&["exit_on_io_done=1"], |s| s.exit_on_io_done),
+        (&["donorname=donor.0"], |s| s.engine.e4defrag.donorname.as_deref() == Some("donor.0")),
+        (&["inplace=1"], |s| s.engine.e4defrag.inplace),
+        (&["program=sh"], |s| {
+            s.engine.exec.program.as_deref() == Some("sh") && s.size.is_some()
+        }),
+        (&["arguments=-c 'exit 0'"], |s| s.engine.exec.arguments.as_deref() == Some("-c 'exit 0'")),
+        (&["grace_time=5"], |s| s.engine.exec.grace_time == 5),
+        (&["std_redirect=0"], |s| !s.engine.exec.std_redirect),
+    ];
+
+    /// Values fio refuses (negative counts: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["ioengine=rdma"],
+        &["ioengine=bogus"],
+        &["iodepth=-1"],
+        &["iodepth_batch_submit=-1"],
+        &["direct=2"],
+        &["buffered"],
+        &["sync=always"],
+        &["sqthread_poll_cpu=-1"],
+        &["stat_type=fstat"],
+        &["meta_io_uring"],
+        &["io_submit_mode=async"],
+        &["atomic=2"],
+        &["cmdprio_percentage=101"],
+        &["cmdprio_class=0"],
+        &["cmdprio_class=4"],
+        &["cmdprio=8"],
+        &["cmdprio_bssplit=4k/60:4k/50"],
+        &["hipri_percentage=101"],
+        &["force_async=-1"],
+        &["cmd_type=bsg"],
+        &["cmd_type=scsi"],
+        &["port=0"],
+        &["port=65536"],
+        &["protocol=vsock"],
+        &["protocol=sctp"],
+        &["ttl=-1"],
+        &["cpuload=0"],
+        &["cpumode=spin"],
+        &["inplace=2"],
+        &["program=/no/such/program"],
+        &["grace_time=-1"],
+        &["std_redirect=2"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
+
+    #[test]
+    fn regression_cpuload_above_100_was_refused_where_fio_takes_it_as_100() {
+        assert_eq!(spec(&["cpuload=100"]), spec(&["cpuload=250"]));
+    }
 
     #[test]
     fn every_engine_kind_is_a_fio_engine_the_grammar_takes() {

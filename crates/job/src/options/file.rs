@@ -143,9 +143,87 @@ fn file_service(v: &str) -> Result<(FileService, u32), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
+pub(super) mod tests {
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::spec::{Fadvise, FileLock, FileService};
     use crate::value::SizeOrPct;
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["filename=/tmp/a:/tmp/b"], |s| s.filename == ["/tmp/a", "/tmp/b"]),
+        (&["directory=/mnt/data"], |s| s.directory.as_deref() == Some("/mnt/data")),
+        (&["filename_format=f.$jobnum"], |s| s.filename_format == "f.$jobnum"),
+        (&["nrfiles=4"], |s| s.nrfiles == 4),
+        (&["nr_files=2"], |s| s.nrfiles == 2),
+        (&["filesize=1g"], |s| s.filesize == Some((1 << 30, 1 << 30))),
+        (&["filesize=1m-4m"], |s| s.filesize == Some((1 << 20, 4 << 20))),
+        (&["size=1g"], |s| s.size == Some(SizeOrPct::Bytes(1 << 30))),
+        (&["size=50%"], |s| s.size == Some(SizeOrPct::Percent(50.0))),
+        (&["io_size=2g"], |s| s.io_size == Some(SizeOrPct::Bytes(2 << 30))),
+        (&["io_limit=10m"], |s| s.io_size == Some(SizeOrPct::Bytes(10 << 20))),
+        (&["offset=1m"], |s| s.offset == SizeOrPct::Bytes(1 << 20)),
+        (&["fileoffset=25%"], |s| s.offset == SizeOrPct::Percent(25.0)),
+        (&["offset_increment=4m"], |s| s.offset_increment == SizeOrPct::Bytes(4 << 20)),
+        (&["create_on_open=1"], |s| s.create_on_open),
+        (&["fallocate=none"], |s| s.fallocate == "none"),
+        (&["fallocate=keep"], |s| s.fallocate == "keep"),
+        (&["fallocate=1"], |s| s.fallocate == "posix"),
+        (&["pre_read=1"], |s| s.pre_read),
+        (&["unlink=1"], |s| s.unlink),
+        (&["invalidate=0"], |s| !s.invalidate),
+        (&["fadvise_hint=sequential"], |s| s.fadvise_hint == Fadvise::Sequential),
+        (&["fadvise_hint=0"], |s| s.fadvise_hint == Fadvise::None),
+        (&["allow_mounted_write=1"], |s| s.allow_mounted_write),
+        (&["lockfile=readwrite"], |s| s.lockfile == FileLock::ReadWrite),
+        (&["unique_filename=0"], |s| !s.unique_filename),
+        (&["opendir=/tmp/d"], |s| s.opendir.as_deref() == Some("/tmp/d")),
+        (&["fill_device=1"], |s| s.fill_device),
+        (&["file_append=1"], |s| s.file_append),
+        (&["offset_align=4k"], |s| s.offset_align == Some(4096)),
+        (&["file_service_type=random:4"], |s| (s.file_service_type, s.file_service_nr) == (FileService::Random, 4)),
+        (&["file_service_type=sequential"], |s| s.file_service_type == FileService::Sequential),
+        (&["file_service_type=pareto:0.5"], |s| s.file_service_type == FileService::Pareto(0.5)),
+        (&["openfiles=2"], |s| s.openfiles == 2),
+        (&["overwrite=1"], |s| s.overwrite),
+        (&["ioscheduler=mq-deadline"], |s| s.place.ioscheduler.as_deref() == Some("mq-deadline")),
+        // The kernel's RWH_WRITE_LIFE_* numbers.
+        (&["write_hint=none"], |s| s.write_hint == 1),
+        (&["write_hint=short"], |s| s.write_hint == 2),
+        (&["write_hint=extreme"], |s| s.write_hint == 5),
+        (&["create_serialize=0"], |s| !s.create_serialize),
+        (&["create_fsync=0"], |s| !s.create_fsync),
+        (&["create_only=1"], |s| s.create_only),
+        (&["allow_file_create=0"], |s| !s.allow_file_create),
+        (&["unlink_each_loop=1"], |s| s.unlink_each_loop),
+    ];
+
+    /// Values fio refuses (negative counts: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["nrfiles=-1"],
+        &["io_size=101%"],
+        &["create_on_open"],
+        &["fallocate=always"],
+        &["invalidate=2"],
+        &["fadvise_hint=willneed"],
+        &["lockfile=shared"],
+        &["offset_align=-1"],
+        &["file_service_type=lru"],
+        &["file_service_type=zipf:abc"],
+        &["openfiles=-1"],
+        &["write_hint=forever"],
+        &["write_hint=0"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn filename_splits_at_colons_but_keeps_escaped_ones() {

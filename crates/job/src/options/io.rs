@@ -21,11 +21,9 @@ pub(super) static OPTIONS: &[OptDef] = &[
         }),
     imp!(Io, "bsrange", ["blocksize_range"], Range, None, "Block size range, per direction",
         |s, a| {
-            let mut r = s.bsrange.unwrap_or(PerDir::all((s.bs.read, s.bs.read)));
-            r.update(value::parse_per_dir(a.v, false, |x| {
-                value::parse_range(x, a.kb)
-            })?);
-            s.bsrange = Some(r);
+            // As fio: a direction bsrange leaves out takes bs, whatever order the two come in.
+            let dirs = value::parse_per_dir(a.v, false, |x| value::parse_range(x, a.kb))?;
+            s.bsrange.update(dirs.map(|d| d.map(Some)));
             Ok(())
         }),
     imp!(Io, "bssplit", [], BsSplit, None, "Block size mix: size/percent:size/percent, per direction",
@@ -56,9 +54,59 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
-    use crate::value::{PerDir, RwMode, RwModifier};
+pub(super) mod tests {
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::value::{BsSplit, PerDir, RwMode, RwModifier};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["rw=randwrite"], |s| s.rw == RwMode::RandWrite && s.rw_modifier.is_none()),
+        (&["readwrite=write:4k"], |s| (s.rw, s.rw_modifier) == (RwMode::Write, Some(RwModifier::Skip(4096)))),
+        (&["rwmixread=70"], |s| s.rwmixread == 70),
+        (&["rwmixwrite=30"], |s| s.rwmixread == 70),
+        (&["bs=8k"], |s| s.bs == PerDir::all(8192)),
+        (&["blocksize=4k,64k"], |s| (s.bs.read, s.bs.write, s.bs.trim) == (4096, 65536, 65536)),
+        (&["bsrange=1k-16k"], |s| s.bsrange == PerDir::all(Some((1024, 16384)))),
+        (&["blocksize_range=1k-4k,"], |s| s.bsrange == PerDir { read: Some((1024, 4096)), write: None, trim: None }),
+        (&["bssplit=4k/75:64k/25"], |s| {
+            let want = vec![BsSplit { bs: 4096, perc: 75.0 }, BsSplit { bs: 65536, perc: 25.0 }];
+            s.bssplit.read.as_ref() == Some(&want) && s.bssplit.write.as_ref() == Some(&want)
+        }),
+        (&["ba=8k"], |s| s.ba == Some(PerDir::all(8192))),
+        (&["number_ios=1000"], |s| s.number_ios == 1000),
+        (&["loops=3"], |s| s.loops == 3),
+        (&["bs_unaligned"], |s| s.bs_unaligned),
+        (&["bs_is_seq_rand=1"], |s| s.bs_is_seq_rand),
+        (&["rw_sequencer=identical"], |s| s.rw_sequencer_identical),
+        (&["serialize_overlap=1"], |s| s.serialize_overlap),
+    ];
+
+    /// Values fio refuses.
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["rw=readrandom"],
+        &["rwmixread=101"],
+        &["rwmixread=-1"],
+        &["rwmixwrite=101"],
+        &["bs=0"],
+        &["bs=4k,0"],
+        &["bsrange=4k"],
+        &["number_ios=-1"],
+        &["loops=-1"],
+        &["bs_is_seq_rand"],
+        &["rw_sequencer=random"],
+        &["serialize_overlap"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn serialize_overlap_is_off_unless_asked() {
@@ -97,11 +145,19 @@ mod tests {
     }
 
     #[test]
-    fn bsrange_starts_from_bs() {
-        let s = spec(&["bs=8k", "bsrange=1k-4k,"]);
-        assert_eq!(
-            s.bsrange.map(|r| (r.read, r.write)),
-            Some(((1024, 4096), (8192, 8192)))
-        );
+    fn regression_bsrange_gave_the_directions_it_left_out_the_read_bs() {
+        // fio: `bs=4k,64k` then `bsrange=1k-4k,` writes 64k blocks; iolab wrote 4k ones (the
+        // read bs, copied when bsrange was applied). A direction left out now keeps bs.
+        for opts in [
+            ["bs=4k,64k", "bsrange=1k-4k,"],
+            ["bsrange=1k-4k,", "bs=4k,64k"],
+        ] {
+            let s = spec(&opts);
+            assert_eq!(
+                (s.bsrange.read, s.bsrange.write),
+                (Some((1024, 4096)), None)
+            );
+            assert_eq!(s.bs.write, 65536);
+        }
     }
 }

@@ -93,9 +93,48 @@ fn merge_list(v: &str) -> Result<Vec<u32>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::skip;
-    use crate::options::testing::{applied, spec};
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["write_iolog=io.log"], |s| s.write_iolog.as_deref() == Some("io.log")),
+        (&["read_iolog=io.log"], |s| s.read_iolog.as_deref() == Some("io.log")),
+        (&["read_iolog_chunked=1"], |s| s.read_iolog_chunked),
+        (&["replay_no_stall=1"], |s| s.replay_no_stall),
+        (&["replay_redirect=/dev/sdb"], |s| s.replay_redirect.as_deref() == Some("/dev/sdb")),
+        (&["replay_scale=4"], |s| s.replay_scale == 4),
+        (&["replay_align=4k"], |s| s.replay_align == 4096),
+        (&["replay_time_scale=200"], |s| s.replay_time_scale == 200),
+        (&["replay_skip=read,sync"], |s| s.replay_skip == skip::READ | skip::SYNC),
+        (&["replay_skip=write,trim"], |s| s.replay_skip == skip::WRITE | skip::TRIM),
+        (&["merge_blktrace_file=merged.bin"], |s| s.merge_blktrace_file.as_deref() == Some("merged.bin")),
+        (&["merge_blktrace_scalars=50:100"], |s| s.merge_blktrace_scalars == [50, 100]),
+        (&["merge_blktrace_iters=2:1"], |s| s.merge_blktrace_iters == [2, 1]),
+    ];
+
+    /// Values fio refuses (negative counts: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["write_iolog="],
+        &["read_iolog_chunked"],
+        &["replay_no_stall=2"],
+        &["replay_scale=-1"],
+        &["replay_align=3000"],
+        &["replay_time_scale=0"],
+        &["replay_skip=reads"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn replay_skip_takes_a_comma_list() {

@@ -69,8 +69,64 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
+pub(super) mod tests {
+    use crate::control::ExitWhat;
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["name=seq-reader"], |s| s.name == "seq-reader"),
+        (&["description=one reader"], |s| s.description.as_deref() == Some("one reader")),
+        (&["wait_for=writer"], |s| s.wait_for.as_deref() == Some("writer")),
+        (&["stonewall"], |s| s.stonewall),
+        (&["wait_for_previous=1"], |s| s.stonewall),
+        (&["new_group"], |s| s.new_group),
+        (&["group_reporting"], |s| s.group_reporting),
+        (&["numjobs=4"], |s| s.numjobs == 4),
+        (&["thread"], |s| s.thread),
+        (&["exitall"], |s| s.exitall),
+        (&["continue_on_error=verify"], |s| s.continue_on_error == "verify"),
+        (&["continue_on_error=1"], |s| s.continue_on_error == "all"),
+        (&["kb_base=1000"], |s| s.kb_base == 1000),
+        (&["unit_base=8"], |s| s.unit_base == 8),
+        (&["unit_base=1"], |s| s.unit_base == 1),
+        // fio's own example: EAGAIN for reads; ENOSPC and 122 for writes; verify as it was.
+        (&["ignore_error=EAGAIN,ENOSPC:122"], |s| {
+            s.ignore_error == [Some(vec![libc::EAGAIN]), Some(vec![libc::ENOSPC, 122]), None]
+        }),
+        (&["ignore_error=,,EILSEQ"], |s| {
+            s.ignore_error[2] == Some(vec![libc::EILSEQ]) && s.ignore_error[0].is_none()
+        }),
+        (&["exit_what=all"], |s| s.exit_what == ExitWhat::All),
+        (&["exit_what=stonewall"], |s| s.exit_what == ExitWhat::Stonewall),
+        (&["exitall_on_error"], |s| s.exitall_on_error),
+        (&["error_dump=1"], |s| s.error_dump),
+        (&["profile=tiobench"], |s| s.profile.as_deref() == Some("tiobench")),
+    ];
+
+    /// Values fio refuses (negative counts: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["numjobs=0"],
+        &["numjobs=-1"],
+        &["continue_on_error=some"],
+        &["kb_base=1001"],
+        &["unit_base=2"],
+        &["ignore_error=EBOGUS"],
+        &["ignore_error=EIO,EIO,EIO,EIO"],
+        &["exit_what=none"],
+        &["error_dump"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn numjobs_must_be_at_least_one() {

@@ -9,7 +9,9 @@
 //! `--enghelp` and the documentation's option list are printed from the definitions.
 //!
 //! The definitions live in one file per fio category ([`Category`]), each with the tests of its
-//! options under them. Adding an option is one entry there, plus the code that acts on it.
+//! options under them: a table (`tests::ACTS`) with a row per implemented option showing it act
+//! on the `JobSpec`, which a test here requires, and one of values refused (`tests::REFUSED`).
+//! Adding an option is one entry there and its row, plus the code that acts on it.
 
 use crate::value::{self, PerDir, SizeOrPct, TimeUnit};
 use crate::JobSpec;
@@ -42,7 +44,8 @@ pub enum Kind {
     Str,
     /// Free text, or the name alone (`write_bw_log`): the value is then empty.
     StrOrBare,
-    /// fio's "empty or boolean": a bare name means 1 (`time_based`), or `=0`/`=1`.
+    /// fio's "empty or boolean": a bare name means 1 (`time_based`), or an integer, any but 0
+    /// meaning on (fio stores it without a maximum: `time_based=2` runs time based).
     Flag,
     /// A boolean that needs its value (`direct=1`); a bare name is refused, as in fio.
     Bool,
@@ -234,7 +237,7 @@ mod prelude {
         split_filenames, ClockSource, Fadvise, FileLock, FileService, RateProcess, SyncMode,
         UnifiedRw,
     };
-    pub(super) use crate::value::{self, Distribution, PerDir, TimeUnit};
+    pub(super) use crate::value::{self, Distribution, TimeUnit};
     pub(super) const S: TimeUnit = TimeUnit::Seconds;
     pub(super) const US: TimeUnit = TimeUnit::Micros;
 }
@@ -304,7 +307,10 @@ impl OptDef {
             // is resolved, so that the file still parses; so is an engine iolab lacks, so that
             // the refusal names it with its reason.
             Kind::Str | Kind::StrOrBare | Kind::Engine => {}
-            Kind::Flag | Kind::Bool => {
+            Kind::Flag => {
+                value::parse_int(v)?;
+            }
+            Kind::Bool => {
                 value::parse_bool(v)?;
             }
             Kind::Int => {
@@ -372,9 +378,14 @@ impl<'a> Arg<'a> {
         }
     }
 
-    /// A boolean; a bare name means true.
+    /// A boolean; a bare name means true. A [`Kind::Flag`] takes any integer, as fio's
+    /// FIO_OPT_STR_SET (no maximum), a [`Kind::Bool`] only 0 or 1.
     pub fn flag(&self) -> Result<bool, String> {
-        self.value.map_or(Ok(true), value::parse_bool)
+        match (self.value, self.def.kind) {
+            (None, _) => Ok(true),
+            (Some(v), Kind::Flag) => value::parse_int(v).map(|n| n != 0),
+            (Some(v), _) => value::parse_bool(v),
+        }
     }
 
     /// An integer.
@@ -541,10 +552,55 @@ pub(crate) mod testing {
     pub(crate) fn spec(opts: &[&str]) -> JobSpec {
         applied(opts).unwrap_or_else(|e| panic!("{opts:?}: {e}"))
     }
+
+    /// A row of a category file's table of its definitions at work: options applied in order
+    /// (the last is the one under test; any before it set the scene) and what the last must
+    /// make true of the job.
+    pub(crate) type Acts = (&'static [&'static str], fn(&JobSpec) -> bool);
+
+    /// A row of refused settings: options applied in order, the last refused (the ones before
+    /// it must apply).
+    pub(crate) type Refused = &'static [&'static str];
+
+    /// Checks each row: its options apply and its check holds, and the check does NOT hold
+    /// without the last option, so that a definition whose apply did nothing fails its row.
+    pub(crate) fn check_acts(rows: &[Acts]) {
+        for (opts, holds) in rows {
+            let Some((last, scene)) = opts.split_last() else {
+                panic!("a row with no option");
+            };
+            assert!(holds(&spec(opts)), "{opts:?}: the check does not hold");
+            assert!(
+                !holds(&spec(scene)),
+                "{opts:?}: the check holds without {last}: it tests nothing"
+            );
+        }
+    }
+
+    /// Checks each row: the options before the last apply, and the last is refused.
+    pub(crate) fn check_refused(rows: &[Refused]) {
+        for opts in rows {
+            let Some((last, scene)) = opts.split_last() else {
+                panic!("a row with no option");
+            };
+            spec(scene);
+            assert!(applied(opts).is_err(), "{opts:?}: {last} was taken");
+        }
+    }
+
+    /// The canonical name of the option a row tests (its last), aliases resolved.
+    pub(crate) fn tested(opts: &[&str]) -> &'static str {
+        let Some(last) = opts.last() else {
+            panic!("a row with no option");
+        };
+        let name = last.split_once('=').map_or(*last, |(n, _)| n);
+        super::find(name).map_or_else(|| panic!("no option {name}"), |o| o.name)
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::testing::{Acts, Refused};
     use super::*;
     use std::collections::HashSet;
 
@@ -648,6 +704,74 @@ mod tests {
                 assert!(o.check(Some(d)).is_ok(), "{}: default '{d}'", o.name);
             }
         }
+    }
+
+    /// Options whose apply only checks the value (there is no field to see): their row in the
+    /// file's table is a refused value.
+    const CHECKED_ONLY: &[&str] = &["cmd_type", "log_entries"];
+
+    /// A category file: its name, its definitions, and the tables of its tests.
+    type Table = (
+        &'static str,
+        &'static [OptDef],
+        &'static [Acts],
+        &'static [Refused],
+    );
+
+    /// The category files named, each as a [`Table`].
+    macro_rules! tables {
+        ($($file:ident),*) => {
+            &[$((stringify!($file), $file::OPTIONS, $file::tests::ACTS, $file::tests::REFUSED)),*]
+        };
+    }
+
+    /// Every category file, in [`GROUPS`]' order.
+    static TABLES: &[Table] = tables!(
+        job, file, io, engine, sync, time, random, rate, buffer, report, process, verify, iolog,
+        zone
+    );
+
+    #[test]
+    fn every_implemented_option_has_a_row_in_its_files_table() {
+        let mut covered = 0;
+        for (file, defs, acts, refused) in TABLES {
+            let acting: HashSet<&str> = acts.iter().map(|(o, _)| testing::tested(o)).collect();
+            let refusing: HashSet<&str> = refused.iter().map(|o| testing::tested(o)).collect();
+            for t in acting.iter().chain(&refusing) {
+                assert!(
+                    defs.iter().any(|d| d.name == *t),
+                    "{file}.rs tests {t}, which is defined in another file"
+                );
+            }
+            let missing: Vec<&str> = defs
+                .iter()
+                .filter(|d| d.implemented())
+                .map(|d| d.name)
+                .filter(|n| {
+                    !(acting.contains(n) || (CHECKED_ONLY.contains(n) && refusing.contains(n)))
+                })
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "{file}.rs: no row in tests::ACTS for {missing:?}: add one that shows each \
+                 acting on the JobSpec"
+            );
+            covered += defs.iter().filter(|d| d.implemented()).count();
+        }
+        // Every category file is in TABLES, in GROUPS' order, so every option is counted.
+        assert_eq!(
+            TABLES.len(),
+            GROUPS.len(),
+            "a category file is missing from TABLES"
+        );
+        for ((file, defs, _, _), group) in TABLES.iter().zip(GROUPS) {
+            let names = |d: &'static [OptDef]| d.iter().map(|o| o.name);
+            assert!(
+                names(defs).eq(names(group)),
+                "{file}: not GROUPS' file at its place"
+            );
+        }
+        assert_eq!(covered, all().filter(|o| o.implemented()).count());
     }
 
     #[test]

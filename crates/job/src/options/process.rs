@@ -65,8 +65,69 @@ fn in_range(v: i64, min: i64, max: i64) -> Result<i64, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::spec;
+pub(super) mod tests {
+    use std::time::Duration;
+
+    use crate::options::testing::{check_acts, check_refused, spec, Acts, Refused};
+    use crate::place::{CpusPolicy, MemPolicy};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["cpus_allowed=0-3,5"], |s| s.cpus_allowed.as_deref() == Some("0-3,5")),
+        (&["exec_prerun=echo pre"], |s| s.place.exec_prerun.as_deref() == Some("echo pre")),
+        (&["exec_postrun=echo post"], |s| s.place.exec_postrun.as_deref() == Some("echo post")),
+        (&["lockmem=1g"], |s| s.lockmem == 1 << 30),
+        (&["nice=5"], |s| s.place.nice == Some(5)),
+        (&["nice=-5"], |s| s.place.nice == Some(-5)),
+        (&["prio=3"], |s| s.place.prio == Some(3)),
+        (&["prioclass=2"], |s| s.place.prioclass == Some(2)),
+        // Bits 0 and 2: CPUs 0 and 2.
+        (&["cpumask=0x5"], |s| s.cpus_allowed.as_deref() == Some("0,2")),
+        (&["cpus_allowed_policy=split"], |s| s.place.cpus_policy == CpusPolicy::Split),
+        (&["numa_cpu_nodes=0-1"], |s| s.place.numa_cpu_nodes == Some(vec![0, 1])),
+        (&["numa_mem_policy=bind:0"], |s| s.place.numa_mem_policy == Some(MemPolicy::Bind(vec![0]))),
+        (&["numa_mem_policy=prefer:1"], |s| s.place.numa_mem_policy == Some(MemPolicy::Prefer(1))),
+        (&["cgroup=iolab-a"], |s| s.place.cgroup.as_deref() == Some("iolab-a")),
+        (&["cgroup_nodelete=1"], |s| s.place.cgroup_nodelete),
+        (&["cgroup_weight=500"], |s| s.place.cgroup_weight == 500),
+        (&["uid=1000"], |s| s.place.uid == Some(1000)),
+        (&["gid=1000"], |s| s.place.gid == Some(1000)),
+        (&["flow_id=2"], |s| s.flow_id == 2),
+        (&["flow=100"], |s| s.flow == 100),
+        (&["flow_sleep=1000"], |s| s.flow_sleep == Duration::from_micros(1000)),
+    ];
+
+    /// Values fio refuses (negative ids: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["nice=20"],
+        &["nice=-21"],
+        &["prio=8"],
+        &["prioclass=4"],
+        &["prioclass=-1"],
+        &["cpumask=-1"],
+        &["cpus_allowed_policy=spread"],
+        &["numa_cpu_nodes=x"],
+        &["numa_mem_policy=bogus"],
+        &["cgroup_nodelete=2"],
+        &["cgroup_weight=50"],
+        &["cgroup_weight=1001"],
+        &["uid=-1"],
+        &["gid=-1"],
+        &["flow_id=-1"],
+        &["flow=1001"],
+        &["flow_sleep=-1"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn cpus_allowed_is_kept_as_written() {

@@ -41,9 +41,47 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
-    use crate::value::Distribution;
+pub(super) mod tests {
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::value::{Distribution, PerDir};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["randrepeat=0"], |s| !s.randrepeat),
+        (&["randseed=1234"], |s| s.randseed == 1234),
+        (&["allrandrepeat=1"], |s| s.allrandrepeat),
+        (&["norandommap"], |s| s.norandommap),
+        (&["softrandommap=1"], |s| s.softrandommap),
+        (&["random_generator=lfsr"], |s| s.random_generator == "lfsr"),
+        (&["random_generator=tausworthe64"], |s| s.random_generator == "tausworthe64"),
+        (&["random_distribution=zipf:1.2"], |s| s.random_distribution == Distribution::Zipf(1.2)),
+        (&["random_distribution=pareto:0.3"], |s| s.random_distribution == Distribution::Pareto(0.3)),
+        (&["random_distribution=normal:10"], |s| s.random_distribution == Distribution::Normal(10.0)),
+        (&["random_distribution=zoned:60/10:40/90"], |s| matches!(s.random_distribution, Distribution::Zoned(_))),
+        (&["percentage_random=50"], |s| s.percentage_random == PerDir::all(50)),
+        (&["percentage_random=50,20"], |s| (s.percentage_random.read, s.percentage_random.write) == (50, 20)),
+    ];
+
+    /// Values fio refuses (negative seeds: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["randrepeat"],
+        &["randseed=-1"],
+        &["allrandrepeat=2"],
+        &["random_generator=mt"],
+        &["random_distribution=bogus"],
+        &["percentage_random=101"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn distributions_iolab_lacks_are_refused_by_name() {

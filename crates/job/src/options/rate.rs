@@ -50,9 +50,56 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::spec;
+pub(super) mod tests {
+    use std::time::Duration;
+
+    use crate::options::testing::{check_acts, check_refused, spec, Acts, Refused};
     use crate::spec::RateProcess;
+    use crate::value::PerDir;
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["rate=1m"], |s| s.rate == PerDir::all(1 << 20)),
+        (&["rate=1m,2m"], |s| (s.rate.read, s.rate.write, s.rate.trim) == (1 << 20, 2 << 20, 2 << 20)),
+        (&["rate_min=512k"], |s| s.rate_min == PerDir::all(512 << 10)),
+        (&["ratemin=,1m"], |s| (s.rate_min.read, s.rate_min.write) == (0, 1 << 20)),
+        (&["rate_iops=100"], |s| s.rate_iops == PerDir::all(100)),
+        (&["rate_iops_min=10"], |s| s.rate_iops_min == PerDir::all(10)),
+        (&["rate_process=poisson"], |s| s.rate_process == RateProcess::Poisson),
+        (&["rate_cycle=250"], |s| s.rate_cycle == 250),
+        (&["rate_ignore_thinktime=1"], |s| s.rate_ignore_thinktime),
+        // Kept in nanoseconds; microseconds by default.
+        (&["max_latency=100"], |s| s.max_latency == PerDir::all(100_000)),
+        (&["max_latency=10ms,20ms"], |s| (s.max_latency.read, s.max_latency.write) == (10_000_000, 20_000_000)),
+        (&["latency_target=500"], |s| s.latency_target == Some(Duration::from_micros(500))),
+        (&["latency_target=10ms"], |s| s.latency_target == Some(Duration::from_millis(10))),
+        (&["latency_window=1s"], |s| s.latency_window == Duration::from_secs(1)),
+        (&["latency_percentile=99.9"], |s| s.latency_percentile == 99.9),
+        (&["latency_run=1"], |s| s.latency_run),
+    ];
+
+    /// Values fio refuses (negative rates: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["rate_iops=-1,-1"],
+        &["rate_iops_min=-5,"],
+        &["rate_process=exponential"],
+        &["rate_cycle=-1"],
+        &["rate_ignore_thinktime=2"],
+        &["max_latency=abc"],
+        &["latency_percentile=101"],
+        &["latency_run"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn rate_cycle_is_milliseconds_of_the_min_rate_window() {

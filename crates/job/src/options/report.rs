@@ -136,9 +136,89 @@ fn window(ms: i64) -> Result<u64, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
+pub(super) mod tests {
+    use crate::logs::WindowValue;
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
     use crate::spec::UnifiedRw;
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["percentile_list=50:99.9"], |s| s.percentile_list == [50.0, 99.9] && s.percentile_precision == 1),
+        (&["clat_percentiles=0"], |s| !s.clat_percentiles),
+        (&["lat_percentiles=1"], |s| s.lat_percentiles),
+        (&["slat_percentiles=1"], |s| s.slat_percentiles),
+        (&["unified_rw_reporting=mixed"], |s| s.unified_rw_reporting == UnifiedRw::Mixed),
+        (&["unified_rw_reporting=2"], |s| s.unified_rw_reporting == UnifiedRw::Both),
+        (&["disk_util=0"], |s| !s.disk_util),
+        (&["per_job_logs=0"], |s| !s.logs.per_job),
+        (&["write_bw_log=run1"], |s| s.logs.bw.as_deref() == Some("run1")),
+        (&["write_bw_log"], |s| s.logs.bw.as_deref() == Some("")),
+        (&["bwavgtime=1000"], |s| s.bwavgtime == 1000),
+        (&["write_lat_log=run1"], |s| s.logs.lat.as_deref() == Some("run1")),
+        (&["write_iops_log=run1"], |s| s.logs.iops.as_deref() == Some("run1")),
+        (&["iopsavgtime=250"], |s| s.iopsavgtime == 250),
+        (&["log_avg_msec=1000"], |s| s.logs.avg_msec == 1000),
+        (&["log_hist_msec=100"], |s| s.logs.hist_msec == 100),
+        (&["log_hist_coarseness=3"], |s| s.logs.hist_coarseness == 3),
+        (&["write_hist_log=run1"], |s| s.logs.hist.as_deref() == Some("run1")),
+        (&["log_max_value=1"], |s| s.logs.window == WindowValue::Max),
+        (&["log_window_value=both"], |s| s.logs.window == WindowValue::Both),
+        (&["log_max_value=1", "log_window_value=avg"], |s| s.logs.window == WindowValue::Mean),
+        (&["log_offset=1"], |s| s.logs.offset),
+        (&["log_prio=1"], |s| s.logs.prio),
+        (&["log_issue_time=1"], |s| s.logs.issue_time),
+        (&["log_compression=1m"], |s| s.logs.compression == 1 << 20),
+        (&["log_compression_cpus=0-1,3"], |s| s.logs.compression_cpus == Some(vec![0, 1, 3])),
+        (&["log_store_compressed=1"], |s| s.logs.store_compressed),
+        (&["log_unix_epoch=1"], |s| s.logs.unix_epoch),
+        (&["log_alternate_epoch=1"], |s| s.logs.alternate_epoch),
+        (&["log_alternate_epoch_clock_id=1"], |s| s.logs.clock_id == libc::CLOCK_MONOTONIC),
+        (&["block_error_percentiles=1"], |s| s.block_error_percentiles),
+        (&["stats=0"], |s| !s.stats),
+        (&["significant_figures=6"], |s| s.significant_figures == 6),
+        (&["gtod_reduce=1"], |s| {
+            s.gtod_reduce && s.disable_lat && s.disable_clat && s.disable_slat && s.disable_bw
+                && !s.clat_percentiles
+        }),
+        (&["disable_lat=1"], |s| s.disable_lat),
+        (&["disable_clat=1"], |s| s.disable_clat),
+        (&["disable_slat=1"], |s| s.disable_slat),
+        (&["disable_bw_measurement=1"], |s| s.disable_bw),
+        (&["disable_bw=1"], |s| s.disable_bw),
+        (&["gtod_cpu=1"], |s| s.gtod_cpu == Some(1)),
+    ];
+
+    /// Values fio refuses (negative numbers: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["percentile_list=101"],
+        &["percentile_list=abc"],
+        &["clat_percentiles=2"],
+        &["unified_rw_reporting=3"],
+        &["iopsavgtime=-1"],
+        &["bwavgtime=-1"],
+        // log_entries only checks its value: fio's range.
+        &["log_entries=100"],
+        &["log_entries=2000000"],
+        &["log_avg_msec=-1"],
+        &["log_window_value=min"],
+        &["log_compression=100"],
+        &["log_alternate_epoch_clock_id=-1"],
+        &["stats"],
+        &["significant_figures=0"],
+        &["significant_figures=11"],
+        &["gtod_cpu=-1"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn percentile_list_is_bounded() {

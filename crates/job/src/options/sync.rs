@@ -43,8 +43,41 @@ fn sync_range(v: &str) -> Result<(u32, u32), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
+pub(super) mod tests {
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["fsync=32"], |s| s.fsync == 32),
+        (&["fdatasync=16"], |s| s.fdatasync == 16),
+        (&["end_fsync=1"], |s| s.end_fsync),
+        (&["fsync_on_close=1"], |s| s.fsync_on_close),
+        (&["write_barrier=8"], |s| s.write_barrier == 8),
+        // SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE, every 4 writes.
+        (&["sync_file_range=wait_before,write:4"], |s| (s.sync_file_range, s.sync_file_range_nr) == (3, 4)),
+        (&["sync_file_range=write"], |s| (s.sync_file_range, s.sync_file_range_nr) == (2, 1)),
+    ];
+
+    /// Values fio refuses (negative counts: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["fsync=-1"],
+        &["fdatasync=-1"],
+        &["end_fsync"],
+        &["fsync_on_close=2"],
+        &["write_barrier=-2"],
+        &["sync_file_range=flush"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn fsync_counts_writes_and_refuses_negatives() {

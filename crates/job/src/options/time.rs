@@ -50,10 +50,71 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::time::Duration;
 
-    use crate::options::testing::spec;
+    use crate::control::{Steady, SteadyKind};
+    use crate::options::testing::{check_acts, check_refused, spec, Acts, Refused};
+    use crate::spec::ClockSource;
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["runtime=1m"], |s| s.runtime == Some(Duration::from_secs(60))),
+        (&["timeout=30"], |s| s.runtime == Some(Duration::from_secs(30))),
+        (&["time_based"], |s| s.time_based),
+        (&["time_based=2"], |s| s.time_based),
+        (&["ramp_time=10"], |s| s.ramp_time == Duration::from_secs(10)),
+        (&["ramp_time=500ms"], |s| s.ramp_time == Duration::from_millis(500)),
+        (&["startdelay=5"], |s| s.startdelay == Duration::from_secs(5)),
+        (&["thinktime=50"], |s| s.thinktime == Duration::from_micros(50)),
+        (&["thinktime=2ms"], |s| s.thinktime == Duration::from_millis(2)),
+        (&["thinktime_spin=20"], |s| s.thinktime_spin == Duration::from_micros(20)),
+        (&["thinktime_blocks=8"], |s| s.thinktime_blocks == 8),
+        (&["clocksource=cpu"], |s| s.clocksource == ClockSource::Cpu),
+        (&["clocksource=gettimeofday"], |s| s.clocksource == ClockSource::Gettimeofday),
+        (&["thinktime_blocks_type=issue"], |s| s.thinktime_blocks_issue),
+        (&["thinktime_iotime=2"], |s| s.thinktime_iotime == Duration::from_secs(2)),
+        (&["steadystate=iops:5%"], |s| s.steadystate == Steady { kind: SteadyKind::Iops, limit: 5.0, pct: true }),
+        (&["ss=bw_slope:1m"], |s| s.steadystate == Steady { kind: SteadyKind::BwSlope, limit: 1048576.0, pct: false }),
+        (&["steadystate_duration=60"], |s| s.steadystate_duration == Duration::from_secs(60)),
+        (&["ss_dur=2m"], |s| s.steadystate_duration == Duration::from_secs(120)),
+        (&["steadystate_ramp_time=5"], |s| s.steadystate_ramp_time == Duration::from_secs(5)),
+        (&["ss_ramp=5"], |s| s.steadystate_ramp_time == Duration::from_secs(5)),
+        (&["steadystate_check_interval=2"], |s| s.steadystate_check_interval == Duration::from_secs(2)),
+    ];
+
+    /// Values fio refuses.
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["runtime=abc"],
+        &["thinktime_blocks=-1"],
+        &["clocksource=rdtsc"],
+        &["thinktime_blocks_type=submit"],
+        &["steadystate=lat:5"],
+        &["steadystate=iops"],
+        &["steadystate_duration=abc"],
+        &["steadystate_check_interval=0"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
+
+    #[test]
+    fn regression_a_flag_set_to_2_was_refused_where_fio_takes_any_integer() {
+        // fio 3.33 runs `time_based=2` time based; iolab refused it as not 0 or 1. A boolean
+        // that needs its value still takes only 0 or 1, as fio's maximum of 1 for it.
+        assert!(spec(&["time_based=2"]).time_based);
+        assert!(!spec(&["time_based", "time_based=0"]).time_based);
+        assert!(crate::options::testing::applied(&["time_based=yes"]).is_err());
+        assert!(crate::options::testing::applied(&["end_fsync=2"]).is_err());
+    }
 
     #[test]
     fn clocksource_names_fios_three_clocks() {

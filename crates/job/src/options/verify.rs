@@ -72,8 +72,56 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::{applied, spec};
+pub(super) mod tests {
+    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["verify_only"], |s| s.verify_only),
+        (&["verify=crc32c"], |s| s.verify == "crc32c"),
+        (&["verify=md5", "verify=0"], |s| s.verify == "0"),
+        (&["do_verify=0"], |s| !s.do_verify),
+        (&["verify_interval=512"], |s| s.verify_interval == 512),
+        (&["verify_offset=64"], |s| s.verify_offset == 64),
+        (&["verify_pattern=0xff00ff00"], |s| s.verify_pattern.as_deref() == Some("0xff00ff00")),
+        (&["verify_fatal=1"], |s| s.verify_fatal),
+        (&["verify_dump=1"], |s| s.verify_dump),
+        (&["verify_async=2"], |s| s.verify_async == 2),
+        (&["verify_backlog=64"], |s| s.verify_backlog == 64),
+        (&["verify_backlog_batch=16"], |s| s.verify_backlog_batch == 16),
+        (&["experimental_verify=1"], |s| s.experimental_verify),
+        (&["verify_state_load=1"], |s| s.verify_state_load),
+        (&["verify_state_save=0"], |s| !s.verify_state_save),
+        (&["verify_async_cpus=0-1"], |s| s.verify_async_cpus == Some(vec![0, 1])),
+        (&["trim_percentage=10"], |s| s.trim_percentage == 10),
+        (&["trim_verify_zero=0"], |s| !s.trim_verify_zero),
+        (&["trim_backlog=8"], |s| s.trim_backlog == 8),
+        (&["trim_backlog_batch=4"], |s| s.trim_backlog_batch == 4),
+    ];
+
+    /// Values fio refuses (negative counts: iolab's, where fio would wrap them).
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["verify=crc33"],
+        &["do_verify"],
+        &["verify_interval=-1"],
+        &["verify_offset=-1"],
+        &["verify_fatal=2"],
+        &["verify_async=-1"],
+        &["verify_backlog=-1"],
+        &["trim_percentage=101"],
+        &["trim_backlog=-1"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn verify_types_as_fio_names_them() {

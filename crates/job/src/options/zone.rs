@@ -55,8 +55,50 @@ pub(super) static OPTIONS: &[OptDef] = &[
 ];
 
 #[cfg(test)]
-mod tests {
-    use crate::options::testing::spec;
+pub(super) mod tests {
+    use crate::options::testing::{check_acts, check_refused, spec, Acts, Refused};
+
+    /// Each definition at work: a value fio takes, and the field it must set.
+    #[rustfmt::skip]
+    pub(in crate::options) static ACTS: &[Acts] = &[
+        (&["zonemode=strided"], |s| s.zone_strided && !s.zone_zbd),
+        (&["zonemode=zbd"], |s| s.zone_zbd && !s.zone_strided),
+        (&["zonemode=zbd", "zonemode=none"], |s| !s.zone_zbd && !s.zone_strided),
+        (&["zonesize=4m"], |s| s.zonesize == 4 << 20),
+        (&["zonecapacity=3m"], |s| s.zonecapacity == 3 << 20),
+        (&["zonerange=8m"], |s| s.zonerange == 8 << 20),
+        (&["zoneskip=1m"], |s| s.zoneskip == 1 << 20),
+        (&["read_beyond_wp=1"], |s| s.read_beyond_wp),
+        (&["max_open_zones=4"], |s| s.max_open_zones == 4),
+        (&["job_max_open_zones=2"], |s| s.job_max_open_zones == 2),
+        (&["ignore_zone_limits=1"], |s| s.ignore_zone_limits),
+        (&["zone_reset_threshold=0.25"], |s| s.zone_reset_threshold == 0.25),
+        (&["zone_reset_frequency=0.5"], |s| s.zone_reset_frequency == 0.5),
+    ];
+
+    /// Values fio refuses.
+    pub(in crate::options) static REFUSED: &[Refused] = &[
+        &["zonemode=host"],
+        &["zonesize=abc"],
+        &["zonecapacity=abc"],
+        &["read_beyond_wp"],
+        &["max_open_zones=4097"],
+        &["max_open_zones=-1"],
+        &["job_max_open_zones=4097"],
+        &["ignore_zone_limits=2"],
+        &["zone_reset_threshold=1.5"],
+        &["zone_reset_frequency=2"],
+    ];
+
+    #[test]
+    fn each_definition_acts() {
+        check_acts(ACTS);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        check_refused(REFUSED);
+    }
 
     #[test]
     fn zbd_options_reach_the_spec() {
