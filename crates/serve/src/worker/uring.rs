@@ -3,8 +3,9 @@
 //! buffered body go out as a sendmsg on the ring; everything a turn of the loop queued goes to
 //! the kernel with the wait for the next completions, in one `io_uring_enter`. A small
 //! response therefore costs no system call of its own. A larger file's head goes on the ring
-//! too (MSG_MORE), and its body then leaves with sendfile as on the epoll path, a full socket
-//! waiting on a one-shot poll. A single thread accepts with a
+//! too (MSG_MORE) where it shares the next enter with other entries, else by sendmsg (see
+//! `heads_on_ring`), and its body then leaves with sendfile as on the epoll path, a full
+//! socket waiting on a one-shot poll. A single thread accepts with a
 //! multishot accept; several threads poll the listeners one shot and exclusively, then accept
 //! with accept4, so that they share the connections (a multishot accept per thread let the
 //! first thread take them all). The eventfds are multishot polls.
