@@ -252,9 +252,10 @@ fn take_inbox(c: &mut Conn, room: usize) {
     }
 }
 
-/// Sends what it can of the response.
-pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
-    if let Some(f) = ring_flush(c) {
+/// Sends what it can of the response. `heads_on_ring`: a file's head is to go through the
+/// ring (it shares an `io_uring_enter` with other entries) rather than a sendmsg from here.
+pub(crate) fn flush(c: &mut Conn, deadline: u64, heads_on_ring: bool) -> io::Result<Flush> {
+    if let Some(f) = ring_flush(c, heads_on_ring) {
         return Ok(f);
     }
     loop {
@@ -352,8 +353,9 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64) -> io::Result<Flush> {
 }
 
 /// With a ring, a head and a buffered body go through it (`Flush::Ring`) rather than a
-/// sendmsg here; `None` for what is sent from here (sendfile bodies) and for epoll.
-fn ring_flush(c: &Conn) -> Option<Flush> {
+/// sendmsg here; `None` for what is sent from here (sendfile bodies, a file's head when not
+/// `heads_on_ring`) and for epoll.
+fn ring_flush(c: &Conn, heads_on_ring: bool) -> Option<Flush> {
     let body_left = match &c.out {
         _ if !c.fed => return None,
         Out::None => false,
@@ -361,8 +363,11 @@ fn ring_flush(c: &Conn) -> Option<Flush> {
         Out::Owned(b, pos) => *pos < b.len(),
         Out::Buf { pos, end, .. } => pos < end,
         // A file's head goes through the ring too (with MSG_MORE, so it waits for the body's
-        // first bytes); the body then leaves from here by sendfile.
-        Out::File { .. } if c.wpos < c.wbuf.len() => return Some(Flush::Ring),
+        // first bytes) where it shares the ring's next enter with other entries; the body then
+        // leaves from here by sendfile once the head's completion is back. A head that would
+        // be that enter's only entry goes by sendmsg from here instead, with the body right
+        // after it: one call where the ring cost an enter and a turn of the loop of its own.
+        Out::File { .. } if heads_on_ring && c.wpos < c.wbuf.len() => return Some(Flush::Ring),
         Out::File { .. } | Out::Multi { .. } => return None,
     };
     Some(if c.wpos < c.wbuf.len() || body_left {
@@ -513,7 +518,7 @@ mod tests {
             off: 0,
             end: 65536,
         };
-        assert!(matches!(ring_flush(&c), Some(Flush::Ring)));
+        assert!(matches!(ring_flush(&c, true), Some(Flush::Ring)));
         let o = to_ring(&mut c);
         assert!(o.more, "MSG_MORE: the body follows");
         assert!(matches!(o.body, OutBody::None));
@@ -530,7 +535,7 @@ mod tests {
             }
         ));
         // The head is out: the body is sendfile's, not the ring's.
-        assert!(ring_flush(&c).is_none());
+        assert!(ring_flush(&c, true).is_none());
         // A buffered body goes whole, and its send is the response's last.
         c.wbuf.clear();
         c.wbuf.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
@@ -538,5 +543,58 @@ mod tests {
         c.out = Out::Static(b"hello", 0);
         let o = to_ring(&mut c);
         assert!(!o.more && matches!(c.out, Out::None));
+    }
+
+    /// A file's head that would go to the ring alone (one connection) is sent from here,
+    /// and the body by sendfile right after it, in the same flush: the response is whole
+    /// with no ring involved (a head left for the ring would come back as `Flush::Ring`).
+    #[test]
+    fn a_files_head_alone_goes_out_here_with_its_body() -> io::Result<()> {
+        let path = std::env::temp_dir().join(format!("iolab-conn-{}", std::process::id()));
+        let body: Vec<u8> = (0..65536u32).map(|k| (k % 251) as u8).collect();
+        std::fs::write(&path, &body)?;
+        let file = File::open(&path)?;
+        std::fs::remove_file(&path)?;
+        let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let peer = TcpStream::connect(l.local_addr()?)?;
+        let (sock, _) = l.accept()?;
+        sock.set_nonblocking(true)?;
+        let mut c = Conn::new();
+        c.fed = true;
+        c.sock = Some(sock);
+        // Just written, so cached: no page-in asked whatever the kernel's cachestat says.
+        c.paged = true;
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n";
+        c.wbuf.extend_from_slice(head);
+        c.out = Out::File {
+            file: Arc::new(file),
+            off: 0,
+            end: 65536,
+        };
+        assert!(ring_flush(&c, false).is_none());
+        let want = head.len() + body.len();
+        let reader = std::thread::spawn(move || {
+            let mut peer = peer;
+            let mut got = vec![0u8; want];
+            peer.read_exact(&mut got).map(|_| got)
+        });
+        loop {
+            match flush(&mut c, 0, false)? {
+                Flush::Done => break,
+                // A full socket: the reader makes room.
+                Flush::Wait => std::thread::sleep(std::time::Duration::from_millis(1)),
+                Flush::Ring | Flush::PageIn(..) => panic!("the head and body go out from here"),
+            }
+        }
+        assert_eq!((c.wpos, c.body_sent), (head.len(), 65536));
+        let got = reader
+            .join()
+            .map_err(|_| io::Error::other("reader panicked"))??;
+        assert_eq!(&got[..head.len()], head);
+        assert!(
+            got[head.len()..] == body[..],
+            "the body arrives as the file has it"
+        );
+        Ok(())
     }
 }

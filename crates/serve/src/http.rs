@@ -1,8 +1,6 @@
 //! HTTP/1.x requests in, response heads out: parsing with httparse into the few facts the
 //! server acts on, status codes, Content-Type by extension, and the head writer.
 
-use std::io::Write;
-
 /// Most header fields in one request; more is 431.
 pub const MAX_HEADERS: usize = 64;
 /// Longest request line accepted; longer is 414 (as long as the header block limit allows).
@@ -417,9 +415,30 @@ pub struct Head<'a> {
     pub connection: Option<bool>,
 }
 
+/// Appends `n` in decimal. The head's numbers are written with this rather than `write!`:
+/// the formatting machinery was a fifth of the user-space instructions of a 4 KiB response
+/// (callgrind: about 840 of 4,800 a request, for the status and Content-Length).
+pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut d = [0u8; 20];
+    let mut k = d.len();
+    loop {
+        k -= 1;
+        d[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&d[k..]);
+}
+
 /// Appends the head (status line, fields, blank line) to `out`.
 pub fn write_head(out: &mut Vec<u8>, h: &Head<'_>) {
-    let _ = write!(out, "HTTP/1.1 {} {}\r\n", h.status, reason(h.status));
+    out.extend_from_slice(b"HTTP/1.1 ");
+    push_decimal(out, u64::from(h.status));
+    out.push(b' ');
+    out.extend_from_slice(reason(h.status).as_bytes());
+    out.extend_from_slice(b"\r\n");
     out.extend_from_slice(b"Server: iolab\r\nDate: ");
     out.extend_from_slice(h.date);
     out.extend_from_slice(b"\r\n");
@@ -429,7 +448,9 @@ pub fn write_head(out: &mut Vec<u8>, h: &Head<'_>) {
         out.extend_from_slice(b"\r\n");
     }
     if let Some(n) = h.content_length {
-        let _ = write!(out, "Content-Length: {n}\r\n");
+        out.extend_from_slice(b"Content-Length: ");
+        push_decimal(out, n);
+        out.extend_from_slice(b"\r\n");
     }
     if let Some(lm) = h.last_modified {
         out.extend_from_slice(b"Last-Modified: ");
@@ -442,10 +463,18 @@ pub fn write_head(out: &mut Vec<u8>, h: &Head<'_>) {
         out.extend_from_slice(b"\r\n");
     }
     if let Some((a, b, size)) = h.content_range {
-        let _ = write!(out, "Content-Range: bytes {a}-{b}/{size}\r\n");
+        out.extend_from_slice(b"Content-Range: bytes ");
+        push_decimal(out, a);
+        out.push(b'-');
+        push_decimal(out, b);
+        out.push(b'/');
+        push_decimal(out, size);
+        out.extend_from_slice(b"\r\n");
     }
     if let Some(size) = h.unsatisfied_size {
-        let _ = write!(out, "Content-Range: bytes */{size}\r\n");
+        out.extend_from_slice(b"Content-Range: bytes */");
+        push_decimal(out, size);
+        out.extend_from_slice(b"\r\n");
     }
     if let Some((path, query)) = h.location {
         out.extend_from_slice(b"Location: ");
@@ -586,5 +615,48 @@ mod tests {
         assert!(s.starts_with("HTTP/1.1 206 Partial Content\r\nServer: iolab\r\nDate: D\r\n"));
         assert!(s.contains("Content-Range: bytes 0-9/100\r\n"));
         assert!(s.ends_with("Connection: close\r\n\r\n"));
+    }
+
+    /// The head's numbers, written without `fmt`, read as `fmt` would write them.
+    #[test]
+    fn decimals_are_written_as_display_writes_them() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            4096,
+            65536,
+            1 << 20,
+            999_999_999_999,
+            u64::MAX,
+        ] {
+            let mut v = b"x".to_vec();
+            push_decimal(&mut v, n);
+            assert_eq!(v, format!("x{n}").into_bytes());
+        }
+        let mut v = Vec::new();
+        write_head(
+            &mut v,
+            &Head {
+                status: 416,
+                date: b"D",
+                unsatisfied_size: Some(18_446_744_073_709_551_615),
+                content_length: Some(0),
+                ..Head::default()
+            },
+        );
+        let s = String::from_utf8(v).unwrap();
+        assert!(
+            s.starts_with("HTTP/1.1 416 Range Not Satisfiable\r\n"),
+            "{s}"
+        );
+        assert!(s.contains("\r\nContent-Length: 0\r\n"), "{s}");
+        assert!(
+            s.contains("\r\nContent-Range: bytes */18446744073709551615\r\n"),
+            "{s}"
+        );
     }
 }

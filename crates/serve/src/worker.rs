@@ -86,6 +86,9 @@ struct Worker {
     paused: Vec<u64>,
     /// Sends queued this turn whose completion asks for nothing soon (see `send_ring`).
     quiet_sends: u32,
+    /// The ring completion being handled is the last of its turn: what it queues goes to the
+    /// kernel with nothing else unless the ring already holds entries (see `heads_on_ring`).
+    last_of_turn: bool,
 }
 
 /// The thread's body: set up, report to `Server::start`, serve until stopped.
@@ -161,6 +164,7 @@ impl Worker {
             net,
             paused: Vec::new(),
             quiet_sends: 0,
+            last_of_turn: false,
             ctx,
         };
         w.arm()?;
@@ -251,6 +255,7 @@ impl Worker {
 
     /// Moves connection `i` on as far as it can go without blocking.
     fn process(&mut self, i: usize) {
+        let heads_on_ring = self.heads_on_ring();
         loop {
             let c = &mut self.conns[i];
             if c.sock.is_none() {
@@ -259,7 +264,7 @@ impl Worker {
             match c.state {
                 State::Reading | State::Waiting => return,
                 State::Sending if c.in_ring => return,
-                State::Sending => match flush(c, self.now + self.idle_ns) {
+                State::Sending => match flush(c, self.now + self.idle_ns, heads_on_ring) {
                     Ok(Flush::Done) => self.finish(i),
                     Ok(Flush::Ring) => {
                         self.send_ring(i, None);

@@ -295,6 +295,12 @@ impl NetRing {
         self.push(e)
     }
 
+    /// Entries pushed and not yet handed to the kernel: what the next `io_uring_enter` would
+    /// carry.
+    pub fn queued(&self) -> usize {
+        self.pending
+    }
+
     /// Hands the pushed entries to the kernel now (before a descriptor they name is closed,
     /// since its number may be reused at once).
     pub fn submit(&mut self) -> io::Result<()> {
