@@ -299,18 +299,52 @@ impl IoGen {
             (true, true) => Dir::Write as usize,
             (true, false) => Dir::Read as usize,
         };
-        let mut len = self.p.bs[sizes].pick(&mut self.rng_bs);
-        if let Some(b) = self.p.bytes {
-            len = len.min(b - self.issued);
+        let cap = self.p.bytes.map_or(u64::MAX, |b| b - self.issued);
+        // A range's size is drawn once the offset is known, to fit before the span's end
+        // (fio's get_next_buflen); other sizes are drawn first and cut to fit.
+        let fit = self.p.bs[sizes].is_range() && self.p.zones.is_none();
+        // Nor does fio issue one smaller than the range's minimum: where that does not fit,
+        // the job is done (an 8 MiB job of sizes 1k-4k, bs_unaligned, ends some bytes short).
+        if fit && cap < self.p.bs[sizes].min() {
+            return None;
         }
+        let mut len = if fit {
+            0
+        } else {
+            self.p.bs[sizes].pick(&mut self.rng_bs).min(cap)
+        };
         let fi = self.pick_file();
         let f = &mut self.files[fi];
-        len = len.min(f.span.len).max(1);
+        let span_len = f.span.len;
+        let bs = &self.p.bs[sizes];
+        let rng_bs = &mut self.rng_bs;
+        let mut fitted = |room: u64| bs.pick_within(rng_bs, room).min(cap).min(span_len).max(1);
+        if fit && !random {
+            // Sequential I/O draws among the sizes that fit before the span's end (where not
+            // even the smallest fits, sequential_offset starts over); backward and identical
+            // I/O are cut to fit, as a fixed size is.
+            let from = f.pos[d];
+            let cut = self.p.backward > 0 || (self.p.random && self.p.identical);
+            len = match cut || from + bs.min() > span_len {
+                true => fitted(span_len),
+                false => fitted(span_len - from),
+            };
+        }
+        len = len.min(span_len).max(1);
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
             strided(f, z, len, ba, random.then_some(&mut self.rng_off))
         } else if random {
-            random_offset(f, &mut self.rng_off, d, &mut len, ba, self.unit_aligned[d])
+            let fit_len = fit.then_some(&mut fitted as &mut dyn FnMut(u64) -> u64);
+            random_offset(
+                f,
+                &mut self.rng_off,
+                d,
+                &mut len,
+                ba,
+                self.unit_aligned[d],
+                fit_len,
+            )
         } else if self.p.random && self.p.identical {
             // rw_sequencer=identical: the I/Os between random jumps repeat the last offset.
             let off = f.last[d].min(f.span.len - len);
@@ -376,6 +410,7 @@ impl IoGen {
                 &mut len,
                 s.ba,
                 self.unit_aligned[d],
+                None,
             )
         } else {
             sequential_offset(f, d, len, self.p.modifier)
@@ -503,7 +538,9 @@ impl IoGen {
 /// when there is one), aligned to `ba`. With a map, the blocks the I/O covers are taken as
 /// fio's mark_random_map takes them: from the free block picked up to the first block
 /// already taken (or the map's end), and `len` is cut to them, so that a pass with a range
-/// of block sizes still touches each block once.
+/// of block sizes still touches each block once. With `fit` (a range of sizes), `len` is
+/// drawn by it once the first block is known, given the room left before the span's end,
+/// as fio draws the size after the offset.
 #[inline]
 fn random_offset(
     f: &mut FileState,
@@ -512,27 +549,42 @@ fn random_offset(
     len: &mut u64,
     ba: u64,
     unit_aligned: bool,
+    fit: Option<&mut dyn FnMut(u64) -> u64>,
 ) -> u64 {
     let block = match &mut f.lfsr {
         Some(l) => l.next_block(),
         None => f.picker.pick(rng),
+    };
+    let span_len = f.span.len;
+    let size = |block: u64, len: &mut u64| {
+        if let Some(fit) = fit {
+            *len = fit(span_len.saturating_sub(block * f.unit));
+        }
     };
     let block = match &mut f.map {
         Some(m) => {
             if m.is_done() {
                 m.reset();
             }
-            match m.take_run(block, len.div_ceil(f.unit)) {
-                Some((b, n)) => {
+            match m.take(block) {
+                Some(b) => {
+                    size(b, len);
+                    let n = m.extend(b, len.div_ceil(f.unit));
                     if n * f.unit < *len {
                         *len = n * f.unit;
                     }
                     b
                 }
-                None => block,
+                None => {
+                    size(block, len);
+                    block
+                }
             }
         }
-        None => block,
+        None => {
+            size(block, len);
+            block
+        }
     };
     let len = *len;
     let raw = block * f.unit;

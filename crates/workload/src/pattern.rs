@@ -40,6 +40,35 @@ impl BlockSizes {
         }
     }
 
+    /// Whether the size is drawn from a range (bsrange, with or without bs_unaligned).
+    pub(crate) fn is_range(&self) -> bool {
+        matches!(
+            self,
+            BlockSizes::Range { .. } | BlockSizes::Unaligned { .. }
+        )
+    }
+
+    /// A size of the range no larger than `room`, as fio's get_next_buflen draws it: it
+    /// redraws a size that does not fit before the region's end, which is a uniform draw
+    /// among the sizes that fit (done here in one draw). When not even the smallest fits,
+    /// the smallest (the caller then wraps or moves back as for a fixed size).
+    pub(crate) fn pick_within(&self, rng: &mut Taus88, room: u64) -> u64 {
+        match *self {
+            BlockSizes::Range { min, max } if room < max => {
+                let min = min.max(1);
+                match room.checked_sub(min) {
+                    Some(span) => min + rng.below(span / min + 1) * min,
+                    None => min,
+                }
+            }
+            BlockSizes::Unaligned { min, max } if room < max => match room.checked_sub(min) {
+                Some(span) => min + rng.below(span + 1),
+                None => min.max(1),
+            },
+            _ => self.pick(rng),
+        }
+    }
+
     pub(crate) fn pick(&self, rng: &mut Taus88) -> u64 {
         match self {
             BlockSizes::Fixed(b) => *b,

@@ -164,6 +164,10 @@ fn block_sizes(spec: &JobSpec) -> [BlockSizes; 3] {
                     }
                 }
                 BlockSizes::Split(parts)
+            } else if let Some((_, hi)) = range.filter(|(lo, hi)| lo > hi) {
+                // bsrange=0-4k with bs=8k: fio's draw, at least the minimum, is always cut
+                // to the maximum.
+                BlockSizes::Fixed(hi)
             } else if let Some((lo, hi)) = range.filter(|(lo, hi)| lo != hi) {
                 match spec.bs_unaligned {
                     true => BlockSizes::Unaligned { min: lo, max: hi },
