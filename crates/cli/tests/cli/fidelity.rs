@@ -100,3 +100,75 @@ fn bsrange_from_zero_draws_from_bs_and_fits_the_file() {
     let want = header(&String::from_utf8_lossy(&f.stdout));
     assert_eq!(header(&d.run(&args).ok().stdout), want);
 }
+
+/// The lines before the report: the headers, "Starting N processes" and what the jobs print
+/// as they start (fio's version line left out: iolab adds its own name to it).
+fn preamble(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .filter(|l| !l.starts_with("fio-3.33"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Regression: a cpuio job got the I/O header line (`x: (g=0): rw=read, bs=...`), which fio
+/// 3.33 prints for no engine that does no I/O; fio's cpuio says instead, as each clone
+/// starts, `x (noop): ioengine=cpuio, cpuload=50, cpucycle=1000`, and exec its program.
+#[test]
+fn engines_that_do_no_io_print_their_own_start_lines() {
+    let d = TestDir::new("noio-start");
+    let args = [
+        "--name=x",
+        "--ioengine=cpuio",
+        "--cpuload=50",
+        "--cpuchunks=1000",
+        "--time_based",
+        "--runtime=100ms",
+        "--numjobs=2",
+        "--name=y",
+        "--ioengine=null",
+        "--size=64k",
+    ];
+    let got = preamble(&d.run(&args).ok().stdout);
+    let noop = "x (noop): ioengine=cpuio, cpuload=50, cpucycle=1000";
+    assert_eq!(
+        got,
+        [
+            "...",
+            "y: (g=0): rw=read, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, \
+             ioengine=null, iodepth=1",
+            "Starting 3 processes",
+            noop,
+            noop,
+        ]
+    );
+    let qsort = [&args[..6], &["--cpumode=qsort"]].concat();
+    let out = d.run(&qsort).ok();
+    assert_eq!(
+        preamble(&out.stdout),
+        [
+            "Starting 1 process",
+            "x (qsort): ioengine=cpuio, cpuload=50, cpucycle=1000"
+        ]
+    );
+    let exec = [
+        "--name=e",
+        "--ioengine=exec",
+        "--program=/bin/true",
+        "--std_redirect=0",
+    ];
+    assert_eq!(
+        preamble(&d.run(&exec).ok().stdout),
+        [
+            "Starting 1 process",
+            "e : program=/bin/true, arguments=(null)",
+            "e : Running /bin/true (null)",
+        ]
+    );
+
+    let Some(f) = fio("noio_start_lines", &d, &args) else {
+        return;
+    };
+    assert_eq!(got, preamble(&String::from_utf8_lossy(&f.stdout)));
+}
