@@ -172,3 +172,79 @@ fn engines_that_do_no_io_print_their_own_start_lines() {
     };
     assert_eq!(got, preamble(&String::from_utf8_lossy(&f.stdout)));
 }
+
+/// The lines of `text` that start with "fio: ", with the pid and the source location (which
+/// differ from fio's) left out.
+fn fio_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with("fio: "))
+        .map(|l| match (l.strip_prefix("fio: pid="), l.find(", func=")) {
+            (Some(_), Some(i)) => format!("fio: pid=_, err=_{}", &l[i..]),
+            _ => l.to_string(),
+        })
+        .collect()
+}
+
+/// Regression: a failed I/O printed iolab's line alone, where fio 3.33 prints
+/// `fio: io_u error on file F: ERROR: DIR offset=N, buflen=N` on standard error (scripts
+/// look for it); its `fio: pid=N, err=N/...` line goes to standard output.
+#[test]
+fn an_io_error_prints_fios_lines_on_fios_streams() {
+    let d = TestDir::new("io-error-lines");
+    let data = d.write("data", &"x".repeat(64 << 10));
+    let data = data.to_str().unwrap();
+    let full = [
+        "--name=x",
+        "--filename=/dev/full",
+        "--rw=write",
+        "--ioengine=psync",
+        "--size=16k",
+    ];
+    let file = format!("--filename={data}");
+    let direct = [
+        "--name=x",
+        &file,
+        "--rw=read",
+        "--direct=1",
+        "--bs=513",
+        "--size=16k",
+    ];
+    let cases: [(&[&str], String, &str, &str); 2] = [
+        (
+            &full,
+            "fio: io_u error on file /dev/full: No space left on device: write offset=0, \
+             buflen=4096"
+                .to_string(),
+            "iolab: psync: write of 4096 bytes at offset 0 failed: ENOSPC",
+            "func=io_u error, error=No space left on device",
+        ),
+        (
+            &direct,
+            format!("fio: io_u error on file {data}: Invalid argument: read offset=0, buflen=513"),
+            "iolab: psync: read of 513 bytes at offset 0 failed:",
+            "func=io_u error, error=Invalid argument",
+        ),
+    ];
+    for (args, fio_err, own, detail) in cases {
+        let out = d.run(args).fails();
+        let err: Vec<&str> = out.stderr.lines().collect();
+        assert!(err.contains(&fio_err.as_str()), "{}", out.stderr);
+        assert!(err.iter().any(|l| l.starts_with(own)), "{}", out.stderr);
+        assert!(!out.stderr.contains("fio: pid="), "{}", out.stderr);
+        assert!(!out.stdout.contains("io_u error on"), "{}", out.stdout);
+        let pid = out.stdout.lines().find(|l| l.starts_with("fio: pid="));
+        assert!(pid.is_some_and(|l| l.ends_with(detail)), "{}", out.stdout);
+
+        let Some(f) = fio("io_error_lines", &d, args) else {
+            return;
+        };
+        assert_eq!(
+            fio_lines(&out.stderr),
+            fio_lines(&String::from_utf8_lossy(&f.stderr))
+        );
+        assert_eq!(
+            fio_lines(&out.stdout),
+            fio_lines(&String::from_utf8_lossy(&f.stdout))
+        );
+    }
+}
