@@ -248,3 +248,45 @@ fn an_io_error_prints_fios_lines_on_fios_streams() {
         );
     }
 }
+
+/// Regression: latency_target's final run resets the figures; a request already made (and
+/// counted as issued) but held by the rate limit was lost from the issued count and then
+/// counted at depth when submitted, so `IO depths` showed `1=101.6%` (fio's shares sum to
+/// 100%: it counts an I/O when the engine takes it).
+#[test]
+fn io_depth_shares_stay_within_100_percent_after_the_latency_search() {
+    let d = TestDir::new("latency-depths");
+    for extra in [&[][..], &["--iodepth_batch_submit=2"][..]] {
+        let mut args = vec![
+            "--name=x",
+            "--ioengine=null",
+            "--size=8m",
+            "--iodepth=4",
+            // Never missed: the search doubles to the full depth, then its final run.
+            "--latency_target=10s",
+            "--latency_window=5ms",
+            "--rate_iops=2000",
+            "--time_based",
+            "--runtime=5s",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        let v = d.run(&args).ok().json();
+        assert_eq!(
+            crate::run::u64_at(&v, "/jobs/0/latency_depth"),
+            4,
+            "{extra:?}"
+        );
+        let levels = &v["jobs"][0]["iodepth_level"];
+        let sum: f64 = levels
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|p| p.as_f64().unwrap())
+            .sum();
+        assert!(
+            sum <= 100.05,
+            "{extra:?}: iodepth_level sums to {sum}: {levels}"
+        );
+    }
+}
