@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use iolab_engine::{sys, Buf, Done, Engine, FileId, SysCalls};
+use iolab_engine::{sys, Buf, Done, Engine, FileId, Req, SysCalls};
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
 
@@ -331,6 +331,12 @@ struct Runner<'a> {
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
     queued: Vec<u32>,
+    /// A request made (and counted as issued) but not yet in the engine: busy, not yet due,
+    /// or waiting for a lock.
+    pending: Option<Req>,
+    /// The slot of a request made but held by a rate limit while the loop sleeps (its
+    /// request is the fill loop's): with `pending`, what a reset of the figures must count.
+    paced: Option<u32>,
     out: Vec<Done>,
     gen: IoGen,
     clock: Clock,
@@ -444,6 +450,8 @@ impl<'a> Runner<'a> {
             slots: Slot::idle(depth),
             free_slots: (0..depth as u32).rev().collect(),
             queued: Vec::with_capacity(depth),
+            pending: None,
+            paced: None,
             out: Vec::with_capacity(depth),
             gen,
             clock,

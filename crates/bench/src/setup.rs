@@ -197,6 +197,9 @@ fn open_engine(
     let eng =
         iolab_engine::open(opts).map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
     crate::place::engine_fits(plan, eng.caps(), opts.kind.name())?;
+    if let Some(line) = eng.start_line(&plan.name) {
+        crate::layout::info(format_args!("{line}"));
+    }
     crate::job::offload::fits(plan, eng.caps(), opts.kind.name())?;
     if debug::on(debug::IO) {
         let name = opts.kind.name();

@@ -30,6 +30,9 @@ pub(crate) struct CpuEngine {
     caps: Caps,
     cycle: Duration,
     mode: CpuMode,
+    /// cpuload and cpuchunks as given, for the start line.
+    load: u32,
+    cycle_us: u32,
     files: Placeholders,
     /// qsort's buffer, allocated once.
     data: Vec<u64>,
@@ -59,6 +62,8 @@ pub(crate) fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
         },
         cycle: Duration::from_micros(u64::from(opts.cpucycle_us)),
         mode: opts.cpumode,
+        load: opts.cpuload,
+        cycle_us: opts.cpucycle_us,
         files: Placeholders::default(),
         data,
         seed: 0x9e37_79b9_7f4a_7c15,
@@ -96,6 +101,17 @@ impl Engine for CpuEngine {
 
     fn caps(&self) -> &Caps {
         &self.caps
+    }
+
+    fn start_line(&self, job: &str) -> Option<String> {
+        let mode = match self.mode {
+            CpuMode::Noop => "noop",
+            CpuMode::Qsort => "qsort",
+        };
+        Some(format!(
+            "{job} ({mode}): ioengine=cpuio, cpuload={}, cpucycle={}",
+            self.load, self.cycle_us
+        ))
     }
 
     fn describe(&self) -> String {

@@ -53,12 +53,7 @@ impl ExecOpts {
     /// The program and its arguments as fio builds them: `%r` and `%n` replaced, then the
     /// command line split at spaces (no quoting, as fio).
     pub fn argv(&self) -> Vec<String> {
-        let secs = self.runtime.map_or(0, |d| d.as_secs()).to_string();
-        let args = self
-            .arguments
-            .as_deref()
-            .map(|a| a.replace("%r", &secs).replace("%n", &self.job));
-        let line = match (&self.program, args) {
+        let line = match (&self.program, self.expanded_arguments()) {
             (Some(p), Some(a)) => format!("{p} {a}"),
             (Some(p), None) => p.clone(),
             (None, _) => String::new(),
@@ -67,6 +62,14 @@ impl ExecOpts {
             .filter(|w| !w.is_empty())
             .map(str::to_string)
             .collect()
+    }
+
+    /// The arguments with `%r` and `%n` replaced.
+    fn expanded_arguments(&self) -> Option<String> {
+        let secs = self.runtime.map_or(0, |d| d.as_secs()).to_string();
+        self.arguments
+            .as_deref()
+            .map(|a| a.replace("%r", &secs).replace("%n", &self.job))
     }
 
     /// Where the program's standard output and error go (fio's names).
@@ -182,6 +185,29 @@ impl ExecEngine {
 impl Engine for ExecEngine {
     fn kind(&self) -> EngineKind {
         EngineKind::Exec
+    }
+
+    /// fio's two lines, its init's and its first queue's (nothing comes between them); an
+    /// absent value prints as glibc prints a NULL string.
+    fn start_line(&self, job: &str) -> Option<String> {
+        let null = |v: Option<String>| v.unwrap_or_else(|| "(null)".into());
+        let program = null(self.o.program.clone());
+        let given = null(self.o.arguments.clone());
+        let expanded = null(self.o.expanded_arguments());
+        let run = match self.o.std_redirect {
+            true => {
+                let (out, err) = self.o.outputs();
+                format!(
+                    "Saving output of {program} {expanded} : stdout={} stderr={}",
+                    out.display(),
+                    err.display()
+                )
+            }
+            false => format!("Running {program} {expanded}"),
+        };
+        Some(format!(
+            "{job} : program={program}, arguments={given}\n{job} : {run}"
+        ))
     }
 
     fn caps(&self) -> &Caps {

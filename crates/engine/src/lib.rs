@@ -326,6 +326,14 @@ pub trait Engine: Send {
         self.kind().name().to_string()
     }
 
+    /// The line fio's engine prints as each clone of job `job` starts it (its init's
+    /// log_info), if it prints one: cpuio's `job (noop): ioengine=cpuio, cpuload=50,
+    /// cpucycle=50000`.
+    fn start_line(&self, job: &str) -> Option<String> {
+        let _ = job;
+        None
+    }
+
     /// Takes ownership of an open file (opened with whatever flags the caller chose, e.g.
     /// `O_DIRECT`) and makes it available to requests. `path` is kept for messages.
     fn add_file(&mut self, file: File, path: &Path) -> Result<FileId, EngineError>;

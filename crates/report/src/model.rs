@@ -103,6 +103,9 @@ pub struct JobHeader {
     pub iodepth: u32,
     /// Number of clones (numjobs - 1): fio prints one `...` line for them.
     pub clones: u32,
+    /// The engine does no I/O (fio's FIO_NOIO: cpuio, exec): fio prints no header line for
+    /// the job, only its clones' `...` (its engine says what it does as each clone starts).
+    pub no_io: bool,
 }
 
 /// One job (or one reporting group under `group_reporting`): an element of `"jobs"`.

@@ -473,10 +473,12 @@ fn infer_text_fields(r: &mut JobReport, globals: &[(String, String)]) {
             }
         }
     }
+    let ioengine = opt(&["ioengine"]).unwrap_or_else(|| "psync".to_string());
     r.header = Some(JobHeader {
         rw: opt(&["rw", "readwrite"]).unwrap_or_else(|| "read".to_string()),
         bs,
-        ioengine: opt(&["ioengine"]).unwrap_or_else(|| "psync".to_string()),
+        no_io: iolab_engine::EngineKind::from_name(&ioengine).is_some_and(|k| !k.does_io()),
+        ioengine,
         iodepth: opt(&["iodepth"]).and_then(|v| v.parse().ok()).unwrap_or(1),
         clones: numjobs - 1,
     });

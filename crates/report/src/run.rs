@@ -230,6 +230,7 @@ fn header(p: &JobPlan, clones: u32) -> JobHeader {
         ioengine: p.engine.kind.name().to_string(),
         iodepth: p.engine.depth,
         clones,
+        no_io: !p.engine.kind.does_io(),
     }
 }
 

@@ -80,6 +80,12 @@ fn preamble(r: &Report, s: &mut String) {
 }
 
 fn header_line(j: &JobReport, h: &JobHeader, s: &mut String) {
+    if h.no_io {
+        if h.clones > 0 {
+            s.push_str("...\n");
+        }
+        return;
+    }
     let bs = |v: u64| size_str(v, &j.units, false, N2sUnit::Byte);
     let _ = write!(s, "{}: (g={}): rw={}, bs=", j.jobname, j.groupid, h.rw);
     for (i, tag) in ["R", "W", "T"].iter().enumerate() {

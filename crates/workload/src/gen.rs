@@ -51,7 +51,8 @@ pub struct IoGen {
     rng_mix: Taus88,
     /// Where the read/write mix stands (fio's rwmix_ddir and rwmix_issues).
     mix: Mix,
-    rng_bs: Taus88,
+    /// Block sizes' draws, one stream per direction as fio's bsrange_state.
+    rng_bs: [Taus88; 3],
     /// percentage_random's draws, one stream per direction as fio's seq_rand_state.
     rng_seq: [Taus88; 3],
     next_file: usize,
@@ -207,12 +208,11 @@ impl Mix {
     }
 }
 
-/// What happens to fio's streams when the random map is full and starts again, as in fio
-/// 3.33 (checked with its write_iolog and --debug=random): with loops, each loop draws the
-/// same offsets and directions again from the seeds; a time_based run goes on with the
-/// streams, after the one draw that found the map full. Without a map (norandommap, or
-/// sequential I/O) fio's streams go on across loops; without fio's seeds (randrepeat=0),
-/// iolab's own go on.
+/// What happens to fio's streams at a new loop, as in fio 3.33 (checked with its write_iolog
+/// and --debug=random): with loops, each loop draws the same offsets, sizes and directions
+/// again from the seeds, except random I/O without a map (norandommap), whose streams go
+/// on; a time_based run goes on with the streams, after the one draw that found the map
+/// full. Without fio's seeds (randrepeat=0), iolab's own streams go on.
 #[derive(Clone, Copy, Debug)]
 enum Refill {
     Reseed(FioSeeds),
@@ -279,15 +279,19 @@ impl IoGen {
                 Some(f) => Taus88::fio(f.offsets()),
                 None => Taus88::new(s ^ SEED_XOR[0]),
             },
-            refill: match (fio, p.bytes, p.random && p.random_map) {
-                (Some(f), Some(_), true) => Refill::Reseed(f),
-                (Some(_), None, true) => Refill::SpendDraw,
+            refill: match (fio, p.bytes, p.random, p.random_map) {
+                // fio seeds its streams again at each loop, but for random I/O without a map.
+                (Some(f), Some(_), false, _) | (Some(f), Some(_), true, true) => Refill::Reseed(f),
+                (Some(_), None, true, true) => Refill::SpendDraw,
                 _ => Refill::Plain,
             },
             next_loop: p.loop_bytes.max(1),
             mix: Mix::default(),
             rng_mix: fio.map_or_else(|| Taus88::new(s ^ SEED_XOR[1]), |f| f.rng(FioSeeds::MIX)),
-            rng_bs: Taus88::new(s ^ SEED_XOR[2]),
+            rng_bs: [0, 1, 2].map(|d| match fio {
+                Some(f) => f.rng(FioSeeds::BS + d),
+                None => Taus88::new(s ^ SEED_XOR[2] ^ d),
+            }),
             rng_seq: [0, 1, 2].map(|d| match fio {
                 Some(f) => f.rng(FioSeeds::SEQ_RAND + d),
                 None => Taus88::new(s ^ SEED_XOR[3] ^ d),
@@ -384,25 +388,51 @@ impl IoGen {
             (true, true) => Dir::Write as usize,
             (true, false) => Dir::Read as usize,
         };
-        let mut len = self.p.bs[sizes].pick(&mut self.rng_bs);
-        if let Some(b) = self.p.bytes {
-            len = len.min(b - self.issued);
+        let cap = self.p.bytes.map_or(u64::MAX, |b| b - self.issued);
+        // A range's size is drawn once the offset is known, to fit before the span's end
+        // (fio's get_next_buflen); other sizes are drawn first and cut to fit.
+        let fit = self.p.bs[sizes].is_drawn() && self.p.zones.is_none();
+        // Nor does fio issue one smaller than the range's minimum: where that does not fit,
+        // the job is done (an 8 MiB job of sizes 1k-4k, bs_unaligned, ends some bytes short).
+        if fit && cap < self.p.bs[sizes].min() {
+            return None;
         }
+        let mut len = if fit {
+            0
+        } else {
+            self.p.bs[sizes].pick(&mut self.rng_bs[sizes]).min(cap)
+        };
         let fi = self.pick_file();
         let f = &mut self.files[fi];
-        len = len.min(f.span.len).max(1);
+        let span_len = f.span.len;
+        let bs = &self.p.bs[sizes];
+        let rng_bs = &mut self.rng_bs[sizes];
+        let mut fitted = |room: u64| bs.pick_within(rng_bs, room).min(cap).min(span_len).max(1);
+        if fit && !random {
+            // Sequential I/O draws among the sizes that fit before the span's end (where not
+            // even the smallest fits, sequential_offset starts over); backward and identical
+            // I/O are cut to fit, as a fixed size is.
+            let from = f.pos[d];
+            let cut = self.p.backward > 0 || (self.p.random && self.p.identical);
+            len = match cut || from + bs.min() > span_len {
+                true => fitted(span_len),
+                false => fitted(span_len - from),
+            };
+        }
+        len = len.min(span_len).max(1);
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
             strided(f, z, len, ba, random.then_some(&mut self.rng_off))
         } else if random {
+            let fit_len = fit.then_some(&mut fitted as &mut dyn FnMut(u64) -> u64);
             random_offset(
                 f,
-                &mut self.rng_off,
-                self.refill,
+                (&mut self.rng_off, self.refill),
                 d,
                 &mut len,
                 ba,
                 self.unit_aligned[d],
+                fit_len,
             )
         } else if self.p.random && self.p.identical {
             // rw_sequencer=identical: the I/Os between random jumps repeat the last offset.
@@ -429,7 +459,15 @@ impl IoGen {
             // blocks out of the random map (the I/O may land on done blocks).
             if f.pos[d] + len > f.span.len && self.p.bytes.is_some() {
                 let ad = self.unit_aligned[d];
-                random_offset(f, &mut self.rng_off, self.refill, d, &mut len, ba, ad)
+                random_offset(
+                    f,
+                    (&mut self.rng_off, self.refill),
+                    d,
+                    &mut len,
+                    ba,
+                    ad,
+                    None,
+                )
             } else {
                 sequential_offset(f, d, len, 0)
             }
@@ -474,12 +512,12 @@ impl IoGen {
         let rel = if s.random {
             random_offset(
                 f,
-                &mut self.rng_off,
-                self.refill,
+                (&mut self.rng_off, self.refill),
                 d,
                 &mut len,
                 s.ba,
                 self.unit_aligned[d],
+                None,
             )
         } else {
             sequential_offset(f, d, len, self.p.modifier)
@@ -577,6 +615,7 @@ impl IoGen {
                 self.rng_mix = f.rng(FioSeeds::MIX);
                 self.rng_seq = [0, 1, 2].map(|d| f.rng(FioSeeds::SEQ_RAND + d));
                 self.rng_file = f.rng(FioSeeds::FILE);
+                self.rng_bs = [0, 1, 2].map(|d| f.rng(FioSeeds::BS + d));
             }
         }
     }
@@ -627,16 +666,18 @@ impl IoGen {
 /// when there is one), aligned to `ba`. With a map, the blocks the I/O covers are taken as
 /// fio's mark_random_map takes them: from the free block picked up to the first block
 /// already taken (or the map's end), and `len` is cut to them, so that a pass with a range
-/// of block sizes still touches each block once.
+/// of block sizes still touches each block once. With `fit` (a range of sizes), `len` is
+/// drawn by it once the first block is known, given the room left before the span's end,
+/// as fio draws the size after the offset.
 #[inline]
 fn random_offset(
     f: &mut FileState,
-    rng: &mut Taus88,
-    refill: Refill,
+    (rng, refill): (&mut Taus88, Refill),
     d: usize,
     len: &mut u64,
     ba: u64,
     unit_aligned: bool,
+    fit: Option<&mut dyn FnMut(u64) -> u64>,
 ) -> u64 {
     if let Some(m) = &mut f.map {
         if m.is_done() {
@@ -652,17 +693,31 @@ fn random_offset(
         Some(l) => l.next_block(),
         None => f.picker.pick(rng),
     };
+    let span_len = f.span.len;
+    let size = |block: u64, len: &mut u64| {
+        if let Some(fit) = fit {
+            *len = fit(span_len.saturating_sub(block * f.unit));
+        }
+    };
     let block = match &mut f.map {
-        Some(m) => match m.take_run(block, len.div_ceil(f.unit)) {
-            Some((b, n)) => {
+        Some(m) => match m.take(block) {
+            Some(b) => {
+                size(b, len);
+                let n = m.extend(b, len.div_ceil(f.unit));
                 if n * f.unit < *len {
                     *len = n * f.unit;
                 }
                 b
             }
-            None => block,
+            None => {
+                size(block, len);
+                block
+            }
         },
-        None => block,
+        None => {
+            size(block, len);
+            block
+        }
     };
     let len = *len;
     let raw = block * f.unit;

@@ -40,25 +40,63 @@ impl BlockSizes {
         }
     }
 
-    pub(crate) fn pick(&self, rng: &mut Taus88) -> u64 {
-        match self {
-            BlockSizes::Fixed(b) => *b,
-            BlockSizes::Unaligned { min, max } => min + rng.below(max - min + 1),
-            BlockSizes::Range { min, max } => {
-                let steps = (max - min) / min.max(&1) + 1;
-                min + rng.below(steps) * min.max(&1)
-            }
-            BlockSizes::Split(v) => {
-                let mut r = rng.below(100) as u32;
-                for &(bs, pct) in v {
-                    if r < pct {
-                        return bs;
-                    }
-                    r -= pct;
+    /// Whether the size is drawn (bsrange, with or without bs_unaligned, or bssplit): fio
+    /// draws it once the offset is known, among the sizes that fit there.
+    pub(crate) fn is_drawn(&self) -> bool {
+        !matches!(self, BlockSizes::Fixed(_))
+    }
+
+    /// A size no larger than `room`, drawn as fio 3.33's get_next_buflen draws it: a range
+    /// gives `min + max * r/2^32` (in double), aligned down to `min` where that is a power
+    /// of two, then at most `max`, and a size that does not fit before the region's end is drawn again; a split
+    /// takes the first size whose cumulative share covers the draw (`r / perc <=
+    /// 2^32/100`) and fits. When not even the smallest fits, the smallest (the caller then
+    /// wraps or moves back as for a fixed size).
+    pub(crate) fn pick_within(&self, rng: &mut Taus88, room: u64) -> u64 {
+        let smallest = self.min().max(1);
+        if smallest > room {
+            return smallest;
+        }
+        // Each draw fits with a chance of at least smallest/(min+max): a bound on the loop
+        // that no real draw reaches, so that a bad generator state cannot hang the job.
+        for _ in 0..1_000_000 {
+            let r = u64::from(rng.next_u32());
+            let len = match self {
+                BlockSizes::Fixed(b) => return *b,
+                BlockSizes::Range { min, max } | BlockSizes::Unaligned { min, max } => {
+                    let len = min + (*max as f64 * (r as f64 / 4_294_967_296.0)) as u64;
+                    let len = match self {
+                        BlockSizes::Range { .. } if min.is_power_of_two() => len & !(min - 1),
+                        _ => len,
+                    };
+                    // Aligned first, then held to the maximum (bsrange=4k-10k: 4k, 8k, 10k).
+                    len.min(*max)
                 }
-                v.last().map(|x| x.0).unwrap_or(4096)
+                BlockSizes::Split(v) => {
+                    let mut perc = 0u64;
+                    let mut pick = None;
+                    for &(bs, pct) in v.iter().filter(|x| x.1 > 0) {
+                        perc += u64::from(pct);
+                        if r / perc <= u64::from(u32::MAX) / 100 && bs <= room {
+                            pick = Some(bs);
+                            break;
+                        }
+                    }
+                    match pick {
+                        Some(bs) => bs,
+                        None => continue,
+                    }
+                }
+            };
+            if len <= room {
+                return len.max(1);
             }
         }
+        smallest
+    }
+
+    pub(crate) fn pick(&self, rng: &mut Taus88) -> u64 {
+        self.pick_within(rng, u64::MAX)
     }
 }
 

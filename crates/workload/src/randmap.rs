@@ -94,12 +94,18 @@ impl RandomMap {
     /// were taken (at least 1).
     pub fn take_run(&mut self, want: u64, want_blocks: u64) -> Option<(u64, u64)> {
         let b = self.take(want)?;
+        Some((b, self.extend(b, want_blocks)))
+    }
+
+    /// After `b` was taken: takes up to `want_blocks - 1` more blocks right after it, as long
+    /// as they are free, and says how many blocks the run has (at least 1).
+    pub fn extend(&mut self, b: u64, want_blocks: u64) -> u64 {
         let mut n = 1;
         while n < want_blocks && b + n < self.blocks && !self.is_set(b + n) {
             self.set(b + n);
             n += 1;
         }
-        Some((b, n))
+        n
     }
 
     fn next_free(&self, from: u64) -> Option<u64> {

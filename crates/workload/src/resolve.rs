@@ -163,7 +163,14 @@ fn block_sizes(spec: &JobSpec) -> [BlockSizes; 3] {
                         last.1 += 100 - sum;
                     }
                 }
+                // fio sorts the split by share, smallest first (bs_cmp), and draws in that
+                // order: the same draw gives fio's size.
+                parts.sort_by_key(|p| p.1);
                 BlockSizes::Split(parts)
+            } else if let Some((_, hi)) = range.filter(|(lo, hi)| lo > hi) {
+                // bsrange=0-4k with bs=8k: fio's draw, at least the minimum, is always cut
+                // to the maximum.
+                BlockSizes::Fixed(hi)
             } else if let Some((lo, hi)) = range.filter(|(lo, hi)| lo != hi) {
                 match spec.bs_unaligned {
                     true => BlockSizes::Unaligned { min: lo, max: hi },

@@ -16,6 +16,8 @@ pub struct FioSeeds {
 }
 
 impl FioSeeds {
+    /// `FIO_RAND_BS_OFF`, then BS1 and BS2: block sizes of reads, writes and trims.
+    pub const BS: u64 = 0;
     /// `FIO_RAND_MIX_OFF`: the read/write mix.
     pub const MIX: u64 = 4;
     /// `FIO_RAND_FILE_OFF`: file_service_type=random.

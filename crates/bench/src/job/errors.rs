@@ -3,13 +3,13 @@
 //! unless given), `error_dump` whether non-fatal ones are printed too. A non-fatal error is
 //! counted (fio's `total_err`, `first_error`) and the job goes on; any other ends the job.
 
-use iolab_engine::Done;
+use iolab_engine::{Done, Op};
 use iolab_job::control::{self, ERR_READ, ERR_VERIFY, ERR_WRITE};
 use iolab_job::JobSpec;
 use iolab_stats::Dir;
 
 use super::Runner;
-use crate::joberr::site;
+use crate::joberr::{site, strerror};
 
 /// What a job does with a failed I/O, and what it has let pass.
 pub(super) struct ErrorPolicy {
@@ -94,7 +94,7 @@ impl Runner<'_> {
         if self.errors.forgive(dir, errno) {
             self.errors_ignored += 1;
             if self.errors.dump {
-                eprintln!("fio: io_u error: {msg}");
+                self.print_io_error(d, errno, &msg);
             }
             return;
         }
@@ -102,7 +102,7 @@ impl Runner<'_> {
             if self.eng.caps().sync_only {
                 self.errors.fatal_in_queue(dir, errno);
             }
-            eprintln!("fio: io_u error: {msg}");
+            self.print_io_error(d, errno, &msg);
             let first = dir.is_some_and(|d| self.stats.dir(d).total_ios == 1);
             if errno == libc::EINVAL && self.plan.direct && first {
                 // fio's hint when the first I/O of its direction fails so, word for word as
@@ -114,6 +114,31 @@ impl Runner<'_> {
             }
             self.fail(e, msg, "io_u error", site!());
         }
+    }
+
+    /// A failed I/O on standard error: fio 3.33's line (io_u.c's `__io_u_log_error`, which
+    /// scripts look for), then iolab's own, which names the engine and the errno and says
+    /// more where the engine knows more (O_DIRECT's alignment).
+    fn print_io_error(&self, d: &Done, errno: i32, msg: &str) {
+        let r = &d.req;
+        // fio's io_ddir_name.
+        let ddir = match r.op {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Trim => "trim",
+            Op::Fsync => "sync",
+            Op::Fdatasync => "datasync",
+        };
+        let at = self.files.iter().position(|id| *id == r.file);
+        let file = at.and_then(|i| self.plan.files.get(i));
+        let file = file.map_or(String::new(), |f| format!(" on file {}", f.path.display()));
+        let fio = format!(
+            "fio: io_u error{file}: {}: {ddir} offset={}, buflen={}",
+            strerror(errno),
+            r.offset,
+            r.len
+        );
+        eprintln!("{fio}\niolab: {msg}");
     }
 
     /// An I/O over max_latency: fio's lat_fatal, an ETIMEDOUT the error policy judges like

@@ -245,8 +245,6 @@ impl Pool {
 struct Turn {
     ramp_end: u64,
     deadline: Option<u64>,
-    /// A request made but not handed out: not yet due, or waiting for a lock.
-    pending: Option<Req>,
     gen_done: bool,
 }
 
@@ -259,7 +257,6 @@ impl Runner<'_> {
         let mut t = Turn {
             ramp_end,
             deadline: plan.runtime.map(|r| ramp_end + r.as_nanos() as u64),
-            pending: None,
             gen_done: false,
         };
         self.sample_until = t.deadline.unwrap_or(u64::MAX);
@@ -295,7 +292,7 @@ impl Runner<'_> {
                 self.end_ramp();
             }
             let due = self.hand_out(pool, t, stop)?;
-            if t.gen_done && pool.busy() == 0 && t.pending.is_none() {
+            if t.gen_done && pool.busy() == 0 && self.pending.is_none() {
                 return Ok(());
             }
             let until = match (t.deadline, due) {
@@ -303,7 +300,7 @@ impl Runner<'_> {
                 (d, w) => d.or(w),
             };
             if pool.busy() > 0 {
-                let full = self.in_flight() >= self.qd() || t.pending.is_some() || t.gen_done;
+                let full = self.in_flight() >= self.qd() || self.pending.is_some() || t.gen_done;
                 self.take_back(pool, full, until)?;
             } else if let Some(u) = until.filter(|_| due.is_some()) {
                 // Nothing out and the next request not yet due: sleep to it, in slices so a
@@ -328,12 +325,12 @@ impl Runner<'_> {
         t: &mut Turn,
         stop: &Stops<'_>,
     ) -> io::Result<Option<u64>> {
-        while self.in_flight() < self.qd() || t.pending.is_some() {
+        while self.in_flight() < self.qd() || self.pending.is_some() {
             if self.rec.timed {
                 // fio's start_time, read by the job thread as it makes the request.
                 self.now = self.clock.now();
             }
-            let req = match t.pending.take() {
+            let req = match self.pending.take() {
                 Some(r) => r,
                 None => {
                     if self.flow_held(stop) {
@@ -356,7 +353,7 @@ impl Runner<'_> {
                 }
             };
             if self.fops.must_wait(&req) {
-                t.pending = Some(req);
+                self.pending = Some(req);
                 break;
             }
             let slot = req.tag as usize;
@@ -366,7 +363,7 @@ impl Runner<'_> {
                     self.now = self.clock.now();
                 }
                 if due > self.now {
-                    t.pending = Some(req);
+                    self.pending = Some(req);
                     return Ok(Some(due));
                 }
                 self.slots[slot].issue_ns = self.now;
@@ -488,7 +485,7 @@ impl Runner<'_> {
     /// to do) the submitters cancel what they have not started, and what is out gets
     /// [`STOP_GRACE`] after a stop, all the time it needs otherwise, as inline.
     fn offload_end(&mut self, pool: &mut Pool, t: &mut Turn, stop: &Stops<'_>) -> io::Result<()> {
-        if let Some(r) = t.pending.take() {
+        if let Some(r) = self.pending.take() {
             self.unissue(r);
         }
         if !t.gen_done {

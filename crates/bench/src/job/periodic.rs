@@ -117,6 +117,17 @@ impl Runner<'_> {
         self.min_last = [[0; 3]; 2];
         self.next_due = [0; 3];
         self.stats = JobStats::new();
+        // A request made before the reset but not yet in the engine (held by a rate limit, a
+        // lock, a busy engine) is issued after it: it counts in the new figures, as fio counts
+        // an I/O when the engine takes it. Dropped, it was submitted and counted at depth
+        // with no I/O issued (`IO depths: 1=101.6%` after latency_target's final run).
+        let held = self.pending.as_ref().map(|r| r.tag as u32);
+        for slot in held.into_iter().chain(self.paced) {
+            match self.slots[slot as usize].dir {
+                Some(d) => self.stats.issued(d),
+                None => self.stats.issued_sync(),
+            }
+        }
         self.init_prios();
         self.t0 = self.now;
         let spec = &self.plan.spec;

@@ -16,8 +16,6 @@ pub(super) struct Turn {
     batch: usize,
     /// The engine completes every request inside `queue`.
     sync: bool,
-    /// A request made but not yet in the engine: busy, not yet due, or waiting for a lock.
-    pending: Option<Req>,
     /// The generator has nothing more.
     gen_done: bool,
     /// Under a rate limit, when the pending request is due (the reap waits no longer).
@@ -41,7 +39,6 @@ impl Runner<'_> {
             deadline: plan.runtime.map(|r| ramp_end + r.as_nanos() as u64),
             batch: plan.iodepth_batch_submit.max(1) as usize,
             sync: self.eng.caps().sync_only,
-            pending: None,
             gen_done: false,
             wait_until: None,
         };
@@ -64,7 +61,7 @@ impl Runner<'_> {
                 self.fill::<false>(&mut t, stop)?;
             }
             self.commit()?;
-            if t.gen_done && self.in_flight() == 0 && t.pending.is_none() {
+            if t.gen_done && self.in_flight() == 0 && self.pending.is_none() {
                 break;
             }
             self.await_completions(&mut t)?;
@@ -78,16 +75,16 @@ impl Runner<'_> {
     /// called (see job/hot.rs); without them this is the plain loop.
     #[inline]
     fn fill<const H: bool>(&mut self, t: &mut Turn, stop: &Stops<'_>) -> std::io::Result<()> {
-        while self.in_flight() < self.qd() || t.pending.is_some() {
+        while self.in_flight() < self.qd() || self.pending.is_some() {
             if t.sync && self.rec.lat {
                 // fio's start_time: read before the request is made, so lat covers making it
                 // and clat does not (fio reads the clock here too).
                 self.now = self.clock.now();
             }
-            if H && t.pending.is_none() && self.flow_held(stop) {
+            if H && self.pending.is_none() && self.flow_held(stop) {
                 break;
             }
-            let next = match t.pending.take() {
+            let next = match self.pending.take() {
                 Some(r) => Some(r),
                 None if H => self.next_logged(),
                 None => self.next_req_as::<false>(),
@@ -97,11 +94,11 @@ impl Runner<'_> {
                 break;
             };
             if H && (self.fops.must_wait(&req) || self.trim_order.must_wait(&req)) {
-                t.pending = Some(req);
+                self.pending = Some(req);
                 break;
             }
             if H && !self.pace(t, req.tag as usize) {
-                t.pending = Some(req);
+                self.pending = Some(req);
                 break;
             }
             if H {
@@ -149,7 +146,9 @@ impl Runner<'_> {
             let slice = (wake - self.now).min(50_000_000);
             std::thread::sleep(Duration::from_nanos(slice));
             self.now = self.clock.now();
+            self.paced = Some(slot as u32);
             self.tick();
+            self.paced = None;
             if due > self.now {
                 return false;
             }
@@ -201,7 +200,7 @@ impl Runner<'_> {
                 self.queued.len() < t.batch
             }
             Queued::Busy(r) => {
-                t.pending = Some(r);
+                self.pending = Some(r);
                 false
             }
         }
@@ -209,7 +208,7 @@ impl Runner<'_> {
 
     /// Reaps when the queue is as full as it gets (or a request waits for its due time).
     fn await_completions(&mut self, t: &mut Turn) -> std::io::Result<()> {
-        let full = self.in_flight() >= self.qd() || t.pending.is_some() || t.gen_done;
+        let full = self.in_flight() >= self.qd() || self.pending.is_some() || t.gen_done;
         if !full {
             // Nothing is held back (that makes the queue full), so every slot in use is a
             // request in the engine: no need to ask it (a virtual call per turn).
@@ -242,7 +241,7 @@ impl Runner<'_> {
     fn wind_down(&mut self, t: &mut Turn, stop: &Stops<'_>) -> std::io::Result<()> {
         // A request the engine refused (busy) when the run ended was never issued: its slot
         // and buffer go back, or the drain below would wait for it for ever.
-        if let Some(r) = t.pending.take() {
+        if let Some(r) = self.pending.take() {
             self.unissue(r);
         }
         // Stopped: what is in flight still completes and is counted, except what the engine

@@ -568,7 +568,7 @@ fn random_offsets_are_fios_own_without_fio_installed() {
 }
 
 #[test]
-fn random_offsets_and_mixes_are_fios_io_for_io() {
+fn random_offsets_sizes_and_mixes_are_fios_io_for_io() {
     if !fio("random offsets as fio's") {
         return;
     }
@@ -582,6 +582,10 @@ fn random_offsets_and_mixes_are_fios_io_for_io() {
         &["--rw=randrw", "--norandommap", "--loops=2"],
         &["--filesize=64k", "--nrfiles=3", "--loops=2"],
         &["--rw=rw", "--rwmixread=20"],
+        &["--bsrange=4k-16k", "--rw=randrw"],
+        &["--bsrange=0-4G", "--size=8m"],
+        &["--bssplit=4k/50:16k/30:64k/20"],
+        &["--bsrange=4k-16k", "--rw=read", "--loops=2"],
     ];
     for (i, extra) in cases.iter().enumerate() {
         let theirs = null_ios(&d, extra, &format!("fio{i}.log"), true);

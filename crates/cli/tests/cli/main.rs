@@ -7,6 +7,7 @@ mod cp;
 mod cp_gnu;
 mod engines;
 mod exec;
+mod fidelity;
 mod fileopts;
 mod fioopts;
 mod iolog;

@@ -69,6 +69,7 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
         spec.direct_given |= matches!(o.def.name, "direct" | "buffered");
     }
     settle_depths_and_windows(&mut spec, raw);
+    settle_block_sizes(&mut spec);
     if let Err(m) = spec.logs.check() {
         if let Some(o) = raw.options().find(|o| o.def.name == "log_issue_time") {
             return Err(err(o, ErrorKind::InvalidValue, m));
@@ -164,6 +165,28 @@ fn settle_depths_and_windows(spec: &mut JobSpec, raw: &RawJob) {
     spec.logs.iops_avg_set = raw.options().any(|o| o.def.name == "iopsavgtime");
     spec.bwavgtime = spec.logs.bw_window(spec.bwavgtime);
     spec.iopsavgtime = spec.logs.iops_window(spec.iopsavgtime);
+}
+
+/// fio's fixup_options: a bsrange bound of 0 is the direction's `bs` (the final one, so
+/// `bsrange=0-4G` then `bs=8k` draws from 8k up). `bsrange=0-4G` draws from 4 KiB in steps of
+/// 4 KiB, and `bsrange=0-0` is `bs`; read as a 0-byte minimum, the first made one I/O of
+/// 8 MiB of an 8 MiB file (fio 3.33 makes about a dozen), the second 8 Mi I/Os of 1 byte.
+fn settle_block_sizes(spec: &mut JobSpec) {
+    let bs = spec.bs;
+    let r = &mut spec.bsrange;
+    for (range, bs) in [
+        (&mut r.read, bs.read),
+        (&mut r.write, bs.write),
+        (&mut r.trim, bs.trim),
+    ] {
+        if let Some(range) = range {
+            for bound in [&mut range.0, &mut range.1] {
+                if *bound == 0 {
+                    *bound = bs;
+                }
+            }
+        }
+    }
 }
 
 /// Applies one option to a spec through its definition. Returns the message for an invalid
