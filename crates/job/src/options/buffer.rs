@@ -69,7 +69,7 @@ fn buf_mem(v: &str) -> Result<iolab_engine::BufMem, String> {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
     use iolab_engine::BufMem;
 
     /// Each definition at work: a value fio takes, and the field it must set.
@@ -104,15 +104,7 @@ pub(super) mod tests {
         &["dedupe_working_set_percentage=101"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn percentages_are_bounded() {

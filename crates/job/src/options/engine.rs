@@ -391,7 +391,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
     use crate::place::BsPrio;
     use std::time::Duration;
 
@@ -510,15 +510,7 @@ pub(super) mod tests {
         &["std_redirect=2"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn regression_cpuload_above_100_was_refused_where_fio_takes_it_as_100() {

@@ -144,7 +144,7 @@ fn file_service(v: &str) -> Result<(FileService, u32), String> {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
     use crate::spec::{Fadvise, FileLock, FileService};
     use crate::value::SizeOrPct;
 
@@ -215,15 +215,7 @@ pub(super) mod tests {
         &["write_hint=0"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn filename_splits_at_colons_but_keeps_escaped_ones() {

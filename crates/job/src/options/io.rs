@@ -55,7 +55,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
 
 #[cfg(test)]
 pub(super) mod tests {
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
     use crate::value::{BsSplit, PerDir, RwMode, RwModifier};
 
     /// Each definition at work: a value fio takes, and the field it must set.
@@ -98,15 +98,7 @@ pub(super) mod tests {
         &["serialize_overlap"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn serialize_overlap_is_off_unless_asked() {

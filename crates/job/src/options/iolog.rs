@@ -95,7 +95,7 @@ fn merge_list(v: &str) -> Result<Vec<u32>, String> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::skip;
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
 
     /// Each definition at work: a value fio takes, and the field it must set.
     #[rustfmt::skip]
@@ -126,15 +126,7 @@ pub(super) mod tests {
         &["replay_skip=reads"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn replay_skip_takes_a_comma_list() {

@@ -71,7 +71,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
 #[cfg(test)]
 pub(super) mod tests {
     use crate::control::ExitWhat;
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
 
     /// Each definition at work: a value fio takes, and the field it must set.
     #[rustfmt::skip]
@@ -118,15 +118,7 @@ pub(super) mod tests {
         &["error_dump"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn numjobs_must_be_at_least_one() {

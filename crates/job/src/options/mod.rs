@@ -588,6 +588,22 @@ pub(crate) mod testing {
         }
     }
 
+    /// The two tests of a category file's tables (`ACTS`, `REFUSED`), written once.
+    macro_rules! table_tests {
+        () => {
+            #[test]
+            fn each_definition_acts() {
+                $crate::options::testing::check_acts(ACTS);
+            }
+
+            #[test]
+            fn bad_values_are_refused() {
+                $crate::options::testing::check_refused(REFUSED);
+            }
+        };
+    }
+    pub(crate) use table_tests;
+
     /// The canonical name of the option a row tests (its last), aliases resolved.
     pub(crate) fn tested(opts: &[&str]) -> &'static str {
         let Some(last) = opts.last() else {

@@ -68,7 +68,7 @@ fn in_range(v: i64, min: i64, max: i64) -> Result<i64, String> {
 pub(super) mod tests {
     use std::time::Duration;
 
-    use crate::options::testing::{check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{spec, Acts, Refused};
     use crate::place::{CpusPolicy, MemPolicy};
 
     /// Each definition at work: a value fio takes, and the field it must set.
@@ -119,15 +119,7 @@ pub(super) mod tests {
         &["flow_sleep=-1"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn cpus_allowed_is_kept_as_written() {

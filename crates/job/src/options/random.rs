@@ -42,7 +42,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
 
 #[cfg(test)]
 pub(super) mod tests {
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
     use crate::value::{Distribution, PerDir};
 
     /// Each definition at work: a value fio takes, and the field it must set.
@@ -73,15 +73,7 @@ pub(super) mod tests {
         &["percentage_random=101"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn distributions_iolab_lacks_are_refused_by_name() {

@@ -53,7 +53,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
 pub(super) mod tests {
     use std::time::Duration;
 
-    use crate::options::testing::{check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{spec, Acts, Refused};
     use crate::spec::RateProcess;
     use crate::value::PerDir;
 
@@ -91,15 +91,7 @@ pub(super) mod tests {
         &["latency_run"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn rate_cycle_is_milliseconds_of_the_min_rate_window() {

@@ -138,7 +138,7 @@ fn window(ms: i64) -> Result<u64, String> {
 #[cfg(test)]
 pub(super) mod tests {
     use crate::logs::WindowValue;
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
     use crate::spec::UnifiedRw;
 
     /// Each definition at work: a value fio takes, and the field it must set.
@@ -210,15 +210,7 @@ pub(super) mod tests {
         &["gtod_cpu=-1"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn percentile_list_is_bounded() {

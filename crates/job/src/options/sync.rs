@@ -44,7 +44,7 @@ fn sync_range(v: &str) -> Result<(u32, u32), String> {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use crate::options::testing::{applied, check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{applied, spec, Acts, Refused};
 
     /// Each definition at work: a value fio takes, and the field it must set.
     #[rustfmt::skip]
@@ -69,15 +69,7 @@ pub(super) mod tests {
         &["sync_file_range=flush"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn fsync_counts_writes_and_refuses_negatives() {

@@ -54,7 +54,7 @@ pub(super) mod tests {
     use std::time::Duration;
 
     use crate::control::{Steady, SteadyKind};
-    use crate::options::testing::{check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{spec, Acts, Refused};
     use crate::spec::ClockSource;
 
     /// Each definition at work: a value fio takes, and the field it must set.
@@ -96,15 +96,7 @@ pub(super) mod tests {
         &["steadystate_check_interval=0"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn regression_a_flag_set_to_2_was_refused_where_fio_takes_any_integer() {

@@ -56,7 +56,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
 
 #[cfg(test)]
 pub(super) mod tests {
-    use crate::options::testing::{check_acts, check_refused, spec, Acts, Refused};
+    use crate::options::testing::{spec, Acts, Refused};
 
     /// Each definition at work: a value fio takes, and the field it must set.
     #[rustfmt::skip]
@@ -90,15 +90,7 @@ pub(super) mod tests {
         &["zone_reset_frequency=2"],
     ];
 
-    #[test]
-    fn each_definition_acts() {
-        check_acts(ACTS);
-    }
-
-    #[test]
-    fn bad_values_are_refused() {
-        check_refused(REFUSED);
-    }
+    crate::options::testing::table_tests!();
 
     #[test]
     fn zbd_options_reach_the_spec() {
