@@ -143,8 +143,9 @@ def strace_count(cmd):
 def calls_per_io(tool, dev, opts, topts):
     """System calls per I/O over a 1-second run under strace (slower, but the count is what
     matters)."""
-    if tool == "t/io_uring":
-        calls, out = strace_count([T_IO_URING, "-b4096", "-p0", "-n1", "-R1", "-O1", "-r2"] + topts + [dev])
+    if tool.startswith("t/io_uring"):
+        extra = ["-t1"] if tool.endswith("-t1") else []
+        calls, out = strace_count([T_IO_URING, "-b4096", "-p0", "-n1", "-R1", "-O1", "-r2"] + topts + extra + [dev])
         m = re.findall(r"^IOPS=([\d.]+)(K|M)?", out, re.M)
         ios = sum(float(v) * {"K": 1e3, "M": 1e6, "": 1}[u] for v, u in m) * 2 / max(len(m), 1)
     else:
@@ -188,7 +189,7 @@ def main():
                 + (" --syscalls" if a.syscalls else "") + (f" --on {a.on}" if a.on else "")
                 + "; medians; CPU is the whole process's (wait4), children included"]
         print("\n".join(head), flush=True)
-        cols = (f"{'job':<22}{'tool':<11}{'IOPS':>11}{'IOPS/core':>11}{'CPU ns/IO':>11}"
+        cols = (f"{'job':<22}{'tool':<15}{'IOPS':>11}{'IOPS/core':>11}{'CPU ns/IO':>11}"
                 + (f"{'calls/IO':>10}" if a.syscalls else "") + f"{'vs fio':>9}{'vs t/io_uring':>14}")
         lines = [cols]
         print(cols, flush=True)
@@ -199,6 +200,9 @@ def main():
                      "iolab": lambda: fio_like(IOLAB_AS_FIO, dev, opts, a.runtime)}
             if have_t and topts is not None:
                 tools["t/io_uring"] = lambda: t_io_uring(dev, topts, a.runtime)
+                if "fixed" in name:
+                    # -t1: t/io_uring tracking each I/O's latency too, as fio and iolab do.
+                    tools["t/io_uring -t1"] = lambda: t_io_uring(dev, topts + ["-t1"], a.runtime)
             res = {t: [] for t in tools}
             for _ in range(a.pairs):
                 for t, f in tools.items():
@@ -212,7 +216,10 @@ def main():
                 m = med[t]
                 vs_fio = per_core[t] / per_core["fio"] if t == "iolab" else None
                 vs_t = (m["iops"] / med["t/io_uring"]["iops"]) if t == "iolab" and "t/io_uring" in med else None
-                line = (f"{name if t == 'fio' else '':<22}{t:<11}{m['iops']:>11.0f}{per_core[t]:>11.0f}"
+                if t == "t/io_uring -t1":
+                    # The row's ratio: iolab's IOPS over this one's.
+                    vs_t = med["iolab"]["iops"] / m["iops"]
+                line = (f"{name if t == 'fio' else '':<22}{t:<15}{m['iops']:>11.0f}{per_core[t]:>11.0f}"
                         f"{m['cpu'] / max(m['ios'], 1) * 1e9:>11.0f}"
                         + (f"{calls.get(t, float('nan')):>10.2f}" if a.syscalls else "")
                         + (f"{vs_fio:>9.3f}" if vs_fio else f"{'':>9}")
