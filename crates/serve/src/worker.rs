@@ -86,6 +86,9 @@ struct Worker {
     paused: Vec<u64>,
     /// Sends queued this turn whose completion asks for nothing soon (see `send_ring`).
     quiet_sends: u32,
+    /// Connections that sent a slice of a body and have more (Flush::Yield), with their
+    /// generation: taken up again after the events in hand, one slice each a turn.
+    yielded: Vec<(usize, u32)>,
     /// The ring completion being handled is the last of its turn: what it queues goes to the
     /// kernel with nothing else unless the ring already holds entries (see `heads_on_ring`).
     last_of_turn: bool,
@@ -164,6 +167,7 @@ impl Worker {
             net,
             paused: Vec::new(),
             quiet_sends: 0,
+            yielded: Vec::new(),
             last_of_turn: false,
             ctx,
         };
@@ -199,7 +203,7 @@ impl Worker {
             if self.stopping && self.live == 0 && self.eng.in_flight() == 0 {
                 return Ok(());
             }
-            let timeout = if self.eng.in_flight() > 0 {
+            let timeout = if self.eng.in_flight() > 0 || !self.yielded.is_empty() {
                 0
             } else {
                 (next_scan.saturating_sub(self.now) / 1_000_000 + 1) as i32
@@ -243,12 +247,29 @@ impl Worker {
                     }
                 }
             }
+            self.resume_yielded();
             if self.eng.in_flight() > 0 {
                 self.reap(n == 0)?;
             }
             if self.now >= next_scan {
                 next_scan = self.now + scan_every;
                 self.scan();
+            }
+        }
+    }
+
+    /// The connections that gave way after a slice of their body send their next one.
+    fn resume_yielded(&mut self) {
+        if self.yielded.is_empty() {
+            return;
+        }
+        for (i, gen) in std::mem::take(&mut self.yielded) {
+            let live = self
+                .conns
+                .get(i)
+                .is_some_and(|c| c.gen == gen && c.sock.is_some());
+            if live && self.conns[i].state == State::Sending {
+                self.process(i);
             }
         }
     }
@@ -272,6 +293,11 @@ impl Worker {
                     }
                     Ok(Flush::Wait) => {
                         self.wait_writable(i);
+                        return;
+                    }
+                    Ok(Flush::Yield) => {
+                        let gen = self.conns[i].gen;
+                        self.yielded.push((i, gen));
                         return;
                     }
                     Ok(Flush::PageIn(off, len)) => {

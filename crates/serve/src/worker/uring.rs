@@ -137,7 +137,7 @@ impl Worker {
                 return Ok(());
             }
             // Engine reads in flight complete on the engine's own ring: look again at once.
-            let timeout = if self.eng.in_flight() > 0 {
+            let timeout = if self.eng.in_flight() > 0 || !self.yielded.is_empty() {
                 None
             } else {
                 let ns = next_scan.saturating_sub(self.now).max(1_000_000);
@@ -158,6 +158,7 @@ impl Worker {
             }
             self.last_of_turn = false;
             self.resume_paused();
+            self.resume_yielded();
             if self.eng.in_flight() > 0 {
                 self.reap(n == 0)?;
             }
