@@ -94,7 +94,7 @@ impl Runner<'_> {
         if self.errors.forgive(dir, errno) {
             self.errors_ignored += 1;
             if self.errors.dump {
-                self.print_io_error(d, errno, &msg);
+                self.print_io_error(d, errno, &msg, true);
             }
             return;
         }
@@ -102,7 +102,7 @@ impl Runner<'_> {
             if self.eng.caps().sync_only {
                 self.errors.fatal_in_queue(dir, errno);
             }
-            self.print_io_error(d, errno, &msg);
+            self.print_io_error(d, errno, &msg, true);
             let first = dir.is_some_and(|d| self.stats.dir(d).total_ios == 1);
             if errno == libc::EINVAL && self.plan.direct && first {
                 // fio's hint when the first I/O of its direction fails so, word for word as
@@ -113,13 +113,17 @@ impl Runner<'_> {
                 ));
             }
             self.fail(e, msg, "io_u error", site!());
+        } else if self.error.as_ref().is_some_and(|e| e.func != "io commit") {
+            // fio says so of each failed I/O it collects after the first (io_uring's and
+            // posixaio's in flight); the requests a refused commit hands back are not I/O.
+            self.print_io_error(d, errno, &msg, false);
         }
     }
 
     /// A failed I/O on standard error: fio 3.33's line (io_u.c's `__io_u_log_error`, which
-    /// scripts look for), then iolab's own, which names the engine and the errno and says
-    /// more where the engine knows more (O_DIRECT's alignment).
-    fn print_io_error(&self, d: &Done, errno: i32, msg: &str) {
+    /// scripts look for), then, with `own`, iolab's, which names the engine and the errno and
+    /// says more where the engine knows more (O_DIRECT's alignment).
+    fn print_io_error(&self, d: &Done, errno: i32, msg: &str, own: bool) {
         let r = &d.req;
         // fio's io_ddir_name.
         let ddir = match r.op {
@@ -138,7 +142,10 @@ impl Runner<'_> {
             r.offset,
             r.len
         );
-        eprintln!("{fio}\niolab: {msg}");
+        match own {
+            true => eprintln!("{fio}\niolab: {msg}"),
+            false => eprintln!("{fio}"),
+        }
     }
 
     /// An I/O over max_latency: fio's lat_fatal, an ETIMEDOUT the error policy judges like
