@@ -167,7 +167,7 @@ impl Runner<'_> {
         }
         if H {
             if let (Ok(_), Some(dir)) = (&d.result, dir) {
-                self.check_latency(dir, issue);
+                self.check_latency(&d.req, dir, issue);
             }
             self.fops.done(slot);
             self.trim_order.done(slot);

@@ -3,7 +3,7 @@
 //! unless given), `error_dump` whether non-fatal ones are printed too. A non-fatal error is
 //! counted (fio's `total_err`, `first_error`) and the job goes on; any other ends the job.
 
-use iolab_engine::{Done, Op};
+use iolab_engine::{Done, FileId, Op, Req};
 use iolab_job::control::{self, ERR_READ, ERR_VERIFY, ERR_WRITE};
 use iolab_job::JobSpec;
 use iolab_stats::Dir;
@@ -125,20 +125,11 @@ impl Runner<'_> {
     /// says more where the engine knows more (O_DIRECT's alignment).
     fn print_io_error(&self, d: &Done, errno: i32, msg: &str, own: bool) {
         let r = &d.req;
-        // fio's io_ddir_name.
-        let ddir = match r.op {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Trim => "trim",
-            Op::Fsync => "sync",
-            Op::Fdatasync => "datasync",
-        };
-        let at = self.files.iter().position(|id| *id == r.file);
-        let file = at.and_then(|i| self.plan.files.get(i));
-        let file = file.map_or(String::new(), |f| format!(" on file {}", f.path.display()));
+        let file = self.file_name(r.file);
         let fio = format!(
-            "fio: io_u error{file}: {}: {ddir} offset={}, buflen={}",
+            "fio: io_u error on file {file}: {}: {} offset={}, buflen={}",
             strerror(errno),
+            ddir_name(r.op),
             r.offset,
             r.len
         );
@@ -148,15 +139,29 @@ impl Runner<'_> {
         }
     }
 
+    /// The job's name for one of its files (fio's file_name), as its messages say it.
+    fn file_name(&self, id: FileId) -> String {
+        let at = self.files.iter().position(|f| *f == id);
+        let file = at.and_then(|i| self.plan.files.get(i));
+        file.map_or(String::new(), |f| f.path.display().to_string())
+    }
+
     /// An I/O over max_latency: fio's lat_fatal, an ETIMEDOUT the error policy judges like
     /// any other (ignore_error=,ETIMEDOUT lets the job go on).
-    pub(super) fn over_max_latency(&mut self, dir: Dir, lat_ns: u64, max_ns: u64) {
+    pub(super) fn over_max_latency(&mut self, req: &Req, dir: Dir, lat_ns: u64, max_ns: u64) {
         if self.errors.forgive(Some(dir), libc::ETIMEDOUT) {
             self.errors_ignored += 1;
             return;
         }
         if self.error.is_none() {
-            eprintln!("fio: latency of {lat_ns} nsec exceeds specified max ({max_ns} nsec)");
+            // fio 3.33's lat_fatal line, which names the I/O.
+            eprintln!(
+                "fio: latency of {lat_ns} nsec exceeds specified max ({max_ns} nsec): {} {} {} {}",
+                self.file_name(req.file),
+                ddir_name(req.op),
+                req.offset,
+                req.len
+            );
             let e = std::io::Error::from_raw_os_error(libc::ETIMEDOUT);
             self.fail(
                 &e,
@@ -165,6 +170,17 @@ impl Runner<'_> {
                 site!(),
             );
         }
+    }
+}
+
+/// fio's io_ddir_name.
+fn ddir_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Trim => "trim",
+        Op::Fsync => "sync",
+        Op::Fdatasync => "datasync",
     }
 }
 

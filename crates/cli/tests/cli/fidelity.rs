@@ -369,3 +369,30 @@ fn a_refused_submission_ends_the_job_at_the_commit_as_fio() {
         assert_eq!(fio_lines(&out.stdout), fio_lines(&fout), "{more:?}");
     }
 }
+
+/// Regression: an I/O over max_latency was said without the I/O; fio 3.33's line names its
+/// file, direction, offset and length (each cpuio request burns 100 us, over the 10 us).
+#[test]
+fn max_latency_names_the_io_that_exceeded_it() {
+    let d = TestDir::new("max-latency-line");
+    let out = d
+        .run(&[
+            "--name=x",
+            "--ioengine=cpuio",
+            "--cpuload=50",
+            "--cpuchunks=100",
+            "--time_based",
+            "--runtime=10s",
+            "--max_latency=10us",
+        ])
+        .fails();
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("fio: latency of "));
+    assert!(
+        line.is_some_and(|l| l.contains(" nsec exceeds specified max (10000 nsec): x.0.0 read 0 ")),
+        "{}",
+        out.stderr
+    );
+}
