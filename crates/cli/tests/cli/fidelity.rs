@@ -391,8 +391,39 @@ fn max_latency_names_the_io_that_exceeded_it() {
         .lines()
         .find(|l| l.starts_with("fio: latency of "));
     assert!(
-        line.is_some_and(|l| l.contains(" nsec exceeds specified max (10000 nsec): x.0.0 read 0 ")),
+        line.is_some_and(
+            |l| l.ends_with(" nsec exceeds specified max (10000 nsec): x.0.0 read 0 0")
+        ),
         "{}",
         out.stderr
+    );
+}
+
+/// Regression: a cpuio job without runtime was warned of a time_based it never wrote (the
+/// engine's own) and ran one request; fio 3.33's cpuio runs until its runtime, for ever
+/// without one, so number_ios=4 makes 4, none of them short (fio's cpuio requests have no
+/// length; iolab counted each as short).
+#[test]
+fn cpuio_without_runtime_runs_until_number_ios_as_fio() {
+    let d = TestDir::new("cpuio-number-ios");
+    let args = [
+        "--name=x",
+        "--ioengine=cpuio",
+        "--cpuload=50",
+        "--cpuchunks=100",
+        "--number_ios=4",
+    ];
+    let out = d.run(&args).ok();
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    assert_eq!(
+        issued(&out.stdout),
+        "issued rwts: total=4,0,0,0 short=0,0,0,0 dropped=0,0,0,0"
+    );
+    let Some(f) = fio("cpuio_number_ios", &d, &args) else {
+        return;
+    };
+    assert_eq!(
+        issued(&out.stdout),
+        issued(&String::from_utf8_lossy(&f.stdout))
     );
 }
