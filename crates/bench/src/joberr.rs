@@ -8,7 +8,7 @@ pub struct JobError {
     pub errno: i32,
     /// iolab's own message (engine, operation, offset, length, errno name).
     pub message: String,
-    /// fio's `func=`: what failed ("io_u error", "td_io_commit", ...).
+    /// fio's `func=`: what failed ("io_u error", "io commit", ...).
     pub func: &'static str,
     /// fio's `file:`: the source file and line that noticed it.
     pub site: &'static str,

@@ -354,6 +354,14 @@ pub trait Engine: Send {
     /// Hands queued requests to the kernel; returns how many were submitted.
     fn commit(&mut self) -> io::Result<usize>;
 
+    /// The errno with which the kernel refused a request at a commit (libaio's io_submit
+    /// failing for its first iocb), taken once. The request also completes with that error
+    /// through `reap`, as any failed request does; fio 3.33 counts it as the commit's error
+    /// ('io commit') and ends the job there, before any completion.
+    fn take_refused(&mut self) -> Option<i32> {
+        None
+    }
+
     /// Waits until at least `min` requests have completed (fewer if fewer are in flight, or
     /// when `timeout` passes) and appends at most `max` of them to `out`. Returns the number
     /// appended. `min == 0` never blocks.

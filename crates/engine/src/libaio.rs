@@ -42,6 +42,8 @@ pub(crate) struct LibaioEngine {
     /// Cleared when the kernel refuses IOCB_CMD_FSYNC (before 4.18, or a filesystem without
     /// fsync): later syncs then go straight to fsync(2).
     aio_fsync: bool,
+    /// The errno io_submit refused a request with at the last commit, until taken.
+    refused: Option<i32>,
     caps: Caps,
     files: Files,
     /// Owns the slots' iocbs and iovecs. Never touched after open except through `io`, so the
@@ -92,6 +94,7 @@ impl LibaioEngine {
             vectored,
             nowait: opts.nowait,
             aio_fsync: true,
+            refused: None,
             caps: Caps {
                 max_depth: depth,
                 vectored,
@@ -198,6 +201,7 @@ impl LibaioEngine {
             self.aio_fsync = false;
             sys::sync_fd(fd, opcode == aio::IOCB_CMD_FDSYNC, &mut self.calls.io)
         } else {
+            self.refused = Some(err.raw_os_error().unwrap_or(libc::EIO));
             Err(err)
         };
         if let Some(done) = self.finish(slot, result) {
@@ -468,6 +472,10 @@ impl Engine for LibaioEngine {
             }
         }
         Ok(submitted)
+    }
+
+    fn take_refused(&mut self) -> Option<i32> {
+        self.refused.take()
     }
 
     fn reap(

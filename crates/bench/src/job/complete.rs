@@ -18,11 +18,32 @@ impl Runner<'_> {
         }
         let n = self.queued.len() as u32;
         let depth = self.in_flight() as u32;
-        if let Err(e) = self.eng.commit() {
-            self.fail(&e, format!("commit: {e}"), "td_io_commit", site!());
+        // fio marks the depth before the engine's commit and the submit once it succeeded.
+        self.stats.depth.mark_depth(depth, n);
+        let refused = |errno| Err(std::io::Error::from_raw_os_error(errno));
+        let committed = match self.eng.commit() {
+            Ok(_) => self.eng.take_refused().map_or(Ok(()), refused),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = committed {
+            // fio 3.33: a refused submission is the commit's error, which ends the job at once
+            // (continue_on_error has no say), with no io_u error line.
+            let name = self.eng.kind().name();
+            eprintln!("iolab: {name}: the kernel refused the submission: {e}");
+            self.fail(&e, format!("commit: {e}"), "io commit", site!());
+            // The refused requests are back already (never in the kernel): collected now, or
+            // the end of the job would wait for them.
+            loop {
+                let before = self.eng.in_flight();
+                if before == 0 || self.reap(0, Some(self.now)).is_err() {
+                    break;
+                }
+                if self.eng.in_flight() == before {
+                    break;
+                }
+            }
             return Err(e);
         }
-        self.stats.depth.mark_depth(depth, n);
         self.stats.depth.mark_submit(n);
         if self.rec.timed {
             self.now = self.clock.now();
@@ -146,7 +167,7 @@ impl Runner<'_> {
         }
         if H {
             if let (Ok(_), Some(dir)) = (&d.result, dir) {
-                self.check_latency(dir, issue);
+                self.check_latency(&d.req, dir, issue);
             }
             self.fops.done(slot);
             self.trim_order.done(slot);

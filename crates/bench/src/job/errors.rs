@@ -3,7 +3,7 @@
 //! unless given), `error_dump` whether non-fatal ones are printed too. A non-fatal error is
 //! counted (fio's `total_err`, `first_error`) and the job goes on; any other ends the job.
 
-use iolab_engine::{Done, Op};
+use iolab_engine::{Done, FileId, Op, Req};
 use iolab_job::control::{self, ERR_READ, ERR_VERIFY, ERR_WRITE};
 use iolab_job::JobSpec;
 use iolab_stats::Dir;
@@ -94,7 +94,7 @@ impl Runner<'_> {
         if self.errors.forgive(dir, errno) {
             self.errors_ignored += 1;
             if self.errors.dump {
-                self.print_io_error(d, errno, &msg);
+                self.print_io_error(d, errno, &msg, true);
             }
             return;
         }
@@ -102,7 +102,7 @@ impl Runner<'_> {
             if self.eng.caps().sync_only {
                 self.errors.fatal_in_queue(dir, errno);
             }
-            self.print_io_error(d, errno, &msg);
+            self.print_io_error(d, errno, &msg, true);
             let first = dir.is_some_and(|d| self.stats.dir(d).total_ios == 1);
             if errno == libc::EINVAL && self.plan.direct && first {
                 // fio's hint when the first I/O of its direction fails so, word for word as
@@ -113,43 +113,55 @@ impl Runner<'_> {
                 ));
             }
             self.fail(e, msg, "io_u error", site!());
+        } else if self.error.as_ref().is_some_and(|e| e.func != "io commit") {
+            // fio says so of each failed I/O it collects after the first (io_uring's and
+            // posixaio's in flight); the requests a refused commit hands back are not I/O.
+            self.print_io_error(d, errno, &msg, false);
         }
     }
 
     /// A failed I/O on standard error: fio 3.33's line (io_u.c's `__io_u_log_error`, which
-    /// scripts look for), then iolab's own, which names the engine and the errno and says
-    /// more where the engine knows more (O_DIRECT's alignment).
-    fn print_io_error(&self, d: &Done, errno: i32, msg: &str) {
+    /// scripts look for), then, with `own`, iolab's, which names the engine and the errno and
+    /// says more where the engine knows more (O_DIRECT's alignment).
+    fn print_io_error(&self, d: &Done, errno: i32, msg: &str, own: bool) {
         let r = &d.req;
-        // fio's io_ddir_name.
-        let ddir = match r.op {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Trim => "trim",
-            Op::Fsync => "sync",
-            Op::Fdatasync => "datasync",
-        };
-        let at = self.files.iter().position(|id| *id == r.file);
-        let file = at.and_then(|i| self.plan.files.get(i));
-        let file = file.map_or(String::new(), |f| format!(" on file {}", f.path.display()));
+        let file = self.file_name(r.file);
         let fio = format!(
-            "fio: io_u error{file}: {}: {ddir} offset={}, buflen={}",
+            "fio: io_u error on file {file}: {}: {} offset={}, buflen={}",
             strerror(errno),
+            ddir_name(r.op),
             r.offset,
             r.len
         );
-        eprintln!("{fio}\niolab: {msg}");
+        match own {
+            true => eprintln!("{fio}\niolab: {msg}"),
+            false => eprintln!("{fio}"),
+        }
+    }
+
+    /// The job's name for one of its files (fio's file_name), as its messages say it.
+    fn file_name(&self, id: FileId) -> String {
+        let at = self.files.iter().position(|f| *f == id);
+        let file = at.and_then(|i| self.plan.files.get(i));
+        file.map_or(String::new(), |f| f.path.display().to_string())
     }
 
     /// An I/O over max_latency: fio's lat_fatal, an ETIMEDOUT the error policy judges like
     /// any other (ignore_error=,ETIMEDOUT lets the job go on).
-    pub(super) fn over_max_latency(&mut self, dir: Dir, lat_ns: u64, max_ns: u64) {
+    pub(super) fn over_max_latency(&mut self, req: &Req, dir: Dir, lat_ns: u64, max_ns: u64) {
         if self.errors.forgive(Some(dir), libc::ETIMEDOUT) {
             self.errors_ignored += 1;
             return;
         }
         if self.error.is_none() {
-            eprintln!("fio: latency of {lat_ns} nsec exceeds specified max ({max_ns} nsec)");
+            // fio 3.33's lat_fatal line, which names the I/O.
+            eprintln!(
+                "fio: latency of {lat_ns} nsec exceeds specified max ({max_ns} nsec): {} {} {} {}",
+                self.file_name(req.file),
+                ddir_name(req.op),
+                req.offset,
+                req.len
+            );
             let e = std::io::Error::from_raw_os_error(libc::ETIMEDOUT);
             self.fail(
                 &e,
@@ -158,6 +170,17 @@ impl Runner<'_> {
                 site!(),
             );
         }
+    }
+}
+
+/// fio's io_ddir_name.
+fn ddir_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Trim => "trim",
+        Op::Fsync => "sync",
+        Op::Fdatasync => "datasync",
     }
 }
 

@@ -10,7 +10,7 @@
 //! of the same batch step it down again; here the misses of one batch of completions count
 //! as one step down, taken after the batch.
 
-use iolab_engine::sys;
+use iolab_engine::{sys, Req};
 use iolab_job::debug;
 use iolab_stats::Dir;
 use iolab_workload::JobPlan;
@@ -161,14 +161,14 @@ impl Runner<'_> {
 
     /// A completed I/O's total latency against max_latency and latency_target.
     #[inline]
-    pub(super) fn check_latency(&mut self, dir: Dir, issue: u64) {
+    pub(super) fn check_latency(&mut self, req: &Req, dir: Dir, issue: u64) {
         if !self.lat.on {
             return;
         }
         let lat = self.now.saturating_sub(issue);
         let max = self.lat.max_ns[dir as usize];
         if max > 0 && lat > max {
-            self.over_max_latency(dir, lat, max);
+            self.over_max_latency(req, dir, lat, max);
         }
         let c = &mut self.lat;
         c.ios += 1;
@@ -176,7 +176,7 @@ impl Runner<'_> {
             if c.percentile >= 100.0 {
                 if c.qd == 1 {
                     let t = c.target_ns;
-                    self.over_max_latency(dir, lat, t);
+                    self.over_max_latency(req, dir, lat, t);
                 } else {
                     c.step_down = true;
                     // Acted on at the next tick, not at the next periodic duty.

@@ -290,3 +290,140 @@ fn io_depth_shares_stay_within_100_percent_after_the_latency_search() {
         );
     }
 }
+
+/// The `issued rwts` line of a normal report.
+fn issued(stdout: &str) -> String {
+    let line = stdout.lines().find(|l| l.contains("issued rwts:"));
+    line.unwrap_or_default().trim().to_string()
+}
+
+/// Regression: libaio's io_submit refusing a write to /dev/full (EINVAL) came back as the
+/// request's failed completion, so the job went on filling the queue: 4 I/Os issued and an
+/// io_u error, where fio 3.33 ends the job at the commit (`func=io commit`, 1 I/O issued,
+/// or the whole batch with iodepth_batch_submit), with no io_u error line, whatever
+/// continue_on_error says. Completions that fail (posixaio's ENOSPC) are io_u errors, each
+/// of them said on standard error as fio says them.
+#[test]
+fn a_refused_submission_ends_the_job_at_the_commit_as_fio() {
+    let d = TestDir::new("refused-submit");
+    let base = [
+        "--name=x",
+        "--filename=/dev/full",
+        "--rw=write",
+        "--iodepth=4",
+        "--size=64k",
+    ];
+    let cases: [(&[&str], &str, usize); 4] = [
+        (&["--ioengine=libaio"], "total=0,1,0,0", 0),
+        (
+            &["--ioengine=libaio", "--continue_on_error=all"],
+            "total=0,1,0,0",
+            0,
+        ),
+        (
+            &["--ioengine=libaio", "--iodepth_batch_submit=4"],
+            "total=0,4,0,0",
+            0,
+        ),
+        (&["--ioengine=posixaio"], "total=0,4,0,0", 4),
+    ];
+    for (more, total, io_u_lines) in cases {
+        let args = [&base[..], more].concat();
+        let out = d.run(&args).fails();
+        let func = match io_u_lines {
+            0 => "func=io commit, error=Invalid argument",
+            _ => "func=io_u error, error=No space left on device",
+        };
+        let pid = out.stdout.lines().find(|l| l.starts_with("fio: pid="));
+        assert!(
+            pid.is_some_and(|l| l.ends_with(func)),
+            "{more:?}: {}",
+            out.stdout
+        );
+        assert!(
+            issued(&out.stdout).contains(total),
+            "{more:?}: {}",
+            out.stdout
+        );
+        let lines = out
+            .stderr
+            .matches("fio: io_u error on file /dev/full")
+            .count();
+        assert_eq!(lines, io_u_lines, "{more:?}: {}", out.stderr);
+
+        let Some(f) = fio("refused_submit", &d, &args) else {
+            return;
+        };
+        let (fout, ferr) = (
+            String::from_utf8_lossy(&f.stdout),
+            String::from_utf8_lossy(&f.stderr),
+        );
+        assert_eq!(issued(&out.stdout), issued(&fout), "{more:?}");
+        let sorted = |t: &str| {
+            let mut v = fio_lines(t);
+            v.sort();
+            v
+        };
+        // fio's posixaio says its errors in the order it collects them.
+        assert_eq!(sorted(&out.stderr), sorted(&ferr), "{more:?}");
+        assert_eq!(fio_lines(&out.stdout), fio_lines(&fout), "{more:?}");
+    }
+}
+
+/// Regression: an I/O over max_latency was said without the I/O; fio 3.33's line names its
+/// file, direction, offset and length (each cpuio request burns 100 us, over the 10 us).
+#[test]
+fn max_latency_names_the_io_that_exceeded_it() {
+    let d = TestDir::new("max-latency-line");
+    let out = d
+        .run(&[
+            "--name=x",
+            "--ioengine=cpuio",
+            "--cpuload=50",
+            "--cpuchunks=100",
+            "--time_based",
+            "--runtime=10s",
+            "--max_latency=10us",
+        ])
+        .fails();
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("fio: latency of "));
+    assert!(
+        line.is_some_and(
+            |l| l.ends_with(" nsec exceeds specified max (10000 nsec): x.0.0 read 0 0")
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Regression: a cpuio job without runtime was warned of a time_based it never wrote (the
+/// engine's own) and ran one request; fio 3.33's cpuio runs until its runtime, for ever
+/// without one, so number_ios=4 makes 4, none of them short (fio's cpuio requests have no
+/// length; iolab counted each as short).
+#[test]
+fn cpuio_without_runtime_runs_until_number_ios_as_fio() {
+    let d = TestDir::new("cpuio-number-ios");
+    let args = [
+        "--name=x",
+        "--ioengine=cpuio",
+        "--cpuload=50",
+        "--cpuchunks=100",
+        "--number_ios=4",
+    ];
+    let out = d.run(&args).ok();
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    assert_eq!(
+        issued(&out.stdout),
+        "issued rwts: total=4,0,0,0 short=0,0,0,0 dropped=0,0,0,0"
+    );
+    let Some(f) = fio("cpuio_number_ios", &d, &args) else {
+        return;
+    };
+    assert_eq!(
+        issued(&out.stdout),
+        issued(&String::from_utf8_lossy(&f.stdout))
+    );
+}

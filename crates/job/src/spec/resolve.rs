@@ -61,10 +61,11 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     for o in raw.options().filter(|o| o.def.name == "kb_base") {
         apply(&mut spec, o).map_err(|m| err(o, ErrorKind::InvalidValue, m))?;
     }
-    let mut runtime_set = false;
+    let (mut runtime_set, mut time_based_set) = (false, false);
     for o in raw.options().filter(|o| !profile_only(o)) {
         apply(&mut spec, o).map_err(|m| err(o, ErrorKind::InvalidValue, m))?;
         runtime_set |= o.def.name == "runtime";
+        time_based_set |= o.def.name == "time_based";
         spec.iodepth_given |= o.def.name == "iodepth";
         spec.direct_given |= matches!(o.def.name, "direct" | "buffered");
     }
@@ -90,7 +91,9 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
                 .into(),
         });
     }
-    if spec.time_based && (!runtime_set || spec.runtime.is_none()) {
+    // Only a time_based the job wrote: cpuio's own (its cpuload) runs until its runtime, for
+    // ever without one, as fio's cpuio does (number_ios or a signal ends it).
+    if time_based_set && spec.time_based && (!runtime_set || spec.runtime.is_none()) {
         warnings.push(Warning {
             loc: raw.loc.clone(),
             option: "time_based".into(),

@@ -131,7 +131,7 @@ impl Submitter {
         eng: &mut dyn Engine,
         out: &mut Vec<Done>,
     ) -> Result<u64, (io::Error, &'static str)> {
-        eng.commit().map_err(|e| (e, "td_io_commit"))?;
+        eng.commit().map_err(|e| (e, "io commit"))?;
         let submit = self.clock.now();
         let mut cancelled = false;
         loop {
