@@ -125,6 +125,9 @@ pub(crate) struct Conn {
     pub(crate) resolved: Option<(Found, Option<File>)>,
     /// The next sendfile goes ahead without looking at the page cache (just paged in).
     pub(crate) paged: bool,
+    /// The whole file was found in the page cache when the response began: none of its
+    /// slices asks again (a 1 MiB body made three cachestat calls more a response).
+    pub(crate) resident: bool,
     /// Fed by a ring (`--net io_uring`): input arrives in `inbox`, never read from the socket.
     pub(crate) fed: bool,
     /// Bytes the ring received that the request buffer has yet to take, from `inbox_pos`.
@@ -163,6 +166,7 @@ impl Conn {
             mp: route::Multipart::default(),
             resolved: None,
             paged: false,
+            resident: false,
             fed: false,
             inbox: Vec::new(),
             inbox_pos: 0,
@@ -326,7 +330,7 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64, heads_on_ring: bool) -> io::Res
                     let want = (*end - *off).min(SENDFILE_CHUNK as u64) as usize;
                     // sendfile would wait for bytes the file system has yet to produce: a
                     // helper reads them in first. (Where the kernel cannot say, go ahead.)
-                    if !std::mem::take(&mut c.paged)
+                    if !(std::mem::take(&mut c.paged) || c.resident)
                         && net::page_cached(file, *off, want as u64) == Some(false)
                     {
                         return Ok(Flush::PageIn(*off, want as u64));

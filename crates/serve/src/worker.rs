@@ -361,6 +361,7 @@ impl Worker {
         c.wbuf.clear();
         c.wpos = 0;
         c.paged = false;
+        c.resident = false;
         if !c.keep || self.stopping {
             self.close(i);
             return;

@@ -66,6 +66,7 @@ impl Worker {
                 // The first stretch of a sendfile body goes without asking the page cache
                 // again.
                 c.paged = resident && matches!(c.out, Out::File { .. });
+                c.resident = c.paged;
             }
         }
     }
