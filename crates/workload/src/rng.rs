@@ -103,6 +103,11 @@ impl Taus88 {
     /// fio's blocks also where the product is not exact. Past 2^32 blocks, two draws.
     #[inline]
     pub fn fio_block(&mut self, n: u64) -> u64 {
+        if n < 1 << 21 {
+            // r * n < 2^53: the double product is exact, so the integer one is fio's (and
+            // costs ~5% less of the null engine's IOPS than the conversions).
+            return (u64::from(self.next_u32()) * n) >> 32;
+        }
         if n <= u64::from(u32::MAX) {
             let r = f64::from(self.next_u32());
             return (n as f64 * (r / 4_294_967_296.0)) as u64;
@@ -175,6 +180,16 @@ mod tests {
         );
         // Its first block of 256 (size=1m, bs=4k): offset 61440 in fio's write_iolog.
         assert_eq!(Taus88::fio(0xb189_9bed).fio_block(256), 15);
+        // Both ways of computing a block agree where the integer product is exact.
+        let (mut a, mut b) = (Taus88::fio(7), Taus88::fio(7));
+        for n in [1u64, 3, 255, 1 << 20, (1 << 21) - 1] {
+            let r = f64::from(b.next_u32());
+            assert_eq!(
+                a.fio_block(n),
+                (n as f64 * (r / 4_294_967_296.0)) as u64,
+                "{n}"
+            );
+        }
     }
 
     #[test]
