@@ -558,15 +558,11 @@ mod tests {
         assert!(!o.more && matches!(c.out, Out::None));
     }
 
-    /// A body longer than one slice gives way after each slice (Flush::Yield) so that the
-    /// other connections' bodies go in turn, as lighttpd's 256 KiB turns do; it still
-    /// arrives whole and in order.
-    #[test]
-    fn a_long_body_gives_way_after_each_slice_and_arrives_whole() -> io::Result<()> {
-        let n = 3 * SENDFILE_CHUNK + 100;
-        let path = std::env::temp_dir().join(format!("iolab-conn-y-{}", std::process::id()));
-        let body: Vec<u8> = (0..n as u32).map(|k| (k % 253) as u8).collect();
-        std::fs::write(&path, &body)?;
+    /// A connection on a loopback socket whose response body is a file of `body` (already
+    /// cached: no page-in asked), and the client's end of the socket.
+    fn file_conn(tag: &str, body: &[u8]) -> io::Result<(Conn, TcpStream)> {
+        let path = std::env::temp_dir().join(format!("iolab-conn-{tag}-{}", std::process::id()));
+        std::fs::write(&path, body)?;
         let file = File::open(&path)?;
         std::fs::remove_file(&path)?;
         let l = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -579,8 +575,19 @@ mod tests {
         c.out = Out::File {
             file: Arc::new(file),
             off: 0,
-            end: n as u64,
+            end: body.len() as u64,
         };
+        Ok((c, peer))
+    }
+
+    /// A body longer than one slice gives way after each slice (Flush::Yield) so that the
+    /// other connections' bodies go in turn, as lighttpd's 256 KiB turns do; it still
+    /// arrives whole and in order.
+    #[test]
+    fn a_long_body_gives_way_after_each_slice_and_arrives_whole() -> io::Result<()> {
+        let n = 3 * SENDFILE_CHUNK + 100;
+        let body: Vec<u8> = (0..n as u32).map(|k| (k % 253) as u8).collect();
+        let (mut c, peer) = file_conn("y", &body)?;
         let reader = std::thread::spawn(move || {
             let mut peer = peer;
             let mut got = vec![0u8; n];
@@ -610,27 +617,11 @@ mod tests {
     /// with no ring involved (a head left for the ring would come back as `Flush::Ring`).
     #[test]
     fn a_files_head_alone_goes_out_here_with_its_body() -> io::Result<()> {
-        let path = std::env::temp_dir().join(format!("iolab-conn-{}", std::process::id()));
         let body: Vec<u8> = (0..65536u32).map(|k| (k % 251) as u8).collect();
-        std::fs::write(&path, &body)?;
-        let file = File::open(&path)?;
-        std::fs::remove_file(&path)?;
-        let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-        let peer = TcpStream::connect(l.local_addr()?)?;
-        let (sock, _) = l.accept()?;
-        sock.set_nonblocking(true)?;
-        let mut c = Conn::new();
+        let (mut c, peer) = file_conn("h", &body)?;
         c.fed = true;
-        c.sock = Some(sock);
-        // Just written, so cached: no page-in asked whatever the kernel's cachestat says.
-        c.paged = true;
         let head = b"HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n";
         c.wbuf.extend_from_slice(head);
-        c.out = Out::File {
-            file: Arc::new(file),
-            off: 0,
-            end: 65536,
-        };
         assert!(ring_flush(&c, false).is_none());
         let want = head.len() + body.len();
         let reader = std::thread::spawn(move || {
