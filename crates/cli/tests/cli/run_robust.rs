@@ -255,7 +255,8 @@ fn posixaio_deep_queues_neither_crash_nor_overrun_the_runtime() {
         assert_eq!(v["jobs"][0]["error"], 0, "{depth}");
         assert!(read["total_ios"].as_u64().unwrap() > 0, "{depth}");
         let ms = read["runtime"].as_u64().unwrap();
-        assert!(ms < 4000, "iodepth={depth}: runtime=1 ran {ms} ms");
+        // 8 s: a CI run with other work on the 2 CPUs took 4.4 s once; the overrun ran 12 s.
+        assert!(ms < 8000, "iodepth={depth}: runtime=1 ran {ms} ms");
     }
 }
 
