@@ -224,7 +224,11 @@ impl IoGen {
     /// The seeds of the generator's streams (what `--debug=random` prints as fio's
     /// `rand_seeds[i]`).
     pub fn seeds(&self) -> [u64; 5] {
-        SEED_XOR.map(|x| self.p.seed ^ x)
+        match self.p.fio_seeds {
+            // fio's own rand_seeds[0..5], which the streams are drawn from.
+            Some(f) => [0, 1, 2, 3, 4].map(|i| f.seed(i)),
+            None => SEED_XOR.map(|x| self.p.seed ^ x),
+        }
     }
 
     /// Bytes of random map the pattern needs per file (0 without one), so that a caller

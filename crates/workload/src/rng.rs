@@ -28,12 +28,17 @@ impl FioSeeds {
     /// The 32-bit seed of stream `index` (fio's `rand_seeds[index]`, low half, as its 32-bit
     /// tausworthe takes it).
     pub fn stream(self, index: u64) -> u32 {
+        self.seed(index) as u32
+    }
+
+    /// fio's `rand_seeds[index]` whole (what newer fio's --debug=random prints).
+    pub fn seed(self, index: u64) -> u64 {
         let mut base = self.randseed;
         for _ in 0..4 + index {
             base = base.wrapping_mul(GOLDEN);
         }
         base.wrapping_mul(u64::from(self.thread))
-            .wrapping_add(index) as u32
+            .wrapping_add(index)
     }
 
     /// The seed of the offset stream: under randrepeat=1 fio 3.33 replaces its
