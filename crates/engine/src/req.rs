@@ -28,6 +28,17 @@ impl Op {
         }
     }
 
+    /// fio's io_ddir_name: the word its iolog and error lines use.
+    pub fn ddir_name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Trim => "trim",
+            Op::Fsync => "sync",
+            Op::Fdatasync => "datasync",
+        }
+    }
+
     /// Whether the request moves data through its buffer.
     pub fn is_data(self) -> bool {
         matches!(self, Op::Read | Op::Write)

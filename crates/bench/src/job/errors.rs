@@ -3,7 +3,7 @@
 //! unless given), `error_dump` whether non-fatal ones are printed too. A non-fatal error is
 //! counted (fio's `total_err`, `first_error`) and the job goes on; any other ends the job.
 
-use iolab_engine::{Done, FileId, Op, Req};
+use iolab_engine::{Done, FileId, Req};
 use iolab_job::control::{self, ERR_READ, ERR_VERIFY, ERR_WRITE};
 use iolab_job::JobSpec;
 use iolab_stats::Dir;
@@ -129,7 +129,7 @@ impl Runner<'_> {
         let fio = format!(
             "fio: io_u error on file {file}: {}: {} offset={}, buflen={}",
             strerror(errno),
-            ddir_name(r.op),
+            r.op.ddir_name(),
             r.offset,
             r.len
         );
@@ -158,7 +158,7 @@ impl Runner<'_> {
             eprintln!(
                 "fio: latency of {lat_ns} nsec exceeds specified max ({max_ns} nsec): {} {} {} {}",
                 self.file_name(req.file),
-                ddir_name(req.op),
+                req.op.ddir_name(),
                 req.offset,
                 req.len
             );
@@ -170,17 +170,6 @@ impl Runner<'_> {
                 site!(),
             );
         }
-    }
-}
-
-/// fio's io_ddir_name.
-fn ddir_name(op: Op) -> &'static str {
-    match op {
-        Op::Read => "read",
-        Op::Write => "write",
-        Op::Trim => "trim",
-        Op::Fsync => "sync",
-        Op::Fdatasync => "datasync",
     }
 }
 

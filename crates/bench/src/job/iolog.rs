@@ -306,13 +306,7 @@ impl Writer {
         let Some(name) = self.names.get(r.file.index() as usize) else {
             return;
         };
-        let act = match r.op {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Trim => "trim",
-            Op::Fsync => "sync",
-            Op::Fdatasync => "datasync",
-        };
+        let act = r.op.ddir_name();
         let (off, len) = match r.op {
             Op::Fsync | Op::Fdatasync => (self.last_offset, 0),
             _ => (r.offset, r.len as u64),
