@@ -277,12 +277,9 @@ impl IoGen {
         // the offsets and changing the mix does not change either.
         let s = p.seed;
         let fio = p.fio_seeds;
-        Ok(IoGen {
+        let mut g = IoGen {
             files,
-            rng_off: match fio {
-                Some(f) => Taus88::fio(f.offsets()),
-                None => Taus88::new(s ^ SEED_XOR[0]),
-            },
+            rng_off: Taus88::new(s ^ SEED_XOR[0]),
             refill: match (fio, p.bytes, p.random, p.random_map) {
                 // fio seeds its streams again at each loop, but for random I/O without a map.
                 (Some(f), Some(_), false, _) | (Some(f), Some(_), true, true) => Refill::Reseed(f),
@@ -291,15 +288,9 @@ impl IoGen {
             },
             next_loop: p.loop_bytes.max(1),
             mix: Mix::default(),
-            rng_mix: fio.map_or_else(|| Taus88::new(s ^ SEED_XOR[1]), |f| f.rng(FioSeeds::MIX)),
-            rng_bs: [0, 1, 2].map(|d| match fio {
-                Some(f) => f.rng(FioSeeds::BS + d),
-                None => Taus88::new(s ^ SEED_XOR[2] ^ d),
-            }),
-            rng_seq: [0, 1, 2].map(|d| match fio {
-                Some(f) => f.rng(FioSeeds::SEQ_RAND + d),
-                None => Taus88::new(s ^ SEED_XOR[3] ^ d),
-            }),
+            rng_mix: Taus88::new(s ^ SEED_XOR[1]),
+            rng_bs: [0, 1, 2].map(|d| Taus88::new(s ^ SEED_XOR[2] ^ d)),
+            rng_seq: [0, 1, 2].map(|d| Taus88::new(s ^ SEED_XOR[3] ^ d)),
             next_file: 0,
             issued: 0,
             // As fio: a job with rw=randX:N starts with N I/Os from the start of the file.
@@ -309,7 +300,7 @@ impl IoGen {
             cur_file: 0,
             file_left: 0,
             file_bytes: 0,
-            rng_file: fio.map_or_else(|| Taus88::new(s ^ SEED_XOR[4]), |f| f.rng(FioSeeds::FILE)),
+            rng_file: Taus88::new(s ^ SEED_XOR[4]),
             open_set: (p.open_files > 0 && p.open_files < p.files.len()).then(|| OpenSet {
                 in_use: (0..p.open_files).collect(),
                 next_new: p.open_files,
@@ -323,7 +314,11 @@ impl IoGen {
             simple: Simple::of(&p),
             zbd: p.zbd.clone().map(|z| Box::new(ZbdRun::new(z))),
             p,
-        })
+        };
+        if let Some(f) = fio {
+            g.seed_fio(f);
+        }
+        Ok(g)
     }
 
     pub fn pattern(&self) -> &Pattern {
@@ -615,13 +610,18 @@ impl IoGen {
         if let Refill::Reseed(f) = self.refill {
             if self.issued >= self.next_loop {
                 self.next_loop = self.issued + self.p.loop_bytes.max(1);
-                self.rng_off = Taus88::fio(f.offsets());
-                self.rng_mix = f.rng(FioSeeds::MIX);
-                self.rng_seq = [0, 1, 2].map(|d| f.rng(FioSeeds::SEQ_RAND + d));
-                self.rng_file = f.rng(FioSeeds::FILE);
-                self.rng_bs = [0, 1, 2].map(|d| f.rng(FioSeeds::BS + d));
+                self.seed_fio(f);
             }
         }
+    }
+
+    /// fio's streams from their seeds: at the start, and again at each loop.
+    fn seed_fio(&mut self, f: FioSeeds) {
+        self.rng_off = Taus88::fio(f.offsets());
+        self.rng_mix = f.rng(FioSeeds::MIX);
+        self.rng_bs = [0, 1, 2].map(|d| f.rng(FioSeeds::BS + d));
+        self.rng_seq = [0, 1, 2].map(|d| f.rng(FioSeeds::SEQ_RAND + d));
+        self.rng_file = f.rng(FioSeeds::FILE);
     }
 
     fn pick_dir(&mut self) -> Dir {

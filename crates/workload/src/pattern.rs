@@ -53,7 +53,14 @@ impl BlockSizes {
     /// 2^32/100`) and fits. When not even the smallest fits, the smallest (the caller then
     /// wraps or moves back as for a fixed size).
     pub(crate) fn pick_within(&self, rng: &mut Taus88, room: u64) -> u64 {
-        let smallest = self.min().max(1);
+        // The smallest size a draw can give: a split's parts with no share never come up
+        // (bssplit=4k/0:64k/100 near the end would otherwise redraw for nothing).
+        let smallest = match self {
+            BlockSizes::Split(v) => v.iter().filter(|x| x.1 > 0).map(|x| x.0).min(),
+            _ => None,
+        }
+        .unwrap_or_else(|| self.min())
+        .max(1);
         if smallest > room {
             return smallest;
         }
@@ -228,5 +235,21 @@ impl Pattern {
             bytes: Some(size),
             loop_bytes: size,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_part_with_no_share_is_never_what_fits() {
+        // Near the end (8 KiB left) only the 0% part would fit: no draw can give it, so the
+        // drawable smallest comes back at once (it used to redraw a million times, then
+        // return the 4 KiB that fio never draws).
+        let split = BlockSizes::Split(vec![(4096, 0), (65536, 100)]);
+        let mut r = Taus88::fio(1);
+        assert_eq!(split.pick_within(&mut r, 8192), 65536);
+        assert_eq!(split.pick_within(&mut r, u64::MAX), 65536);
     }
 }
