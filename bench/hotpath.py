@@ -87,8 +87,13 @@ def setup_file(dirname, size_mib):
     return backing
 
 
+# `taskset -c CPU` before every tool's command line with --pin CPU.
+PIN = []
+
+
 def run_with_rusage(cmd):
     """Runs cmd as a child; returns (stdout, user+system CPU seconds of it and its children)."""
+    cmd = PIN + cmd
     with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
         pid = os.fork()
         if pid == 0:
@@ -135,7 +140,7 @@ def t_io_uring(dev, opts, runtime):
 def strace_count(cmd):
     """(system calls, standard output) of one run of cmd under `strace -c -f`."""
     with tempfile.NamedTemporaryFile(mode="r") as f:
-        p = subprocess.run(["strace", "-f", "-c", "-o", f.name] + cmd, capture_output=True, text=True)
+        p = subprocess.run(PIN + ["strace", "-f", "-c", "-o", f.name] + cmd, capture_output=True, text=True)
         total = re.search(r"^\s*100\.00\s+\S+\s+\S+\s+(\d+)", f.read(), re.M)
     return (int(total.group(1)) if total else float("nan")), p.stdout
 
@@ -167,7 +172,12 @@ def main():
     ap.add_argument("--only", help="comma-separated job names")
     ap.add_argument("--syscalls", action="store_true", help="also count system calls per I/O")
     ap.add_argument("--on", metavar="DIR", help="a file in DIR instead of the RAM-backed loop device")
+    ap.add_argument("--pin", type=int, metavar="CPU",
+                    help="run every tool on this CPU only (taskset): at depth 1 the scheduler's placement of "
+                         "the tool and the loop device's worker moves IOPS by 20-30%% from run to run")
     a = ap.parse_args()
+    if a.pin is not None:
+        PIN[:] = ["taskset", "-c", str(a.pin)]
     if os.geteuid() != 0 and not a.on:
         raise SystemExit("bench/hotpath.py needs root (losetup)")
     install(("fio", "fio"), ("strace", "strace"))
@@ -186,7 +196,7 @@ def main():
             where = machine("/dev/shm", sh("fio --version"), f"device {dev} over /dev/shm ({a.size} MiB)")
         head = [where,
                 f"# bench/hotpath.py --pairs {a.pairs} --runtime {a.runtime}"
-                + (" --syscalls" if a.syscalls else "") + (f" --on {a.on}" if a.on else "")
+                + (" --syscalls" if a.syscalls else "") + (f" --on {a.on}" if a.on else "") + (f" --pin {a.pin}" if a.pin is not None else "")
                 + "; medians; CPU is the whole process's (wait4), children included"]
         print("\n".join(head), flush=True)
         cols = (f"{'job':<22}{'tool':<15}{'IOPS':>11}{'IOPS/core':>11}{'CPU ns/IO':>11}"

@@ -118,17 +118,19 @@ def start(name, root, pin, threads, prefix=()):
 
 
 def cpu_ticks(pid):
-    """utime+stime of pid and its children that are alive (nginx's worker), in clock ticks."""
-    total = 0
+    """(utime+stime, utime) of pid and its children that are alive (nginx's worker), in clock
+    ticks."""
+    total = user = 0
     pids = [pid] + [int(c) for c in sh(f"pgrep -P {pid}").split()]
     for p in pids:
         try:
             with open(f"/proc/{p}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])
+            user += int(fields[11])
         except (OSError, IndexError, ValueError):
             pass
-    return total
+    return total, user
 
 
 def seconds(v):
@@ -188,7 +190,8 @@ def wrk(url, conns, duration, pin, pid, threads, size):
     out = subprocess.run(cmd, capture_output=True, text=True).stdout
     after = cpu_ticks(pid)
     r = parse_wrk(out, size)
-    r["cpu"] = (after - before) / TICK / max(r["reqs"], 1)
+    r["cpu"] = (after[0] - before[0]) / TICK / max(r["reqs"], 1)
+    r["usr"] = (after[1] - before[1]) / TICK / max(r["reqs"], 1)
     return r
 
 
@@ -205,7 +208,7 @@ def grid(a, root, sizes, conns, pin, threads, wrk_threads, label, lines):
                         url = f"http://127.0.0.1:{PORTS[n]}/{s}.bin"
                         runs[n].append(wrk(url, c, a.duration, pin, procs[n].pid, wrk_threads,
                                                SIZES[s]))
-                med = {n: {k: statistics.median(r[k] for r in runs[n]) for k in ("rps", "p99", "cpu")}
+                med = {n: {k: statistics.median(r[k] for r in runs[n]) for k in ("rps", "p99", "cpu", "usr")}
                        for n in servers}
                 base = med.get("lighttpd") or med[servers[0]]
                 for n in servers:
@@ -214,7 +217,8 @@ def grid(a, root, sizes, conns, pin, threads, wrk_threads, label, lines):
                     xcpu = m["cpu"] / base["cpu"] if base["cpu"] else float("nan")
                     line = (f"{label:>3} {s:>5} {c:>5} {'yes' if pin else 'no':>4} {n:<12}"
                             f"{m['rps']:>10.0f}{mbs:>9.1f} {m['p99'] * 1e3:>8.3f}ms"
-                            f"{m['cpu'] * 1e6:>8.2f}us{m['rps'] / base['rps']:>9.3f}{xcpu:>7.3f}"
+                            f"{m['cpu'] * 1e6:>8.2f}us{m['usr'] * 1e6:>7.2f}us"
+                            f"{m['rps'] / base['rps']:>9.3f}{xcpu:>7.3f}"
                             + (" !" if any(r["flag"] for r in runs[n]) else ""))
                     print(line, flush=True)
                     lines.append(line)
@@ -324,14 +328,15 @@ def main():
         "tcp_nopush on, access_log off; keep-alive requests unlimited for all",
         "# sections: A 1 server thread, wrk -t1, unpinned and pinned; B 1 thread, wrk -t2; "
         "C 2 threads/processes/workers, wrk -t2; S system calls per response (strace -f, counted)",
-        "# MB/s counts file bytes; cpu/req is the server's utime+stime per request; x = ratio to lighttpd; "
+        "# MB/s counts file bytes; cpu/req is the server's utime+stime per request, usr/req its utime "
+        "(the rest is the kernel's, the TCP stack's above all); x = ratio to lighttpd; "
         "! = a run had error statuses, socket errors or short responses (left out of req/s)"
         + (f"; base, base-uring = {a.base}" if a.base else ""),
         "# load average at start (other work on this machine): "
         + " ".join(f"{x:.2f}" for x in os.getloadavg()),
     ]
     cols = f"sec {'size':>5} {'conns':>5} {'pin':>4} {'server':<12}{'req/s':>10}{'MB/s':>9}{'p99':>11}" \
-           f"{'cpu/req':>10}{'x req/s':>9}{'x cpu':>7}"
+           f"{'cpu/req':>10}{'usr/req':>9}{'x req/s':>9}{'x cpu':>7}"
     print("\n".join(head))
     print(f"# about {minutes:.0f} minutes of wrk runs", flush=True)
     print(cols, flush=True)
