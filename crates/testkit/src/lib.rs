@@ -103,6 +103,36 @@ pub fn scratch_in(base: &Path, name: &str) -> PathBuf {
     d
 }
 
+/// `temp_dir()/PREFIX-PID`, this process's own directory for unit tests (which have no
+/// `CARGO_TARGET_TMPDIR`), made if missing. A test binary cannot remove it when it ends
+/// (libtest has no hook at exit), so those of processes that are gone are removed here
+/// first: at most one a running test binary stays in `/tmp`, rather than one a run.
+pub fn process_scratch(prefix: &str) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    let me = std::process::id();
+    if let Ok(entries) = std::fs::read_dir(&tmp) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let pid = name.to_str().and_then(|n| {
+                n.strip_prefix(prefix)?
+                    .strip_prefix('-')?
+                    .parse::<u32>()
+                    .ok()
+            });
+            if let Some(pid) = pid {
+                if pid != me && !Path::new(&format!("/proc/{pid}")).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
+    let d = tmp.join(format!("{prefix}-{me}"));
+    if let Err(e) = std::fs::create_dir_all(&d) {
+        panic!("cannot make the scratch directory {}: {e}", d.display());
+    }
+    d
+}
+
 /// `scratch_dir!("name")`: [`scratch_in`] under the calling integration test's
 /// `CARGO_TARGET_TMPDIR` (in `target/`, so on the build's disk rather than tmpfs).
 #[macro_export]
@@ -139,6 +169,25 @@ pub fn skipped() -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn process_scratch_removes_those_of_processes_that_are_gone() {
+        let tmp = std::env::temp_dir();
+        // No process has pid 4194305 (above the kernel's pid_max ceiling of 2^22).
+        let gone = tmp.join("iolab-testkit-sweep-4194305");
+        std::fs::create_dir_all(gone.join("sub")).unwrap();
+        std::fs::write(gone.join("sub/f"), b"x").unwrap();
+        // A name that only starts like one of ours is not touched.
+        let other = tmp.join("iolab-testkit-sweep-4194305x");
+        std::fs::create_dir_all(&other).unwrap();
+        let mine = super::process_scratch("iolab-testkit-sweep");
+        assert!(mine.is_dir());
+        assert!(mine.ends_with(format!("iolab-testkit-sweep-{}", std::process::id())));
+        assert!(!gone.exists(), "the directory of a gone process stays");
+        assert!(other.exists());
+        std::fs::remove_dir_all(&other).unwrap();
+        std::fs::remove_dir_all(&mine).unwrap();
+    }
+
     #[test]
     fn patterns_differ_by_seed_and_along_their_length() {
         let a = super::pattern(1, 8192);

@@ -239,8 +239,7 @@ mod tests {
 
     /// The text a series writes for `samples` (time, direction, value), then its end at `end`.
     fn text(sh: Shape, inline: bool, samples: &[(u64, Dir, u64)], end: Option<u64>) -> String {
-        let dir = std::env::temp_dir().join(format!("iolab-log-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = iolab_testkit::process_scratch("iolab-log");
         let path = dir.join(format!("t{}.log", samples.len() * 31 + sh.avg_ms as usize));
         let mut s = Series::new(LogFile::open(path.clone()).unwrap(), inline);
         let mut line = Line::new();

@@ -47,7 +47,7 @@ fn mpirun_cmd(case: &str, dir: &Path) -> Option<Command> {
     // create it. A short path under /tmp, as its sockets' names must stay short.
     static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let session = std::env::temp_dir().join(format!("iolab-ompi-{}-{run}", std::process::id()));
+    let session = iolab_testkit::process_scratch("iolab-ompi").join(run.to_string());
     std::fs::create_dir_all(&session).unwrap();
     let mut c = Command::new("mpirun");
     c.arg("--oversubscribe")

@@ -601,9 +601,7 @@ mod tests {
     const BS: usize = 4096;
 
     fn tmp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("iolab-uring-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name)
+        iolab_testkit::process_scratch("iolab-uring").join(name)
     }
 
     fn open_file(path: &Path, write: bool, read: bool, direct: bool) -> File {
