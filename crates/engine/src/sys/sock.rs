@@ -135,7 +135,11 @@ pub fn set_int(
 }
 
 /// `getsockopt` of an int-valued option.
-pub fn get_int(fd: &OwnedFd, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
+pub fn get_int(
+    fd: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+) -> io::Result<libc::c_int> {
     let mut v: libc::c_int = 0;
     let mut len = size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: v and len are ours for the call; the kernel writes at most len bytes into v.

@@ -92,6 +92,7 @@ impl Worker {
             None
         };
         c.sock = Some(sock);
+        c.mss = 0;
         c.rstart = 0;
         c.rend = 0;
         c.state = State::Idle;
