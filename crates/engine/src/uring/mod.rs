@@ -112,24 +112,6 @@ impl UringEngine {
         })
     }
 
-    /// How the next new request goes: fio's force_async marks every Nth one it prepares.
-    fn issue(&mut self, target: Target, buf: &Buf) -> Issue {
-        let force_async = self.force_async > 0 && {
-            self.prepped += 1;
-            self.prepped == self.force_async
-        };
-        if force_async {
-            self.prepped = 0;
-        }
-        Issue {
-            target,
-            fixed: self.reg.fixed_slot(buf),
-            rw: self.rw,
-            rw_flags: self.rw_flags,
-            force_async,
-        }
-    }
-
     /// Enables an R_DISABLED ring, which makes the calling thread its issuer.
     fn enable(&mut self) -> io::Result<()> {
         if !self.enabled {
@@ -327,28 +309,30 @@ impl Engine for UringEngine {
         if synchronous {
             return self.queue_sync(req);
         }
-        if self.ring.submission().is_full() {
+        let target = if self.reg.files_registered() {
+            Target::Registered(types::Fixed(req.file.0))
+        } else {
+            Target::Raw(types::Fd(f.file.as_raw_fd()))
+        };
+        let mut sq = self.ring.submission();
+        if sq.is_full() {
             return Queued::Busy(req);
         }
-        let Some(target) = target_of(&self.files, &self.reg, req.file) else {
-            return done(req, Err(ebadf()));
+        let how = Issue {
+            target,
+            fixed: self.reg.fixed_slot(&req.buf),
+            rw: self.rw,
+            rw_flags: self.rw_flags,
+            force_async: next_forced(self.force_async, &mut self.prepped),
         };
-        let how = self.issue(target, &req.buf);
-        let (slot, sqe) = match self.slab.insert(req, &how) {
-            Ok(x) => x,
-            Err(req) => return Queued::Busy(req),
-        };
-        // SAFETY: the SQE names the buffer and iovec of the Req in `slot`; they stay in the
-        // slab, unmoved, until this slot's final CQE is taken in drain(), and Drop waits for
-        // every slot before the slab goes away.
-        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
-            // Not reached: the SQ has room (checked above) and nothing else pushes.
-            if let Some(req) = self.slab.remove(slot) {
-                return Queued::Busy(req);
+        // A full slab gives the request back: busy.
+        match self.slab.insert_push(req, &how, &mut sq) {
+            Ok(()) => {
+                self.pending += 1;
+                Queued::Queued
             }
+            Err(req) => Queued::Busy(req),
         }
-        self.pending += 1;
-        Queued::Queued
     }
 
     fn commit(&mut self) -> io::Result<usize> {
@@ -486,6 +470,21 @@ fn target_of(files: &Files, reg: &Registry, id: FileId) -> Option<Target> {
     } else {
         Target::Raw(types::Fd(f.file.as_raw_fd()))
     })
+}
+
+/// fio's force_async: whether the next new request is the Nth one prepared since the last
+/// forced (`every` 0: never), counted in `prepped`.
+#[inline]
+fn next_forced(every: u32, prepped: &mut u32) -> bool {
+    if every == 0 {
+        return false;
+    }
+    *prepped += 1;
+    if *prepped == every {
+        *prepped = 0;
+        return true;
+    }
+    false
 }
 
 /// fio's nonvectored: -1 (None) means READ/WRITE where the kernel has them.

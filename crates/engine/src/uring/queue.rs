@@ -74,13 +74,43 @@ impl Slab {
     }
 
     /// Stores `req` in a free slot and builds its SQE; gives it back when no slot is free.
-    pub fn insert(&mut self, mut req: Req, how: &Issue) -> Result<(u32, Entry), Req> {
+    #[cfg(test)]
+    pub fn insert(&mut self, req: Req, how: &Issue) -> Result<(u32, Entry), Req> {
         let Some(slot) = self.free.pop() else {
             return Err(req);
         };
-        let sqe = build(&mut req, &mut self.iov[slot as usize], slot, how);
-        self.reqs[slot as usize] = Some(req);
+        let i = slot as usize;
+        let sqe = build(self.reqs[i].insert(req), &mut self.iov[i], slot, how);
         Ok((slot, sqe))
+    }
+
+    /// Stores `req` in a free slot and pushes its SQE to `sq`: the request moves once, into its
+    /// slot, and the SQE is built from it there. Gives the request back when no slot is free
+    /// or the SQ is full.
+    #[inline]
+    pub fn insert_push(
+        &mut self,
+        req: Req,
+        how: &Issue,
+        sq: &mut io_uring::SubmissionQueue<'_>,
+    ) -> Result<(), Req> {
+        let Some(slot) = self.free.pop() else {
+            return Err(req);
+        };
+        let i = slot as usize;
+        let (Some(cell), Some(iov)) = (self.reqs.get_mut(i), self.iov.get_mut(i)) else {
+            // Not reached: free slots are below the slab's size.
+            return Err(req);
+        };
+        let sqe = build(cell.insert(req), iov, slot, how);
+        // SAFETY: the SQE names the buffer and iovec of the Req in `slot`; they stay in the
+        // slab, unmoved, until this slot's final CQE is taken in drain(), and Drop waits for
+        // every slot before the slab goes away.
+        if unsafe { sq.push(&sqe) }.is_err() {
+            self.free.push(slot);
+            return cell.take().map_or(Ok(()), Err);
+        }
+        Ok(())
     }
 
     /// The SQE for what remains of the request in `slot`.
@@ -125,6 +155,7 @@ pub(super) struct Issue {
 }
 
 /// The SQE for (what remains of) `req`, whose slot owns `iov`.
+#[inline]
 fn build(req: &mut Req, iov: &mut libc::iovec, slot: u32, how: &Issue) -> Entry {
     let t = how.target;
     let sqe = match req.op {
