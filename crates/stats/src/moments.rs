@@ -56,7 +56,7 @@ impl Moments {
     }
 
     /// Add one sample (fio's `add_stat_sample`, same operations in the same order).
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, data: u64) {
         let val = to_f64(data);
         if data > self.max {
