@@ -33,6 +33,7 @@ pub enum RwCall {
 ///
 /// # Safety
 /// `buf` must be valid for reads and writes of `len` bytes for the duration of the call.
+#[inline]
 pub unsafe fn rw_full(
     write: bool,
     call: RwCall,
@@ -42,15 +43,60 @@ pub unsafe fn rw_full(
     offset: u64,
     calls: &mut u64,
 ) -> io::Result<usize> {
+    if call == RwCall::Positional && len > 0 {
+        // psync's usual case, kept out of the general loop: one pread or pwrite that moves
+        // everything. Anything else (short, end of file, an error) goes on from its answer.
+        *calls += 1;
+        let off = offset as libc::off_t;
+        // SAFETY: buf is valid for len bytes (the caller's guarantee).
+        let ret = cvt(unsafe {
+            if write {
+                libc::pwrite(fd, buf as *const libc::c_void, len, off)
+            } else {
+                libc::pread(fd, buf as *mut libc::c_void, len, off)
+            }
+        });
+        if let Ok(k) = ret {
+            if k == len {
+                return Ok(len);
+            }
+        }
+        // SAFETY: as above.
+        return unsafe { rw_from(write, call, fd, buf, len, offset, calls, Some(ret)) };
+    }
+    // SAFETY: as above.
+    unsafe { rw_from(write, call, fd, buf, len, offset, calls, None) }
+}
+
+/// [`rw_full`]'s loop, `first` the answer of a first call already made.
+///
+/// # Safety
+/// As [`rw_full`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn rw_from(
+    write: bool,
+    call: RwCall,
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    offset: u64,
+    calls: &mut u64,
+    mut first: Option<io::Result<usize>>,
+) -> io::Result<usize> {
     let nowait = matches!(call, RwCall::V2 { nowait: true, .. });
     let mut done = 0usize;
     while done < len {
-        let off = (offset + done as u64) as libc::off_t;
-        // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
-        let p = unsafe { buf.add(done) };
-        *calls += 1;
-        // SAFETY: p is valid for len - done bytes (the caller's guarantee).
-        let ret = unsafe { rw_once(write, call, fd, p, len - done, off, calls) };
+        let ret = match first.take() {
+            Some(r) => r,
+            None => {
+                let off = (offset + done as u64) as libc::off_t;
+                // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
+                let p = unsafe { buf.add(done) };
+                *calls += 1;
+                // SAFETY: p is valid for len - done bytes (the caller's guarantee).
+                unsafe { rw_once(write, call, fd, p, len - done, off, calls) }
+            }
+        };
         match ret {
             Ok(0) if !write => break,
             Ok(0) => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
