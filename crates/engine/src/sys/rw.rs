@@ -183,3 +183,83 @@ pub fn file_position(fd: RawFd) -> Option<u64> {
         Err(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+    use crate::testutil::{open_rw, TempPath};
+
+    /// psync's one-call path: a whole transfer is one call; a read that reaches end of file
+    /// goes on from the first call's answer (one more call, which returns 0) and completes
+    /// with what it got; an error is the first call's, not a second call's.
+    #[test]
+    fn positional_whole_short_and_failed_transfers() {
+        let path = TempPath::new("rw", "positional");
+        let file = open_rw(&path.0, false);
+        let fd = file.as_raw_fd();
+        let mut data = iolab_testkit::pattern(7, 8192);
+        let mut calls = 0;
+        // SAFETY: data is valid for its 8192 bytes during each call.
+        let wrote = unsafe {
+            rw_full(
+                true,
+                RwCall::Positional,
+                fd,
+                data.as_mut_ptr(),
+                8192,
+                0,
+                &mut calls,
+            )
+        };
+        assert_eq!((wrote.unwrap(), calls), (8192, 1));
+        let mut back = vec![0u8; 8192];
+        calls = 0;
+        // SAFETY: as above.
+        let read = unsafe {
+            rw_full(
+                false,
+                RwCall::Positional,
+                fd,
+                back.as_mut_ptr(),
+                8192,
+                0,
+                &mut calls,
+            )
+        };
+        assert_eq!((read.unwrap(), calls), (8192, 1));
+        assert_eq!(back, data);
+        back.fill(0);
+        calls = 0;
+        // SAFETY: as above.
+        let read = unsafe {
+            rw_full(
+                false,
+                RwCall::Positional,
+                fd,
+                back.as_mut_ptr(),
+                8192,
+                4096,
+                &mut calls,
+            )
+        };
+        assert_eq!((read.unwrap(), calls), (4096, 2));
+        assert_eq!(back[..4096], data[4096..]);
+        calls = 0;
+        // SAFETY: as above; the descriptor is not open, so nothing is touched.
+        let bad = unsafe {
+            rw_full(
+                false,
+                RwCall::Positional,
+                -1,
+                back.as_mut_ptr(),
+                8192,
+                0,
+                &mut calls,
+            )
+        };
+        assert_eq!(bad.unwrap_err().raw_os_error(), Some(libc::EBADF));
+        assert_eq!(calls, 1);
+    }
+}
