@@ -183,6 +183,10 @@ pub struct Caps {
     /// with a ring of its own (a server's socket ring, `NetRing::read_send`) may make it there
     /// instead, linked to what follows, with the same effect (io_uring, unless polled).
     pub ring_reads: bool,
+    /// While completions wait to be reaped, [`Engine::queue`] answers every new request with
+    /// [`Queued::Busy`] and does nothing else (null, as fio's null engine): a caller that
+    /// knows it has committed requests not yet reaped may skip the call and hold the request.
+    pub busy_until_reaped: bool,
 }
 
 impl Default for Caps {
@@ -209,6 +213,7 @@ impl Default for Caps {
             connection: false,
             finishes: false,
             ring_reads: false,
+            busy_until_reaped: false,
         }
     }
 }

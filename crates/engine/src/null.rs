@@ -54,6 +54,7 @@ impl NullEngine {
                 max_depth: opts.depth.max(1),
                 async_sync: true,
                 async_trim: true,
+                busy_until_reaped: opts.depth > 1,
                 ..Caps::default()
             },
             files: Files::default(),

@@ -16,6 +16,9 @@ pub(super) struct Turn {
     batch: usize,
     /// The engine completes every request inside `queue`.
     sync: bool,
+    /// The engine refuses new requests while completions wait to be reaped
+    /// (Caps::busy_until_reaped).
+    busy_until_reaped: bool,
     /// The generator has nothing more.
     gen_done: bool,
     /// Under a rate limit, when the pending request is due (the reap waits no longer).
@@ -39,6 +42,7 @@ impl Runner<'_> {
             deadline: plan.runtime.map(|r| ramp_end + r.as_nanos() as u64),
             batch: plan.iodepth_batch_submit.max(1) as usize,
             sync: self.eng.caps().sync_only,
+            busy_until_reaped: self.eng.caps().busy_until_reaped,
             gen_done: false,
             wait_until: None,
         };
@@ -173,6 +177,13 @@ impl Runner<'_> {
         }
         if H {
             self.fops.before_queue(&req);
+        }
+        // The engine would refuse it (busy): everything in flight but this request and the
+        // queued ones is committed and not yet reaped. Held without the call (with hooks, the
+        // call is made: they see every attempt, as before).
+        if !H && t.busy_until_reaped && self.in_flight() > self.queued.len() + 1 {
+            self.pending = Some(req);
+            return false;
         }
         let queued = self.eng.queue(req);
         if H {
