@@ -295,7 +295,8 @@ fn enter_flags(
         let sq = ring.submission();
         (
             sq.len() as u32,
-            sq.need_wakeup(),
+            // Only the SQ thread sleeps; asking costs a full fence, so only under SQPOLL.
+            mode.sqpoll && sq.need_wakeup(),
             sq.cq_overflow(),
             sq.taskrun(),
         )
