@@ -22,13 +22,17 @@
 /// The `commit`, `reap` and `in_flight` of an engine whose every request completes inside
 /// `queue`: nothing is ever queued or in flight. Used inside `impl Engine for ...` so each
 /// synchronous engine says so explicitly, rather than asynchronous ones inheriting it.
-/// `completes_in_queue!(run)` also writes `queue` as the engine's `self.run(&mut req)` and
-/// `syscalls` as its `self.calls`.
+/// `completes_in_queue!(run)` also writes `queue` (and `queue_in_place`) as the engine's
+/// `self.run(&mut req)` and `syscalls` as its `self.calls`.
 macro_rules! completes_in_queue {
     (run) => {
         fn queue(&mut self, mut req: $crate::Req) -> $crate::Queued {
             let result = self.run(&mut req);
             $crate::Queued::Done($crate::Done { req, result })
+        }
+
+        fn queue_in_place(&mut self, req: &mut $crate::Req) -> Option<std::io::Result<usize>> {
+            Some(self.run(req))
         }
 
         $crate::completes_in_queue!();
@@ -355,6 +359,15 @@ pub trait Engine: Send {
 
     /// Accepts a request: completed now, queued for the next commit, or busy.
     fn queue(&mut self, req: Req) -> Queued;
+
+    /// [`Engine::queue`] for an engine that completes the request inside it, done in place:
+    /// the outcome, the request staying with the caller (no `Req` and `Done` moved through
+    /// [`Queued`], a few dozen instructions per I/O). `None` when the engine has no such path
+    /// (the caller then calls `queue`).
+    fn queue_in_place(&mut self, req: &mut Req) -> Option<io::Result<usize>> {
+        let _ = req;
+        None
+    }
 
     /// Hands queued requests to the kernel; returns how many were submitted.
     fn commit(&mut self) -> io::Result<usize>;

@@ -82,12 +82,8 @@ impl Engine for NullEngine {
         Ok(self.files.remove(id, EngineKind::Null)?.file)
     }
 
-    fn queue(&mut self, req: Req) -> Queued {
-        if self.caps.sync_only {
-            if self.delayed {
-                std::thread::sleep(self.delay);
-            }
-            let result = Ok(if req.op.is_data() { req.len } else { 0 });
+    fn queue(&mut self, mut req: Req) -> Queued {
+        if let Some(result) = self.queue_in_place(&mut req) {
             return Queued::Done(Done { req, result });
         }
         // As fio's null engine: no new request while completions wait to be reaped. Besides
@@ -98,6 +94,16 @@ impl Engine for NullEngine {
         }
         self.reqs.push_back(req);
         Queued::Queued
+    }
+
+    fn queue_in_place(&mut self, req: &mut Req) -> Option<io::Result<usize>> {
+        if !self.caps.sync_only {
+            return None;
+        }
+        if self.delayed {
+            std::thread::sleep(self.delay);
+        }
+        Some(Ok(if req.op.is_data() { req.len } else { 0 }))
     }
 
     fn commit(&mut self) -> io::Result<usize> {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use iolab_engine::{Queued, Req};
+use iolab_engine::{Done, Queued, Req};
 
 use super::{Runner, Stops, STOP_GRACE};
 
@@ -164,7 +164,7 @@ impl Runner<'_> {
     /// Hands one request to the engine; false when the fill should stop (a batch is ready,
     /// the engine is busy, or a synchronous completion ended the run).
     #[inline(always)]
-    fn issue<const H: bool>(&mut self, t: &mut Turn, req: Req, stop: &Stops<'_>) -> bool {
+    fn issue<const H: bool>(&mut self, t: &mut Turn, mut req: Req, stop: &Stops<'_>) -> bool {
         let slot = req.tag as u32;
         if t.sync && self.rec.timed {
             // Each I/O is timed alone: clat is the call itself; lat counts from the slot's
@@ -185,27 +185,21 @@ impl Runner<'_> {
             self.pending = Some(req);
             return false;
         }
+        if t.sync {
+            // Done in place: the request stays here, only its outcome comes back.
+            if let Some(result) = self.eng.queue_in_place(&mut req) {
+                if H {
+                    self.fops.after_queue();
+                }
+                return self.done_in_queue::<H>(t, Done { req, result }, stop);
+            }
+        }
         let queued = self.eng.queue(req);
         if H {
             self.fops.after_queue();
         }
         match queued {
-            Queued::Done(d) => {
-                self.stamp_done();
-                let depth = self.in_flight() as u32;
-                self.stats.depth.mark_depth(depth, 1);
-                self.stats.depth.mark_submit(1);
-                self.stats.depth.mark_complete(1);
-                self.complete_as::<H>(d);
-                // A synchronous engine never fills the queue: the end of the ramp and of the
-                // run, and a fatal error (fio's sync engines stop at the failed I/O), have to
-                // be noticed here.
-                if self.ramping && self.now >= t.ramp_end {
-                    self.end_ramp();
-                }
-                self.tick();
-                !(stop.is_set() || t.past(self.now) || self.done || self.error.is_some())
-            }
+            Queued::Done(d) => self.done_in_queue::<H>(t, d, stop),
             Queued::Queued => {
                 self.queued.push(slot);
                 self.queued.len() < t.batch
@@ -215,6 +209,25 @@ impl Runner<'_> {
                 false
             }
         }
+    }
+
+    /// A request the engine completed inside `queue`: recorded at once, as fio's sync engines
+    /// do; false when the fill should stop.
+    #[inline(always)]
+    fn done_in_queue<const H: bool>(&mut self, t: &mut Turn, d: Done, stop: &Stops<'_>) -> bool {
+        self.stamp_done();
+        let depth = self.in_flight() as u32;
+        self.stats.depth.mark_depth(depth, 1);
+        self.stats.depth.mark_submit(1);
+        self.stats.depth.mark_complete(1);
+        self.complete_as::<H>(d);
+        // A synchronous engine never fills the queue: the end of the ramp and of the run, and
+        // a fatal error (fio's sync engines stop at the failed I/O), have to be noticed here.
+        if self.ramping && self.now >= t.ramp_end {
+            self.end_ramp();
+        }
+        self.tick();
+        !(stop.is_set() || t.past(self.now) || self.done || self.error.is_some())
     }
 
     /// Reaps when the queue is as full as it gets (or a request waits for its due time).
