@@ -167,32 +167,39 @@ impl UringEngine {
             while got < max {
                 let Some(cqe) = cq.next() else { break };
                 let slot = cqe.user_data() as u32;
+                // The usual case: the request's last part, moved from its slot into `out`.
+                match self
+                    .slab
+                    .finish_into(slot, kres(cqe.result() as i64), self.nowait, out)
+                {
+                    Some(true) => {
+                        got += 1;
+                        continue;
+                    }
+                    Some(false) => {}
+                    None => continue,
+                }
                 let Some(req) = self.slab.get_mut(slot) else {
                     continue;
                 };
-                let result = match req.complete_part(kres(cqe.result() as i64), self.nowait) {
-                    Some(r) => r,
-                    None => {
-                        let how = target_of(&self.files, &self.reg, req.file).map(|t| Issue {
-                            target: t,
-                            fixed: self.reg.fixed_slot(&req.buf),
-                            rw: self.rw,
-                            rw_flags: self.rw_flags,
-                            force_async: false,
-                        });
-                        let sqe = how.and_then(|h| self.slab.resubmit(slot, &h));
-                        match sqe {
-                            // SAFETY: the SQE names the buffer and iovec of the Req in `slot`,
-                            // which stay in the slab until this slot's final CQE is taken
-                            // here; Drop waits for that.
-                            Some(sqe) if unsafe { sq.push(&sqe) }.is_ok() => {
-                                resubmitted += 1;
-                                continue;
-                            }
-                            Some(_) => Err(io::Error::from_raw_os_error(libc::EAGAIN)),
-                            None => Err(ebadf()),
-                        }
+                let how = target_of(&self.files, &self.reg, req.file).map(|t| Issue {
+                    target: t,
+                    fixed: self.reg.fixed_slot(&req.buf),
+                    rw: self.rw,
+                    rw_flags: self.rw_flags,
+                    force_async: false,
+                });
+                let sqe = how.and_then(|h| self.slab.resubmit(slot, &h));
+                let result = match sqe {
+                    // SAFETY: the SQE names the buffer and iovec of the Req in `slot`, which
+                    // stay in the slab until this slot's final CQE is taken here; Drop waits
+                    // for that.
+                    Some(sqe) if unsafe { sq.push(&sqe) }.is_ok() => {
+                        resubmitted += 1;
+                        continue;
                     }
+                    Some(_) => Err(io::Error::from_raw_os_error(libc::EAGAIN)),
+                    None => Err(ebadf()),
                 };
                 if let Some(req) = self.slab.remove(slot) {
                     out.push(Done { req, result });
@@ -354,6 +361,34 @@ impl Engine for UringEngine {
             return Ok(0);
         }
         self.enable().map_err(issuer_error)?;
+        // The usual case: the CQ holds enough already (a commit's enter posts what is ready).
+        let got = self.drain(max, out);
+        if got >= max || (got > 0 && got >= min) || self.slab.in_flight() == 0 {
+            return Ok(got);
+        }
+        self.reap_wait(min, max, timeout, out, got)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.slab.in_flight()
+    }
+
+    fn syscalls(&self) -> SysCalls {
+        self.calls
+    }
+}
+
+impl UringEngine {
+    /// [`Engine::reap`] once what the CQ held (`got` of them) was not enough: flushes, waits
+    /// and drains until `min` have come or the timeout passes.
+    fn reap_wait(
+        &mut self,
+        min: usize,
+        max: usize,
+        timeout: Option<Duration>,
+        out: &mut Vec<Done>,
+        got: usize,
+    ) -> io::Result<usize> {
         // The first wait gets the whole timeout and reads no clock: it ends with what was
         // asked for or with ETIME, so the deadline is needed (and read) only when a wait ended
         // early (EINTR, EBUSY) and another follows; that one gets the timeout again, so the
@@ -361,10 +396,10 @@ impl Engine for UringEngine {
         let mut deadline: Option<Instant> = None;
         let mut waited = false;
         let want = min.min(max);
-        let mut got = 0;
+        let mut got = got;
         let mut flushed = false;
+        // Each turn drains at its end (the caller drained before the first).
         loop {
-            got += self.drain(max - got, out);
             let in_flight = self.slab.in_flight();
             if got >= max || in_flight == 0 {
                 break;
@@ -376,10 +411,12 @@ impl Engine for UringEngine {
                 if got == 0 && !flushed && !self.mode.sqpoll {
                     flushed = true;
                     match self.wait(0, None) {
-                        Ok(()) => continue,
-                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                        Ok(()) => {}
+                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                         Err(e) => return Err(issuer_error(e)),
                     }
+                    got += self.drain(max - got, out);
+                    continue;
                 }
                 break;
             }
@@ -410,20 +447,12 @@ impl Engine for UringEngine {
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
                 Err(e) => return Err(issuer_error(e)),
             }
+            got += self.drain(max - got, out);
             if n == 0 && left.is_none() && timeout.is_some() {
-                got += self.drain(max - got, out);
                 break;
             }
         }
         Ok(got)
-    }
-
-    fn in_flight(&self) -> usize {
-        self.slab.in_flight()
-    }
-
-    fn syscalls(&self) -> SysCalls {
-        self.calls
     }
 }
 

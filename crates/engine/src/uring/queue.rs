@@ -123,6 +123,27 @@ impl Slab {
         self.reqs.get_mut(slot as usize).and_then(Option::as_mut)
     }
 
+    /// Applies the kernel's answer `res` to the request in `slot`: when that was its last
+    /// part, moves it with its outcome into `out` and frees the slot (true); false when the
+    /// rest must be submitted again; None for a slot with no request. One look-up of the slot.
+    #[inline]
+    pub fn finish_into(
+        &mut self,
+        slot: u32,
+        res: io::Result<usize>,
+        nowait: bool,
+        out: &mut Vec<crate::Done>,
+    ) -> Option<bool> {
+        let cell = self.reqs.get_mut(slot as usize)?;
+        let Some(result) = cell.as_mut()?.complete_part(res, nowait) else {
+            return Some(false);
+        };
+        let req = cell.take()?;
+        self.free.push(slot);
+        out.push(crate::Done { req, result });
+        Some(true)
+    }
+
     pub fn remove(&mut self, slot: u32) -> Option<Req> {
         let r = self.reqs.get_mut(slot as usize)?.take()?;
         self.free.push(slot);
