@@ -88,10 +88,14 @@ impl Runner<'_> {
             if H && self.pending.is_none() && self.flow_held(stop) {
                 break;
             }
-            let next = match self.pending.take() {
-                Some(r) => Some(r),
-                None if H => self.next_logged(),
-                None => self.next_req_as::<false>(),
+            // Tested before it is taken: taking an empty pending still moves the whole
+            // Option<Req> out and back, per I/O.
+            let next = if self.pending.is_some() {
+                self.pending.take()
+            } else if H {
+                self.next_logged()
+            } else {
+                self.next_req_as::<false>()
             };
             let Some(req) = next else {
                 t.gen_done = true;
