@@ -191,6 +191,9 @@ pub struct Caps {
     /// [`Queued::Busy`] and does nothing else (null, as fio's null engine): a caller that
     /// knows it has committed requests not yet reaped may skip the call and hold the request.
     pub busy_until_reaped: bool,
+    /// [`Engine::take_refused`] can have something after a commit (libaio): callers ask it
+    /// then only, not with a virtual call per commit.
+    pub refuses_at_commit: bool,
 }
 
 impl Default for Caps {
@@ -218,6 +221,7 @@ impl Default for Caps {
             finishes: false,
             ring_reads: false,
             busy_until_reaped: false,
+            refuses_at_commit: false,
         }
     }
 }
@@ -373,7 +377,8 @@ pub trait Engine: Send {
     fn commit(&mut self) -> io::Result<usize>;
 
     /// The errno with which the kernel refused a request at a commit (libaio's io_submit
-    /// failing for its first iocb), taken once. The request also completes with that error
+    /// failing for its first iocb), taken once. Engines that override it set
+    /// [`Caps::refuses_at_commit`]. The request also completes with that error
     /// through `reap`, as any failed request does; fio 3.33 counts it as the commit's error
     /// ('io commit') and ends the job there, before any completion.
     fn take_refused(&mut self) -> Option<i32> {

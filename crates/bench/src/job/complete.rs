@@ -22,7 +22,8 @@ impl Runner<'_> {
         self.stats.depth.mark_depth(depth, n);
         let refused = |errno| Err(std::io::Error::from_raw_os_error(errno));
         let committed = match self.eng.commit() {
-            Ok(_) => self.eng.take_refused().map_or(Ok(()), refused),
+            Ok(_) if self.refuses_at_commit => self.eng.take_refused().map_or(Ok(()), refused),
+            Ok(_) => Ok(()),
             Err(e) => Err(e),
         };
         if let Err(e) = committed {
