@@ -113,15 +113,24 @@ impl UringEngine {
     }
 
     /// Enables an R_DISABLED ring, which makes the calling thread its issuer.
+    #[inline]
     fn enable(&mut self) -> io::Result<()> {
         if !self.enabled {
-            Registry::enable(&self.ring)?;
-            self.enabled = true;
-            // The thread enabling a single-issuer ring is the only one that may enter it:
-            // its table is where the index belongs.
-            if self.mode.single_issuer {
-                self.ring_fd = RingFd::register(&self.ring);
-            }
+            return self.enable_now();
+        }
+        Ok(())
+    }
+
+    /// [`UringEngine::enable`] the first time (out of line: every commit and reap asks).
+    #[cold]
+    #[inline(never)]
+    fn enable_now(&mut self) -> io::Result<()> {
+        Registry::enable(&self.ring)?;
+        self.enabled = true;
+        // The thread enabling a single-issuer ring is the only one that may enter it: its
+        // table is where the index belongs.
+        if self.mode.single_issuer {
+            self.ring_fd = RingFd::register(&self.ring);
         }
         Ok(())
     }
@@ -237,6 +246,8 @@ impl UringEngine {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn queue_sync(&mut self, req: Req) -> Queued {
         let Some(f) = self.files.get(req.file) else {
             return done(req, Err(ebadf()));
@@ -483,6 +494,8 @@ impl Drop for UringEngine {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn done(req: Req, result: io::Result<usize>) -> Queued {
     Queued::Done(Done { req, result })
 }
