@@ -382,6 +382,8 @@ struct Runner<'a> {
     iolog: iolog::IoLog,
     /// The engine's files are connections (`Caps::connection`).
     connection: bool,
+    /// The engine may refuse requests at a commit (`Caps::refuses_at_commit`).
+    refuses_at_commit: bool,
     /// lockfile, serialize_overlap, fill_device.
     fops: FileOps,
     /// unlink_each_loop: where each loop ends.
@@ -439,6 +441,7 @@ impl<'a> Runner<'a> {
         let depth = bufs.len().max(1);
         let now = clock.now();
         let connection = eng.caps().connection;
+        let refuses_at_commit = eng.caps().refuses_at_commit;
         let finishes = eng.caps().finishes;
         let fs_op = eng.caps().fs_op.is_some();
         let fops = FileOps::new(plan, &files, depth);
@@ -485,6 +488,7 @@ impl<'a> Runner<'a> {
             rates: rates::Rates::wanted(),
             iolog: iolog::IoLog::default(),
             connection,
+            refuses_at_commit,
             fops,
             each_loop: EachLoop::of(plan, fs_op),
             trim_order: trimorder::TrimOrder::new(plan.pattern.trimwrite, depth),

@@ -22,13 +22,17 @@
 /// The `commit`, `reap` and `in_flight` of an engine whose every request completes inside
 /// `queue`: nothing is ever queued or in flight. Used inside `impl Engine for ...` so each
 /// synchronous engine says so explicitly, rather than asynchronous ones inheriting it.
-/// `completes_in_queue!(run)` also writes `queue` as the engine's `self.run(&mut req)` and
-/// `syscalls` as its `self.calls`.
+/// `completes_in_queue!(run)` also writes `queue` (and `queue_in_place`) as the engine's
+/// `self.run(&mut req)` and `syscalls` as its `self.calls`.
 macro_rules! completes_in_queue {
     (run) => {
         fn queue(&mut self, mut req: $crate::Req) -> $crate::Queued {
             let result = self.run(&mut req);
             $crate::Queued::Done($crate::Done { req, result })
+        }
+
+        fn queue_in_place(&mut self, req: &mut $crate::Req) -> Option<std::io::Result<usize>> {
+            Some(self.run(req))
         }
 
         $crate::completes_in_queue!();
@@ -183,6 +187,13 @@ pub struct Caps {
     /// with a ring of its own (a server's socket ring, `NetRing::read_send`) may make it there
     /// instead, linked to what follows, with the same effect (io_uring, unless polled).
     pub ring_reads: bool,
+    /// While completions wait to be reaped, [`Engine::queue`] answers every new request with
+    /// [`Queued::Busy`] and does nothing else (null, as fio's null engine): a caller that
+    /// knows it has committed requests not yet reaped may skip the call and hold the request.
+    pub busy_until_reaped: bool,
+    /// [`Engine::take_refused`] can have something after a commit (libaio): callers ask it
+    /// then only, not with a virtual call per commit.
+    pub refuses_at_commit: bool,
 }
 
 impl Default for Caps {
@@ -209,6 +220,8 @@ impl Default for Caps {
             connection: false,
             finishes: false,
             ring_reads: false,
+            busy_until_reaped: false,
+            refuses_at_commit: false,
         }
     }
 }
@@ -351,11 +364,21 @@ pub trait Engine: Send {
     /// Accepts a request: completed now, queued for the next commit, or busy.
     fn queue(&mut self, req: Req) -> Queued;
 
+    /// [`Engine::queue`] for an engine that completes the request inside it, done in place:
+    /// the outcome, the request staying with the caller (no `Req` and `Done` moved through
+    /// [`Queued`], a few dozen instructions per I/O). `None` when the engine has no such path
+    /// (the caller then calls `queue`).
+    fn queue_in_place(&mut self, req: &mut Req) -> Option<io::Result<usize>> {
+        let _ = req;
+        None
+    }
+
     /// Hands queued requests to the kernel; returns how many were submitted.
     fn commit(&mut self) -> io::Result<usize>;
 
     /// The errno with which the kernel refused a request at a commit (libaio's io_submit
-    /// failing for its first iocb), taken once. The request also completes with that error
+    /// failing for its first iocb), taken once. Engines that override it set
+    /// [`Caps::refuses_at_commit`]. The request also completes with that error
     /// through `reap`, as any failed request does; fio 3.33 counts it as the commit's error
     /// ('io commit') and ends the job there, before any completion.
     fn take_refused(&mut self) -> Option<i32> {

@@ -103,6 +103,7 @@ impl LibaioEngine {
                 async_trim: false,
                 buffered_submit_blocks: true,
                 ioprio: true,
+                refuses_at_commit: true,
                 ..Caps::default()
             },
             files: Files::default(),

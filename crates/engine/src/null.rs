@@ -54,12 +54,45 @@ impl NullEngine {
                 max_depth: opts.depth.max(1),
                 async_sync: true,
                 async_trim: true,
+                busy_until_reaped: opts.depth > 1,
                 ..Caps::default()
             },
             files: Files::default(),
             reqs: VecDeque::with_capacity(depth),
             committed: 0,
         }
+    }
+}
+
+impl NullEngine {
+    /// With a delay, at depth 1: the request takes it inside queue.
+    #[cold]
+    #[inline(never)]
+    fn sleep_delay(&self) {
+        std::thread::sleep(self.delay);
+    }
+
+    /// With a delay ([`TEST_DELAY_ENV`]): when the `n` requests just committed complete. Out
+    /// of line, so that commit without a delay saves no registers.
+    #[cold]
+    #[inline(never)]
+    fn schedule(&mut self, n: usize) {
+        let due = Instant::now() + self.delay * (n + self.committed) as u32;
+        self.due.extend(std::iter::repeat_n(due, n));
+    }
+
+    /// With a delay: waits for the first of up to `n` committed requests to be due, and
+    /// returns how many are due by then.
+    #[cold]
+    #[inline(never)]
+    fn wait_due(&mut self, n: usize) -> usize {
+        if let Some(&first) = self.due.front() {
+            std::thread::sleep(first.saturating_duration_since(Instant::now()));
+        }
+        let now = Instant::now();
+        let n = n.min(self.due.iter().take_while(|&&d| d <= now).count());
+        self.due.drain(..n);
+        n
     }
 }
 
@@ -81,12 +114,8 @@ impl Engine for NullEngine {
         Ok(self.files.remove(id, EngineKind::Null)?.file)
     }
 
-    fn queue(&mut self, req: Req) -> Queued {
-        if self.caps.sync_only {
-            if self.delayed {
-                std::thread::sleep(self.delay);
-            }
-            let result = Ok(if req.op.is_data() { req.len } else { 0 });
+    fn queue(&mut self, mut req: Req) -> Queued {
+        if let Some(result) = self.queue_in_place(&mut req) {
             return Queued::Done(Done { req, result });
         }
         // As fio's null engine: no new request while completions wait to be reaped. Besides
@@ -99,11 +128,20 @@ impl Engine for NullEngine {
         Queued::Queued
     }
 
+    fn queue_in_place(&mut self, req: &mut Req) -> Option<io::Result<usize>> {
+        if !self.caps.sync_only {
+            return None;
+        }
+        if self.delayed {
+            self.sleep_delay();
+        }
+        Some(Ok(if req.op.is_data() { req.len } else { 0 }))
+    }
+
     fn commit(&mut self) -> io::Result<usize> {
         let n = self.reqs.len() - self.committed;
         if self.delayed {
-            let due = Instant::now() + self.delay * (n + self.committed) as u32;
-            self.due.extend(std::iter::repeat_n(due, n));
+            self.schedule(n);
         }
         self.committed = self.reqs.len();
         Ok(n)
@@ -118,12 +156,7 @@ impl Engine for NullEngine {
     ) -> io::Result<usize> {
         let mut n = max.min(self.committed);
         if self.delayed && n > 0 {
-            if let Some(&first) = self.due.front() {
-                std::thread::sleep(first.saturating_duration_since(Instant::now()));
-            }
-            let now = Instant::now();
-            n = n.min(self.due.iter().take_while(|&&d| d <= now).count());
-            self.due.drain(..n);
+            n = self.wait_due(n);
         }
         for _ in 0..n {
             let Some(req) = self.reqs.pop_front() else {

@@ -673,7 +673,7 @@ impl IoGen {
 /// of block sizes still touches each block once. With `fit` (a range of sizes), `len` is
 /// drawn by it once the first block is known, given the room left before the span's end,
 /// as fio draws the size after the offset.
-#[inline]
+#[inline(always)]
 fn random_offset(
     f: &mut FileState,
     (rng, refill): (&mut Taus88, Refill),

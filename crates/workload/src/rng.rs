@@ -106,7 +106,7 @@ impl Taus88 {
     /// A block in `0..n` as fio picks a random block: `n * (r / (2^32))` in double
     /// precision, truncated (fio's `__get_next_rand_offset`), so that the same draws give
     /// fio's blocks also where the product is not exact. Past 2^32 blocks, two draws.
-    #[inline]
+    #[inline(always)]
     pub fn fio_block(&mut self, n: u64) -> u64 {
         if n < 1 << 21 {
             // r * n < 2^53: the double product is exact, so the integer one is fio's (and

@@ -22,7 +22,8 @@ impl Runner<'_> {
         self.stats.depth.mark_depth(depth, n);
         let refused = |errno| Err(std::io::Error::from_raw_os_error(errno));
         let committed = match self.eng.commit() {
-            Ok(_) => self.eng.take_refused().map_or(Ok(()), refused),
+            Ok(_) if self.refuses_at_commit => self.eng.take_refused().map_or(Ok(()), refused),
+            Ok(_) => Ok(()),
             Err(e) => Err(e),
         };
         if let Err(e) = committed {
@@ -68,11 +69,9 @@ impl Runner<'_> {
     pub(super) fn reap(&mut self, min: usize, deadline: Option<u64>) -> std::io::Result<()> {
         let wait = Duration::from_nanos(hot::reap_wait_ns(deadline, self.now));
         let max = (self.plan.iodepth_batch_complete_max as usize).clamp(min.max(1), self.depth());
-        let mut out = std::mem::take(&mut self.out);
-        let n = match self.eng.reap(min, max, Some(wait), &mut out) {
+        let n = match self.eng.reap(min, max, Some(wait), &mut self.out) {
             Ok(n) => n,
             Err(e) => {
-                self.out = out;
                 self.fail(&e, format!("reap: {e}"), "td_io_getevents", site!());
                 return Err(e);
             }
@@ -80,16 +79,29 @@ impl Runner<'_> {
         self.now = self.clock.now();
         self.stats.depth.mark_complete(n as u32);
         if self.hooks {
-            for d in out.drain(..) {
-                self.complete_as::<true>(d);
-            }
+            self.complete_out::<true>();
         } else {
-            for d in out.drain(..) {
-                self.complete_as::<false>(d);
+            self.complete_out::<false>();
+        }
+        Ok(())
+    }
+
+    /// Records what the last reap put in `out`, in order. A reap of one completion (the usual
+    /// case at a low depth, or when each commit's completions are reaped at once) pops it:
+    /// no draining iterator to set up and drop.
+    #[inline(always)]
+    fn complete_out<const H: bool>(&mut self) {
+        if self.out.len() == 1 {
+            if let Some(d) = self.out.pop() {
+                self.complete_as::<H>(d);
             }
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        for d in out.drain(..) {
+            self.complete_as::<H>(d);
         }
         self.out = out;
-        Ok(())
     }
 
     /// Waits for everything in flight.

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use iolab_engine::{Queued, Req};
+use iolab_engine::{Done, Queued, Req};
 
 use super::{Runner, Stops, STOP_GRACE};
 
@@ -16,6 +16,9 @@ pub(super) struct Turn {
     batch: usize,
     /// The engine completes every request inside `queue`.
     sync: bool,
+    /// The engine refuses new requests while completions wait to be reaped
+    /// (Caps::busy_until_reaped).
+    busy_until_reaped: bool,
     /// The generator has nothing more.
     gen_done: bool,
     /// Under a rate limit, when the pending request is due (the reap waits no longer).
@@ -39,6 +42,7 @@ impl Runner<'_> {
             deadline: plan.runtime.map(|r| ramp_end + r.as_nanos() as u64),
             batch: plan.iodepth_batch_submit.max(1) as usize,
             sync: self.eng.caps().sync_only,
+            busy_until_reaped: self.eng.caps().busy_until_reaped,
             gen_done: false,
             wait_until: None,
         };
@@ -84,10 +88,14 @@ impl Runner<'_> {
             if H && self.pending.is_none() && self.flow_held(stop) {
                 break;
             }
-            let next = match self.pending.take() {
-                Some(r) => Some(r),
-                None if H => self.next_logged(),
-                None => self.next_req_as::<false>(),
+            // Tested before it is taken: taking an empty pending still moves the whole
+            // Option<Req> out and back, per I/O.
+            let next = if self.pending.is_some() {
+                self.pending.take()
+            } else if H {
+                self.next_logged()
+            } else {
+                self.next_req_as::<false>()
             };
             let Some(req) = next else {
                 t.gen_done = true;
@@ -160,7 +168,7 @@ impl Runner<'_> {
     /// Hands one request to the engine; false when the fill should stop (a batch is ready,
     /// the engine is busy, or a synchronous completion ended the run).
     #[inline(always)]
-    fn issue<const H: bool>(&mut self, t: &mut Turn, req: Req, stop: &Stops<'_>) -> bool {
+    fn issue<const H: bool>(&mut self, t: &mut Turn, mut req: Req, stop: &Stops<'_>) -> bool {
         let slot = req.tag as u32;
         if t.sync && self.rec.timed {
             // Each I/O is timed alone: clat is the call itself; lat counts from the slot's
@@ -174,27 +182,28 @@ impl Runner<'_> {
         if H {
             self.fops.before_queue(&req);
         }
+        // The engine would refuse it (busy): everything in flight but this request and the
+        // queued ones is committed and not yet reaped. Held without the call (with hooks, the
+        // call is made: they see every attempt, as before).
+        if !H && t.busy_until_reaped && self.in_flight() > self.queued.len() + 1 {
+            self.pending = Some(req);
+            return false;
+        }
+        if t.sync {
+            // Done in place: the request stays here, only its outcome comes back.
+            if let Some(result) = self.eng.queue_in_place(&mut req) {
+                if H {
+                    self.fops.after_queue();
+                }
+                return self.done_in_queue::<H>(t, Done { req, result }, stop);
+            }
+        }
         let queued = self.eng.queue(req);
         if H {
             self.fops.after_queue();
         }
         match queued {
-            Queued::Done(d) => {
-                self.stamp_done();
-                let depth = self.in_flight() as u32;
-                self.stats.depth.mark_depth(depth, 1);
-                self.stats.depth.mark_submit(1);
-                self.stats.depth.mark_complete(1);
-                self.complete_as::<H>(d);
-                // A synchronous engine never fills the queue: the end of the ramp and of the
-                // run, and a fatal error (fio's sync engines stop at the failed I/O), have to
-                // be noticed here.
-                if self.ramping && self.now >= t.ramp_end {
-                    self.end_ramp();
-                }
-                self.tick();
-                !(stop.is_set() || t.past(self.now) || self.done || self.error.is_some())
-            }
+            Queued::Done(d) => self.done_in_queue::<H>(t, d, stop),
             Queued::Queued => {
                 self.queued.push(slot);
                 self.queued.len() < t.batch
@@ -204,6 +213,25 @@ impl Runner<'_> {
                 false
             }
         }
+    }
+
+    /// A request the engine completed inside `queue`: recorded at once, as fio's sync engines
+    /// do; false when the fill should stop.
+    #[inline(always)]
+    fn done_in_queue<const H: bool>(&mut self, t: &mut Turn, d: Done, stop: &Stops<'_>) -> bool {
+        self.stamp_done();
+        let depth = self.in_flight() as u32;
+        self.stats.depth.mark_depth(depth, 1);
+        self.stats.depth.mark_submit(1);
+        self.stats.depth.mark_complete(1);
+        self.complete_as::<H>(d);
+        // A synchronous engine never fills the queue: the end of the ramp and of the run, and
+        // a fatal error (fio's sync engines stop at the failed I/O), have to be noticed here.
+        if self.ramping && self.now >= t.ramp_end {
+            self.end_ramp();
+        }
+        self.tick();
+        !(stop.is_set() || t.past(self.now) || self.done || self.error.is_some())
     }
 
     /// Reaps when the queue is as full as it gets (or a request waits for its due time).

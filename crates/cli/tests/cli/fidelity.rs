@@ -427,3 +427,46 @@ fn cpuio_without_runtime_runs_until_number_ios_as_fio() {
         issued(&String::from_utf8_lossy(&f.stdout))
     );
 }
+
+/// The depth lines of a normal report (`IO depths`, `submit`, `complete`).
+fn depth_lines(stdout: &str) -> Vec<String> {
+    let keys = ["IO depths", "submit    :", "complete  :"];
+    stdout
+        .lines()
+        .filter(|l| keys.iter().any(|k| l.trim_start().starts_with(k)))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// The null engine refuses a request while one waits to be reaped, as fio's does, so at any
+/// depth each I/O is committed and reaped alone (the loop holds the request without asking
+/// the engine when it knows the answer): depth 1, batches of one, and slat measured, as fio
+/// 3.33 shows them.
+#[test]
+fn null_at_depth_commits_and_reaps_one_at_a_time_as_fio() {
+    let d = TestDir::new("null-depth");
+    let args = [
+        "--name=t",
+        "--ioengine=null",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=64m",
+        "--iodepth=16",
+        "--number_ios=3000",
+    ];
+    let ours = d.run(&args).ok();
+    let lines = depth_lines(&ours.stdout);
+    assert_eq!(lines.len(), 3, "{}", ours.stdout);
+    assert!(lines[0].contains(" 1=100.0%"), "{lines:?}");
+    assert!(lines[1].contains(" 4=100.0%"), "{lines:?}");
+    assert!(lines[2].contains(" 4=100.0%"), "{lines:?}");
+    assert!(ours.stdout.contains("slat ("), "{}", ours.stdout);
+    let mut json = args.to_vec();
+    json.push("--output-format=json");
+    let v = d.run(&json).ok().json();
+    assert_eq!(crate::run::u64_at(&v, "/jobs/0/read/total_ios"), 3000);
+    if let Some(f) = fio("null depth", &d, &args) {
+        let theirs = String::from_utf8_lossy(&f.stdout);
+        assert_eq!(lines, depth_lines(&theirs), "fio:\n{theirs}");
+    }
+}

@@ -33,6 +33,7 @@ pub enum RwCall {
 ///
 /// # Safety
 /// `buf` must be valid for reads and writes of `len` bytes for the duration of the call.
+#[inline]
 pub unsafe fn rw_full(
     write: bool,
     call: RwCall,
@@ -42,15 +43,60 @@ pub unsafe fn rw_full(
     offset: u64,
     calls: &mut u64,
 ) -> io::Result<usize> {
+    if call == RwCall::Positional && len > 0 {
+        // psync's usual case, kept out of the general loop: one pread or pwrite that moves
+        // everything. Anything else (short, end of file, an error) goes on from its answer.
+        *calls += 1;
+        let off = offset as libc::off_t;
+        // SAFETY: buf is valid for len bytes (the caller's guarantee).
+        let ret = cvt(unsafe {
+            if write {
+                libc::pwrite(fd, buf as *const libc::c_void, len, off)
+            } else {
+                libc::pread(fd, buf as *mut libc::c_void, len, off)
+            }
+        });
+        if let Ok(k) = ret {
+            if k == len {
+                return Ok(len);
+            }
+        }
+        // SAFETY: as above.
+        return unsafe { rw_from(write, call, fd, buf, len, offset, calls, Some(ret)) };
+    }
+    // SAFETY: as above.
+    unsafe { rw_from(write, call, fd, buf, len, offset, calls, None) }
+}
+
+/// [`rw_full`]'s loop, `first` the answer of a first call already made.
+///
+/// # Safety
+/// As [`rw_full`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn rw_from(
+    write: bool,
+    call: RwCall,
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    offset: u64,
+    calls: &mut u64,
+    mut first: Option<io::Result<usize>>,
+) -> io::Result<usize> {
     let nowait = matches!(call, RwCall::V2 { nowait: true, .. });
     let mut done = 0usize;
     while done < len {
-        let off = (offset + done as u64) as libc::off_t;
-        // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
-        let p = unsafe { buf.add(done) };
-        *calls += 1;
-        // SAFETY: p is valid for len - done bytes (the caller's guarantee).
-        let ret = unsafe { rw_once(write, call, fd, p, len - done, off, calls) };
+        let ret = match first.take() {
+            Some(r) => r,
+            None => {
+                let off = (offset + done as u64) as libc::off_t;
+                // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
+                let p = unsafe { buf.add(done) };
+                *calls += 1;
+                // SAFETY: p is valid for len - done bytes (the caller's guarantee).
+                unsafe { rw_once(write, call, fd, p, len - done, off, calls) }
+            }
+        };
         match ret {
             Ok(0) if !write => break,
             Ok(0) => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
@@ -135,5 +181,85 @@ pub fn file_position(fd: RawFd) -> Option<u64> {
         Ok(p) => Some(p as u64),
         Err(e) if e.raw_os_error() == Some(libc::ESPIPE) => Some(0),
         Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+    use crate::testutil::{open_rw, TempPath};
+
+    /// psync's one-call path: a whole transfer is one call; a read that reaches end of file
+    /// goes on from the first call's answer (one more call, which returns 0) and completes
+    /// with what it got; an error is the first call's, not a second call's.
+    #[test]
+    fn positional_whole_short_and_failed_transfers() {
+        let path = TempPath::new("rw", "positional");
+        let file = open_rw(&path.0, false);
+        let fd = file.as_raw_fd();
+        let mut data = iolab_testkit::pattern(7, 8192);
+        let mut calls = 0;
+        // SAFETY: data is valid for its 8192 bytes during each call.
+        let wrote = unsafe {
+            rw_full(
+                true,
+                RwCall::Positional,
+                fd,
+                data.as_mut_ptr(),
+                8192,
+                0,
+                &mut calls,
+            )
+        };
+        assert_eq!((wrote.unwrap(), calls), (8192, 1));
+        let mut back = vec![0u8; 8192];
+        calls = 0;
+        // SAFETY: as above.
+        let read = unsafe {
+            rw_full(
+                false,
+                RwCall::Positional,
+                fd,
+                back.as_mut_ptr(),
+                8192,
+                0,
+                &mut calls,
+            )
+        };
+        assert_eq!((read.unwrap(), calls), (8192, 1));
+        assert_eq!(back, data);
+        back.fill(0);
+        calls = 0;
+        // SAFETY: as above.
+        let read = unsafe {
+            rw_full(
+                false,
+                RwCall::Positional,
+                fd,
+                back.as_mut_ptr(),
+                8192,
+                4096,
+                &mut calls,
+            )
+        };
+        assert_eq!((read.unwrap(), calls), (4096, 2));
+        assert_eq!(back[..4096], data[4096..]);
+        calls = 0;
+        // SAFETY: as above; the descriptor is not open, so nothing is touched.
+        let bad = unsafe {
+            rw_full(
+                false,
+                RwCall::Positional,
+                -1,
+                back.as_mut_ptr(),
+                8192,
+                0,
+                &mut calls,
+            )
+        };
+        assert_eq!(bad.unwrap_err().raw_os_error(), Some(libc::EBADF));
+        assert_eq!(calls, 1);
     }
 }

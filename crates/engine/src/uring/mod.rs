@@ -112,34 +112,25 @@ impl UringEngine {
         })
     }
 
-    /// How the next new request goes: fio's force_async marks every Nth one it prepares.
-    fn issue(&mut self, target: Target, buf: &Buf) -> Issue {
-        let force_async = self.force_async > 0 && {
-            self.prepped += 1;
-            self.prepped == self.force_async
-        };
-        if force_async {
-            self.prepped = 0;
-        }
-        Issue {
-            target,
-            fixed: self.reg.fixed_slot(buf),
-            rw: self.rw,
-            rw_flags: self.rw_flags,
-            force_async,
-        }
-    }
-
     /// Enables an R_DISABLED ring, which makes the calling thread its issuer.
+    #[inline]
     fn enable(&mut self) -> io::Result<()> {
         if !self.enabled {
-            Registry::enable(&self.ring)?;
-            self.enabled = true;
-            // The thread enabling a single-issuer ring is the only one that may enter it:
-            // its table is where the index belongs.
-            if self.mode.single_issuer {
-                self.ring_fd = RingFd::register(&self.ring);
-            }
+            return self.enable_now();
+        }
+        Ok(())
+    }
+
+    /// [`UringEngine::enable`] the first time (out of line: every commit and reap asks).
+    #[cold]
+    #[inline(never)]
+    fn enable_now(&mut self) -> io::Result<()> {
+        Registry::enable(&self.ring)?;
+        self.enabled = true;
+        // The thread enabling a single-issuer ring is the only one that may enter it: its
+        // table is where the index belongs.
+        if self.mode.single_issuer {
+            self.ring_fd = RingFd::register(&self.ring);
         }
         Ok(())
     }
@@ -185,32 +176,39 @@ impl UringEngine {
             while got < max {
                 let Some(cqe) = cq.next() else { break };
                 let slot = cqe.user_data() as u32;
+                // The usual case: the request's last part, moved from its slot into `out`.
+                match self
+                    .slab
+                    .finish_into(slot, kres(cqe.result() as i64), self.nowait, out)
+                {
+                    Some(true) => {
+                        got += 1;
+                        continue;
+                    }
+                    Some(false) => {}
+                    None => continue,
+                }
                 let Some(req) = self.slab.get_mut(slot) else {
                     continue;
                 };
-                let result = match req.complete_part(kres(cqe.result() as i64), self.nowait) {
-                    Some(r) => r,
-                    None => {
-                        let how = target_of(&self.files, &self.reg, req.file).map(|t| Issue {
-                            target: t,
-                            fixed: self.reg.fixed_slot(&req.buf),
-                            rw: self.rw,
-                            rw_flags: self.rw_flags,
-                            force_async: false,
-                        });
-                        let sqe = how.and_then(|h| self.slab.resubmit(slot, &h));
-                        match sqe {
-                            // SAFETY: the SQE names the buffer and iovec of the Req in `slot`,
-                            // which stay in the slab until this slot's final CQE is taken
-                            // here; Drop waits for that.
-                            Some(sqe) if unsafe { sq.push(&sqe) }.is_ok() => {
-                                resubmitted += 1;
-                                continue;
-                            }
-                            Some(_) => Err(io::Error::from_raw_os_error(libc::EAGAIN)),
-                            None => Err(ebadf()),
-                        }
+                let how = target_of(&self.files, &self.reg, req.file).map(|t| Issue {
+                    target: t,
+                    fixed: self.reg.fixed_slot(&req.buf),
+                    rw: self.rw,
+                    rw_flags: self.rw_flags,
+                    force_async: false,
+                });
+                let sqe = how.and_then(|h| self.slab.resubmit(slot, &h));
+                let result = match sqe {
+                    // SAFETY: the SQE names the buffer and iovec of the Req in `slot`, which
+                    // stay in the slab until this slot's final CQE is taken here; Drop waits
+                    // for that.
+                    Some(sqe) if unsafe { sq.push(&sqe) }.is_ok() => {
+                        resubmitted += 1;
+                        continue;
                     }
+                    Some(_) => Err(io::Error::from_raw_os_error(libc::EAGAIN)),
+                    None => Err(ebadf()),
                 };
                 if let Some(req) = self.slab.remove(slot) {
                     out.push(Done { req, result });
@@ -248,6 +246,8 @@ impl UringEngine {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn queue_sync(&mut self, req: Req) -> Queued {
         let Some(f) = self.files.get(req.file) else {
             return done(req, Err(ebadf()));
@@ -327,28 +327,30 @@ impl Engine for UringEngine {
         if synchronous {
             return self.queue_sync(req);
         }
-        if self.ring.submission().is_full() {
+        let target = if self.reg.files_registered() {
+            Target::Registered(types::Fixed(req.file.0))
+        } else {
+            Target::Raw(types::Fd(f.file.as_raw_fd()))
+        };
+        let mut sq = self.ring.submission();
+        if sq.is_full() {
             return Queued::Busy(req);
         }
-        let Some(target) = target_of(&self.files, &self.reg, req.file) else {
-            return done(req, Err(ebadf()));
+        let how = Issue {
+            target,
+            fixed: self.reg.fixed_slot(&req.buf),
+            rw: self.rw,
+            rw_flags: self.rw_flags,
+            force_async: next_forced(self.force_async, &mut self.prepped),
         };
-        let how = self.issue(target, &req.buf);
-        let (slot, sqe) = match self.slab.insert(req, &how) {
-            Ok(x) => x,
-            Err(req) => return Queued::Busy(req),
-        };
-        // SAFETY: the SQE names the buffer and iovec of the Req in `slot`; they stay in the
-        // slab, unmoved, until this slot's final CQE is taken in drain(), and Drop waits for
-        // every slot before the slab goes away.
-        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
-            // Not reached: the SQ has room (checked above) and nothing else pushes.
-            if let Some(req) = self.slab.remove(slot) {
-                return Queued::Busy(req);
+        // A full slab gives the request back: busy.
+        match self.slab.insert_push(req, &how, &mut sq) {
+            Ok(()) => {
+                self.pending += 1;
+                Queued::Queued
             }
+            Err(req) => Queued::Busy(req),
         }
-        self.pending += 1;
-        Queued::Queued
     }
 
     fn commit(&mut self) -> io::Result<usize> {
@@ -370,6 +372,34 @@ impl Engine for UringEngine {
             return Ok(0);
         }
         self.enable().map_err(issuer_error)?;
+        // The usual case: the CQ holds enough already (a commit's enter posts what is ready).
+        let got = self.drain(max, out);
+        if got >= max || (got > 0 && got >= min) || self.slab.in_flight() == 0 {
+            return Ok(got);
+        }
+        self.reap_wait(min, max, timeout, out, got)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.slab.in_flight()
+    }
+
+    fn syscalls(&self) -> SysCalls {
+        self.calls
+    }
+}
+
+impl UringEngine {
+    /// [`Engine::reap`] once what the CQ held (`got` of them) was not enough: flushes, waits
+    /// and drains until `min` have come or the timeout passes.
+    fn reap_wait(
+        &mut self,
+        min: usize,
+        max: usize,
+        timeout: Option<Duration>,
+        out: &mut Vec<Done>,
+        got: usize,
+    ) -> io::Result<usize> {
         // The first wait gets the whole timeout and reads no clock: it ends with what was
         // asked for or with ETIME, so the deadline is needed (and read) only when a wait ended
         // early (EINTR, EBUSY) and another follows; that one gets the timeout again, so the
@@ -377,10 +407,10 @@ impl Engine for UringEngine {
         let mut deadline: Option<Instant> = None;
         let mut waited = false;
         let want = min.min(max);
-        let mut got = 0;
+        let mut got = got;
         let mut flushed = false;
+        // Each turn drains at its end (the caller drained before the first).
         loop {
-            got += self.drain(max - got, out);
             let in_flight = self.slab.in_flight();
             if got >= max || in_flight == 0 {
                 break;
@@ -392,10 +422,12 @@ impl Engine for UringEngine {
                 if got == 0 && !flushed && !self.mode.sqpoll {
                     flushed = true;
                     match self.wait(0, None) {
-                        Ok(()) => continue,
-                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                        Ok(()) => {}
+                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                         Err(e) => return Err(issuer_error(e)),
                     }
+                    got += self.drain(max - got, out);
+                    continue;
                 }
                 break;
             }
@@ -426,20 +458,12 @@ impl Engine for UringEngine {
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
                 Err(e) => return Err(issuer_error(e)),
             }
+            got += self.drain(max - got, out);
             if n == 0 && left.is_none() && timeout.is_some() {
-                got += self.drain(max - got, out);
                 break;
             }
         }
         Ok(got)
-    }
-
-    fn in_flight(&self) -> usize {
-        self.slab.in_flight()
-    }
-
-    fn syscalls(&self) -> SysCalls {
-        self.calls
     }
 }
 
@@ -470,6 +494,8 @@ impl Drop for UringEngine {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn done(req: Req, result: io::Result<usize>) -> Queued {
     Queued::Done(Done { req, result })
 }
@@ -486,6 +512,21 @@ fn target_of(files: &Files, reg: &Registry, id: FileId) -> Option<Target> {
     } else {
         Target::Raw(types::Fd(f.file.as_raw_fd()))
     })
+}
+
+/// fio's force_async: whether the next new request is the Nth one prepared since the last
+/// forced (`every` 0: never), counted in `prepped`.
+#[inline]
+fn next_forced(every: u32, prepped: &mut u32) -> bool {
+    if every == 0 {
+        return false;
+    }
+    *prepped += 1;
+    if *prepped == every {
+        *prepped = 0;
+        return true;
+    }
+    false
 }
 
 /// fio's nonvectored: -1 (None) means READ/WRITE where the kernel has them.

@@ -74,13 +74,43 @@ impl Slab {
     }
 
     /// Stores `req` in a free slot and builds its SQE; gives it back when no slot is free.
-    pub fn insert(&mut self, mut req: Req, how: &Issue) -> Result<(u32, Entry), Req> {
+    #[cfg(test)]
+    pub fn insert(&mut self, req: Req, how: &Issue) -> Result<(u32, Entry), Req> {
         let Some(slot) = self.free.pop() else {
             return Err(req);
         };
-        let sqe = build(&mut req, &mut self.iov[slot as usize], slot, how);
-        self.reqs[slot as usize] = Some(req);
+        let i = slot as usize;
+        let sqe = build(self.reqs[i].insert(req), &mut self.iov[i], slot, how);
         Ok((slot, sqe))
+    }
+
+    /// Stores `req` in a free slot and pushes its SQE to `sq`: the request moves once, into its
+    /// slot, and the SQE is built from it there. Gives the request back when no slot is free
+    /// or the SQ is full.
+    #[inline]
+    pub fn insert_push(
+        &mut self,
+        req: Req,
+        how: &Issue,
+        sq: &mut io_uring::SubmissionQueue<'_>,
+    ) -> Result<(), Req> {
+        let Some(slot) = self.free.pop() else {
+            return Err(req);
+        };
+        let i = slot as usize;
+        let (Some(cell), Some(iov)) = (self.reqs.get_mut(i), self.iov.get_mut(i)) else {
+            // Not reached: free slots are below the slab's size.
+            return Err(req);
+        };
+        let sqe = build(cell.insert(req), iov, slot, how);
+        // SAFETY: the SQE names the buffer and iovec of the Req in `slot`; they stay in the
+        // slab, unmoved, until this slot's final CQE is taken in drain(), and Drop waits for
+        // every slot before the slab goes away.
+        if unsafe { sq.push(&sqe) }.is_err() {
+            self.free.push(slot);
+            return cell.take().map_or(Ok(()), Err);
+        }
+        Ok(())
     }
 
     /// The SQE for what remains of the request in `slot`.
@@ -91,6 +121,27 @@ impl Slab {
 
     pub fn get_mut(&mut self, slot: u32) -> Option<&mut Req> {
         self.reqs.get_mut(slot as usize).and_then(Option::as_mut)
+    }
+
+    /// Applies the kernel's answer `res` to the request in `slot`: when that was its last
+    /// part, moves it with its outcome into `out` and frees the slot (true); false when the
+    /// rest must be submitted again; None for a slot with no request. One look-up of the slot.
+    #[inline]
+    pub fn finish_into(
+        &mut self,
+        slot: u32,
+        res: io::Result<usize>,
+        nowait: bool,
+        out: &mut Vec<crate::Done>,
+    ) -> Option<bool> {
+        let cell = self.reqs.get_mut(slot as usize)?;
+        let Some(result) = cell.as_mut()?.complete_part(res, nowait) else {
+            return Some(false);
+        };
+        let req = cell.take()?;
+        self.free.push(slot);
+        out.push(crate::Done { req, result });
+        Some(true)
     }
 
     pub fn remove(&mut self, slot: u32) -> Option<Req> {
@@ -125,6 +176,7 @@ pub(super) struct Issue {
 }
 
 /// The SQE for (what remains of) `req`, whose slot owns `iov`.
+#[inline]
 fn build(req: &mut Req, iov: &mut libc::iovec, slot: u32, how: &Issue) -> Entry {
     let t = how.target;
     let sqe = match req.op {
@@ -264,7 +316,8 @@ fn enter_flags(
         let sq = ring.submission();
         (
             sq.len() as u32,
-            sq.need_wakeup(),
+            // Only the SQ thread sleeps; asking costs a full fence, so only under SQPOLL.
+            mode.sqpoll && sq.need_wakeup(),
             sq.cq_overflow(),
             sq.taskrun(),
         )
