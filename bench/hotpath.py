@@ -174,7 +174,7 @@ def main():
     ap.add_argument("--on", metavar="DIR", help="a file in DIR instead of the RAM-backed loop device")
     ap.add_argument("--pin", type=int, metavar="CPU",
                     help="run every tool on this CPU only (taskset): at depth 1 the scheduler's placement of "
-                         "the tool and the loop device's worker moves IOPS by 20-30%% from run to run")
+                         "the tool and the loop device's worker moves IOPS by up to a third from run to run")
     a = ap.parse_args()
     if a.pin is not None:
         PIN[:] = ["taskset", "-c", str(a.pin)]
