@@ -18,7 +18,7 @@ use crate::route::{self, Body};
 /// this kernel (BBR by default, loopback) one 1 MiB sendfile per response cost the server
 /// 330-460 us of kernel time a response at 16 connections, pinned, against lighttpd's 130:
 /// its time went to tcp_write_xmit and the receive softirq it runs; in turns, 150-165 (and
-/// 125-135 with the turns ending on whole segments, see [`slice_len`]).
+/// 140-150 with the turns ending on whole segments, see [`slice_len`]).
 /// Bodies go without TCP_CORK: held across a 1 MiB sendfile on loopback, the cork made each
 /// response cost 2-3 times the kernel time (perf: the time went to tcp_write_xmit under the
 /// cork), while TCP_NODELAY alone leaves at most one short segment per call that stops at a
@@ -28,11 +28,12 @@ const SENDFILE_CHUNK: usize = 256 << 10;
 /// The length of a file body's next slice: all of `left` if it fits in one, else up to
 /// [`SENDFILE_CHUNK`], ending where the response's bytes so far (`sent`: head and body, the
 /// head having gone with MSG_MORE) fill whole segments of `mss` bytes. With TCP_NODELAY the
-/// kernel sends a slice's tail at once: 256 KiB slices over loopback's 65483-byte segments
-/// ended in a 212-byte segment each, one packet in five through both TCP stacks for
-/// nothing (1 MiB x 16 connections, pinned: 160-168 us of server CPU a response against
-/// 126-135 with whole segments; lighttpd 133). `mss` 0 (unknown) or above half a slice: plain
-/// slices.
+/// kernel sends a slice's tail at once, so 256 KiB slices over loopback's 65483-byte segments
+/// each ended in a 212-byte segment. Measured (1 MiB x 16 connections, pinned, alternating,
+/// rounds where nothing else ran): 256 KiB slices 5367-5982 req/s at 153-171 us of server CPU
+/// a response, whole-segment slices 6180-6794 at 140-150, lighttpd 6366-7386 at 129-145. Why
+/// is not settled: the data segments a response counted under wrk (`ss -ti`) hardly moved
+/// (23.6 to 23.3; lighttpd 21.9). `mss` 0 (unknown) or above half a slice: plain slices.
 fn slice_len(left: u64, sent: u64, mss: u32) -> usize {
     let chunk = SENDFILE_CHUNK as u64;
     if left <= chunk {
