@@ -198,67 +198,38 @@ mod tests {
     fn positional_whole_short_and_failed_transfers() {
         let path = TempPath::new("rw", "positional");
         let file = open_rw(&path.0, false);
+        // One positional transfer of 8192 bytes at `off` through `buf`: its outcome and calls.
+        let call = |write: bool, fd: RawFd, buf: &mut [u8], off: u64| {
+            assert_eq!(buf.len(), 8192);
+            let mut calls = 0;
+            // SAFETY: buf is valid for its 8192 bytes during the call (and with a descriptor
+            // that is not open, nothing is touched).
+            let r = unsafe {
+                rw_full(
+                    write,
+                    RwCall::Positional,
+                    fd,
+                    buf.as_mut_ptr(),
+                    8192,
+                    off,
+                    &mut calls,
+                )
+            };
+            (r, calls)
+        };
         let fd = file.as_raw_fd();
         let mut data = iolab_testkit::pattern(7, 8192);
-        let mut calls = 0;
-        // SAFETY: data is valid for its 8192 bytes during each call.
-        let wrote = unsafe {
-            rw_full(
-                true,
-                RwCall::Positional,
-                fd,
-                data.as_mut_ptr(),
-                8192,
-                0,
-                &mut calls,
-            )
-        };
+        let (wrote, calls) = call(true, fd, &mut data, 0);
         assert_eq!((wrote.unwrap(), calls), (8192, 1));
         let mut back = vec![0u8; 8192];
-        calls = 0;
-        // SAFETY: as above.
-        let read = unsafe {
-            rw_full(
-                false,
-                RwCall::Positional,
-                fd,
-                back.as_mut_ptr(),
-                8192,
-                0,
-                &mut calls,
-            )
-        };
+        let (read, calls) = call(false, fd, &mut back, 0);
         assert_eq!((read.unwrap(), calls), (8192, 1));
         assert_eq!(back, data);
         back.fill(0);
-        calls = 0;
-        // SAFETY: as above.
-        let read = unsafe {
-            rw_full(
-                false,
-                RwCall::Positional,
-                fd,
-                back.as_mut_ptr(),
-                8192,
-                4096,
-                &mut calls,
-            )
-        };
+        let (read, calls) = call(false, fd, &mut back, 4096);
         assert_eq!((read.unwrap(), calls), (4096, 2));
         assert_eq!(back[..4096], data[4096..]);
-        calls = 0;
-        // SAFETY: as above; the descriptor is not open, so nothing is touched.
-        let bad = unsafe {
-            rw_full(
-                false,
-                RwCall::Positional,
-                -1,
-                back.as_mut_ptr(),
-                8192,
-                0,
-                &mut calls,
-            )
-        };
+        let (bad, calls) = call(false, -1, &mut back, 0);
         assert_eq!(bad.unwrap_err().raw_os_error(), Some(libc::EBADF));
         assert_eq!(calls, 1);
     }
