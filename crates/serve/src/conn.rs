@@ -13,38 +13,43 @@ use crate::cache::Handle;
 use crate::path::Found;
 use crate::route::{self, Body};
 
-/// Bytes per sendfile call at most, after which a connection with more to send gives way to
-/// the others for a turn (`Flush::Yield`), as lighttpd sends 256 KiB a connection a turn. On
-/// this kernel (BBR by default, loopback) one 1 MiB sendfile per response cost the server
-/// 330-460 us of kernel time a response at 16 connections, pinned, against lighttpd's 130:
-/// its time went to tcp_write_xmit and the receive softirq it runs; in turns, 150-165 (and
-/// 140-150 with the turns ending on whole segments, see [`slice_len`]).
-/// Bodies go without TCP_CORK: held across a 1 MiB sendfile on loopback, the cork made each
-/// response cost 2-3 times the kernel time (perf: the time went to tcp_write_xmit under the
-/// cork), while TCP_NODELAY alone leaves at most one short segment per call that stops at a
-/// full socket.
+/// A file body up to this long goes in one sendfile call; a longer one goes in slices (see
+/// [`slice_len`]), a connection a turn. Multipart parts go in plain slices of this length.
 const SENDFILE_CHUNK: usize = 256 << 10;
 
-/// The length of a file body's next slice: all of `left` if it fits in one, else up to
-/// [`SENDFILE_CHUNK`], ending where the response's bytes so far (`sent`: head and body, the
-/// head having gone with MSG_MORE) fill whole segments of `mss` bytes. With TCP_NODELAY the
-/// kernel sends a slice's tail at once, so 256 KiB slices over loopback's 65483-byte segments
-/// each ended in a 212-byte segment. Measured (1 MiB x 16 connections, pinned, alternating,
-/// rounds where nothing else ran): 256 KiB slices 5367-5982 req/s at 153-171 us of server CPU
-/// a response, whole-segment slices 6180-6794 at 140-150, lighttpd 6366-7386 at 129-145. Why
-/// is not settled: the data segments a response counted under wrk (`ss -ti`) hardly moved
-/// (23.6 to 23.3; lighttpd 21.9). `mss` 0 (unknown) or above half a slice: plain slices.
-fn slice_len(left: u64, sent: u64, mss: u32) -> usize {
-    let chunk = SENDFILE_CHUNK as u64;
-    if left <= chunk {
+/// The bytes a slice of a long body aims at: as many whole segments as fit, at least one.
+const SLICE: u64 = 32 << 10;
+
+/// The length of a file body's next sendfile call. A body (`whole` bytes) up to
+/// [`SENDFILE_CHUNK`] goes in one; a longer one in slices of whole segments of `mss` bytes
+/// (TCP_MAXSEG), as many as fit in [`SLICE`] and at least one, each ending where the
+/// response's bytes so far (`sent`: head and body, the head having gone with MSG_MORE) fill
+/// whole segments; after each the connection gives way to the others (`Flush::Yield`).
+///
+/// Why: with BBR (this kernel's default) every socket is paced, and a send that finds its
+/// socket's next departure time still ahead arms the pacing timer (`tcp_pace_kick`); on this
+/// VM arming it reprograms the timer device, and perf put 24-32% of the server's CPU under
+/// that from tcp_write_xmit at 1 MiB x 16 connections. Counted with `perf stat -e
+/// timer:hrtimer_start` on the server's CPU, per response, with the req/s (pinned, alternating,
+/// 3 rounds): one 1 MiB call 10-12 (1,600-1,800), 256 KiB slices 2.4-2.9 (4,900-5,500),
+/// lighttpd 1.8-2.0 (5,900), 32 KiB whole-segment slices 0.09-0.15 (6,600-6,900). A slice
+/// whose tail is not a whole segment sends that tail alone and meets the pacing again
+/// (unaligned 64 KiB slices: 3.3-4.1). Short bodies go in one call: the 4 KiB and 64 KiB
+/// cells were at or above lighttpd that way. `mss` 0 or `u32::MAX` (unknown): plain slices.
+fn slice_len(left: u64, sent: u64, mss: u32, whole: u64) -> usize {
+    if whole <= SENDFILE_CHUNK as u64 {
         return left as usize;
     }
-    let m = u64::from(mss);
-    if m == 0 || m > chunk / 2 {
-        return SENDFILE_CHUNK;
+    if mss == 0 || mss == u32::MAX {
+        return left.min(SLICE) as usize;
     }
-    // (sent + chunk) rounded down to a multiple of m is more than sent, as chunk >= 2m.
-    ((sent + chunk) / m * m - sent) as usize
+    let m = u64::from(mss);
+    let span = (SLICE / m).max(1) * m;
+    if left <= span {
+        return left as usize;
+    }
+    // (sent + span) rounded down to a multiple of m is more than sent, as span >= m.
+    ((sent + span) / m * m - sent) as usize
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -355,10 +360,11 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64, heads_on_ring: bool) -> io::Res
                     return Ok(Flush::Done);
                 } else {
                     let left = *end - *off;
-                    if c.mss == 0 && left > SENDFILE_CHUNK as u64 {
+                    let whole = c.body_sent + left;
+                    if c.mss == 0 && whole > SENDFILE_CHUNK as u64 {
                         c.mss = net::tcp_mss(sock).unwrap_or(u32::MAX);
                     }
-                    let want = slice_len(left, c.wbuf.len() as u64 + c.body_sent, c.mss);
+                    let want = slice_len(left, c.wbuf.len() as u64 + c.body_sent, c.mss, whole);
                     // sendfile would wait for bytes the file system has yet to produce: a
                     // helper reads them in first. (Where the kernel cannot say, go ahead.)
                     if !(std::mem::take(&mut c.paged) || c.resident)
@@ -612,35 +618,41 @@ mod tests {
     }
 
     /// A long body's slices end where the response's bytes fill whole segments (the head
-    /// counted), and are as long as a slice allows; short bodies and unknown or huge segment
-    /// sizes go in plain slices.
+    /// counted), as many segments as fit in a slice and at least one; a body up to a chunk
+    /// goes in one call; unknown segment sizes give plain slices.
     #[test]
     fn slices_end_on_whole_segments() {
-        let chunk = SENDFILE_CHUNK as u64;
-        // Loopback: a 244-byte head, then a 1 MiB body.
-        assert_eq!(slice_len(1 << 20, 244, 65483), 4 * 65483 - 244);
-        assert_eq!(slice_len((1 << 20) - 261688, 4 * 65483, 65483), 4 * 65483);
-        // Ethernet-sized segments.
-        assert_eq!(slice_len(1 << 20, 0, 1448), 181 * 1448);
-        for mss in [1u32, 536, 1448, 9000, 65483, (chunk / 2) as u32] {
+        let mib = 1u64 << 20;
+        // Loopback as measured here (TCP_MAXSEG 32768): a 244-byte head, then 1 MiB.
+        assert_eq!(slice_len(mib, 244, 32768, mib), 32768 - 244);
+        assert_eq!(slice_len(mib - (32768 - 244), 32768, 32768, mib), 32768);
+        // The tail: what is left after the last whole segment goes at once.
+        assert_eq!(slice_len(244, mib, 32768, mib), 244);
+        // Ethernet-sized segments: 22 of 1448 bytes fit in 32 KiB.
+        assert_eq!(slice_len(mib, 0, 1448, mib), 22 * 1448);
+        // A segment longer than a slice: one segment a slice.
+        assert_eq!(slice_len(mib, 244, 65483, mib), 65483 - 244);
+        for mss in [1u32, 536, 1448, 9000, 32768, 65483, 1 << 20] {
+            let m = u64::from(mss);
+            let span = (SLICE / m).max(1) * m;
             for sent in [0u64, 1, 243, 65482, 65483, 1 << 20, (1 << 30) + 7] {
-                let n = slice_len(10 * chunk, sent, mss) as u64;
-                assert_eq!((sent + n) % u64::from(mss), 0, "mss {mss} sent {sent}");
-                assert!(
-                    n <= chunk && n > chunk - u64::from(mss),
-                    "mss {mss} sent {sent}: {n}"
-                );
+                let n = slice_len(10 * mib, sent, mss, 10 * mib) as u64;
+                assert_eq!((sent + n) % m, 0, "mss {mss} sent {sent}");
+                assert!(n <= span && n > span - m, "mss {mss} sent {sent}: {n}");
             }
         }
-        assert_eq!(slice_len(chunk, 244, 65483), SENDFILE_CHUNK);
-        assert_eq!(slice_len(100, 244, 65483), 100);
-        assert_eq!(slice_len(1 << 20, 244, 0), SENDFILE_CHUNK);
-        assert_eq!(slice_len(1 << 20, 244, u32::MAX), SENDFILE_CHUNK);
+        // Up to a chunk: one call, whatever the segments.
+        let chunk = SENDFILE_CHUNK as u64;
+        assert_eq!(slice_len(chunk, 244, 32768, chunk), SENDFILE_CHUNK);
+        assert_eq!(slice_len(100, 244, 32768, 100), 100);
+        // The segment size unknown: plain slices.
+        assert_eq!(slice_len(mib, 244, 0, mib), SLICE as usize);
+        assert_eq!(slice_len(mib, 244, u32::MAX, mib), SLICE as usize);
+        assert_eq!(slice_len(100, mib, 0, mib + 100), 100);
     }
 
-    /// A body longer than one slice gives way after each slice (Flush::Yield) so that the
-    /// other connections' bodies go in turn, as lighttpd's 256 KiB turns do; it still
-    /// arrives whole and in order.
+    /// A body longer than a chunk gives way after each slice (Flush::Yield) so that the
+    /// other connections' bodies go in turn; it still arrives whole and in order.
     #[test]
     fn a_long_body_gives_way_after_each_slice_and_arrives_whole() -> io::Result<()> {
         let n = 3 * SENDFILE_CHUNK + 100;
@@ -660,8 +672,8 @@ mod tests {
                 Flush::Ring | Flush::PageIn(..) => panic!("a file body goes by sendfile"),
             }
         }
-        // Three full slices, each followed by more: three turns given away, at least (a full
-        // socket may cut a slice short, which waits instead).
+        // Full slices, each followed by more, give turns away (a full socket may cut a slice
+        // short, which waits instead): at least one.
         assert!(yields >= 1, "{yields}");
         let got = reader
             .join()
