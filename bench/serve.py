@@ -68,6 +68,10 @@ http {{
 """
 
 
+def interrupted(*_):
+    raise KeyboardInterrupt
+
+
 def binary(name):
     return shutil.which(name) or f"/usr/sbin/{name}"
 
@@ -88,6 +92,13 @@ def wait_port(port, proc, within=10):
 def start(name, root, pin, threads, prefix=()):
     """Starts server `name` on its port (under `prefix`, e.g. valgrind, when given)."""
     port = PORTS[name]
+    # A server left on the port (from an interrupted run, or started by hand) would answer
+    # in place of this one.
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        raise SystemExit(f"port {port} ({name}) is taken by another process: stop it first")
+    except OSError:
+        pass
     # lighttpd's max-worker 0 is one process; N > 1 forks N workers.
     workers = threads if name == "nginx" else (0 if threads == 1 else threads)
     if name.startswith(("iolab", "base")):
@@ -297,6 +308,9 @@ def main():
     ap.add_argument("--servers", default="iolab,iolab-uring,lighttpd,nginx")
     ap.add_argument("--base", help="an older iolab binary, run as servers base and base-uring")
     a = ap.parse_args()
+    # SIGTERM (kill, a CI timeout) unwinds like ^C: the servers started so far are stopped by
+    # the `finally`s instead of being left on their ports.
+    signal.signal(signal.SIGTERM, interrupted)
     global BASE
     BASE = a.base
     if any(n.startswith("base") for n in a.servers.split(",")) and not BASE:
