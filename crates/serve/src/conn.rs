@@ -13,8 +13,8 @@ use crate::cache::Handle;
 use crate::path::Found;
 use crate::route::{self, Body};
 
-/// A file body up to this long goes in one sendfile call; a longer one goes in slices (see
-/// [`slice_len`]), a connection a turn. Multipart parts go in plain slices of this length.
+/// A file body (or a multipart part) up to this long goes in one sendfile call; a longer one
+/// goes in slices (see [`slice_len`]), a connection a turn.
 const SENDFILE_CHUNK: usize = 256 << 10;
 
 /// The bytes a slice of a long body aims at: as many whole segments as fit, at least one.
@@ -437,7 +437,7 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
         return Ok(Some(Flush::Done));
     };
     let mp = &c.mp;
-    let Some(&(pre_end, _, last)) = mp.parts.get(*k) else {
+    let Some(&(pre_end, first, last)) = mp.parts.get(*k) else {
         // The closing delimiter.
         let tail = &mp.framing[*fpos..];
         if tail.is_empty() {
@@ -467,22 +467,32 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
         c.deadline = deadline;
         return Ok(None);
     }
-    let want = (last + 1 - *off).min(SENDFILE_CHUNK as u64) as usize;
+    // A part's bytes go as a file body's do (see `slice_len`): a part up to a chunk in one
+    // call, a longer one in slices of whole segments, giving way to the other connections
+    // after each.
+    let (left, whole) = (last + 1 - *off, last + 1 - first);
+    if c.mss == 0 && whole > SENDFILE_CHUNK as u64 {
+        c.mss = net::tcp_mss(sock).unwrap_or(u32::MAX);
+    }
+    let want = slice_len(left, c.wbuf.len() as u64 + c.body_sent, c.mss, whole);
     if !std::mem::take(&mut c.paged) && net::page_cached(file, *off, want as u64) == Some(false) {
         return Ok(Some(Flush::PageIn(*off, want as u64)));
     }
-    match net::sendfile(sock, file, off, want) {
+    let n = match net::sendfile(sock, file, off, want) {
         Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-        Ok(n) => c.body_sent += n as u64,
+        Ok(n) => n,
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some(Flush::Wait)),
         Err(e) => return Err(e),
-    }
+    };
+    c.body_sent += n as u64;
     c.deadline = deadline;
     if *off > last {
         *k += 1;
         if let Some(p) = mp.parts.get(*k) {
             *off = p.1;
         }
+    } else if n == want {
+        return Ok(Some(Flush::Yield));
     }
     Ok(None)
 }

@@ -970,6 +970,18 @@ fn several_ranges_are_multipart_byteranges() {
         let r = get(a, path, &format!("Range: bytes={}\r\n", flood.join(",")));
         assert_eq!((r.status, r.body.len()), (200, size), "{path}");
     }
+    // A part longer than a sendfile chunk (256 KiB) goes in slices, between other
+    // connections' turns: it still arrives whole, then the next part.
+    let data = pattern(2, 300_000);
+    let r = get(a, "/big.bin", "Range: bytes=0-279999, 290000-\r\n");
+    let parts = multipart_parts(&r);
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[0].1, "bytes 0-279999/300000");
+    assert!(
+        parts[0].2 == data[..280_000],
+        "the long part arrived changed"
+    );
+    assert_eq!(parts[1].2, &data[290_000..]);
     let apart: Vec<String> = (0..17)
         .map(|i| format!("{}-{}", i * 200, i * 200))
         .collect();
