@@ -28,8 +28,9 @@ const SLICE: u64 = 32 << 10;
 ///
 /// Why: with BBR (this kernel's default) every socket is paced, and a send that finds its
 /// socket's next departure time still ahead arms the pacing timer (`tcp_pace_kick`); on this
-/// VM arming it reprograms the timer device, and perf put 24-32% of the server's CPU under
-/// that from tcp_write_xmit at 1 MiB x 16 connections. Counted with `perf stat -e
+/// VM arming it is dear (perf put 24-32% of the server's CPU at 1 MiB x 16 connections in
+/// tcp_write_xmit's hrtimer_start, with interrupts off: the timer device's reprogramming, we
+/// think, trapping to the hypervisor). Counted with `perf stat -e
 /// timer:hrtimer_start` on the server's CPU, per response, with the req/s (pinned, alternating,
 /// 3 rounds): one 1 MiB call 10-12 (1,600-1,800), 256 KiB slices 2.4-2.9 (4,900-5,500),
 /// lighttpd 1.8-2.0 (5,900), 32 KiB whole-segment slices 0.09-0.15 (6,600-6,900). A slice
