@@ -43,37 +43,27 @@ pub unsafe fn rw_full(
     offset: u64,
     calls: &mut u64,
 ) -> io::Result<usize> {
-    if call == RwCall::Positional && len > 0 {
-        // psync's usual case, kept out of the general loop: one pread or pwrite that moves
-        // everything. Anything else (short, end of file, an error) goes on from its answer.
-        *calls += 1;
-        let off = offset as libc::off_t;
-        // SAFETY: buf is valid for len bytes (the caller's guarantee).
-        let ret = cvt(unsafe {
-            if write {
-                libc::pwrite(fd, buf as *const libc::c_void, len, off)
-            } else {
-                libc::pread(fd, buf as *mut libc::c_void, len, off)
-            }
-        });
-        if let Ok(k) = ret {
-            if k == len {
-                return Ok(len);
-            }
-        }
-        // SAFETY: as above.
-        return unsafe { rw_from(write, call, fd, buf, len, offset, calls, Some(ret)) };
+    if len == 0 {
+        return Ok(0);
+    }
+    // The usual case first, kept out of the loop: one call that moves everything.
+    *calls += 1;
+    // SAFETY: buf is valid for len bytes (the caller's guarantee).
+    let first = unsafe { rw_once(write, call, fd, buf, len, offset as libc::off_t, calls) };
+    if matches!(first, Ok(k) if k == len) {
+        return Ok(len);
     }
     // SAFETY: as above.
-    unsafe { rw_from(write, call, fd, buf, len, offset, calls, None) }
+    unsafe { rw_rest(write, call, fd, buf, len, offset, calls, first) }
 }
 
-/// [`rw_full`]'s loop, `first` the answer of a first call already made.
+/// [`rw_full`] after its first call, whose answer is `first`: short transfers go on where
+/// they stopped, retries are made, end of file and errors end it.
 ///
 /// # Safety
 /// As [`rw_full`].
 #[allow(clippy::too_many_arguments)]
-unsafe fn rw_from(
+unsafe fn rw_rest(
     write: bool,
     call: RwCall,
     fd: RawFd,
@@ -81,29 +71,28 @@ unsafe fn rw_from(
     len: usize,
     offset: u64,
     calls: &mut u64,
-    mut first: Option<io::Result<usize>>,
+    first: io::Result<usize>,
 ) -> io::Result<usize> {
     let nowait = matches!(call, RwCall::V2 { nowait: true, .. });
     let mut done = 0usize;
-    while done < len {
-        let ret = match first.take() {
-            Some(r) => r,
-            None => {
-                let off = (offset + done as u64) as libc::off_t;
-                // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
-                let p = unsafe { buf.add(done) };
-                *calls += 1;
-                // SAFETY: p is valid for len - done bytes (the caller's guarantee).
-                unsafe { rw_once(write, call, fd, p, len - done, off, calls) }
-            }
-        };
+    let mut ret = first;
+    loop {
         match ret {
             Ok(0) if !write => break,
             Ok(0) => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
             Ok(k) => done += k,
-            Err(e) if is_retry(&e, nowait) => continue,
+            Err(e) if is_retry(&e, nowait) => {}
             Err(e) => return Err(e),
         }
+        if done >= len {
+            break;
+        }
+        let off = (offset + done as u64) as libc::off_t;
+        // SAFETY: the caller guarantees buf..buf+len is valid; we stay within it.
+        let p = unsafe { buf.add(done) };
+        *calls += 1;
+        // SAFETY: p is valid for len - done bytes (the caller's guarantee).
+        ret = unsafe { rw_once(write, call, fd, p, len - done, off, calls) };
     }
     Ok(done)
 }
@@ -113,6 +102,7 @@ unsafe fn rw_from(
 ///
 /// # Safety
 /// `p` must be valid for reads and writes of `n` bytes for the duration of the call.
+#[inline(always)]
 unsafe fn rw_once(
     write: bool,
     call: RwCall,
@@ -191,46 +181,48 @@ mod tests {
     use super::*;
     use crate::testutil::{open_rw, TempPath};
 
-    /// psync's one-call path: a whole transfer is one call; a read that reaches end of file
-    /// goes on from the first call's answer (one more call, which returns 0) and completes
-    /// with what it got; an error is the first call's, not a second call's.
+    /// The one-call path, for each call that takes the offset with it (psync, pvsync,
+    /// pvsync2): a whole transfer is one call; a read that reaches end of file goes on from
+    /// the first call's answer (one more call, which returns 0) and completes with what it
+    /// got; an error is the first call's, not a second call's.
     #[test]
     fn positional_whole_short_and_failed_transfers() {
         let path = TempPath::new("rw", "positional");
         let file = open_rw(&path.0, false);
-        // One positional transfer of 8192 bytes at `off` through `buf`: its outcome and calls.
-        let call = |write: bool, fd: RawFd, buf: &mut [u8], off: u64| {
-            assert_eq!(buf.len(), 8192);
-            let mut calls = 0;
-            // SAFETY: buf is valid for its 8192 bytes during the call (and with a descriptor
-            // that is not open, nothing is touched).
-            let r = unsafe {
-                rw_full(
-                    write,
-                    RwCall::Positional,
-                    fd,
-                    buf.as_mut_ptr(),
-                    8192,
-                    off,
-                    &mut calls,
-                )
-            };
-            (r, calls)
-        };
         let fd = file.as_raw_fd();
-        let mut data = iolab_testkit::pattern(7, 8192);
-        let (wrote, calls) = call(true, fd, &mut data, 0);
-        assert_eq!((wrote.unwrap(), calls), (8192, 1));
-        let mut back = vec![0u8; 8192];
-        let (read, calls) = call(false, fd, &mut back, 0);
-        assert_eq!((read.unwrap(), calls), (8192, 1));
-        assert_eq!(back, data);
-        back.fill(0);
-        let (read, calls) = call(false, fd, &mut back, 4096);
-        assert_eq!((read.unwrap(), calls), (4096, 2));
-        assert_eq!(back[..4096], data[4096..]);
-        let (bad, calls) = call(false, -1, &mut back, 0);
-        assert_eq!(bad.unwrap_err().raw_os_error(), Some(libc::EBADF));
-        assert_eq!(calls, 1);
+        let kinds = [
+            RwCall::Positional,
+            RwCall::PositionalV,
+            RwCall::V2 {
+                flags: 0,
+                nowait: false,
+            },
+        ];
+        for kind in kinds {
+            // One transfer of 8192 bytes at `off` through `buf`: its outcome and calls.
+            let call = |write: bool, fd: RawFd, buf: &mut [u8], off: u64| {
+                assert_eq!(buf.len(), 8192);
+                let mut calls = 0;
+                // SAFETY: buf is valid for its 8192 bytes during the call (and with a
+                // descriptor that is not open, nothing is touched).
+                let r =
+                    unsafe { rw_full(write, kind, fd, buf.as_mut_ptr(), 8192, off, &mut calls) };
+                (r, calls)
+            };
+            let mut data = iolab_testkit::pattern(7, 8192);
+            let (wrote, calls) = call(true, fd, &mut data, 0);
+            assert_eq!((wrote.unwrap(), calls), (8192, 1), "{kind:?}");
+            let mut back = vec![0u8; 8192];
+            let (read, calls) = call(false, fd, &mut back, 0);
+            assert_eq!((read.unwrap(), calls), (8192, 1), "{kind:?}");
+            assert_eq!(back, data);
+            back.fill(0);
+            let (read, calls) = call(false, fd, &mut back, 4096);
+            assert_eq!((read.unwrap(), calls), (4096, 2), "{kind:?}");
+            assert_eq!(back[..4096], data[4096..]);
+            let (bad, calls) = call(false, -1, &mut back, 0);
+            assert_eq!(bad.unwrap_err().raw_os_error(), Some(libc::EBADF));
+            assert_eq!(calls, 1, "{kind:?}");
+        }
     }
 }
