@@ -53,6 +53,15 @@ fn slice_len(left: u64, sent: u64, mss: u32, whole: u64) -> usize {
     ((sent + span) / m * m - sent) as usize
 }
 
+/// [`slice_len`] for a connection: its segment size `mss` is asked of the socket (once a
+/// connection, kept in `mss`) the first time a body is long enough to go in slices.
+fn next_slice(mss: &mut u32, sock: &TcpStream, left: u64, sent: u64, whole: u64) -> usize {
+    if *mss == 0 && whole > SENDFILE_CHUNK as u64 {
+        *mss = net::tcp_mss(sock).unwrap_or(u32::MAX);
+    }
+    slice_len(left, sent, *mss, whole)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
     /// Waiting for (the rest of) a request head.
@@ -361,11 +370,8 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64, heads_on_ring: bool) -> io::Res
                     return Ok(Flush::Done);
                 } else {
                     let left = *end - *off;
-                    let whole = c.body_sent + left;
-                    if c.mss == 0 && whole > SENDFILE_CHUNK as u64 {
-                        c.mss = net::tcp_mss(sock).unwrap_or(u32::MAX);
-                    }
-                    let want = slice_len(left, c.wbuf.len() as u64 + c.body_sent, c.mss, whole);
+                    let sent = c.wbuf.len() as u64 + c.body_sent;
+                    let want = next_slice(&mut c.mss, sock, left, sent, c.body_sent + left);
                     // sendfile would wait for bytes the file system has yet to produce: a
                     // helper reads them in first. (Where the kernel cannot say, go ahead.)
                     if !(std::mem::take(&mut c.paged) || c.resident)
@@ -471,11 +477,8 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
     // A part's bytes go as a file body's do (see `slice_len`): a part up to a chunk in one
     // call, a longer one in slices of whole segments, giving way to the other connections
     // after each.
-    let (left, whole) = (last + 1 - *off, last + 1 - first);
-    if c.mss == 0 && whole > SENDFILE_CHUNK as u64 {
-        c.mss = net::tcp_mss(sock).unwrap_or(u32::MAX);
-    }
-    let want = slice_len(left, c.wbuf.len() as u64 + c.body_sent, c.mss, whole);
+    let sent = c.wbuf.len() as u64 + c.body_sent;
+    let want = next_slice(&mut c.mss, sock, last + 1 - *off, sent, last + 1 - first);
     if !std::mem::take(&mut c.paged) && net::page_cached(file, *off, want as u64) == Some(false) {
         return Ok(Some(Flush::PageIn(*off, want as u64)));
     }

@@ -180,8 +180,9 @@ pub fn set_cork(sock: &TcpStream, on: bool) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
-/// The connection's current maximum segment size (TCP_MAXSEG: the kernel's `mss_cache`,
-/// 65483 bytes over loopback, 1448 over most Ethernet paths).
+/// The connection's current maximum segment size (TCP_MAXSEG: the kernel's `mss_cache`;
+/// 32768 on this machine's loopback connections as the server asks it, 1448 over most
+/// Ethernet paths).
 pub fn tcp_mss(sock: &TcpStream) -> io::Result<u32> {
     let v = super::sock::get_int(sock, libc::IPPROTO_TCP, libc::TCP_MAXSEG)?;
     u32::try_from(v).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))
