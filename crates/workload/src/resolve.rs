@@ -327,7 +327,10 @@ fn files_of(
     let names = file_names(spec, clone);
     let nfiles = names.len() as u64;
     let first_size = names.first().and_then(|p| (env.size_of)(p));
-    let mut offset_base = bytes_of(&spec.offset, first_size, spec, "offset")?;
+    // fio takes a percentage of the file's real size, 0 for a file not made yet: offset=25%
+    // on a new file starts at 0 (and at 25% of it on the next run, once the file exists).
+    let offset_whole = first_size.or(Some(0));
+    let mut offset_base = bytes_of(&spec.offset, offset_whole, spec, "offset")?;
     if let SizeOrPct::Percent(_) = spec.offset {
         // fio aligns a percentage offset up, to offset_align or the smallest block size.
         let align = spec
@@ -336,7 +339,7 @@ fn files_of(
             .max(1);
         offset_base = offset_base.div_ceil(align).saturating_mul(align);
     }
-    let increment = bytes_of(&spec.offset_increment, first_size, spec, "offset_increment")?;
+    let increment = bytes_of(&spec.offset_increment, offset_whole, spec, "offset_increment")?;
     let offset = offset_base + increment * u64::from(clone);
     // No size given and several existing files (opendir, a filename list): as fio, each is
     // used at its own size and the job's size is their sum.

@@ -470,3 +470,36 @@ fn null_at_depth_commits_and_reaps_one_at_a_time_as_fio() {
         assert_eq!(lines, depth_lines(&theirs), "fio:\n{theirs}");
     }
 }
+
+/// Found by tools/fiodiff.py: `offset=25%` on a file not made yet was refused ("needs an
+/// existing file"); fio takes the percentage of the file's real size, 0 for a new file, so
+/// the first run writes from 0, and the next, on the file it left, from 25% of it.
+#[test]
+fn a_percent_offset_of_a_new_file_is_zero_as_fio() {
+    let d = TestDir::new("offset-pct-new");
+    let args = [
+        "--name=t",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--offset=25%",
+        "--write_iolog=io.log",
+    ];
+    let first_writes = |d: &TestDir| -> Vec<String> {
+        let log = std::fs::read_to_string(d.path.join("io.log")).unwrap();
+        log.lines()
+            .filter(|l| l.contains(" write "))
+            .take(1)
+            .map(|l| l.split_once(' ').unwrap().1.to_string())
+            .collect()
+    };
+    d.run(&args).ok();
+    assert_eq!(first_writes(&d), ["t.0.0 write 0 4096"]);
+    assert_eq!(std::fs::metadata(d.path.join("t.0.0")).unwrap().len(), 65536);
+    d.run(&args).ok();
+    // The second run starts at 25% of the 64 KiB the first left: the file grows to 80 KiB.
+    assert_eq!(std::fs::metadata(d.path.join("t.0.0")).unwrap().len(), 81920);
+    if let Some(f) = fio("offset pct", &TestDir::new("offset-pct-fio"), &args) {
+        assert!(f.status.success(), "{}", String::from_utf8_lossy(&f.stderr));
+    }
+}
