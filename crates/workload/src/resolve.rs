@@ -339,7 +339,12 @@ fn files_of(
             .max(1);
         offset_base = offset_base.div_ceil(align).saturating_mul(align);
     }
-    let increment = bytes_of(&spec.offset_increment, offset_whole, spec, "offset_increment")?;
+    let increment = bytes_of(
+        &spec.offset_increment,
+        offset_whole,
+        spec,
+        "offset_increment",
+    )?;
     let offset = offset_base + increment * u64::from(clone);
     // No size given and several existing files (opendir, a filename list): as fio, each is
     // used at its own size and the job's size is their sum.

@@ -495,10 +495,16 @@ fn a_percent_offset_of_a_new_file_is_zero_as_fio() {
     };
     d.run(&args).ok();
     assert_eq!(first_writes(&d), ["t.0.0 write 0 4096"]);
-    assert_eq!(std::fs::metadata(d.path.join("t.0.0")).unwrap().len(), 65536);
+    assert_eq!(
+        std::fs::metadata(d.path.join("t.0.0")).unwrap().len(),
+        65536
+    );
     d.run(&args).ok();
     // The second run starts at 25% of the 64 KiB the first left: the file grows to 80 KiB.
-    assert_eq!(std::fs::metadata(d.path.join("t.0.0")).unwrap().len(), 81920);
+    assert_eq!(
+        std::fs::metadata(d.path.join("t.0.0")).unwrap().len(),
+        81920
+    );
     if let Some(f) = fio("offset pct", &TestDir::new("offset-pct-fio"), &args) {
         assert!(f.status.success(), "{}", String::from_utf8_lossy(&f.stderr));
     }
