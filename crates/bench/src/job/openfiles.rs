@@ -1,9 +1,14 @@
-//! fio's `openfiles`: at most that many of the job's files are open at once. The generator
-//! keeps the files in use (`IoGen::in_use`: a file leaves when its span is done and the next
-//! one comes in); the runner opens a file when its first I/O comes and closes, just before,
-//! the open files that are no longer in use, as fio closes a file when it is done and opens
-//! the next (`set_io_u_file`). Without the option every file is opened at setup and the check
-//! is one branch on a flag.
+//! When the job's files open. fio opens each file at its first I/O (`get_next_file`), so
+//! does iolab: a job of several files starts with none open and the runner opens each when
+//! its first I/O comes (its iolog shows `open` there, as fio's does). Under fio's `openfiles`
+//! at most that many are open at once: the generator keeps the files in use
+//! (`IoGen::in_use`: a file leaves when its span is done and the next one comes in) and the
+//! runner closes, just before opening the next, the open files that are no longer in use, as
+//! fio closes a file when it is done (`set_io_u_file`). A job of one file opens it at setup
+//! (no I/O could come between), as do the jobs whose files are not plain files the loop owns
+//! (offloaded submitters, connections, engines that make their own files, a replayed
+//! iolog, which says itself when each file opens). The check on the
+//! hot path is one comparison.
 
 use iolab_engine::{sys, FileId};
 use iolab_job::debug;
@@ -12,13 +17,33 @@ use iolab_workload::JobPlan;
 use super::fileops::FileOps;
 use super::Runner;
 
-/// How many of the job's files are opened at setup: all of them, or fio's `openfiles` when
-/// it is smaller (the generator starts with the first that many in use).
-pub(crate) fn open_at_start(plan: &JobPlan) -> usize {
+/// At most how many of the job's files are open at once: fio's `openfiles` when it is
+/// smaller than the number of files, else all of them.
+pub(crate) fn open_limit(plan: &JobPlan) -> usize {
     let n = plan.files.len();
     match plan.pattern.open_files {
         k @ 1.. if k < n => k,
         _ => n,
+    }
+}
+
+/// How many of the job's files are opened at setup: under `openfiles` the first that many
+/// (the generator starts with them in use); none where each opens at its first I/O; else
+/// all.
+pub(crate) fn open_at_start(plan: &JobPlan) -> usize {
+    let n = plan.files.len();
+    let limit = open_limit(plan);
+    if limit < n {
+        limit
+    } else if n > 1
+        && plan.engine.kind.needs_files()
+        && !plan.spec.io_submit_offload
+        && !plan.spec.create_on_open
+        && plan.replay.is_none()
+    {
+        0
+    } else {
+        n
     }
 }
 
@@ -34,17 +59,20 @@ impl Runner<'_> {
     /// and opens `fi`.
     #[cold]
     fn swap_in(&mut self, fi: usize) -> bool {
-        if self.commit().and_then(|()| self.drain()).is_err() {
-            return false;
-        }
-        // Once per file swapped, not per I/O.
-        let keep = self.gen.in_use().unwrap_or(&[]).to_vec();
-        self.close_where(fi, |i| !keep.contains(&i));
-        // A read back (verify) may want a file outside the generator's set: one in use
-        // makes room then, so that the limit holds.
-        let limit = crate::job::open_at_start(self.plan);
-        if self.files.iter().filter(|f| **f != FileId::CLOSED).count() >= limit {
-            self.close_where(fi, |_| true);
+        let limit = open_limit(self.plan);
+        if limit < self.files.len() {
+            // Closing under openfiles: what is in flight completes first.
+            if self.commit().and_then(|()| self.drain()).is_err() {
+                return false;
+            }
+            // Once per file swapped, not per I/O.
+            let keep = self.gen.in_use().unwrap_or(&[]).to_vec();
+            self.close_where(fi, |i| !keep.contains(&i));
+            // A read back (verify) may want a file outside the generator's set: one in use
+            // makes room then, so that the limit holds.
+            if self.files.iter().filter(|f| **f != FileId::CLOSED).count() >= limit {
+                self.close_where(fi, |_| true);
+            }
         }
         match crate::setup::open_one(self.plan, fi, &mut *self.eng) {
             Ok(id) => {
