@@ -125,7 +125,7 @@ impl Lfsr {
     }
 
     /// The next block of this pass, `None` once the pass has given every block.
-    pub fn next(&mut self) -> Option<u64> {
+    pub fn next_in_pass(&mut self) -> Option<u64> {
         if self.given > self.last {
             return None;
         }
@@ -143,11 +143,11 @@ impl Lfsr {
 
     /// The next block; after a pass, the pass starts again ([`Lfsr::reset`]).
     pub fn next_block(&mut self) -> u64 {
-        match self.next() {
+        match self.next_in_pass() {
             Some(b) => b,
             None => {
                 self.reset();
-                self.next().unwrap_or(0)
+                self.next_in_pass().unwrap_or(0)
             }
         }
     }
@@ -163,7 +163,7 @@ mod tests {
             for seed in [0u64, 0xb189_9bed, 0x1234_5678_9abc] {
                 let mut l = Lfsr::new(blocks, seed);
                 for _ in 0..2 {
-                    let mut pass: Vec<u64> = std::iter::from_fn(|| l.next()).collect();
+                    let mut pass: Vec<u64> = std::iter::from_fn(|| l.next_in_pass()).collect();
                     pass.sort_unstable();
                     assert_eq!(pass, (0..blocks).collect::<Vec<_>>(), "{blocks} {seed}");
                     l.reset();
@@ -176,7 +176,7 @@ mod tests {
     fn the_order_is_fio_3_33s() {
         // fio 3.33, rw=randread size=32k bs=4k random_generator=lfsr (write_iolog).
         let mut l = Lfsr::new(8, 0xb189_9bed);
-        let got: Vec<u64> = std::iter::from_fn(|| l.next()).collect();
+        let got: Vec<u64> = std::iter::from_fn(|| l.next_in_pass()).collect();
         assert_eq!(got, [3, 2, 5, 1, 0, 4, 6, 7]);
     }
 }
