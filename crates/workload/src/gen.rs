@@ -2,7 +2,7 @@
 //! generator. What to do comes from a [`Pattern`]; when to stop (bytes or time) is partly here
 //! (a byte budget) and partly the runner's (runtime).
 
-use crate::dist::Picker;
+use crate::dist::{OffsetRng, Picker, Seeding};
 use crate::randmap::RandomMap;
 use crate::rng::{FioSeeds, Taus88};
 use crate::zbd::ZbdRun;
@@ -43,7 +43,7 @@ struct FileState {
 pub struct IoGen {
     p: Pattern,
     files: Vec<FileState>,
-    rng_off: Taus88,
+    rng_off: OffsetRng,
     /// What a full random map does to the offset stream (see [`Refill`]).
     refill: Refill,
     /// Bytes issued at which the next loop starts (see [`IoGen::loop_start`]).
@@ -136,6 +136,22 @@ impl std::fmt::Display for MapAllocError {
 }
 
 impl std::error::Error for MapAllocError {}
+
+/// Whether fio keeps a random map: for uniform random offsets of the tausworthe
+/// generators (the lfsr visits each block once without one; the other distributions may
+/// pick a block again).
+fn keeps_map(p: &Pattern) -> bool {
+    p.random && p.random_map && !p.lfsr && p.dist == crate::Dist::Uniform
+}
+
+/// How file `i`'s zipf, pareto or normal offsets are seeded (see [`Pattern::dist_seeds`]).
+fn dist_seeding(p: &Pattern, i: usize) -> Seeding {
+    let seed = match p.dist_seeds.get(i) {
+        Some(&s) => s,
+        None => (p.seed ^ (i as u64).wrapping_mul(0x9e37_79b9)) as u32,
+    };
+    Seeding { seed, hash: true }
+}
 
 /// The random map's unit: the smallest block size of the directions the pattern uses.
 fn map_unit(p: &Pattern) -> u64 {
@@ -238,7 +254,7 @@ impl IoGen {
         p.files
             .iter()
             .map(|s| {
-                if p.random && p.random_map {
+                if keeps_map(p) {
                     RandomMap::bytes_for((s.len / unit).max(1))
                 } else {
                     0
@@ -253,7 +269,7 @@ impl IoGen {
         let mut files = Vec::with_capacity(p.files.len());
         for (i, &span) in p.files.iter().enumerate() {
             let blocks = (span.len / unit).max(1);
-            let map = match p.random && p.random_map {
+            let map = match keeps_map(&p) {
                 false => None,
                 true => Some(RandomMap::try_new(blocks).map_err(|_| MapAllocError {
                     file: i,
@@ -264,9 +280,11 @@ impl IoGen {
                 span,
                 pos: [backward_start(&p, span); 3],
                 map,
-                picker: Picker::new(&p.dist, blocks, unit),
-                lfsr: (p.random && p.lfsr && p.dist == crate::Dist::Uniform)
-                    .then(|| crate::lfsr::Lfsr::new(blocks, p.seed ^ i as u64)),
+                picker: Picker::new(&p.dist, blocks, unit, dist_seeding(&p, i), p.taus64),
+                lfsr: (p.random && p.lfsr && p.dist == crate::Dist::Uniform).then(|| {
+                    let seed = p.fio_seeds.map_or(p.seed ^ i as u64, |f| f.offsets64());
+                    crate::lfsr::Lfsr::new(blocks, seed)
+                }),
                 unit,
                 last: [0; 3],
                 zone_at: 0,
@@ -279,7 +297,7 @@ impl IoGen {
         let fio = p.fio_seeds;
         let mut g = IoGen {
             files,
-            rng_off: Taus88::new(s ^ SEED_XOR[0]),
+            rng_off: OffsetRng::new(s ^ SEED_XOR[0]),
             refill: match (fio, p.bytes, p.random, p.random_map) {
                 // fio seeds its streams again at each loop, but for random I/O without a map.
                 (Some(f), Some(_), false, _) | (Some(f), Some(_), true, true) => Refill::Reseed(f),
@@ -308,7 +326,10 @@ impl IoGen {
                 rr: 0,
             }),
             file_dist: match &p.file_pick {
-                FilePick::Dist(d) => Some(Picker::new(d, p.files.len() as u64, 1)),
+                FilePick::Dist(d) => {
+                    let seed = fio.map_or(s ^ SEED_XOR[4], |f| f.seed(FioSeeds::FILE));
+                    Some(Picker::files(d, p.files.len() as u64, seed as u32))
+                }
                 _ => None,
             },
             simple: Simple::of(&p),
@@ -421,7 +442,7 @@ impl IoGen {
         len = len.min(span_len).max(1);
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
-            strided(f, z, len, ba, random.then_some(&mut self.rng_off))
+            strided(f, z, len, ba, random.then_some(&mut self.rng_off.taus))
         } else if random {
             let fit_len = fit.then_some(&mut fitted as &mut dyn FnMut(u64) -> u64);
             random_offset(
@@ -564,9 +585,9 @@ impl IoGen {
             return self.cur_file;
         }
         self.file_left = self.p.file_every.max(1) - 1;
-        let fi = match (&self.p.file_pick, &self.file_dist) {
+        let fi = match (&self.p.file_pick, &mut self.file_dist) {
             (FilePick::Random, _) => self.rng_file.below(n as u64) as usize,
-            (_, Some(d)) => (d.pick(&mut self.rng_file) as usize).min(n - 1),
+            (_, Some(d)) => (d.pick_file(&mut self.rng_off) as usize).min(n - 1),
             _ => {
                 let fi = self.next_file;
                 self.next_file = (fi + 1) % n;
@@ -617,7 +638,12 @@ impl IoGen {
 
     /// fio's streams from their seeds: at the start, and again at each loop.
     fn seed_fio(&mut self, f: FioSeeds) {
-        self.rng_off = Taus88::fio(f.offsets());
+        self.rng_off = OffsetRng::fio(f);
+        // fio's fio_file_reset: each file's lfsr starts its pass again.
+        self.files
+            .iter_mut()
+            .filter_map(|f| f.lfsr.as_mut())
+            .for_each(|l| l.reset());
         self.rng_mix = f.rng(FioSeeds::MIX);
         self.rng_bs = [0, 1, 2].map(|d| f.rng(FioSeeds::BS + d));
         self.rng_seq = [0, 1, 2].map(|d| f.rng(FioSeeds::SEQ_RAND + d));
@@ -676,7 +702,7 @@ impl IoGen {
 #[inline(always)]
 fn random_offset(
     f: &mut FileState,
-    (rng, refill): (&mut Taus88, Refill),
+    (rng, refill): (&mut OffsetRng, Refill),
     d: usize,
     len: &mut u64,
     ba: u64,
@@ -688,7 +714,7 @@ fn random_offset(
             // A time_based pass: fio's draw that found the map full is spent. (With loops,
             // the streams were seeded again at the loop's start: IoGen::loop_start.)
             if let Refill::SpendDraw = refill {
-                rng.next_u32();
+                rng.taus.next_u32();
             }
             m.reset();
         }

@@ -143,6 +143,12 @@ pub struct Pattern {
     /// random_generator=lfsr: uniform random offsets visit each block once a pass with no
     /// map ([`crate::lfsr`]).
     pub lfsr: bool,
+    /// random_generator=tausworthe64: the offsets (and the zones' blocks) come from fio's
+    /// 64-bit tausworthe.
+    pub taus64: bool,
+    /// Per file, the seed of its zipf, pareto or normal offsets, as fio seeds them (the jhash
+    /// of the file's name times the thread number); empty: derived from `seed`.
+    pub dist_seeds: Vec<u32>,
     /// For random modes, percent of I/Os that are random (the rest continue sequentially).
     pub percentage_random: u32,
     pub files: Vec<FileSpan>,
@@ -225,6 +231,8 @@ impl Pattern {
             dist: Dist::Uniform,
             random_map: true,
             lfsr: false,
+            taus64: false,
+            dist_seeds: Vec::new(),
             percentage_random: 100,
             files: vec![FileSpan {
                 offset: 0,

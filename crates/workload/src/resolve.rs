@@ -251,11 +251,23 @@ fn plan_one(
     .wrapping_add(index);
     let mut pattern = pattern_of(spec, spans, total, seed)?;
     // fio 3.33's own streams where they repeat: from randseed and the 1-based thread number.
-    if spec.randrepeat && spec.random_generator == "tausworthe" {
+    // (tausworthe64 and the lfsr change the offset stream alone; the mix and the others
+    // stay fio's 32-bit streams.)
+    if spec.randrepeat {
+        let thread = u32::try_from(index + 1).unwrap_or(u32::MAX);
         pattern.fio_seeds = Some(crate::rng::FioSeeds {
             randseed: spec.randseed,
-            thread: u32::try_from(index + 1).unwrap_or(u32::MAX),
+            thread,
         });
+        // fio seeds a file's zipf, pareto or normal offsets with the jhash of its name
+        // (the path as the job names it) times the thread number.
+        pattern.dist_seeds = files
+            .iter()
+            .map(|f| {
+                use std::os::unix::ffi::OsStrExt;
+                crate::rng::fio_jhash(f.path.as_os_str().as_bytes()).wrapping_mul(thread)
+            })
+            .collect();
     }
     if let Some(r) = &replay {
         r.shape(&mut pattern);
@@ -508,6 +520,8 @@ fn pattern_of(
         dist: dist(spec)?,
         random_map: !spec.norandommap,
         lfsr: spec.random_generator == "lfsr",
+        taus64: spec.random_generator == "tausworthe64",
+        dist_seeds: Vec::new(),
         percentage_random: spec.percentage_random.read.min(100),
         files: spans,
         seed,

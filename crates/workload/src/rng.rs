@@ -22,8 +22,12 @@ impl FioSeeds {
     pub const MIX: u64 = 4;
     /// `FIO_RAND_FILE_OFF`: file_service_type=random.
     pub const FILE: u64 = 5;
+    /// `FIO_RAND_BLOCK_OFF`: the offsets (see [`FioSeeds::offsets`]).
+    pub const BLOCK: u64 = 6;
     /// `FIO_RAND_SEQ_RAND_READ_OFF`, then write and trim: percentage_random per direction.
     pub const SEQ_RAND: u64 = 10;
+    /// `FIO_RAND_ZONE_OFF`: which zone of random_distribution=zoned/zoned_abs an I/O goes to.
+    pub const ZONE: u64 = 16;
 
     /// The 32-bit seed of stream `index` (fio's `rand_seeds[index]`, low half, as its 32-bit
     /// tausworthe takes it).
@@ -45,7 +49,12 @@ impl FioSeeds {
     /// `rand_seeds[FIO_RAND_BLOCK_OFF]` with FIO_RANDSEED times the thread number, so that
     /// randseed does not move the offsets (checked with fio's --debug=random).
     pub fn offsets(self) -> u32 {
-        0xb189_9bedu64.wrapping_mul(u64::from(self.thread)) as u32
+        self.offsets64() as u32
+    }
+
+    /// [`FioSeeds::offsets`] whole: what tausworthe64 and the lfsr are seeded with.
+    pub fn offsets64(self) -> u64 {
+        0xb189_9bedu64.wrapping_mul(u64::from(self.thread))
     }
 
     /// The generator of stream `index`.
@@ -149,6 +158,126 @@ impl Taus88 {
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+}
+
+/// fio's tausworthe64 (`random_generator=tausworthe64`): L'Ecuyer's five-component 64-bit
+/// combined Tausworthe generator (taus258), seeded as fio 3.33 seeds it (`__init_rand64`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Taus258 {
+    s: [u64; 5],
+}
+
+impl Taus258 {
+    /// The generator fio makes of `seed`: an LCG spreads it over the five words, each kept
+    /// above its floor, then six draws are discarded.
+    pub fn fio(seed: u64) -> Taus258 {
+        let lcg = |x: u64| x.wrapping_mul(6_906_969_069) ^ seed;
+        let floor = |x: u64, m: u64| if x < m { x + m } else { x };
+        // As in the 32-bit seeding, fio's (2^31)+(2^17)+(2^7) is 53 in C.
+        let mut s = [0u64; 5];
+        let mut prev = 53;
+        for (w, m) in s.iter_mut().zip([1, 7, 15, 33, 49]) {
+            *w = floor(lcg(prev), m);
+            prev = *w;
+        }
+        let mut r = Taus258 { s };
+        for _ in 0..6 {
+            r.next_u64();
+        }
+        r
+    }
+
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        // (left shift a, right shift b, mask, left shift c) of each component.
+        const STEPS: [(u32, u32, u64, u32); 5] = [
+            (1, 53, 0xffff_ffff_ffff_fffe, 10),
+            (24, 50, 0xffff_ffff_ffff_fe00, 5),
+            (3, 23, 0xffff_ffff_ffff_f000, 29),
+            (5, 24, 0xffff_ffff_fffe_0000, 23),
+            (3, 33, 0xffff_ffff_ff80_0000, 8),
+        ];
+        let mut out = 0;
+        for (s, (a, b, mask, c)) in self.s.iter_mut().zip(STEPS) {
+            let x = ((*s << a) ^ *s) >> b;
+            *s = ((*s & mask) << c) ^ x;
+            out ^= *s;
+        }
+        out
+    }
+
+    /// A block in `0..n` as fio picks one with tausworthe64: `n * (r / 2^64)` in double
+    /// precision, truncated.
+    #[inline]
+    pub fn fio_block(&mut self, n: u64) -> u64 {
+        let r = self.next_u64() as f64;
+        (n as f64 * (r / 18_446_744_073_709_551_616.0)) as u64
+    }
+}
+
+/// fio's `jhash` of a file name (Bob Jenkins' hash as fio 3.33 has it, whose loop over
+/// whole 12-byte blocks adds only their bytes 0, 4 and 8): with the thread number, the seed
+/// of a file's zipf, pareto or normal offsets.
+pub fn fio_jhash(key: &[u8]) -> u32 {
+    let mix = |a: &mut u32, b: &mut u32, c: &mut u32| {
+        *a = a.wrapping_sub(*c);
+        *a ^= c.rotate_left(4);
+        *c = c.wrapping_add(*b);
+        *b = b.wrapping_sub(*a);
+        *b ^= a.rotate_left(6);
+        *a = a.wrapping_add(*c);
+        *c = c.wrapping_sub(*b);
+        *c ^= b.rotate_left(8);
+        *b = b.wrapping_add(*a);
+        *a = a.wrapping_sub(*c);
+        *a ^= c.rotate_left(16);
+        *c = c.wrapping_add(*b);
+        *b = b.wrapping_sub(*a);
+        *b ^= a.rotate_left(19);
+        *a = a.wrapping_add(*c);
+        *c = c.wrapping_sub(*b);
+        *c ^= b.rotate_left(4);
+        *b = b.wrapping_add(*a);
+    };
+    // fio 3.33's initial value is the kernel's GOLDEN_RATIO_32.
+    let init = 0x61c8_8647u32.wrapping_add(key.len() as u32);
+    let (mut a, mut b, mut c) = (init, init, init);
+    let mut k = key;
+    while k.len() > 12 {
+        a = a.wrapping_add(u32::from(k[0]));
+        b = b.wrapping_add(u32::from(k[4]));
+        c = c.wrapping_add(u32::from(k[8]));
+        mix(&mut a, &mut b, &mut c);
+        k = &k[12..];
+    }
+    if k.is_empty() {
+        return c;
+    }
+    let byte = |i: usize, shift: u32| k.get(i).map_or(0, |&v| u32::from(v) << shift);
+    c = c.wrapping_add(byte(11, 24) + byte(10, 16) + byte(9, 8) + byte(8, 0));
+    b = b.wrapping_add(byte(7, 24) + byte(6, 16) + byte(5, 8) + byte(4, 0));
+    a = a.wrapping_add(byte(3, 24) + byte(2, 16) + byte(1, 8) + byte(0, 0));
+    c ^= b;
+    c = c.wrapping_sub(b.rotate_left(14));
+    a ^= c;
+    a = a.wrapping_sub(c.rotate_left(11));
+    b ^= a;
+    b = b.wrapping_sub(a.rotate_left(25));
+    c ^= b;
+    c = c.wrapping_sub(b.rotate_left(16));
+    a ^= c;
+    a = a.wrapping_sub(c.rotate_left(4));
+    b ^= a;
+    b = b.wrapping_sub(a.rotate_left(14));
+    c ^= b;
+    c.wrapping_sub(b.rotate_left(24))
+}
+
+/// fio 3.33's `__hash_u64`: a multiply by the kernel's GOLDEN_RATIO_64, which scatters the
+/// ranks of zipf, pareto and normal over the file.
+#[inline]
+pub fn fio_hash_u64(v: u64) -> u64 {
+    v.wrapping_mul(0x61c8_8646_80b5_83eb)
 }
 
 #[cfg(test)]
