@@ -105,88 +105,9 @@ pub struct Config {
     pub fatal: bool,
 }
 
-/// A decoded `verify_pattern`: bytes, and where `%o` puts the block's offset.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pattern {
-    pub bytes: Vec<u8>,
-    pub offsets_at: Vec<usize>,
-}
-
-impl Pattern {
-    /// fio's verify_pattern: `0x` hex numbers (their bytes in the order written), quoted
-    /// strings, decimal numbers (little-endian, as few bytes as hold them) and `%o` (the
-    /// block's offset, 8 bytes), one after another.
-    pub fn parse(s: &str) -> Result<Pattern, String> {
-        let mut p = Pattern::default();
-        let mut rest = s.trim();
-        while !rest.is_empty() {
-            if let Some(r) = rest.strip_prefix("%o") {
-                p.offsets_at.push(p.bytes.len());
-                p.bytes.extend_from_slice(&[0; 8]);
-                rest = r;
-            } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-                let body = &rest[1..];
-                let end = body
-                    .find(q)
-                    .ok_or_else(|| format!("verify_pattern '{s}': unterminated string"))?;
-                p.bytes.extend_from_slice(&body.as_bytes()[..end]);
-                rest = &body[end + 1..];
-            } else if let Some(h) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
-                let n = h.bytes().take_while(u8::is_ascii_hexdigit).count();
-                if n == 0 {
-                    return Err(format!("verify_pattern '{s}': 0x without hex digits"));
-                }
-                let digits = &h[..n];
-                let padded = if n % 2 == 1 {
-                    format!("0{digits}")
-                } else {
-                    digits.to_string()
-                };
-                for i in (0..padded.len()).step_by(2) {
-                    let b = u8::from_str_radix(&padded[i..i + 2], 16)
-                        .map_err(|e| format!("verify_pattern '{s}': {e}"))?;
-                    p.bytes.push(b);
-                }
-                rest = &h[n..];
-            } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
-                let n = rest.bytes().take_while(u8::is_ascii_digit).count();
-                let v: u64 = rest[..n]
-                    .parse()
-                    .map_err(|e| format!("verify_pattern '{s}': {e}"))?;
-                let width = (8 - v.leading_zeros() as usize / 8).max(1);
-                p.bytes.extend_from_slice(&v.to_le_bytes()[..width]);
-                rest = &rest[n..];
-            } else if let Some(r) = rest.strip_prefix([',', ' ', '|']) {
-                rest = r;
-            } else {
-                return Err(format!(
-                    "verify_pattern '{s}': cannot read '{rest}' (0x.., \"text\", a number or %o)"
-                ));
-            }
-        }
-        if p.bytes.is_empty() {
-            return Err(format!("verify_pattern '{s}' is empty"));
-        }
-        Ok(p)
-    }
-
-    /// Fills `buf` (the block at `offset`) with the pattern, repeated.
-    pub fn fill(&self, buf: &mut [u8], offset: u64) {
-        let n = self.bytes.len();
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = self.byte(i % n, offset);
-        }
-    }
-
-    fn byte(&self, at: usize, offset: u64) -> u8 {
-        for &o in &self.offsets_at {
-            if (o..o + 8).contains(&at) {
-                return offset.to_le_bytes()[at - o];
-            }
-        }
-        self.bytes[at]
-    }
-}
+/// A decoded `verify_pattern`: bytes, and where `%o` puts the block's offset (decoded as
+/// the option is read, by the job crate).
+pub use iolab_job::value::DataPattern as Pattern;
 
 /// Data from a seed: the same bytes for the same seed, at a few instructions per 8 bytes (a
 /// 64-bit LCG, Knuth's MMIX constants; the data only has to differ between writes and be

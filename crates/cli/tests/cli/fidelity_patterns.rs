@@ -1,0 +1,166 @@
+//! Data patterns, laid-out file contents and the JSON report's job options, as fio 3.33 has
+//! them: each test asserts the behaviour alone and, where fio is installed, that fio does the
+//! same (files compared byte for byte, from runs in separate directories).
+#![allow(clippy::unwrap_used)]
+
+use crate::fidelity::fio;
+use crate::run::{Out, TestDir};
+
+/// The file `name` of `dir`.
+fn bytes(dir: &TestDir, name: &str) -> Vec<u8> {
+    std::fs::read(dir.path.join(name)).unwrap()
+}
+
+/// Two 4 KiB blocks, each `unit` repeated from its start (fio fills each block afresh).
+fn blocks(unit: &[u8]) -> Vec<u8> {
+    let block: Vec<u8> = unit.iter().copied().cycle().take(4096).collect();
+    block.repeat(2)
+}
+
+/// Fails with the first differing byte (not both files) when `got` is not `want`.
+#[track_caller]
+fn same(got: &[u8], want: &[u8], what: &str) {
+    if got != want {
+        let at = got.iter().zip(want).position(|(a, b)| a != b);
+        let at = at.unwrap_or(got.len().min(want.len()));
+        let show = |b: &[u8]| format!("{:02x?}", &b[at.min(b.len())..(at + 16).min(b.len())]);
+        panic!(
+            "{what}: {} bytes against {}, first difference at {at}: {} against {}",
+            got.len(),
+            want.len(),
+            show(got),
+            show(want)
+        );
+    }
+}
+
+/// A write job of 8 KiB to `t` with `opt`, in a fresh directory holding the pattern file
+/// `pfile` (`file`), with `opts`; iolab's run, and the bytes fio wrote with the same job in a directory of
+/// its own (None without fio).
+fn written(case: &str, opts: &[&str], file: &[u8]) -> (Out, Option<Vec<u8>>, Vec<u8>) {
+    let mut args = vec![
+        "--name=j",
+        "--filename=t",
+        "--rw=write",
+        "--bs=4k",
+        "--size=8k",
+    ];
+    args.extend_from_slice(opts);
+    let d = TestDir::new(&format!("pat-{case}"));
+    std::fs::write(d.path.join("pfile"), file).unwrap();
+    let out = d.run(&args);
+    let ours = std::fs::read(d.path.join("t")).unwrap_or_default();
+    let f = TestDir::new(&format!("pat-{case}-fio"));
+    std::fs::write(f.path.join("pfile"), file).unwrap();
+    let theirs = fio(case, &f, &args).map(|o| {
+        assert_eq!(o.status.code(), out.code, "fio: {o:?}\niolab: {out:?}");
+        std::fs::read(f.path.join("t")).unwrap_or_default()
+    });
+    (out, theirs, ours)
+}
+
+/// Regression: `buffer_pattern='pfile'` wrote the text `'pfile'`; fio 3.33 reads a
+/// single-quoted name as a file whose bytes are the pattern.
+#[test]
+fn a_quoted_buffer_pattern_reads_the_named_file() {
+    let (out, fio, ours) = written("file", &["--buffer_pattern='pfile'"], b"HELLO-PATTERN");
+    out.ok();
+    same(&ours, &blocks(b"HELLO-PATTERN"), "iolab");
+    if let Some(f) = fio {
+        same(&f, &ours, "fio against iolab");
+    }
+}
+
+/// A double-quoted name is the text itself, as in fio.
+#[test]
+fn a_double_quoted_pattern_is_the_text_itself() {
+    let (out, fio, ours) = written("text", &["--buffer_pattern=\"pfile\""], b"unused");
+    out.ok();
+    same(&ours, &blocks(b"pfile"), "iolab");
+    if let Some(f) = fio {
+        same(&f, &ours, "fio against iolab");
+    }
+}
+
+/// A pattern file longer than fio's 512-byte pattern is cut to its first 512 bytes; parts may
+/// follow a file that leaves room.
+#[test]
+fn a_pattern_file_is_cut_to_the_512_byte_pattern() {
+    let big: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 1) as u8).collect();
+    let (out, fio, ours) = written("big", &["--buffer_pattern='pfile'"], &big);
+    out.ok();
+    same(&ours, &blocks(&big[..512]), "iolab");
+    if let Some(f) = fio {
+        same(&f, &ours, "fio against iolab");
+    }
+    let (out, fio, ours) = written("mixed", &["--buffer_pattern=0xAA'pfile'\"x\""], b"five5");
+    out.ok();
+    same(&ours, &blocks(b"\xaafive5x"), "iolab");
+    if let Some(f) = fio {
+        same(&f, &ours, "fio against iolab");
+    }
+}
+
+/// Regression: a verify_pattern file was its quoted name too; the job writes and checks the
+/// file's bytes.
+#[test]
+fn a_quoted_verify_pattern_reads_the_named_file() {
+    let (out, fio, ours) = written(
+        "verify",
+        &["--verify=pattern", "--verify_pattern='pfile'"],
+        b"VERIFY-ME",
+    );
+    out.ok();
+    same(&ours, &blocks(b"VERIFY-ME"), "iolab");
+    if let Some(f) = fio {
+        same(&f, &ours, "fio against iolab");
+    }
+    let d = TestDir::new("pat-verify-check");
+    std::fs::write(d.path.join("pfile"), b"VERIFY-ME").unwrap();
+    let j = d
+        .run(&[
+            "--name=j",
+            "--filename=t",
+            "--rw=write",
+            "--bs=4k",
+            "--size=8k",
+            "--verify=pattern",
+            "--verify_pattern='pfile'%o",
+            "--output-format=json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(j["jobs"][0]["error"], 0);
+    assert_eq!(j["jobs"][0]["read"]["io_bytes"], 8192, "verified back");
+}
+
+/// fio refuses a pattern file it cannot open (exit 1); iolab says which option and file.
+#[test]
+fn a_missing_pattern_file_refuses_the_job() {
+    for opt in ["--buffer_pattern='nosuch'", "--verify_pattern='nosuch'"] {
+        let (out, _, ours) = written("missing", &[opt], b"");
+        let out = out.fails();
+        assert!(out.stderr.contains("nosuch"), "{}", out.stderr);
+        let name = opt[2..].split('=').next().unwrap();
+        assert!(out.stderr.contains(name), "{}", out.stderr);
+        assert!(ours.is_empty(), "nothing runs");
+    }
+}
+
+/// What fio 3.33's pattern parser refuses (separators, bare words, an unclosed quote, a
+/// number past 32 bits, %o in a buffer pattern) is refused, not written as text.
+#[test]
+fn a_pattern_fio_cannot_read_is_refused() {
+    for p in [
+        "0xAA|0xBB",
+        "0xAA 0xBB",
+        "pfile",
+        "'pfile",
+        "2147483648",
+        "%o",
+    ] {
+        let (out, _, _) = written("bad", &[&format!("--buffer_pattern={p}")], b"x");
+        let out = out.fails();
+        assert!(out.stderr.contains("buffer_pattern"), "{p}: {}", out.stderr);
+    }
+}
