@@ -164,3 +164,75 @@ fn a_pattern_fio_cannot_read_is_refused() {
         assert!(out.stderr.contains("buffer_pattern"), "{p}: {}", out.stderr);
     }
 }
+
+/// Each job's `job options` and the `global options` of a JSON report, from iolab and (where
+/// installed) fio, for the job file `text`.
+fn json_options(case: &str, text: &str) -> Vec<serde_json::Value> {
+    let d = TestDir::new(&format!("opts-{case}"));
+    d.write("j.fio", text);
+    let args = ["j.fio", "--output-format=json"];
+    let pick = |j: serde_json::Value| {
+        let jobs: Vec<_> = (j["jobs"].as_array().unwrap().iter())
+            .map(|x| (x["jobname"].clone(), x["job options"].clone()))
+            .collect();
+        serde_json::json!({"global": j["global options"], "jobs": jobs})
+    };
+    let mut out = vec![pick(d.run(&args).ok().json())];
+    if let Some(o) = fio(case, &d, &args) {
+        let text = String::from_utf8_lossy(&o.stdout);
+        out.push(pick(serde_json::from_str(&text).unwrap()));
+    }
+    out
+}
+
+/// Regression: `iodepth_batch_submit=2` showed under its own name; fio 3.33 writes an option's
+/// name, not the alias used (`iodepth_batch`), as iolab does for every other alias.
+#[test]
+fn json_job_options_name_an_alias_by_its_option() {
+    let text = "[j]\nioengine=null\nsize=64k\niomem=malloc\nmem_align=0\n\
+        iodepth_batch_submit=2\niodepth_batch_complete=1\nnr_files=1\nio_limit=64k\n\
+        fileoffset=0\nfill_fs=0\nreadwrite=read\nblocksize=4k\nblocksize_range=4k-4k\n\
+        blockalign=4k\nblocksize_unaligned=0\nwait_for_previous=0\nratemin=0\nratecycle=1000\n\
+        disable_bw=0\ntimeout=10\nss=iops:10%\nss_dur=10\nss_ramp=0\n";
+    let all = json_options("alias", text);
+    let keys: Vec<&str> = (all[0]["jobs"][0][1].as_object().unwrap().iter())
+        .map(|(k, _)| k.as_str())
+        .collect();
+    let want = "ioengine size mem iomem_align iodepth_batch iodepth_batch_complete_min nrfiles \
+        io_size offset fill_device rw bs bsrange ba bs_unaligned stonewall rate_min rate_cycle \
+        disable_bw_measurement runtime steadystate steadystate_duration steadystate_ramp_time";
+    assert_eq!(keys, want.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(all[0]["jobs"][0][1]["iodepth_batch"], "2");
+    if let Some(f) = all.get(1) {
+        assert_eq!(&all[0], f);
+    }
+}
+
+/// Regression: a group_reporting group showed its first job's options and `global options`
+/// held the bare `group_reporting`; fio 3.33 shows the group's last job's options (under the
+/// first job's name) and leaves options without a value out.
+#[test]
+fn a_reporting_group_shows_its_last_jobs_options() {
+    let text = "[global]\nioengine=null\nsize=64k\ngroup_reporting\ntime_based\nruntime=0\n\
+        [a]\nrw=read\nbs=4k\n[b]\nrw=write\nbs=8k\nnumjobs=2\n\
+        [c]\nstonewall\nrw=randread\n[d]\nrw=randwrite\niodepth=2\n";
+    let all = json_options("group", text);
+    let j = &all[0];
+    assert_eq!(
+        j["global"],
+        serde_json::json!({"ioengine": "null", "size": "64k", "runtime": "0"})
+    );
+    assert_eq!(j["jobs"][0][0], "a");
+    assert_eq!(
+        j["jobs"][0][1],
+        serde_json::json!({"rw": "write", "bs": "8k", "numjobs": "2"})
+    );
+    assert_eq!(j["jobs"][1][0], "c");
+    assert_eq!(
+        j["jobs"][1][1],
+        serde_json::json!({"rw": "randwrite", "iodepth": "2"})
+    );
+    if let Some(f) = all.get(1) {
+        assert_eq!(j, f);
+    }
+}
