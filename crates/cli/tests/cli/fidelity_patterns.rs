@@ -6,11 +6,6 @@
 use crate::fidelity::fio;
 use crate::run::{Out, TestDir};
 
-/// The file `name` of `dir`.
-fn bytes(dir: &TestDir, name: &str) -> Vec<u8> {
-    std::fs::read(dir.path.join(name)).unwrap()
-}
-
 /// Two 4 KiB blocks, each `unit` repeated from its start (fio fills each block afresh).
 fn blocks(unit: &[u8]) -> Vec<u8> {
     let block: Vec<u8> = unit.iter().copied().cycle().take(4096).collect();
@@ -34,8 +29,8 @@ fn same(got: &[u8], want: &[u8], what: &str) {
     }
 }
 
-/// A write job of 8 KiB to `t` with `opt`, in a fresh directory holding the pattern file
-/// `pfile` (`file`), with `opts`; iolab's run, and the bytes fio wrote with the same job in a directory of
+/// A write job of 8 KiB to `t` with `opts`, in a fresh directory holding the pattern file
+/// `pfile` (`file`); iolab's run, and the bytes fio wrote with the same job in a directory of
 /// its own (None without fio).
 fn written(case: &str, opts: &[&str], file: &[u8]) -> (Out, Option<Vec<u8>>, Vec<u8>) {
     let mut args = vec![
@@ -46,13 +41,19 @@ fn written(case: &str, opts: &[&str], file: &[u8]) -> (Out, Option<Vec<u8>>, Vec
         "--size=8k",
     ];
     args.extend_from_slice(opts);
+    both(case, &args, file)
+}
+
+/// `args` run by iolab and (where installed) fio, each in a fresh directory holding `pfile`;
+/// iolab's run, fio's `t` and iolab's `t`. fio must exit as iolab does.
+fn both(case: &str, args: &[&str], file: &[u8]) -> (Out, Option<Vec<u8>>, Vec<u8>) {
     let d = TestDir::new(&format!("pat-{case}"));
     std::fs::write(d.path.join("pfile"), file).unwrap();
-    let out = d.run(&args);
+    let out = d.run(args);
     let ours = std::fs::read(d.path.join("t")).unwrap_or_default();
     let f = TestDir::new(&format!("pat-{case}-fio"));
     std::fs::write(f.path.join("pfile"), file).unwrap();
-    let theirs = fio(case, &f, &args).map(|o| {
+    let theirs = fio(case, &f, args).map(|o| {
         assert_eq!(o.status.code(), out.code, "fio: {o:?}\niolab: {out:?}");
         std::fs::read(f.path.join("t")).unwrap_or_default()
     });
@@ -234,5 +235,100 @@ fn a_reporting_group_shows_its_last_jobs_options() {
     );
     if let Some(f) = all.get(1) {
         assert_eq!(j, f);
+    }
+}
+
+/// The file `t` of 16 KiB laid out for a read job with `opts`: iolab's, and fio's where
+/// installed.
+fn laid_out(case: &str, opts: &[&str]) -> (Vec<u8>, Option<Vec<u8>>) {
+    let mut args = vec!["--name=j", "--filename=t", "--rw=read", "--size=16k"];
+    args.extend_from_slice(opts);
+    let (out, fio, ours) = both(case, &args, b"unused");
+    out.ok();
+    assert_eq!(ours.len(), 16384, "laid out");
+    (ours, fio)
+}
+
+/// `unit` from the start of each `block` bytes, over 16 KiB.
+fn per_block(unit: &[u8], block: usize) -> Vec<u8> {
+    let b: Vec<u8> = unit.iter().copied().cycle().take(block).collect();
+    b.repeat(16384 / block)
+}
+
+/// Regression: a file laid out for a read job held random bytes whatever the job's buffer
+/// options; fio 3.33 writes it as the job would write, a block of its largest write at a
+/// time: the buffer_pattern from each block's start, zeros under zero_buffers.
+#[test]
+fn a_laid_out_file_holds_the_jobs_buffer_pattern() {
+    for (case, opts, want) in [
+        (
+            "lay-pat",
+            &["--bs=4k", "--buffer_pattern=\"12345\""][..],
+            per_block(b"12345", 4096),
+        ),
+        (
+            "lay-wbs",
+            &["--bs=4k,8k", "--buffer_pattern=\"12345\""][..],
+            per_block(b"12345", 8192),
+        ),
+        (
+            "lay-zero",
+            &["--bs=4k", "--zero_buffers"][..],
+            vec![0; 16384],
+        ),
+        (
+            "lay-patzero",
+            &["--bs=4k", "--zero_buffers", "--buffer_pattern=0xAB"][..],
+            vec![0xab; 16384],
+        ),
+    ] {
+        let (ours, fio) = laid_out(case, opts);
+        same(&ours, &want, case);
+        if let Some(f) = fio {
+            same(&f, &ours, &format!("{case}: fio against iolab"));
+        }
+    }
+}
+
+/// With a compress percentage each chunk is random data, then its compressible share of the
+/// buffer_pattern (from the pattern's start), as fio lays it out and writes it; random data is
+/// each tool's own, so the shape is compared, not the bytes.
+#[test]
+fn a_compressible_layout_fills_its_compressible_share_with_the_pattern() {
+    let opts = [
+        "--bs=4k",
+        "--buffer_compress_percentage=50",
+        "--buffer_compress_chunk=1k",
+        "--buffer_pattern=\"12345\"",
+    ];
+    let (ours, fio) = laid_out("lay-compress", &opts);
+    let shape = |d: &[u8], who: &str| {
+        for (i, c) in d.chunks(1024).enumerate() {
+            same(
+                &c[512..],
+                &b"12345".repeat(103)[..512],
+                &format!("{who}: chunk {i}"),
+            );
+            assert!(
+                c[..512].windows(5).all(|w| w != b"12345"),
+                "{who}: chunk {i} random"
+            );
+        }
+    };
+    shape(&ours, "iolab");
+    if let Some(f) = fio {
+        shape(&f, "fio");
+    }
+}
+
+/// Regression: zero_buffers won over buffer_pattern in written blocks; fio 3.33 writes the
+/// pattern (and, under a compress percentage, the pattern as the compressible share).
+#[test]
+fn a_buffer_pattern_wins_over_zero_buffers() {
+    let (out, fio, ours) = written("patzero", &["--zero_buffers", "--buffer_pattern=0xAB"], b"");
+    out.ok();
+    same(&ours, &[0xab; 8192], "iolab");
+    if let Some(f) = fio {
+        same(&f, &ours, "fio against iolab");
     }
 }
