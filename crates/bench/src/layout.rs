@@ -29,6 +29,24 @@ pub(crate) fn set_info_stdout(on: bool) {
     INFO_STDOUT.store(on, Ordering::Relaxed);
 }
 
+/// Whether fio's log_info lines ([`note`]) are dropped: no normal output was asked for.
+static INFO_SILENT: AtomicBool = AtomicBool::new(false);
+
+/// Drops [`note`]'s lines (true), as fio 3.33 does under JSON or terse output alone.
+pub(crate) fn set_info_silent(on: bool) {
+    INFO_SILENT.store(on, Ordering::Relaxed);
+}
+
+/// One of fio's log_info lines, which fio 3.33 prints only with normal output (where
+/// [`info`] prints) and drops under JSON or terse alone (checked by hand for `Laying out IO
+/// file`; verify's `multiple writers` line is dropped too, but still printed by [`info`]:
+/// the corpus test of fio's examples reads it).
+pub(crate) fn note(line: std::fmt::Arguments<'_>) {
+    if !INFO_SILENT.load(Ordering::Relaxed) {
+        info(line);
+    }
+}
+
 /// `--output=FILE` in normal output: fio writes its informational lines into the file, between
 /// the preamble and the report. A descriptor of the same open file (sharing its offset).
 static INFO_FILE: std::sync::Mutex<Option<File>> = std::sync::Mutex::new(None);
@@ -131,7 +149,7 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
         // fill_device without a size writes until the device is full: nothing to allocate,
         // and fio shows its size as the largest there is.
         let unbounded = spec.fill_device && spec.size.is_none() && spec.filesize.is_none();
-        info(format_args!(
+        note(format_args!(
             "{}: Laying out IO file ({} file / {}MiB)",
             plan.name,
             1,

@@ -332,3 +332,25 @@ fn a_buffer_pattern_wins_over_zero_buffers() {
         same(&f, &ours, "fio against iolab");
     }
 }
+
+/// Regression: under JSON the layout line went to standard error, and fio 3.33's suite test
+/// 25 (t0025.fio) failed on "stderr not empty"; fio prints its log_info lines with normal
+/// output only.
+#[test]
+fn a_json_run_that_lays_out_a_file_prints_nothing_on_stderr() {
+    let args = [
+        "--name=j",
+        "--filename=t",
+        "--rw=read",
+        "--size=16k",
+        "--output-format=json",
+    ];
+    let (out, _, _) = both("lay-json", &args, b"");
+    let out = out.ok();
+    assert_eq!(out.stderr, "");
+    assert_eq!(out.json()["jobs"][0]["read"]["io_bytes"], 16384);
+    let d = TestDir::new("lay-json-fio");
+    if let Some(o) = fio("lay-json", &d, &args) {
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+    }
+}
