@@ -40,6 +40,9 @@ pub enum Kind {
     Sum(Sum),
     /// `pattern`: no header, the block is `verify_pattern` throughout.
     Pattern,
+    /// A verify_pattern without `verify` (fio's VERIFY_PATTERN): fio's header, then the
+    /// pattern, both checked.
+    PatternHeader,
     /// `null`: nothing is checked.
     Null,
 }
@@ -50,6 +53,7 @@ impl Kind {
         Some(match name {
             "meta" => Kind::Meta,
             "pattern" => Kind::Pattern,
+            iolab_job::options::PATTERN_WITH_HEADER => Kind::PatternHeader,
             "null" => Kind::Null,
             // fio maps crc32c-intel to crc32c (it picks the instruction itself).
             "crc32c-intel" => Kind::Sum(Sum::Crc32c),
@@ -61,6 +65,7 @@ impl Kind {
         match self {
             Kind::Meta => 1,
             Kind::Sum(s) => s.code(),
+            Kind::PatternHeader => 17,
             Kind::Pattern => 18,
             Kind::Null => 19,
         }
@@ -68,7 +73,7 @@ impl Kind {
 
     /// Whether blocks carry fio's header.
     pub fn has_header(self) -> bool {
-        matches!(self, Kind::Meta | Kind::Sum(_))
+        matches!(self, Kind::Meta | Kind::PatternHeader | Kind::Sum(_))
     }
 
     /// The header and the sum's field: where the data starts.
@@ -83,7 +88,7 @@ impl Kind {
         match self {
             Kind::Meta => "meta",
             Kind::Sum(s) => s.name(),
-            Kind::Pattern => "pattern",
+            Kind::Pattern | Kind::PatternHeader => "pattern",
             Kind::Null => "null",
         }
     }
@@ -204,7 +209,7 @@ impl Config {
                 let mut want = vec![0u8; buf.len()];
                 self.pattern.fill(&mut want, w.offset);
                 if let Some(i) = buf.iter().zip(&want).position(|(a, b)| a != b) {
-                    bad.push(Bad::pattern(w, i, buf[i], want[i]));
+                    bad.push(Bad::pattern(w, i, i, buf[i], want[i]));
                 }
             }
             _ => {
@@ -281,6 +286,10 @@ impl Config {
                 },
                 detail,
             )
+        } else if let Some((k, got, want)) = self.pattern_bad(chunk, i, w.offset) {
+            let hs = self.kind.header_size();
+            let at = i * self.interval as usize + k;
+            return Some(Bad::pattern(w, at, k.saturating_sub(hs), got, want));
         } else {
             return None;
         };
@@ -320,6 +329,19 @@ impl Config {
                 h.crc
             ),
         }
+    }
+
+    /// For a header with the pattern after it (fio checks the pattern of VERIFY_PATTERN and of
+    /// meta): the first byte of the `i`th interval's data that is not the pattern, as (its
+    /// index in the interval, got, wanted).
+    fn pattern_bad(&self, chunk: &[u8], i: usize, offset: u64) -> Option<(usize, u8, u8)> {
+        if !matches!(self.kind, Kind::Meta | Kind::PatternHeader) {
+            return None;
+        }
+        let hs = self.kind.header_size().min(chunk.len());
+        let from = i * self.interval as usize + hs;
+        let (k, got, want) = self.pattern.mismatch(&chunk[hs..], from, offset)?;
+        Some((hs + k, got, want))
     }
 
     /// For the sum types: (expected, received) as hex when the data's sum is wrong; for
@@ -466,7 +488,9 @@ pub fn fio_flags(from_list: bool, in_async_thread: bool) -> u32 {
 }
 
 impl Bad {
-    fn pattern(w: &Written, i: usize, got: u8, want: u8) -> Bad {
+    /// A byte not the pattern: `i` in the block, `fio_at` as fio counts it (from the end of
+    /// the header, where there is one).
+    fn pattern(w: &Written, i: usize, fio_at: usize, got: u8, want: u8) -> Bad {
         let bits = (got ^ want).count_ones();
         Bad {
             file: w.file,
@@ -475,7 +499,7 @@ impl Bad {
             block: (w.offset, w.len),
             kind: Damage::Corrupt,
             fio: format!(
-                "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {bits}\nfio: bad pattern block offset {i}\npattern: verify failed at file {{file}} offset {}, length {} (requested block: offset={}, length={}, flags={{flags}})",
+                "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {bits}\nfio: bad pattern block offset {fio_at}\npattern: verify failed at file {{file}} offset {}, length {} (requested block: offset={}, length={}, flags={{flags}})",
                 w.offset, w.len, w.offset, w.len
             ),
             detail: format!("byte {i} of the block is {got:02x}, the pattern has {want:02x}"),

@@ -354,3 +354,64 @@ fn a_json_run_that_lays_out_a_file_prints_nothing_on_stderr() {
         assert_eq!(String::from_utf8_lossy(&o.stderr), "");
     }
 }
+
+/// Regression: a verify_pattern without `verify` wrote random data and verified nothing;
+/// fio 3.33 then verifies with its header (type 17, its VERIFY_PATTERN) and the pattern after
+/// it, and reads every block back.
+#[test]
+fn a_verify_pattern_alone_verifies_a_header_and_the_pattern() {
+    let opts = ["--verify_pattern=0xAA", "--output-format=json"];
+    let (out, fio, ours) = written("verify-alone", &opts, b"");
+    let j = out.ok().json();
+    assert_eq!(j["jobs"][0]["read"]["io_bytes"], 8192, "read back");
+    // fio's header (magic 0xacca, type 17, the block's length), then 0xAA to the block's end.
+    let shape = |d: &[u8], who: &str| {
+        for (i, b) in d.chunks(4096).enumerate() {
+            assert_eq!(
+                &b[..8],
+                &[0xca, 0xac, 17, 0, 0, 0x10, 0, 0],
+                "{who}: block {i}"
+            );
+            same(&b[40..], &[0xaa; 4096 - 40], &format!("{who}: block {i}"));
+        }
+    };
+    shape(&ours, "iolab");
+    if let Some(f) = fio {
+        shape(&f, "fio");
+    }
+    // An explicit verify keeps its own kind.
+    let (out, _, ours) = written("verify-explicit", &["--verify=meta", opts[0]], b"");
+    out.ok();
+    assert_eq!(&ours[..4], &[0xca, 0xac, 1, 0]);
+}
+
+/// A byte of the pattern changed between the write and its read back is found: the job fails
+/// with fio's pattern complaint (fio 3.33 says the same of this byte, 5000, found by a read job
+/// verifying the file: "bad pattern block offset 864").
+#[test]
+fn a_damaged_pattern_after_the_header_fails_the_verify() {
+    let d = TestDir::new("pat-verify-damage");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "run",
+            "--name=j",
+            "--filename=t",
+            "--rw=write",
+            "--bs=4k",
+            "--size=16k",
+        ])
+        .args([
+            "--verify_pattern=0xAA",
+            "--verify_backlog=1",
+            "--output-format=json",
+        ])
+        .env("IOLAB_TEST_VERIFY_FLIP", "5000")
+        .current_dir(&d.path)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("fio: got pattern '55', wanted 'aa'"), "{e}");
+    // fio counts from the end of the 40-byte header: 5000 - 4096 - 40.
+    assert!(e.contains("fio: bad pattern block offset 864"), "{e}");
+}

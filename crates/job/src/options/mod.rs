@@ -35,7 +35,7 @@ mod zone;
 pub use engine::{engine_by_name, iolab_engines, refusal, EngineName, FIO_ENGINES};
 pub use help::{cmdhelp, enghelp, markdown, summary};
 pub use iolog::skip as replay_skip;
-pub use verify::VERIFY_TYPES;
+pub use verify::{PATTERN_WITH_HEADER, VERIFY_TYPES};
 
 /// The grammar of an option's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,10 @@
 
 use super::prelude::*;
 
+/// `JobSpec::verify` of a job with a verify_pattern and no `verify` (fio's VERIFY_PATTERN:
+/// its header, then the pattern); not a name `verify=` takes, as in fio.
+pub const PATTERN_WITH_HEADER: &str = "pattern-with-header";
+
 /// fio 3.33's names for `verify=`, with its own aliases of "none".
 pub const VERIFY_TYPES: &[&str] = &[
     "0",

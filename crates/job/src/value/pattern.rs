@@ -68,6 +68,19 @@ impl DataPattern {
         }
     }
 
+    /// The first byte of `got` that differs from the pattern as [`fill`](Self::fill) puts it
+    /// from byte `from` of the block at `offset`: (its index in `got`, got, wanted).
+    pub fn mismatch(&self, got: &[u8], from: usize, offset: u64) -> Option<(usize, u8, u8)> {
+        let n = self.bytes.len();
+        if n == 0 {
+            return None;
+        }
+        got.iter().enumerate().find_map(|(k, &g)| {
+            let w = self.byte((from + k) % n, offset);
+            (g != w).then_some((k, g, w))
+        })
+    }
+
     fn byte(&self, at: usize, offset: u64) -> u8 {
         for &o in &self.offsets_at {
             if (o..o + 8).contains(&at) {
