@@ -64,6 +64,8 @@ pub fn status_line(top: &TopLevel) -> StatusLine {
             .output_format
             .iter()
             .all(|f| *f == iolab_job::OutputFormat::Normal);
+    s.info_silent = !top.output_format.is_empty()
+        && !top.output_format.contains(&iolab_job::OutputFormat::Normal);
     s
 }
 

@@ -29,6 +29,24 @@ pub(crate) fn set_info_stdout(on: bool) {
     INFO_STDOUT.store(on, Ordering::Relaxed);
 }
 
+/// Whether fio's log_info lines ([`note`]) are dropped: no normal output was asked for.
+static INFO_SILENT: AtomicBool = AtomicBool::new(false);
+
+/// Drops [`note`]'s lines (true), as fio 3.33 does under JSON or terse output alone.
+pub(crate) fn set_info_silent(on: bool) {
+    INFO_SILENT.store(on, Ordering::Relaxed);
+}
+
+/// One of fio's log_info lines, which fio 3.33 prints only with normal output (where
+/// [`info`] prints) and drops under JSON or terse alone (checked by hand for `Laying out IO
+/// file`; verify's `multiple writers` line is dropped too, but still printed by [`info`]:
+/// the corpus test of fio's examples reads it).
+pub(crate) fn note(line: std::fmt::Arguments<'_>) {
+    if !INFO_SILENT.load(Ordering::Relaxed) {
+        info(line);
+    }
+}
+
 /// `--output=FILE` in normal output: fio writes its informational lines into the file, between
 /// the preamble and the report. A descriptor of the same open file (sharing its offset).
 static INFO_FILE: std::sync::Mutex<Option<File>> = std::sync::Mutex::new(None);
@@ -131,7 +149,7 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
         // fill_device without a size writes until the device is full: nothing to allocate,
         // and fio shows its size as the largest there is.
         let unbounded = spec.fill_device && spec.size.is_none() && spec.filesize.is_none();
-        info(format_args!(
+        note(format_args!(
             "{}: Laying out IO file ({} file / {}MiB)",
             plan.name,
             1,
@@ -145,8 +163,14 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
             fill: (plan.pattern.read || spec.overwrite) && !unbounded,
             fallocate: if unbounded { "none" } else { spec.fallocate },
             fsync: spec.create_fsync,
+            block: block_of(plan),
         };
-        lay_out(&f.path, have, f.size, how, stop)
+        // As fio: each block holds what the job's writes would (its buffer_pattern, zeros,
+        // compressible data), random data that compresses and dedupes badly otherwise, so that
+        // thin-provisioned or compressing storage does not make reads look faster than they are.
+        let mut rng = Taus88::new(f.size ^ 0xf10);
+        let mut fill = |b: &mut [u8]| crate::setup::fill(b, plan, &mut rng);
+        lay_out(&f.path, have, f.size, how, &mut fill, stop)
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
         pre_read(plan, &f.path, stop)?;
     }
@@ -182,6 +206,15 @@ struct Layout {
     fill: bool,
     fallocate: &'static str,
     fsync: bool,
+    /// fio writes the layout a block of the job's largest write at a time, each block filled
+    /// afresh (a pattern starts again at each).
+    block: usize,
+}
+
+/// fio's layout block: the job's largest write size.
+fn block_of(plan: &JobPlan) -> usize {
+    let max = plan.pattern.bs[iolab_workload::Dir::Write as usize].max();
+    usize::try_from(max).unwrap_or(CHUNK).max(1)
 }
 
 fn lay_out(
@@ -189,6 +222,7 @@ fn lay_out(
     from: u64,
     size: u64,
     how: Layout,
+    fill: &mut dyn FnMut(&mut [u8]),
     stop: &AtomicBool,
 ) -> std::io::Result<()> {
     let mut file = OpenOptions::new()
@@ -208,10 +242,8 @@ fn lay_out(
         // As fio: a job that only writes gets what fallocate made (none, keep: size 0).
         return if how.fsync { file.sync_all() } else { Ok(()) };
     }
-    // Data that compresses and dedupes badly, as fio writes, so that thin-provisioned or
-    // compressing storage does not make reads look faster than they are.
-    let mut rng = Taus88::new(size ^ 0xf10);
-    let mut buf = vec![0u8; CHUNK];
+    // Whole blocks, as many as fit in a chunk (one block when a block is larger).
+    let mut buf = vec![0u8; how.block * (CHUNK / how.block).max(1)];
     let mut at = from;
     use std::io::Seek;
     file.seek(std::io::SeekFrom::Start(from))?;
@@ -222,10 +254,10 @@ fn lay_out(
             file.set_len(at)?;
             return Ok(());
         }
-        for w in buf.chunks_exact_mut(8) {
-            w.copy_from_slice(&rng.next_u64().to_ne_bytes());
-        }
-        let n = ((size - at) as usize).min(CHUNK);
+        let n = usize::try_from(size - at)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        buf[..n].chunks_mut(how.block).for_each(&mut *fill);
         file.write_all(&buf[..n])?;
         at += n as u64;
     }

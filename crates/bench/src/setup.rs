@@ -288,33 +288,44 @@ pub(crate) fn open_one(
         .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))
 }
 
-/// Fills a write buffer as fio's buffer options say: random by default, zeros, a repeated
-/// pattern, or random with a compressible share of zeros.
+/// Fills a write buffer as fio's buffer options say, in fio 3.33's order: a compress or dedupe
+/// percentage first (each chunk random data, then its compressible share of the pattern, or of
+/// zeros without one; none under dedupe alone), then buffer_pattern, then zero_buffers, else
+/// random data.
 pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
     let f = &plan.buffers;
-    if f.zero {
-        s.fill(0);
-    } else if !f.pattern.is_empty() {
-        for (i, x) in s.iter_mut().enumerate() {
-            *x = f.pattern[i % f.pattern.len()];
-        }
-    } else {
-        for w in s.chunks_mut(8) {
+    let pattern = |c: &mut [u8]| match f.pattern.len() {
+        0 => c.fill(0),
+        n => c
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = f.pattern[i % n]),
+    };
+    let random = |c: &mut [u8], rng: &mut Taus88| {
+        for w in c.chunks_mut(8) {
             let v = rng.next_u64().to_ne_bytes();
             w.copy_from_slice(&v[..w.len()]);
         }
-        if f.compress_percentage > 0 {
-            // As fio: each chunk is random data, then its compressible share of zeros.
-            let chunk = usize::try_from(f.compress_chunk)
-                .unwrap_or(usize::MAX)
-                .max(1);
-            let pct = f.compress_percentage.min(100) as usize;
-            for c in s.chunks_mut(chunk) {
-                let zero = c.len() * pct / 100;
-                let at = c.len() - zero;
-                c[at..].fill(0);
-            }
+    };
+    if f.compress_percentage >= 100 {
+        pattern(s);
+    } else if f.compress_percentage > 0 || f.dedupe_percentage > 0 {
+        let chunk = usize::try_from(f.compress_chunk)
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let pct = f.compress_percentage as usize;
+        for c in s.chunks_mut(chunk) {
+            let at = c.len() * (100 - pct) / 100;
+            let (rand, same) = c.split_at_mut(at);
+            random(rand, rng);
+            pattern(same);
         }
+    } else if !f.pattern.is_empty() {
+        pattern(s);
+    } else if f.zero {
+        s.fill(0);
+    } else {
+        random(s, rng);
     }
 }
 

@@ -100,7 +100,7 @@ pub struct JobFile {
 
 impl JobFile {
     /// fio's `global options`: the command line's options before the first job and the job
-    /// file's `[global]` sections, as written (a bare flag has an empty value).
+    /// file's `[global]` sections, as written; a bare flag is left out, as fio leaves it out.
     pub fn global_options(&self) -> Vec<(String, String)> {
         let Some(first) = self.jobs.first() else {
             return Vec::new();
@@ -110,8 +110,13 @@ impl JobFile {
             .base
             .iter()
             .chain(first.inherited.globals.iter());
-        all.map(|o| (o.def.name.to_string(), o.value.clone().unwrap_or_default()))
-            .collect()
+        // fio's JSON leaves out an option given without a value (`group_reporting`).
+        all.filter_map(|o| {
+            (o.value.as_ref())
+                .filter(|v| !v.is_empty())
+                .map(|v| (o.def.name.to_string(), v.clone()))
+        })
+        .collect()
     }
 }
 /// How to parse: which sections to keep (`--section`), and the variables.

@@ -223,8 +223,8 @@ pub struct JobSpec {
     pub scramble_buffers: bool,
     pub buffer_compress_percentage: Option<u32>,
     pub buffer_compress_chunk: u64,
-    /// Raw pattern text (`0xdeadbeef`, `"abc"`, ...); the workload layer decodes it.
-    pub buffer_pattern: Option<String>,
+    /// buffer_pattern, decoded when the option was read (a pattern file read then).
+    pub buffer_pattern: Option<crate::value::DataPattern>,
     pub dedupe_percentage: Option<u32>,
     /// dedupe_mode=working_set (else repeat).
     pub dedupe_working_set: bool,
@@ -352,7 +352,8 @@ pub struct JobSpec {
     pub thinktime_iotime: Duration,
     /// fio's verify: the checksum's name as fio spells it, "0" for none.
     pub verify: String,
-    pub verify_pattern: Option<String>,
+    /// verify_pattern, decoded when the option was read (a pattern file read then).
+    pub verify_pattern: Option<crate::value::DataPattern>,
     /// Bytes per verify header (0: fio's choice, the write block size).
     pub verify_interval: u64,
     pub verify_offset: u64,

@@ -1,5 +1,5 @@
 //! Value grammars: fio's sizes, times, integers, booleans, ranges, per-direction lists,
-//! `bssplit`, `rw` modes and random distributions. Each function takes the text after `=` and
+//! `bssplit`, `rw` modes, random distributions and data patterns. Each function takes the text after `=` and
 //! returns a typed value or a message that names what was wrong (the caller adds file, line and
 //! option).
 
@@ -7,10 +7,12 @@ use crate::arith;
 
 mod bssplit;
 mod dist;
+mod pattern;
 mod rw;
 
 pub use bssplit::{parse_bssplit, parse_bssplit_dir, BsSplit, BsSplitDirs};
 pub use dist::{parse_distribution, Distribution, Zone};
+pub use pattern::{DataPattern, MAX_PATTERN};
 pub use rw::{parse_rw, RwMode, RwModifier, RW_NAMES};
 
 /// Data direction, in fio's order for comma lists: read, write, trim (`as usize` indexes

@@ -62,6 +62,8 @@ pub fn run_report(
             Some((stats, open, _)) if folds && open.groupid == m.plan.group => {
                 *stats += m.stats;
                 open.error = open.error.max(i64::from(m.errno));
+                // fio 3.33 shows the group's last job's options under the first one's name.
+                open.options = m.plan.options.clone();
                 continue;
             }
             _ => {}

@@ -568,37 +568,10 @@ fn buffers(spec: &JobSpec) -> BufferFill {
         dedupe_percentage: spec.dedupe_percentage.unwrap_or(0),
         pattern: spec
             .buffer_pattern
-            .as_deref()
-            .map(decode_pattern)
+            .as_ref()
+            .map(|p| p.bytes.clone())
             .unwrap_or_default(),
     }
-}
-
-/// fio's buffer_pattern: `0xdeadbeef` (bytes of the hex number), `"text"`, or a decimal byte;
-/// parts joined with `|`.
-pub fn decode_pattern(s: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    for part in s.split('|').map(str::trim) {
-        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
-            let digits: Vec<u8> = hex.bytes().filter(u8::is_ascii_hexdigit).collect();
-            let padded = if digits.len() % 2 == 1 {
-                [&[b'0'][..], &digits].concat()
-            } else {
-                digits
-            };
-            for pair in padded.chunks(2) {
-                let txt = std::str::from_utf8(pair).unwrap_or("00");
-                out.push(u8::from_str_radix(txt, 16).unwrap_or(0));
-            }
-        } else if let Some(t) = part.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
-            out.extend_from_slice(t.as_bytes());
-        } else if let Ok(n) = part.parse::<u8>() {
-            out.push(n);
-        } else {
-            out.extend_from_slice(part.as_bytes());
-        }
-    }
-    out
 }
 
 /// fio's cpus_allowed: `0-3,6,8-9`.
@@ -781,9 +754,7 @@ randrepeat=0
     }
 
     #[test]
-    fn patterns_and_cpu_lists_decode() {
-        assert_eq!(decode_pattern("0xdeadbeef"), vec![0xde, 0xad, 0xbe, 0xef]);
-        assert_eq!(decode_pattern("\"ab\"|0x01"), vec![b'a', b'b', 1]);
+    fn cpu_lists_decode() {
         assert_eq!(parse_cpus("0-2,5"), vec![0, 1, 2, 5]);
     }
 }

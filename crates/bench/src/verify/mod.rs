@@ -40,6 +40,9 @@ pub enum Kind {
     Sum(Sum),
     /// `pattern`: no header, the block is `verify_pattern` throughout.
     Pattern,
+    /// A verify_pattern without `verify` (fio's VERIFY_PATTERN): fio's header, then the
+    /// pattern, both checked.
+    PatternHeader,
     /// `null`: nothing is checked.
     Null,
 }
@@ -50,6 +53,7 @@ impl Kind {
         Some(match name {
             "meta" => Kind::Meta,
             "pattern" => Kind::Pattern,
+            iolab_job::options::PATTERN_WITH_HEADER => Kind::PatternHeader,
             "null" => Kind::Null,
             // fio maps crc32c-intel to crc32c (it picks the instruction itself).
             "crc32c-intel" => Kind::Sum(Sum::Crc32c),
@@ -61,6 +65,7 @@ impl Kind {
         match self {
             Kind::Meta => 1,
             Kind::Sum(s) => s.code(),
+            Kind::PatternHeader => 17,
             Kind::Pattern => 18,
             Kind::Null => 19,
         }
@@ -68,7 +73,7 @@ impl Kind {
 
     /// Whether blocks carry fio's header.
     pub fn has_header(self) -> bool {
-        matches!(self, Kind::Meta | Kind::Sum(_))
+        matches!(self, Kind::Meta | Kind::PatternHeader | Kind::Sum(_))
     }
 
     /// The header and the sum's field: where the data starts.
@@ -83,7 +88,7 @@ impl Kind {
         match self {
             Kind::Meta => "meta",
             Kind::Sum(s) => s.name(),
-            Kind::Pattern => "pattern",
+            Kind::Pattern | Kind::PatternHeader => "pattern",
             Kind::Null => "null",
         }
     }
@@ -105,88 +110,9 @@ pub struct Config {
     pub fatal: bool,
 }
 
-/// A decoded `verify_pattern`: bytes, and where `%o` puts the block's offset.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pattern {
-    pub bytes: Vec<u8>,
-    pub offsets_at: Vec<usize>,
-}
-
-impl Pattern {
-    /// fio's verify_pattern: `0x` hex numbers (their bytes in the order written), quoted
-    /// strings, decimal numbers (little-endian, as few bytes as hold them) and `%o` (the
-    /// block's offset, 8 bytes), one after another.
-    pub fn parse(s: &str) -> Result<Pattern, String> {
-        let mut p = Pattern::default();
-        let mut rest = s.trim();
-        while !rest.is_empty() {
-            if let Some(r) = rest.strip_prefix("%o") {
-                p.offsets_at.push(p.bytes.len());
-                p.bytes.extend_from_slice(&[0; 8]);
-                rest = r;
-            } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-                let body = &rest[1..];
-                let end = body
-                    .find(q)
-                    .ok_or_else(|| format!("verify_pattern '{s}': unterminated string"))?;
-                p.bytes.extend_from_slice(&body.as_bytes()[..end]);
-                rest = &body[end + 1..];
-            } else if let Some(h) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
-                let n = h.bytes().take_while(u8::is_ascii_hexdigit).count();
-                if n == 0 {
-                    return Err(format!("verify_pattern '{s}': 0x without hex digits"));
-                }
-                let digits = &h[..n];
-                let padded = if n % 2 == 1 {
-                    format!("0{digits}")
-                } else {
-                    digits.to_string()
-                };
-                for i in (0..padded.len()).step_by(2) {
-                    let b = u8::from_str_radix(&padded[i..i + 2], 16)
-                        .map_err(|e| format!("verify_pattern '{s}': {e}"))?;
-                    p.bytes.push(b);
-                }
-                rest = &h[n..];
-            } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
-                let n = rest.bytes().take_while(u8::is_ascii_digit).count();
-                let v: u64 = rest[..n]
-                    .parse()
-                    .map_err(|e| format!("verify_pattern '{s}': {e}"))?;
-                let width = (8 - v.leading_zeros() as usize / 8).max(1);
-                p.bytes.extend_from_slice(&v.to_le_bytes()[..width]);
-                rest = &rest[n..];
-            } else if let Some(r) = rest.strip_prefix([',', ' ', '|']) {
-                rest = r;
-            } else {
-                return Err(format!(
-                    "verify_pattern '{s}': cannot read '{rest}' (0x.., \"text\", a number or %o)"
-                ));
-            }
-        }
-        if p.bytes.is_empty() {
-            return Err(format!("verify_pattern '{s}' is empty"));
-        }
-        Ok(p)
-    }
-
-    /// Fills `buf` (the block at `offset`) with the pattern, repeated.
-    pub fn fill(&self, buf: &mut [u8], offset: u64) {
-        let n = self.bytes.len();
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = self.byte(i % n, offset);
-        }
-    }
-
-    fn byte(&self, at: usize, offset: u64) -> u8 {
-        for &o in &self.offsets_at {
-            if (o..o + 8).contains(&at) {
-                return offset.to_le_bytes()[at - o];
-            }
-        }
-        self.bytes[at]
-    }
-}
+/// A decoded `verify_pattern`: bytes, and where `%o` puts the block's offset (decoded as
+/// the option is read, by the job crate).
+pub use iolab_job::value::DataPattern as Pattern;
 
 /// Data from a seed: the same bytes for the same seed, at a few instructions per 8 bytes (a
 /// 64-bit LCG, Knuth's MMIX constants; the data only has to differ between writes and be
@@ -283,7 +209,7 @@ impl Config {
                 let mut want = vec![0u8; buf.len()];
                 self.pattern.fill(&mut want, w.offset);
                 if let Some(i) = buf.iter().zip(&want).position(|(a, b)| a != b) {
-                    bad.push(Bad::pattern(w, i, buf[i], want[i]));
+                    bad.push(Bad::pattern(w, i, i, buf[i], want[i]));
                 }
             }
             _ => {
@@ -360,6 +286,10 @@ impl Config {
                 },
                 detail,
             )
+        } else if let Some((k, got, want)) = self.pattern_bad(chunk, i, w.offset) {
+            let hs = self.kind.header_size();
+            let at = i * self.interval as usize + k;
+            return Some(Bad::pattern(w, at, k.saturating_sub(hs), got, want));
         } else {
             return None;
         };
@@ -399,6 +329,19 @@ impl Config {
                 h.crc
             ),
         }
+    }
+
+    /// For a header with the pattern after it (fio checks the pattern of VERIFY_PATTERN and of
+    /// meta): the first byte of the `i`th interval's data that is not the pattern, as (its
+    /// index in the interval, got, wanted).
+    fn pattern_bad(&self, chunk: &[u8], i: usize, offset: u64) -> Option<(usize, u8, u8)> {
+        if !matches!(self.kind, Kind::Meta | Kind::PatternHeader) {
+            return None;
+        }
+        let hs = self.kind.header_size().min(chunk.len());
+        let from = i * self.interval as usize + hs;
+        let (k, got, want) = self.pattern.mismatch(&chunk[hs..], from, offset)?;
+        Some((hs + k, got, want))
     }
 
     /// For the sum types: (expected, received) as hex when the data's sum is wrong; for
@@ -545,7 +488,9 @@ pub fn fio_flags(from_list: bool, in_async_thread: bool) -> u32 {
 }
 
 impl Bad {
-    fn pattern(w: &Written, i: usize, got: u8, want: u8) -> Bad {
+    /// A byte not the pattern: `i` in the block, `fio_at` as fio counts it (from the end of
+    /// the header, where there is one).
+    fn pattern(w: &Written, i: usize, fio_at: usize, got: u8, want: u8) -> Bad {
         let bits = (got ^ want).count_ones();
         Bad {
             file: w.file,
@@ -554,7 +499,7 @@ impl Bad {
             block: (w.offset, w.len),
             kind: Damage::Corrupt,
             fio: format!(
-                "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {bits}\nfio: bad pattern block offset {i}\npattern: verify failed at file {{file}} offset {}, length {} (requested block: offset={}, length={}, flags={{flags}})",
+                "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {bits}\nfio: bad pattern block offset {fio_at}\npattern: verify failed at file {{file}} offset {}, length {} (requested block: offset={}, length={}, flags={{flags}})",
                 w.offset, w.len, w.offset, w.len
             ),
             detail: format!("byte {i} of the block is {got:02x}, the pattern has {want:02x}"),

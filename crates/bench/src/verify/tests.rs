@@ -32,7 +32,7 @@ fn every_type_passes_its_own_blocks() {
     for &name in iolab_job::options::VERIFY_TYPES.iter().skip(2) {
         let mut c = cfg(name);
         if name == "pattern" {
-            c.pattern = Pattern::parse("0xdeadbeef%o").unwrap();
+            c.pattern = Pattern::parse("0xdeadbeef%o", true).unwrap();
         }
         let mut b = block(&c, &W);
         assert!(c.check(&mut b, &W, true).is_empty(), "{name}");
@@ -93,21 +93,21 @@ fn a_moved_header_is_found_where_verify_offset_puts_it() {
 
 #[test]
 fn patterns_read_as_fio_writes_them() {
-    let p = Pattern::parse("0xdead\"ab\"%o 7").unwrap();
+    let p = Pattern::parse("0xdead\"ab\"%o7", true).unwrap();
     assert_eq!(p.bytes.len(), 2 + 2 + 8 + 1);
     assert_eq!(p.offsets_at, vec![4]);
     let mut b = vec![0u8; 13];
     p.fill(&mut b, 0x0102);
     assert_eq!(&b[..6], &[0xde, 0xad, b'a', b'b', 0x02, 0x01]);
     assert_eq!(b[12], 7);
-    assert!(Pattern::parse("\"open").is_err());
-    assert!(Pattern::parse("zz").is_err());
+    assert!(Pattern::parse("\"open", true).is_err());
+    assert!(Pattern::parse("zz", true).is_err());
 }
 
 #[test]
 fn a_bad_pattern_names_the_byte() {
     let mut c = cfg("pattern");
-    c.pattern = Pattern::parse("0xaa").unwrap();
+    c.pattern = Pattern::parse("0xaa", true).unwrap();
     let mut b = block(&c, &W);
     b[10] = 0xab;
     let bad = c.check(&mut b, &W, true);

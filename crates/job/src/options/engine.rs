@@ -149,7 +149,7 @@ pub(super) static OPTIONS: &[OptDef] = &[
         }),
     imp!(Engine, "iodepth", [], Int, Some("1"), "Number of I/Os to keep in flight",
         |s, a| { s.engine.depth = to_u32(a.int()?)?.max(1); Ok(()) }),
-    imp!(Engine, "iodepth_batch_submit", ["iodepth_batch"], Int, Some("1"), "Number of I/Os to submit at once",
+    imp!(Engine, "iodepth_batch", ["iodepth_batch_submit"], Int, Some("1"), "Number of I/Os to submit at once",
         |s, a| { s.iodepth_batch_submit = to_u32(a.int()?)?; Ok(()) }),
     imp!(Engine, "iodepth_batch_complete_min", ["iodepth_batch_complete"], Int, Some("1"), "Minimum I/Os to reap at once",
         |s, a| { s.iodepth_batch_complete_min = to_u32(a.int()?)?; Ok(()) }),

@@ -35,7 +35,7 @@ mod zone;
 pub use engine::{engine_by_name, iolab_engines, refusal, EngineName, FIO_ENGINES};
 pub use help::{cmdhelp, enghelp, markdown, summary};
 pub use iolog::skip as replay_skip;
-pub use verify::VERIFY_TYPES;
+pub use verify::{PATTERN_WITH_HEADER, VERIFY_TYPES};
 
 /// The grammar of an option's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -638,7 +638,7 @@ mod tests {
     fn every_option_in_issue_3_is_implemented() {
         let names = "name description filename directory filename_format nrfiles filesize size \
             io_size offset offset_increment rw rwmixread rwmixwrite bs bsrange bssplit ba ioengine \
-            iodepth iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max \
+            iodepth iodepth_batch iodepth_batch_complete_min iodepth_batch_complete_max \
             iodepth_low direct buffered sync fsync fdatasync end_fsync fsync_on_close numjobs \
             thread runtime time_based ramp_time startdelay loops randrepeat randseed \
             allrandrepeat norandommap random_generator random_distribution percentage_random \
@@ -662,7 +662,7 @@ mod tests {
             ("readwrite", "rw"),
             ("blocksize", "bs"),
             ("wait_for_previous", "stonewall"),
-            ("iodepth_batch", "iodepth_batch_submit"),
+            ("iodepth_batch_submit", "iodepth_batch"),
             ("iodepth_batch_complete", "iodepth_batch_complete_min"),
             ("timeout", "runtime"),
             ("nr_files", "nrfiles"),

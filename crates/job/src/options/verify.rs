@@ -3,6 +3,10 @@
 
 use super::prelude::*;
 
+/// `JobSpec::verify` of a job with a verify_pattern and no `verify` (fio's VERIFY_PATTERN:
+/// its header, then the pattern); not a name `verify=` takes, as in fio.
+pub const PATTERN_WITH_HEADER: &str = "pattern-with-header";
+
 /// fio 3.33's names for `verify=`, with its own aliases of "none".
 pub const VERIFY_TYPES: &[&str] = &[
     "0",
@@ -40,8 +44,8 @@ pub(super) static OPTIONS: &[OptDef] = &[
         |s, a| { s.verify_interval = a.count()?; Ok(()) }),
     imp!(Verify, "verify_offset", [], Int, None, "Move the verify header to this offset in the block",
         |s, a| { s.verify_offset = a.count()?; Ok(()) }),
-    imp!(Verify, "verify_pattern", [], Str, None, "Fill and check with this pattern (0x.., \"text\", decimal, %o for the offset)",
-        |s, a| { s.verify_pattern = Some(a.v.to_string()); Ok(()) }),
+    imp!(Verify, "verify_pattern", [], Str, None, "Fill and check with this pattern (0x.., \"text\", 'file', decimal, %o for the offset)",
+        |s, a| { s.verify_pattern = Some(value::DataPattern::parse(a.v, true)?); Ok(()) }),
     imp!(Verify, "verify_fatal", [], Bool, Some("0"), "Stop at the first bad header of a block",
         |s, a| { s.verify_fatal = a.flag()?; Ok(()) }),
     imp!(Verify, "verify_dump", [], Bool, Some("0"), "Write the received and expected blocks of a failure to files",
@@ -84,7 +88,7 @@ pub(super) mod tests {
         (&["do_verify=0"], |s| !s.do_verify),
         (&["verify_interval=512"], |s| s.verify_interval == 512),
         (&["verify_offset=64"], |s| s.verify_offset == 64),
-        (&["verify_pattern=0xff00ff00"], |s| s.verify_pattern.as_deref() == Some("0xff00ff00")),
+        (&["verify_pattern=0xff00ff00"], |s| s.verify_pattern.as_ref().map(|p| &p.bytes[..]) == Some(&[0xff, 0, 0xff, 0][..])),
         (&["verify_fatal=1"], |s| s.verify_fatal),
         (&["verify_dump=1"], |s| s.verify_dump),
         (&["verify_async=2"], |s| s.verify_async == 2),

@@ -69,6 +69,11 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
         spec.iodepth_given |= o.def.name == "iodepth";
         spec.direct_given |= matches!(o.def.name, "direct" | "buffered");
     }
+    // fio's verify_pattern: without a `verify` of the job's own, the job verifies with fio's
+    // header and the pattern after it (fio's VERIFY_PATTERN, not verify=pattern's bare one).
+    if spec.verify_pattern.is_some() && !raw.options().any(|o| o.def.name == "verify") {
+        spec.verify = crate::options::PATTERN_WITH_HEADER.into();
+    }
     settle_depths_and_windows(&mut spec, raw);
     settle_block_sizes(&mut spec);
     if let Err(m) = spec.logs.check() {

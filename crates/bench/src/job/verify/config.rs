@@ -40,7 +40,7 @@ pub(super) fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
         ));
     }
     let pattern = match &s.verify_pattern {
-        Some(p) => Pattern::parse(p).map_err(refuse)?,
+        Some(p) => p.clone(),
         None if kind == Kind::Pattern => {
             return Err(refuse("verify=pattern needs verify_pattern".into()))
         }
