@@ -181,6 +181,18 @@ impl Steady {
         let pct = if self.pct { "%" } else { "" };
         format!("{}:{:.6}{pct}", self.kind.name(), self.limit)
     }
+
+    /// fio's `--debug=parse` line for it: a percentage and an IOPS limit as `%f`, a
+    /// bandwidth in whole bytes (fio reads it as a size).
+    pub fn parse_line(&self) -> String {
+        if self.pct {
+            format!("set steady state threshold to {:.6}%", self.limit)
+        } else if self.kind.iops() {
+            format!("set steady state IOPS threshold to {:.6}", self.limit)
+        } else {
+            format!("set steady state BW threshold to {}", self.limit as i64)
+        }
+    }
 }
 
 /// Parses `steadystate=` (`iops:10%`, `bw_slope:2m`; a bare limit is a number, with size
