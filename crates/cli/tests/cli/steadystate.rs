@@ -1,13 +1,13 @@
 //! fio 3.33's steady-state detection (`steadystate`/`ss`, `ss_dur`, `ss_ramp`) seen from the
 //! command line, as fio's own t/steadystate_tests.py looks at it: the `--debug=parse` line of
 //! a criterion under `--parse-only` with no job, the job ended once steady (or not), its JSON
-//! object with the criterion recomputable from the window's data, refusals.
+//! object with the criterion recomputable from the window's data, refusals, and the text line.
 #![allow(clippy::unwrap_used)]
 
 use serde_json::Value;
 
 use crate::fidelity::fio;
-use crate::run::{u64_at, TestDir};
+use crate::run::{u64_at, Out, TestDir};
 
 /// A null job at a steady 2000 IOPS (the rate holds each 1 s sample still on a loaded
 /// machine), with a window of 2 samples of fio 3.33's 1 s.
@@ -210,5 +210,48 @@ fn the_steadystate_json_object_has_fios_shape() {
         let mut want = Vec::new();
         shape(&theirs["jobs"][0]["steadystate"], "", &mut want);
         assert_eq!(mine, want);
+    }
+}
+
+/// `bw=A (B)` of the text line: the two figures without their units.
+fn text_rates(out: &Out) -> (String, String) {
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("  steadystate  : "))
+        .unwrap_or_else(|| panic!("no steadystate line:\n{}", out.stdout));
+    let bw = line.split("bw=").nth(1).unwrap();
+    let (a, rest) = bw.split_once(" (").unwrap();
+    let b = rest.split_once(')').unwrap().0;
+    let digits = |s: &str| {
+        s.chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect()
+    };
+    assert!(a.ends_with("KiB/s") && b.ends_with("kB/s"), "{line}");
+    (digits(a), digits(b))
+}
+
+#[test]
+fn the_steadystate_text_line_prints_the_same_kib_count_in_both_families() {
+    // fio divides the mean by kb_base before num2str, so at 2000 IOPS of 4 KiB both figures
+    // are the KiB count (fio: "bw=7988KiB/s (7988kB/s)"); iolab printed 8000KiB/s (8192kB/s).
+    let d = TestDir::new("ss-text");
+    let out = d.run(&args(&["--runtime=30", "--ss=iops:50%"])).ok();
+    let (a, b) = text_rates(&out);
+    assert_eq!(a, b, "{}", out.stdout);
+    assert!(out.stdout.contains(", iops mean dev="), "{}", out.stdout);
+    if let Some(f) = fio(
+        "steadystate text line",
+        &d,
+        &args(&["--runtime=30", "--ss=iops:50%"]),
+    ) {
+        let f = Out {
+            code: f.status.code(),
+            stdout: String::from_utf8_lossy(&f.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&f.stderr).into_owned(),
+        };
+        let (a, b) = text_rates(&f);
+        assert_eq!(a, b, "fio: {}", f.stdout);
     }
 }
