@@ -557,6 +557,20 @@ impl Invocation {
         self.load_with(Vars::system())
     }
 
+    /// Applies the command line's globals as a job of their own would take them, and drops
+    /// the result: fio's `--parse-only` with no job parses its default job's options (their
+    /// `--debug=parse` lines, their refusals) and exits 0.
+    pub fn check_globals(&self) -> Result<(), JobError> {
+        let mut job = RawJob::new("global", Loc::cmdline(0), 0);
+        job.own.clone_from(&self.globals);
+        JobFile {
+            jobs: vec![job],
+            warnings: Vec::new(),
+        }
+        .resolve()
+        .map(drop)
+    }
+
     /// [`Invocation::load`] with explicit variable values.
     pub fn load_with(&self, vars: Vars) -> Result<JobFile, JobError> {
         let (texts, budget) = parse::read_texts(&self.job_files)?;

@@ -181,6 +181,18 @@ impl Steady {
         let pct = if self.pct { "%" } else { "" };
         format!("{}:{:.6}{pct}", self.kind.name(), self.limit)
     }
+
+    /// fio's `--debug=parse` line for it: a percentage and an IOPS limit as `%f`, a
+    /// bandwidth in whole bytes (fio reads it as a size).
+    pub fn parse_line(&self) -> String {
+        if self.pct {
+            format!("set steady state threshold to {:.6}%", self.limit)
+        } else if self.kind.iops() {
+            format!("set steady state IOPS threshold to {:.6}", self.limit)
+        } else {
+            format!("set steady state BW threshold to {}", self.limit as i64)
+        }
+    }
 }
 
 /// Parses `steadystate=` (`iops:10%`, `bw_slope:2m`; a bare limit is a number, with size
@@ -201,20 +213,30 @@ pub fn parse_steadystate(v: &str, kb: u64) -> Result<Steady, String> {
         }
     };
     let limit = limit.trim();
-    let (limit, pct) = match limit.strip_suffix('%') {
-        Some(p) => (crate::value::parse_float(p)?, true),
+    // As fio 3.33 reads it: a `%` anywhere ends the number (`5%%` is 5%); a percentage and
+    // an IOPS limit are floats, a bandwidth a size in whole bytes (`1.5` is 1, `1k` 1024).
+    // A negative limit is taken, as fio takes it: no criterion is ever below it.
+    let (limit, pct) = match limit.split_once('%') {
+        Some((p, _)) => (crate::value::parse_float(p)?, true),
         None if kind.iops() => (crate::value::parse_float(limit)?, false),
-        None => (
-            crate::value::parse_size(limit, kb)
-                .map(|b| b as f64)
-                .or_else(|_| crate::value::parse_float(limit))?,
-            false,
-        ),
+        None => (bytes_limit(limit, kb)?, false),
     };
-    if !limit.is_finite() || limit < 0.0 {
-        return Err(format!("limit '{v}' must be a number not below 0"));
+    if !limit.is_finite() {
+        return Err(format!("limit '{v}' must be a finite number"));
     }
     Ok(Steady { kind, limit, pct })
+}
+
+/// A bandwidth limit in bytes, signed as fio's str_to_decimal reads it.
+fn bytes_limit(v: &str, kb: u64) -> Result<f64, String> {
+    let (neg, abs) = match v.strip_prefix('-') {
+        Some(a) => (true, a),
+        None => (false, v),
+    };
+    let n = crate::value::parse_size(abs, kb)
+        .map(|b| b as f64)
+        .or_else(|_| crate::value::parse_float(abs).map(f64::trunc))?;
+    Ok(if neg { -n } else { n })
 }
 
 /// Most samples a steady-state window holds (two rings of u64 each): 16 MiB, about 12
@@ -274,7 +296,15 @@ mod tests {
         assert_eq!((s.limit, s.pct), ((1 << 20) as f64, false));
         assert!(parse_steadystate("lat:1", 1024).is_err());
         assert!(parse_steadystate("iops", 1024).is_err());
-        assert!(parse_steadystate("iops:-1", 1024).is_err());
+        // fio 3.33 takes these: a negative limit (never met), text after the first `%`,
+        // and a bandwidth in whole bytes.
+        assert_eq!(parse_steadystate("iops:-1", 1024).unwrap().limit, -1.0);
+        assert_eq!(parse_steadystate("bw:-1k", 1024).unwrap().limit, -1024.0);
+        let s = parse_steadystate("iops:5%%", 1024).unwrap();
+        assert_eq!((s.limit, s.pct), (5.0, true));
+        assert_eq!(parse_steadystate("bw:1.5", 1024).unwrap().limit, 1.0);
+        assert!(parse_steadystate("iops:abc", 1024).is_err());
+        assert!(parse_steadystate("bw:x%", 1024).is_err());
     }
 
     #[test]

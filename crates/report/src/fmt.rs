@@ -98,6 +98,21 @@ pub fn rate_str(n: u64, units: &crate::Units, alt: bool) -> String {
     size_str(n, units, alt, unit)
 }
 
+/// A bandwidth in B/s as fio's steady-state line prints it: divided by `kb_base` first and
+/// handed to num2str with that base, so the other family's figure is the same count of
+/// KiB (or kB) divided by 1000 (or 1024): fio 3.33 prints `4909MiB/s (5027MB/s)`, where the
+/// second should read 5147MB/s, and `7988KiB/s (7988kB/s)`.
+pub fn kb_rate_str(n: u64, units: &crate::Units, alt: bool) -> String {
+    let unit = if units.bits {
+        N2sUnit::BitPerSec
+    } else {
+        N2sUnit::BytePerSec
+    };
+    let kb = u64::from(units.kb_base.max(1));
+    let i2p = kb.is_power_of_two();
+    num2str(n / kb, units.sig_figs, kb, i2p != alt, unit)
+}
+
 /// The unit fio picks for a `slat`/`clat`/`lat` line (`nsec_to_msec`, then `nsec_to_usec`):
 /// returns the label and the four figures scaled (integers truncated, as fio does).
 pub fn lat_scale(min: u64, max: u64, mean: f64, dev: f64) -> (&'static str, u64, u64, f64, f64) {
@@ -234,6 +249,25 @@ mod tests {
         assert_eq!(size_str(8589934592, &si, false, N2sUnit::Byte), "8590MB");
         assert_eq!(size_str(8589934592, &si, true, N2sUnit::Byte), "8192MiB");
         assert_eq!(rate_str(3147, &Units::default(), false), "3147B/s");
+    }
+
+    #[test]
+    fn steady_state_rates_keep_fios_kib_count_in_both_families() {
+        let u = Units::default();
+        // 5147000000 B/s = 5026367 KiB/s: /1024 = 4908 rem 575, carried -> 4909MiB/s; the
+        // other family divides the same 5026367 by 1000: 5026 rem 367 -> 5026MB/s.
+        assert_eq!(kb_rate_str(5_147_000_000, &u, false), "4909MiB/s");
+        assert_eq!(kb_rate_str(5_147_000_000, &u, true), "5026MB/s");
+        // 7988 KiB/s fits in four digits: both say 7988, with their own prefix.
+        assert_eq!(kb_rate_str(7988 * 1024, &u, false), "7988KiB/s");
+        assert_eq!(kb_rate_str(7988 * 1024, &u, true), "7988kB/s");
+        let si = Units {
+            kb_base: 1000,
+            ..Units::default()
+        };
+        // 4520000 kB/s: 4520MB/s, and 4520000 / 1024 = 4414 rem 64 -> 4414MiB/s.
+        assert_eq!(kb_rate_str(4_520_000_000, &si, false), "4520MB/s");
+        assert_eq!(kb_rate_str(4_520_000_000, &si, true), "4414MiB/s");
     }
 
     #[test]

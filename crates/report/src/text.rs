@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::fmt::{
-    lat_scale, num2str, percentile_scale, percentile_width, rate_str, size_str, N2sUnit,
+    kb_rate_str, lat_scale, num2str, percentile_scale, percentile_width, rate_str, size_str,
+    N2sUnit,
 };
 use crate::model::{DirReport, DiskUtil, GroupReport, JobHeader, JobReport, LatReport, Report};
 
@@ -207,8 +208,8 @@ fn job_errors_and_targets(j: &JobReport, s: &mut String) {
             s,
             "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
             if ss.attained { "yes" } else { "no" },
-            rate_str(ss.bw_mean, u, false),
-            rate_str(ss.bw_mean, u, true),
+            kb_rate_str(ss.bw_mean, u, false),
+            kb_rate_str(ss.bw_mean, u, true),
             num2str(ss.iops_mean, u.sig_figs, 1, false, N2sUnit::None),
             if ss.on_iops { "iops" } else { "bw" },
             if ss.on_slope { " slope" } else { " mean dev" },

@@ -22,6 +22,7 @@ mod offload;
 mod place;
 mod run;
 mod run_robust;
+mod steadystate;
 mod trimwrite;
 mod verify;
 mod verify_async;

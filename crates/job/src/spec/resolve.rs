@@ -207,14 +207,24 @@ fn apply(s: &mut JobSpec, o: &RawOption) -> Result<(), String> {
     if arg.v.is_empty() && o.def.kind == Kind::Str {
         return Err("empty value".into());
     }
-    if crate::debug::on(crate::debug::PARSE) {
+    let debug = crate::debug::on(crate::debug::PARSE);
+    if debug {
         crate::debug::line(
             crate::debug::PARSE,
             std::process::id(),
             format_args!("handle_option={}, ptr={}", o.def.name, arg.v),
         );
     }
-    f(s, &arg)
+    f(s, &arg)?;
+    // Said here, not in the row's closure, which also applies the defaults (fio says none).
+    if debug && o.def.name == "steadystate" {
+        crate::debug::line(
+            crate::debug::PARSE,
+            std::process::id(),
+            format_args!("{}", s.steadystate.parse_line()),
+        );
+    }
+    Ok(())
 }
 
 /// Splits `filename` at `:`, keeping fio's `\:` escape as a literal colon.
