@@ -22,7 +22,6 @@ pub mod trigger;
 pub mod verify;
 
 pub use env::{host_env, status_line};
-pub use layout::info_to_file;
 pub use status::Progress;
 
 use std::collections::BTreeSet;
@@ -126,9 +125,6 @@ pub struct StatusLine {
     pub interval: std::time::Duration,
     /// Start a new line this often instead of overwriting (for logs).
     pub newline_every: Option<std::time::Duration>,
-    /// fio's informational lines (`Laying out IO file`) go to standard output, as in fio's
-    /// normal output; else (JSON or terse on standard output) to standard error.
-    pub info_stdout: bool,
     /// `--bandwidth-log`: the run's bandwidth to `agg-{read,write,trim}_bw.log` as it goes.
     pub bandwidth_log: bool,
 }
@@ -139,7 +135,6 @@ impl Default for StatusLine {
             mode: StatusMode::Auto,
             interval: std::time::Duration::from_secs(1),
             newline_every: None,
-            info_stdout: false,
             bandwidth_log: false,
         }
     }
@@ -208,7 +203,6 @@ fn run_all(
         StatusMode::Never => false,
         StatusMode::Auto => std::io::stderr().is_terminal(),
     };
-    layout::set_info_stdout(status.info_stdout);
     let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();
     let done = AtomicBool::new(false);
     let agg = status

@@ -522,29 +522,25 @@ fn take_profile_option<A: AsRef<OsStr>>(
     Ok(true)
 }
 
-/// What follows from the whole command line: fio's default output format, and the debug
-/// categories set and announced as fio announces them.
+/// What follows from the whole command line: fio's default output format, where the run's
+/// informational and debug lines go ([`crate::lines`]), and the debug categories set and
+/// announced as fio announces them (on standard output, even with `--output`, unless that
+/// carries JSON or terse).
 fn finish_top(top: &mut TopLevel) {
     if top.output_format.is_empty() {
         top.output_format.push(OutputFormat::Normal);
     }
+    let normal = top.output_format.contains(&OutputFormat::Normal);
+    crate::lines::route(normal, top.output.is_some());
     if top.debug != 0 {
-        // Where fio prints them (standard output), unless that carries JSON or terse.
-        let plain =
-            top.output.is_none() && top.output_format.iter().all(|f| *f == OutputFormat::Normal);
-        crate::debug::set(top.debug, plain, top.debug_job);
+        crate::debug::set(top.debug, top.debug_job);
         let job = top.debug_job.map(|n| format!("fio: set debug jobno {n}"));
         let named = crate::debug::CATEGORIES
             .iter()
             .filter(|(n, bit)| top.debug & bit != 0 && *n != "job")
             .map(|(name, _)| format!("fio: set debug option {name}"));
         for msg in named.chain(job) {
-            // A closed stdout is not an error here (the run reports it if it matters).
-            let _ = if plain {
-                writeln!(std::io::stdout(), "{msg}")
-            } else {
-                writeln!(std::io::stderr(), "{msg}")
-            };
+            crate::lines::line(format_args!("{msg}"));
         }
     }
 }

@@ -1,0 +1,146 @@
+//! Which stream each line goes to, and which options are accepted, as fio 3.33 (found by a
+//! differential run of fio's own test jobs, whose runner wants standard error empty on
+//! success). Where fio is installed, its own placement or message is checked too.
+#![allow(clippy::unwrap_used)]
+
+use crate::fidelity::fio;
+use crate::run::TestDir;
+
+/// The lines of `text` that contain `word`.
+fn lines_with<'a>(text: &'a str, word: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.contains(word)).collect()
+}
+
+#[test]
+fn json_run_prints_no_layout_line_like_fio() {
+    let d = TestDir::new("streams-json-layout");
+    let args = [
+        "--name=x",
+        "--rw=read",
+        "--size=64k",
+        "--output-format=json",
+    ];
+    let out = d.run(&args).ok();
+    assert_eq!(out.stderr, "");
+    assert!(!out.stdout.contains("Laying out"), "{}", out.stdout);
+    assert_eq!(out.json()["jobs"][0]["jobname"], "x");
+    std::fs::remove_file(d.path.join("x.0.0")).unwrap();
+    if let Some(f) = fio("json_run_prints_no_layout_line_like_fio", &d, &args) {
+        let all = String::from_utf8_lossy(&f.stdout) + String::from_utf8_lossy(&f.stderr);
+        assert!(!all.contains("Laying out"), "fio printed it: {all}");
+    }
+}
+
+#[test]
+fn json_and_normal_to_a_file_put_the_layout_line_in_the_file_like_fio() {
+    let d = TestDir::new("streams-json-normal-file");
+    let args = [
+        "--name=x",
+        "--rw=read",
+        "--size=64k",
+        "--output=o",
+        "--output-format=json,normal",
+    ];
+    let out = d.run(&args).ok();
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+    let text = std::fs::read_to_string(d.path.join("o")).unwrap();
+    let ours = lines_with(&text, "Laying out");
+    assert_eq!(ours, ["x: Laying out IO file (1 file / 0MiB)"], "{text}");
+    std::fs::remove_file(d.path.join("x.0.0")).unwrap();
+    if fio("json_and_normal_to_a_file", &d, &args).is_some() {
+        let text = std::fs::read_to_string(d.path.join("o")).unwrap();
+        assert_eq!(lines_with(&text, "Laying out"), ours);
+    }
+}
+
+#[test]
+fn a_job_of_several_files_prints_one_layout_line_with_their_count_like_fio() {
+    let d = TestDir::new("streams-nrfiles");
+    let args = [
+        "--name=x",
+        "--rw=read",
+        "--size=3m",
+        "--nrfiles=3",
+        "--offset=1m",
+    ];
+    let out = d.run(&args).ok();
+    assert_eq!(out.stderr, "");
+    let ours = lines_with(&out.stdout, "Laying out");
+    // Each file holds its offset and its third of the size: 2 MiB each.
+    assert_eq!(ours, ["x: Laying out IO files (3 files / total 6MiB)"]);
+    // Only the files that need it are counted.
+    std::fs::remove_file(d.path.join("x.0.1")).unwrap();
+    let again = d.run(&args).ok();
+    let one = lines_with(&again.stdout, "Laying out");
+    assert_eq!(one, ["x: Laying out IO file (1 file / 2MiB)"]);
+    for f in ["x.0.0", "x.0.1", "x.0.2"] {
+        std::fs::remove_file(d.path.join(f)).unwrap();
+    }
+    if let Some(f) = fio("several_files_one_layout_line", &d, &args) {
+        let text = String::from_utf8_lossy(&f.stdout);
+        assert_eq!(lines_with(&text, "Laying out"), ours);
+    }
+}
+
+/// An informational line fio prints in every format ("Saving output of prerun"): where fio
+/// puts it with normal output, and where iolab keeps JSON valid.
+#[test]
+fn info_lines_go_to_the_output_stream_unless_it_carries_json() {
+    let d = TestDir::new("streams-info");
+    let base = ["--name=x", "--rw=read", "--size=64k", "--exec_prerun=true"];
+    let saving = "x : Saving output of prerun in x.prerun.txt";
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        d.run(&a).ok()
+    };
+    // Normal output on standard output: there, as fio, and standard error stays empty.
+    let out = run(&[]);
+    assert_eq!(lines_with(&out.stdout, "Saving"), [saving]);
+    assert_eq!(out.stderr, "");
+    // Normal output into a file: into the file, as fio.
+    let out = run(&["--output=o"]);
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+    let text = std::fs::read_to_string(d.path.join("o")).unwrap();
+    assert_eq!(lines_with(&text, "Saving"), [saving]);
+    // JSON into a file: the file stays JSON, the line goes to standard output.
+    let out = run(&["--output=j", "--output-format=json"]);
+    assert_eq!(lines_with(&out.stdout, "Saving"), [saving]);
+    assert_eq!(out.stderr, "");
+    let j = std::fs::read_to_string(d.path.join("j")).unwrap();
+    assert!(serde_json::from_str::<serde_json::Value>(&j).is_ok(), "{j}");
+    // JSON on standard output: the line goes to standard error.
+    let out = run(&["--output-format=json"]);
+    assert_eq!(lines_with(&out.stderr, "Saving"), [saving]);
+    assert_eq!(out.json()["jobs"][0]["jobname"], "x");
+}
+
+/// fio's t/random_seed.py reads `--debug=random` lines from the `--output` file.
+#[test]
+fn debug_lines_go_into_the_output_file_like_fio() {
+    let d = TestDir::new("streams-debug");
+    let args = [
+        "--name=x",
+        "--ioengine=null",
+        "--size=32k",
+        "--rw=randread",
+        "--debug=random",
+        "--output=o",
+        "--thread",
+    ];
+    let out = d.run(&args).ok();
+    assert_eq!(out.stderr, "");
+    // fio announces the category on standard output before it opens the file.
+    assert_eq!(out.stdout, "fio: set debug option random\n");
+    let text = std::fs::read_to_string(d.path.join("o")).unwrap();
+    assert!(
+        text.lines().any(|l| l.starts_with("random ")),
+        "no debug line in the output file: {text}"
+    );
+    if let Some(f) = fio("debug_lines_go_into_the_output_file", &d, &args) {
+        assert_eq!(String::from_utf8_lossy(&f.stdout), out.stdout);
+        assert_eq!(String::from_utf8_lossy(&f.stderr), "");
+        let text = std::fs::read_to_string(d.path.join("o")).unwrap();
+        assert!(text.lines().any(|l| l.starts_with("random ")), "{text}");
+    }
+}
