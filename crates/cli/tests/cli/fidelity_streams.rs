@@ -144,3 +144,66 @@ fn debug_lines_go_into_the_output_file_like_fio() {
         assert!(text.lines().any(|l| l.starts_with("random ")), "{text}");
     }
 }
+
+/// Runs `args` with iolab, which must refuse them with exit 1 naming `option`, and with fio
+/// when installed, which must refuse them too.
+fn refused_like_fio(case: &str, d: &TestDir, args: &[&str], option: &str) -> String {
+    let out = d.run(args).fails();
+    assert!(out.stderr.contains(option), "{}", out.stderr);
+    assert!(!out.stdout.contains("IOPS="), "{}", out.stdout);
+    if let Some(f) = fio(case, d, args) {
+        assert_eq!(f.status.code(), Some(1), "fio took {args:?}");
+    }
+    out.stderr
+}
+
+#[test]
+fn zonesize_without_a_zonemode_is_refused_like_fio() {
+    let d = TestDir::new("streams-zonesize");
+    let base = ["--name=x", "--rw=read", "--size=256k"];
+    let err = refused_like_fio(
+        "zonesize_without_a_zonemode",
+        &d,
+        &[&base[..], &["--zonesize=64k"]].concat(),
+        "zonesize",
+    );
+    assert!(err.contains("zonemode=none"), "{err}");
+    // And zonemode=strided without a zonesize, which fio refuses as well.
+    let err = refused_like_fio(
+        "strided_without_a_zonesize",
+        &d,
+        &[&base[..], &["--zonemode=strided"]].concat(),
+        "zonemode",
+    );
+    assert!(err.contains("zonesize must be specified"), "{err}");
+    // With its zonemode, the zonesize is taken.
+    let ok = [&base[..], &["--zonemode=strided", "--zonesize=64k"]].concat();
+    d.run(&ok).ok();
+}
+
+#[test]
+fn iodepth_zero_is_refused_like_fio() {
+    let d = TestDir::new("streams-iodepth0");
+    let args = ["--name=x", "--rw=read", "--size=64k", "--iodepth=0"];
+    let err = refused_like_fio("iodepth_zero", &d, &args, "iodepth");
+    assert!(err.contains("min value out of range: 0 (1 min)"), "{err}");
+}
+
+#[test]
+fn a_directory_that_does_not_exist_is_refused_like_fio() {
+    let d = TestDir::new("streams-nodir");
+    let args = ["--name=x", "--rw=read", "--size=64k", "--directory=nodir"];
+    let err = refused_like_fio("directory_absent", &d, &args, "directory=nodir");
+    assert!(err.contains("nodir is not a directory"), "{err}");
+    assert!(!d.path.join("nodir").exists(), "iolab made the directory");
+    // --parse-only refuses it too, as fio.
+    d.run(&[&args[..], &["--parse-only"]].concat()).fails();
+    // Each of a list must exist.
+    std::fs::create_dir(d.path.join("here")).unwrap();
+    let list = ["--name=x", "--size=64k", "--directory=here:nodir"];
+    refused_like_fio("directory_list", &d, &list, "nodir is not a directory");
+    // A filename's own directories are made, as fio makes them.
+    let file = ["--name=x", "--rw=read", "--size=64k", "--filename=sub/f"];
+    d.run(&file).ok();
+    assert!(d.path.join("sub/f").is_file());
+}
