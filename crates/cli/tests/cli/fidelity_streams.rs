@@ -207,3 +207,30 @@ fn a_directory_that_does_not_exist_is_refused_like_fio() {
     d.run(&file).ok();
     assert!(d.path.join("sub/f").is_file());
 }
+
+/// fio's t/strided.py passes `--filesize=65536)`; fio reads 65536 and runs.
+#[test]
+fn a_size_with_a_stray_closing_parenthesis_runs_like_fio() {
+    let d = TestDir::new("streams-paren");
+    let args = [
+        "--name=strided",
+        "--zonemode=strided",
+        "--rw=randread",
+        "--zonerange=16k",
+        "--zonesize=16k",
+        "--bs=4k",
+        "--filename=f",
+        "--filesize=65536)",
+        "--output-format=json",
+    ];
+    let out = d.run(&args).ok();
+    assert_eq!(out.stderr, "");
+    let v = out.json();
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"], 65536, "{v}");
+    assert_eq!(std::fs::metadata(d.path.join("f")).unwrap().len(), 65536);
+    if let Some(f) = fio("stray_parenthesis", &d, &args) {
+        assert_eq!(f.status.code(), Some(0));
+        let fv: serde_json::Value = serde_json::from_slice(&f.stdout).unwrap();
+        assert_eq!(fv["jobs"][0]["read"]["io_bytes"], 65536);
+    }
+}
