@@ -234,3 +234,55 @@ fn a_size_with_a_stray_closing_parenthesis_runs_like_fio() {
         assert_eq!(fv["jobs"][0]["read"]["io_bytes"], 65536);
     }
 }
+
+/// The (offset, length) of each write of a `write_iolog` file.
+fn writes_of(log: &str) -> Vec<(u64, u64)> {
+    log.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let at = f.iter().position(|w| *w == "write")?;
+            Some((f.get(at + 1)?.parse().ok()?, f.get(at + 2)?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// fio's t/jobs/t0023.fio and t0024.fio write a bssplit-like `bsrange`; fio reads each side
+/// of the first `:` up to the next one (512/25:1k:... is 512-1k, 1k:25:... is 25-1k) and
+/// rounds a draw down to a multiple of a minimum that is no power of two.
+#[test]
+fn a_bssplit_like_bsrange_draws_the_block_sizes_fio_draws() {
+    let d = TestDir::new("streams-bsrange");
+    for (range, sizes) in [
+        ("512/25:1k:25:2k:25:4k/25", &[512u64, 1024][..]),
+        ("1k:25:2k:25:4k/25", &[25, 1000, 1024][..]),
+    ] {
+        let bsrange = format!("--bsrange={range}");
+        let args = [
+            "--name=x",
+            "--ioengine=null",
+            "--rw=randwrite",
+            "--filesize=1m",
+            &bsrange,
+            "--write_iolog=io.log",
+            "--output-format=json",
+        ];
+        let _ = std::fs::remove_file(d.path.join("io.log"));
+        let out = d.run(&args).ok();
+        assert_eq!(out.stderr, "");
+        let ours = writes_of(&std::fs::read_to_string(d.path.join("io.log")).unwrap());
+        let min = sizes[0];
+        assert!(
+            ours.iter().all(|w| w.1 == 1024 || w.1 % min == 0),
+            "{ours:?}"
+        );
+        for s in sizes {
+            assert!(ours.iter().any(|w| w.1 == *s), "no {s} in {range}");
+        }
+        // fio appends to an existing write_iolog.
+        std::fs::remove_file(d.path.join("io.log")).unwrap();
+        if fio("bssplit_like_bsrange", &d, &args).is_some() {
+            let theirs = writes_of(&std::fs::read_to_string(d.path.join("io.log")).unwrap());
+            assert_eq!(ours, theirs, "{range}");
+        }
+    }
+}
