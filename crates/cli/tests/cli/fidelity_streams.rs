@@ -286,3 +286,39 @@ fn a_bssplit_like_bsrange_draws_the_block_sizes_fio_draws() {
         }
     }
 }
+
+/// fio's t0023/t0024 check in the bandwidth log that each trim of randtrimwrite is followed
+/// by a write of its size; the null engine completed trims with 0 bytes, so they logged size
+/// 0 and counted no bytes, where fio's null engine completes every request whole.
+#[test]
+fn null_engine_trims_count_and_log_their_size_like_fio() {
+    let d = TestDir::new("streams-null-trim");
+    let args = [
+        "--name=t",
+        "--ioengine=null",
+        "--rw=randtrimwrite",
+        "--filesize=64k",
+        "--write_bw_log=t",
+        "--log_offset=1",
+        "--output-format=json",
+    ];
+    let out = d.run(&args).ok();
+    let v = out.json();
+    assert_eq!(v["jobs"][0]["trim"]["io_bytes"], 65536, "{v}");
+    let log = std::fs::read_to_string(d.path.join("t_bw.1.log")).unwrap();
+    let rows: Vec<Vec<u64>> = log
+        .lines()
+        .map(|l| l.split(',').map(|f| f.trim().parse().unwrap()).collect())
+        .collect();
+    assert!(!rows.is_empty());
+    for pair in rows.chunks(2) {
+        let [trim, write] = pair else { panic!("{log}") };
+        assert_eq!((trim[2], write[2]), (2, 1), "{log}");
+        assert_eq!((trim[3], trim[4]), (write[3], write[4]), "{log}");
+        assert_eq!(trim[3], 4096, "{log}");
+    }
+    if let Some(f) = fio("null_trims", &d, &args) {
+        let fv: serde_json::Value = serde_json::from_slice(&f.stdout).unwrap();
+        assert_eq!(fv["jobs"][0]["trim"]["io_bytes"], 65536);
+    }
+}
