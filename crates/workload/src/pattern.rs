@@ -264,7 +264,7 @@ mod tests {
         for _ in 0..1000 {
             let len = range.pick_within(&mut r, u64::MAX);
             assert!(
-                len == 1024 || (len % 25 == 0 && (25..=1000).contains(&len)),
+                len == 1024 || (len.is_multiple_of(25) && (25..=1000).contains(&len)),
                 "{len}"
             );
         }

@@ -272,7 +272,7 @@ fn a_bssplit_like_bsrange_draws_the_block_sizes_fio_draws() {
         let ours = writes_of(&std::fs::read_to_string(d.path.join("io.log")).unwrap());
         let min = sizes[0];
         assert!(
-            ours.iter().all(|w| w.1 == 1024 || w.1 % min == 0),
+            ours.iter().all(|w| w.1 == 1024 || w.1.is_multiple_of(min)),
             "{ours:?}"
         );
         for s in sizes {

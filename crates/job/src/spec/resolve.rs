@@ -110,7 +110,7 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
 /// fio 3.33's zone checks: a zonesize needs a zonemode (fio does not take zonesize alone as
 /// strided), and zonemode=strided needs a zonesize.
 fn check_zones(spec: &JobSpec, raw: &RawJob) -> Result<(), JobError> {
-    let last = |name: &str| raw.options().filter(|o| o.def.name == name).last();
+    let last = |name: &str| raw.options().rfind(|o| o.def.name == name);
     if spec.zonesize > 0 && !spec.zone_strided && !spec.zone_zbd {
         if let Some(o) = last("zonesize") {
             return Err(err(
