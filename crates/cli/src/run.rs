@@ -60,6 +60,7 @@ pub fn main(args: &[std::ffi::OsString], called: Called) -> ExitCode {
 
 fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> {
     let inv = parse_cmdline(args).map_err(|e| e.to_string())?;
+    inv.top.route_lines();
     if let Some(code) = answer_info(&inv.top, called)? {
         return Ok(code);
     }

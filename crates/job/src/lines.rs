@@ -7,8 +7,9 @@
 //! terse; iolab keeps that output valid instead: with `--output` they go to standard output,
 //! else to standard error. fio prints the layout line only in normal output.
 //!
-//! Before any command line is read (a library caller such as `iolab compare`), the lines go
-//! to standard error, layout line included.
+//! `iolab run` routes them once it has parsed its command line; a library caller such as
+//! `iolab compare` (which parses fio command lines of its own for its runs) leaves them on
+//! standard error, layout line included.
 
 use std::fs::File;
 use std::io::Write;
