@@ -59,13 +59,6 @@ pub fn status_line(top: &TopLevel) -> StatusLine {
     }
     s.newline_every = top.eta_newline_us.map(Duration::from_micros);
     s.bandwidth_log = top.bandwidth_log;
-    s.info_stdout = top.output.is_none()
-        && top
-            .output_format
-            .iter()
-            .all(|f| *f == iolab_job::OutputFormat::Normal);
-    s.info_silent = !top.output_format.is_empty()
-        && !top.output_format.contains(&iolab_job::OutputFormat::Normal);
     s
 }
 

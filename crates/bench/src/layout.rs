@@ -14,67 +14,15 @@ use iolab_engine::sys::{
     dev::{self, DevInfo},
 };
 use iolab_job::debug;
-use iolab_workload::{JobPlan, Taus88};
+use iolab_workload::{FilePlan, JobPlan, Taus88};
 
 use crate::BenchError;
 
 const CHUNK: usize = 1 << 20;
 
-/// Where fio's informational lines go: standard output in normal output (fio's tests expect
-/// standard error empty on success), standard error when standard output carries JSON or terse.
-static INFO_STDOUT: AtomicBool = AtomicBool::new(false);
-
-/// Sends informational lines to standard output (true) or standard error.
-pub(crate) fn set_info_stdout(on: bool) {
-    INFO_STDOUT.store(on, Ordering::Relaxed);
-}
-
-/// Whether fio's log_info lines ([`note`]) are dropped: no normal output was asked for.
-static INFO_SILENT: AtomicBool = AtomicBool::new(false);
-
-/// Drops [`note`]'s lines (true), as fio 3.33 does under JSON or terse output alone.
-pub(crate) fn set_info_silent(on: bool) {
-    INFO_SILENT.store(on, Ordering::Relaxed);
-}
-
-/// One of fio's log_info lines, which fio 3.33 prints only with normal output (where
-/// [`info`] prints) and drops under JSON or terse alone (checked by hand for `Laying out IO
-/// file`; verify's `multiple writers` line is dropped too, but still printed by [`info`]:
-/// the corpus test of fio's examples reads it).
-pub(crate) fn note(line: std::fmt::Arguments<'_>) {
-    if !INFO_SILENT.load(Ordering::Relaxed) {
-        info(line);
-    }
-}
-
-/// `--output=FILE` in normal output: fio writes its informational lines into the file, between
-/// the preamble and the report. A descriptor of the same open file (sharing its offset).
-static INFO_FILE: std::sync::Mutex<Option<File>> = std::sync::Mutex::new(None);
-
-/// Sends informational lines into `file` (the `--output` file of a normal-output run, whose
-/// writer has flushed what it wrote so far): they land where fio puts them.
-pub fn info_to_file(file: File) {
-    if let Ok(mut f) = INFO_FILE.lock() {
-        *f = Some(file);
-    }
-}
-
-/// Prints one of fio's informational lines where [`info_to_file`] or [`set_info_stdout`]
-/// says.
+/// Prints one of fio's informational lines where [`iolab_job::lines`] says.
 pub(crate) fn info(line: std::fmt::Arguments<'_>) {
-    if let Ok(mut guard) = INFO_FILE.lock() {
-        if let Some(f) = guard.as_mut() {
-            let _ = writeln!(f, "{line}");
-            return;
-        }
-    }
-    if INFO_STDOUT.load(Ordering::Relaxed) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
-    } else {
-        eprintln!("{line}");
-    }
+    iolab_job::lines::line(line);
 }
 
 /// Lays out every plan's files. As fio's `create_serialize` (default 1), one job after
@@ -98,63 +46,47 @@ pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<(), BenchErro
 
 /// Makes every file of `plan` exist with at least its size as fio lays files out: written
 /// where the job reads (a read of a hole measures nothing) or `overwrite` asks, else only
-/// allocated as `fallocate` says. Prints fio's "Laying out IO file" line. Files of a
-/// `create_on_open` job that do not exist are left to the job's first I/O.
+/// allocated as `fallocate` says. Prints fio's "Laying out IO file" line, one for the job with
+/// the count and total size of the files it extends. Files of a `create_on_open` job that do
+/// not exist are left to the job's first I/O.
 /// A `stop` ends the work between chunks of [`CHUNK`]: the run then reports what it has.
 pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
     if !diskless_ok(plan) {
         return Ok(());
     }
     let spec = &plan.spec;
-    let writes = plan.pattern.write || plan.pattern.trim || plan.pattern.trimwrite;
+    // fill_device without a size writes until the device is full: nothing to allocate,
+    // and fio shows its size as the largest there is.
+    let unbounded = spec.fill_device && spec.size.is_none() && spec.filesize.is_none();
+    let mut extend = Vec::new();
     for f in &plan.files {
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let meta = fs::metadata(&f.path).ok();
-        if meta
-            .as_ref()
-            .is_some_and(|m| m.file_type().is_block_device())
-        {
-            if writes {
-                check_block_device_write(&f.path, plan)?;
-            }
-            continue;
+        if let Some(have) = needs_layout(plan, f, stop)? {
+            extend.push((f, have));
         }
-        // Character devices, pipes and the like (/dev/null) exist and are used as they are,
-        // as fio does: there is nothing to lay out.
-        if meta.as_ref().is_some_and(|m| !m.file_type().is_file()) {
-            continue;
-        }
-        if meta.is_none() && !spec.allow_file_create {
-            return Err(BenchError::Refused(format!(
-                "{}: {}: {}: file creation disallowed by allow_file_create=0",
-                spec.loc,
-                plan.name,
-                f.path.display()
-            )));
-        }
-        if meta.is_none() && spec.create_on_open && !spec.create_only {
-            continue;
-        }
-        let have = meta.as_ref().map(|m| m.len()).unwrap_or(0);
-        if have >= f.size {
-            pre_read(plan, &f.path, stop)?;
-            continue;
+    }
+    if !extend.is_empty() && iolab_job::lines::layout_line() {
+        let total = extend.iter().fold(0u64, |t, (f, _)| {
+            t.saturating_add(if unbounded { u64::MAX } else { f.size })
+        });
+        let n = extend.len();
+        let (s, total_word) = if n > 1 { ("s", "total ") } else { ("", "") };
+        info(format_args!(
+            "{}: Laying out IO file{s} ({n} file{s} / {total_word}{}MiB)",
+            plan.name,
+            total >> 20
+        ));
+    }
+    for (f, have) in extend {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
         }
         if let Some(dir) = f.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir)
                 .map_err(|e| BenchError::file(&f.path, "create directory", e))?;
         }
-        // fill_device without a size writes until the device is full: nothing to allocate,
-        // and fio shows its size as the largest there is.
-        let unbounded = spec.fill_device && spec.size.is_none() && spec.filesize.is_none();
-        note(format_args!(
-            "{}: Laying out IO file ({} file / {}MiB)",
-            plan.name,
-            1,
-            if unbounded { u64::MAX } else { f.size } >> 20
-        ));
         if debug::on(debug::FILE) {
             let p = f.path.display();
             debug::line(debug::FILE, sys::gettid(), format_args!("layout {p}"));
@@ -175,6 +107,50 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
         pre_read(plan, &f.path, stop)?;
     }
     Ok(())
+}
+
+/// Whether `f` must be laid out, and from which size (what it has); the checks of block
+/// devices and of allow_file_create on the way, and the pre_read of a file already large
+/// enough.
+fn needs_layout(
+    plan: &JobPlan,
+    f: &FilePlan,
+    stop: &AtomicBool,
+) -> Result<Option<u64>, BenchError> {
+    let spec = &plan.spec;
+    let writes = plan.pattern.write || plan.pattern.trim || plan.pattern.trimwrite;
+    let meta = fs::metadata(&f.path).ok();
+    if meta
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_block_device())
+    {
+        if writes {
+            check_block_device_write(&f.path, plan)?;
+        }
+        return Ok(None);
+    }
+    // Character devices, pipes and the like (/dev/null) exist and are used as they are,
+    // as fio does: there is nothing to lay out.
+    if meta.as_ref().is_some_and(|m| !m.file_type().is_file()) {
+        return Ok(None);
+    }
+    if meta.is_none() && !spec.allow_file_create {
+        return Err(BenchError::Refused(format!(
+            "{}: {}: {}: file creation disallowed by allow_file_create=0",
+            spec.loc,
+            plan.name,
+            f.path.display()
+        )));
+    }
+    if meta.is_none() && spec.create_on_open && !spec.create_only {
+        return Ok(None);
+    }
+    let have = meta.as_ref().map(|m| m.len()).unwrap_or(0);
+    if have >= f.size {
+        pre_read(plan, &f.path, stop)?;
+        return Ok(None);
+    }
+    Ok(Some(have))
 }
 
 /// fio's pre_read: read the whole file once so that a buffered job starts with it cached

@@ -22,7 +22,6 @@ pub mod trigger;
 pub mod verify;
 
 pub use env::{host_env, status_line};
-pub use layout::info_to_file;
 pub use status::Progress;
 
 use std::collections::BTreeSet;
@@ -126,12 +125,6 @@ pub struct StatusLine {
     pub interval: std::time::Duration,
     /// Start a new line this often instead of overwriting (for logs).
     pub newline_every: Option<std::time::Duration>,
-    /// fio's informational lines (`Laying out IO file`) go to standard output, as in fio's
-    /// normal output; else (JSON or terse on standard output) to standard error.
-    pub info_stdout: bool,
-    /// No normal output asked for (JSON or terse alone): fio 3.33 drops its log_info lines
-    /// (`Laying out IO file`) then, printing them nowhere.
-    pub info_silent: bool,
     /// `--bandwidth-log`: the run's bandwidth to `agg-{read,write,trim}_bw.log` as it goes.
     pub bandwidth_log: bool,
 }
@@ -142,8 +135,6 @@ impl Default for StatusLine {
             mode: StatusMode::Auto,
             interval: std::time::Duration::from_secs(1),
             newline_every: None,
-            info_stdout: false,
-            info_silent: false,
             bandwidth_log: false,
         }
     }
@@ -212,8 +203,6 @@ fn run_all(
         StatusMode::Never => false,
         StatusMode::Auto => std::io::stderr().is_terminal(),
     };
-    layout::set_info_stdout(status.info_stdout);
-    layout::set_info_silent(status.info_silent);
     let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();
     let done = AtomicBool::new(false);
     let agg = status

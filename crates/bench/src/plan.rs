@@ -33,6 +33,7 @@ pub fn plan(
         return Ok(None);
     }
     let mut resolved = file.resolve().map_err(|e| e.to_string())?;
+    resolved.jobs.iter().try_for_each(directories_exist)?;
     iolab_job::profile::apply_hooks(top, &mut resolved.jobs);
     for w in &resolved.warnings {
         say(Say::Err(format!("{prefix}: warning: {w}")));
@@ -86,6 +87,25 @@ pub fn plan(
         }
     }
     Ok(Some((specs, plans)))
+}
+
+/// fio 3.33 refuses a `directory` that is not one (each of a `:`-separated list), when it
+/// reads the option, `--parse-only` included; it creates the directories of a `filename`.
+fn directories_exist(spec: &JobSpec) -> Result<(), String> {
+    let Some(dirs) = spec.directory.as_deref() else {
+        return Ok(());
+    };
+    match dirs
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .find(|d| !std::path::Path::new(d).is_dir())
+    {
+        Some(d) => Err(format!(
+            "{}: job <{}>: directory={dirs}: {d} is not a directory",
+            spec.loc, spec.name
+        )),
+        None => Ok(()),
+    }
 }
 
 /// fio's --showcmd: each job as the command line that would define it.

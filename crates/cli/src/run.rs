@@ -60,6 +60,7 @@ pub fn main(args: &[std::ffi::OsString], called: Called) -> ExitCode {
 
 fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> {
     let inv = parse_cmdline(args).map_err(|e| e.to_string())?;
+    inv.top.route_lines();
     if let Some(code) = answer_info(&inv.top, called)? {
         return Ok(code);
     }
@@ -122,17 +123,17 @@ fn idle_calibrate() -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where the reports go: `--output`'s file (with fio's informational lines too in normal
-/// output, as fio), else standard output. Not a held stdout lock: periodic reports
+/// Where the reports go: `--output`'s file (with fio's informational lines too when normal
+/// output is among the formats, as fio), else standard output. Not a held stdout lock: periodic reports
 /// (--status-interval) write from another thread.
 fn open_output(top: &TopLevel, formats: &[OutputFormat]) -> Result<Box<dyn Write + Send>, String> {
     let Some(p) = &top.output else {
         return Ok(Box::new(io::stdout()));
     };
     let f = File::create(p).map_err(|e| format!("--output: {p}: {e}"))?;
-    if formats == [OutputFormat::Normal] {
+    if formats.contains(&OutputFormat::Normal) {
         if let Ok(dup) = f.try_clone() {
-            iolab_bench::info_to_file(dup);
+            iolab_job::lines::to_file(dup);
         }
     }
     Ok(Box::new(io::BufWriter::new(f)))

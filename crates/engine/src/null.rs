@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::files::Files;
 use crate::{
-    Caps, Done, Engine, EngineError, EngineKind, EngineOpts, FileId, Queued, Req, SysCalls,
+    Caps, Done, Engine, EngineError, EngineKind, EngineOpts, FileId, Op, Queued, Req, SysCalls,
 };
 
 /// TEST-ONLY hook: `IOLAB_TEST_NULL_DELAY_US=N` makes each request complete N microseconds
@@ -32,6 +32,16 @@ pub(crate) struct NullEngine {
     /// not yet reaped), the rest queued. One queue and a count, so commit moves nothing.
     reqs: VecDeque<Req>,
     committed: usize,
+}
+
+/// What a request completes with: its length, trims included (fio's null engine completes
+/// every io_u whole, so a trim counts its bytes and logs its size); nothing for a sync.
+fn done_len(req: &Req) -> usize {
+    if req.op.is_data() || req.op == Op::Trim {
+        req.len
+    } else {
+        0
+    }
 }
 
 impl NullEngine {
@@ -135,7 +145,7 @@ impl Engine for NullEngine {
         if self.delayed {
             self.sleep_delay();
         }
-        Some(Ok(if req.op.is_data() { req.len } else { 0 }))
+        Some(Ok(done_len(req)))
     }
 
     fn commit(&mut self) -> io::Result<usize> {
@@ -162,7 +172,7 @@ impl Engine for NullEngine {
             let Some(req) = self.reqs.pop_front() else {
                 break;
             };
-            let result = Ok(if req.op.is_data() { req.len } else { 0 });
+            let result = Ok(done_len(&req));
             out.push(Done { req, result });
         }
         self.committed -= n;

@@ -523,16 +523,16 @@ fn take_profile_option<A: AsRef<OsStr>>(
 }
 
 /// What follows from the whole command line: fio's default output format, and the debug
-/// categories set and announced as fio announces them.
+/// categories set and announced as fio announces them (on standard output, even with
+/// `--output`, unless that carries JSON or terse). Where the run's lines go is the caller's
+/// to say ([`TopLevel::route_lines`]): a library caller parses command lines of its own.
 fn finish_top(top: &mut TopLevel) {
     if top.output_format.is_empty() {
         top.output_format.push(OutputFormat::Normal);
     }
     if top.debug != 0 {
-        // Where fio prints them (standard output), unless that carries JSON or terse.
-        let plain =
-            top.output.is_none() && top.output_format.iter().all(|f| *f == OutputFormat::Normal);
-        crate::debug::set(top.debug, plain, top.debug_job);
+        crate::debug::set(top.debug, top.debug_job);
+        let to_stdout = top.output_format.contains(&OutputFormat::Normal) || top.output.is_some();
         let job = top.debug_job.map(|n| format!("fio: set debug jobno {n}"));
         let named = crate::debug::CATEGORIES
             .iter()
@@ -540,12 +540,21 @@ fn finish_top(top: &mut TopLevel) {
             .map(|(name, _)| format!("fio: set debug option {name}"));
         for msg in named.chain(job) {
             // A closed stdout is not an error here (the run reports it if it matters).
-            let _ = if plain {
+            let _ = if to_stdout {
                 writeln!(std::io::stdout(), "{msg}")
             } else {
                 writeln!(std::io::stderr(), "{msg}")
             };
         }
+    }
+}
+
+impl TopLevel {
+    /// Sends the run's informational and debug lines where fio puts them for these output
+    /// formats and `--output` ([`crate::lines::route`]); `iolab run` calls it once parsed.
+    pub fn route_lines(&self) {
+        let normal = self.output_format.contains(&OutputFormat::Normal);
+        crate::lines::route(normal, self.output.is_some());
     }
 }
 

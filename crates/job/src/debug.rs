@@ -4,8 +4,7 @@
 //! that print read it once per job or per file, never per I/O.
 
 use std::cell::Cell;
-use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 
 /// Seeds of the random generators.
 pub const RANDOM: u32 = 1 << 0;
@@ -53,7 +52,6 @@ const FIO_ONLY: &[&str] = &[
 ];
 
 static MASK: AtomicU32 = AtomicU32::new(0);
-static TO_STDOUT: AtomicBool = AtomicBool::new(true);
 /// `job:N`: the one job whose lines print (-1: every job).
 static ONLY_JOB: AtomicI64 = AtomicI64::new(-1);
 
@@ -108,12 +106,10 @@ fn names() -> String {
         .join(", ")
 }
 
-/// Sets the categories that print, and where: standard output (fio's place) unless it
-/// carries JSON or terse.
+/// Sets the categories that print (where they print is [`crate::lines`]'s).
 /// `job`: only that job's lines print (`job:N`).
-pub fn set(mask: u32, to_stdout: bool, job: Option<u32>) {
+pub fn set(mask: u32, job: Option<u32>) {
     MASK.store(mask, Ordering::Relaxed);
-    TO_STDOUT.store(to_stdout, Ordering::Relaxed);
     ONLY_JOB.store(job.map_or(-1, i64::from), Ordering::Relaxed);
 }
 
@@ -140,14 +136,7 @@ pub fn line(cat: u32, tid: u32, msg: std::fmt::Arguments<'_>) {
         .iter()
         .find(|(_, b)| *b == cat)
         .map_or("?", |(n, _)| n);
-    let text = format!("{name:<8} {tid:<5} {msg}\n");
-    if TO_STDOUT.load(Ordering::Relaxed) {
-        let mut o = std::io::stdout().lock();
-        let _ = o.write_all(text.as_bytes());
-        let _ = o.flush();
-    } else {
-        let _ = std::io::stderr().write_all(text.as_bytes());
-    }
+    crate::lines::write(&format!("{name:<8} {tid:<5} {msg}\n"));
 }
 
 #[cfg(test)]

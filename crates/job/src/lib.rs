@@ -12,6 +12,7 @@ pub mod cmdline;
 pub mod control;
 pub mod debug;
 pub mod error;
+pub mod lines;
 pub mod logs;
 pub mod options;
 pub mod parse;

@@ -152,6 +152,11 @@ fn size_inner(s: &str, kb_base: u64, allow_pct: bool) -> Result<SizeOrPct, Strin
             .map_err(|_| bad());
     }
     let (num, suffix) = split_number(s).ok_or_else(bad)?;
+    // fio stops reading at the first character that is not a digit or a unit and ignores
+    // the rest: fio's t/strided.py passes `--filesize=65536)`. iolab ignores what follows a
+    // closing parenthesis alone; a letter, space or dot after the number (fio reads `4x`,
+    // `64 k` and `1.5m` as 4, 64 and 1) stays refused.
+    let suffix = suffix.split_once(')').map_or(suffix, |(unit, _)| unit);
     let n = parse_u64_digits(num)?;
     if suffix == "%" {
         if !allow_pct {
@@ -179,7 +184,8 @@ fn size_inner(s: &str, kb_base: u64, allow_pct: bool) -> Result<SizeOrPct, Strin
 
 /// A size in bytes: `4096`, `4k`, `1M`, `0x1000`, `4KiB`, `(1024*8)k`.
 ///
-/// Unlike fio, an unknown suffix (`4x`) is refused instead of read as `4`.
+/// Unlike fio, an unknown suffix (`4x`) is refused instead of read as `4`; what follows a
+/// closing parenthesis after the number (`65536)`) is ignored, as fio ignores it.
 pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
     match size_inner(s, kb_base, false)? {
         SizeOrPct::Bytes(b) => Ok(b),
@@ -306,13 +312,19 @@ pub fn parse_time(s: &str, unit: TimeUnit) -> Result<TimeVal, String> {
 }
 
 /// A range `lo-hi` or `lo:hi` of sizes; swapped if given high first, as fio does.
+///
+/// As fio 3.33: split at the first `-`, or without one at the first `:`, and each side read
+/// up to a further `:` or `-` (fio stops reading a number there), so that the bssplit-like
+/// `bsrange=1k:25:2k:25:4k/25` of fio's t/jobs/t0023.fio is fio's range 25 to 1k.
 pub fn parse_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     let t = s.trim();
     let i = t
-        .find(['-', ':'])
+        .find('-')
+        .or_else(|| t.find(':'))
         .ok_or_else(|| format!("invalid range '{s}' (use lo-hi)"))?;
-    let lo = parse_size(&t[..i], kb_base)?;
-    let hi = parse_size(&t[i + 1..], kb_base)?;
+    let side = |x: &str| parse_size(x.split([':', '-']).next().unwrap_or(x), kb_base);
+    let lo = side(&t[..i])?;
+    let hi = side(&t[i + 1..])?;
     Ok(if lo > hi { (hi, lo) } else { (lo, hi) })
 }
 
@@ -456,6 +468,36 @@ mod tests {
         assert!(parse_size("(-4)", 1024).is_err());
         // fio's page_fault.fio: without parentheses fio stops at the first operator.
         assert_eq!(parse_size("5*1024*1024", 1024), Ok(5));
+    }
+
+    #[test]
+    fn a_range_reads_each_side_up_to_the_next_separator_as_fio_does() {
+        // fio 3.33 with write_iolog: t0023's bsrange=512/25:1k:25:2k:25:4k/25 writes blocks
+        // of 512 and 1024 bytes; 1k:25:2k:25:4k/25 blocks of 25 to 1024.
+        assert_eq!(
+            parse_range("512/25:1k:25:2k:25:4k/25", 1024),
+            Ok((512, 1024))
+        );
+        assert_eq!(parse_range("1k:25:2k:25:4k/25", 1024), Ok((25, 1024)));
+        // The first '-' splits, wherever a ':' is.
+        assert_eq!(parse_range("1k:2k-4k", 1024), Ok((1024, 4096)));
+        assert_eq!(parse_range("1k-2k-4k", 1024), Ok((1024, 2048)));
+        assert!(parse_range("1k:", 1024).is_err());
+        assert!(parse_range("1k:x", 1024).is_err());
+    }
+
+    #[test]
+    fn a_stray_closing_parenthesis_after_a_size_is_ignored_as_fio_does() {
+        // fio's t/strided.py passes --filesize=65536); fio 3.33 reads 65536.
+        assert_eq!(parse_size("65536)", 1024), Ok(65536));
+        assert_eq!(parse_size("64k)", 1024), Ok(65536));
+        assert_eq!(parse_size("64k))x", 1024), Ok(65536));
+        assert_eq!(parse_size("0x10000)", 1024), Ok(65536));
+        assert_eq!(parse_range("64k-128k)", 1024), Ok((64 << 10, 128 << 10)));
+        // Still refused: nothing before it, a unit fio does not know, fio's own refusals.
+        assert!(parse_size(")", 1024).is_err());
+        assert!(parse_size("64x)", 1024).is_err());
+        assert!(parse_size("k64)", 1024).is_err());
     }
 
     #[test]

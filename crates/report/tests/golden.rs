@@ -144,7 +144,7 @@ fn inject_pid_and_date(r: &mut Report, txt: &str) {
     }
 }
 
-/// fio's text minus what belongs to standard error in iolab ("Laying out IO file").
+/// fio's text minus what the run prints beside the report ("Laying out IO file").
 fn fio_text(case: &str) -> String {
     let txt = read(&data(&format!("golden/{case}.txt")));
     txt.lines()

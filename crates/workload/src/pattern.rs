@@ -47,8 +47,8 @@ impl BlockSizes {
     }
 
     /// A size no larger than `room`, drawn as fio 3.33's get_next_buflen draws it: a range
-    /// gives `min + max * r/2^32` (in double), aligned down to `min` where that is a power
-    /// of two, then at most `max`, and a size that does not fit before the region's end is drawn again; a split
+    /// gives `min + max * r/2^32` (in double), rounded down to a multiple of `min` (unless
+    /// bs_unaligned), then at most `max`, and a size that does not fit before the region's end is drawn again; a split
     /// takes the first size whose cumulative share covers the draw (`r / perc <=
     /// 2^32/100`) and fits. When not even the smallest fits, the smallest (the caller then
     /// wraps or moves back as for a fixed size).
@@ -74,6 +74,9 @@ impl BlockSizes {
                     let len = min + (*max as f64 * (r as f64 / 4_294_967_296.0)) as u64;
                     let len = match self {
                         BlockSizes::Range { .. } if min.is_power_of_two() => len & !(min - 1),
+                        // fio: a minimum that is no power of two rounds down to its multiple
+                        // (t0023's bsrange, read as 25-1k, draws 25, 50, ... 1000 and 1024).
+                        BlockSizes::Range { .. } => len - len % min,
                         _ => len,
                     };
                     // Aligned first, then held to the maximum (bsrange=4k-10k: 4k, 8k, 10k).
@@ -259,5 +262,19 @@ mod tests {
         let mut r = Taus88::fio(1);
         assert_eq!(split.pick_within(&mut r, 8192), 65536);
         assert_eq!(split.pick_within(&mut r, u64::MAX), 65536);
+    }
+
+    #[test]
+    fn a_range_whose_minimum_is_no_power_of_two_draws_its_multiples_as_fio() {
+        // fio 3.33, bsrange=25-1k (t0023's bssplit-like bsrange): 25, 50, ... 1000, 1024.
+        let range = BlockSizes::Range { min: 25, max: 1024 };
+        let mut r = Taus88::fio(1);
+        for _ in 0..1000 {
+            let len = range.pick_within(&mut r, u64::MAX);
+            assert!(
+                len == 1024 || (len.is_multiple_of(25) && (25..=1000).contains(&len)),
+                "{len}"
+            );
+        }
     }
 }

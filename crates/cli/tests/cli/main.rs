@@ -10,6 +10,7 @@ mod exec;
 mod fidelity;
 mod fidelity_patterns;
 mod fidelity_random;
+mod fidelity_streams;
 mod fileopts;
 mod fioopts;
 mod iolog;

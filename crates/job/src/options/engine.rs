@@ -148,7 +148,15 @@ pub(super) static OPTIONS: &[OptDef] = &[
             refused => Err(refused.message()),
         }),
     imp!(Engine, "iodepth", [], Int, Some("1"), "Number of I/Os to keep in flight",
-        |s, a| { s.engine.depth = to_u32(a.int()?)?.max(1); Ok(()) }),
+        |s, a| {
+            // fio 3.33's minimum is 1: iodepth=0 fails the job file.
+            let n = a.int()?;
+            if n < 1 {
+                return Err(format!("min value out of range: {n} (1 min)"));
+            }
+            s.engine.depth = to_u32(n)?;
+            Ok(())
+        }),
     imp!(Engine, "iodepth_batch", ["iodepth_batch_submit"], Int, Some("1"), "Number of I/Os to submit at once",
         |s, a| { s.iodepth_batch_submit = to_u32(a.int()?)?; Ok(()) }),
     imp!(Engine, "iodepth_batch_complete_min", ["iodepth_batch_complete"], Int, Some("1"), "Minimum I/Os to reap at once",
@@ -554,7 +562,11 @@ pub(super) mod tests {
 
     #[test]
     fn iodepth_is_at_least_one_and_engine_options_apply() {
-        assert_eq!(spec(&["iodepth=0"]).engine.depth, 1);
+        assert_eq!(
+            applied(&["iodepth=0"]).err().as_deref(),
+            Some("min value out of range: 0 (1 min)")
+        );
+        assert_eq!(spec(&["iodepth=1"]).engine.depth, 1);
         assert_eq!(spec(&["iodepth=32"]).engine.depth, 32);
         let s = spec(&[
             "sqthread_poll",

@@ -76,6 +76,7 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
     }
     settle_depths_and_windows(&mut spec, raw);
     settle_block_sizes(&mut spec);
+    check_zones(&spec, raw)?;
     if let Err(m) = spec.logs.check() {
         if let Some(o) = raw.options().find(|o| o.def.name == "log_issue_time") {
             return Err(err(o, ErrorKind::InvalidValue, m));
@@ -109,6 +110,31 @@ fn resolve_job(raw: &RawJob, warnings: &mut Vec<Warning>) -> Result<JobSpec, Job
         spec.time_based = false;
     }
     Ok(spec)
+}
+
+/// fio 3.33's zone checks: a zonesize needs a zonemode (fio does not take zonesize alone as
+/// strided), and zonemode=strided needs a zonesize.
+fn check_zones(spec: &JobSpec, raw: &RawJob) -> Result<(), JobError> {
+    let last = |name: &str| raw.options().rfind(|o| o.def.name == name);
+    if spec.zonesize > 0 && !spec.zone_strided && !spec.zone_zbd {
+        if let Some(o) = last("zonesize") {
+            return Err(err(
+                o,
+                ErrorKind::InvalidValue,
+                "zonemode=none and zonesize are not compatible (set zonemode=strided or zbd)",
+            ));
+        }
+    }
+    if spec.zone_strided && spec.zonesize == 0 {
+        if let Some(o) = last("zonemode") {
+            return Err(err(
+                o,
+                ErrorKind::InvalidValue,
+                "zonesize must be specified when using zonemode=strided",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// fio 3.33 registers its profiles' options with its own: a job file's `threads=1`
