@@ -8,6 +8,7 @@ mod cp_gnu;
 mod engines;
 mod exec;
 mod fidelity;
+mod fidelity_verify;
 mod fileopts;
 mod fioopts;
 mod iolog;

@@ -34,7 +34,8 @@ pub(super) fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
         None => return Ok(None),
         Some(k) => k,
     };
-    if s.verify_only && plan.pattern.bytes.is_none() {
+    let writes = plan.pattern.write || plan.pattern.trimwrite;
+    if s.verify_only && writes && plan.pattern.bytes.is_none() {
         return Err(refuse(
             "verify_only replays the writes of a job bound by size, not a time_based one".into(),
         ));

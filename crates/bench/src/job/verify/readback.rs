@@ -16,7 +16,10 @@ impl Runner<'_> {
         if let Some(e) = self.verify.as_deref_mut().and_then(|v| v.pool_err.take()) {
             return Err(std::io::Error::other(e));
         }
-        if !self.verify.as_ref().is_some_and(|v| v.only) {
+        // A job that does not write has nothing to replay: under verify_only it reads and
+        // checks as it would without (fio's dry run is for jobs that write).
+        let p = &self.plan.pattern;
+        if !self.verify.as_ref().is_some_and(|v| v.only) || !(p.write || p.trimwrite) {
             return Ok(false);
         }
         while let Some(io) = self.gen.next_io() {
