@@ -161,3 +161,31 @@ fn a_bad_header_is_dumped_as_hdr_fail() {
     let line = "       hdr_fail data dumped as v.data.8192.hdr_fail";
     assert!(out.stderr.lines().any(|l| l == line), "{}", out.stderr);
 }
+/// Regression: two jobs failing verify exited 1; fio's exit code is the number of jobs that
+/// ended in an error, and group_reporting's line names the error (it was `err=84 ()`).
+#[test]
+fn the_exit_code_counts_the_jobs_that_failed() {
+    let d = TestDir::new("fv-exit-count");
+    written(&d, &[4 * BS + 1000]);
+    // Options before the first --name are every job's.
+    let a = [
+        "--filename=v.data",
+        "--size=64k",
+        "--bs=4k",
+        "--rw=read",
+        "--verify=crc32c",
+        "--group_reporting",
+        "--name=v",
+        "--name=w",
+    ];
+    let out = d.run(&a);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stdout.contains("err=84 (file:") && !out.stdout.contains("err=84 ()"),
+        "{}",
+        out.stdout
+    );
+    if let Some((_, code)) = fio_same("exit_count", &d, &a) {
+        assert_eq!(out.code, code);
+    }
+}
