@@ -189,3 +189,134 @@ fn the_exit_code_counts_the_jobs_that_failed() {
         assert_eq!(out.code, code);
     }
 }
+
+/// The lines of a version 3 iolog without their times (the version line kept).
+fn iolog(d: &TestDir, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(d.path.join(name)).unwrap();
+    let mut lines = text.lines();
+    let head = lines.next().unwrap_or_default().to_string();
+    std::iter::once(head)
+        .chain(lines.map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string()))
+        .collect()
+}
+
+/// fio's iolog for the same command, if fio is installed (run in its own directory).
+fn fio_iolog(case: &str, a: &[&str]) -> Option<Vec<String>> {
+    let d = TestDir::new(&format!("fv-fio-{case}"));
+    let f = fio(case, &d, a)?;
+    assert!(f.status.success(), "{}", String::from_utf8_lossy(&f.stderr));
+    Some(iolog(&d, "io.log"))
+}
+
+/// Regression: the verify phase's reads were missing from write_iolog, and so were the
+/// close and open fio logs around it: fio closes the job's files before the read back and
+/// logs each file's open at its first I/O, the read backs' included.
+#[test]
+fn verify_read_backs_appear_in_write_iolog_as_fio_logs_them() {
+    let d = TestDir::new("fv-iolog-write");
+    let a = args(&["--rw=write", "--verify=crc32c", "--write_iolog=io.log"]);
+    d.run(&a).ok();
+    let got = iolog(&d, "io.log");
+    let blocks = (0..16).map(|i| i * BS);
+    let want: Vec<String> = ["fio version 3 iolog", "v.data add", "v.data open"]
+        .map(String::from)
+        .into_iter()
+        .chain(blocks.clone().map(|o| format!("v.data write {o} 4096")))
+        .chain(["v.data close", "v.data open"].map(String::from))
+        .chain(blocks.map(|o| format!("v.data read {o} 4096")))
+        .chain(["v.data close".to_string()])
+        .collect();
+    assert_eq!(got, want);
+    if let Some(theirs) = fio_iolog("iolog_write", &a) {
+        assert_eq!(got, theirs);
+    }
+}
+
+/// A random mix over two files: the blocks written are read back in the order they were
+/// written (fio keeps a random map's writes in a list), each file opened at its first read
+/// back after both were closed.
+#[test]
+fn a_random_mix_reads_back_its_writes_in_write_order_in_the_iolog() {
+    let d = TestDir::new("fv-iolog-randrw");
+    let job = "[j]\nrw=randrw\nsize=64k\nbs=4k\nnrfiles=2\nwrite_iolog=io.log\nverify=crc32c\n";
+    d.write("j.fio", job);
+    d.run(&["j.fio"]).ok();
+    let got = iolog(&d, "io.log");
+    let at = |act: &str, from: usize, to: usize| -> Vec<String> {
+        got[from..to]
+            .iter()
+            .filter(|l| l.split(' ').nth(1) == Some(act))
+            .map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                format!("{} {}", f[0], f[2])
+            })
+            .collect()
+    };
+    // The write phase ends where both files close; the read back follows.
+    let end = got.iter().position(|l| l.ends_with(" close")).unwrap();
+    assert!(got[end + 1].ends_with(" close"), "{got:?}");
+    assert_eq!(at("write", 0, end), at("read", end + 2, got.len()));
+    let first_back = &got[end + 3];
+    let file = first_back.split(' ').next().unwrap();
+    assert_eq!(got[end + 2], format!("{file} open"), "{got:?}");
+    assert!(got[got.len() - 2..].iter().all(|l| l.ends_with(" close")));
+    if let Some(theirs) = fio_iolog("iolog_randrw", &["../fv-iolog-randrw/j.fio"]) {
+        assert_eq!(got, theirs);
+    }
+}
+
+/// With loops, each loop's files are closed and opened again around each read back, as fio
+/// logs them; verify_only's dry run opens the file before the read back closes it.
+#[test]
+fn loops_and_verify_only_log_fios_close_and_open_lines() {
+    let d = TestDir::new("fv-iolog-loops");
+    let loops = [
+        "--name=v",
+        "--filename=v.data",
+        "--size=8k",
+        "--bs=4k",
+        "--rw=write",
+        "--verify=crc32c",
+        "--loops=2",
+        "--write_iolog=io.log",
+    ];
+    d.run(&loops).ok();
+    let pass = [
+        "v.data open",
+        "v.data write 0 4096",
+        "v.data write 4096 4096",
+        "v.data close",
+        "v.data open",
+        "v.data read 0 4096",
+        "v.data read 4096 4096",
+        "v.data close",
+    ];
+    let want: Vec<String> = ["fio version 3 iolog", "v.data add"]
+        .iter()
+        .chain(&pass)
+        .chain(&pass)
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(iolog(&d, "io.log"), want);
+    if let Some(theirs) = fio_iolog("iolog_loops", &loops) {
+        assert_eq!(want, theirs);
+    }
+
+    // One pass written again, then verify_only over it.
+    d.run(&loops[..6]).ok();
+    let only = [&loops[..6], &["--verify_only=1", "--write_iolog=only.log"]].concat();
+    d.run(&only).ok();
+    let want: Vec<String> = [
+        "fio version 3 iolog",
+        "v.data add",
+        "v.data open",
+        "v.data close",
+        "v.data open",
+        "v.data read 0 4096",
+        "v.data read 4096 4096",
+        "v.data close",
+    ]
+    .map(String::from)
+    .to_vec();
+    assert_eq!(iolog(&d, "only.log"), want);
+}

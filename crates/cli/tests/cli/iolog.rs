@@ -163,7 +163,8 @@ fn write_iolog_lines_are_fios_version_3() {
     let times: Vec<u64> = lines.iter().map(|l| l[0].parse().unwrap()).collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{text}");
     let acts: Vec<&str> = lines.iter().map(|l| l[2]).collect();
-    assert_eq!(&acts[..4], ["add", "add", "open", "open"]);
+    // As fio, a file's open is logged at its first I/O: b opens after a's first write.
+    assert_eq!(&acts[..5], ["add", "add", "open", "write", "open"]);
     assert_eq!(&acts[acts.len() - 2..], ["close", "close"]);
     assert_eq!(acts.iter().filter(|a| **a == "write").count(), 8);
     // fsync=2: a sync after every second write (fio logs it with a length of 0).
