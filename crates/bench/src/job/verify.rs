@@ -25,7 +25,7 @@ use crate::verify::{Config, SeedStream, Written, EILSEQ};
 mod config;
 mod readback;
 
-pub(crate) use config::check;
+pub(crate) use config::{check, info_lines};
 use config::{config, load_state};
 
 /// What a slot's I/O is to verify: the write it carries or the block it reads back.

@@ -320,3 +320,34 @@ fn loops_and_verify_only_log_fios_close_and_open_lines() {
     .to_vec();
     assert_eq!(iolog(&d, "only.log"), want);
 }
+
+/// Regression: a time_based writer with verify said nothing of its verify phase, which its
+/// runtime leaves no room for; fio 3.33 says so before the job's header line and reads
+/// nothing back (no read in the JSON, none in the iolog).
+#[test]
+fn a_time_based_writer_says_its_verify_phase_never_starts() {
+    let d = TestDir::new("fv-time-based");
+    let line =
+        "fio: verification read phase will never start because write phase uses all of runtime";
+    let a = [
+        "--name=x",
+        "--filename=x.data",
+        "--size=64k",
+        "--rw=write",
+        "--verify=md5",
+        "--time_based",
+        "--runtime=1",
+        "--write_iolog=io.log",
+    ];
+    let out = d.run(&a).ok();
+    assert_eq!(out.stdout.lines().next(), Some(line), "{}", out.stdout);
+    assert!(!iolog(&d, "io.log").iter().any(|l| l.contains(" read ")));
+    let json = [&a[..7], &["--output-format=json"]].concat();
+    let out = d.run(&json).ok();
+    assert!(out.stderr.lines().any(|l| l == line), "{}", out.stderr);
+    assert_eq!(u64_at(&out.json(), "/jobs/0/read/total_ios"), 0);
+    if let Some(f) = fio("time_based_verify", &d, &a) {
+        let theirs = String::from_utf8_lossy(&f.stdout);
+        assert_eq!(theirs.lines().next(), Some(line));
+    }
+}
