@@ -47,7 +47,7 @@ mod turn;
 pub use rates::{keep_rate_series, Rates};
 mod verify;
 mod verifyasync;
-pub(crate) use verify::check as verify_check;
+pub(crate) use verify::{check as verify_check, info_lines as verify_info_lines};
 mod think;
 mod trim;
 mod trimorder;

@@ -63,6 +63,14 @@ pub fn plan(
     let specs = resolved.jobs;
     let mut plans = plan_jobs(&specs, &crate::host_env()).map_err(|e| e.to_string())?;
     attach_options(&file, &mut plans);
+    // fio's lines about verifying jobs, said as it checks their options, where info goes.
+    for line in plans.iter().flat_map(crate::job::verify_info_lines) {
+        say(if machine {
+            Say::Err(line.to_string())
+        } else {
+            Say::Out(line.to_string())
+        });
+    }
     // fio 3.33 reads replay_skip for blktrace input only and replays a text iolog whole, its
     // writes too; iolab leaves the kinds out as fio's HOWTO describes, and says so.
     for p in &plans {

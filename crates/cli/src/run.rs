@@ -229,8 +229,10 @@ fn execute(
     if outcome.interrupted && !triggered {
         return Ok(interrupted(called, &signal));
     }
-    let failed = outcome.jobs.iter().any(|j| j.error.is_some());
-    Ok(ExitCode::from(u8::from(failed)))
+    // fio exits with the number of jobs that ended in an error (held at 255 here: fio's
+    // count wraps, and 256 failed jobs must not read as success).
+    let failed = outcome.jobs.iter().filter(|j| j.error.is_some()).count();
+    Ok(ExitCode::from(failed.min(255) as u8))
 }
 
 /// The closing message of a run a signal stopped (fio names the signal by number), exit 130.

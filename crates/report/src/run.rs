@@ -48,7 +48,8 @@ pub fn run_report(
     let mut reports = Vec::new();
     // Whether each report's job does I/O (fio leaves cpuio and exec jobs out of its groups).
     let mut does_io = Vec::new();
-    let mut merged: Option<(JobStats, JobMeta, &Measured<'_>)> = None;
+    // A group's folded stats, its meta, its first job, and the error detail its line shows.
+    let mut merged: Option<(JobStats, JobMeta, &Measured<'_>, Option<String>)> = None;
     // stats=0: the job ran, but fio leaves it out of every figure; create_only did no I/O.
     for m in jobs.iter().filter(|m| {
         specs
@@ -59,8 +60,13 @@ pub fn run_report(
             .get(m.plan.spec_index)
             .is_some_and(|s| s.group_reporting);
         match &mut merged {
-            Some((stats, open, _)) if folds && open.groupid == m.plan.group => {
+            Some((stats, open, _, verror)) if folds && open.groupid == m.plan.group => {
                 *stats += m.stats;
+                // The folded line names the error as a job of the group gave it (fio's
+                // verror), not an empty detail.
+                if i64::from(m.errno) > open.error {
+                    verror.clone_from(&m.verror);
+                }
                 open.error = open.error.max(i64::from(m.errno));
                 // fio 3.33 shows the group's last job's options under the first one's name.
                 open.options = m.plan.options.clone();
@@ -68,12 +74,14 @@ pub fn run_report(
             }
             _ => {}
         }
-        if let Some((s, open, first)) = merged.take() {
-            reports.push(report(&s, first, &open));
+        if let Some((s, open, first, verror)) = merged.take() {
+            let mut r = report(&s, first, &open);
+            r.verror = verror.or(r.verror.take());
+            reports.push(r);
             does_io.push(first.plan.engine.kind.does_io());
         }
         if folds {
-            merged = Some((m.stats.clone(), meta(m), m));
+            merged = Some((m.stats.clone(), meta(m), m, m.verror.clone()));
         } else {
             let mut r = report(m.stats, m, &meta(m));
             r.verror = m.verror.clone().or(r.verror.take());
@@ -81,8 +89,10 @@ pub fn run_report(
             does_io.push(m.plan.engine.kind.does_io());
         }
     }
-    if let Some((s, open, first)) = merged.take() {
-        reports.push(report(&s, first, &open));
+    if let Some((s, open, first, verror)) = merged.take() {
+        let mut r = report(&s, first, &open);
+        r.verror = verror.or(r.verror.take());
+        reports.push(r);
         does_io.push(first.plan.engine.kind.does_io());
     }
     let counted: Vec<JobReport> = (reports.iter().zip(&does_io))

@@ -63,6 +63,7 @@ impl Runner<'_> {
         if self.commit().and_then(|()| self.drain()).is_err() {
             return false;
         }
+        self.iolog_close_all();
         let dbg = debug::on(debug::FILE);
         for (id, f) in self.files.iter().zip(&self.plan.files) {
             // Under openfiles some are closed already; each is unlinked all the same.
@@ -81,6 +82,7 @@ impl Runner<'_> {
             Ok(ids) => {
                 self.fops = FileOps::new(self.plan, &ids, self.depth());
                 self.files = ids;
+                self.iolog_reopened();
                 true
             }
             Err(e) => {

@@ -36,6 +36,9 @@ struct Writer {
     t0: u64,
     /// Names by the engine's file slot.
     names: Vec<String>,
+    /// Whether the log has the file of each slot open: fio logs a file's open at its first
+    /// I/O, and its close where it closes the files (before a verify phase, at the end).
+    open: Vec<bool>,
     /// The offset of the last I/O (fio writes a sync with its request's stale offset).
     last_offset: u64,
     failed: Option<std::io::Error>,
@@ -104,6 +107,7 @@ impl Runner<'_> {
         let mut w = Writer {
             out: BufWriter::with_capacity(8192, file),
             t0: self.now,
+            open: vec![false; names.len()],
             names,
             last_offset: 0,
             failed: None,
@@ -113,15 +117,75 @@ impl Runner<'_> {
             let p = f.path.display();
             w.line(format_args!("0 {p} add"));
         }
-        // Under openfiles only those open now; the others as they open (iolog_file).
-        for (f, id) in plan.files.iter().zip(&self.files) {
-            if *id != FileId::CLOSED {
-                let p = f.path.display();
-                w.line(format_args!("0 {p} open"));
-            }
-        }
+        // Each file's open is logged at its first I/O, as fio opens it there (io, file_used).
         self.iolog.writer = Some(w);
         Ok(())
+    }
+
+    /// An I/O not logged itself (verify_only's dry run) still opens its file, as fio's does.
+    pub(super) fn iolog_file_used(&mut self, file: usize) {
+        let (Some(w), Some(id)) = (self.iolog.writer.as_mut(), self.files.get(file)) else {
+            return;
+        };
+        if *id != FileId::CLOSED {
+            w.opened(self.now, id.index() as usize);
+        }
+    }
+
+    /// A verify phase starts: fio closes the job's files first and opens each again at its
+    /// first read back, and the log shows both.
+    pub(super) fn iolog_close_all(&mut self) {
+        let Some(w) = self.iolog.writer.as_mut() else {
+            return;
+        };
+        let us = self.clock.now().saturating_sub(w.t0) / 1000;
+        for id in &self.files {
+            let at = id.index() as usize;
+            if *id != FileId::CLOSED && w.open.get(at) == Some(&true) {
+                w.open[at] = false;
+                let name = std::mem::take(&mut w.names[at]);
+                w.line(format_args!("{us} {name} close"));
+                w.names[at] = name;
+            }
+        }
+    }
+
+    /// The job's files were opened again (a new loop), perhaps in other slots: the log's
+    /// names follow, each file closed until its first I/O logs its open.
+    pub(super) fn iolog_reopened(&mut self) {
+        let Some(w) = self.iolog.writer.as_mut() else {
+            return;
+        };
+        for (f, id) in self.plan.files.iter().zip(&self.files) {
+            if *id == FileId::CLOSED {
+                continue;
+            }
+            let at = id.index() as usize;
+            w.names.resize(w.names.len().max(at + 1), String::new());
+            w.open.resize(w.names.len(), false);
+            w.names[at] = f.path.display().to_string();
+            w.open[at] = false;
+        }
+    }
+
+    /// end_fsync synced the open files: a sync line for each, with the last I/O's offset.
+    pub(super) fn iolog_syncs(&mut self) {
+        let Some(w) = self.iolog.writer.as_mut() else {
+            return;
+        };
+        let us = self.clock.now().saturating_sub(w.t0) / 1000;
+        let last = w.last_offset;
+        for f in &self.plan.files {
+            let p = f.path.display();
+            w.line(format_args!("{us} {p} sync {last} 0"));
+        }
+    }
+
+    /// A read back of the verify phase: logged as a read, as fio logs it.
+    pub(super) fn iolog_readback(&mut self, req: &Req) {
+        if let Some(w) = self.iolog.writer.as_mut() {
+            w.io(self.now, req);
+        }
     }
 
     /// openfiles opened (or closed) file `i` as `id`: its open or close line, and the name
@@ -134,11 +198,13 @@ impl Runner<'_> {
         let p = f.path.display();
         let what = if open { "open" } else { "close" };
         w.line(format_args!("{us} {p} {what}"));
+        let at = id.index() as usize;
         if open {
-            let at = id.index() as usize;
             w.names.resize(w.names.len().max(at + 1), String::new());
             w.names[at] = p.to_string();
         }
+        w.open.resize(w.names.len().max(at + 1), false);
+        w.open[at] = open;
     }
 
     /// The next request: the replay's or the generator's, written to the iolog if there is one.
@@ -170,13 +236,8 @@ impl Runner<'_> {
         };
         let now = self.clock.now();
         let us = now.saturating_sub(w.t0) / 1000;
-        let last = w.last_offset;
-        for f in self.plan.files.iter().filter(|_| self.plan.end_fsync) {
-            let p = f.path.display();
-            w.line(format_args!("{us} {p} sync {last} 0"));
-        }
         for (f, id) in self.plan.files.iter().zip(&self.files) {
-            if *id != FileId::CLOSED {
+            if *id != FileId::CLOSED && w.open.get(id.index() as usize) == Some(&true) {
                 let p = f.path.display();
                 w.line(format_args!("{us} {p} close"));
             }
@@ -300,8 +361,22 @@ impl Writer {
         }
     }
 
+    /// The file of slot `at` is used: its open line first if the log has it closed.
+    fn opened(&mut self, now: u64, at: usize) {
+        if self.open.get(at) == Some(&true) || at >= self.names.len() {
+            return;
+        }
+        self.open.resize(self.names.len(), false);
+        self.open[at] = true;
+        let us = now.saturating_sub(self.t0) / 1000;
+        let name = std::mem::take(&mut self.names[at]);
+        self.line(format_args!("{us} {name} open"));
+        self.names[at] = name;
+    }
+
     /// One request's line: no allocation, the time is the loop's last clock reading.
     fn io(&mut self, now: u64, r: &Req) {
+        self.opened(now, r.file.index() as usize);
         let us = now.saturating_sub(self.t0) / 1000;
         let Some(name) = self.names.get(r.file.index() as usize) else {
             return;

@@ -90,6 +90,8 @@ impl Runner<'_> {
         }
         if op == Op::Write {
             self.prepare_write(buf.as_mut_slice(), slot, &io);
+        } else if self.verify.is_some() {
+            self.verify_read_issued(slot, &io);
         }
         let prio = self.pick_prio(dir, io.len);
         Some(

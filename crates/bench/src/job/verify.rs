@@ -3,8 +3,9 @@
 //! holding a remembered write is read back and checked. The checking is `crate::verify`.
 //!
 //! As fio, the last write to each block is what is expected (overlapping earlier writes are
-//! forgotten), reads of the workload itself are not checked, and the first bad block ends the
-//! job with EILSEQ (err=84). With `loops`, each loop's writes are read back when the loop
+//! forgotten), reads of a workload that also writes are not checked, and the first bad block
+//! ends the job with EILSEQ (err=84). A job that reads and does not write (rw=read, randread)
+//! checks every block it reads against the headers found there, as fio does. With `loops`, each loop's writes are read back when the loop
 //! ends, as fio does; a verify_only run checks what the last loop wrote, once (fio reads the
 //! blocks once per loop there, expecting each loop's writes of blocks that hold the last).
 
@@ -24,7 +25,7 @@ use crate::verify::{Config, SeedStream, Written, EILSEQ};
 mod config;
 mod readback;
 
-pub(crate) use config::check;
+pub(crate) use config::{check, info_lines};
 use config::{config, load_state};
 
 /// What a slot's I/O is to verify: the write it carries or the block it reads back.
@@ -46,6 +47,8 @@ pub(super) struct Verifier {
     slots: Vec<Option<Role>>,
     /// The engine moves no data (null): as fio, what is read back is taken as verified.
     fake: bool,
+    /// The job reads and does not write: each of its reads is checked (fio's !td_rw).
+    check_reads: bool,
     history: History,
     /// experimental_verify: every write in the order it was issued, overwritten ones too,
     /// read back as fio replays the job's writes (an overwritten block then fails as stale).
@@ -147,6 +150,7 @@ impl Verifier {
             pass: 0,
             slots: vec![None; depth],
             fake: false,
+            check_reads: plan.pattern.read && !plan.pattern.write && !plan.pattern.trimwrite,
             history: History::default(),
             replay: s.experimental_verify.then(Vec::new),
             pending: VecDeque::new(),
@@ -197,6 +201,7 @@ impl Verifier {
             numberio: self.numberio,
             seed,
             trimmed: false,
+            any_write: false,
         };
         self.numberio += 1;
         w
@@ -330,6 +335,7 @@ impl History {
             numberio: r.numberio,
             seed: r.seed,
             trimmed: r.trimmed,
+            any_write: false,
         }
     }
 
@@ -402,6 +408,28 @@ impl Runner<'_> {
                 }
             }
         }
+    }
+
+    /// A read of a job that does not write is checked when it completes, against whatever
+    /// write its headers name (fio 3.33 checks each header, the offset and the sum there).
+    pub(super) fn verify_read_issued(&mut self, slot: u32, io: &IoUnit) {
+        // An engine that moves no data reads nothing to check (fio's FAKEIO passes it).
+        let moves = self.eng.caps().moves_data;
+        let Some(v) = self
+            .verify
+            .as_deref_mut()
+            .filter(|v| v.check_reads && moves)
+        else {
+            return;
+        };
+        let w = Written {
+            file: io.file as u32,
+            offset: io.offset,
+            len: io.len as u32,
+            any_write: true,
+            ..Written::default()
+        };
+        v.slots[slot as usize] = Some(Role::Check(w));
     }
 
     /// verify_backlog: a read back to issue instead of the next I/O of the workload, when
@@ -480,8 +508,9 @@ impl Runner<'_> {
         let path = &self.plan.files[w.file as usize].path;
         let name = path.display().to_string();
         let mut first = None;
+        // A read of the workload is not from fio's list of written blocks.
         let flags = self.verify.as_deref().map_or(0, |v| {
-            crate::verify::fio_flags(v.replay.is_none(), v.pool.is_some())
+            crate::verify::fio_flags(v.replay.is_none() && !w.any_write, v.pool.is_some())
         });
         for b in bad {
             let msg = b.message(&name, flags);
@@ -521,7 +550,8 @@ impl Runner<'_> {
     }
 
     /// fio's verify_dump: `<file>.<offset>.received` and `.expected` in `--aux-path`, else in
-    /// the working directory.
+    /// the working directory; a bad header only as `<file>.<offset>.hdr_fail`, what was read
+    /// (fio has nothing to expect without a header it trusts).
     fn verify_dump(&self, path: &Path, b: &crate::verify::Bad, w: &Written, got: &[u8]) {
         let Some(v) = self.verify.as_deref() else {
             return;
@@ -533,10 +563,24 @@ impl Runner<'_> {
         let from = (b.at - w.offset) as usize;
         let to = (from + b.len as usize).min(got.len());
         let mut want = vec![0u8; w.len as usize];
+        // A read of a job that does not write expects what the header's own seed makes.
+        let w = match crate::verify::Header::read(&got[from..]).filter(|_| w.any_write) {
+            Some(h) => Written {
+                seed: h.seed,
+                numberio: u64::from(h.numberio),
+                ..*w
+            },
+            None => *w,
+        };
         if !w.trimmed {
-            v.cfg.fill(&mut want, w, 0);
+            v.cfg.fill(&mut want, &w, 0);
         }
-        for (kind, bytes) in [("received", &got[from..to]), ("expected", &want[from..to])] {
+        let dumps: &[(&str, &[u8])] = if b.header_failed() {
+            &[("hdr_fail", &got[from..to])]
+        } else {
+            &[("received", &got[from..to]), ("expected", &want[from..to])]
+        };
+        for &(kind, bytes) in dumps {
             let path = crate::verify::state::in_aux_path(format!("{base}.{}.{kind}", b.at));
             let name = path.display();
             match std::fs::write(&path, bytes) {

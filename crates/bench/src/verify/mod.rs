@@ -146,6 +146,9 @@ pub struct Written {
     pub seed: u64,
     /// Trimmed since (trim_backlog with trim_verify_zero): the block must read as zeroes.
     pub trimmed: bool,
+    /// A read of a job that does not write: whatever write the block holds passes, as fio
+    /// 3.33 checks neither the seed nor the write's number there (it cannot know them).
+    pub any_write: bool,
 }
 
 impl Config {
@@ -220,8 +223,11 @@ impl Config {
                         swap(chunk, self.hdr_offset, hs);
                     }
                     if let Some(b) = self.check_one(chunk, w, i, seed_known) {
+                        // fio gives up on a block at its first bad header; a bad sum it
+                        // reports and goes on to the next interval, unless verify_fatal.
+                        let stop = self.fatal || b.header_failed();
                         bad.push(b);
-                        if self.fatal {
+                        if stop {
                             break;
                         }
                     }
@@ -240,7 +246,7 @@ impl Config {
         } else {
             0
         };
-        let seed_bad = seed_known && h.seed != want_seed;
+        let seed_bad = seed_known && !w.any_write && h.seed != want_seed;
         let len = chunk.len();
         let intact = h.magic == MAGIC && h.len as usize == len && h.crc == crc;
         let mut fio = fio_header_line(&h, len, at, w, crc, seed_bad.then_some(want_seed));
@@ -251,13 +257,21 @@ impl Config {
                 w.offset, w.len
             );
         }
-        let data_bad = self.data_bad(chunk);
+        let data_bad = self.data_bad(chunk, h.kind);
         let (kind, detail) = if !intact || data_bad.is_some() {
             if let (Some((want, got)), true, true) = (&data_bad, intact, fio.is_empty()) {
                 fio = format!(
                     "{:.8}: verify failed at file {{file}} offset {at}, length {len} (requested block: offset={}, length={}, flags={{flags}})\n       Expected CRC: {want}\n       Received CRC: {got}",
                     self.kind.name(), w.offset, w.len
                 );
+                let given = self.kind.code();
+                if h.kind != given {
+                    let _ = write!(
+                        fio,
+                        "\nfio: verify type mismatch ({} media, {given} given)",
+                        h.kind
+                    );
+                }
             }
             (
                 Damage::Corrupt,
@@ -266,7 +280,7 @@ impl Config {
         } else if h.offset != at {
             let detail = format!("holds the block written for offset {}", h.offset);
             (Damage::Misplaced { found: h.offset }, detail)
-        } else if h.numberio != w.numberio as u16 || seed_bad {
+        } else if (h.numberio != w.numberio as u16 && !w.any_write) || seed_bad {
             // A later write number: the block was written again after this write (what
             // experimental_verify's replay meets), not a write that was lost.
             let why = if h.numberio > w.numberio as u16 {
@@ -344,10 +358,16 @@ impl Config {
         Some((hs + k, got, want))
     }
 
-    /// For the sum types: (expected, received) as hex when the data's sum is wrong; for
-    /// meta with a pattern, the first byte that differs.
-    fn data_bad(&self, chunk: &[u8]) -> Option<(String, String)> {
-        let hs = self.kind.header_size();
+    /// For the sum types: (expected, received) as hex when the data's sum is wrong. As fio,
+    /// the data starts where the header found (`media`, its type) ends, which is not where
+    /// this job's would end when the block was written with another type.
+    fn data_bad(&self, chunk: &[u8], media: u16) -> Option<(String, String)> {
+        let media = match Sum::ALL.iter().find(|s| s.code() == media) {
+            Some(s) => Kind::Sum(*s),
+            None if media == Kind::Meta.code() => Kind::Meta,
+            None => self.kind,
+        };
+        let hs = media.header_size().min(chunk.len());
         match self.kind {
             Kind::Sum(s) => {
                 let mut got = [0u8; 64];
@@ -377,7 +397,7 @@ fn fio_header_line(
         format!("verify: bad header length {}, wanted {len}", h.len)
     } else if h.offset != at {
         format!("verify: bad header offset {}, wanted {at}", h.offset)
-    } else if h.numberio != w.numberio as u16 {
+    } else if h.numberio != w.numberio as u16 && !w.any_write {
         let want = w.numberio as u16;
         format!("verify: bad header numberio {}, wanted {want}", h.numberio)
     } else if let Some(want) = bad_seed {
@@ -524,6 +544,12 @@ impl Bad {
                 got[i]
             ),
         })
+    }
+
+    /// Whether fio found the interval's header bad (magic, length, offset, seed, number or
+    /// its crc), as opposed to the data after it.
+    pub fn header_failed(&self) -> bool {
+        self.fio.starts_with("verify: ")
     }
 
     /// fio's lines then iolab's one line, for the file named `file`.

@@ -24,6 +24,7 @@ const W: Written = Written {
     numberio: 2,
     seed: 77,
     trimmed: false,
+    any_write: false,
 };
 
 #[test]

@@ -11,6 +11,7 @@ mod fidelity;
 mod fidelity_patterns;
 mod fidelity_random;
 mod fidelity_streams;
+mod fidelity_verify;
 mod fileopts;
 mod fioopts;
 mod iolog;

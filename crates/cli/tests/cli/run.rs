@@ -209,30 +209,29 @@ fn judge(path: &Path, out: &Out) -> Verdict {
     let warned = out.stderr.contains("multiple writers may overwrite blocks")
         && out.stderr.contains("verify: ");
     match out.code {
-        Some(0) | Some(1) if out.code == Some(0) || warned => {
-            match serde_json::from_str::<Value>(&out.stdout) {
-                Ok(v) => {
-                    let jobs = v["jobs"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-                    if jobs.is_empty() {
-                        return Verdict::Bad("exit 0 but no jobs in the JSON".into());
-                    }
-                    let ios = jobs
-                        .iter()
-                        .map(|j| {
-                            ["read", "write", "trim"]
-                                .iter()
-                                .map(|d| j[d]["total_ios"].as_u64().unwrap_or(0))
-                                .sum::<u64>()
-                        })
-                        .sum();
-                    Verdict::Ran {
-                        jobs: jobs.len(),
-                        ios,
-                    }
+        // fio's exit code counts the jobs that failed: more than one may fail there.
+        Some(c) if c == 0 || warned => match serde_json::from_str::<Value>(&out.stdout) {
+            Ok(v) => {
+                let jobs = v["jobs"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+                if jobs.is_empty() {
+                    return Verdict::Bad("exit 0 but no jobs in the JSON".into());
                 }
-                Err(e) => Verdict::Bad(format!("exit 0 but stdout is not JSON: {e}")),
+                let ios = jobs
+                    .iter()
+                    .map(|j| {
+                        ["read", "write", "trim"]
+                            .iter()
+                            .map(|d| j[d]["total_ios"].as_u64().unwrap_or(0))
+                            .sum::<u64>()
+                    })
+                    .sum();
+                Verdict::Ran {
+                    jobs: jobs.len(),
+                    ios,
+                }
             }
-        }
+            Err(e) => Verdict::Bad(format!("exit 0 but stdout is not JSON: {e}")),
+        },
         Some(1) => {
             // `<path>/name.fio:LINE: ...`: the file and a line number.
             let needle = format!("{file}:");

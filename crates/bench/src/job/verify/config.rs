@@ -11,20 +11,36 @@ use crate::BenchError;
 /// Refuses what cannot be verified as asked, before anything runs.
 pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
     let on = config(plan)?.is_some();
-    let s = &plan.spec;
     if let Some(why) = trim::refusal(plan).filter(|_| on) {
         return Err(BenchError::Refused(format!("{}: {why}", plan.name)));
     }
     if on {
         super::super::verifyasync::check_cpus(plan)?;
     }
-    if on && plan.clone == 0 && plan.pattern.write && s.numjobs > 1 && !s.filename.is_empty() {
-        // fio's informational line, word for word: clones of one job write the same file.
-        crate::layout::info(format_args!(
-            "fio: multiple writers may overwrite blocks that belong to other jobs. This can cause verification failures."
-        ));
-    }
     Ok(())
+}
+
+/// fio's informational lines about a verifying job, word for word, printed as fio checks
+/// its options (before the job's header line): once per job, not per clone.
+pub(crate) fn info_lines(plan: &JobPlan) -> Vec<&'static str> {
+    let s = &plan.spec;
+    let p = &plan.pattern;
+    let mut lines = Vec::new();
+    if plan.clone != 0 || Kind::parse(&s.verify).is_none() {
+        return lines;
+    }
+    if p.write && s.numjobs > 1 && !s.filename.is_empty() {
+        // Clones of one job write the same file.
+        lines.push("fio: multiple writers may overwrite blocks that belong to other jobs. This can cause verification failures.");
+    }
+    let timed = s.time_based && s.runtime.is_some_and(|r| !r.is_zero());
+    if s.do_verify && (p.write || p.trimwrite) && !p.read && timed && s.verify_backlog == 0 {
+        // A time_based writer is stopped by its runtime: fio 3.33 reads nothing back.
+        lines.push(
+            "fio: verification read phase will never start because write phase uses all of runtime",
+        );
+    }
+    lines
 }
 
 pub(super) fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
@@ -34,7 +50,8 @@ pub(super) fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
         None => return Ok(None),
         Some(k) => k,
     };
-    if s.verify_only && plan.pattern.bytes.is_none() {
+    let writes = plan.pattern.write || plan.pattern.trimwrite;
+    if s.verify_only && writes && plan.pattern.bytes.is_none() {
         return Err(refuse(
             "verify_only replays the writes of a job bound by size, not a time_based one".into(),
         ));

@@ -16,13 +16,17 @@ impl Runner<'_> {
         if let Some(e) = self.verify.as_deref_mut().and_then(|v| v.pool_err.take()) {
             return Err(std::io::Error::other(e));
         }
-        if !self.verify.as_ref().is_some_and(|v| v.only) {
+        // A job that does not write has nothing to replay: under verify_only it reads and
+        // checks as it would without (fio's dry run is for jobs that write).
+        let p = &self.plan.pattern;
+        if !self.verify.as_ref().is_some_and(|v| v.only) || !(p.write || p.trimwrite) {
             return Ok(false);
         }
         while let Some(io) = self.gen.next_io() {
             if stop.is_set() {
                 break;
             }
+            self.iolog_file_used(io.file);
             let issued = self.gen.issued();
             let Some(v) = self.verify.as_deref_mut() else {
                 break;
@@ -106,6 +110,9 @@ impl Runner<'_> {
         // As fio's do_verify, the read back counts against the runtime: a phase the runtime
         // ended is not read back, and one the runtime ends stops there.
         let deadline = self.sample_until;
+        if !stopped() && self.error.is_none() && self.now < deadline {
+            self.iolog_close_all();
+        }
         // A block the engine was too busy to take, tried again first.
         let mut held: Option<Written> = None;
         let mut more = true;
@@ -160,6 +167,7 @@ impl Runner<'_> {
         let file = self.files[w.file as usize];
         let req = Req::data(Op::Read, file, w.offset, w.len as usize, buf).with_tag(slot as u64);
         self.now = self.clock.now();
+        self.iolog_readback(&req);
         self.slots[slot as usize].submit_ns = self.now;
         if self.debug_io {
             self.debug_req("queue", &req);
