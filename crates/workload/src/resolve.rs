@@ -510,6 +510,14 @@ fn pattern_of(
             Some(io_size.saturating_mul(u64::from(spec.loops.max(1))))
         },
         loop_bytes: io_size,
+        loops: spec.loops.max(1),
+        io_size_set: spec.io_size.is_some(),
+        // fio's do_io: a pass issues at most `size` bytes (io_size for random writes without
+        // a map). The runner drops it for a synchronous engine, whose bytes fio does not count.
+        pass_bytes: Some(match spec.rw.is_random() && write && spec.norandommap {
+            true => total.max(io_size),
+            false => total,
+        }),
     })
 }
 
