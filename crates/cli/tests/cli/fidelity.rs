@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use crate::run::{Out, TestDir};
 
 /// fio 3.33 run with `args` in `dir`, or `None` (with a skip line) when it is not installed.
-fn fio(case: &str, dir: &TestDir, args: &[&str]) -> Option<Output> {
+pub(crate) fn fio(case: &str, dir: &TestDir, args: &[&str]) -> Option<Output> {
     match Command::new("fio")
         .args(args)
         .current_dir(&dir.path)

@@ -8,6 +8,7 @@ mod cp_gnu;
 mod engines;
 mod exec;
 mod fidelity;
+mod fidelity_seq;
 mod fileopts;
 mod fioopts;
 mod iolog;
