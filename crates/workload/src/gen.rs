@@ -200,15 +200,10 @@ impl std::fmt::Display for MapAllocError {
 
 impl std::error::Error for MapAllocError {}
 
-/// The random map's unit: the smallest block size of the directions the pattern uses.
+/// The random map's unit: the smallest block size of any direction, used or not (fio's
+/// rw_min_bs: rw=randread with bs=16k,4k maps 4 KiB blocks).
 fn map_unit(p: &Pattern) -> u64 {
-    [Dir::Read, Dir::Write, Dir::Trim]
-        .iter()
-        .filter(|d| p.has(**d))
-        .map(|d| p.bs[*d as usize].min())
-        .min()
-        .unwrap_or(4096)
-        .max(1)
+    p.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1)
 }
 
 /// What the job's seed is mixed with for each stream: offsets, the mix, block sizes, random
@@ -343,6 +338,16 @@ impl IoGen {
         }
         // Separate streams, as fio keeps them, so that changing the block size does not change
         // the offsets and changing the mix does not change either.
+        let own_blocks = [0, 1, 2].map(|d| {
+            let bs = &p.bs[d];
+            p.dist == crate::Dist::Uniform
+                && !p.lfsr
+                && !p.bs_seq_rand
+                && p.zones.is_none()
+                && matches!(bs, BlockSizes::Fixed(_))
+                && bs.min() != unit
+                && p.ba[d] == bs.min()
+        });
         let s = p.seed;
         let fio = p.fio_seeds;
         let mut g = IoGen {
@@ -380,19 +385,11 @@ impl IoGen {
                 FilePick::Dist(d) => Some(Picker::new(d, p.files.len() as u64, 1)),
                 _ => None,
             },
-            simple: Simple::of(&p),
+            // A direction drawn among its own blocks takes the general path.
+            simple: Simple::of(&p).filter(|s| !own_blocks[s.dir as usize]),
             zbd: p.zbd.clone().map(|z| Box::new(ZbdRun::new(z))),
             passes: Passes::of(&p),
-            own_blocks: [0, 1, 2].map(|d| {
-                let bs = &p.bs[d];
-                p.dist == crate::Dist::Uniform
-                    && !p.lfsr
-                    && !p.bs_seq_rand
-                    && p.zones.is_none()
-                    && matches!(bs, BlockSizes::Fixed(_))
-                    && bs.min() != unit
-                    && p.ba[d] == bs.min()
-            }),
+            own_blocks,
             p,
         };
         if let Some(f) = fio {
@@ -500,14 +497,19 @@ impl IoGen {
             return false;
         }
         let seq_fits = f.pos[d] + need <= f.span.len;
+        // A file chosen by zipf, pareto or normal starts over instead (fio's non-uniform file
+        // service resets it).
+        let dist = matches!(p.file_pick, FilePick::Dist(_));
         if !p.random {
             // rw=write:N (holes): fio wraps to the start, as the generator does.
-            return p.modifier == 0 && !seq_fits;
+            return p.modifier == 0 && !seq_fits && !dist;
         }
-        // A file chosen by zipf, pareto or normal starts its map over instead (fio's
-        // non-uniform file service).
-        let full = f.map.as_ref().is_some_and(|m| m.is_done())
-            && !matches!(p.file_pick, FilePick::Dist(_));
+        // A sequential I/O of a random job that starts inside the file but does not fit
+        // fails (fio's fill_io_u): the file is done, map or not.
+        if !random && !p.identical && f.pos[d] < f.span.len && !seq_fits {
+            return true;
+        }
+        let full = f.map.as_ref().is_some_and(|m| m.is_done()) && !dist;
         // rw_sequencer=identical repeats the last offset, which never fails.
         full && (random || (!seq_fits && !p.identical))
     }
@@ -521,14 +523,14 @@ impl IoGen {
     /// File `fi` is done for this pass (its try in direction `d`); true when every file is
     /// (the pass is over).
     #[cold]
-    fn file_done(&mut self, fi: usize, d: usize) -> bool {
+    fn file_done(&mut self, fi: usize, d: usize, seq: bool) -> bool {
         let Some(ps) = &mut self.passes else {
             return false;
         };
         let f = &self.files[fi];
         // fio sets the offset when the position is inside the file, then finds the block
         // does not fit.
-        ps.stale = (!self.p.random && f.pos[d] < f.span.len).then(|| f.span.offset + f.pos[d]);
+        ps.stale = (seq && f.pos[d] < f.span.len).then(|| f.span.offset + f.pos[d]);
         if !self.files[fi].done {
             self.files[fi].done = true;
             ps.files_done += 1;
@@ -654,7 +656,7 @@ impl IoGen {
                 // fio draws the offset before it finds the map full: the draw is spent.
                 self.rng_off.next_u32();
             }
-            return match self.file_done(fi, d) {
+            return match self.file_done(fi, d, !random) {
                 true => Some(None),
                 false => None,
             };
@@ -683,7 +685,7 @@ impl IoGen {
             match random_offset_own_blocks(f, &mut self.rng_off, d, len) {
                 Some(off) => off,
                 None => {
-                    return match self.file_done(fi, d) {
+                    return match self.file_done(fi, d, !random) {
                         true => Some(None),
                         false => None,
                     }
@@ -783,7 +785,7 @@ impl IoGen {
             if s.random {
                 self.rng_off.next_u32();
             }
-            self.file_done(0, d);
+            self.file_done(0, d, !s.random);
             return None;
         }
         let f = &mut self.files[0];

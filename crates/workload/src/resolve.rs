@@ -291,7 +291,12 @@ fn plan_one(
         pattern,
         invalidate: spec.invalidate,
         pre_read: spec.pre_read,
-        number_ios: spec.number_ios,
+        // fio's exceeds_number_ios: number_ios for each loop, over the job (one pass may do
+        // them all).
+        number_ios: match spec.time_based {
+            true => spec.number_ios,
+            false => spec.number_ios.saturating_mul(u64::from(spec.loops.max(1))),
+        },
         wait_for: spec.wait_for.clone(),
         exitall: spec.exitall,
         buffers: buffers(spec),

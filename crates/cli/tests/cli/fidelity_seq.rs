@@ -311,3 +311,48 @@ fn a_range_or_split_of_sizes_aligns_to_the_smallest_like_fio() {
         same_as_fio(case, &args, &r);
     }
 }
+
+#[test]
+fn number_ios_counts_for_each_loop_like_fio() {
+    // fio stops at number_ios × loops, in one pass if it holds them; iolab stopped at
+    // number_ios.
+    let args = [
+        "--rw=read",
+        "--ioengine=psync",
+        "--size=1m",
+        "--bs=4k",
+        "--loops=2",
+        "--number_ios=20",
+    ];
+    let r = iolab("number-ios", &args);
+    assert_eq!(r.at("/read/total_ios"), 40);
+    same_as_fio("number-ios", &args, &r);
+}
+
+#[test]
+fn a_random_jobs_sequential_io_past_the_end_ends_the_pass_like_fio() {
+    // rw=randread:3 in 3 KiB blocks: a run that reaches the last 1 KiB of the file cannot
+    // take its next block there, and fio ends the pass (89 reads a loop), where iolab drew a
+    // random block instead and read the whole budget.
+    let args = [
+        "--rw=randread:3",
+        "--ioengine=psync",
+        "--size=1m",
+        "--bs=3k",
+        "--loops=2",
+    ];
+    let r = iolab("rand3-end", &args);
+    assert!(r.at("/read/io_bytes") < 2 << 20);
+    assert_eq!(r.log.iter().filter(|l| l.ends_with(" close")).count(), 2);
+    same_as_fio("rand3-end", &args, &r);
+    // And with per-direction sizes, a read of 16 KiB is drawn among the 16 KiB blocks and
+    // looked up in the map of 4 KiB ones (fio's rw_min_bs), whatever the job's direction.
+    let args = [
+        "--rw=randread",
+        "--ioengine=psync",
+        "--size=128k",
+        "--bs=16k,4k",
+    ];
+    let r = iolab("rand-16k4k", &args);
+    same_as_fio("rand-16k4k", &args, &r);
+}
