@@ -151,6 +151,18 @@ struct Slot {
     /// Under a rate limit, when the I/O was due (0 without one).
     due_ns: u64,
     dir: Option<Dir>,
+    /// For a sync (`dir` None), what fio counts of it.
+    sync: SyncAcct,
+}
+
+/// What fio 3.33 counts of a sync: an fsync in `sync.total_ios` and its latency; an
+/// fdatasync its latency alone (fio's JSON shows the fsyncs' count only); the end_fsync and
+/// fsync_on_close syncs neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SyncAcct {
+    Counted,
+    LatOnly,
+    Uncounted,
 }
 
 impl Slot {
@@ -162,6 +174,7 @@ impl Slot {
                 submit_ns: 0,
                 due_ns: 0,
                 dir: None,
+                sync: SyncAcct::Counted,
             })
             .collect()
     }
@@ -348,7 +361,14 @@ struct Runner<'a> {
     t0: u64,
     cpu0: CpuUsage,
     rng: Taus88,
-    writes_since_sync: u32,
+    /// Writes issued (fio's io_issues[DDIR_WRITE], which fsync=N and fdatasync=N divide).
+    writes_issued: u64,
+    /// The last request issued was not a sync: one may be due. fio 3.33 checks its
+    /// last_ddir_issued, yet a read after the writes that made a sync due is followed by
+    /// another sync (its write_iolog of rw=randrw with fsync=2: write, sync, read, sync).
+    sync_may_follow: bool,
+    /// The file of the last write (where a sync after the job's last write goes).
+    last_write_file: usize,
     error: Option<JobError>,
     errors_ignored: u64,
     ramping: bool,
@@ -444,6 +464,9 @@ impl<'a> Runner<'a> {
         let refuses_at_commit = eng.caps().refuses_at_commit;
         let finishes = eng.caps().finishes;
         let fs_op = eng.caps().fs_op.is_some();
+        // fio's passes decide where the loops end, but under offload (whose submitters hold
+        // the files and must be collected first), which counts them in bytes.
+        let kept = gen.passes_kept() && !plan.spec.io_submit_offload;
         let fops = FileOps::new(plan, &files, depth);
         Runner {
             plan,
@@ -465,7 +488,9 @@ impl<'a> Runner<'a> {
             t0: now,
             cpu0: usage(),
             rng: Taus88::new(plan.pattern.seed ^ 0x5eed),
-            writes_since_sync: 0,
+            writes_issued: 0,
+            sync_may_follow: false,
+            last_write_file: 0,
             error: None,
             errors_ignored: 0,
             ramping: !plan.ramp_time.is_zero(),
@@ -490,7 +515,7 @@ impl<'a> Runner<'a> {
             connection,
             refuses_at_commit,
             fops,
-            each_loop: EachLoop::of(plan, fs_op),
+            each_loop: EachLoop::of(plan, fs_op, kept),
             trim_order: trimorder::TrimOrder::new(plan.pattern.trimwrite, depth),
             held: None,
             sample_until: u64::MAX,

@@ -120,6 +120,11 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
         }
         r => r?,
     }
+    if eng.caps().sync_only {
+        // fio counts a pass's bytes only for I/O an engine queues: a synchronous engine's
+        // passes end when their files are done (or at the budget).
+        pattern.pass_bytes = None;
+    }
     let gen =
         IoGen::try_new(pattern).map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
     let bufs = buffers(plan, &mut *eng, depth, bs as usize)?;

@@ -37,6 +37,11 @@ struct FileState {
     /// zonemode=strided: the zone's start in the span and the bytes done in it.
     zone_at: u64,
     zone_done: u64,
+    /// This pass can give the file no further I/O (fio closes it and marks it done).
+    done: bool,
+    /// Per direction, the blocks a random offset is drawn among (fio's last_block: the
+    /// span in the direction's alignment, less what its block needs past it).
+    dir_blocks: [u64; 3],
 }
 
 /// Generates a job's I/Os. Allocation-free per I/O after construction.
@@ -75,6 +80,64 @@ pub struct IoGen {
     simple: Option<Simple>,
     /// zonemode=zbd: where the zones move each I/O (gen/zoned.rs).
     zbd: Option<Box<ZbdRun>>,
+    /// Per direction: its random offsets are drawn among its own blocks and looked up in the
+    /// map of the smallest (see [`random_offset_own_blocks`]).
+    own_blocks: [bool; 3],
+    /// fio's passes over the files (see [`Passes`]); `None` where the budget alone counts
+    /// (time_based, zones, openfiles, trimwrite), whose loops end by bytes.
+    passes: Option<Passes>,
+}
+
+/// fio 3.33's passes over a job's files (a do_io each, under keep_running): a pass ends when
+/// no file can give another I/O (a sequential position whose next block does not fit, a
+/// full random map), or, on a queueing engine, once it issued `pass_bytes`; the job ends
+/// once it issued io_size × loops, whatever the pass. A block is never cut to fit the
+/// budget: the last I/O of a job of 2 MiB in blocks of 2300 bytes is the 911th, whole.
+#[derive(Clone, Debug)]
+struct Passes {
+    /// The pass the last I/O belongs to, from 1.
+    number: u32,
+    /// Passes still to make whatever the bytes (fio's loops, counted down).
+    loops_left: u32,
+    /// Bytes issued in this pass.
+    issued: u64,
+    /// Files done in this pass.
+    files_done: usize,
+    /// How the last pass ended: its files done (true) or its bytes.
+    by_files: bool,
+    /// The last call ended a pass (true: by its files): the next starts one or ends the job.
+    ended: Option<bool>,
+    /// The largest block of any direction (fio's td_max_bs).
+    max_bs: u64,
+    /// Where the last try that found its file done had put the I/O (a sequential block
+    /// that does not fit); `None` when it had put it nowhere (fio's request then keeps the
+    /// last I/O's offset).
+    stale: Option<u64>,
+}
+
+impl Passes {
+    /// fio's passes for `p`, where they decide where its loops end (not time_based, nor
+    /// under zones, openfiles or trimwrite, whose loops are counted in bytes).
+    fn of(p: &Pattern) -> Option<Passes> {
+        let open_set = p.open_files > 0 && p.open_files < p.files.len();
+        let kept =
+            p.bytes.is_some() && p.zones.is_none() && p.zbd.is_none() && !p.trimwrite && !open_set;
+        kept.then(|| Passes {
+            number: 1,
+            loops_left: p.loops.max(1) - 1,
+            issued: 0,
+            files_done: 0,
+            by_files: false,
+            ended: None,
+            stale: None,
+            max_bs: [Dir::Read, Dir::Write, Dir::Trim]
+                .iter()
+                .filter(|d| p.has(**d))
+                .map(|d| p.bs[*d as usize].max())
+                .max()
+                .unwrap_or(1),
+        })
+    }
 }
 
 /// What [`IoGen::next_simple`] needs of a job that qualifies (see [`Simple::of`]).
@@ -153,15 +216,10 @@ fn dist_seeding(p: &Pattern, i: usize) -> Seeding {
     Seeding { seed, hash: true }
 }
 
-/// The random map's unit: the smallest block size of the directions the pattern uses.
+/// The random map's unit: the smallest block size of any direction, used or not (fio's
+/// rw_min_bs: rw=randread with bs=16k,4k maps 4 KiB blocks).
 fn map_unit(p: &Pattern) -> u64 {
-    [Dir::Read, Dir::Write, Dir::Trim]
-        .iter()
-        .filter(|d| p.has(**d))
-        .map(|d| p.bs[*d as usize].min())
-        .min()
-        .unwrap_or(4096)
-        .max(1)
+    p.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1)
 }
 
 /// What the job's seed is mixed with for each stream: offsets, the mix, block sizes, random
@@ -289,10 +347,25 @@ impl IoGen {
                 last: [0; 3],
                 zone_at: 0,
                 zone_done: 0,
+                done: false,
+                dir_blocks: [0, 1, 2].map(|d| {
+                    let (bs, ba) = (p.bs[d].min(), p.ba[d].max(1));
+                    span.len.saturating_sub(bs.saturating_sub(ba)) / ba
+                }),
             });
         }
         // Separate streams, as fio keeps them, so that changing the block size does not change
         // the offsets and changing the mix does not change either.
+        let own_blocks = [0, 1, 2].map(|d| {
+            let bs = &p.bs[d];
+            p.dist == crate::Dist::Uniform
+                && !p.lfsr
+                && !p.bs_seq_rand
+                && p.zones.is_none()
+                && matches!(bs, BlockSizes::Fixed(_))
+                && bs.min() != unit
+                && p.ba[d] == bs.min()
+        });
         let s = p.seed;
         let fio = p.fio_seeds;
         let mut g = IoGen {
@@ -311,8 +384,9 @@ impl IoGen {
             rng_seq: [0, 1, 2].map(|d| Taus88::new(s ^ SEED_XOR[3] ^ d)),
             next_file: 0,
             issued: 0,
-            // As fio: a job with rw=randX:N starts with N I/Os from the start of the file.
-            run_left: if p.random { p.modifier } else { 0 },
+            // As fio 3.33: a job with rw=randX:N starts with a random I/O, then N-1 that follow
+            // it (checked with its write_iolog).
+            run_left: 0,
             pending_write: None,
             unit_aligned: [0, 1, 2].map(|d| unit.is_multiple_of(p.ba[d].max(1))),
             cur_file: 0,
@@ -332,8 +406,11 @@ impl IoGen {
                 }
                 _ => None,
             },
-            simple: Simple::of(&p),
+            // A direction drawn among its own blocks takes the general path.
+            simple: Simple::of(&p).filter(|s| !own_blocks[s.dir as usize]),
             zbd: p.zbd.clone().map(|z| Box::new(ZbdRun::new(z))),
+            passes: Passes::of(&p),
+            own_blocks,
             p,
         };
         if let Some(f) = fio {
@@ -357,43 +434,210 @@ impl IoGen {
     }
 
     /// The next I/O, or `None` when the byte budget is spent (or there is nothing to do).
+    #[inline]
     pub fn next_io(&mut self) -> Option<IoUnit> {
-        if let Some(s) = self.simple {
-            return self.next_simple(s);
+        loop {
+            let io = if let Some(s) = self.simple {
+                self.next_simple(s)
+            } else if self.zbd.is_some() {
+                self.next_zoned()
+            } else {
+                self.next_general(&mut |d| d)
+            };
+            if io.is_some() || !self.new_pass() {
+                return io;
+            }
         }
-        if self.zbd.is_some() {
-            return self.next_zoned();
-        }
-        self.next_general(|d| d)
     }
 
     /// [`IoGen::next_io`] with a read/write mix's drawn direction passed through `turn`
     /// first (fio's rate_ddir: under a rate limit, a direction ahead of its schedule gives
     /// way to the other). Jobs that are not such a mix ignore `turn`.
-    pub fn next_io_turned(&mut self, turn: impl FnOnce(Dir) -> Dir) -> Option<IoUnit> {
+    pub fn next_io_turned(&mut self, mut turn: impl FnMut(Dir) -> Dir) -> Option<IoUnit> {
         if self.simple.is_some() || self.zbd.is_some() {
             return self.next_io();
         }
-        self.next_general(turn)
+        loop {
+            let io = self.next_general(&mut turn);
+            if io.is_some() || !self.new_pass() {
+                return io;
+            }
+        }
+    }
+
+    /// The pass (fio's loop) the last I/O belongs to, from 1; 0 for a job whose loops end
+    /// by bytes alone (see [`IoGen::passes_kept`]).
+    pub fn pass(&self) -> u32 {
+        self.passes.as_ref().map_or(0, |p| p.number)
+    }
+
+    /// Whether the passes are fio's (ended by the files or the budget) rather than counted
+    /// in bytes.
+    pub fn passes_kept(&self) -> bool {
+        self.passes.is_some()
+    }
+
+    /// Whether the last pass ended with every file done (fio has closed them by then) rather
+    /// than at the budget.
+    pub fn ended_by_files(&self) -> bool {
+        self.passes.as_ref().is_some_and(|p| p.by_files)
+    }
+
+    /// At the end of everything (`true`) or of this pass (`false`), before any draw: the
+    /// budget of the job, then that of the pass on a queueing engine.
+    #[inline]
+    fn at_end(&mut self) -> bool {
+        if let Some(b) = self.p.bytes {
+            if self.issued >= b {
+                if let Some(ps) = &mut self.passes {
+                    ps.by_files = false;
+                }
+                return true;
+            }
+        }
+        match &mut self.passes {
+            Some(ps) => {
+                if self.p.pass_bytes.is_some_and(|c| ps.issued >= c) {
+                    ps.ended = Some(false);
+                    return true;
+                }
+            }
+            None => self.loop_start(),
+        }
+        false
+    }
+
+    /// Whether file `fi` can give no further I/O of `need` bytes in direction `d` this pass
+    /// (fio's get_next_offset failing): the next sequential block does not fit, or the random
+    /// map is full (for the sequential part of a random job, both). Only with passes kept.
+    #[inline]
+    fn cannot_give(&self, fi: usize, d: usize, random: bool, need: u64) -> bool {
+        let p = &self.p;
+        let f = &self.files[fi];
+        if self.passes.is_none() || p.backward > 0 {
+            return false;
+        }
+        let seq_fits = f.pos[d] + need <= f.span.len;
+        // A file chosen by zipf, pareto or normal starts over instead (fio's non-uniform file
+        // service resets it).
+        let dist = matches!(p.file_pick, FilePick::Dist(_));
+        if !p.random {
+            // rw=write:N (holes): fio wraps to the start, as the generator does.
+            return p.modifier == 0 && !seq_fits && !dist;
+        }
+        // A sequential I/O of a random job that starts inside the file but does not fit
+        // fails (fio's fill_io_u): the file is done, map or not.
+        if !random && !p.identical && f.pos[d] < f.span.len && !seq_fits {
+            return true;
+        }
+        let full = f.map.as_ref().is_some_and(|m| m.is_done()) && !dist;
+        // rw_sequencer=identical repeats the last offset, which never fails.
+        full && (random || (!seq_fits && !p.identical))
+    }
+
+    /// Where the try that ended the last pass by its files had put its I/O, if anywhere:
+    /// the offset fio's write_iolog gives the end_fsync after it.
+    pub fn stale_offset(&self) -> Option<u64> {
+        self.passes.as_ref().and_then(|p| p.stale)
+    }
+
+    /// File `fi` is done for this pass (its try in direction `d`); true when every file is
+    /// (the pass is over).
+    #[cold]
+    fn file_done(&mut self, fi: usize, d: usize, seq: bool) -> bool {
+        let Some(ps) = &mut self.passes else {
+            return false;
+        };
+        let f = &self.files[fi];
+        // fio sets the offset when the position is inside the file, then finds the block
+        // does not fit.
+        ps.stale = (seq && f.pos[d] < f.span.len).then(|| f.span.offset + f.pos[d]);
+        if !self.files[fi].done {
+            self.files[fi].done = true;
+            ps.files_done += 1;
+        }
+        if ps.files_done >= self.files.len() {
+            ps.ended = Some(true);
+            return true;
+        }
+        false
+    }
+
+    /// After a call that gave no I/O: whether it ended a pass and fio's keep_running starts
+    /// another (the loops first, then, with io_size, while fewer than io_size bytes were
+    /// issued and a largest block still fits in what is left). The files start over, and
+    /// fio's streams from their seeds (as at each loop, see [`Refill`]).
+    #[cold]
+    fn new_pass(&mut self) -> bool {
+        let Some(ps) = &mut self.passes else {
+            return false;
+        };
+        let Some(by_files) = ps.ended.take() else {
+            return false;
+        };
+        ps.by_files = by_files;
+        // fio ends a job whose pass did no I/O.
+        if ps.issued == 0 {
+            return false;
+        }
+        let more = if ps.loops_left > 0 {
+            ps.loops_left -= 1;
+            true
+        } else {
+            let limit = self.p.loop_bytes;
+            self.issued < limit
+                && limit - self.issued >= ps.max_bs
+                && (self.p.io_size_set || !by_files)
+        };
+        if !more {
+            return false;
+        }
+        ps.number += 1;
+        ps.issued = 0;
+        ps.files_done = 0;
+        for f in &mut self.files {
+            f.pos = [backward_start(&self.p, f.span); 3];
+            if let Some(m) = &mut f.map {
+                m.reset();
+            }
+            f.last = [0; 3];
+            f.zone_at = 0;
+            f.zone_done = 0;
+            f.done = false;
+        }
+        self.cur_file = 0;
+        self.file_left = 0;
+        self.file_bytes = 0;
+        self.next_file = 0;
+        self.run_left = 0;
+        if let Refill::Reseed(f) = self.refill {
+            self.seed_fio(f);
+        }
+        true
     }
 
     /// [`IoGen::next_io`] for every job but the simple ones.
     #[inline]
-    fn next_general(&mut self, turn: impl FnOnce(Dir) -> Dir) -> Option<IoUnit> {
+    fn next_general<F: FnMut(Dir) -> Dir>(&mut self, turn: &mut F) -> Option<IoUnit> {
         // trimwrite: the trim and the write of a block count once, as the write (fio counts a
         // trimwrite job's writes against size, so size=64k trims 64k and writes 64k).
         if let Some(w) = self.pending_write.take() {
             return Some(w);
         }
-        if self.files.is_empty() {
+        if self.files.is_empty() || self.at_end() {
             return None;
         }
-        if let Some(b) = self.p.bytes {
-            if self.issued >= b {
-                return None;
+        loop {
+            if let Some(io) = self.attempt(turn) {
+                return io;
             }
         }
-        self.loop_start();
+    }
+
+    /// One try at the next I/O: `None` when the file picked was done (the caller tries
+    /// again, with new draws, as fio's get_io_u does), `Some(None)` when the pass is over.
+    #[inline]
+    fn attempt<F: FnMut(Dir) -> Dir>(&mut self, turn: &mut F) -> Option<Option<IoUnit>> {
         let mut dir = self.pick_dir();
         let p = &self.p;
         if p.read && p.write && !p.trim && p.rwmix_read > 0 && p.rwmix_read < 100 {
@@ -408,14 +652,18 @@ impl IoGen {
             (true, true) => Dir::Write as usize,
             (true, false) => Dir::Read as usize,
         };
-        let cap = self.p.bytes.map_or(u64::MAX, |b| b - self.issued);
+        // fio never cuts a block to the budget; where passes are not kept, the budget cuts.
+        let cap = match self.passes {
+            Some(_) => u64::MAX,
+            None => self.p.bytes.map_or(u64::MAX, |b| b - self.issued),
+        };
         // A range's size is drawn once the offset is known, to fit before the span's end
         // (fio's get_next_buflen); other sizes are drawn first and cut to fit.
         let fit = self.p.bs[sizes].is_drawn() && self.p.zones.is_none();
         // Nor does fio issue one smaller than the range's minimum: where that does not fit,
         // the job is done (an 8 MiB job of sizes 1k-4k, bs_unaligned, ends some bytes short).
         if fit && cap < self.p.bs[sizes].min() {
-            return None;
+            return Some(None);
         }
         let mut len = if fit {
             0
@@ -423,6 +671,17 @@ impl IoGen {
             self.p.bs[sizes].pick(&mut self.rng_bs[sizes]).min(cap)
         };
         let fi = self.pick_file();
+        let need = if fit { self.p.bs[sizes].min() } else { len };
+        if self.cannot_give(fi, d, random, need) {
+            if self.p.random {
+                // fio draws the offset before it finds the map full: the draw is spent.
+                self.spend_offset_draw();
+            }
+            return match self.file_done(fi, d, !random) {
+                true => Some(None),
+                false => None,
+            };
+        }
         let f = &mut self.files[fi];
         let span_len = f.span.len;
         let bs = &self.p.bs[sizes];
@@ -443,6 +702,16 @@ impl IoGen {
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
             strided(f, z, len, ba, random.then_some(&mut self.rng_off.taus))
+        } else if random && self.own_blocks[d] {
+            match random_offset_own_blocks(f, &mut self.rng_off.taus, d, len) {
+                Some(off) => off,
+                None => {
+                    return match self.file_done(fi, d, !random) {
+                        true => Some(None),
+                        false => None,
+                    }
+                }
+            }
         } else if random {
             let fit_len = fit.then_some(&mut fitted as &mut dyn FnMut(u64) -> u64);
             random_offset(
@@ -502,6 +771,13 @@ impl IoGen {
         };
         self.issued += len;
         self.file_bytes += len;
+        if let Some(ps) = &mut self.passes {
+            ps.issued += len;
+        }
+        if self.p.read && self.p.write && !self.p.trim {
+            // Counted once issued: a try on a done file draws again (fio's rwmix_issues).
+            self.mix.issue();
+        }
         if self.open_set.is_some() {
             self.account_open(fi, len);
         }
@@ -511,7 +787,7 @@ impl IoGen {
                 ..io
             });
         }
-        Some(io)
+        Some(Some(io))
     }
 
     /// [`IoGen::next_io`] for a [`Simple`] job: the same steps as the general path takes for
@@ -519,14 +795,20 @@ impl IoGen {
     #[inline]
     fn next_simple(&mut self, s: Simple) -> Option<IoUnit> {
         let mut len = s.bs;
-        if let Some(b) = self.p.bytes {
-            if self.issued >= b {
-                return None;
-            }
+        if self.at_end() {
+            return None;
+        }
+        if let (Some(b), None) = (self.p.bytes, &self.passes) {
             len = len.min(b - self.issued);
         }
-        self.loop_start();
         let d = s.dir as usize;
+        if self.cannot_give(0, d, s.random, len) {
+            if s.random {
+                self.spend_offset_draw();
+            }
+            self.file_done(0, d, !s.random);
+            return None;
+        }
         let f = &mut self.files[0];
         len = len.min(f.span.len).max(1);
         let rel = if s.random {
@@ -545,6 +827,9 @@ impl IoGen {
         let offset = f.span.offset + rel;
         self.issued += len;
         self.file_bytes += len;
+        if let Some(ps) = &mut self.passes {
+            ps.issued += len;
+        }
         Some(IoUnit {
             dir: s.dir,
             file: 0,
@@ -573,29 +858,58 @@ impl IoGen {
             };
             return set.in_use[i];
         }
+        let kept = self.passes.is_some();
         if self.p.file_pick == FilePick::Sequential {
-            if self.file_bytes >= self.files[self.cur_file].span.len {
+            // fio stays on a file until it is done; where passes are not kept, until its
+            // span's bytes are.
+            let over = match kept {
+                true => self.files[self.cur_file].done,
+                false => self.file_bytes >= self.files[self.cur_file].span.len,
+            };
+            if over {
                 self.file_bytes = 0;
                 self.cur_file = (self.cur_file + 1) % n;
+                while self.files[self.cur_file].done {
+                    self.cur_file = (self.cur_file + 1) % n;
+                }
             }
             return self.cur_file;
         }
-        if self.file_left > 0 {
+        if self.file_left > 0 && !self.files[self.cur_file].done {
             self.file_left -= 1;
             return self.cur_file;
         }
         self.file_left = self.p.file_every.max(1) - 1;
-        let fi = match (&self.p.file_pick, &mut self.file_dist) {
-            (FilePick::Random, _) => self.rng_file.below(n as u64) as usize,
-            (_, Some(d)) => (d.pick_file(&mut self.rng_off) as usize).min(n - 1),
-            _ => {
-                let fi = self.next_file;
-                self.next_file = (fi + 1) % n;
-                fi
+        // A done file is passed over: drawn again (random kinds) or skipped (round robin), as
+        // fio's get_next_file does; one file at least is not done here.
+        let fi = loop {
+            let fi = match (&self.p.file_pick, &mut self.file_dist) {
+                (FilePick::Random, _) => self.rng_file.below(n as u64) as usize,
+                (_, Some(d)) => (d.pick_file(&mut self.rng_off) as usize).min(n - 1),
+                _ => {
+                    let fi = self.next_file;
+                    self.next_file = (fi + 1) % n;
+                    fi
+                }
+            };
+            if !self.files[fi].done {
+                break fi;
             }
         };
         self.cur_file = fi;
         fi
+    }
+
+    /// One offset draw spent, from the stream the job draws its offsets from.
+    fn spend_offset_draw(&mut self) {
+        match self.p.taus64 {
+            true => {
+                self.rng_off.taus64.next_u64();
+            }
+            false => {
+                self.rng_off.taus.next_u32();
+            }
+        }
     }
 
     /// Counts `len` bytes to file `fi` under openfiles; a file whose span is done is closed and
@@ -659,7 +973,6 @@ impl IoGen {
                     let read = (self.rng_mix.below(100) as u32) < p.rwmix_read;
                     self.mix.drawn(read, p.rwmix_read);
                 }
-                self.mix.issue();
                 if self.mix.read {
                     // zonemode=zbd: nothing to read yet, so write (fio's zbd_adjust_ddir).
                     self.zbd
@@ -762,6 +1075,34 @@ fn random_offset(
     f.pos[d] = off + len;
     f.last[d] = off;
     off
+}
+
+/// fio's random offset in direction `d` where its blocks are not the map's (bs=16k,4k with
+/// randrw): the block is drawn among the direction's own (fio's last_block), and its index
+/// is looked up as it is in the map of the smallest blocks, as fio's axmap is; the I/O takes
+/// ceil(len / bs) entries from there. `None` when the free entry found lies past the span's
+/// end (fio's offset beyond io_size: the file is done for the pass).
+fn random_offset_own_blocks(
+    f: &mut FileState,
+    rng: &mut Taus88,
+    d: usize,
+    len: u64,
+) -> Option<u64> {
+    let b = rng.fio_block(f.dir_blocks[d].max(1));
+    let b = match &f.map {
+        Some(m) => m.free_from(b)?,
+        None => b,
+    };
+    let off = b * len;
+    if off + len > f.span.len {
+        return None;
+    }
+    if let Some(m) = &mut f.map {
+        m.take(b);
+    }
+    f.pos[d] = off + len;
+    f.last[d] = off;
+    Some(off)
 }
 
 /// The next sequential offset in `f` (back to the start when `len` no longer fits), then
@@ -964,10 +1305,14 @@ mod tests {
     fn rwmix_ratio_within_one_percent() {
         let p = Pattern {
             rwmix_read: 70,
+            // io_size of 100 passes over the file: fio makes passes until it is issued.
             bytes: Some(4096 * 100_000),
+            loop_bytes: 4096 * 100_000,
+            io_size_set: true,
             ..Pattern::simple(true, true, true, 4096, 4096 * 1000)
         };
         let ios = all(p);
+        assert_eq!(ios.len(), 100_000);
         let reads = ios.iter().filter(|i| i.dir == Dir::Read).count() as f64 / ios.len() as f64;
         assert!((0.69..0.71).contains(&reads), "{reads}");
     }

@@ -73,10 +73,9 @@ impl BlockSizes {
                 BlockSizes::Range { min, max } | BlockSizes::Unaligned { min, max } => {
                     let len = min + (*max as f64 * (r as f64 / 4_294_967_296.0)) as u64;
                     let len = match self {
-                        BlockSizes::Range { .. } if min.is_power_of_two() => len & !(min - 1),
                         // fio: a minimum that is no power of two rounds down to its multiple
                         // (t0023's bsrange, read as 25-1k, draws 25, 50, ... 1000 and 1024).
-                        BlockSizes::Range { .. } => len - len % min,
+                        BlockSizes::Range { .. } => align_down(len, *min),
                         _ => len,
                     };
                     // Aligned first, then held to the maximum (bsrange=4k-10k: 4k, 8k, 10k).
@@ -92,8 +91,10 @@ impl BlockSizes {
                             break;
                         }
                     }
+                    // fio aligns a split's size to the smallest as it aligns a range's
+                    // (bssplit=3k/50:5k/50 writes 3k blocks only).
                     match pick {
-                        Some(bs) => bs,
+                        Some(bs) => align_down(bs, self.min()).min(self.max()),
                         None => continue,
                     }
                 }
@@ -107,6 +108,16 @@ impl BlockSizes {
 
     pub(crate) fn pick(&self, rng: &mut Taus88) -> u64 {
         self.pick_within(rng, u64::MAX)
+    }
+}
+
+/// `len` down to a multiple of `min`, as fio's get_next_buflen aligns a drawn size (a mask
+/// for a power of two, a remainder otherwise: bsrange=3k-5k draws 3k or 5k, never 4k).
+fn align_down(len: u64, min: u64) -> u64 {
+    match min {
+        0 => len,
+        m if m.is_power_of_two() => len & !(m - 1),
+        m => len - len % m,
     }
 }
 
@@ -165,6 +176,15 @@ pub struct Pattern {
     /// Bytes of one loop (io_size): fio closes and opens its files again at each loop's end
     /// (and a time_based job's each pass), dropping their cache again (invalidate).
     pub loop_bytes: u64,
+    /// fio's loops: the passes over the files made whatever the bytes (fio's keep_running
+    /// then adds passes while fewer than io_size bytes were issued, when io_size is set).
+    pub loops: u32,
+    /// io_size was given (fio's extra passes after the loops are made only then).
+    pub io_size_set: bool,
+    /// The most one pass issues, where the engine queues its I/O (fio's do_io stops at its
+    /// `size` there); `None` on a synchronous engine, whose passes end only when the files
+    /// are done or the budget is spent (fio counts a pass's bytes only for queued I/O).
+    pub pass_bytes: Option<u64>,
     /// How the next file is chosen (fio's file_service_type) and after how many I/Os.
     pub file_pick: FilePick,
     pub file_every: u32,
@@ -245,6 +265,9 @@ impl Pattern {
             fio_seeds: None,
             bytes: Some(size),
             loop_bytes: size,
+            loops: 1,
+            io_size_set: false,
+            pass_bytes: None,
         }
     }
 }

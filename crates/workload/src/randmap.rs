@@ -89,6 +89,18 @@ impl RandomMap {
         Some(b)
     }
 
+    /// The block [`RandomMap::take`] would take for `want`, without taking it.
+    pub fn free_from(&self, want: u64) -> Option<u64> {
+        if self.is_done() || self.blocks == 0 {
+            return None;
+        }
+        let want = want % self.blocks;
+        match self.is_set(want) {
+            false => Some(want),
+            true => self.next_free(want),
+        }
+    }
+
     /// Takes as [`RandomMap::take`] does, then up to `want_blocks - 1` more blocks right after
     /// it, as long as they are free (fio's mark_random_map): the first block and how many
     /// were taken (at least 1).

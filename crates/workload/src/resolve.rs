@@ -303,7 +303,12 @@ fn plan_one(
         pattern,
         invalidate: spec.invalidate,
         pre_read: spec.pre_read,
-        number_ios: spec.number_ios,
+        // fio's exceeds_number_ios: number_ios for each loop, over the job (one pass may do
+        // them all).
+        number_ios: match spec.time_based {
+            true => spec.number_ios,
+            false => spec.number_ios.saturating_mul(u64::from(spec.loops.max(1))),
+        },
         wait_for: spec.wait_for.clone(),
         exitall: spec.exitall,
         buffers: buffers(spec),
@@ -532,6 +537,14 @@ fn pattern_of(
             Some(io_size.saturating_mul(u64::from(spec.loops.max(1))))
         },
         loop_bytes: io_size,
+        loops: spec.loops.max(1),
+        io_size_set: spec.io_size.is_some(),
+        // fio's do_io: a pass issues at most `size` bytes (io_size for random writes without
+        // a map). The runner drops it for a synchronous engine, whose bytes fio does not count.
+        pass_bytes: Some(match spec.rw.is_random() && write && spec.norandommap {
+            true => total.max(io_size),
+            false => total,
+        }),
     })
 }
 

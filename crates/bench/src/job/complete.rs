@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use iolab_engine::{sys, Done};
 
-use super::{hot, Runner};
+use super::{hot, Runner, SyncAcct};
 use crate::joberr::{site, JobError};
 
 impl Runner<'_> {
@@ -167,13 +167,14 @@ impl Runner<'_> {
                     self.stats.dir_mut(dir).short_ios += 1;
                 }
             }
-            (Ok(_), None) => self.stats.record_sync(self.now - issue),
+            (Ok(_), None) => {
+                if self.slots[slot as usize].sync != SyncAcct::Uncounted {
+                    self.stats.record_sync(self.now - issue);
+                }
+            }
             (Err(e), _) if self.stopped_mid_io(e) || self.fops.device_full(e, &d.req) => {
                 // Never done: not issued either, as fio puts a cancelled io_u back.
-                match dir {
-                    Some(d) => self.stats.dir_mut(d).total_ios -= 1,
-                    None => self.stats.sync.total_ios -= 1,
-                }
+                self.uncount(slot);
             }
             (Err(_), _) => self.io_error(&d, dir),
         }

@@ -12,40 +12,59 @@ use super::fileops::FileOps;
 use super::Runner;
 use crate::joberr::site;
 
-/// Where the job's loops end, in bytes issued.
+/// Where the job's loops end: the generator's passes (fio's, see workload's `Passes`), or,
+/// where it keeps none (time_based, offload...), bytes issued.
 pub(super) struct EachLoop {
     /// Bytes of one loop; 0 when nothing happens between loops.
     every: u64,
     issued: u64,
     next: u64,
     unlink: bool,
+    /// The files are closed and opened again between loops.
+    reopen: bool,
+    /// The loops are the generator's passes: `pass` is the one under way, `on` whether
+    /// anything happens between them (a reopen, end_fsync's syncs, the iolog's lines).
+    kept: bool,
+    on: bool,
+    pass: u32,
 }
 
 impl EachLoop {
     /// `fs_op`: the engine's requests are file-system operations (filestat, filecreate...),
     /// which move no data: there is no cache to drop, and reopening every file each loop
-    /// (2000 of them in a metadata job) would cost as much as the loop itself.
-    pub(super) fn of(plan: &JobPlan, fs_op: bool) -> EachLoop {
+    /// (2000 of them in a metadata job) would cost as much as the loop itself. `kept`: the
+    /// generator keeps fio's passes.
+    pub(super) fn of(plan: &JobPlan, fs_op: bool, kept: bool) -> EachLoop {
         let spec = &plan.spec;
         let loops = spec.time_based || spec.loops > 1;
         let acts = spec.unlink_each_loop || plan.invalidate && !fs_op;
-        let every = if loops && acts && plan.engine.kind.needs_files() {
+        let reopen = loops && acts && plan.engine.kind.needs_files();
+        let every = if reopen && !kept {
             plan.pattern.loop_bytes
         } else {
             0
         };
+        let syncs = plan.end_fsync || plan.fsync_on_close;
         EachLoop {
             every,
             issued: 0,
             next: every,
             unlink: spec.unlink_each_loop,
+            reopen,
+            kept,
+            on: kept && (reopen || syncs || spec.write_iolog.is_some()),
+            pass: 1,
         }
     }
 
-    /// Whether the loops so far have been issued in full, so the I/O in hand starts another.
+    /// Whether the I/O in hand starts another loop: the generator's pass moved on, or the
+    /// loops so far have been issued in full.
     #[inline]
-    pub(super) fn due(&self) -> bool {
-        self.every > 0 && self.issued >= self.next
+    pub(super) fn due(&self, pass: u32) -> bool {
+        match self.kept {
+            true => self.on && pass != self.pass,
+            false => self.every > 0 && self.issued >= self.next,
+        }
     }
 
     #[inline]
@@ -55,15 +74,33 @@ impl EachLoop {
 }
 
 impl Runner<'_> {
-    /// Ends a loop: waits for its I/O, closes the files (removing them with
-    /// unlink_each_loop) and opens them again. False when the job must stop (the error is
-    /// recorded, as fio's open error is).
+    /// Ends a loop: waits for its I/O, syncs the files (end_fsync, fsync_on_close: fio's
+    /// do_io syncs at the end of each), closes them (removing them with unlink_each_loop) and
+    /// opens them again. False when the job must stop (the error is recorded, as fio's open
+    /// error is).
     pub(super) fn next_loop(&mut self) -> bool {
         self.each_loop.next += self.each_loop.every;
+        self.each_loop.pass = self.gen.pass();
         if self.commit().and_then(|()| self.drain()).is_err() {
             return false;
         }
-        self.iolog_close_all();
+        if !self.each_loop.kept {
+            return self.reopen_all();
+        }
+        let by_files = self.gen.ended_by_files();
+        self.iolog_pass_end(by_files);
+        if (self.plan.end_fsync || self.plan.fsync_on_close) && self.sync_all_files().is_err() {
+            return false;
+        }
+        if self.each_loop.reopen && !self.reopen_all() {
+            return false;
+        }
+        self.iolog_pass_start();
+        true
+    }
+
+    /// Closes the files (removing them with unlink_each_loop) and opens them again.
+    fn reopen_all(&mut self) -> bool {
         let dbg = debug::on(debug::FILE);
         for (id, f) in self.files.iter().zip(&self.plan.files) {
             // Under openfiles some are closed already; each is unlinked all the same.

@@ -13,7 +13,7 @@ use iolab_engine::{FileId, Op, Req};
 use iolab_workload::replay::{Cursor, Entry, Kind};
 use iolab_workload::{Dir as WDir, JobPlan};
 
-use super::{stat_dir, Runner};
+use super::{stat_dir, Runner, SyncAcct};
 use crate::joberr::site;
 
 /// What a job does with I/O logs; empty for most jobs.
@@ -229,19 +229,58 @@ impl Runner<'_> {
         Some(req)
     }
 
-    /// The end of the job: what end_fsync synced, then each file closed; the log flushed.
+    /// fio's lines where a pass ends, as its write_iolog has them: a pass that ended with
+    /// its files done closed them then, and end_fsync (fsync_on_close) opens each again for
+    /// its sync and closes it; a pass that ended at its bytes syncs the open files, then
+    /// closes them.
+    pub(super) fn iolog_pass_end(&mut self, by_files: bool) {
+        let plan = self.plan;
+        let Some(w) = self.iolog.writer.as_mut() else {
+            return;
+        };
+        let us = self.clock.now().saturating_sub(w.t0) / 1000;
+        let last = match (by_files, self.gen.stale_offset()) {
+            (true, Some(o)) => o,
+            _ => w.last_offset,
+        };
+        // The files open in the log: each logs its open at its first I/O of the pass.
+        let logged: Vec<bool> = (self.files.iter())
+            .map(|id| *id != FileId::CLOSED && w.open.get(id.index() as usize) == Some(&true))
+            .collect();
+        let open = || {
+            let files = plan.files.iter().zip(&logged);
+            files.filter(|(_, on)| **on).map(|(f, _)| f.path.display())
+        };
+        if by_files {
+            open().for_each(|p| w.line(format_args!("{us} {p} close")));
+        }
+        if plan.end_fsync || plan.fsync_on_close {
+            for p in open() {
+                if by_files {
+                    w.line(format_args!("{us} {p} open"));
+                }
+                w.line(format_args!("{us} {p} sync {last} 0"));
+                if by_files {
+                    w.line(format_args!("{us} {p} close"));
+                }
+            }
+        }
+        if !by_files {
+            open().for_each(|p| w.line(format_args!("{us} {p} close")));
+        }
+        w.open.iter_mut().for_each(|o| *o = false);
+    }
+
+    /// A new pass: its files' opens are logged at their first I/O, as fio opens each then.
+    pub(super) fn iolog_pass_start(&mut self) {}
+
+    /// The end of the job: the last pass's end (see [`Runner::iolog_pass_end`]); the log
+    /// flushed.
     pub(super) fn iolog_end(&mut self) {
+        self.iolog_pass_end(self.gen.ended_by_files());
         let Some(mut w) = self.iolog.writer.take() else {
             return;
         };
-        let now = self.clock.now();
-        let us = now.saturating_sub(w.t0) / 1000;
-        for (f, id) in self.plan.files.iter().zip(&self.files) {
-            if *id != FileId::CLOSED && w.open.get(id.index() as usize) == Some(&true) {
-                let p = f.path.display();
-                w.line(format_args!("{us} {p} close"));
-            }
-        }
         if let Err(e) = w.out.flush() {
             w.failed.get_or_insert(e);
         }
@@ -270,8 +309,11 @@ impl Runner<'_> {
             Kind::Write => (WDir::Write, Op::Write),
             Kind::Trim => (WDir::Trim, Op::Trim),
             _ => {
-                let slot = self.take_slot(None)?;
-                self.stats.issued_sync();
+                let acct = match e.kind {
+                    Kind::Datasync => SyncAcct::LatOnly,
+                    _ => SyncAcct::Counted,
+                };
+                let slot = self.take_sync_slot(acct)?;
                 self.slots[slot as usize].due_ns = due;
                 self.iolog_slot(slot);
                 let req = Req::sync(file, e.kind == Kind::Datasync);
@@ -287,7 +329,7 @@ impl Runner<'_> {
         }
         let mut buf = self.free.pop()?;
         if op == Op::Write {
-            self.writes_since_sync += 1;
+            self.writes_issued += 1;
             let s = &mut buf.as_mut_slice()[..e.len as usize];
             if self.plan.buffers.dedupe_percentage > 0 {
                 self.dedupe_fill(s);

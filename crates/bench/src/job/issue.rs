@@ -6,7 +6,7 @@ use iolab_engine::{Op, Req};
 use iolab_stats::Dir;
 use iolab_workload::{Dir as WDir, IoUnit};
 
-use super::{stat_dir, Runner};
+use super::{stat_dir, Runner, SyncAcct};
 use crate::setup::fill;
 
 impl Runner<'_> {
@@ -39,14 +39,22 @@ impl Runner<'_> {
             return None;
         }
         let io = match if H { self.held.take() } else { None } {
-            Some(io) => io,
-            None if H && self.rate_limited => self.next_io_rated()?,
-            None => self.gen.next_io()?,
+            Some(io) => Some(io),
+            None if H && self.rate_limited => self.next_io_rated(),
+            None => self.gen.next_io(),
+        };
+        let Some(io) = io else {
+            // The files are done before the budget: fio asks for one more I/O, and a sync
+            // due after the last write comes first (the etcd check's 911th fdatasync).
+            if H && self.fsync_due() && self.gen.ended_by_files() {
+                return self.fsync_last();
+            }
+            return None;
         };
         if H && self.fsync_due() {
             return self.fsync_before(io);
         }
-        if self.each_loop.due() && !self.next_loop() {
+        if self.each_loop.due(self.gen.pass()) && !self.next_loop() {
             return None;
         }
         if H && self.sync_range.due() && !self.sync_ranges() {
@@ -59,15 +67,23 @@ impl Runner<'_> {
         let dir = stat_dir(io.dir);
         let slot = self.take_slot(Some(dir))?;
         let op = match io.dir {
-            WDir::Read => Op::Read,
+            WDir::Read => {
+                self.sync_may_follow = true;
+                Op::Read
+            }
             WDir::Write => {
                 if H {
-                    self.writes_since_sync += 1;
+                    self.writes_issued += 1;
+                    self.sync_may_follow = true;
+                    self.last_write_file = io.file;
                     self.sync_range.wrote(io.file, io.offset, io.len);
                 }
                 Op::Write
             }
-            WDir::Trim => Op::Trim,
+            WDir::Trim => {
+                self.sync_may_follow = true;
+                Op::Trim
+            }
         };
         self.stats.issued(dir);
         if H {
@@ -142,13 +158,30 @@ impl Runner<'_> {
     /// Takes back a request that was generated but never reached the engine.
     pub(super) fn unissue(&mut self, r: Req) {
         let slot = r.tag as u32;
-        match self.slots[slot as usize].dir {
-            Some(d) => self.stats.dir_mut(d).total_ios -= 1,
-            None => self.stats.sync.total_ios -= 1,
-        }
+        self.uncount(slot);
         self.free_slots.push(slot);
         if r.op.is_data() {
             self.free.push(r.buf);
+        }
+    }
+
+    /// A slot for a sync, counted as fio counts it (see [`SyncAcct`]).
+    pub(super) fn take_sync_slot(&mut self, acct: SyncAcct) -> Option<u32> {
+        let slot = self.take_slot(None)?;
+        self.slots[slot as usize].sync = acct;
+        if acct == SyncAcct::Counted {
+            self.stats.issued_sync();
+        }
+        Some(slot)
+    }
+
+    /// The request in `slot` was counted as issued but never was (refused, cancelled).
+    pub(super) fn uncount(&mut self, slot: u32) {
+        let s = &self.slots[slot as usize];
+        match s.dir {
+            Some(d) => self.stats.dir_mut(d).total_ios -= 1,
+            None if s.sync == SyncAcct::Counted => self.stats.sync.total_ios -= 1,
+            None => {}
         }
     }
 

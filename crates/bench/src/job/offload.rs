@@ -338,7 +338,7 @@ impl Runner<'_> {
                     }
                     // The end of a loop and sync_file_range act on the files with nothing
                     // in flight.
-                    let looped = self.each_loop.due();
+                    let looped = self.each_loop.due(self.gen.pass());
                     if looped || self.sync_range.due() {
                         self.collect_all(pool)?;
                     }
@@ -442,10 +442,7 @@ impl Runner<'_> {
                 // Never completed: its slot is free again and it was not issued, or the
                 // end's drain would wait for it for ever.
                 let slot = tag as u32;
-                match self.slots[slot as usize].dir {
-                    Some(d) => self.stats.dir_mut(d).total_ios -= 1,
-                    None => self.stats.sync.total_ios -= 1,
-                }
+                self.uncount(slot);
                 self.fops.done(slot);
                 self.free_slots.push(slot);
                 return;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use iolab_engine::{FileId, Queued, Req};
 use iolab_stats::{JobStats, SampleKind, Sampler};
 
-use super::{pacing, rates, think, usage, Runner, Stops};
+use super::{pacing, rates, think, usage, Runner, Stops, SyncAcct};
 use crate::joberr::site;
 
 impl Runner<'_> {
@@ -123,9 +123,11 @@ impl Runner<'_> {
         // with no I/O issued (`IO depths: 1=101.6%` after latency_target's final run).
         let held = self.pending.as_ref().map(|r| r.tag as u32);
         for slot in held.into_iter().chain(self.paced) {
-            match self.slots[slot as usize].dir {
+            let s = &self.slots[slot as usize];
+            match s.dir {
                 Some(d) => self.stats.issued(d),
-                None => self.stats.issued_sync(),
+                None if s.sync == SyncAcct::Counted => self.stats.issued_sync(),
+                None => {}
             }
         }
         self.init_prios();
@@ -184,10 +186,10 @@ impl Runner<'_> {
             if self.files[i] == FileId::CLOSED {
                 continue; // fio syncs the files that are open
             }
-            let Some(slot) = self.take_slot(None) else {
+            // fio counts the end's syncs nowhere (sync total_ios, lat or depths).
+            let Some(slot) = self.take_sync_slot(SyncAcct::Uncounted) else {
                 break;
             };
-            self.stats.issued_sync();
             let req = Req::sync(self.files[i], false).with_tag(slot as u64);
             match self.eng.queue(req) {
                 Queued::Done(d) => {

@@ -7,7 +7,7 @@
 use iolab_engine::{FileId, Req};
 use iolab_workload::{IoUnit, JobPlan};
 
-use super::Runner;
+use super::{Runner, SyncAcct};
 use crate::joberr::site;
 
 /// The writes since the last call, per file slot.
@@ -65,27 +65,50 @@ impl SyncRange {
 }
 
 impl Runner<'_> {
-    /// Whether fsync=N or fdatasync=N writes have been issued since the last sync.
+    /// Whether a sync is due, as fio's get_rw_ddir has it: the last request was no sync and
+    /// the writes so far are a multiple of fsync=N (an fsync) or else of fdatasync=N (an
+    /// fdatasync), so that fsync=2 with fdatasync=3 syncs after writes 2, 3, 4, 6, 8, 9...
     #[inline]
     pub(super) fn fsync_due(&self) -> bool {
-        let p = self.plan;
-        p.fsync_every > 0 && self.writes_since_sync >= p.fsync_every
-            || p.fdatasync_every > 0 && self.writes_since_sync >= p.fdatasync_every
+        self.sync_may_follow && (self.fsync_now() || self.fdatasync_now())
+    }
+
+    fn fsync_now(&self) -> bool {
+        let n = u64::from(self.plan.fsync_every);
+        n > 0 && self.writes_issued > 0 && self.writes_issued.is_multiple_of(n)
+    }
+
+    fn fdatasync_now(&self) -> bool {
+        let n = u64::from(self.plan.fdatasync_every);
+        n > 0 && self.writes_issued > 0 && self.writes_issued.is_multiple_of(n)
     }
 
     /// The fsync (fdatasync) that is due, `io` held back to follow it.
     /// As fio, the sync goes to the file whose turn it is: the one the next I/O goes to (fio
     /// gives the sync that file's turn; iolab issues the I/O to it after the sync).
     pub(super) fn fsync_before(&mut self, io: IoUnit) -> Option<Req> {
-        let fi = io.file;
         self.held = Some(io);
-        self.writes_since_sync = 0;
+        self.sync_of(io.file)
+    }
+
+    /// The sync due after the job's last write, with no I/O to follow it.
+    pub(super) fn fsync_last(&mut self) -> Option<Req> {
+        self.sync_of(self.last_write_file)
+    }
+
+    /// The sync due, to file slot `fi`.
+    fn sync_of(&mut self, fi: usize) -> Option<Req> {
+        let data_only = !self.fsync_now();
+        self.sync_may_follow = false;
         if !self.open_for(fi) {
             return None;
         }
-        let slot = self.take_slot(None)?;
-        self.stats.issued_sync();
-        let data_only = self.plan.fsync_every == 0;
+        // fio's JSON counts the fsyncs alone in sync total_ios; both in the latency.
+        let acct = match data_only {
+            true => SyncAcct::LatOnly,
+            false => SyncAcct::Counted,
+        };
+        let slot = self.take_sync_slot(acct)?;
         Some(Req::sync(self.files[fi], data_only).with_tag(u64::from(slot)))
     }
 

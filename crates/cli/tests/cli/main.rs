@@ -12,6 +12,7 @@ mod fidelity_patterns;
 mod fidelity_random;
 mod fidelity_streams;
 mod fidelity_verify;
+mod fidelity_seq;
 mod fileopts;
 mod fioopts;
 mod iolog;

@@ -10,7 +10,7 @@ impl IoGen {
         if self.zbd.as_ref().is_some_and(|z| z.ended()) {
             return None;
         }
-        let mut io = self.next_general(|d| d)?;
+        let mut io = self.next_general(&mut |d| d)?;
         let asked = io.len;
         let d = io.dir as usize;
         let min_bs = self.p.bs[d].min();
