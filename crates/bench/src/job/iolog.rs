@@ -168,19 +168,6 @@ impl Runner<'_> {
         }
     }
 
-    /// end_fsync synced the open files: a sync line for each, with the last I/O's offset.
-    pub(super) fn iolog_syncs(&mut self) {
-        let Some(w) = self.iolog.writer.as_mut() else {
-            return;
-        };
-        let us = self.clock.now().saturating_sub(w.t0) / 1000;
-        let last = w.last_offset;
-        for f in &self.plan.files {
-            let p = f.path.display();
-            w.line(format_args!("{us} {p} sync {last} 0"));
-        }
-    }
-
     /// A read back of the verify phase: logged as a read, as fio logs it.
     pub(super) fn iolog_readback(&mut self, req: &Req) {
         if let Some(w) = self.iolog.writer.as_mut() {

@@ -179,9 +179,6 @@ impl Runner<'_> {
     }
 
     pub(super) fn sync_all_files(&mut self) -> std::io::Result<()> {
-        if self.plan.end_fsync {
-            self.iolog_syncs();
-        }
         for i in 0..self.files.len() {
             if self.files[i] == FileId::CLOSED {
                 continue; // fio syncs the files that are open
