@@ -216,6 +216,7 @@ fn sample() -> Comparison {
             scheduler: "none".to_owned(),
         },
         time: "Sun Nov 22 21:38:57 2026".to_owned(),
+        interrupted: None,
     }
 }
 

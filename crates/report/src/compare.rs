@@ -91,14 +91,18 @@ pub struct HostShare {
 }
 
 impl CompareRow {
-    /// The row's name with what it ran at: `psync (32 x32)`, `io_uring (32)`.
+    /// The row's name with what it ran at: `io_uring (32)`; `psync (1 x 32 jobs)` for a
+    /// synchronous engine, which reaches depth 32 as 32 jobs at depth 1.
     pub fn title(&self) -> String {
-        let jobs = if self.jobs > 1 {
-            format!(" x{}", self.jobs)
-        } else {
-            String::new()
-        };
-        format!("{} ({}{jobs})", self.label, self.depth)
+        format!("{} ({})", self.label, self.depth_text())
+    }
+
+    /// What ran, as depth per job and jobs: `32`, `1 x 32 jobs`.
+    pub fn depth_text(&self) -> String {
+        match self.jobs {
+            0 | 1 => self.depth.to_string(),
+            jobs => format!("{} x {jobs} jobs", self.depth / jobs),
+        }
     }
 }
 
@@ -136,6 +140,8 @@ pub struct Comparison {
     pub machine: Machine,
     /// When it ran (fio's date format).
     pub time: String,
+    /// Set when a signal stopped the comparison: after how many runs, and what did not run.
+    pub interrupted: Option<String>,
 }
 
 /// `123ns`, `45.6us`, `7.89ms`.
@@ -165,6 +171,9 @@ pub fn human_count(v: f64) -> String {
 /// The comparison as a table with the best value of each ranked column marked `*`, then the
 /// findings.
 pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    if let Some(i) = &c.interrupted {
+        writeln!(out, "INCOMPLETE: {i}\n")?;
+    }
     let best = columns::best_values(&c.rows);
     let w = c
         .rows
@@ -212,7 +221,7 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
         writeln!(out, "{}", columns::SPARSE_NOTE)?;
     }
     if c.rows.iter().any(|r| r.jobs > 1) {
-        writeln!(out, "xN: a synchronous engine reaches depth N with N threads (jobs), as a fair comparison must.")?;
+        writeln!(out, "1 x N jobs: a synchronous engine reaches depth N with N threads (jobs) at depth 1 each, as a fair comparison must.")?;
     }
     if !c.findings.is_empty() {
         writeln!(out, "\nFindings:")?;
@@ -270,6 +279,7 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
     let v = json!({
         "iolab compare": {
             "time": c.time,
+            "interrupted": c.interrupted,
             "workload": c.workload.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
             "machine": {"kernel": m.kernel, "cpu": m.cpu, "cpus": m.cpus, "device": m.device, "filesystem": m.filesystem, "scheduler": m.scheduler},
             "rows": rows,
@@ -416,6 +426,10 @@ pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::Rep
             scheduler: text(&m, "scheduler"),
         },
         time: text(&c, "time"),
+        interrupted: c
+            .get("interrupted")
+            .and_then(Value::as_str)
+            .map(String::from),
     })
 }
 
@@ -516,6 +530,7 @@ mod tests {
                 ..Machine::default()
             },
             time: "now".into(),
+            interrupted: Some("interrupted after 1 of 2 runs".into()),
             ..Comparison::default()
         };
         let mut out = Vec::new();

@@ -88,6 +88,13 @@ fn render(c: &Comparison, title: &str, logs: &LogCharts) -> String {
         t = esc(title)
     );
     let _ = writeln!(s, "<p class=\"sub\">{}</p>", esc(&subtitle(c)));
+    if let Some(i) = &c.interrupted {
+        let _ = writeln!(
+            s,
+            "<p class=\"interrupted\" id=\"interrupted\"><strong>Incomplete:</strong> {}</p>",
+            esc(i)
+        );
+    }
     findings(&mut s, c);
     table(&mut s, c);
     plots(&mut s, c, logs);
@@ -153,7 +160,7 @@ fn table(s: &mut String, c: &Comparison) {
     let _ = write!(
         s,
         "<section id=\"results\"><h2>Results</h2>\n<div class=\"scroll\"><table id=\"compare-table\">\
-         <thead><tr><th class=\"label\">{name}</th><th>depth × jobs</th>"
+         <thead><tr><th class=\"label\">{name}</th><th>depth</th>"
     );
     for col in COLUMNS {
         let _ = write!(s, "<th>{}</th>", esc(col.head));
@@ -163,11 +170,10 @@ fn table(s: &mut String, c: &Comparison) {
     for (i, r) in c.rows.iter().enumerate() {
         let _ = write!(
             s,
-            "<tr><td class=\"label\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{} × {}</td>",
+            "<tr><td class=\"label\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td>",
             svg::color(i),
             esc(&r.label),
-            r.depth,
-            r.jobs
+            esc(&r.depth_text().replace(" x ", " × "))
         );
         if let Some(e) = &r.error {
             let _ = writeln!(
