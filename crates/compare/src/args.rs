@@ -12,13 +12,18 @@ pub const USAGE: &str = "\
 usage: iolab compare [JOBFILE] [options] [fio options]
 
 Runs one workload on every engine side by side (default: 4 KiB random O_DIRECT reads of a
-512 MiB file in the current directory, 8 s per engine and depth) and explains what it sees.
+512 MiB file in the current directory, 4 s per run) and explains what it sees. Each engine
+runs --trials times, in rotation (A B C A B C ...); every figure is the median of its trials
+with a confidence interval, and a best is marked only where the intervals do not overlap.
+The default run (6 engines x 3 trials x 4 s, plus laying out the file) takes under 90 s.
 
   --engines=LIST      psync,libaio,io_uring,io_uring-sqpoll,io_uring-fixed,posixaio (default),
                       also sync, pvsync2, mmap, null, io_uring-hipri; or, among themselves,
                       the metadata engines filecreate, filestat, filedelete, dircreate,
                       dirstat, dirdelete and each one's -uring variant (through io_uring)
   --iodepth=1,16,64   depths to compare (default 32)
+  --trials=N          runs of each engine and depth, in rotation (default 3; 1: no interval,
+                      no ranking)
   --directory=DIR     where the test file goes (default: the current directory)
   --report=FILE.html  where the HTML report with plots goes (default, with the table:
                       iolab-compare-DATE-TIME.html in the current directory)

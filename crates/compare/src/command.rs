@@ -41,7 +41,7 @@ pub fn compare(
     let opts = CompareOpts {
         variants: a.variants,
         depths: a.depths,
-        trials: a.trials.unwrap_or(1),
+        trials: a.trials.unwrap_or(crate::run::DEFAULT_TRIALS),
         base,
         file,
         dir,

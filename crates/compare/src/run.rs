@@ -36,7 +36,14 @@ pub struct CompareOpts {
 /// The name of the test file compare lays out in the directory it is given.
 pub const TEST_FILE: &str = "iolab-compare.dat";
 
-/// The base job: compare's defaults (4 KiB random O_DIRECT reads of a 512 MiB file for 8 s),
+/// Each default run's length: 6 engines x 3 trials x 4 s = 72 s, with the layout of the file
+/// under 90 s.
+pub const DEFAULT_RUNTIME: &str = "--runtime=4";
+
+/// Trials of each variant when `--trials` is not given.
+pub const DEFAULT_TRIALS: u32 = 3;
+
+/// The base job: compare's defaults (4 KiB random O_DIRECT reads of a 512 MiB file for 4 s),
 /// then the job file's first job or the fio options of the command line (`--name=value`).
 pub fn base_spec(job_file: Option<&str>, fio: &[String], file: &Path) -> Result<JobSpec, String> {
     let mut argv: Vec<String> = Vec::new();
@@ -50,7 +57,7 @@ pub fn base_spec(job_file: Option<&str>, fio: &[String], file: &Path) -> Result<
             argv.extend(
                 ["--rw=randread", "--bs=4k", "--direct=1", "--size=512m"]
                     .into_iter()
-                    .chain(["--runtime=8", "--time_based"])
+                    .chain([DEFAULT_RUNTIME, "--time_based"])
                     .map(String::from),
             );
             argv.push(format!("--filename={}", file.display()));
@@ -255,7 +262,10 @@ pub fn run_on(
     let mut done = 0;
     let mut interrupted = false;
     'outer: for (at, chunk) in slots.chunks(o.variants.len().max(1)).enumerate() {
-        for _trial in 0..o.trials.max(1) {
+        // In rotation, A B C A B C ...: a drift over time (the device warming, other load)
+        // falls on every variant alike instead of on the ones that ran last. Each run starts
+        // with the file's cached pages dropped (fio's invalidate=1, compare's default).
+        for trial in 1..=o.trials.max(1) {
             for (i, &(depth, v)) in chunk.iter().enumerate() {
                 if runs.stopped(stop) {
                     interrupted = true;
@@ -263,7 +273,15 @@ pub fn run_on(
                 }
                 let slot = at * o.variants.len() + i;
                 let c = caps[slot].as_ref();
-                let mut row = run_one(runs, o, v, depth, c, &env, stop, progress);
+                let which = match o.trials {
+                    0 | 1 => String::new(),
+                    n => format!(", trial {trial} of {n}"),
+                };
+                let started = t0.elapsed().as_millis() as u64;
+                let mut row = run_one(runs, o, v, depth, c, &env, stop, &mut |m: &str| {
+                    progress(&format!("{m}{which}"))
+                });
+                row.started_ms = Some(started);
                 if runs.stopped(stop) {
                     // Cut short: its figures are of a shorter run than the others'.
                     interrupted = true;

@@ -118,6 +118,8 @@ fn row(sp: &Spec, seed: u64) -> CompareRow {
         lat_series,
         error: None,
         hosts: Vec::new(),
+        trials: Vec::new(),
+        started_ms: None,
     }
 }
 

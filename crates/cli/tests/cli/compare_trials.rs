@@ -187,3 +187,124 @@ fn two_runs_in_one_folder_keep_their_files_and_an_interrupt_is_reported() {
     let html = std::fs::read_to_string(d.join("a.html")).expect("A's report");
     assert!(html.contains("id=\"interrupted\""), "report looks complete");
 }
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+/// `--trials 3` runs the variants in rotation, A B C A B C A B C, not A A A B B B: the
+/// trials' start times in the JSON put them in that order.
+#[test]
+fn trials_run_in_rotation_and_the_json_carries_each_with_the_interval() {
+    let d = dir("rotation");
+    let out = compare(
+        &d,
+        &[
+            "--engines=null,psync,io_uring",
+            "--iodepth=2",
+            "--runtime=100ms",
+            "--size=1m",
+            "--trials=3",
+            "--output-format=json",
+        ],
+    );
+    let v = json(&out);
+    let c = &v["iolab compare"];
+    let rows = c["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 3);
+    let mut runs: Vec<(u64, String)> = Vec::new();
+    for r in rows {
+        let label = r["label"].as_str().unwrap_or("?").to_string();
+        let trials = r["trials"].as_array().expect("trials");
+        assert_eq!(trials.len(), 3, "{label}");
+        for t in trials {
+            runs.push((t["start_ms"].as_u64().expect("start_ms"), label.clone()));
+        }
+        // The row's IOPS is the median of its trials', with the interval around it.
+        let mut each: Vec<f64> = trials.iter().filter_map(|t| t["iops"].as_f64()).collect();
+        each.sort_by(f64::total_cmp);
+        assert_eq!(r["iops"].as_f64(), Some(each[1]), "{label}");
+        let i = &r["intervals"]["IOPS"];
+        assert_eq!(i["median"].as_f64(), Some(each[1]));
+        assert_eq!(
+            (i["low"].as_f64(), i["high"].as_f64()),
+            (Some(each[0]), Some(each[2]))
+        );
+        assert_eq!(
+            i["coverage"].as_f64(),
+            Some(0.75),
+            "3 trials: [min, max] covers 75%"
+        );
+        assert_eq!(i["trials"].as_array().map(Vec::len), Some(3));
+    }
+    runs.sort();
+    let order: Vec<&str> = runs.iter().map(|r| r.1.as_str()).collect();
+    let abc = ["null", "psync", "io_uring"];
+    assert_eq!(order, [abc, abc, abc].concat(), "not in rotation");
+    assert!(
+        c["interval_method"]
+            .as_str()
+            .is_some_and(|m| m.contains("order statistics")),
+        "{c}"
+    );
+    // The progress says the same order.
+    let err = text(&out.stderr);
+    let first = err
+        .find("null at depth 2, trial 2 of 3")
+        .expect("trial 2 of null");
+    let second = err
+        .find("psync at depth 2 (2 jobs), trial 1 of 3")
+        .expect("psync");
+    assert!(second < first, "{err}");
+}
+
+/// The table names the method and the coverage it has; with one trial it ranks nothing.
+#[test]
+fn the_table_names_the_interval_and_one_trial_ranks_nothing() {
+    let d = dir("footnote");
+    let args = ["--engines=null,psync", "--runtime=100ms", "--size=1m"];
+    let out = compare(&d, &[&args[..], &["--trials=3"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("median of 3 trials run in rotation"), "{t}");
+    assert!(t.contains("order statistics"), "{t}");
+    assert!(t.contains("75.0% probability, not 95%"), "{t}");
+    assert!(t.contains('±'), "{t}");
+    let out = compare(&d, &[&args[..], &["--trials=1"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("no column is ranked"), "{t}");
+    let table = t.split("\n\n").next().unwrap_or("");
+    assert!(!table.contains('*'), "one trial ranked: {t}");
+    assert!(!table.contains('±'), "{t}");
+}
+
+/// The table fits a 120-column terminal: columns that do not fit go to a second block.
+#[test]
+fn the_table_fits_120_columns() {
+    let d = dir("width");
+    let out = compare(
+        &d,
+        &[
+            "--engines=null,io_uring-fixed,io_uring-sqpoll,psync",
+            "--iodepth=1,16",
+            "--runtime=100ms",
+            "--size=1m",
+            "--trials=2",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    for line in t.lines() {
+        assert!(
+            line.chars().count() < 120,
+            "{} wide: {line}",
+            line.chars().count()
+        );
+    }
+    for col in ["IOPS", "p99.999", "calls/IO", "disk%"] {
+        assert!(t.contains(col), "{col} missing: {t}");
+    }
+    assert!(t.contains("psync (1 x 16 jobs)"), "{t}");
+}
