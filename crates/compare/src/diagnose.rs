@@ -24,10 +24,38 @@ pub const SPREAD: f64 = 0.10;
 /// are tails that no two runs share).
 const SPREAD_FIGURES: [&str; 4] = ["IOPS", "clat mean", "p99", "CPU/IO"];
 
-/// A variant whose trials disagree by more than [`SPREAD`] in a headline figure: its figures
+/// One finding for every variant whose trials disagree by more than [`SPREAD`]: their figures
 /// are less certain than one run would make them look, and a difference between variants
 /// smaller than that spread is noise.
-fn spread(r: &CompareRow) -> Option<Finding> {
+fn spread_all(rows: &[CompareRow]) -> Option<Finding> {
+    let wide: Vec<(String, String)> = rows
+        .iter()
+        .filter_map(|r| Some((r.title(), spread(r)?)))
+        .collect();
+    let n = rows.iter().map(|r| r.trials.len()).max().unwrap_or(0);
+    (!wide.is_empty()).then(|| Finding {
+        title: format!(
+            "the trials of {} disagree by more than {:.0}% (of {n} trials each)",
+            wide.iter()
+                .map(|w| w.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            SPREAD * 100.0
+        ),
+        evidence: (wide.iter())
+            .map(|(t, e)| format!("{t}: {e}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+        advice: "treat differences smaller than these spreads as noise; look for other \
+                 processes using the CPU or the device during the run, or the device's own \
+                 variance (write caches, garbage collection), and run longer (--runtime) or \
+                 more trials (--trials)"
+            .into(),
+    })
+}
+
+/// What disagrees among a row's trials by more than [`SPREAD`], in words; `None`: nothing.
+fn spread(r: &CompareRow) -> Option<String> {
     if r.error.is_some() || r.trials.len() < 2 {
         return None;
     }
@@ -58,20 +86,7 @@ fn spread(r: &CompareRow) -> Option<Finding> {
             ));
         }
     }
-    (!wide.is_empty()).then(|| Finding {
-        title: format!(
-            "{}'s {} trials disagree by more than {:.0}%",
-            r.title(),
-            r.trials.len(),
-            SPREAD * 100.0
-        ),
-        evidence: wide.join("; "),
-        advice: "treat differences smaller than this spread as noise; look for other processes \
-                 using the CPU or the device during the run, or the device's own variance \
-                 (write caches, garbage collection), and run longer (--runtime) or more \
-                 trials (--trials)"
-            .into(),
-    })
+    (!wide.is_empty()).then(|| wide.join(", "))
 }
 
 /// A submitting thread inside submission at least this share of its time did little else.
@@ -94,7 +109,7 @@ pub fn diagnose(rows: &[CompareRow], caps: &[Option<Caps>], w: Workload) -> Vec<
         out.extend(synchronous(r, c, w));
     }
     out.extend(serialised(&ran));
-    out.extend(rows.iter().filter_map(spread));
+    out.extend(spread_all(rows));
     // A row the interrupt left out is named in the comparison's "interrupted" line.
     let refused = |r: &&CompareRow| r.error.as_deref().is_some_and(|e| e != NOT_RUN);
     for r in rows.iter().filter(refused) {
@@ -446,21 +461,25 @@ mod tests {
                 .collect();
             r
         };
-        let f = spread(&with([7_300.0, 65_600.0, 94_600.0])).expect("a finding");
+        let rows = [
+            with([7_300.0, 65_600.0, 94_600.0]),
+            with([100e3, 104e3, 108e3]),
+        ];
+        let f = spread_all(&rows).expect("a finding");
         assert!(
-            f.title.starts_with("io_uring (32)'s 3 trials disagree"),
+            f.title.starts_with("the trials of io_uring (32) disagree"),
             "{f:?}"
         );
-        assert!(f.evidence.contains("IOPS from 7.3k to 94.6k"), "{f:?}");
+        assert!(
+            f.evidence
+                .starts_with("io_uring (32): IOPS from 7.3k to 94.6k"),
+            "{f:?}"
+        );
         assert!(
             !f.evidence.contains("clat mean"),
             "equal in every trial: {f:?}"
         );
-        assert_eq!(
-            spread(&with([100e3, 104e3, 108e3])),
-            None,
-            "8% is within 10%"
-        );
+        assert_eq!(spread(&rows[1]), None, "8% is within 10%");
         let f = diagnose(&[with([1.0, 5.0, 9.0])], &[None], Workload::default());
         assert!(f.iter().any(|f| f.title.contains("disagree")), "{f:?}");
     }

@@ -193,6 +193,15 @@ fn fit(text: &str, w: usize) -> String {
     }
 }
 
+/// The row's title in `w` characters: the label shortened, what it ran at kept whole.
+fn short_title(r: &CompareRow, w: usize) -> String {
+    let depth = format!(" ({})", r.depth_text());
+    match r.title().chars().count() <= w {
+        true => r.title(),
+        false => format!("{}{depth}", fit(&r.label, w.saturating_sub(depth.len()))),
+    }
+}
+
 /// `text` broken into lines of at most [`TABLE_WIDTH`] at spaces, the later ones indented.
 fn wrap(text: &str, indent: &str) -> String {
     wrap_after(text, indent, 0)
@@ -253,10 +262,11 @@ pub(crate) fn trials_note(rows: &[CompareRow]) -> Option<String> {
         false => format!("{lo} to {hi}"),
     };
     if *hi < 2 {
-        return Some(format!(
+        return Some(
             "Each figure is one run: no interval, so no column is ranked; --trials 3 or more \
              gives each figure its spread."
-        ));
+                .to_string(),
+        );
     }
     let k = crate::interval::rank_for(*lo);
     let cover = crate::interval::coverage(*lo, k) * 100.0;
@@ -338,7 +348,7 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
         }
         writeln!(out)?;
         for (ri, r) in c.rows.iter().enumerate() {
-            write!(out, "{:<w$}", fit(&r.title(), w))?;
+            write!(out, "{:<w$}", short_title(r, w))?;
             if let Some(e) = &r.error {
                 let indent = " ".repeat(w + 1);
                 writeln!(
@@ -746,5 +756,12 @@ mod tests {
             assert!(line.starts_with("  "), "{line}");
         }
         assert_eq!(fit("io_uring fixedbufs+regfiles (32)", 10), "io_uring …");
+        let r = CompareRow {
+            label: "io_uring fixedbufs+regfiles".into(),
+            depth: 32,
+            jobs: 1,
+            ..CompareRow::default()
+        };
+        assert_eq!(short_title(&r, 20), "io_uring fixed… (32)");
     }
 }
