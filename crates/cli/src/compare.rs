@@ -44,12 +44,18 @@ fn run(a: Args) -> Result<ExitCode, String> {
 
 /// Runs the comparison on `runs`; with `rank` (under mpirun) only rank 0 prints.
 fn compare_on(
-    a: Args,
+    mut a: Args,
     runs: &mut dyn iolab_compare::Runs,
     rank: Option<u32>,
 ) -> Result<ExitCode, String> {
     let stop = iolab_bench::stop_on_signals().map_err(|e| format!("signals: {e}"))?;
     let root = rank.is_none_or(|r| r == 0);
+    // The table's pictures: without --report the page goes to the current directory.
+    if a.report.is_none() && !a.json && root {
+        a.report = Some(iolab_compare::command::default_report(
+            std::time::SystemTime::now(),
+        ));
+    }
     let (json, report) = (a.json, a.report.clone());
     let progress = &mut |m: &str| {
         if root {

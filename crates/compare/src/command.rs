@@ -24,15 +24,24 @@ pub fn compare(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Option<Comparison>, String> {
     let dir = PathBuf::from(a.directory.as_deref().unwrap_or("."));
-    let file = match rank {
-        Some(r) => dir.join(format!("{TEST_FILE}.{r}")),
-        None => dir.join(TEST_FILE),
-    };
+    // As fio refuses it: a mistyped mount point must not measure the file system above it.
+    if a.directory.is_some() && !dir.is_dir() {
+        return Err(format!("--directory: {} is not a directory", dir.display()));
+    }
+    // Two compares in one folder each have their own file, so neither deletes the other's.
+    let file = dir.join(test_file_name(std::process::id(), rank));
     let base = crate::base_spec(a.job_file.as_deref(), &a.fio, &file)?;
+    // The report is written after every run: a path that cannot be written is said now.
+    if rank.is_none_or(|r| r == 0) {
+        if let Some(path) = &a.report {
+            check_writable(path)?;
+        }
+    }
     let start = SystemTime::now();
     let opts = CompareOpts {
         variants: a.variants,
         depths: a.depths,
+        trials: a.trials.unwrap_or(crate::run::DEFAULT_TRIALS),
         base,
         file,
         dir,
@@ -51,6 +60,58 @@ pub fn compare(
     }
     c.time = iolab_report::run::fio_date(start);
     Ok(Some(c))
+}
+
+/// The test file of this process (and rank, under mpirun): `iolab-compare.PID.dat`.
+pub fn test_file_name(pid: u32, rank: Option<u32>) -> String {
+    let stem = TEST_FILE.trim_end_matches(".dat");
+    match rank {
+        Some(r) => format!("{stem}.{pid}.dat.{r}"),
+        None => format!("{stem}.{pid}.dat"),
+    }
+}
+
+/// Where the HTML report goes when `--report` is not given: the current directory, named by
+/// the date so that one run does not overwrite the last (`iolab-compare-20261207-153644.html`).
+pub fn default_report(now: SystemTime) -> PathBuf {
+    let secs = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let c = iolab_engine::sys::date::Civil::from_unix(secs);
+    PathBuf::from(format!(
+        "iolab-compare-{:04}{:02}{:02}-{:02}{:02}{:02}.html",
+        c.year, c.month, c.day, c.hour, c.minute, c.second
+    ))
+}
+
+/// Whether `path` can be written, tried without changing it: an existing file is opened for
+/// writing (not truncated), a new one is created and removed again.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    let at = |e: std::io::Error| format!("--report: {}: {e}", path.display());
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!(
+            "--report: {}: the folder {} does not exist",
+            path.display(),
+            parent.display()
+        ));
+    }
+    if path.exists() {
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(at);
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(at)?;
+    std::fs::remove_file(path).map_err(at)
 }
 
 /// `iolab report --help`.
@@ -140,4 +201,43 @@ fn read_log(p: &Path) -> Result<String, String> {
         return String::from_utf8(text).map_err(|e| at(&e));
     }
     std::fs::read_to_string(p).map_err(|e| at(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_process_and_rank_has_its_own_test_file() {
+        assert_eq!(test_file_name(42, None), "iolab-compare.42.dat");
+        assert_eq!(test_file_name(42, Some(3)), "iolab-compare.42.dat.3");
+        assert_ne!(test_file_name(42, None), test_file_name(43, None));
+    }
+
+    #[test]
+    fn the_default_report_is_named_by_the_date() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_658_404);
+        let p = default_report(t);
+        let name = p.to_string_lossy();
+        assert!(name.starts_with("iolab-compare-2026"), "{name}");
+        assert!(name.ends_with(".html") && p.parent() == Some(Path::new("")));
+    }
+
+    #[test]
+    fn checking_a_report_path_leaves_nothing_behind() {
+        let d = std::env::temp_dir().join(format!("iolab-check-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("temp dir");
+        let new = d.join("r.html");
+        assert_eq!(check_writable(&new), Ok(()));
+        assert!(!new.exists(), "the check created the report");
+        std::fs::write(&new, "old").expect("write");
+        assert_eq!(check_writable(&new), Ok(()));
+        assert_eq!(std::fs::read_to_string(&new).ok().as_deref(), Some("old"));
+        let e = check_writable(&d.join("missing/r.html")).expect_err("no folder");
+        assert!(
+            e.starts_with("--report: ") && e.contains("does not exist"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }

@@ -13,6 +13,82 @@ pub struct Workload {
     pub reads: bool,
 }
 
+/// What a row the interrupt left out says (`trials::combine`).
+pub const NOT_RUN: &str = "interrupted before it ran";
+
+/// A spread between trials, (max - min) / median, beyond which a finding says the runs of one
+/// variant disagree.
+pub const SPREAD: f64 = 0.10;
+
+/// The figures whose spread over trials is worth a finding (the others follow from these or
+/// are tails that no two runs share).
+const SPREAD_FIGURES: [&str; 4] = ["IOPS", "clat mean", "p99", "CPU/IO"];
+
+/// One finding for every variant whose trials disagree by more than [`SPREAD`]: their figures
+/// are less certain than one run would make them look, and a difference between variants
+/// smaller than that spread is noise.
+fn spread_all(rows: &[CompareRow]) -> Option<Finding> {
+    let wide: Vec<(String, String)> = rows
+        .iter()
+        .filter_map(|r| Some((r.title(), spread(r)?)))
+        .collect();
+    let n = rows.iter().map(|r| r.trials.len()).max().unwrap_or(0);
+    (!wide.is_empty()).then(|| Finding {
+        title: format!(
+            "the trials of {} disagree by more than {:.0}% (of {n} trials each)",
+            wide.iter()
+                .map(|w| w.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            SPREAD * 100.0
+        ),
+        evidence: (wide.iter())
+            .map(|(t, e)| format!("{t}: {e}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+        advice: "treat differences smaller than these spreads as noise; look for other \
+                 processes using the CPU or the device during the run, or the device's own \
+                 variance (write caches, garbage collection), and run longer (--runtime) or \
+                 more trials (--trials)"
+            .into(),
+    })
+}
+
+/// What disagrees among a row's trials by more than [`SPREAD`], in words; `None`: nothing.
+fn spread(r: &CompareRow) -> Option<String> {
+    if r.error.is_some() || r.trials.len() < 2 {
+        return None;
+    }
+    let mut wide = Vec::new();
+    for col in iolab_report::columns::COLUMNS
+        .iter()
+        .filter(|c| SPREAD_FIGURES.contains(&c.short))
+    {
+        let vals: Vec<f64> = r.trials.iter().filter_map(|t| (col.val)(t)).collect();
+        let (Some(lo), Some(hi)) = (
+            vals.iter().copied().reduce(f64::min),
+            vals.iter().copied().reduce(f64::max),
+        ) else {
+            continue;
+        };
+        let Some(mid) = iolab_report::interval::median(&vals).filter(|&m| m > 0.0) else {
+            continue;
+        };
+        let share = (hi - lo) / mid;
+        if share > SPREAD {
+            wide.push(format!(
+                "{} from {} to {} (median {}, spread {:.0}%)",
+                col.short,
+                (col.text)(lo),
+                (col.text)(hi),
+                (col.text)(mid),
+                share * 100.0
+            ));
+        }
+    }
+    (!wide.is_empty()).then(|| wide.join(", "))
+}
+
 /// A submitting thread inside submission at least this share of its time did little else.
 const MOSTLY: f64 = 0.5;
 
@@ -33,7 +109,10 @@ pub fn diagnose(rows: &[CompareRow], caps: &[Option<Caps>], w: Workload) -> Vec<
         out.extend(synchronous(r, c, w));
     }
     out.extend(serialised(&ran));
-    for r in rows.iter().filter(|r| r.error.is_some()) {
+    out.extend(spread_all(rows));
+    // A row the interrupt left out is named in the comparison's "interrupted" line.
+    let refused = |r: &&CompareRow| r.error.as_deref().is_some_and(|e| e != NOT_RUN);
+    for r in rows.iter().filter(refused) {
         out.push(Finding {
             title: format!("{} did not run", r.label),
             evidence: r.error.clone().unwrap_or_default(),
@@ -369,5 +448,39 @@ mod tests {
                 .any(|f| f.title == "posixaio was serialised by glibc"),
             "{f:?}"
         );
+    }
+
+    /// Issue 31: three runs gave 7.3k, 65.6k and 94.6k IOPS and nothing said so.
+    #[test]
+    fn trials_that_disagree_by_more_than_a_tenth_are_named_with_the_figure() {
+        let with = |iops: [f64; 3]| {
+            let mut r = row("io_uring", 32, iops[1], 1000.0, 50_000.0);
+            r.trials = iops
+                .iter()
+                .map(|&i| row("io_uring", 32, i, 1000.0, 50_000.0))
+                .collect();
+            r
+        };
+        let rows = [
+            with([7_300.0, 65_600.0, 94_600.0]),
+            with([100e3, 104e3, 108e3]),
+        ];
+        let f = spread_all(&rows).expect("a finding");
+        assert!(
+            f.title.starts_with("the trials of io_uring (32) disagree"),
+            "{f:?}"
+        );
+        assert!(
+            f.evidence
+                .starts_with("io_uring (32): IOPS from 7.3k to 94.6k"),
+            "{f:?}"
+        );
+        assert!(
+            !f.evidence.contains("clat mean"),
+            "equal in every trial: {f:?}"
+        );
+        assert_eq!(spread(&rows[1]), None, "8% is within 10%");
+        let f = diagnose(&[with([1.0, 5.0, 9.0])], &[None], Workload::default());
+        assert!(f.iter().any(|f| f.title.contains("disagree")), "{f:?}");
     }
 }

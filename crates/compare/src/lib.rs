@@ -21,6 +21,7 @@ pub mod machine;
 pub mod row;
 mod run;
 mod saved;
+pub mod trials;
 mod variant;
 
 pub use diagnose::{diagnose, Workload};

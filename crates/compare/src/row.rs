@@ -173,6 +173,8 @@ pub fn derive(job: &JobReport, facts: RunFacts) -> CompareRow {
         lat_series: facts.lat_series,
         error: facts.error,
         hosts: Vec::new(),
+        trials: Vec::new(),
+        started_ms: None,
     }
 }
 

@@ -24,6 +24,8 @@ use crate::Variant;
 pub struct CompareOpts {
     pub variants: Vec<Variant>,
     pub depths: Vec<u32>,
+    /// Runs of each variant at each depth, in rotation (A B C A B C ...).
+    pub trials: u32,
     /// The workload every run copies.
     pub base: JobSpec,
     /// The test file (removed afterwards when the run made it) and its directory.
@@ -34,7 +36,14 @@ pub struct CompareOpts {
 /// The name of the test file compare lays out in the directory it is given.
 pub const TEST_FILE: &str = "iolab-compare.dat";
 
-/// The base job: compare's defaults (4 KiB random O_DIRECT reads of a 512 MiB file for 8 s),
+/// Each default run's length: 6 engines x 3 trials x 4 s = 72 s, with the layout of the file
+/// under 90 s.
+pub const DEFAULT_RUNTIME: &str = "--runtime=4";
+
+/// Trials of each variant when `--trials` is not given.
+pub const DEFAULT_TRIALS: u32 = 3;
+
+/// The base job: compare's defaults (4 KiB random O_DIRECT reads of a 512 MiB file for 4 s),
 /// then the job file's first job or the fio options of the command line (`--name=value`).
 pub fn base_spec(job_file: Option<&str>, fio: &[String], file: &Path) -> Result<JobSpec, String> {
     let mut argv: Vec<String> = Vec::new();
@@ -48,7 +57,7 @@ pub fn base_spec(job_file: Option<&str>, fio: &[String], file: &Path) -> Result<
             argv.extend(
                 ["--rw=randread", "--bs=4k", "--direct=1", "--size=512m"]
                     .into_iter()
-                    .chain(["--runtime=8", "--time_based"])
+                    .chain([DEFAULT_RUNTIME, "--time_based"])
                     .map(String::from),
             );
             argv.push(format!("--filename={}", file.display()));
@@ -189,6 +198,30 @@ fn lays_out(variants: &[crate::variant::Variant]) -> bool {
     variants.iter().any(|v| v.opts.kind.needs_files())
 }
 
+/// The test file, removed when dropped unless it was there before compare started (a file
+/// the job names, or the user's own).
+struct Scratch<'a> {
+    path: &'a Path,
+    existed: bool,
+}
+
+impl<'a> Scratch<'a> {
+    fn new(path: &'a Path) -> Scratch<'a> {
+        Scratch {
+            path,
+            existed: path.exists(),
+        }
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        if !self.existed {
+            let _ = std::fs::remove_file(self.path);
+        }
+    }
+}
+
 /// Runs every variant at every depth in this process; see [`run_on`].
 pub fn run(
     o: &CompareOpts,
@@ -206,7 +239,8 @@ pub fn run_on(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Comparison, String> {
-    let existed = o.file.exists();
+    // Removed when this returns, on an error too; a Ctrl-C stops the runs and comes here.
+    let _file = Scratch::new(&o.file);
     let env = PlanEnv {
         size_of: &|p: &Path| std::fs::metadata(p).ok().map(|m| m.len()),
         is_block_device: &|_| false,
@@ -218,22 +252,86 @@ pub fn run_on(
     if let (true, Ok(plans)) = (lay_out, plan_jobs(std::slice::from_ref(&o.base), &env)) {
         runs.prepare(&plans)?;
     }
-    let mut rows = Vec::new();
-    let mut caps = Vec::new();
-    'outer: for &depth in &o.depths {
-        for v in &o.variants {
-            if runs.stopped(stop) {
-                break 'outer;
+    let t0 = std::time::Instant::now();
+    // One slot per depth and variant; each slot's runs in the order they ran.
+    let slots: Vec<(u32, &Variant)> = (o.depths.iter())
+        .flat_map(|&d| o.variants.iter().map(move |v| (d, v)))
+        .collect();
+    let caps: Vec<Option<Caps>> = slots.iter().map(|(d, v)| v.caps(*d)).collect();
+    let mut ran: Vec<Vec<CompareRow>> = vec![Vec::new(); slots.len()];
+    let mut done = 0;
+    let mut interrupted = false;
+    'outer: for (at, chunk) in slots.chunks(o.variants.len().max(1)).enumerate() {
+        // In rotation, A B C A B C ...: a drift over time (the device warming, other load)
+        // falls on every variant alike instead of on the ones that ran last. Each run starts
+        // with the file's cached pages dropped (fio's invalidate=1, compare's default).
+        for trial in 1..=o.trials.max(1) {
+            for (i, &(depth, v)) in chunk.iter().enumerate() {
+                if runs.stopped(stop) {
+                    interrupted = true;
+                    break 'outer;
+                }
+                let slot = at * o.variants.len() + i;
+                let c = caps[slot].as_ref();
+                let which = match o.trials {
+                    0 | 1 => String::new(),
+                    n => format!(", trial {trial} of {n}"),
+                };
+                let started = t0.elapsed().as_millis() as u64;
+                let mut row = run_one(runs, o, v, depth, c, &env, stop, &mut |m: &str| {
+                    progress(&format!("{m}{which}"))
+                });
+                row.started_ms = Some(started);
+                if runs.stopped(stop) {
+                    // Cut short: its figures are of a shorter run than the others'.
+                    interrupted = true;
+                    row.error = Some(CUT.into());
+                    ran[slot].push(row);
+                    break 'outer;
+                }
+                ran[slot].push(row);
+                done += 1;
             }
-            let c = v.caps(depth);
-            let row = run_one(runs, o, v, depth, c.as_ref(), &env, stop, progress);
-            rows.push(row);
-            caps.push(c);
         }
     }
-    if !existed {
-        let _ = std::fs::remove_file(&o.file);
-    }
+    let title = |slot: usize| {
+        let (depth, v) = slots[slot];
+        CompareRow {
+            label: v.label.clone(),
+            depth,
+            jobs: jobs_at(caps[slot].as_ref(), depth),
+            ..CompareRow::default()
+        }
+        .title()
+    };
+    let trials = o.trials.max(1) as usize;
+    let interrupted = interrupted.then(|| {
+        let missing: Vec<String> = (ran.iter().enumerate())
+            .filter_map(|(slot, r)| match r.iter().filter(|r| !is_cut(r)).count() {
+                n if n >= trials => None,
+                0 => Some(title(slot)),
+                n => Some(format!("{} ({n} of {trials} trials)", title(slot))),
+            })
+            .collect();
+        format!(
+            "interrupted after {done} of {} runs ({:.1} s); did not run: {}",
+            slots.len() * trials,
+            t0.elapsed().as_secs_f64(),
+            missing.join(", ")
+        )
+    });
+    let rows: Vec<CompareRow> = (ran.into_iter().enumerate())
+        .map(|(slot, trials)| {
+            let (depth, v) = slots[slot];
+            crate::trials::combine(
+                trials,
+                &v.label,
+                v.opts.kind.name(),
+                depth,
+                jobs_at(caps[slot].as_ref(), depth),
+            )
+        })
+        .collect();
     let w = Workload {
         direct: o.base.direct,
         reads: !matches!(o.base.rw, RwMode::Write | RwMode::RandWrite),
@@ -245,8 +343,25 @@ pub fn run_on(
         rows,
         machine: crate::machine::machine(&o.file, &o.dir),
         time: String::new(),
+        interrupted,
     })
 }
+
+/// Jobs at `depth`: an engine that completes every request inside `queue` reaches depth N
+/// with N jobs at depth 1.
+fn jobs_at(caps: Option<&Caps>, depth: u32) -> u32 {
+    match caps.is_some_and(|c| c.sync_only) {
+        true => depth,
+        false => 1,
+    }
+}
+
+/// A run the interrupt cut short (kept in the trials, not counted).
+pub(crate) fn is_cut(r: &CompareRow) -> bool {
+    r.error.as_deref() == Some(CUT)
+}
+
+pub(crate) const CUT: &str = "cut short by the interrupt; not counted";
 
 #[allow(clippy::too_many_arguments)]
 fn run_one(

@@ -118,6 +118,8 @@ fn row(sp: &Spec, seed: u64) -> CompareRow {
         lat_series,
         error: None,
         hosts: Vec::new(),
+        trials: Vec::new(),
+        started_ms: None,
     }
 }
 
@@ -216,6 +218,7 @@ fn sample() -> Comparison {
             scheduler: "none".to_owned(),
         },
         time: "Sun Nov 22 21:38:57 2026".to_owned(),
+        interrupted: None,
     }
 }
 

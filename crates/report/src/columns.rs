@@ -4,6 +4,7 @@
 //! beyond it is marked and not ranked either (it is one of a handful of I/Os, not a rate).
 
 use crate::compare::{human_count, human_ns, CompareRow, CLAT_PCT};
+use crate::interval::{self, Interval};
 use crate::svg::{fmt_ns, fmt_si, sig3};
 
 /// What a missing figure looks like, in every table.
@@ -74,30 +75,96 @@ impl Column {
         }
     }
 
-    /// The best value over the rows that ran, when at least two of them have a comparable
-    /// figure and the figures differ (a column of equal values has no best).
-    fn best(&self, rows: &[CompareRow]) -> Option<f64> {
-        let vals: Vec<f64> = rows
-            .iter()
-            .filter(|r| r.error.is_none() && !self.sparse(r))
-            .filter_map(|r| self.value(r))
-            .collect();
-        let hi = vals.iter().copied().reduce(f64::max)?;
-        let lo = vals.iter().copied().reduce(f64::min)?;
-        if vals.len() < 2 || hi == lo {
-            return None;
-        }
-        match self.rank {
-            Rank::High => Some(hi),
-            Rank::Low => Some(lo),
-            Rank::None => None,
+    /// The median of the row's trials with its interval (`interval::of`). A row without
+    /// trials (fio's output) is its one figure, as exact as the source says; a row of one
+    /// trial has no interval.
+    pub fn interval(&self, r: &CompareRow) -> Option<Interval> {
+        let v = self.value(r)?;
+        match r.trials.len() {
+            0 => Some(Interval {
+                median: v,
+                low: v,
+                high: v,
+                coverage: 1.0,
+            }),
+            _ => {
+                let vals: Vec<f64> = r.trials.iter().filter_map(|t| self.value(t)).collect();
+                interval::of(&vals)
+            }
         }
     }
+
+    /// Whether the column has a best, and which: a best is marked only when its interval
+    /// lies clear of every other row's, so that no ranking rests on noise.
+    pub fn ranking(&self, rows: &[CompareRow]) -> Ranking {
+        if self.rank == Rank::None {
+            return Ranking::Unranked;
+        }
+        let ranked: Vec<(f64, Option<Interval>)> = rows
+            .iter()
+            .filter(|r| r.error.is_none() && !self.sparse(r))
+            .filter_map(|r| Some((self.value(r)?, self.interval(r))))
+            .collect();
+        let hi = ranked.iter().map(|x| x.0).reduce(f64::max);
+        let lo = ranked.iter().map(|x| x.0).reduce(f64::min);
+        let (Some(hi), Some(lo)) = (hi, lo) else {
+            return Ranking::Unranked;
+        };
+        if ranked.len() < 2 || hi == lo {
+            return Ranking::Unranked;
+        }
+        let best = if self.rank == Rank::High { hi } else { lo };
+        let Some(at) = ranked.iter().position(|x| x.0 == best) else {
+            return Ranking::Unranked;
+        };
+        let Some(mine) = ranked[at].1 else {
+            return Ranking::OneTrial;
+        };
+        for (i, (_, other)) in ranked.iter().enumerate() {
+            match other {
+                _ if i == at => {}
+                None => return Ranking::OneTrial,
+                Some(o) if o.overlaps(&mine) => return Ranking::WithinNoise,
+                Some(_) => {}
+            }
+        }
+        Ranking::Best(best)
+    }
+}
+
+/// Whether a column names a best.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ranking {
+    /// This value is best and its interval overlaps no other row's.
+    Best(f64),
+    /// The best value's interval overlaps another's: the data cannot rank them.
+    WithinNoise,
+    /// A row has one trial, so no interval: nothing to rank by.
+    OneTrial,
+    /// Not a ranked column, fewer than two figures, or all equal.
+    Unranked,
 }
 
 /// Each column's best value, in [`COLUMNS`] order.
 pub fn best_values(rows: &[CompareRow]) -> Vec<Option<f64>> {
-    COLUMNS.iter().map(|c| c.best(rows)).collect()
+    COLUMNS
+        .iter()
+        .map(|c| match c.ranking(rows) {
+            Ranking::Best(v) => Some(v),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The columns whose best lies within the noise, and whether a column went unranked for
+/// want of trials; for the footnotes.
+pub fn unranked_why(rows: &[CompareRow]) -> (Vec<&'static str>, bool) {
+    let rankings: Vec<(Ranking, &Column)> = COLUMNS.iter().map(|c| (c.ranking(rows), c)).collect();
+    let noise = (rankings.iter())
+        .filter(|(r, _)| *r == Ranking::WithinNoise)
+        .map(|(_, c)| c.short)
+        .collect();
+    (noise, rankings.iter().any(|(r, _)| *r == Ranking::OneTrial))
 }
 
 fn human_bytes(v: f64) -> String {
@@ -276,8 +343,8 @@ mod tests {
             Cell::Value { sparse: false, .. }
         ));
         // The sparse 100 ns does not beat the sound 200 ns; one sound value has no rank.
-        assert_eq!(p99999.best(&rows), None);
-        assert_eq!(COLUMNS[4].best(&rows), Some(100.0));
+        assert_eq!(p99999.ranking(&rows), Ranking::Unranked);
+        assert_eq!(COLUMNS[4].ranking(&rows), Ranking::Best(100.0));
     }
 
     #[test]
@@ -285,5 +352,42 @@ mod tests {
         for c in COLUMNS.iter().filter(|c| c.short.ends_with('%')) {
             assert_eq!(c.rank, Rank::None, "{}", c.short);
         }
+    }
+
+    fn trials(label: &str, iops: &[f64]) -> CompareRow {
+        let one = |&v: &f64| CompareRow {
+            label: label.into(),
+            iops: v,
+            ..CompareRow::default()
+        };
+        CompareRow {
+            trials: iops.iter().map(one).collect(),
+            ..one(&crate::interval::median(iops).unwrap_or_default())
+        }
+    }
+
+    /// Issue 31: a best was bolded even inside the run-to-run spread.
+    #[test]
+    fn a_column_whose_intervals_overlap_is_not_ranked() {
+        let iops = &COLUMNS[0];
+        // 100k in [90k, 110k] against 95k in [85k, 99k]: the data cannot tell them apart.
+        let rows = [
+            trials("a", &[90e3, 100e3, 110e3]),
+            trials("b", &[85e3, 95e3, 99e3]),
+        ];
+        assert_eq!(iops.ranking(&rows), Ranking::WithinNoise);
+        assert_eq!(best_values(&rows)[0], None);
+        assert_eq!(unranked_why(&rows).0, vec!["IOPS"]);
+        // Clear of each other: ranked.
+        let rows = [
+            trials("a", &[120e3, 125e3, 130e3]),
+            trials("b", &[85e3, 95e3, 99e3]),
+            trials("c", &[60e3, 61e3, 62e3]),
+        ];
+        assert_eq!(iops.ranking(&rows), Ranking::Best(125e3));
+        // One trial each: no interval, no ranking.
+        let rows = [trials("a", &[120e3]), trials("b", &[60e3])];
+        assert_eq!(iops.ranking(&rows), Ranking::OneTrial);
+        assert!(unranked_why(&rows).1);
     }
 }

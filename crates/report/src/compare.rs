@@ -73,6 +73,12 @@ pub struct CompareRow {
     /// Each rank's share when the comparison ran on many (`mpirun iolab compare`): the row
     /// itself is then every rank's I/O together. Empty for one process.
     pub hosts: Vec<HostShare>,
+    /// Each trial's own row (without its report), in the order they ran, when the figures
+    /// above are medians over trials (`iolab compare --trials`). Empty for a source without
+    /// trials (fio's output).
+    pub trials: Vec<CompareRow>,
+    /// When this trial started, ms after the comparison did (a trial's row only).
+    pub started_ms: Option<u64>,
 }
 
 /// What one rank of `mpirun iolab compare` did in a row.
@@ -91,14 +97,18 @@ pub struct HostShare {
 }
 
 impl CompareRow {
-    /// The row's name with what it ran at: `psync (32 x32)`, `io_uring (32)`.
+    /// The row's name with what it ran at: `io_uring (32)`; `psync (1 x 32 jobs)` for a
+    /// synchronous engine, which reaches depth 32 as 32 jobs at depth 1.
     pub fn title(&self) -> String {
-        let jobs = if self.jobs > 1 {
-            format!(" x{}", self.jobs)
-        } else {
-            String::new()
-        };
-        format!("{} ({}{jobs})", self.label, self.depth)
+        format!("{} ({})", self.label, self.depth_text())
+    }
+
+    /// What ran, as depth per job and jobs: `32`, `1 x 32 jobs`.
+    pub fn depth_text(&self) -> String {
+        match self.jobs {
+            0 | 1 => self.depth.to_string(),
+            jobs => format!("{} x {jobs} jobs", self.depth / jobs),
+        }
     }
 }
 
@@ -136,6 +146,8 @@ pub struct Comparison {
     pub machine: Machine,
     /// When it ran (fio's date format).
     pub time: String,
+    /// Set when a signal stopped the comparison: after how many runs, and what did not run.
+    pub interrupted: Option<String>,
 }
 
 /// `123ns`, `45.6us`, `7.89ms`.
@@ -162,65 +174,236 @@ pub fn human_count(v: f64) -> String {
     }
 }
 
-/// The comparison as a table with the best value of each ranked column marked `*`, then the
-/// findings.
+/// The widest line the text table writes: it fits a 120-column terminal. Columns that do not
+/// fit go to a second block under the first; the whole table is in the JSON and the HTML.
+pub const TABLE_WIDTH: usize = 119;
+
+/// The widest row name before it is shortened with `…`.
+const NAME_WIDTH: usize = 30;
+
+/// `text` cut to `w` characters, the last one `…`.
+fn fit(text: &str, w: usize) -> String {
+    match text.chars().count() {
+        n if n <= w => text.to_string(),
+        _ => text
+            .chars()
+            .take(w.saturating_sub(1))
+            .chain(['…'])
+            .collect(),
+    }
+}
+
+/// The row's title in `w` characters: the label shortened, what it ran at kept whole.
+fn short_title(r: &CompareRow, w: usize) -> String {
+    let depth = format!(" ({})", r.depth_text());
+    match r.title().chars().count() <= w {
+        true => r.title(),
+        false => format!("{}{depth}", fit(&r.label, w.saturating_sub(depth.len()))),
+    }
+}
+
+/// `text` broken into lines of at most [`TABLE_WIDTH`] at spaces, the later ones indented.
+fn wrap(text: &str, indent: &str) -> String {
+    wrap_after(text, indent, 0)
+}
+
+/// [`wrap`] for text that starts `first` characters into its line; its leading spaces stay.
+fn wrap_after(text: &str, indent: &str, first: usize) -> String {
+    let body = text.trim_start_matches(' ');
+    let len = |s: &str| s.chars().count();
+    let mut out = String::new();
+    let mut line = " ".repeat(text.len() - body.len());
+    let mut fresh = true;
+    let mut taken = first;
+    for word in body.split(' ') {
+        if !fresh && taken + len(&line) + 1 + len(word) > TABLE_WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            fresh = true;
+            taken = 0;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    out.push_str(&line);
+    out
+}
+
+/// A cell of the text table: the value (`*` before the best, `†` after a sparse one) and,
+/// for a median over trials, `±N%`: the farther end of its interval from it.
+fn text_cell(col: &columns::Column, r: &CompareRow, best: Option<f64>) -> (String, bool) {
+    match col.cell(r, best) {
+        Cell::Missing => (columns::MISSING.to_string(), false),
+        Cell::Value { v, best, sparse } => {
+            let mark = if best { "*" } else { "" };
+            let note = if sparse { columns::SPARSE_MARK } else { "" };
+            let spread = match col.interval(r).filter(|_| r.trials.len() > 1) {
+                Some(i) => format!("±{:.0}%", (i.half_width() * 100.0).ceil()),
+                None => String::new(),
+            };
+            (format!("{mark}{}{note}{spread}", (col.text)(v)), sparse)
+        }
+    }
+}
+
+/// The footnote on trials: how many, how the interval is made and what it covers.
+pub(crate) fn trials_note(rows: &[CompareRow]) -> Option<String> {
+    let counts: Vec<usize> = (rows.iter())
+        .filter(|r| r.error.is_none() && !r.trials.is_empty())
+        .map(|r| r.trials.len())
+        .collect();
+    let (lo, hi) = (counts.iter().min()?, counts.iter().max()?);
+    let n = match lo == hi {
+        true => format!("{lo}"),
+        false => format!("{lo} to {hi}"),
+    };
+    if *hi < 2 {
+        return Some(
+            "Each figure is one run: no interval, so no column is ranked; --trials 3 or more \
+             gives each figure its spread."
+                .to_string(),
+        );
+    }
+    let k = crate::interval::rank_for(*lo);
+    let cover = crate::interval::coverage(*lo, k) * 100.0;
+    let ends = match k {
+        1 => "[min, max] of the trials".to_string(),
+        k => format!("the {k}th smallest to the {k}th largest trial"),
+    };
+    let short = match cover < crate::interval::TARGET * 100.0 {
+        true => format!(
+            ", which covers the true median with {cover:.1}% probability, not 95% (95% needs 6 \
+             trials or more)"
+        ),
+        false => format!(", covering the true median with {cover:.1}% probability"),
+    };
+    Some(format!(
+        "Each figure is the median of {n} trials run in rotation (A B C A B C ...). ±N%: the \
+         farther end of its interval from the median (the HTML report shows both ends). \
+         Interval: {}, {ends}{short}.",
+        crate::interval::METHOD
+    ))
+}
+
+/// The comparison as a table, in blocks of columns that fit [`TABLE_WIDTH`], with the best
+/// value of each column marked `*` where the data can rank it, then the notes and findings.
 pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    if let Some(i) = &c.interrupted {
+        writeln!(out, "{}\n", wrap(&format!("INCOMPLETE: {i}"), "  "))?;
+    }
     let best = columns::best_values(&c.rows);
-    let w = c
-        .rows
-        .iter()
-        .map(|r| r.title().len())
-        .max()
-        .unwrap_or(10)
-        .max(14);
     let name = match c.source {
         Source::Compare => "engine (depth)",
         _ => "job (depth)",
     };
-    write!(out, "{name:<w$}")?;
-    for col in COLUMNS {
-        write!(out, " {:>10}", col.short)?;
-    }
-    writeln!(out)?;
+    let w = (c.rows.iter())
+        .map(|r| r.title().chars().count())
+        .max()
+        .unwrap_or(10)
+        .clamp(name.len(), NAME_WIDTH);
     let mut sparse = false;
-    for r in &c.rows {
-        write!(out, "{:<w$}", r.title())?;
-        if let Some(e) = &r.error {
-            writeln!(out, " did not run: {e}")?;
-            continue;
+    // Each column's cells, row by row (`None`: the row did not run), and its width.
+    let cells: Vec<(Vec<Option<String>>, usize)> = (COLUMNS.iter().zip(&best))
+        .map(|(col, b)| {
+            let cells: Vec<Option<String>> = (c.rows.iter())
+                .map(|r| {
+                    r.error.is_none().then(|| {
+                        let (t, s) = text_cell(col, r, *b);
+                        sparse |= s;
+                        t
+                    })
+                })
+                .collect();
+            let width = (cells.iter().flatten())
+                .map(|t| t.chars().count())
+                .chain([col.short.len()])
+                .max()
+                .unwrap_or(0);
+            (cells, width)
+        })
+        .collect();
+    let mut blocks: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = w;
+    for (i, (_, width)) in cells.iter().enumerate() {
+        if used + 1 + width > TABLE_WIDTH && blocks.last().is_some_and(|b| !b.is_empty()) {
+            blocks.push(Vec::new());
+            used = w;
         }
-        for (col, b) in COLUMNS.iter().zip(&best) {
-            let cell = match col.cell(r, *b) {
-                Cell::Missing => columns::MISSING.to_string(),
-                Cell::Value { v, best, sparse: s } => {
-                    sparse |= s;
-                    let mark = if best { "*" } else { "" };
-                    let note = if s { columns::SPARSE_MARK } else { "" };
-                    format!("{mark}{}{note}", (col.text)(v))
-                }
-            };
-            write!(out, " {cell:>10}")?;
+        used += 1 + width;
+        if let Some(b) = blocks.last_mut() {
+            b.push(i);
+        }
+    }
+    for (n, block) in blocks.iter().enumerate() {
+        if n > 0 {
+            writeln!(out)?;
+        }
+        write!(out, "{name:<w$}")?;
+        for &i in block {
+            write!(out, " {:>width$}", COLUMNS[i].short, width = cells[i].1)?;
         }
         writeln!(out)?;
+        for (ri, r) in c.rows.iter().enumerate() {
+            write!(out, "{:<w$}", short_title(r, w))?;
+            if let Some(e) = &r.error {
+                let indent = " ".repeat(w + 1);
+                writeln!(
+                    out,
+                    " {}",
+                    wrap_after(&format!("did not run: {e}"), &indent, w + 1)
+                )?;
+                continue;
+            }
+            for &i in block {
+                let t = cells[i].0[ri].as_deref().unwrap_or("");
+                write!(out, " {t:>width$}", width = cells[i].1)?;
+            }
+            writeln!(out)?;
+        }
     }
-    writeln!(
-        out,
-        "\n* best in the column. depth: I/Os in flight on average (IOPS x mean latency). {}: not measured.",
+    let (noise, one_trial) = columns::unranked_why(&c.rows);
+    let mut notes = vec![format!(
+        "* best in the column: its interval is clear of every other row's. depth: I/Os in flight \
+         on average (IOPS x mean latency). {}: not measured.",
         columns::MISSING
-    )?;
+    )];
+    notes.extend(trials_note(&c.rows));
+    if !noise.is_empty() {
+        notes.push(format!(
+            "Within noise (the best's interval overlaps another's, so no best is marked): {}.",
+            noise.join(", ")
+        ));
+    }
+    if one_trial && c.rows.iter().any(|r| r.trials.len() > 1) {
+        notes.push("A row of one trial has no interval: its columns are not ranked.".into());
+    }
     if sparse {
-        writeln!(out, "{}", columns::SPARSE_NOTE)?;
+        notes.push(columns::SPARSE_NOTE.to_string());
     }
     if c.rows.iter().any(|r| r.jobs > 1) {
-        writeln!(out, "xN: a synchronous engine reaches depth N with N threads (jobs), as a fair comparison must.")?;
+        notes.push("1 x N jobs: a synchronous engine reaches depth N with N threads (jobs) at depth 1 each, as a fair comparison must.".into());
+    }
+    writeln!(out)?;
+    for n in notes {
+        writeln!(out, "{}", wrap(&n, ""))?;
     }
     if !c.findings.is_empty() {
         writeln!(out, "\nFindings:")?;
         for f in &c.findings {
+            writeln!(out, "{}", wrap(&format!("- {}.", f.title), "  "))?;
             writeln!(
                 out,
-                "- {}.\n  Evidence: {}.\n  What to do: {}.",
-                f.title, f.evidence, f.advice
+                "{}",
+                wrap(&format!("  Evidence: {}.", f.evidence), "  ")
+            )?;
+            writeln!(
+                out,
+                "{}",
+                wrap(&format!("  What to do: {}.", f.advice), "  ")
             )?;
         }
     }
@@ -231,34 +414,7 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
 /// A figure the source lacks is `null`.
 pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Result<()> {
     use serde_json::{json, Value};
-    let rows: Vec<Value> = c
-        .rows
-        .iter()
-        .map(|r| {
-            let pct: serde_json::Map<String, Value> = CLAT_PCT
-                .iter()
-                .zip(r.clat_pct)
-                .map(|(p, v)| (format!("{p:.6}"), json!(v)))
-                .collect();
-            json!({
-                "label": r.label, "engine": r.engine, "iodepth": r.depth, "jobs": r.jobs,
-                "iops": r.iops, "bw_bytes": r.bw_bytes, "clat_mean_ns": r.clat_mean,
-                "clat_percentile_ns": pct, "clat_samples": r.clat_samples,
-                "slat_mean_ns": r.slat_mean, "submit_share": r.submit_share,
-                "usr_cpu": r.usr_cpu, "sys_cpu": r.sys_cpu,
-                "cpu_ns_per_io": r.cpu_ns_per_io, "syscalls_per_io": r.syscalls_per_io,
-                "ctx_per_io": r.ctx_per_io, "achieved_depth": r.achieved_depth,
-                "disk_util": r.disk_util, "disk_ios": r.disk_ios, "error": r.error,
-                "iops_series": r.iops_series, "lat_series_ns": r.lat_series,
-                "hosts": r.hosts.iter().map(|h| json!({
-                    "hostname": h.hostname, "rank": h.rank, "iops": h.iops,
-                    "bw_bytes": h.bw_bytes, "clat_mean_ns": h.clat_mean,
-                    "clat_p99_ns": h.clat_p99, "usr_cpu": h.usr_cpu, "sys_cpu": h.sys_cpu,
-                    "error": h.error,
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
+    let rows: Vec<Value> = c.rows.iter().map(row_json).collect();
     let mut runs = Vec::new();
     for r in c.rows.iter().filter(|r| r.error.is_none()) {
         let mut buf = Vec::new();
@@ -270,6 +426,8 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
     let v = json!({
         "iolab compare": {
             "time": c.time,
+            "interrupted": c.interrupted,
+            "interval_method": format!("median of the trials; interval by {}, aiming at {:.0}% coverage (with fewer than 6 trials [min, max], which covers less: 75% for 3)", crate::interval::METHOD, crate::interval::TARGET * 100.0),
             "workload": c.workload.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
             "machine": {"kernel": m.kernel, "cpu": m.cpu, "cpus": m.cpus, "device": m.device, "filesystem": m.filesystem, "scheduler": m.scheduler},
             "rows": rows,
@@ -279,6 +437,53 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
     });
     serde_json::to_writer_pretty(&mut *out, &v).map_err(std::io::Error::other)?;
     writeln!(out)
+}
+
+/// One row (or one trial's row) as JSON: its figures, each trial's, and for a row of several
+/// trials each column's median with its interval.
+fn row_json(r: &CompareRow) -> serde_json::Value {
+    use serde_json::{json, Value};
+    let pct: serde_json::Map<String, Value> = CLAT_PCT
+        .iter()
+        .zip(r.clat_pct)
+        .map(|(p, v)| (format!("{p:.6}"), json!(v)))
+        .collect();
+    let mut v = json!({
+        "label": r.label, "engine": r.engine, "iodepth": r.depth, "jobs": r.jobs,
+        "iops": r.iops, "bw_bytes": r.bw_bytes, "clat_mean_ns": r.clat_mean,
+        "clat_percentile_ns": pct, "clat_samples": r.clat_samples,
+        "slat_mean_ns": r.slat_mean, "submit_share": r.submit_share,
+        "usr_cpu": r.usr_cpu, "sys_cpu": r.sys_cpu,
+        "cpu_ns_per_io": r.cpu_ns_per_io, "syscalls_per_io": r.syscalls_per_io,
+        "ctx_per_io": r.ctx_per_io, "achieved_depth": r.achieved_depth,
+        "disk_util": r.disk_util, "disk_ios": r.disk_ios, "error": r.error,
+        "iops_series": r.iops_series, "lat_series_ns": r.lat_series,
+        "hosts": r.hosts.iter().map(|h| json!({
+            "hostname": h.hostname, "rank": h.rank, "iops": h.iops,
+            "bw_bytes": h.bw_bytes, "clat_mean_ns": h.clat_mean,
+            "clat_p99_ns": h.clat_p99, "usr_cpu": h.usr_cpu, "sys_cpu": h.sys_cpu,
+            "error": h.error,
+        })).collect::<Vec<_>>(),
+    });
+    if let Some(t) = r.started_ms {
+        v["start_ms"] = json!(t);
+    }
+    if !r.trials.is_empty() {
+        v["trials"] = Value::Array(r.trials.iter().map(row_json).collect());
+        let intervals: serde_json::Map<String, Value> = (COLUMNS.iter())
+            .filter_map(|c| {
+                let i = c.interval(r).filter(|_| r.trials.len() > 1)?;
+                let each: Vec<Option<f64>> = r.trials.iter().map(|t| (c.val)(t)).collect();
+                Some((
+                    c.head.to_string(),
+                    json!({"trials": each, "median": i.median, "low": i.low, "high": i.high,
+                           "coverage": i.coverage}),
+                ))
+            })
+            .collect();
+        v["intervals"] = Value::Object(intervals);
+    }
+    v
 }
 
 /// A row's "hosts" as [`write_compare_json`] wrote them.
@@ -357,13 +562,22 @@ fn read_row(r: &serde_json::Value, reports: &mut impl Iterator<Item = Report>) -
         disk_util: f(r, "disk_util"),
         disk_ios: r.get("disk_ios").and_then(Value::as_u64),
         report: match error {
-            None => reports.next().unwrap_or_default(),
+            None if r.get("start_ms").is_none() => reports.next().unwrap_or_default(),
+            None => Report::default(),
             Some(_) => Report::default(),
         },
         iops_series: series(r, "iops_series"),
         lat_series: series(r, "lat_series_ns"),
         error,
         hosts: hosts(r),
+        trials: (r
+            .get("trials")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten())
+        .map(|t| read_row(t, &mut std::iter::empty()))
+        .collect(),
+        started_ms: r.get("start_ms").and_then(Value::as_u64),
     }
 }
 
@@ -416,6 +630,10 @@ pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::Rep
             scheduler: text(&m, "scheduler"),
         },
         time: text(&c, "time"),
+        interrupted: c
+            .get("interrupted")
+            .and_then(Value::as_str)
+            .map(String::from),
     })
 }
 
@@ -516,6 +734,7 @@ mod tests {
                 ..Machine::default()
             },
             time: "now".into(),
+            interrupted: Some("interrupted after 1 of 2 runs".into()),
             ..Comparison::default()
         };
         let mut out = Vec::new();
@@ -525,5 +744,24 @@ mod tests {
         // The run's report went out as json+ and came back through fio's reader.
         back.rows[0].report = Report::default();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn long_notes_wrap_within_the_width_and_keep_their_indent() {
+        let long = "word ".repeat(60);
+        let w = wrap(&format!("  Evidence: {long}"), "  ");
+        assert!(w.starts_with("  Evidence: word"), "{w}");
+        for line in w.lines() {
+            assert!(line.chars().count() <= TABLE_WIDTH, "{line}");
+            assert!(line.starts_with("  "), "{line}");
+        }
+        assert_eq!(fit("io_uring fixedbufs+regfiles (32)", 10), "io_uring …");
+        let r = CompareRow {
+            label: "io_uring fixedbufs+regfiles".into(),
+            depth: 32,
+            jobs: 1,
+            ..CompareRow::default()
+        };
+        assert_eq!(short_title(&r, 20), "io_uring fixed… (32)");
     }
 }

@@ -88,6 +88,13 @@ fn render(c: &Comparison, title: &str, logs: &LogCharts) -> String {
         t = esc(title)
     );
     let _ = writeln!(s, "<p class=\"sub\">{}</p>", esc(&subtitle(c)));
+    if let Some(i) = &c.interrupted {
+        let _ = writeln!(
+            s,
+            "<p class=\"interrupted\" id=\"interrupted\"><strong>Incomplete:</strong> {}</p>",
+            esc(i)
+        );
+    }
     findings(&mut s, c);
     table(&mut s, c);
     plots(&mut s, c, logs);
@@ -153,7 +160,7 @@ fn table(s: &mut String, c: &Comparison) {
     let _ = write!(
         s,
         "<section id=\"results\"><h2>Results</h2>\n<div class=\"scroll\"><table id=\"compare-table\">\
-         <thead><tr><th class=\"label\">{name}</th><th>depth × jobs</th>"
+         <thead><tr><th class=\"label\">{name}</th><th>depth</th>"
     );
     for col in COLUMNS {
         let _ = write!(s, "<th>{}</th>", esc(col.head));
@@ -163,11 +170,10 @@ fn table(s: &mut String, c: &Comparison) {
     for (i, r) in c.rows.iter().enumerate() {
         let _ = write!(
             s,
-            "<tr><td class=\"label\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{} × {}</td>",
+            "<tr><td class=\"label\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td>",
             svg::color(i),
             esc(&r.label),
-            r.depth,
-            r.jobs
+            esc(&r.depth_text().replace(" x ", " × "))
         );
         if let Some(e) = &r.error {
             let _ = writeln!(
@@ -190,11 +196,19 @@ fn table(s: &mut String, c: &Comparison) {
                 } => {
                     sparse |= thin;
                     let text = esc(&(col.html)(v));
-                    let note = if thin {
+                    let mut note = if thin {
                         format!("<sup class=\"sparse\">{SPARSE_MARK}</sup>")
                     } else {
                         String::new()
                     };
+                    if let Some(i) = col.interval(r).filter(|_| r.trials.len() > 1) {
+                        let _ = write!(
+                            note,
+                            "<br><small class=\"ci\">{} – {}</small>",
+                            esc(&(col.html)(i.low)),
+                            esc(&(col.html)(i.high))
+                        );
+                    }
                     if best {
                         let _ = write!(s, "<td class=\"best\"><strong>{text}</strong>{note}</td>");
                     } else {
@@ -207,12 +221,24 @@ fn table(s: &mut String, c: &Comparison) {
     }
     let _ = write!(
         s,
-        "</tbody></table></div>\n<p class=\"note\">Best value per column in bold on green; \
+        "</tbody></table></div>\n<p class=\"note\">Best value per column in bold on green, only where its interval is clear of every other row&#39;s; \
          {MISSING}: not in the source, never ranked. Latencies are completion latency (clat). \
          Depth reached: I/Os in flight on average (IOPS × mean latency) against depth × jobs \
          requested. CPU %, depth and disk utilisation are not ranked: higher is not better or \
          worse by itself.</p>\n"
     );
+    if let Some(t) = crate::compare::trials_note(&c.rows) {
+        let _ = writeln!(s, "<p class=\"note\" id=\"trials-note\">{}</p>", esc(&t));
+    }
+    let (noise, _) = columns::unranked_why(&c.rows);
+    if !noise.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p class=\"note\" id=\"noise-note\">Within noise (the best&#39;s interval \
+             overlaps another&#39;s, so no best is marked): {}.</p>",
+            esc(&noise.join(", "))
+        );
+    }
     if sparse {
         let _ = writeln!(
             s,

@@ -19,6 +19,7 @@ mod control;
 mod fmt;
 mod group;
 pub mod html;
+pub mod interval;
 mod json;
 pub mod logs;
 mod logs_html;

@@ -2,6 +2,7 @@
 //! integration tests are): one link, one place for shared helpers.
 
 mod compare;
+mod compare_trials;
 mod control;
 mod cp;
 mod cp_gnu;
