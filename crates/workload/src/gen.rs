@@ -869,7 +869,10 @@ impl IoGen {
             if over {
                 self.file_bytes = 0;
                 self.cur_file = (self.cur_file + 1) % n;
-                while self.files[self.cur_file].done {
+                // With every file done (the pass is ending: what is asked now is refused
+                // by the file), the next one in turn.
+                let all_done = self.files.iter().all(|f| f.done);
+                while self.files[self.cur_file].done && !all_done {
                     self.cur_file = (self.cur_file + 1) % n;
                 }
             }
@@ -892,7 +895,8 @@ impl IoGen {
                     fi
                 }
             };
-            if !self.files[fi].done {
+            // Every file done (the pass is ending): the pick stands, and its file refuses.
+            if !self.files[fi].done || self.files.iter().all(|f| f.done) {
                 break fi;
             }
         };

@@ -59,13 +59,13 @@ impl Runner<'_> {
     /// and opens `fi`.
     #[cold]
     fn swap_in(&mut self, fi: usize) -> bool {
+        // What is in flight completes first: engines take a new file with none in flight
+        // (once per file opened, not per I/O).
+        if self.commit().and_then(|()| self.drain()).is_err() {
+            return false;
+        }
         let limit = open_limit(self.plan);
         if limit < self.files.len() {
-            // Closing under openfiles: what is in flight completes first.
-            if self.commit().and_then(|()| self.drain()).is_err() {
-                return false;
-            }
-            // Once per file swapped, not per I/O.
             let keep = self.gen.in_use().unwrap_or(&[]).to_vec();
             self.close_where(fi, |i| !keep.contains(&i));
             // A read back (verify) may want a file outside the generator's set: one in use

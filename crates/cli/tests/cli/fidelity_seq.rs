@@ -356,3 +356,58 @@ fn a_random_jobs_sequential_io_past_the_end_ends_the_pass_like_fio() {
     let r = iolab("rand-16k4k", &args);
     same_as_fio("rand-16k4k", &args, &r);
 }
+
+/// Regression (the merge of fio's passes with the other fixes): a job of several files whose
+/// pass ended with I/O still asked for (an fsync due, a deeper queue) spun for ever picking
+/// a file that was not done. Each job must finish, and its I/O be fio's.
+#[test]
+fn several_files_with_syncs_or_depth_finish_at_the_pass_end() {
+    use std::time::{Duration, Instant};
+    let jobs: [&[&str]; 3] = [
+        &[
+            "--rw=write",
+            "--ioengine=psync",
+            "--size=32k",
+            "--bs=1k",
+            "--fsync=2",
+        ],
+        &[
+            "--rw=write",
+            "--ioengine=psync",
+            "--size=32k",
+            "--bs=1k",
+            "--fdatasync=2",
+        ],
+        &[
+            "--rw=read",
+            "--ioengine=io_uring",
+            "--iodepth=4",
+            "--size=32k",
+            "--bs=4k",
+        ],
+    ];
+    for job in jobs {
+        let d = TestDir::new("seq-files-end");
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"));
+        c.args(["run", "--name=x", "--nrfiles=3", "--output=/dev/null"])
+            .args(job)
+            .current_dir(&d.path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if t0.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let status = status.unwrap_or_else(|| panic!("{job:?} did not end within 30 s"));
+        assert!(status.success(), "{job:?}: {status}");
+    }
+}
