@@ -192,6 +192,8 @@ pub(crate) struct Shared<'a> {
     pub(crate) flow: Option<&'a flow::Flow>,
     /// Its group's steady-state detection, under group_reporting.
     pub(crate) steady: Option<steady::Link<'a>>,
+    /// Its buffer stream as its layout left it.
+    pub(crate) bufs: iolab_workload::BufStream,
 }
 
 /// Runs one job in the calling thread. The engine is created here, in the thread that uses
@@ -217,11 +219,11 @@ pub fn run(
             Err(BenchError::NotStarted)
         };
     }
-    let setup =
-        crate::mem::pin(plan).and_then(|pin| Ok((pin, setup(plan)?, log::Logs::open(plan)?)));
+    let setup = crate::mem::pin(plan)
+        .and_then(|pin| Ok((pin, setup(plan, shared.bufs)?, log::Logs::open(plan)?)));
     let go = start.wait(setup.is_ok());
     // The pinned memory (lockmem) stays locked until the job returns.
-    let (_pinned, (mut eng, mut files, bufs, gen), logs) = setup?;
+    let (_pinned, (mut eng, mut files, bufs, gen, buf_rng), logs) = setup?;
     debug_rand_seeds(&gen);
     if !go {
         return Err(BenchError::NotStarted);
@@ -239,6 +241,7 @@ pub fn run(
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     runner.offload.pool = pool;
+    runner.buf_rng = buf_rng;
     runner.init_prios();
     runner.attach_logs(logs);
     runner.flow = flow::Gate::new(plan, shared.flow);
@@ -348,6 +351,9 @@ struct Runner<'a> {
     t0: u64,
     cpu0: CpuUsage,
     rng: Taus88,
+    /// fio's buf_state: the seeds of refilled write buffers, after the layout's and the
+    /// buffers' first fills.
+    buf_rng: iolab_workload::BufStream,
     writes_since_sync: u32,
     error: Option<JobError>,
     errors_ignored: u64,
@@ -465,6 +471,7 @@ impl<'a> Runner<'a> {
             t0: now,
             cpu0: usage(),
             rng: Taus88::new(plan.pattern.seed ^ 0x5eed),
+            buf_rng: iolab_workload::BufStream::of(&plan.pattern),
             writes_since_sync: 0,
             error: None,
             errors_ignored: 0,

@@ -14,7 +14,7 @@ use iolab_engine::sys::{
     dev::{self, DevInfo},
 };
 use iolab_job::debug;
-use iolab_workload::{JobPlan, Taus88};
+use iolab_workload::{BufStream, JobPlan};
 
 use crate::BenchError;
 
@@ -80,20 +80,32 @@ pub(crate) fn info(line: std::fmt::Arguments<'_>) {
 /// Lays out every plan's files. As fio's `create_serialize` (default 1), one job after
 /// another; the jobs with `create_serialize=0` then each lay out their own files in a thread of
 /// their own, all at once, as fio's job processes do.
-pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<(), BenchError> {
-    let (serial, parallel): (Vec<&JobPlan>, Vec<&JobPlan>) =
-        plans.iter().partition(|p| p.spec.create_serialize);
-    serial.iter().try_for_each(|p| prepare(p, stop))?;
+/// Returns each plan's buffer stream as its layout left it (in the plans' order): the job's
+/// buffers are filled from there, as fio's are.
+pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<Vec<BufStream>, BenchError> {
+    let mut streams: Vec<Option<BufStream>> = vec![None; plans.len()];
+    let (serial, parallel): (Vec<_>, Vec<_>) = streams
+        .iter_mut()
+        .zip(plans)
+        .partition(|(_, p)| p.spec.create_serialize);
+    for (slot, p) in serial {
+        *slot = Some(prepare(p, stop)?);
+    }
     std::thread::scope(|s| {
         let running: Vec<_> = parallel
-            .iter()
-            .map(|p| s.spawn(move || prepare(p, stop)))
+            .into_iter()
+            .map(|(slot, p)| s.spawn(move || prepare(p, stop).map(|r| *slot = Some(r))))
             .collect();
         running.into_iter().try_for_each(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(BenchError::Refused("a layout thread panicked".into())))
         })
-    })
+    })?;
+    Ok(streams
+        .into_iter()
+        .zip(plans)
+        .map(|(r, p)| r.unwrap_or_else(|| BufStream::of(&p.pattern)))
+        .collect())
 }
 
 /// Makes every file of `plan` exist with at least its size as fio lays files out: written
@@ -101,15 +113,18 @@ pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<(), BenchErro
 /// allocated as `fallocate` says. Prints fio's "Laying out IO file" line. Files of a
 /// `create_on_open` job that do not exist are left to the job's first I/O.
 /// A `stop` ends the work between chunks of [`CHUNK`]: the run then reports what it has.
-pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
+/// Returns the job's buffer stream after the layout's fills (fio's buf_state, which the
+/// layout of each file draws from, a seed per block, the files one after another).
+pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, BenchError> {
+    let mut rng = BufStream::of(&plan.pattern);
     if !diskless_ok(plan) {
-        return Ok(());
+        return Ok(rng);
     }
     let spec = &plan.spec;
     let writes = plan.pattern.write || plan.pattern.trim || plan.pattern.trimwrite;
     for f in &plan.files {
         if stop.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(rng);
         }
         let meta = fs::metadata(&f.path).ok();
         if meta
@@ -168,13 +183,12 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
         // As fio: each block holds what the job's writes would (its buffer_pattern, zeros,
         // compressible data), random data that compresses and dedupes badly otherwise, so that
         // thin-provisioned or compressing storage does not make reads look faster than they are.
-        let mut rng = Taus88::new(f.size ^ 0xf10);
         let mut fill = |b: &mut [u8]| crate::setup::fill(b, plan, &mut rng);
         lay_out(&f.path, have, f.size, how, &mut fill, stop)
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
         pre_read(plan, &f.path, stop)?;
     }
-    Ok(())
+    Ok(rng)
 }
 
 /// fio's pre_read: read the whole file once so that a buffered job starts with it cached

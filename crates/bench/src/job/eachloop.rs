@@ -19,6 +19,10 @@ pub(super) struct EachLoop {
     issued: u64,
     next: u64,
     unlink: bool,
+    /// refill_buffers over loops=N: each loop's writes draw their data from the buffer
+    /// stream's seed again (fio's clear_io_state reseeds buf_state), so that every loop
+    /// writes the first loop's bytes.
+    reseed: bool,
 }
 
 impl EachLoop {
@@ -29,7 +33,8 @@ impl EachLoop {
         let spec = &plan.spec;
         let loops = spec.time_based || spec.loops > 1;
         let acts = spec.unlink_each_loop || plan.invalidate && !fs_op;
-        let every = if loops && acts && plan.engine.kind.needs_files() {
+        let reseed = plan.buffers.refill && spec.loops > 1 && !spec.time_based;
+        let every = if loops && (acts || reseed) && plan.engine.kind.needs_files() {
             plan.pattern.loop_bytes
         } else {
             0
@@ -39,6 +44,7 @@ impl EachLoop {
             issued: 0,
             next: every,
             unlink: spec.unlink_each_loop,
+            reseed,
         }
     }
 
@@ -62,6 +68,9 @@ impl Runner<'_> {
         self.each_loop.next += self.each_loop.every;
         if self.commit().and_then(|()| self.drain()).is_err() {
             return false;
+        }
+        if self.each_loop.reseed {
+            self.buf_rng = iolab_workload::BufStream::of(&self.plan.pattern);
         }
         let dbg = debug::on(debug::FILE);
         for (id, f) in self.files.iter().zip(&self.plan.files) {
