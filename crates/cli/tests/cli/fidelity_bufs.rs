@@ -223,6 +223,36 @@ fn refilled_writes_are_fios_bytes() {
     same_as_fio("bufs-refill-loops3", &no_invalidate, &["j.0.0"], NONE);
 }
 
+/// Regression: the data after each verify header was iolab's own from the write's seed;
+/// fio's is its random fill of the whole write from that seed (the header's time and crc
+/// are the run's own and left out).
+#[test]
+fn verify_data_after_the_header_is_fios() {
+    let args = [
+        "--rw=write",
+        "--size=64k",
+        "--bs=4k",
+        "--verify=crc32c",
+        "--do_verify=0",
+    ];
+    let d = ours("bufs-verify", &args);
+    assert_eq!(
+        bytes_at(&d, "j.0.0", 48, 16),
+        "3c15459cb6c6e00a64237304dbf5cbbc"
+    );
+    // fio's verify header: 40 bytes, the write's time and the header's crc in them.
+    same_as_fio("bufs-verify", &args, &["j.0.0"], &|i| i % 4096 < 40);
+    let interval = [
+        "--rw=randwrite",
+        "--size=64k",
+        "--bs=8k",
+        "--verify=md5",
+        "--verify_interval=2k",
+        "--do_verify=0",
+    ];
+    same_as_fio("bufs-verify-md5", &interval, &["j.0.0"], &|i| i % 2048 < 40);
+}
+
 /// With the default scramble_buffers=1 fio writes each block's offset into one of its eight
 /// 64-byte lines (chosen by the time) and the issue time into bytes 48-63: every other byte
 /// is fio's.
