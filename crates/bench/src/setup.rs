@@ -169,6 +169,13 @@ fn buffers(
     };
     let reach = usize::try_from(reach).unwrap_or(usize::MAX).min(bs);
     let reach = if reach == 0 { bs } else { reach };
+    if writes {
+        // fio fills a buffer for each of iodepth requests and a synchronous engine writes from
+        // the last one filled (its free list is a stack): the seeds of the others are spent.
+        for _ in depth..plan.engine.depth {
+            let _ = rng.next_seed();
+        }
+    }
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)

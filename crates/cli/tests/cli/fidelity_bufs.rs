@@ -264,3 +264,32 @@ fn scrambled_writes_are_fios_but_for_the_scrambled_words() {
         (48..64).contains(&b) || b % 64 < 8
     });
 }
+
+/// Regression: a synchronous engine with iodepth=4 wrote the stream's first fill; fio fills a
+/// buffer for each of the 4 requests and writes from the last one filled.
+#[test]
+fn a_sync_engine_writes_fios_last_filled_buffer() {
+    let args = [
+        "--rw=randwrite",
+        "--size=64k",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--iodepth=4",
+        "--scramble_buffers=0",
+    ];
+    let d = ours("bufs-psync-depth", &args);
+    assert_eq!(
+        bytes_at(&d, "j.0.0", 0, 16),
+        "1ea767aedf478d5d3c4ecf5cbf8f1abb"
+    );
+    same_as_fio("bufs-psync-depth", &args, &["j.0.0"], NONE);
+    let deep = [
+        "--rw=randwrite",
+        "--size=256k",
+        "--bs=4k",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--scramble_buffers=0",
+    ];
+    same_as_fio("bufs-libaio-depth", &deep, &["j.0.0"], NONE);
+}
