@@ -183,8 +183,20 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, BenchErro
         // As fio: each block holds what the job's writes would (its buffer_pattern, zeros,
         // compressible data), random data that compresses and dedupes badly otherwise, so that
         // thin-provisioned or compressing storage does not make reads look faster than they are.
+        // fio lays a short file out again from its start; iolab goes on from the last whole
+        // block there, past the seeds of the blocks before it, so that a layout cut short
+        // (by a stop, or by fio) ends as fio's whole layout.
+        let from = match how.fill {
+            true => have / how.block as u64 * how.block as u64,
+            false => have,
+        };
+        if how.fill {
+            for _ in 0..from / how.block as u64 {
+                crate::setup::skip_fill(how.block, plan, &mut rng);
+            }
+        }
         let mut fill = |b: &mut [u8]| crate::setup::fill(b, plan, &mut rng);
-        lay_out(&f.path, have, f.size, how, &mut fill, stop)
+        lay_out(&f.path, from, f.size, how, &mut fill, stop)
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
         pre_read(plan, &f.path, stop)?;
     }

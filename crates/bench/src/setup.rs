@@ -340,6 +340,26 @@ pub(crate) fn fill_to(s: &mut [u8], whole: usize, plan: &JobPlan, rng: &mut BufS
     }
 }
 
+/// Moves `rng` on as a [`fill`] of `len` bytes would, without filling anything.
+pub(crate) fn skip_fill(len: usize, plan: &JobPlan, rng: &mut BufStream) {
+    let f = &plan.buffers;
+    let draws = if f.compress_percentage >= 100 {
+        0
+    } else if f.compress_percentage > 0 || f.dedupe_percentage > 0 {
+        let chunk = usize::try_from(f.compress_chunk)
+            .unwrap_or(usize::MAX)
+            .max(1);
+        len.div_ceil(chunk)
+    } else if !f.pattern.is_empty() || f.zero {
+        0
+    } else {
+        1
+    };
+    for _ in 0..draws {
+        let _ = rng.next_seed();
+    }
+}
+
 /// fio's scramble_buffers: in each 512-byte block of a reused write buffer, the block's file
 /// offset at one of its eight 64-byte lines (chosen by the time and offset) and the issue
 /// time (seconds, nanoseconds) in the last 16 bytes of its first line, so that blocks written

@@ -293,3 +293,21 @@ fn a_sync_engine_writes_fios_last_filled_buffer() {
     ];
     same_as_fio("bufs-libaio-depth", &deep, &["j.0.0"], NONE);
 }
+
+/// Regression: a layout that finds a shorter file goes on from it with the stream's first
+/// seed, so a layout cut short ended other than fio's whole layout; it now goes on from the
+/// last whole block with the seeds of the blocks before it spent.
+#[test]
+fn a_layout_cut_short_goes_on_as_the_whole_one() {
+    let args = ["--rw=randread", "--size=96k", "--bs=4k"];
+    let whole = std::fs::read(ours("bufs-whole", &args).path.join("j.0.0")).unwrap();
+    let d = TestDir::new("bufs-cut");
+    std::fs::write(d.path.join("j.0.0"), &whole[..10 * 4096 + 100]).unwrap();
+    d.run(&[&["--name=j", "--output=o.json"][..], &args[..]].concat())
+        .ok();
+    let resumed = std::fs::read(d.path.join("j.0.0")).unwrap();
+    assert!(
+        resumed == whole,
+        "the resumed layout differs from the whole one"
+    );
+}
