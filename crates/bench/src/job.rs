@@ -205,6 +205,8 @@ pub(crate) struct Shared<'a> {
     pub(crate) flow: Option<&'a flow::Flow>,
     /// Its group's steady-state detection, under group_reporting.
     pub(crate) steady: Option<steady::Link<'a>>,
+    /// Its buffer stream as its layout left it.
+    pub(crate) bufs: iolab_workload::BufStream,
 }
 
 /// Runs one job in the calling thread. The engine is created here, in the thread that uses
@@ -230,11 +232,11 @@ pub fn run(
             Err(BenchError::NotStarted)
         };
     }
-    let setup =
-        crate::mem::pin(plan).and_then(|pin| Ok((pin, setup(plan)?, log::Logs::open(plan)?)));
+    let setup = crate::mem::pin(plan)
+        .and_then(|pin| Ok((pin, setup(plan, shared.bufs)?, log::Logs::open(plan)?)));
     let go = start.wait(setup.is_ok());
     // The pinned memory (lockmem) stays locked until the job returns.
-    let (_pinned, (mut eng, mut files, bufs, gen), logs) = setup?;
+    let (_pinned, (mut eng, mut files, bufs, gen, buf_rng), logs) = setup?;
     debug_rand_seeds(&gen);
     if !go {
         return Err(BenchError::NotStarted);
@@ -252,6 +254,7 @@ pub fn run(
     let started_ns = clock.now();
     let mut runner = Runner::new(plan, &mut *eng, files, bufs, gen, clock, progress);
     runner.offload.pool = pool;
+    runner.buf_rng = buf_rng;
     runner.init_prios();
     runner.attach_logs(logs);
     runner.flow = flow::Gate::new(plan, shared.flow);
@@ -369,6 +372,9 @@ struct Runner<'a> {
     sync_may_follow: bool,
     /// The file of the last write (where a sync after the job's last write goes).
     last_write_file: usize,
+    /// fio's buf_state: the seeds of refilled write buffers, after the layout's and the
+    /// buffers' first fills.
+    buf_rng: iolab_workload::BufStream,
     error: Option<JobError>,
     errors_ignored: u64,
     ramping: bool,
@@ -491,6 +497,7 @@ impl<'a> Runner<'a> {
             writes_issued: 0,
             sync_may_follow: false,
             last_write_file: 0,
+            buf_rng: iolab_workload::BufStream::of(&plan.pattern),
             error: None,
             errors_ignored: 0,
             ramping: !plan.ramp_time.is_zero(),

@@ -14,7 +14,7 @@ use iolab_engine::sys::{
     dev::{self, DevInfo},
 };
 use iolab_job::debug;
-use iolab_workload::{FilePlan, JobPlan, Taus88};
+use iolab_workload::{BufStream, FilePlan, JobPlan};
 
 use crate::BenchError;
 
@@ -28,20 +28,32 @@ pub(crate) fn info(line: std::fmt::Arguments<'_>) {
 /// Lays out every plan's files. As fio's `create_serialize` (default 1), one job after
 /// another; the jobs with `create_serialize=0` then each lay out their own files in a thread of
 /// their own, all at once, as fio's job processes do.
-pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<(), BenchError> {
-    let (serial, parallel): (Vec<&JobPlan>, Vec<&JobPlan>) =
-        plans.iter().partition(|p| p.spec.create_serialize);
-    serial.iter().try_for_each(|p| prepare(p, stop))?;
+/// Returns each plan's buffer stream as its layout left it (in the plans' order): the job's
+/// buffers are filled from there, as fio's are.
+pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<Vec<BufStream>, BenchError> {
+    let mut streams: Vec<Option<BufStream>> = vec![None; plans.len()];
+    let (serial, parallel): (Vec<_>, Vec<_>) = streams
+        .iter_mut()
+        .zip(plans)
+        .partition(|(_, p)| p.spec.create_serialize);
+    for (slot, p) in serial {
+        *slot = Some(prepare(p, stop)?);
+    }
     std::thread::scope(|s| {
         let running: Vec<_> = parallel
-            .iter()
-            .map(|p| s.spawn(move || prepare(p, stop)))
+            .into_iter()
+            .map(|(slot, p)| s.spawn(move || prepare(p, stop).map(|r| *slot = Some(r))))
             .collect();
         running.into_iter().try_for_each(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(BenchError::Refused("a layout thread panicked".into())))
         })
-    })
+    })?;
+    Ok(streams
+        .into_iter()
+        .zip(plans)
+        .map(|(r, p)| r.unwrap_or_else(|| BufStream::of(&p.pattern)))
+        .collect())
 }
 
 /// Makes every file of `plan` exist with at least its size as fio lays files out: written
@@ -50,9 +62,12 @@ pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<(), BenchErro
 /// the count and total size of the files it extends. Files of a `create_on_open` job that do
 /// not exist are left to the job's first I/O.
 /// A `stop` ends the work between chunks of [`CHUNK`]: the run then reports what it has.
-pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
+/// Returns the job's buffer stream after the layout's fills (fio's buf_state, which the
+/// layout of each file draws from, a seed per block, the files one after another).
+pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, BenchError> {
+    let mut rng = BufStream::of(&plan.pattern);
     if !diskless_ok(plan) {
-        return Ok(());
+        return Ok(rng);
     }
     let spec = &plan.spec;
     // fill_device without a size writes until the device is full: nothing to allocate,
@@ -61,7 +76,7 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
     let mut extend = Vec::new();
     for f in &plan.files {
         if stop.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(rng);
         }
         if let Some(have) = needs_layout(plan, f, stop)? {
             extend.push((f, have));
@@ -81,7 +96,7 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
     }
     for (f, have) in extend {
         if stop.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(rng);
         }
         if let Some(dir) = f.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir)
@@ -100,13 +115,24 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<(), BenchError> {
         // As fio: each block holds what the job's writes would (its buffer_pattern, zeros,
         // compressible data), random data that compresses and dedupes badly otherwise, so that
         // thin-provisioned or compressing storage does not make reads look faster than they are.
-        let mut rng = Taus88::new(f.size ^ 0xf10);
+        // fio lays a short file out again from its start; iolab goes on from the last whole
+        // block there, past the seeds of the blocks before it, so that a layout cut short
+        // (by a stop, or by fio) ends as fio's whole layout.
+        let from = match how.fill {
+            true => have / how.block as u64 * how.block as u64,
+            false => have,
+        };
+        if how.fill {
+            for _ in 0..from / how.block as u64 {
+                crate::setup::skip_fill(how.block, plan, &mut rng);
+            }
+        }
         let mut fill = |b: &mut [u8]| crate::setup::fill(b, plan, &mut rng);
-        lay_out(&f.path, have, f.size, how, &mut fill, stop)
+        lay_out(&f.path, from, f.size, how, &mut fill, stop)
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
         pre_read(plan, &f.path, stop)?;
     }
-    Ok(())
+    Ok(rng)
 }
 
 /// Whether `f` must be laid out, and from which size (what it has); the checks of block

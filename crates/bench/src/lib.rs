@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use iolab_engine::sys::{self, interrupt::Thread};
 use iolab_engine::EngineError;
 use iolab_stats::DiskStats;
-use iolab_workload::JobPlan;
+use iolab_workload::{BufStream, JobPlan};
 
 pub use job::{inflate_log, keep_rate_series, Clock, JobOutcome, Rates, Stops};
 pub use joberr::{strerror, JobError};
@@ -144,7 +144,7 @@ impl Default for StatusLine {
 /// out of what it measures around `run`.
 pub fn prepare(plans: &[JobPlan]) -> Result<(), BenchError> {
     let never = AtomicBool::new(false);
-    layout::prepare_all(plans, &never)
+    layout::prepare_all(plans, &never).map(drop)
 }
 
 /// Runs `plans` with the status line when standard error is a terminal.
@@ -278,7 +278,7 @@ fn run_phases(
     gate: &dyn Fn(),
 ) -> Result<RunOutcome, BenchError> {
     plans.iter().try_for_each(job::verify_check)?;
-    layout::prepare_all(plans, stop)?;
+    let streams = layout::prepare_all(plans, stop)?;
     job::prepare_shared_logs(plans)?;
     let disks_before = disk_snapshot(plans);
     let t_disk = Instant::now();
@@ -301,6 +301,7 @@ fn run_phases(
     };
     for phase in phases(plans) {
         let prog = &progress[first..first + phase.len()];
+        let bufs = &streams[first..first + phase.len()];
         first += phase.len();
         gate();
         // exit_what=all: a job's exitall ended the run.
@@ -310,7 +311,7 @@ fn run_phases(
         // Undone when the phase ends, fails or is stopped.
         let surroundings = place::Surroundings::enter(phase);
         let results = match surroundings {
-            Ok(_) => run_phase(phase, first - phase.len(), prog, stops, clock),
+            Ok(_) => run_phase(phase, first - phase.len(), prog, bufs, stops, clock),
             Err(e) => vec![Err(e)],
         };
         for r in results {
@@ -359,6 +360,7 @@ fn run_phase(
     phase: &[JobPlan],
     base: usize,
     prog: &[Progress],
+    bufs: &[BufStream],
     stops: &Stops<'_>,
     clock: Clock,
 ) -> Vec<Result<JobOutcome, BenchError>> {
@@ -375,7 +377,7 @@ fn run_phase(
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(phase.len());
         let mut spawn_error = None;
-        for (i, ((p, pr), tid)) in phase.iter().zip(prog).zip(&tids).enumerate() {
+        for (i, (((p, pr), tid), b)) in phase.iter().zip(prog).zip(&tids).zip(bufs).enumerate() {
             let (g, flow, io) = (&gate, flows.get(p), &io);
             let stops = stops.for_job(p, &flags, io);
             let ss = steadies.link(phase, i);
@@ -385,7 +387,11 @@ fn run_phase(
                     tid.store(Thread::current().id(), Ordering::Relaxed);
                     // --debug=job:N counts the run's jobs from 0, clones included.
                     iolab_job::debug::set_job(base + i);
-                    let shared = job::Shared { flow, steady: ss };
+                    let shared = job::Shared {
+                        flow,
+                        steady: ss,
+                        bufs: b.clone(),
+                    };
                     let r = job::run(p, &stops, g, clock, pr, &wait_on(p, phase, prog), shared);
                     io.ended(p);
                     r

@@ -10,7 +10,8 @@ use std::path::Path;
 use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
 use iolab_job::spec::Fadvise;
 use iolab_job::{debug, JobSpec};
-use iolab_workload::{Dir, IoGen, JobPlan, SyncMode, Taus88};
+use iolab_workload::bufdata::fio_fill;
+use iolab_workload::{BufStream, Dir, IoGen, JobPlan, SyncMode};
 
 use crate::{layout, mem, BenchError};
 
@@ -64,13 +65,15 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
         .open(path)
 }
 
-pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen);
+pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen, BufStream);
 
 /// Bytes of bookkeeping per request slot, at most, across the engines and the runner
 /// (posixaio's control block is the largest part): what a depth costs before its buffers.
 const SLOT_BYTES: u64 = 512;
 
-pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
+/// `rng`: the job's buffer stream as its layout left it (fio fills the layout, then the
+/// job's buffers, from the one stream).
+pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchError> {
     crate::devcheck::check(plan)?;
     crate::place::enter(plan)?;
     let opts = engine_opts(plan);
@@ -127,9 +130,9 @@ pub(crate) fn setup(plan: &JobPlan) -> Result<Setup, BenchError> {
     }
     let gen =
         IoGen::try_new(pattern).map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
-    let bufs = buffers(plan, &mut *eng, depth, bs as usize)?;
+    let bufs = buffers(plan, &mut *eng, depth, bs as usize, &mut rng)?;
     crate::place::prerun(plan)?;
-    Ok((eng, ids, bufs, gen))
+    Ok((eng, ids, bufs, gen, rng))
 }
 
 /// The job's `depth` buffers of `bs` bytes, from the engine, where fio's mem, iomem and
@@ -139,8 +142,8 @@ fn buffers(
     eng: &mut dyn Engine,
     depth: u32,
     bs: usize,
+    rng: &mut BufStream,
 ) -> Result<Vec<Buf>, BenchError> {
-    let mut rng = Taus88::new(plan.pattern.seed ^ 0xb0f);
     let mut bufs = Vec::new();
     bufs.try_reserve_exact(depth as usize).map_err(|_| {
         BenchError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name))
@@ -171,6 +174,13 @@ fn buffers(
     };
     let reach = usize::try_from(reach).unwrap_or(usize::MAX).min(bs);
     let reach = if reach == 0 { bs } else { reach };
+    if writes {
+        // fio fills a buffer for each of iodepth requests and a synchronous engine writes from
+        // the last one filled (its free list is a stack): the seeds of the others are spent.
+        for _ in depth..plan.engine.depth {
+            let _ = rng.next_seed();
+        }
+    }
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
@@ -179,7 +189,7 @@ fn buffers(
             mem::debug_alloc(plan, &b);
         }
         if writes {
-            fill(&mut b.as_mut_slice()[..reach], plan, &mut rng);
+            fill_to(&mut b.as_mut_slice()[..reach], bs, plan, rng);
         }
         bufs.push(b);
     }
@@ -296,8 +306,14 @@ pub(crate) fn open_one(
 /// Fills a write buffer as fio's buffer options say, in fio 3.33's order: a compress or dedupe
 /// percentage first (each chunk random data, then its compressible share of the pattern, or of
 /// zeros without one; none under dedupe alone), then buffer_pattern, then zero_buffers, else
-/// random data.
-pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
+/// random data: fio's, from the job's buffer stream.
+pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut BufStream) {
+    fill_to(s, s.len(), plan, rng)
+}
+
+/// [`fill`] of the first part of a buffer of `whole` bytes: what a fill of the whole buffer
+/// puts there (fio fills its I/O buffers whole; iolab only as far as a write can reach).
+pub(crate) fn fill_to(s: &mut [u8], whole: usize, plan: &JobPlan, rng: &mut BufStream) {
     let f = &plan.buffers;
     let pattern = |c: &mut [u8]| match f.pattern.len() {
         0 => c.fill(0),
@@ -305,12 +321,6 @@ pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
             .iter_mut()
             .enumerate()
             .for_each(|(i, x)| *x = f.pattern[i % n]),
-    };
-    let random = |c: &mut [u8], rng: &mut Taus88| {
-        for w in c.chunks_mut(8) {
-            let v = rng.next_u64().to_ne_bytes();
-            w.copy_from_slice(&v[..w.len()]);
-        }
     };
     if f.compress_percentage >= 100 {
         pattern(s);
@@ -322,7 +332,7 @@ pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
         for c in s.chunks_mut(chunk) {
             let at = c.len() * (100 - pct) / 100;
             let (rand, same) = c.split_at_mut(at);
-            random(rand, rng);
+            rng.fill(rand);
             pattern(same);
         }
     } else if !f.pattern.is_empty() {
@@ -330,7 +340,28 @@ pub(crate) fn fill(s: &mut [u8], plan: &JobPlan, rng: &mut Taus88) {
     } else if f.zero {
         s.fill(0);
     } else {
-        random(s, rng);
+        let seed = rng.next_seed();
+        fio_fill(s, whole.max(s.len()), seed);
+    }
+}
+
+/// Moves `rng` on as a [`fill`] of `len` bytes would, without filling anything.
+pub(crate) fn skip_fill(len: usize, plan: &JobPlan, rng: &mut BufStream) {
+    let f = &plan.buffers;
+    let draws = if f.compress_percentage >= 100 {
+        0
+    } else if f.compress_percentage > 0 || f.dedupe_percentage > 0 {
+        let chunk = usize::try_from(f.compress_chunk)
+            .unwrap_or(usize::MAX)
+            .max(1);
+        len.div_ceil(chunk)
+    } else if !f.pattern.is_empty() || f.zero {
+        0
+    } else {
+        1
+    };
+    for _ in 0..draws {
+        let _ = rng.next_seed();
     }
 }
 

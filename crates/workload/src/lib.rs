@@ -5,6 +5,7 @@
 //! file at once take turns on them, so their I/O depends on how the threads interleave.
 #![forbid(unsafe_code)]
 
+pub mod bufdata;
 pub mod dist;
 pub mod gen;
 pub mod lfsr;
@@ -16,6 +17,7 @@ pub mod resolve;
 pub mod rng;
 pub mod zbd;
 
+pub use bufdata::BufStream;
 pub use dist::{Dist, Picker, Zone};
 pub use gen::{BlockSizes, Dir, FilePick, FileSpan, IoGen, IoUnit, MapAllocError, Pattern};
 pub use plan::{BufferFill, EngineOpts, FilePlan, JobPlan, Rate, SyncMode};

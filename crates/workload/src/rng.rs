@@ -24,6 +24,9 @@ impl FioSeeds {
     pub const FILE: u64 = 5;
     /// `FIO_RAND_BLOCK_OFF`: the offsets (see [`FioSeeds::offsets`]).
     pub const BLOCK: u64 = 6;
+    /// `FIO_RAND_BUF_OFF`: the data of write buffers and laid-out files
+    /// ([`crate::bufdata::BufStream`]).
+    pub const BUF: u64 = 9;
     /// `FIO_RAND_SEQ_RAND_READ_OFF`, then write and trim: percentage_random per direction.
     pub const SEQ_RAND: u64 = 10;
     /// `FIO_RAND_ZONE_OFF`: which zone of random_distribution=zoned/zoned_abs an I/O goes to.

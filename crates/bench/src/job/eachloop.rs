@@ -27,6 +27,10 @@ pub(super) struct EachLoop {
     kept: bool,
     on: bool,
     pass: u32,
+    /// refill_buffers over loops=N: each loop's writes draw their data from the buffer
+    /// stream's seed again (fio's clear_io_state reseeds buf_state), so that every loop
+    /// writes the first loop's bytes.
+    reseed: bool,
 }
 
 impl EachLoop {
@@ -38,8 +42,9 @@ impl EachLoop {
         let spec = &plan.spec;
         let loops = spec.time_based || spec.loops > 1;
         let acts = spec.unlink_each_loop || plan.invalidate && !fs_op;
+        let reseed = plan.buffers.refill && spec.loops > 1 && !spec.time_based;
         let reopen = loops && acts && plan.engine.kind.needs_files();
-        let every = if reopen && !kept {
+        let every = if (reopen || (loops && reseed && plan.engine.kind.needs_files())) && !kept {
             plan.pattern.loop_bytes
         } else {
             0
@@ -52,8 +57,9 @@ impl EachLoop {
             unlink: spec.unlink_each_loop,
             reopen,
             kept,
-            on: kept && (reopen || syncs || spec.write_iolog.is_some()),
+            on: kept && (reopen || reseed || syncs || spec.write_iolog.is_some()),
             pass: 1,
+            reseed,
         }
     }
 
@@ -83,6 +89,9 @@ impl Runner<'_> {
         self.each_loop.pass = self.gen.pass();
         if self.commit().and_then(|()| self.drain()).is_err() {
             return false;
+        }
+        if self.each_loop.reseed {
+            self.buf_rng = iolab_workload::BufStream::of(&self.plan.pattern);
         }
         if !self.each_loop.kept {
             return self.reopen_all();

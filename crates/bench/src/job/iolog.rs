@@ -321,7 +321,7 @@ impl Runner<'_> {
             if self.plan.buffers.dedupe_percentage > 0 {
                 self.dedupe_fill(s);
             } else if self.plan.buffers.refill {
-                crate::setup::fill(s, self.plan, &mut self.rng);
+                crate::setup::fill(s, self.plan, &mut self.buf_rng);
             }
         }
         let req = Req::data(op, file, e.offset, e.len as usize, buf);

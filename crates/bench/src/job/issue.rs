@@ -146,7 +146,7 @@ impl Runner<'_> {
         if plan.buffers.dedupe_percentage > 0 {
             self.dedupe_fill(data);
         } else if plan.buffers.refill {
-            fill(data, plan, &mut self.rng);
+            fill(data, plan, &mut self.buf_rng);
         } else if plan.buffers.scramble {
             crate::setup::scramble(data, io.offset, self.now);
         }

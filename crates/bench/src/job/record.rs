@@ -3,7 +3,7 @@
 //! a job that does no I/O (create_only), and `--debug=io` lines.
 
 use iolab_engine::{sys, Op, Req};
-use iolab_workload::Taus88;
+use iolab_workload::BufStream;
 
 use crate::setup::fill;
 
@@ -134,7 +134,7 @@ impl Runner<'_> {
             self.unique_bufs.saturating_sub(1)
         };
         let seed = DEDUPE_SEED ^ (n + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        fill(buf, plan, &mut Taus88::new(seed ^ salt));
+        fill(buf, plan, &mut BufStream::new(seed ^ salt, false));
     }
 
     /// A completion when some latency is not measured: only what is asked for is recorded.

@@ -114,25 +114,11 @@ pub struct Config {
 /// the option is read, by the job crate).
 pub use iolab_job::value::DataPattern as Pattern;
 
-/// Data from a seed: the same bytes for the same seed, at a few instructions per 8 bytes (a
-/// 64-bit LCG, Knuth's MMIX constants; the data only has to differ between writes and be
-/// reproducible for verify_dump, not to be good randomness).
+/// Data from a seed: fio 3.33's random data of a verify write (its `__fill_random_buf` over
+/// the whole write, headers written over it after), so that a block iolab wrote holds fio's
+/// bytes after each header and the other way round.
 pub fn fill_random(buf: &mut [u8], seed: u64) {
-    let mut x = seed;
-    let mut step = || {
-        x = x
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        x
-    };
-    let mut chunks = buf.chunks_exact_mut(8);
-    for c in &mut chunks {
-        c.copy_from_slice(&step().to_le_bytes());
-    }
-    let tail = chunks.into_remainder();
-    let last = step().to_le_bytes();
-    let n = tail.len();
-    tail.copy_from_slice(&last[..n]);
+    iolab_workload::bufdata::fio_fill(buf, buf.len(), seed);
 }
 
 /// What one write put in its block: what a read of it must find.

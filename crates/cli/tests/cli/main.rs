@@ -9,6 +9,7 @@ mod cp_gnu;
 mod engines;
 mod exec;
 mod fidelity;
+mod fidelity_bufs;
 mod fidelity_patterns;
 mod fidelity_random;
 mod fidelity_seq;
