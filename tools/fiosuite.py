@@ -50,7 +50,7 @@ def run_suite(src, binary, name, work, only):
     os.symlink(os.path.abspath(binary), link)
     art = os.path.join(work, "artifacts", name)
     shutil.rmtree(art, ignore_errors=True)
-    os.makedirs(art)
+    os.makedirs(os.path.dirname(art), exist_ok=True)  # the suite makes its own folder
     cmd = [sys.executable, "t/run-fio-tests.py", "-f", link, "-a", art,
            "-s"] + [str(n) for n in HELPERS]
     if only:
@@ -66,7 +66,7 @@ def run_suite(src, binary, name, work, only):
     for n, exe in HELPERS.items():
         if n in results:
             results[n] = ("SKIPPED", f"{exe}: one of fio's C test programs, not a test of fio")
-    return results, p.stdout
+    return results, p.stdout + p.stderr
 
 
 def main():
