@@ -104,7 +104,6 @@ impl Runner<'_> {
         if self.each_loop.reopen && !self.reopen_all() {
             return false;
         }
-        self.iolog_pass_start();
         true
     }
 

@@ -258,9 +258,6 @@ impl Runner<'_> {
         w.open.iter_mut().for_each(|o| *o = false);
     }
 
-    /// A new pass: its files' opens are logged at their first I/O, as fio opens each then.
-    pub(super) fn iolog_pass_start(&mut self) {}
-
     /// The end of the job: the last pass's end (see [`Runner::iolog_pass_end`]); the log
     /// flushed.
     pub(super) fn iolog_end(&mut self) {
