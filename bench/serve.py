@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """iolab serve (epoll and io_uring network paths) against lighttpd (the peer) and nginx, driven
-by wrk. One command runs the whole comparison the README quotes:
+by wrk. One command runs the whole comparison docs/benchmarks.md quotes:
 
   A  one server thread/process, wrk -t1, files of 4 KiB, 64 KiB, 1 MiB x 1, 16, 64
      connections, unpinned and pinned (server on CPU 0 with taskset, wrk on CPU 1);
