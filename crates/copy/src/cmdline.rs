@@ -21,7 +21,7 @@ usage: iolab cp [options] SRC DST
 
 Copies with a window of reads and writes in flight; a destination appears only when complete
 (written, fsynced, renamed into place), so it is never left truncated or half-written.
-GNU cp's options have GNU cp's meaning (the README has the table):
+GNU cp's options have GNU cp's meaning (docs/cp.md has the table):
 
   -a, --archive            -dR --preserve=all: links, FIFOs and devices (as root) kept
   -r, -R, --recursive      copy directories and what they hold

@@ -7,6 +7,7 @@ mod control;
 mod cp;
 mod cp_gnu;
 mod engines;
+mod examples;
 mod exec;
 mod fidelity;
 mod fidelity_bufs;
