@@ -1,4 +1,6 @@
-//! TEST-ONLY hook: `IOLAB_TEST_CLAMP=DIR` makes any job small, fast and harmless.
+//! TEST-ONLY hook: `IOLAB_TEST_CLAMP=DIR` makes any job small, fast and harmless. Only in
+//! builds with the `test-hooks` feature (the cli crate's tests); elsewhere the variable does
+//! nothing.
 //!
 //! The integration tests run every fio example job file through the real binary. In fio a job
 //! file's own options win over command-line globals, so the sizes and targets cannot be
@@ -35,6 +37,9 @@ const MAX_RUNTIME: Duration = Duration::from_millis(300);
 /// Applies the hook when [`ENV`] is set and returns the directory it used, which the caller
 /// must say on standard error so that no one mistakes a clamped run for a real one.
 pub fn from_env(jobs: &mut [JobSpec]) -> Option<String> {
+    if !cfg!(any(test, feature = "test-hooks")) {
+        return None;
+    }
     let dir = std::env::var_os(ENV).filter(|d| !d.is_empty())?;
     let dir = Path::new(&dir).to_string_lossy().into_owned();
     for j in jobs {

@@ -178,8 +178,11 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, String> {
         }
     }
     check(&mut a)?;
-    // Test hook: the named-temporary-file path that file systems without O_TMPFILE take.
-    if std::env::var_os("IOLAB_CP_TMPFILE").is_some_and(|v| v == "0") {
+    // Test hook (builds with the `test-hooks` feature, the cli crate's tests): the
+    // named-temporary-file path that file systems without O_TMPFILE take.
+    if cfg!(feature = "test-hooks")
+        && std::env::var_os("IOLAB_CP_TMPFILE").is_some_and(|v| v == "0")
+    {
         a.opts.tmpfile = false;
     }
     Ok(Parsed::Copy(Box::new(a)))

@@ -16,7 +16,8 @@ use crate::{
 /// times the number in flight after it was committed: a device whose latency grows with the
 /// queue depth.
 /// The run tests of latency_target and max_latency need a latency they control; it is not a
-/// user feature and not one of fio's options.
+/// user feature and not one of fio's options, and acts only in builds with the `test-hooks`
+/// feature (the cli crate's tests).
 pub const TEST_DELAY_ENV: &str = "IOLAB_TEST_NULL_DELAY_US";
 
 pub(crate) struct NullEngine {
@@ -49,6 +50,7 @@ impl NullEngine {
         let depth = opts.depth.max(1) as usize;
         let delay = std::env::var(TEST_DELAY_ENV)
             .ok()
+            .filter(|_| cfg!(any(test, feature = "test-hooks")))
             .and_then(|v| v.parse().ok())
             .map_or(Duration::ZERO, Duration::from_micros);
         NullEngine {

@@ -15,7 +15,8 @@
 //! finds the damage as it would find a device's.
 //!
 //! They are not a user feature and are not in fio's option table; they act only with
-//! `verify=`, and the run says on standard error that one is on.
+//! `verify=`, only in builds with the `test-hooks` feature (the cli crate's tests), and the run
+//! says on standard error that one is on.
 
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -51,6 +52,9 @@ fn var(name: &str) -> Option<String> {
 
 /// The damage to do, when a hook is on (and says so).
 pub fn from_env(job: &str) -> Option<Fault> {
+    if !cfg!(any(test, feature = "test-hooks")) {
+        return None;
+    }
     let num = |s: &str| s.trim().parse::<u64>().ok();
     let (name, value, fault) = if let Some(v) = var(ENV) {
         let f = num(&v).map(Fault::Flip);
