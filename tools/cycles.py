@@ -135,7 +135,7 @@ def main():
     ap.add_argument("--crate")
     args = ap.parse_args()
     found = []
-    crates = sorted(os.listdir(os.path.join(ROOT, "crates")))
+    crates = sorted(os.listdir(os.path.join(ROOT, "crates"))) + [os.path.join("engine", "sys")]
     for crate in crates:
         if args.crate and crate != args.crate:
             continue

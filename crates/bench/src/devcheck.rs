@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use iolab_engine::sys::dev::DevInfo;
+use iolab_sys::dev::DevInfo;
 use iolab_workload::JobPlan;
 
 use crate::BenchError;

@@ -25,7 +25,7 @@ fn size_of(p: &Path) -> Option<u64> {
     let meta = std::fs::metadata(p).ok()?;
     if meta.file_type().is_block_device() {
         let f = File::open(p).ok()?;
-        iolab_engine::sys::block_device_size(std::os::fd::AsRawFd::as_raw_fd(&f)).ok()
+        iolab_sys::block_device_size(std::os::fd::AsRawFd::as_raw_fd(&f)).ok()
     } else {
         Some(meta.len())
     }

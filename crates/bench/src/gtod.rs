@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
-use iolab_engine::sys::{self, clock, task};
+use iolab_sys as sys;
+use iolab_sys::{clock, task};
 use iolab_workload::JobPlan;
 
 use crate::BenchError;

@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use iolab_engine::sys;
+use iolab_sys as sys;
 
 /// Units per calibration try, and tries (fio's CALIBRATE_SCALE and CALIBRATE_RUNS).
 const SCALE: u32 = 1000;

@@ -9,8 +9,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use iolab_engine::{sys, Buf, Done, Engine, FileId, Req, SysCalls};
+use iolab_engine::{Buf, Done, Engine, FileId, Req, SysCalls};
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
+use iolab_sys as sys;
 use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
 
 use iolab_job::debug;
@@ -181,7 +182,7 @@ impl Slot {
 }
 
 /// The clock every job of a run shares, so sample windows line up: nanoseconds since the
-/// run started (the TSC where it is invariant, else CLOCK_MONOTONIC; see engine::sys::clock).
+/// run started (the TSC where it is invariant, else CLOCK_MONOTONIC; see iolab_sys::clock).
 pub type Clock = sys::clock::Clock;
 
 fn stat_dir(d: WDir) -> Dir {

@@ -9,11 +9,9 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use iolab_engine::sys::{
-    self,
-    dev::{self, DevInfo},
-};
 use iolab_job::debug;
+use iolab_sys as sys;
+use iolab_sys::dev::{self, DevInfo};
 use iolab_workload::{BufStream, FilePlan, JobPlan};
 
 use crate::BenchError;

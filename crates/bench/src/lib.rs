@@ -32,9 +32,10 @@ use std::sync::Arc;
 use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
-use iolab_engine::sys::{self, interrupt::Thread};
 use iolab_engine::EngineError;
 use iolab_stats::DiskStats;
+use iolab_sys as sys;
+use iolab_sys::interrupt::Thread;
 use iolab_workload::{BufStream, JobPlan};
 
 pub use job::{inflate_log, keep_rate_series, Clock, JobOutcome, Rates, Stops};
@@ -498,7 +499,7 @@ fn disk_snapshot(plans: &[JobPlan]) -> Vec<(String, DiskStats)> {
         .iter()
         .flat_map(|p| p.files.iter())
         .filter_map(|f| {
-            iolab_engine::sys::dev::DevInfo::of_path(&f.path)
+            iolab_sys::dev::DevInfo::of_path(&f.path)
                 .ok()
                 .flatten()
                 .map(|d| d.name)

@@ -4,8 +4,9 @@
 
 use std::fmt;
 
-use iolab_engine::{sys, Buf, BufMem};
+use iolab_engine::{Buf, BufMem};
 use iolab_job::debug;
+use iolab_sys as sys;
 use iolab_workload::JobPlan;
 
 use crate::BenchError;
@@ -93,7 +94,7 @@ pub(crate) fn pin(plan: &JobPlan) -> Result<Vec<u8>, BenchError> {
     buf.try_reserve_exact(len)
         .map_err(|_| refuse("out of memory".into()))?;
     buf.resize(len, 0);
-    iolab_engine::sys::mlock(&buf).map_err(|e| refuse(format!("mlock: {e}")))?;
+    iolab_sys::mlock(&buf).map_err(|e| refuse(format!("mlock: {e}")))?;
     Ok(buf)
 }
 

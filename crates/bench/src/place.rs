@@ -16,8 +16,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use iolab_engine::sys::{self, dev::DevInfo, task};
 use iolab_job::place::{parse_list, CpusPolicy, MemPolicy};
+use iolab_sys as sys;
+use iolab_sys::{dev::DevInfo, task};
 use iolab_workload::JobPlan;
 
 use crate::layout::info;

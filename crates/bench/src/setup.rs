@@ -7,9 +7,10 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
+use iolab_engine::{Buf, Engine, EngineOpts, FileId};
 use iolab_job::spec::Fadvise;
 use iolab_job::{debug, JobSpec};
+use iolab_sys as sys;
 use iolab_workload::bufdata::fio_fill;
 use iolab_workload::{BufStream, Dir, IoGen, JobPlan, SyncMode};
 

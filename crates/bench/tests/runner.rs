@@ -361,9 +361,9 @@ fn cached_after_one_read(dir: &Path, hint: &str) -> Option<usize> {
     let out = run(&plans(&job), &AtomicBool::new(false)).expect("run");
     assert_eq!(out.jobs[0].stats.dir(Dir::Read).total_ios, 1);
     let f = fs::File::open(&path).expect("open");
-    let n = iolab_engine::sys::cached_pages(f.as_raw_fd(), len).expect("mincore");
-    let _ = iolab_engine::sys::drop_cache(f.as_raw_fd());
-    (iolab_engine::sys::cached_pages(f.as_raw_fd(), len).ok() == Some(0)).then_some(n)
+    let n = iolab_sys::cached_pages(f.as_raw_fd(), len).expect("mincore");
+    let _ = iolab_sys::drop_cache(f.as_raw_fd());
+    (iolab_sys::cached_pages(f.as_raw_fd(), len).ok() == Some(0)).then_some(n)
 }
 
 #[test]

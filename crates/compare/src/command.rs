@@ -77,7 +77,7 @@ pub fn default_report(now: SystemTime) -> PathBuf {
     let secs = now
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let c = iolab_engine::sys::date::Civil::from_unix(secs);
+    let c = iolab_sys::date::Civil::from_unix(secs);
     PathBuf::from(format!(
         "iolab-compare-{:04}{:02}{:02}-{:02}{:02}{:02}.html",
         c.year, c.month, c.day, c.hour, c.minute, c.second

@@ -21,7 +21,7 @@ pub fn machine(file: &Path, dir: &Path) -> Machine {
         })
         .unwrap_or_default();
     let probe = if file.exists() { file } else { dir };
-    let dev = iolab_engine::sys::dev::DevInfo::of_path(probe)
+    let dev = iolab_sys::dev::DevInfo::of_path(probe)
         .ok()
         .flatten()
         .map(|d| d.name)
@@ -51,7 +51,7 @@ pub fn machine(file: &Path, dir: &Path) -> Machine {
 }
 
 fn filesystem_of(p: &Path) -> String {
-    iolab_engine::sys::dev::mount_of(p)
+    iolab_sys::dev::mount_of(p)
         .map(|m| format!("{} on {}", m.fstype, m.point.display()))
         .unwrap_or_default()
 }

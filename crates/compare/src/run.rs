@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_bench::{run_with, RunOutcome, StatusLine};
-use iolab_engine::sys::process_usage;
 use iolab_engine::Caps;
 use iolab_job::value::RwMode;
 use iolab_job::JobSpec;
 use iolab_report::build::{job_report, JobMeta};
 use iolab_report::compare::{CompareRow, Comparison, HostShare, Source, CLAT_PCT};
 use iolab_stats::JobStats;
+use iolab_sys::process_usage;
 use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
 
 use crate::diagnose::{diagnose, Workload};

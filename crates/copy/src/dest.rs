@@ -13,7 +13,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use iolab_engine::sys::fs as sysfs;
+use iolab_sys::fs as sysfs;
 
 use crate::{Event, SyncWrites};
 

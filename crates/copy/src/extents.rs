@@ -7,7 +7,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use iolab_engine::sys::fs as sysfs;
+use iolab_sys::fs as sysfs;
 
 /// The data extents `(start, end)` of a file of `size` bytes. A file with as many blocks as
 /// bytes is one extent without asking; otherwise SEEK_DATA/SEEK_HOLE walk it (file systems

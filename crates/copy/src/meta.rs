@@ -8,7 +8,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use iolab_engine::sys::fs as sysfs;
+use iolab_sys::fs as sysfs;
 
 use crate::{CopyError, Preserve};
 

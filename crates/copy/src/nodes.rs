@@ -8,7 +8,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use iolab_engine::sys::fs as sysfs;
+use iolab_sys::fs as sysfs;
 
 use crate::dest::{self, Committed, DestFlags, Temp};
 use crate::error::shown;

@@ -409,12 +409,12 @@ impl<'o> Pipeline<'o> {
         let Some(temp) = &job.temp else { return Ok(()) };
         let (f, dst) = (&temp.file, job.dst_path);
         if job.dst_direct && job.used == Used::Engine {
-            engine::sys::fs::set_len(f.as_raw_fd(), job.size)
+            iolab_sys::fs::set_len(f.as_raw_fd(), job.size)
                 .map_err(|e| CopyError::io("set the size of", dst, e))?;
             if !self.opts.direct {
                 // The writes are done; --verify reads this descriptor (O_DIRECT is shared by
                 // its duplicates) with the buffered alignment it was asked for.
-                engine::sys::fs::set_direct(f.as_raw_fd(), false)
+                iolab_sys::fs::set_direct(f.as_raw_fd(), false)
                     .map_err(|e| CopyError::io("clear O_DIRECT on", dst, e))?;
             }
         }
@@ -541,7 +541,7 @@ impl<'o> Pipeline<'o> {
             .map_err(|e| CopyError::io("duplicate descriptor of", job.dst_path, e))?;
         // Read the destination from the device, not from the pages we just wrote (clean after
         // the fsync; without it the kernel keeps dirty pages and this reads memory).
-        let _ = engine::sys::drop_cache(dst.as_raw_fd());
+        let _ = iolab_sys::drop_cache(dst.as_raw_fd());
         if job.size > 0 && std::env::var_os("IOLAB_CP_TEST_CORRUPT").is_some() {
             // Test hook: a bit flipped on the way to the disk, which --verify must catch.
             use std::os::unix::fs::FileExt;

@@ -71,7 +71,9 @@ mod exec;
 mod files;
 mod kind;
 mod req;
-pub mod sys;
+// The system calls, in their own crate (`crates/engine/sys`, iolab-sys); the engines name
+// them `crate::sys`.
+use iolab_sys as sys;
 
 mod libaio;
 mod meta;

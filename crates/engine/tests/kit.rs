@@ -373,7 +373,7 @@ fn a_failing_request_comes_back_as_an_error_with_its_errno() {
 /// does not exist is refused by the kernel (EINVAL), which only a priority it was given can be.
 #[test]
 fn a_requests_io_priority_goes_to_the_kernel() {
-    use iolab_engine::sys::task::{ioprio_value, IOPRIO_CLASS_BE};
+    use iolab_sys::task::{ioprio_value, IOPRIO_CLASS_BE};
     for v in variants(4) {
         let Some(mut eng) = engine_with(&v, |c| c.ioprio) else {
             continue;

@@ -253,7 +253,7 @@ pub fn fio_date(t: SystemTime) -> String {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let c = iolab_engine::sys::date::Civil::from_unix(secs);
+    let c = iolab_sys::date::Civil::from_unix(secs);
     format!(
         "{} {} {:2} {:02}:{:02}:{:02} {}",
         c.weekday_name(),

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Condvar, Mutex};
 
-use iolab_engine::sys::net::EventFd;
+use iolab_sys::net::EventFd;
 
 use crate::path::{self, Found, Site};
 

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use iolab_engine::sys::net;
 use iolab_engine::{Engine, FileId};
+use iolab_sys::net;
 
 use crate::http::Encoding;
 use crate::path::{Found, Ident, Sibling};
@@ -395,7 +395,7 @@ mod tests {
             return;
         }
         assert!(e.resident(t0), "just written: in the page cache");
-        iolab_engine::sys::drop_cache(f.as_raw_fd()).unwrap_or_else(|e| panic!("{e}"));
+        iolab_sys::drop_cache(f.as_raw_fd()).unwrap_or_else(|e| panic!("{e}"));
         if net::page_cached(&f, 0, 8192) != Some(false) {
             iolab_testkit::skip(
                 "page-cache residency",

@@ -6,8 +6,8 @@ use std::io::{self, IoSlice, Read};
 use std::net::{IpAddr, TcpStream};
 use std::sync::Arc;
 
-use iolab_engine::sys::net;
 use iolab_engine::{Buf, OutBody, Outgoing};
+use iolab_sys::net;
 
 use crate::cache::Handle;
 use crate::path::Found;

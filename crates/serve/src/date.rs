@@ -2,7 +2,7 @@
 //! GMT`, RFC 9110 5.6.7) and the common log format's `[06/Nov/1994:08:49:37 +0000]`, from Unix
 //! seconds, in UTC; and parsing HTTP dates back (conditional requests, If-Range).
 
-use iolab_engine::sys::date::{days_from_civil, Civil, MONTHS};
+use iolab_sys::date::{days_from_civil, Civil, MONTHS};
 
 /// Appends the IMF-fixdate of `secs` (29 bytes).
 pub fn http_date(secs: i64, out: &mut Vec<u8>) {

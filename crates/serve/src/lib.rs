@@ -33,8 +33,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use iolab_engine::sys::net::{self, EventFd};
 use iolab_engine::EngineKind;
+use iolab_sys::net::{self, EventFd};
 
 /// Files up to this size are read through the engine into a buffer and sent with their head
 /// in one call; larger ones go with sendfile.

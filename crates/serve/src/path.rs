@@ -11,7 +11,7 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use iolab_engine::sys::net;
+use iolab_sys::net;
 
 /// The root directory the server may serve from.
 #[derive(Debug)]

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::net::SocketAddr;
 
-use iolab_engine::sys::net::{SignalSet, SIGINT, SIGTERM};
+use iolab_sys::net::{SignalSet, SIGINT, SIGTERM};
 
 use crate::{ServeOpts, ServeStats, Server};
 

@@ -12,9 +12,9 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
-use iolab_engine::sys::monotonic_ns;
-use iolab_engine::sys::net::{self, Epoll, EpollEvents};
 use iolab_engine::{Buf, Done, Engine, EngineOpts, NetRing};
+use iolab_sys::monotonic_ns;
+use iolab_sys::net::{self, Epoll, EpollEvents};
 
 use crate::blocking::{Job, Outcome, Pool};
 use crate::cache::{Cache, Got};

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use iolab_engine::sys::net;
 use iolab_serve::{NetMode, ServeOpts, Server};
+use iolab_sys::net;
 
 /// Runs `body` on its own thread and fails the test if it takes longer than `secs`.
 fn limit(secs: u64, body: impl FnOnce() + Send + 'static) {

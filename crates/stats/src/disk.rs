@@ -3,7 +3,7 @@
 //! Take a [`DiskStats`] snapshot before and after the run, subtract, and give the elapsed time to
 //! [`DiskUtil`]. Counters are subtracted with wrap-around, as fio does with its unsigned fields
 //! (some of them are 32-bit in older kernels). Which disk holds a file is the caller's to say
-//! (`iolab_engine::sys::dev::DevInfo` finds it).
+//! (`iolab_sys::dev::DevInfo` finds it).
 
 use std::fs;
 use std::ops::Sub;

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use iolab_engine::{sys, Done};
+use iolab_engine::Done;
+use iolab_sys as sys;
 
 use super::{hot, Runner, SyncAcct};
 use crate::joberr::{site, JobError};
@@ -194,7 +195,7 @@ impl Runner<'_> {
 
     /// Whether a failed completion is I/O that a stop ended rather than an I/O error: cancelled
     /// at the end (ECANCELED), or woken out of a blocked call by the stop (EINTR, see
-    /// engine::sys::interrupt).
+    /// iolab_sys::interrupt).
     pub(super) fn stopped_mid_io(&self, e: &std::io::Error) -> bool {
         match e.raw_os_error() {
             Some(libc::ECANCELED) => self.cancelled,

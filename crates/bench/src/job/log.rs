@@ -396,10 +396,10 @@ fn start_zipper(plan: &JobPlan) -> Result<Zipper, BenchError> {
 /// The epoch's ms at the job's start when times are to be absolute, else 0.
 fn epoch_ms(l: &LogSpec) -> std::io::Result<u64> {
     if l.unix_epoch && !l.alternate_epoch {
-        return iolab_engine::sys::clock_ms(libc::CLOCK_REALTIME);
+        return iolab_sys::clock_ms(libc::CLOCK_REALTIME);
     }
     if l.alternate_epoch {
-        return iolab_engine::sys::clock_ms(l.clock_id);
+        return iolab_sys::clock_ms(l.clock_id);
     }
     Ok(0)
 }

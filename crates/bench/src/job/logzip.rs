@@ -55,9 +55,9 @@ impl Zipper {
         let worker = std::thread::Builder::new()
             .name("log-compress".into())
             .spawn(move || {
-                let pinned = cpus.map_or(Ok(()), |c| iolab_engine::sys::set_thread_affinity(&c));
+                let pinned = cpus.map_or(Ok(()), |c| iolab_sys::set_thread_affinity(&c));
                 let ok = pinned.is_ok();
-                let tid = i32::try_from(iolab_engine::sys::gettid()).unwrap_or(0);
+                let tid = i32::try_from(iolab_sys::gettid()).unwrap_or(0);
                 let _ = ready_tx.send(pinned.map(|()| tid));
                 if ok {
                     work(rx);
@@ -229,15 +229,15 @@ mod tests {
 
     #[test]
     fn the_thread_runs_on_the_cpus_it_is_given() {
-        let mine = iolab_engine::sys::task::affinity(0).unwrap();
+        let mine = iolab_sys::task::affinity(0).unwrap();
         let Some(&last) = mine.last() else {
             return;
         };
         let mut z = Zipper::start(Some(&[last])).unwrap();
-        assert_eq!(iolab_engine::sys::task::affinity(z.tid).unwrap(), [last]);
+        assert_eq!(iolab_sys::task::affinity(z.tid).unwrap(), [last]);
         // Unpinned, it may run wherever the job may.
         let mut free = Zipper::start(None).unwrap();
-        assert_eq!(iolab_engine::sys::task::affinity(free.tid).unwrap(), mine);
+        assert_eq!(iolab_sys::task::affinity(free.tid).unwrap(), mine);
         z.finish();
         free.finish();
     }

@@ -10,8 +10,9 @@
 //! iolog, which says itself when each file opens). The check on the
 //! hot path is one comparison.
 
-use iolab_engine::{sys, FileId};
+use iolab_engine::FileId;
 use iolab_job::debug;
+use iolab_sys as sys;
 use iolab_workload::JobPlan;
 
 use super::fileops::FileOps;

@@ -2,7 +2,8 @@
 //! (fio's disable_* and gtod_reduce), how often an untimed job reads the clock, the outcome of
 //! a job that does no I/O (create_only), and `--debug=io` lines.
 
-use iolab_engine::{sys, Op, Req};
+use iolab_engine::{Op, Req};
+use iolab_sys as sys;
 use iolab_workload::BufStream;
 
 use crate::setup::fill;

@@ -17,7 +17,7 @@ pub(super) fn check_cpus(plan: &JobPlan) -> Result<(), BenchError> {
     };
     let cpus: Vec<usize> = cpus.iter().map(|&c| c as usize).collect();
     let tried = std::thread::scope(|t| {
-        t.spawn(|| iolab_engine::sys::set_thread_affinity(&cpus))
+        t.spawn(|| iolab_sys::set_thread_affinity(&cpus))
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the thread failed")))
     });

@@ -55,10 +55,9 @@ impl Pool {
             let h = std::thread::Builder::new()
                 .name(format!("iolab-verify{i}"))
                 .spawn(move || {
-                    let pinned =
-                        cpus.map_or(Ok(()), |c| iolab_engine::sys::set_thread_affinity(&c));
+                    let pinned = cpus.map_or(Ok(()), |c| iolab_sys::set_thread_affinity(&c));
                     let ok = pinned.is_ok();
-                    let _ = ready_tx.send(pinned.map(|()| iolab_engine::sys::gettid()));
+                    let _ = ready_tx.send(pinned.map(|()| iolab_sys::gettid()));
                     if ok {
                         work(&jobs, &done_tx, &cfg);
                     }

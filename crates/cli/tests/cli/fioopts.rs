@@ -700,7 +700,7 @@ fn write_hint_sets_the_files_write_lifetime() {
     let d = TestDir::new("write-hint");
     let hint = || {
         let f = std::fs::File::open(d.path.join("f")).unwrap();
-        iolab_engine::sys::write_hint(f.as_raw_fd())
+        iolab_sys::write_hint(f.as_raw_fd())
     };
     d.run(&["--name=t", "--filename=f", "--size=64k", "--rw=write"])
         .ok();

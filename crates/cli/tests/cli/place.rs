@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use iolab_engine::sys::task;
+use iolab_sys::task;
 
 use crate::run::{Out, TestDir};
 
@@ -244,7 +244,7 @@ fn uid_and_gid_give_the_job_thread_alone_that_identity() {
 
 /// cgroup v2's mount point, if it is mounted read-write.
 fn cgroup2() -> Option<PathBuf> {
-    let mounts = iolab_engine::sys::dev::mounts().ok()?;
+    let mounts = iolab_sys::dev::mounts().ok()?;
     mounts
         .into_iter()
         .find(|m| m.fstype == "cgroup2" && m.rw)

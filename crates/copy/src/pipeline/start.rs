@@ -10,8 +10,6 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use iolab_engine as engine;
-
 use super::{engine_err, parent_of, Job, Pipeline, State, HYBRID_MIN};
 use crate::dest::Temp;
 use crate::error::{human, shown};
@@ -136,7 +134,7 @@ impl Pipeline<'_> {
     fn stream(&mut self, job: &mut Job<'_>, sf: &File, temp: &Temp) -> Result<(), CopyError> {
         let o = self.opts;
         if o.direct {
-            engine::sys::fs::set_direct(temp.file.as_raw_fd(), false)
+            iolab_sys::fs::set_direct(temp.file.as_raw_fd(), false)
                 .map_err(|e| CopyError::io("clear O_DIRECT on", job.dst_path, e))?;
         }
         let n = match extents::read_to_end_into(sf, &temp.file, &o.cancel) {
@@ -163,20 +161,20 @@ impl Pipeline<'_> {
         let fd = temp.file.as_raw_fd();
         // A file system that refuses O_DIRECT, or wants an alignment beyond the DIRECT_ALIGN
         // our whole-block writes keep, keeps the buffered destination.
-        let aligned = match engine::sys::statx_dio_align(fd) {
+        let aligned = match iolab_sys::statx_dio_align(fd) {
             Some((0, 0)) => false,
             Some((mem, off)) => mem as u64 <= DIRECT_ALIGN && off as u64 <= DIRECT_ALIGN,
             None => true,
         };
         if hybrid && aligned && !job.extents.is_empty() {
-            job.dst_direct = engine::sys::fs::set_direct(fd, true).is_ok();
+            job.dst_direct = iolab_sys::fs::set_direct(fd, true).is_ok();
         }
         // Preallocated blocks are not holes: --sparse=always leaves the size alone.
         let dense = job.extents == [(0, size)] && self.opts.sparse != Sparse::Always;
         let r = if dense {
-            engine::sys::preallocate(fd, size).map(drop)
+            iolab_sys::preallocate(fd, size).map(drop)
         } else {
-            engine::sys::fs::set_len(fd, size)
+            iolab_sys::fs::set_len(fd, size)
         };
         r.map_err(|e| {
             CopyError::io("allocate", dst, e).detail(format!(

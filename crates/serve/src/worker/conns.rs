@@ -5,8 +5,8 @@ use std::io::{self, IoSlice};
 use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 
-use iolab_engine::sys::net;
 use iolab_engine::NetOp;
+use iolab_sys::net;
 
 use super::{uring, Worker, LISTENER, MAX_REFUSED, REFUSED_LINGER_NS};
 use crate::conn::{drain, Conn, Out, Pending, State};

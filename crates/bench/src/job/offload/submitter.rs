@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 
-use iolab_engine::{sys, Done, Engine, FileId, Queued, SysCalls};
+use iolab_engine::{Done, Engine, FileId, Queued, SysCalls};
 use iolab_job::debug;
 use iolab_stats::CpuUsage;
+use iolab_sys as sys;
 
 use super::{Back, Work};
 use crate::job::{Clock, STOP_POLL};

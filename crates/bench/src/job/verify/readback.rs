@@ -72,7 +72,7 @@ impl Runner<'_> {
             self.done = true;
         }
         // Stopped during the read back: no next loop either.
-        self.done |= iolab_engine::sys::interrupt::woken();
+        self.done |= iolab_sys::interrupt::woken();
     }
 
     /// Reads back every remembered block and checks it; a stop ends it early.
@@ -106,7 +106,7 @@ impl Runner<'_> {
         let from = self.clock.now();
         self.now = from;
         // A loop's read back has no Stops at hand: a stop wakes the job's thread too.
-        let stopped = || stop.is_some_and(Stops::is_set) || iolab_engine::sys::interrupt::woken();
+        let stopped = || stop.is_some_and(Stops::is_set) || iolab_sys::interrupt::woken();
         // As fio's do_verify, the read back counts against the runtime: a phase the runtime
         // ended is not read back, and one the runtime ends stops there.
         let deadline = self.sample_until;

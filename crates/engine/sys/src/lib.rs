@@ -1,4 +1,8 @@
-//! Raw system calls and their conventions, in one place.
+//! Raw system calls and their conventions, in one place: the ABI structs and calls the engines
+//! make (AIO, file, pipe, socket), and the host's facts that the rest of iolab asks for (block
+//! devices and mounts, dates, clocks, a thread's attributes, process usage). A crate of its own
+//! so that the engine crate holds engines; it lives under `crates/engine/` because the project
+//! keeps every `unsafe` block there.
 //!
 //! Two return conventions meet here: libc wrappers return -1 and set `errno` ([`cvt`]); the
 //! kernel's own interfaces (AIO events, io_uring CQEs, raw syscalls) return `-errno` ([`kres`]).
@@ -18,6 +22,9 @@ pub mod sock;
 pub mod task;
 
 pub use rw::{file_position, rw_full, RwCall};
+
+#[cfg(test)]
+mod testutil;
 
 use std::io;
 use std::os::fd::RawFd;
