@@ -9,10 +9,18 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::files::Placeholders;
+use crate::kind::Descriptor;
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
     SysCalls,
 };
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor = Descriptor::data(EngineKind::CpuIo, "cpuio", open)
+    .options(&["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"])
+    .diskless()
+    .no_data()
+    .no_io();
 
 const KIND: EngineKind = EngineKind::CpuIo;
 

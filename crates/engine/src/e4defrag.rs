@@ -12,10 +12,16 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
 
 use crate::files::{ebadf, Files};
+use crate::kind::Descriptor;
 use crate::sys::{self, meta as fsop};
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, Op, Queued, Req, SysCalls,
 };
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor = Descriptor::data(EngineKind::E4Defrag, "e4defrag", open)
+    .options(&["donorname", "inplace"])
+    .no_data();
 
 const KIND: EngineKind = EngineKind::E4Defrag;
 

@@ -15,11 +15,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::kind::Descriptor;
 use crate::sys;
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Queued, Req,
     SysCalls,
 };
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor = Descriptor::data(EngineKind::Exec, "exec", open)
+    .options(&["program", "arguments", "grace_time", "std_redirect"])
+    .diskless()
+    .no_data()
+    .no_io();
 
 /// The exec engine's options (fio's names), and what the runner says of the job.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -100,7 +100,7 @@ pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};
 pub use exec::{runnable, ExecOpts};
 pub use files::DioAlign;
-pub use kind::EngineKind;
+pub use kind::{Descriptor, EngineKind, REGISTRY};
 pub use meta::FsOp;
 pub use net::{NetOpts, Proto};
 pub use refused::refusal;
@@ -437,29 +437,5 @@ pub trait Engine: Send {
 /// Opens the engine that `opts` names, probing the kernel for what it needs; a mode the
 /// kernel or device cannot do is a clear error, never a silent fallback.
 pub fn open(opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
-    match opts.kind {
-        EngineKind::Null => Ok(Box::new(null::NullEngine::new(opts))),
-        EngineKind::Sync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Sync))),
-        EngineKind::Psync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Psync))),
-        EngineKind::Vsync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Vsync))),
-        EngineKind::Pvsync => Ok(Box::new(sync::SyncEngine::new(opts, EngineKind::Pvsync))),
-        EngineKind::Pvsync2 => pvsync2::open(opts),
-        EngineKind::Libaio => libaio::open(opts),
-        EngineKind::IoUring => uring::open(opts),
-        EngineKind::PosixAio => posixaio::open(opts),
-        EngineKind::Mmap => mmap::open(opts),
-        EngineKind::Splice => splice::open(opts),
-        EngineKind::CpuIo => cpu::open(opts),
-        EngineKind::FileCreate
-        | EngineKind::FileStat
-        | EngineKind::FileDelete
-        | EngineKind::DirCreate
-        | EngineKind::DirStat
-        | EngineKind::DirDelete
-        | EngineKind::Falloc
-        | EngineKind::Ftruncate => meta::open(opts),
-        EngineKind::Net | EngineKind::NetSplice => net::open(opts),
-        EngineKind::Exec => exec::open(opts),
-        EngineKind::E4Defrag => e4defrag::open(opts),
-    }
+    (opts.kind.desc().open)(opts)
 }

@@ -17,12 +17,24 @@ use std::ptr::{self, addr_of_mut};
 use std::time::{Duration, Instant};
 
 use crate::files::{ebadf, Files};
+use crate::kind::Descriptor;
 use crate::sys::aio::{self, AioContext, IoEvent, Iocb, Ring};
 use crate::sys::{self, kres};
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
     SysCalls,
 };
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor =
+    Descriptor::data(EngineKind::Libaio, "libaio", open).options(&[
+        "userspace_reap",
+        "nowait",
+        "cmdprio_percentage",
+        "cmdprio_class",
+        "cmdprio",
+        "cmdprio_bssplit",
+    ]);
 
 const KIND: EngineKind = EngineKind::Libaio;
 

@@ -21,12 +21,44 @@ use std::path::Path;
 use io_uring::{opcode, types, IoUring, Probe};
 
 use crate::files::bad_file;
+use crate::kind::Descriptor;
 use crate::sys::kres;
 use crate::sys::meta::{self as fsop, StatType};
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued, Req,
     SysCalls,
 };
+
+const META: &[&str] = &["meta_io_uring"];
+const STAT: &[&str] = &["stat_type", "meta_io_uring"];
+pub(crate) const FILECREATE: Descriptor =
+    Descriptor::data(EngineKind::FileCreate, "filecreate", open)
+        .options(META)
+        .diskless()
+        .no_data();
+pub(crate) const FILESTAT: Descriptor = Descriptor::data(EngineKind::FileStat, "filestat", open)
+    .options(STAT)
+    .no_data();
+pub(crate) const FILEDELETE: Descriptor =
+    Descriptor::data(EngineKind::FileDelete, "filedelete", open)
+        .options(META)
+        .no_data();
+pub(crate) const DIRCREATE: Descriptor = Descriptor::data(EngineKind::DirCreate, "dircreate", open)
+    .options(META)
+    .diskless()
+    .no_data();
+pub(crate) const DIRSTAT: Descriptor = Descriptor::data(EngineKind::DirStat, "dirstat", open)
+    .options(STAT)
+    .diskless()
+    .no_data();
+pub(crate) const DIRDELETE: Descriptor = Descriptor::data(EngineKind::DirDelete, "dirdelete", open)
+    .options(META)
+    .diskless()
+    .no_data();
+pub(crate) const FALLOC: Descriptor =
+    Descriptor::data(EngineKind::Falloc, "falloc", open).no_data();
+pub(crate) const FTRUNCATE: Descriptor =
+    Descriptor::data(EngineKind::Ftruncate, "ftruncate", open).no_data();
 
 /// What one request does to the file system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

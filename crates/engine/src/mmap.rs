@@ -23,9 +23,14 @@ use std::path::Path;
 use std::ptr;
 
 use crate::files::{ebadf, Files};
+use crate::kind::Descriptor;
 use crate::{
     sys, Caps, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Req, SysCalls,
 };
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor =
+    Descriptor::data(EngineKind::Mmap, "mmap", open).options(&["thp"]);
 
 const KIND: EngineKind = EngineKind::Mmap;
 

@@ -8,9 +8,18 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::files::Files;
+use crate::kind::Descriptor;
 use crate::{
     Caps, Done, Engine, EngineError, EngineKind, EngineOpts, FileId, Op, Queued, Req, SysCalls,
 };
+
+/// `null`: no files, nothing moved.
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor = Descriptor::data(EngineKind::Null, "null", |o| {
+    Ok(Box::new(NullEngine::new(o)))
+})
+.diskless()
+.no_data();
 
 /// TEST-ONLY hook: `IOLAB_TEST_NULL_DELAY_US=N` makes each request complete N microseconds
 /// times the number in flight after it was committed: a device whose latency grows with the

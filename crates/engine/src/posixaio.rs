@@ -23,10 +23,14 @@ use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant};
 
 use crate::files::{ebadf, Files};
+use crate::kind::Descriptor;
 use crate::{
     sys, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
     Req, SysCalls,
 };
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor = Descriptor::data(EngineKind::PosixAio, "posixaio", open);
 
 const KIND: EngineKind = EngineKind::PosixAio;
 

@@ -1,8 +1,13 @@
 //! `pvsync2`: `preadv2`/`pwritev2`, with RWF_HIPRI (hipri) and RWF_NOWAIT (nowait). The
 //! engine itself is [`SyncEngine`] with the V2 call; this file keeps its tests.
 
+use crate::kind::Descriptor;
 use crate::sync::SyncEngine;
 use crate::{Engine, EngineError, EngineKind, EngineOpts};
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor = Descriptor::data(crate::EngineKind::Pvsync2, "pvsync2", open)
+    .options(&["hipri", "hipri_percentage", "nowait", "uncached"]);
 
 #[cfg(test)]
 const KIND: EngineKind = EngineKind::Pvsync2;

@@ -7,8 +7,12 @@ use std::io;
 use std::os::fd::{OwnedFd, RawFd};
 
 use crate::files::{ebadf, Files};
+use crate::kind::Descriptor;
 use crate::sys::{self, pipe};
 use crate::{Caps, Engine, EngineError, EngineKind, EngineOpts, Op, Req, SysCalls};
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor = Descriptor::data(EngineKind::Splice, "splice", open);
 
 const KIND: EngineKind = EngineKind::Splice;
 

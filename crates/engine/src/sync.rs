@@ -11,10 +11,25 @@ use std::io;
 use std::path::Path;
 
 use crate::files::{ebadf, FileEntry, Files};
+use crate::kind::Descriptor;
 use crate::sys::RwCall;
 use crate::{
     sys, Caps, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Req, SysCalls,
 };
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const SYNC: Descriptor = Descriptor::data(EngineKind::Sync, "sync", |o| {
+    Ok(Box::new(SyncEngine::new(o, EngineKind::Sync)))
+});
+pub(crate) const PSYNC: Descriptor = Descriptor::data(EngineKind::Psync, "psync", |o| {
+    Ok(Box::new(SyncEngine::new(o, EngineKind::Psync)))
+});
+pub(crate) const VSYNC: Descriptor = Descriptor::data(EngineKind::Vsync, "vsync", |o| {
+    Ok(Box::new(SyncEngine::new(o, EngineKind::Vsync)))
+});
+pub(crate) const PVSYNC: Descriptor = Descriptor::data(EngineKind::Pvsync, "pvsync", |o| {
+    Ok(Box::new(SyncEngine::new(o, EngineKind::Pvsync)))
+});
 
 pub(crate) struct SyncEngine {
     kind: EngineKind,

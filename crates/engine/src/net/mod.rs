@@ -25,6 +25,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+use crate::kind::Descriptor;
 use crate::sys::{self, pipe, sock, sock::SockAddr};
 
 mod opts;
@@ -39,6 +40,27 @@ use opts::{check, interface, invalid, is_multicast};
 pub use opts::{NetOpts, Proto};
 use splice::{splice_in, splice_out};
 use wire::{link_msg, UdpSeq, LINK_CLOSE, LINK_OPEN};
+
+const NET_OPTIONS: &[&str] = &[
+    "hostname",
+    "port",
+    "protocol",
+    "listen",
+    "pingpong",
+    "nodelay",
+    "ttl",
+    "interface",
+    "window_size",
+    "mss",
+];
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const NET: Descriptor = Descriptor::data(EngineKind::Net, "net", open)
+    .options(NET_OPTIONS)
+    .diskless()
+    .bit_based();
+pub(crate) const NETSPLICE: Descriptor = Descriptor::data(EngineKind::NetSplice, "netsplice", open)
+    .options(NET_OPTIONS)
+    .diskless();
 
 /// Which side of the connection the job is.
 enum Role {

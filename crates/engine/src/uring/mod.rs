@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use io_uring::{types, IoUring};
 
 use crate::files::{ebadf, FileEntry, Files};
+use crate::kind::Descriptor;
 use crate::sys::{self, kres};
 use crate::{
     Buf, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
@@ -30,6 +31,24 @@ use queue::{enter, Issue, Rw, Slab, Target, Why};
 use register::Registry;
 use ringfd::RingFd;
 use setup::{Mode, Ops};
+
+/// What the engine is before it is opened ([`Descriptor`]).
+pub(crate) const DESC: Descriptor = Descriptor::data(EngineKind::IoUring, "io_uring", open)
+    .options(&[
+        "hipri",
+        "fixedbufs",
+        "registerfiles",
+        "sqthread_poll",
+        "sqthread_poll_cpu",
+        "nonvectored",
+        "nowait",
+        "uncached",
+        "force_async",
+        "cmdprio_percentage",
+        "cmdprio_class",
+        "cmdprio",
+        "cmdprio_bssplit",
+    ]);
 
 const ENGINE: EngineKind = EngineKind::IoUring;
 
