@@ -5,9 +5,10 @@ each other, directly or around a loop").
     tools/cycles.py [--allowed FILE] [--crate NAME]
 
 A file imports another when it names an item of that file's module by path: `use crate::a::b`,
-`crate::a::b::f(...)`, `super::x`, `self::x` (in a mod.rs or a file with its own folder). A `mod x;`
-declaration alone is not an import (a parent that only declares and re-exports its children
-makes no cycle); a `pub use x::Y` re-export is one. The files of each crate form a graph; every
+`crate::a::b::f(...)`, `super::x`, `self::x`, or a child module by its bare name (`x::f()`,
+`use x::Y`, the 2018 edition's relative paths). A `mod x;` declaration alone is not an import,
+and neither is a crate root's `pub use x::Y` (the root as the crate's facade); any other
+re-export is one. The files of each crate form a graph; every
 strongly connected part of more than one file is a cycle, printed as its files.
 
 With --allowed FILE (one cycle a line: its files, space-separated, sorted; '#' comments), exit
@@ -21,6 +22,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+CHILD = re.compile(r"(?<![:\w])([a-z_][a-z0-9_]*)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+ROOT_REEXPORT = re.compile(r"(?m)^pub use [a-z_][a-z0-9_]*::[^;]*;")
 USE_GROUP = re.compile(r"\buse\s+(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^;]*)\}", re.S)
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 STRING = re.compile(r'"(?:\\.|[^"\\])*"')
@@ -83,7 +86,12 @@ def graph(src):
         with open(path, errors="replace") as f:
             text = f.read()
         text = strip_tests(STRING.sub('""', COMMENT.sub("", text)))
+        if mod == ():
+            text = ROOT_REEXPORT.sub("", text)
         refs = [(m.group(1), m.group(2)) for m in PATH.finditer(text)]
+        for m in CHILD.finditer(text):
+            if mod + (m.group(1),) in mods:
+                refs.append(("self", "::" + m.group(1) + m.group(2)))
         for g in USE_GROUP.finditer(text):
             for item in re.split(r"[,\s]+", g.group(3)):
                 item = item.strip().split(" as ")[0]

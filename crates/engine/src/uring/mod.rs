@@ -20,17 +20,17 @@ use std::time::{Duration, Instant};
 
 use io_uring::{types, IoUring};
 
-use crate::files::{ebadf, FileEntry, Files};
+use crate::files::{ebadf, Files};
 use crate::kind::Descriptor;
 use crate::sys::{self, kres};
 use crate::{
     Buf, Caps, Done, Engine, EngineError, EngineKind, EngineOpts, ErrorKind, FileId, Op, Queued,
     Req, SysCalls,
 };
-use queue::{enter, Issue, Rw, Slab, Target, Why};
+use queue::{choose_rw, describe, enter, Issue, Rw, Slab, Target, Why};
 use register::Registry;
 use ringfd::RingFd;
-use setup::{Mode, Ops};
+use setup::{check_iopoll, Mode};
 
 /// What the engine is before it is opened ([`Descriptor`]).
 pub(crate) const DESC: Descriptor = Descriptor::data(EngineKind::IoUring, "io_uring", open)
@@ -546,101 +546,6 @@ fn next_forced(every: u32, prepped: &mut u32) -> bool {
         return true;
     }
     false
-}
-
-/// fio's nonvectored: -1 (None) means READ/WRITE where the kernel has them.
-fn choose_rw(opts: &EngineOpts, ops: &Ops) -> Result<Rw, EngineError> {
-    let plain = ops.read && ops.write;
-    match opts.nonvectored {
-        Some(true) if !plain => Err(unsupported(
-            "nonvectored=1: the kernel has no IORING_OP_READ/WRITE (needs 5.6)",
-        )),
-        Some(true) => Ok(Rw::Plain),
-        Some(false) => Ok(Rw::Vectored),
-        None if plain => Ok(Rw::Plain),
-        None => Ok(Rw::Vectored),
-    }
-}
-
-fn describe(opts: &EngineOpts, mode: &Mode, rw: Rw) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if mode.sqpoll {
-        parts.push(match opts.sqpoll_cpu {
-            Some(c) => format!("sqpoll on cpu {c}"),
-            None => "sqpoll".into(),
-        });
-    }
-    if mode.iopoll {
-        parts.push("hipri".into());
-    }
-    if opts.fixedbufs {
-        parts.push("fixedbufs".into());
-    }
-    if opts.registerfiles {
-        parts.push("registerfiles".into());
-    }
-    if rw == Rw::Vectored {
-        parts.push("vectored".into());
-    }
-    if opts.uncached {
-        parts.push("uncached".into());
-    }
-    if opts.force_async > 0 {
-        parts.push(format!("force_async={}", opts.force_async));
-    }
-    if opts.nowait {
-        parts.push("nowait".into());
-    }
-    if mode.defer_taskrun {
-        parts.push("defer_taskrun".into());
-    } else if mode.coop_taskrun {
-        parts.push("coop_taskrun".into());
-    }
-    if mode.single_issuer && !mode.defer_taskrun {
-        parts.push("single_issuer".into());
-    }
-    if parts.is_empty() {
-        "io_uring".into()
-    } else {
-        format!("io_uring ({})", parts.join(", "))
-    }
-}
-
-/// IOPOLL completes by polling the device's queues: it needs O_DIRECT (the page cache cannot
-/// be polled) and a driver with poll queues. Without them the kernel fails each request with
-/// EOPNOTSUPP, or on older kernels hangs, so refuse the file up front.
-fn check_iopoll(f: &FileEntry) -> Result<(), EngineError> {
-    let refuse = |kind, msg: String, hint: &str| {
-        Err(EngineError::new(kind, "add_file", ENGINE)
-            .path(&f.path)
-            .source(io::Error::new(io::ErrorKind::Unsupported, msg))
-            .hint(hint.to_string()))
-    };
-    if !f.direct {
-        return refuse(
-            ErrorKind::InvalidRequest,
-            "hipri (IOPOLL) needs direct=1: the file is not open with O_DIRECT".into(),
-            "open it with direct=1, or run without hipri",
-        );
-    }
-    match &f.dev {
-        None => refuse(
-            ErrorKind::Unsupported,
-            "IOPOLL is not supported here: the file is not on a block device".into(),
-            "run without hipri",
-        ),
-        Some(d) if !d.io_poll => refuse(
-            ErrorKind::Unsupported,
-            format!(
-                "IOPOLL is not supported on {}: {}/queue/io_poll is 0 (the driver has no poll \
-                 queues)",
-                d.name,
-                d.sysfs.display()
-            ),
-            "run without hipri (NVMe gets poll queues with nvme.poll_queues=N)",
-        ),
-        Some(_) => Ok(()),
-    }
 }
 
 /// SINGLE_ISSUER answers EEXIST to any thread but the issuer; say so instead.

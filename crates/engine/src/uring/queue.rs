@@ -12,7 +12,8 @@ use io_uring::EnterFlags;
 use io_uring::{opcode, IoUring};
 
 use super::ringfd::{RingFd, IORING_ENTER_REGISTERED_RING};
-use super::setup::Mode;
+use super::setup::{Mode, Ops};
+use crate::{EngineError, EngineOpts};
 use crate::{Op, Req, SysCalls};
 
 /// The most one read or write may move (Linux's MAX_RW_COUNT); larger requests complete in
@@ -437,6 +438,64 @@ unsafe fn sys_enter(
         Err(io::Error::last_os_error())
     } else {
         Ok(r as usize)
+    }
+}
+
+/// fio's nonvectored: -1 (None) means READ/WRITE where the kernel has them.
+pub(super) fn choose_rw(opts: &EngineOpts, ops: &Ops) -> Result<Rw, EngineError> {
+    let plain = ops.read && ops.write;
+    match opts.nonvectored {
+        Some(true) if !plain => Err(super::unsupported(
+            "nonvectored=1: the kernel has no IORING_OP_READ/WRITE (needs 5.6)",
+        )),
+        Some(true) => Ok(Rw::Plain),
+        Some(false) => Ok(Rw::Vectored),
+        None if plain => Ok(Rw::Plain),
+        None => Ok(Rw::Vectored),
+    }
+}
+
+pub(super) fn describe(opts: &EngineOpts, mode: &Mode, rw: Rw) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if mode.sqpoll {
+        parts.push(match opts.sqpoll_cpu {
+            Some(c) => format!("sqpoll on cpu {c}"),
+            None => "sqpoll".into(),
+        });
+    }
+    if mode.iopoll {
+        parts.push("hipri".into());
+    }
+    if opts.fixedbufs {
+        parts.push("fixedbufs".into());
+    }
+    if opts.registerfiles {
+        parts.push("registerfiles".into());
+    }
+    if rw == Rw::Vectored {
+        parts.push("vectored".into());
+    }
+    if opts.uncached {
+        parts.push("uncached".into());
+    }
+    if opts.force_async > 0 {
+        parts.push(format!("force_async={}", opts.force_async));
+    }
+    if opts.nowait {
+        parts.push("nowait".into());
+    }
+    if mode.defer_taskrun {
+        parts.push("defer_taskrun".into());
+    } else if mode.coop_taskrun {
+        parts.push("coop_taskrun".into());
+    }
+    if mode.single_issuer && !mode.defer_taskrun {
+        parts.push("single_issuer".into());
+    }
+    if parts.is_empty() {
+        "io_uring".into()
+    } else {
+        format!("io_uring ({})", parts.join(", "))
     }
 }
 

@@ -1,11 +1,13 @@
 //! Ring creation and probing (liburing's `setup.c`). [`try_setup`] is the one place that turns
-//! options into setup flags; [`create`] walks from the best flag set down to plain.
+//! options into setup flags; [`create`] walks from the best flag set down to plain; and
+//! whether a file can be polled ([`check_iopoll`]).
 
 use std::fs;
 use std::io;
 
 use io_uring::{opcode, IoUring, Probe};
 
+use crate::files::FileEntry;
 use crate::{EngineError, EngineKind, EngineOpts, ErrorKind};
 
 const ENGINE: EngineKind = EngineKind::IoUring;
@@ -206,6 +208,43 @@ pub(super) fn setup_error(err: io::Error) -> EngineError {
     match hint {
         Some(h) => e.hint(h),
         None => e,
+    }
+}
+
+/// IOPOLL completes by polling the device's queues: it needs O_DIRECT (the page cache cannot
+/// be polled) and a driver with poll queues. Without them the kernel fails each request with
+/// EOPNOTSUPP, or on older kernels hangs, so refuse the file up front.
+pub(super) fn check_iopoll(f: &FileEntry) -> Result<(), EngineError> {
+    let refuse = |kind, msg: String, hint: &str| {
+        Err(EngineError::new(kind, "add_file", ENGINE)
+            .path(&f.path)
+            .source(io::Error::new(io::ErrorKind::Unsupported, msg))
+            .hint(hint.to_string()))
+    };
+    if !f.direct {
+        return refuse(
+            ErrorKind::InvalidRequest,
+            "hipri (IOPOLL) needs direct=1: the file is not open with O_DIRECT".into(),
+            "open it with direct=1, or run without hipri",
+        );
+    }
+    match &f.dev {
+        None => refuse(
+            ErrorKind::Unsupported,
+            "IOPOLL is not supported here: the file is not on a block device".into(),
+            "run without hipri",
+        ),
+        Some(d) if !d.io_poll => refuse(
+            ErrorKind::Unsupported,
+            format!(
+                "IOPOLL is not supported on {}: {}/queue/io_poll is 0 (the driver has no poll \
+                 queues)",
+                d.name,
+                d.sysfs.display()
+            ),
+            "run without hipri (NVMe gets poll queues with nvme.poll_queues=N)",
+        ),
+        Some(_) => Ok(()),
     }
 }
 
