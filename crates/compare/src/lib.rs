@@ -18,6 +18,7 @@ pub mod args;
 pub mod command;
 pub mod diagnose;
 pub mod machine;
+pub mod qos;
 pub mod row;
 mod run;
 mod saved;

@@ -148,6 +148,8 @@ pub struct Comparison {
     pub time: String,
     /// Set when a signal stopped the comparison: after how many runs, and what did not run.
     pub interrupted: Option<String>,
+    /// `--qos`: latency against offered load, per engine (`qos.rs`).
+    pub qos: Option<crate::qos::Qos>,
 }
 
 /// `123ns`, `45.6us`, `7.89ms`.
@@ -203,7 +205,7 @@ fn short_title(r: &CompareRow, w: usize) -> String {
 }
 
 /// `text` broken into lines of at most [`TABLE_WIDTH`] at spaces, the later ones indented.
-fn wrap(text: &str, indent: &str) -> String {
+pub(crate) fn wrap(text: &str, indent: &str) -> String {
     wrap_after(text, indent, 0)
 }
 
@@ -407,6 +409,10 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
             )?;
         }
     }
+    if let Some(q) = &c.qos {
+        writeln!(out)?;
+        crate::qos::write_qos_table(q, out)?;
+    }
     Ok(())
 }
 
@@ -435,6 +441,10 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
         },
         "runs": runs,
     });
+    let mut v = v;
+    if let Some(q) = &c.qos {
+        v["iolab compare"]["qos"] = crate::qos::qos_json(q);
+    }
     serde_json::to_writer_pretty(&mut *out, &v).map_err(std::io::Error::other)?;
     writeln!(out)
 }
@@ -634,6 +644,7 @@ pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::Rep
             .get("interrupted")
             .and_then(Value::as_str)
             .map(String::from),
+        qos: c.get("qos").map(crate::qos::read_qos_json),
     })
 }
 

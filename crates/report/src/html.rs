@@ -97,6 +97,7 @@ fn render(c: &Comparison, title: &str, logs: &LogCharts) -> String {
     }
     findings(&mut s, c);
     table(&mut s, c);
+    crate::qos_html::section(&mut s, c, &|l| engine_color(c, l));
     plots(&mut s, c, logs);
     workload(&mut s, c);
     machine(&mut s, c);
@@ -249,6 +250,24 @@ fn table(s: &mut String, c: &Comparison) {
     s.push_str("</section>\n");
 }
 
+/// The colour of an engine (a row's label, or its title), the same in every chart: the
+/// order in which the labels first appear among the rows.
+pub(crate) fn engine_color(c: &Comparison, name: &str) -> usize {
+    let mut labels: Vec<&str> = Vec::new();
+    for r in &c.rows {
+        if !labels.contains(&r.label.as_str()) {
+            labels.push(&r.label);
+        }
+    }
+    let label = (c.rows.iter())
+        .find(|r| r.label == name || r.title() == name)
+        .map_or(name, |r| r.label.as_str());
+    labels
+        .iter()
+        .position(|l| *l == label)
+        .unwrap_or(labels.len())
+}
+
 /// The directions of a row that did I/O, with their clat summaries.
 fn lat_dirs(r: &CompareRow) -> Vec<(&'static str, &LatReport)> {
     let Some(job) = r.report.jobs.first() else {
@@ -312,6 +331,8 @@ fn percentiles_plot(s: &mut String, c: &Comparison) {
                 color: i,
                 points: p.iter().map(|&(pct, ns)| (pct, ns as f64)).collect(),
                 markers: true,
+                dashed: false,
+                opacity: 1.0,
             });
         }
     }
@@ -351,6 +372,8 @@ fn iops_time_plot(s: &mut String, c: &Comparison) {
                 .map(|&(ms, v)| (ms as f64 / 1000.0, v))
                 .collect(),
             markers: r.iops_series.len() <= 3,
+            dashed: false,
+            opacity: 1.0,
         })
         .collect();
     if series.is_empty() {
@@ -390,6 +413,8 @@ fn lat_time_plot(s: &mut String, c: &Comparison) {
                 .map(|&(ms, v)| (ms as f64 / 1000.0, v))
                 .collect(),
             markers: r.lat_series.len() <= 3,
+            dashed: false,
+            opacity: 1.0,
         })
         .collect();
     if series.is_empty() {
@@ -453,6 +478,8 @@ fn histogram_plot(s: &mut String, c: &Comparison) {
                     color: i,
                     points: pts,
                     markers: false,
+                    dashed: false,
+                    opacity: 1.0,
                 });
             }
         }

@@ -24,6 +24,8 @@ mod json;
 pub mod logs;
 mod logs_html;
 mod model;
+pub mod qos;
+mod qos_html;
 mod read;
 pub mod run;
 mod svg;

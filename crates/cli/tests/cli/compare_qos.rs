@@ -1,0 +1,168 @@
+//! `iolab compare --qos` (issue 31): latency against offered load, open-loop with Poisson
+//! arrivals, latency from each I/O's due time, the knee in words and drawn. The engine is the
+//! null engine slowed by the test hook `IOLAB_TEST_NULL_DELAY_US`: at depth 1 each I/O takes
+//! that long, so the engine cannot do more than 1e6 / delay IOPS whatever the machine.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Each I/O of the null engine takes this long (µs): at most 200 IOPS.
+const DELAY_US: u64 = 5000;
+
+fn dir(name: &str) -> PathBuf {
+    iolab_testkit::scratch_dir!(&format!("compare_qos/{name}"))
+}
+
+fn compare(cwd: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("compare")
+        .args(args)
+        .current_dir(cwd)
+        .env("IOLAB_TEST_NULL_DELAY_US", DELAY_US.to_string())
+        .output()
+        .expect("run iolab compare");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The sweep of the delayed null engine at depth 1, steps of 0.4 s.
+const SWEEP: [&str; 5] = [
+    "--engines=null",
+    "--iodepth=1",
+    "--size=1m",
+    "--qos",
+    "--qos-step-time=400ms",
+];
+
+/// The knee lies between the lightest load and the engine's ceiling, every offered load past
+/// the ceiling is achieved short, and the JSON and the HTML both carry the curve.
+#[test]
+fn the_qos_sweep_finds_the_knee_below_the_engines_capacity() {
+    let d = dir("knee");
+    let out = compare(
+        &d,
+        &[&SWEEP[..], &["--output-format=json", "--report=q.html"]].concat(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let q = &v["iolab compare"]["qos"];
+    let ceiling = 1e6 / DELAY_US as f64;
+    let curve = &q["curves"][0];
+    assert_eq!(curve["label"], "null", "{q}");
+    let capacity = curve["capacity_iops"].as_f64().expect("capacity");
+    assert!(capacity > 0.0 && capacity <= ceiling * 1.05, "{capacity}");
+    let steps = curve["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 9, "10% to 125% of the capacity: {q}");
+    let mut past = 0;
+    for s in steps {
+        let (offered, achieved) = (s["offered_iops"].as_f64(), s["achieved_iops"].as_f64());
+        let (offered, achieved) = (offered.expect("offered"), achieved.expect("achieved"));
+        assert!(achieved <= ceiling * 1.05, "{s}");
+        // Latency from the due time includes the wait before issue, so it is never below
+        // the I/O's own time.
+        let p50 = s["lat_due_percentile_ns"]["50.000000"]
+            .as_f64()
+            .expect("p50");
+        assert!(p50 >= (DELAY_US * 1000) as f64 * 0.9, "{s}");
+        assert!(s["service_p99_ns"].as_u64().is_some(), "{s}");
+        if offered > ceiling * 1.05 {
+            past += 1;
+            assert!(achieved < offered, "past the ceiling yet achieved: {s}");
+        }
+    }
+    assert!(past >= 1, "no step was offered past the ceiling: {q}");
+    let knee = curve["knee_iops"].as_f64().expect("a knee");
+    let first = steps[0]["achieved_iops"].as_f64().unwrap_or(0.0);
+    assert!(
+        knee >= first && knee > 0.0,
+        "knee {knee} below the lightest load {first}"
+    );
+    assert!(
+        knee <= ceiling * 1.05,
+        "knee {knee} past the ceiling {ceiling}"
+    );
+    let rule = q["target"]["rule"].as_str().unwrap_or("");
+    assert!(rule.contains("5 x the lowest p99"), "{rule}");
+    let sentence = q["knee"].as_str().unwrap_or("");
+    assert!(sentence.starts_with("null holds p99 under "), "{sentence}");
+    // The page draws the curves and states the knee and its rule.
+    let html = std::fs::read_to_string(d.join("q.html")).expect("the report");
+    for want in [
+        "id=\"qos\"",
+        "id=\"plot-qos-p99\"",
+        "id=\"plot-qos-p50\"",
+        "id=\"plot-qos-p99_9\"",
+        "null p99 from due time",
+        "null p99 service time",
+        "target: p99 under",
+        "the knee is the highest IOPS achieved",
+    ] {
+        assert!(html.contains(want), "{want} missing from the report");
+    }
+    // The progress names each step.
+    let err = text(&out.stderr);
+    assert!(err.contains("QoS: null at 125% of its capacity"), "{err}");
+}
+
+/// `--qos-target` answers the question in words; the table gives each step's figures.
+#[test]
+fn a_qos_target_is_answered_in_words_under_the_table_of_steps() {
+    let d = dir("target");
+    let out = compare(
+        &d,
+        &[&SWEEP[..], &["--qos-target=p90=10s", "--report=t.html"]].concat(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let head = "engine  load  offered achieved  p50 due  p99 due  p99.9 due p99 service";
+    assert!(t.contains(head), "{t}");
+    for load in [
+        "10%", "25%", "50%", "70%", "80%", "90%", "100%", "110%", "125%",
+    ] {
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("null") && l.split_whitespace().nth(1) == Some(load)),
+            "no {load} step: {t}"
+        );
+    }
+    // Ten seconds is never reached in 0.4 s steps: every step holds.
+    assert!(
+        t.contains("Knee: null holds p90 under 10.00s up to "),
+        "{t}"
+    );
+    assert!(t.contains("every step held"), "{t}");
+    assert!(
+        t.contains("Target: p90 under 10.00s (--qos-target p90=10s)"),
+        "{t}"
+    );
+    for line in t.lines() {
+        assert!(line.chars().count() < 120, "too wide: {line}");
+    }
+}
+
+/// Bad values are refused naming the option, before anything runs.
+#[test]
+fn bad_qos_values_are_refused_naming_the_option() {
+    let d = dir("bad");
+    for (arg, says) in [
+        ("--qos-target=p97=1ms", "--qos-target: 'p97=1ms'"),
+        (
+            "--qos-target=p99=1",
+            "--qos-target: 'p99=1': the latency needs a unit",
+        ),
+        ("--qos-target=p99", "--qos-target: 'p99'"),
+        ("--qos-step-time=0", "--qos-step-time: '0'"),
+        ("--qos=yes", "--qos takes no value"),
+    ] {
+        let out = compare(&d, &["--engines=null", arg]);
+        assert_eq!(out.status.code(), Some(1), "{arg}");
+        let err = text(&out.stderr);
+        assert!(err.contains(says), "{arg}: {err}");
+        assert!(!err.contains("at depth"), "{arg} ran: {err}");
+    }
+}
