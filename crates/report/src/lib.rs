@@ -29,6 +29,7 @@ mod qos_html;
 mod read;
 pub mod run;
 mod svg;
+mod sweep_chart;
 mod terse;
 mod text;
 

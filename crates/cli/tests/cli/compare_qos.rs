@@ -166,3 +166,103 @@ fn bad_qos_values_are_refused_naming_the_option() {
         assert!(!err.contains("at depth"), "{arg} ran: {err}");
     }
 }
+
+/// The figure of the page with this id, whole.
+fn figure<'a>(html: &'a str, id: &str) -> &'a str {
+    let at = html
+        .find(&format!("<figure id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no {id} in the report"));
+    let end = html[at..].find("</figure>").map_or(html.len(), |e| at + e);
+    &html[at..end]
+}
+
+/// The `<polyline ...>` whose title is `name` in `svg`.
+fn polyline<'a>(svg: &'a str, name: &str) -> &'a str {
+    let t = svg
+        .find(&format!("<title>{name}</title></polyline>"))
+        .unwrap_or_else(|| panic!("no line {name}"));
+    let start = svg[..t].rfind("<polyline").unwrap_or(0);
+    &svg[start..t]
+}
+
+fn stroke(line: &str) -> &str {
+    line.split("stroke=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or("")
+}
+
+/// A depth sweep is drawn as curves against the depth, a line per engine and direction,
+/// writes dashed; every legend names the full variant and an engine keeps its colour.
+#[test]
+fn a_depth_sweep_is_drawn_as_curves_one_line_per_engine() {
+    let d = dir("sweep");
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "compare",
+            "--engines=null,psync",
+            "--iodepth=1,4",
+            "--rw=randrw",
+        ])
+        .args([
+            "--runtime=100ms",
+            "--size=1m",
+            "--trials=1",
+            "--report=s.html",
+        ])
+        .current_dir(&d)
+        .output()
+        .expect("run iolab compare");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(d.join("s.html")).expect("the report");
+    for id in [
+        "plot-sweep-bw",
+        "plot-sweep-p50",
+        "plot-sweep-p99",
+        "plot-sweep-p99_9",
+    ] {
+        figure(&html, id);
+    }
+    let sweep = figure(&html, "plot-sweep-iops");
+    assert!(sweep.contains("I/O depth"), "{sweep}");
+    let (nr, nw) = (polyline(sweep, "null read"), polyline(sweep, "null write"));
+    let (pr, pw) = (
+        polyline(sweep, "psync read"),
+        polyline(sweep, "psync write"),
+    );
+    // Two points a line: one per depth.
+    assert_eq!(
+        nr.split("points=\"").nth(1).map(|p| p.split(' ').count()),
+        Some(2),
+        "{nr}"
+    );
+    assert!(
+        !nr.contains("stroke-dasharray") && nw.contains("stroke-dasharray"),
+        "{nr}\n{nw}"
+    );
+    assert!(!pr.contains("stroke-dasharray") && pw.contains("stroke-dasharray"));
+    assert_eq!(stroke(nr), stroke(nw), "one engine, one colour");
+    assert_ne!(stroke(nr), stroke(pr), "two engines, one colour");
+    // Per-row charts name the depth, and an engine keeps its colour there.
+    let pct = figure(&html, "plot-percentiles");
+    for name in [
+        "null (1) read",
+        "null (4) write",
+        "psync (1) read",
+        "psync (1 x 4 jobs) write",
+    ] {
+        let line = polyline(pct, name);
+        let engine = name.split(' ').next().unwrap_or("");
+        assert_eq!(
+            stroke(line),
+            stroke(polyline(sweep, &format!("{engine} read"))),
+            "{name}"
+        );
+        assert_eq!(
+            line.contains("stroke-dasharray"),
+            name.ends_with("write"),
+            "{name}"
+        );
+    }
+    assert!(!pct.contains(">null read<"), "a legend without its depth");
+}
