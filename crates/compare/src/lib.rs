@@ -23,6 +23,7 @@ pub mod row;
 mod run;
 mod saved;
 pub mod trials;
+pub mod trust;
 mod variant;
 
 pub use diagnose::{diagnose, Workload};

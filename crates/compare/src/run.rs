@@ -357,7 +357,13 @@ pub fn run_on(
     Ok(Comparison {
         source: Source::Compare,
         workload: workload_of(o),
-        findings: diagnose(&rows, &caps, w),
+        findings: {
+            // Where the test file is: a folder in memory makes every figure memory's.
+            let at = (o.file.parent()).filter(|p| p.is_dir()).unwrap_or(&o.dir);
+            let mut f = diagnose(&rows, &caps, w);
+            f.extend(crate::trust::findings(&rows, crate::trust::memory_fs(at)));
+            f
+        },
         rows,
         machine: crate::machine::machine(&o.file, &o.dir),
         time: String::new(),

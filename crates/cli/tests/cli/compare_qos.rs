@@ -266,3 +266,62 @@ fn a_depth_sweep_is_drawn_as_curves_one_line_per_engine() {
     }
     assert!(!pct.contains(">null read<"), "a legend without its depth");
 }
+
+/// A test file on tmpfs measures memory: the finding names the file system and its statfs
+/// magic.
+#[test]
+fn a_test_file_on_tmpfs_is_said_to_measure_memory() {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    if !mounts
+        .lines()
+        .any(|l| l.split(' ').nth(1) == Some("/dev/shm") && l.split(' ').nth(2) == Some("tmpfs"))
+    {
+        iolab_testkit::skip("compare_tmpfs", &"/dev/shm is not a tmpfs here");
+        return;
+    }
+    let shm = PathBuf::from(format!("/dev/shm/iolab-compare-qos-{}", std::process::id()));
+    std::fs::create_dir_all(&shm).expect("a folder in /dev/shm");
+    let d = dir("tmpfs");
+    let at = format!("--directory={}", shm.display());
+    let args = [
+        "--engines=psync",
+        "--direct=0",
+        "--runtime=100ms",
+        "--size=1m",
+        "--trials=1",
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("compare")
+        .args(args)
+        .args([at.as_str(), "--report=m.html"])
+        .current_dir(&d)
+        .output()
+        .expect("run iolab compare");
+    let _ = std::fs::remove_dir_all(&shm);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(
+        t.contains("the test file is on tmpfs: this measures memory"),
+        "{t}"
+    );
+    assert!(t.contains("f_type 0x01021994"), "{t}");
+    // On the build's disk (not in memory) no such finding.
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("compare")
+        .args(args)
+        .arg("--report=n.html")
+        .current_dir(&d)
+        .output()
+        .expect("run iolab compare");
+    let t = text(&out.stdout);
+    let on_disk = !mounts.lines().any(|l| {
+        l.split(' ')
+            .nth(2)
+            .is_some_and(|fs| fs == "tmpfs" || fs == "ramfs")
+            && d.starts_with(l.split(' ').nth(1).unwrap_or("/nowhere"))
+            && l.split(' ').nth(1) != Some("/")
+    });
+    if on_disk {
+        assert!(!t.contains("this measures memory"), "{t}");
+    }
+}
