@@ -70,7 +70,7 @@ pub struct Args {
 
 /// What the command line asks for: to run, or for the usage.
 pub enum Parsed {
-    Run(Args),
+    Run(Box<Args>),
     Help,
 }
 
@@ -149,7 +149,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
             }
         }
     }
-    Ok(Parsed::Run(a))
+    Ok(Parsed::Run(Box::new(a)))
 }
 
 /// `--iodepth=1,16,64`: the depths to compare, each 1 or more.

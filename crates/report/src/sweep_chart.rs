@@ -10,7 +10,7 @@ use crate::svg::{self, fmt_si, Axis, Scale, Series};
 /// The directions a row's first job reports, by name.
 const DIRS: [&str; 3] = ["read", "write", "trim"];
 
-fn dir_of<'a>(r: &'a CompareRow, k: usize) -> Option<&'a DirReport> {
+fn dir_of(r: &CompareRow, k: usize) -> Option<&DirReport> {
     let j = r.report.jobs.first()?;
     let d = [&j.read, &j.write, &j.trim][k];
     (d.total_ios > 0 || d.clat_ns.n > 0).then_some(d)
