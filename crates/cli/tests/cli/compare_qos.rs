@@ -113,6 +113,23 @@ fn the_qos_sweep_finds_the_knee_below_the_engines_capacity() {
     ] {
         assert!(html.contains(want), "{want} missing from the report");
     }
+    // `iolab report` draws the curves again from the saved JSON.
+    std::fs::write(d.join("q.json"), &out.stdout).expect("save the JSON");
+    let back = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["report", "q.json", "-o", "back.html"])
+        .current_dir(&d)
+        .output()
+        .expect("run iolab report");
+    assert!(back.status.success(), "{}", text(&back.stderr));
+    let again = std::fs::read_to_string(d.join("back.html")).expect("the page");
+    assert!(
+        again.contains("id=\"plot-qos-p99\""),
+        "iolab report lost the curves"
+    );
+    assert!(
+        again.contains(&format!("<strong>{}</strong>", sentence)),
+        "the knee"
+    );
     // The progress names each step.
     let err = text(&out.stderr);
     assert!(err.contains("QoS: null at 125% of its capacity"), "{err}");
