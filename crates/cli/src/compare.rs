@@ -21,7 +21,7 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
         Err(code) => return code,
     };
     let a = match parse(&args) {
-        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Run(a)) => *a,
         Ok(Parsed::Help) => return CMD.help(),
         Err(m) => return CMD.usage_error(m),
     };

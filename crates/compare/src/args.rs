@@ -28,6 +28,13 @@ The default run (6 engines x 3 trials x 4 s, plus laying out the file) takes und
   --report=FILE.html  where the HTML report with plots goes (default, with the table:
                       iolab-compare-DATE-TIME.html in the current directory)
   --output-format=normal|json
+  --qos               latency against load: each engine open-loop (Poisson arrivals) at 10% to
+                      125% of its closed-loop capacity, latency from each I/O's due time; the
+                      knee (the highest IOPS before p99 goes over the target) in words and
+                      drawn (one run per step; --trials does not apply to the steps)
+  --qos-target=p99=1ms  the target: p50, p90, p99 or p99.9 under a latency in us, ms or s
+                      (implies --qos; default p99 under 5 x the lowest p99 at the lowest load)
+  --qos-step-time=2s  each step's length (and the closed-loop run's; default 2s)
   -h, --help          print this help
   fio options         --rw=randrw --bs=128k --direct=0 --size=1g --runtime=4 ... change the
                       workload; a JOBFILE's first job replaces the default workload";
@@ -40,6 +47,9 @@ const LONGS: &[&str] = &[
     "directory",
     "report",
     "output-format",
+    "qos",
+    "qos-target",
+    "qos-step-time",
     "help",
 ];
 
@@ -54,11 +64,13 @@ pub struct Args {
     /// fio options for the workload, as `--name=value`.
     pub fio: Vec<String>,
     pub directory: Option<String>,
+    /// `--qos`, `--qos-target`, `--qos-step-time`: the sweep of offered load, if asked for.
+    pub qos: Option<crate::qos::QosOpts>,
 }
 
 /// What the command line asks for: to run, or for the usage.
 pub enum Parsed {
-    Run(Args),
+    Run(Box<Args>),
     Help,
 }
 
@@ -73,6 +85,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
         job_file: None,
         fio: Vec::new(),
         directory: None,
+        qos: None,
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -108,6 +121,20 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
                 other => return Err(format!("--output-format: '{other}': normal or json")),
             },
             "directory" => a.directory = Some(value()?),
+            "qos" if inline.is_none() => {
+                a.qos.get_or_insert_with(Default::default);
+            }
+            "qos" => {
+                return Err("--qos takes no value (--qos-target=p99=1ms sets the target)".into())
+            }
+            "qos-target" => {
+                let t = iolab_report::qos::parse_target(&value()?)?;
+                a.qos.get_or_insert_with(Default::default).target = Some(t);
+            }
+            "qos-step-time" => {
+                let d = crate::qos::step_time(&value()?)?;
+                a.qos.get_or_insert_with(Default::default).step = d;
+            }
             _ => {
                 let def = fio_option(name, LONGS)?;
                 // As fio's getopt: an option with a value takes the next argument (`--bs 8k`).
@@ -122,7 +149,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
             }
         }
     }
-    Ok(Parsed::Run(a))
+    Ok(Parsed::Run(Box::new(a)))
 }
 
 /// `--iodepth=1,16,64`: the depths to compare, each 1 or more.

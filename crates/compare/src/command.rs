@@ -30,7 +30,12 @@ pub fn compare(
     }
     // Two compares in one folder each have their own file, so neither deletes the other's.
     let file = dir.join(test_file_name(std::process::id(), rank));
-    let base = crate::base_spec(a.job_file.as_deref(), &a.fio, &file)?;
+    let mut base = crate::base_spec(a.job_file.as_deref(), &a.fio, &file)?;
+    // The sweep's steps, and the closed-loop run that finds the capacity, last a step each.
+    if let Some(q) = &a.qos {
+        base.runtime = Some(q.step);
+        base.time_based = true;
+    }
     // The report is written after every run: a path that cannot be written is said now.
     if rank.is_none_or(|r| r == 0) {
         if let Some(path) = &a.report {
@@ -41,10 +46,15 @@ pub fn compare(
     let opts = CompareOpts {
         variants: a.variants,
         depths: a.depths,
-        trials: a.trials.unwrap_or(crate::run::DEFAULT_TRIALS),
+        // One closed-loop run finds each capacity under --qos unless --trials asks for more.
+        trials: (a.trials).unwrap_or(match a.qos {
+            Some(_) => 1,
+            None => crate::run::DEFAULT_TRIALS,
+        }),
         base,
         file,
         dir,
+        qos: a.qos,
     };
     let mut c = crate::run_on(runs, &opts, stop, progress)?;
     if rank.is_some_and(|r| r != 0) {

@@ -18,10 +18,12 @@ pub mod args;
 pub mod command;
 pub mod diagnose;
 pub mod machine;
+pub mod qos;
 pub mod row;
 mod run;
 mod saved;
 pub mod trials;
+pub mod trust;
 mod variant;
 
 pub use diagnose::{diagnose, Workload};

@@ -31,6 +31,8 @@ pub struct CompareOpts {
     /// The test file (removed afterwards when the run made it) and its directory.
     pub file: PathBuf,
     pub dir: PathBuf,
+    /// `--qos`: after the closed-loop runs, each row's sweep of offered load.
+    pub qos: Option<crate::qos::QosOpts>,
 }
 
 /// The name of the test file compare lays out in the directory it is given.
@@ -332,6 +334,22 @@ pub fn run_on(
             )
         })
         .collect();
+    // The sweep before the file goes: its steps read the same file.
+    let mut interrupted = interrupted;
+    let qos = match (&o.qos, &interrupted) {
+        (Some(q), None) => {
+            let (qos, cut) =
+                crate::qos::sweep(runs, o, q, &slots, &caps, &rows, &env, stop, progress);
+            if cut {
+                interrupted = Some(format!(
+                    "interrupted during the QoS sweep ({:.1} s); its curves stop where it was",
+                    t0.elapsed().as_secs_f64()
+                ));
+            }
+            Some(qos)
+        }
+        _ => None,
+    };
     let w = Workload {
         direct: o.base.direct,
         reads: !matches!(o.base.rw, RwMode::Write | RwMode::RandWrite),
@@ -339,11 +357,18 @@ pub fn run_on(
     Ok(Comparison {
         source: Source::Compare,
         workload: workload_of(o),
-        findings: diagnose(&rows, &caps, w),
+        findings: {
+            // Where the test file is: a folder in memory makes every figure memory's.
+            let at = (o.file.parent()).filter(|p| p.is_dir()).unwrap_or(&o.dir);
+            let mut f = diagnose(&rows, &caps, w);
+            f.extend(crate::trust::findings(&rows, crate::trust::memory_fs(at)));
+            f
+        },
         rows,
         machine: crate::machine::machine(&o.file, &o.dir),
         time: String::new(),
         interrupted,
+        qos,
     })
 }
 
@@ -363,6 +388,36 @@ pub(crate) fn is_cut(r: &CompareRow) -> bool {
 
 pub(crate) const CUT: &str = "cut short by the interrupt; not counted";
 
+/// The job of one run of `v` at `depth`, and its number of jobs: an engine that completes
+/// every request inside `queue` reaches depth N with N jobs at depth 1.
+pub(crate) fn spec_of(
+    o: &CompareOpts,
+    v: &Variant,
+    depth: u32,
+    caps: Option<&Caps>,
+) -> (JobSpec, u32) {
+    let sync = caps.is_some_and(|c| c.sync_only);
+    let (d, jobs) = if sync { (1, depth) } else { (depth, 1) };
+    let mut spec = o.base.clone();
+    spec.engine = v.opts.clone();
+    spec.engine.depth = d;
+    spec.iodepth_low = d;
+    spec.numjobs = jobs;
+    spec.group_reporting = true;
+    (spec, jobs)
+}
+
+/// What a row of `v` at `depth` with `jobs` is, before its figures.
+pub(crate) fn row_facts(v: &Variant, depth: u32, jobs: u32) -> RunFacts {
+    RunFacts {
+        label: v.label.clone(),
+        engine: v.opts.kind.name().to_string(),
+        depth,
+        jobs,
+        ..RunFacts::default()
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_one(
     runs: &mut dyn Runs,
@@ -374,27 +429,14 @@ fn run_one(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
 ) -> CompareRow {
-    let sync = caps.is_some_and(|c| c.sync_only);
-    let (d, jobs) = if sync { (1, depth) } else { (depth, 1) };
-    let mut spec = o.base.clone();
-    spec.engine = v.opts.clone();
-    spec.engine.depth = d;
-    spec.iodepth_low = d;
-    spec.numjobs = jobs;
-    spec.group_reporting = true;
-    let as_jobs = if sync {
+    let (spec, jobs) = spec_of(o, v, depth, caps);
+    let as_jobs = if caps.is_some_and(|c| c.sync_only) {
         format!(" ({jobs} jobs)")
     } else {
         String::new()
     };
     progress(&format!("{} at depth {depth}{as_jobs}", v.label));
-    let facts = RunFacts {
-        label: v.label.clone(),
-        engine: v.opts.kind.name().to_string(),
-        depth,
-        jobs,
-        ..RunFacts::default()
-    };
+    let facts = row_facts(v, depth, jobs);
     // Every rank plans the same job, so a plan that fails fails on all, before any run.
     let out = plan_jobs(std::slice::from_ref(&spec), env)
         .map_err(|e| e.to_string())
@@ -409,7 +451,7 @@ fn run_one(
 }
 
 /// The row of one run: its jobs merged into one fio-shaped job, and what fio would not know.
-fn row_of(ran: Ran, mut facts: RunFacts) -> CompareRow {
+pub(crate) fn row_of(ran: Ran, mut facts: RunFacts) -> CompareRow {
     let meta = |name: &str| JobMeta {
         name: name.to_string(),
         percentiles: CLAT_PCT.to_vec(),

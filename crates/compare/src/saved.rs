@@ -71,6 +71,7 @@ fn from_fio(report: Report) -> Comparison {
         time: report.time.clone(),
         rows,
         interrupted: None,
+        qos: None,
     }
 }
 

@@ -219,6 +219,7 @@ fn sample() -> Comparison {
         },
         time: "Sun Nov 22 21:38:57 2026".to_owned(),
         interrupted: None,
+        qos: None,
     }
 }
 

@@ -3,9 +3,10 @@
 //! [`MISSING`] and never ranked; a percentile with fewer than [`SPARSE_TAIL`] completions
 //! beyond it is marked and not ranked either (it is one of a handful of I/Os, not a rate).
 
-use crate::compare::{human_count, human_ns, CompareRow, CLAT_PCT};
+use crate::compare::{CompareRow, CLAT_PCT};
 use crate::interval::{self, Interval};
 use crate::svg::{fmt_ns, fmt_si, sig3};
+use crate::textfmt::{human_count, human_ns};
 
 /// What a missing figure looks like, in every table.
 pub const MISSING: &str = "–";

@@ -148,35 +148,32 @@ pub struct Comparison {
     pub time: String,
     /// Set when a signal stopped the comparison: after how many runs, and what did not run.
     pub interrupted: Option<String>,
+    /// `--qos`: latency against offered load, per engine (`qos.rs`).
+    pub qos: Option<crate::qos::Qos>,
 }
 
-/// `123ns`, `45.6us`, `7.89ms`.
-pub fn human_ns(ns: f64) -> String {
-    if ns < 1_000.0 {
-        format!("{ns:.0}ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.1}us", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
-        format!("{:.2}ms", ns / 1e6)
-    } else {
-        format!("{:.2}s", ns / 1e9)
+impl Comparison {
+    /// The colour of an engine (a row's label, or its title), the same in every chart: the
+    /// order in which the labels first appear among the rows.
+    pub(crate) fn engine_color(&self, name: &str) -> usize {
+        let mut labels: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if !labels.contains(&r.label.as_str()) {
+                labels.push(&r.label);
+            }
+        }
+        let label = (self.rows.iter())
+            .find(|r| r.label == name || r.title() == name)
+            .map_or(name, |r| r.label.as_str());
+        labels
+            .iter()
+            .position(|l| *l == label)
+            .unwrap_or(labels.len())
     }
 }
 
-/// `71.0k`, `1.25M`.
-pub fn human_count(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.2}M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
-}
-
-/// The widest line the text table writes: it fits a 120-column terminal. Columns that do not
-/// fit go to a second block under the first; the whole table is in the JSON and the HTML.
-pub const TABLE_WIDTH: usize = 119;
+pub use crate::textfmt::{human_count, human_ns, TABLE_WIDTH};
+use crate::textfmt::{wrap, wrap_after};
 
 /// The widest row name before it is shortened with `…`.
 const NAME_WIDTH: usize = 30;
@@ -200,37 +197,6 @@ fn short_title(r: &CompareRow, w: usize) -> String {
         true => r.title(),
         false => format!("{}{depth}", fit(&r.label, w.saturating_sub(depth.len()))),
     }
-}
-
-/// `text` broken into lines of at most [`TABLE_WIDTH`] at spaces, the later ones indented.
-fn wrap(text: &str, indent: &str) -> String {
-    wrap_after(text, indent, 0)
-}
-
-/// [`wrap`] for text that starts `first` characters into its line; its leading spaces stay.
-fn wrap_after(text: &str, indent: &str, first: usize) -> String {
-    let body = text.trim_start_matches(' ');
-    let len = |s: &str| s.chars().count();
-    let mut out = String::new();
-    let mut line = " ".repeat(text.len() - body.len());
-    let mut fresh = true;
-    let mut taken = first;
-    for word in body.split(' ') {
-        if !fresh && taken + len(&line) + 1 + len(word) > TABLE_WIDTH {
-            out.push_str(&line);
-            out.push('\n');
-            line = indent.to_string();
-            fresh = true;
-            taken = 0;
-        }
-        if !fresh {
-            line.push(' ');
-        }
-        line.push_str(word);
-        fresh = false;
-    }
-    out.push_str(&line);
-    out
 }
 
 /// A cell of the text table: the value (`*` before the best, `†` after a sparse one) and,
@@ -407,6 +373,10 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
             )?;
         }
     }
+    if let Some(q) = &c.qos {
+        writeln!(out)?;
+        crate::qos::write_qos_table(q, out)?;
+    }
     Ok(())
 }
 
@@ -435,6 +405,10 @@ pub fn write_compare_json(c: &Comparison, out: &mut impl std::io::Write) -> std:
         },
         "runs": runs,
     });
+    let mut v = v;
+    if let Some(q) = &c.qos {
+        v["iolab compare"]["qos"] = crate::qos::qos_json(q);
+    }
     serde_json::to_writer_pretty(&mut *out, &v).map_err(std::io::Error::other)?;
     writeln!(out)
 }
@@ -634,6 +608,7 @@ pub fn read_compare_json(v: &serde_json::Value) -> Result<Comparison, crate::Rep
             .get("interrupted")
             .and_then(Value::as_str)
             .map(String::from),
+        qos: c.get("qos").map(crate::qos::read_qos_json),
     })
 }
 

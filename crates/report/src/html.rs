@@ -14,7 +14,7 @@ use crate::columns::{self, Cell, COLUMNS, MISSING, SPARSE_MARK, SPARSE_NOTE};
 use crate::compare::{CompareRow, Comparison, Source};
 use crate::logs::LogCharts;
 use crate::model::LatReport;
-use crate::svg::{self, esc, fmt_ns, fmt_si, Axis, Bar, Series};
+use crate::svg::{self, esc, figure, fmt_ns, fmt_si, Axis, Bar, Series};
 
 /// Histogram bins per decade of latency.
 const HIST_PER_DECADE: f64 = 20.0;
@@ -97,6 +97,7 @@ fn render(c: &Comparison, title: &str, logs: &LogCharts) -> String {
     }
     findings(&mut s, c);
     table(&mut s, c);
+    crate::qos_html::section(&mut s, c, &|l| c.engine_color(l));
     plots(&mut s, c, logs);
     workload(&mut s, c);
     machine(&mut s, c);
@@ -265,25 +266,51 @@ fn lat_dirs(r: &CompareRow) -> Vec<(&'static str, &LatReport)> {
     .collect()
 }
 
-fn series_name(r: &CompareRow, dir: &str, ndirs: usize) -> String {
+/// A row's name in a legend: its label, or its title (with the depth) where the label names
+/// more than one row (a depth sweep), and the direction where it did more than one.
+fn series_name(c: &Comparison, r: &CompareRow, dir: &str, ndirs: usize) -> String {
+    let name = row_name(c, r);
     if ndirs > 1 {
-        format!("{} {dir}", r.label)
+        format!("{name} {dir}")
     } else {
-        r.label.clone()
+        name
     }
 }
 
-pub(crate) fn figure(s: &mut String, id: &str, svg: &str, caption: &str) {
-    let _ = writeln!(
-        s,
-        "<figure id=\"{id}\">{svg}<figcaption>{}</figcaption></figure>",
-        esc(caption)
-    );
+/// The row's label, or its title where several rows share the label.
+fn row_name(c: &Comparison, r: &CompareRow) -> String {
+    match c.rows.iter().filter(|o| o.label == r.label).count() {
+        0 | 1 => r.label.clone(),
+        _ => r.title(),
+    }
+}
+
+/// A row's line: its engine's colour; where the engine ran at several depths, the lower
+/// depths lighter; a write dashed.
+fn row_series(
+    c: &Comparison,
+    i: usize,
+    name: String,
+    dir: &str,
+    pts: Vec<(f64, f64)>,
+    markers: bool,
+) -> Series {
+    let r = &c.rows[i];
+    let same: Vec<usize> = (c.rows.iter().enumerate())
+        .filter(|(_, o)| o.label == r.label)
+        .map(|(k, _)| k)
+        .collect();
+    let k = same.iter().position(|&k| k == i).unwrap_or(0);
+    let mut se = Series::new(name, c.engine_color(&r.label), pts, markers);
+    se.opacity = 0.35 + 0.65 * (k + 1) as f64 / same.len().max(1) as f64;
+    se.dashed = dir == "write";
+    se
 }
 
 fn plots(s: &mut String, c: &Comparison, logs: &LogCharts) {
     s.push_str("<section id=\"plots\"><h2>Plots</h2>\n");
     let before = s.len();
+    crate::sweep_chart::plots(s, c);
     percentiles_plot(s, c);
     if logs.series.is_empty() {
         iops_time_plot(s, c);
@@ -307,12 +334,14 @@ fn percentiles_plot(s: &mut String, c: &Comparison) {
             let Some(p) = l.percentiles.as_ref().filter(|p| !p.is_empty()) else {
                 continue;
             };
-            series.push(Series {
-                name: series_name(r, dir, dirs.len()),
-                color: i,
-                points: p.iter().map(|&(pct, ns)| (pct, ns as f64)).collect(),
-                markers: true,
-            });
+            series.push(row_series(
+                c,
+                i,
+                series_name(c, r, dir, dirs.len()),
+                dir,
+                p.iter().map(|&(pct, ns)| (pct, ns as f64)).collect(),
+                true,
+            ));
         }
     }
     if series.is_empty() {
@@ -342,15 +371,11 @@ fn iops_time_plot(s: &mut String, c: &Comparison) {
         .iter()
         .enumerate()
         .filter(|(_, r)| r.error.is_none() && !r.iops_series.is_empty())
-        .map(|(i, r)| Series {
-            name: r.label.clone(),
-            color: i,
-            points: r
-                .iops_series
-                .iter()
+        .map(|(i, r)| {
+            let pts = (r.iops_series.iter())
                 .map(|&(ms, v)| (ms as f64 / 1000.0, v))
-                .collect(),
-            markers: r.iops_series.len() <= 3,
+                .collect();
+            row_series(c, i, row_name(c, r), "", pts, r.iops_series.len() <= 3)
         })
         .collect();
     if series.is_empty() {
@@ -381,15 +406,11 @@ fn lat_time_plot(s: &mut String, c: &Comparison) {
         .iter()
         .enumerate()
         .filter(|(_, r)| r.error.is_none() && !r.lat_series.is_empty())
-        .map(|(i, r)| Series {
-            name: r.label.clone(),
-            color: i,
-            points: r
-                .lat_series
-                .iter()
+        .map(|(i, r)| {
+            let pts = (r.lat_series.iter())
                 .map(|&(ms, v)| (ms as f64 / 1000.0, v))
-                .collect(),
-            markers: r.lat_series.len() <= 3,
+                .collect();
+            row_series(c, i, row_name(c, r), "", pts, r.lat_series.len() <= 3)
         })
         .collect();
     if series.is_empty() {
@@ -448,12 +469,14 @@ fn histogram_plot(s: &mut String, c: &Comparison) {
         for (dir, l) in &dirs {
             let pts = l.bins.as_deref().map(regroup).unwrap_or_default();
             if !pts.is_empty() {
-                series.push(Series {
-                    name: series_name(r, dir, dirs.len()),
-                    color: i,
-                    points: pts,
-                    markers: false,
-                });
+                series.push(row_series(
+                    c,
+                    i,
+                    series_name(c, r, dir, dirs.len()),
+                    dir,
+                    pts,
+                    false,
+                ));
             }
         }
     }
@@ -487,8 +510,7 @@ fn bars(s: &mut String, c: &Comparison) {
     let mk = |val: fn(&CompareRow) -> Option<f64>, fmt: fn(f64) -> String| -> Vec<Bar> {
         c.rows
             .iter()
-            .enumerate()
-            .map(|(i, r)| {
+            .map(|r| {
                 let v = val(r).filter(|v| r.error.is_none() && v.is_finite());
                 let text = match (v, &r.error) {
                     (Some(v), _) => fmt(v),
@@ -496,8 +518,8 @@ fn bars(s: &mut String, c: &Comparison) {
                     (None, None) => MISSING.to_owned(),
                 };
                 Bar {
-                    label: r.label.clone(),
-                    color: i,
+                    label: row_name(c, r),
+                    color: c.engine_color(&r.label),
                     value: v,
                     text,
                 }

@@ -24,11 +24,15 @@ mod json;
 pub mod logs;
 mod logs_html;
 mod model;
+pub mod qos;
+mod qos_html;
 mod read;
 pub mod run;
 mod svg;
+mod sweep_chart;
 mod terse;
 mod text;
+mod textfmt;
 
 use std::io::{self, Write};
 

@@ -1,8 +1,8 @@
 //! The charts of fio's log files in the HTML report: bandwidth, IOPS and latency over time,
 //! and latency percentiles over time from histogram logs (read in `logs.rs`).
 
-use crate::html::figure;
 use crate::logs::{LogCharts, LogKind, LogSeries, PCTLS};
+use crate::svg::figure;
 use crate::svg::{self, fmt_si, Axis, Series};
 
 /// Every chart the logs give, in the order: bandwidth, IOPS, latency, percentiles.
@@ -23,6 +23,8 @@ pub(crate) fn plots(s: &mut String, logs: &LogCharts) {
                     .filter_map(|(t, pts)| pts.iter().find(|x| x.0 == *pct).map(|x| (*t, x.1)))
                     .collect(),
                 markers: p.lines.len() <= 3,
+                dashed: false,
+                opacity: 1.0,
             })
             .collect();
         let svg = chart(
@@ -58,6 +60,8 @@ fn rate_plot(s: &mut String, logs: &LogCharts, kind: LogKind, unit: &str, id: &s
             color: i,
             points: l.points.clone(),
             markers: l.points.len() <= 3,
+            dashed: false,
+            opacity: 1.0,
         })
         .collect();
     let title = format!("{} over time", capital(kind.name()));
@@ -81,6 +85,8 @@ fn lat_plot(s: &mut String, logs: &LogCharts) {
             color: i,
             points: l.points.clone(),
             markers: l.points.len() <= 3,
+            dashed: false,
+            opacity: 1.0,
         })
         .collect();
     if series.is_empty() {

@@ -289,7 +289,41 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Draw a dot at each point (for short series such as percentile lists).
     pub markers: bool,
+    /// Drawn dashed whatever its colour (writes beside reads, a service time beside the
+    /// latency it is part of); otherwise only a colour past the palette's eight is dashed.
+    pub dashed: bool,
+    /// How opaque, 0 to 1 (1: solid; lighter lines tell apart one engine's values of a sweep).
+    pub opacity: f64,
 }
+
+impl Series {
+    /// A solid line of colour `color`.
+    pub fn new(name: String, color: usize, points: Vec<(f64, f64)>, markers: bool) -> Series {
+        Series {
+            name,
+            color,
+            points,
+            markers,
+            dashed: false,
+            opacity: 1.0,
+        }
+    }
+
+    /// The stroke's dash and opacity attributes.
+    fn style(&self) -> String {
+        let mut a = match self.dashed {
+            true => DASHED.to_string(),
+            false => dash(self.color).to_string(),
+        };
+        if self.opacity < 1.0 && self.opacity.is_finite() {
+            a.push_str(&format!(" stroke-opacity=\"{:.2}\"", self.opacity.max(0.1)));
+        }
+        a
+    }
+}
+
+/// The dash of a [`Series::dashed`] line.
+pub const DASHED: &str = " stroke-dasharray=\"8 4\"";
 
 /// Plot area inside a chart of [`WIDTH`] × `h`.
 struct Area {
@@ -383,20 +417,19 @@ fn no_data(s: &mut String, ar: &Area) {
 }
 
 /// Legend entries below the plot, in columns of [`LEGEND_COL`] px starting at `x0`.
-fn legend(s: &mut String, items: &[(&str, usize)], x0: f64, top: f64) {
+fn legend(s: &mut String, items: &[(&str, usize, String)], x0: f64, top: f64) {
     let per_row = (((WIDTH - x0) / LEGEND_COL).floor() as usize).max(1);
-    for (k, (name, c)) in items.iter().enumerate() {
+    for (k, (name, c, style)) in items.iter().enumerate() {
         let x = x0 + (k % per_row) as f64 * LEGEND_COL;
         let y = top + (k / per_row) as f64 * LEGEND_ROW;
         let _ = write!(
             s,
-            "<line x1=\"{x}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\" stroke=\"{col}\" stroke-width=\"3\"{d}/>\
+            "<line x1=\"{x}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\" stroke=\"{col}\" stroke-width=\"3\"{style}/>\
              <text x=\"{tx}\" y=\"{ty}\" font-size=\"13\">{n}</text>",
             x = num(x),
             x2 = num(x + 24.0),
             y = num(y),
             col = color(*c),
-            d = dash(*c),
             tx = num(x + 30.0),
             ty = num(y + 4.0),
             n = esc(&truncate(name, 34)),
@@ -447,7 +480,7 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String 
             s,
             "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{} points=\"{}\"><title>{}</title></polyline>",
             color(se.color),
-            dash(se.color),
+            se.style(),
             pts.join(" "),
             esc(&se.name),
         );
@@ -463,7 +496,9 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String 
             }
         }
     }
-    let items: Vec<(&str, usize)> = shown.iter().map(|s| (s.name.as_str(), s.color)).collect();
+    let items: Vec<(&str, usize, String)> = (shown.iter())
+        .map(|s| (s.name.as_str(), s.color, s.style()))
+        .collect();
     legend(&mut s, &items, ar.x0, leg_top);
     s.push_str("</svg>");
     s
@@ -552,6 +587,15 @@ pub fn bar_chart(title: &str, x_label: &str, bars: &[Bar], fmt: fn(f64) -> Strin
     }
     s.push_str("</svg>");
     s
+}
+
+/// A chart in its `<figure>`, with its caption.
+pub(crate) fn figure(s: &mut String, id: &str, svg: &str, caption: &str) {
+    let _ = writeln!(
+        s,
+        "<figure id=\"{id}\">{svg}<figcaption>{}</figcaption></figure>",
+        esc(caption)
+    );
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! integration tests are): one link, one place for shared helpers.
 
 mod compare;
+mod compare_qos;
 mod compare_trials;
 mod control;
 mod cp;
