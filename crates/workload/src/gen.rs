@@ -113,6 +113,9 @@ struct Passes {
     /// that does not fit); `None` when it had put it nowhere (fio's request then keeps the
     /// last I/O's offset).
     stale: Option<u64>,
+    /// The files found done, in the order found, not yet taken by [`IoGen::take_done`]; kept
+    /// only once asked for (a write_iolog shows fio's close of each there).
+    done_order: Option<Vec<usize>>,
 }
 
 impl Passes {
@@ -130,6 +133,7 @@ impl Passes {
             by_files: false,
             ended: None,
             stale: None,
+            done_order: None,
             max_bs: [Dir::Read, Dir::Write, Dir::Trim]
                 .iter()
                 .filter(|d| p.has(**d))
@@ -477,6 +481,23 @@ impl IoGen {
         self.passes.is_some()
     }
 
+    /// From now on, keep the files found done (fio closes each there, mid-pass) for
+    /// [`IoGen::take_done`]. Without fio's passes no file is ever found done.
+    pub fn keep_done(&mut self) {
+        if let Some(ps) = &mut self.passes {
+            ps.done_order.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// The files found done since the last call, in the order found (see
+    /// [`IoGen::keep_done`]).
+    pub fn take_done(&mut self) -> Vec<usize> {
+        match self.passes.as_mut().and_then(|ps| ps.done_order.as_mut()) {
+            Some(order) if !order.is_empty() => std::mem::take(order),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether the last pass ended with every file done (fio has closed them by then) rather
     /// than at the budget.
     pub fn ended_by_files(&self) -> bool {
@@ -555,6 +576,9 @@ impl IoGen {
         if !self.files[fi].done {
             self.files[fi].done = true;
             ps.files_done += 1;
+            if let Some(order) = &mut ps.done_order {
+                order.push(fi);
+            }
         }
         if ps.files_done >= self.files.len() {
             ps.ended = Some(true);

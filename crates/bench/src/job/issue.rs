@@ -60,6 +60,9 @@ impl Runner<'_> {
         if H && self.sync_range.due() && !self.sync_ranges() {
             return None;
         }
+        if H && self.iolog.on() {
+            self.iolog_done_closes();
+        }
         if H && !self.open_for(io.file) {
             return None;
         }

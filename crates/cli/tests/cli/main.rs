@@ -10,6 +10,7 @@ mod engines;
 mod exec;
 mod fidelity;
 mod fidelity_bufs;
+mod fidelity_more;
 mod fidelity_patterns;
 mod fidelity_random;
 mod fidelity_seq;

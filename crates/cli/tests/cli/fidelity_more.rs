@@ -1,0 +1,111 @@
+//! More of the I/O sequence against fio 3.33's (issue 29), found by tools/fiodiff.py's seed-29
+//! campaign: each test asserts fio's behaviour on its own, then, where fio is installed, runs
+//! fio on the same job and compares the iologs (timestamps stripped).
+#![allow(clippy::unwrap_used)]
+
+use crate::fidelity::fio;
+use crate::run::TestDir;
+
+/// The job's write_iolog, without its version line and each line's timestamp.
+fn log_of(dir: &TestDir) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.path.join("io.log")).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
+        .collect()
+}
+
+fn with_log<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["--name=j", "--write_iolog=io.log", "--output=o.txt"];
+    a.extend_from_slice(args);
+    a
+}
+
+/// iolab's iolog for `args`, then fio's where it is installed (`None` otherwise).
+fn both(case: &str, args: &[&str]) -> (Vec<String>, Option<Vec<String>>) {
+    let d = TestDir::new(&format!("more-{case}"));
+    d.run(&with_log(args)).ok();
+    let ours = log_of(&d);
+    let f = TestDir::new(&format!("more-{case}-fio"));
+    let theirs = fio(case, &f, &with_log(args)).map(|o| {
+        assert!(o.status.success(), "fio: {o:?}");
+        log_of(&f)
+    });
+    (ours, theirs)
+}
+
+/// The index of the first line equal to `line`.
+#[track_caller]
+fn at(log: &[String], line: &str) -> usize {
+    log.iter()
+        .position(|l| l == line)
+        .unwrap_or_else(|| panic!("no '{line}' in {log:#?}"))
+}
+
+/// Regression: iolab logged a file's close at the pass's end, all files at once; fio closes
+/// a file where it finds it done (set_io_u_file), before the next file's open.
+#[test]
+fn a_file_done_mid_pass_is_closed_there_like_fio() {
+    let args = [
+        "--rw=read",
+        "--nrfiles=2",
+        "--file_service_type=sequential",
+        "--size=32k",
+        "--bs=8k",
+    ];
+    let (ours, theirs) = both("close-sequential", &args);
+    assert!(
+        at(&ours, "j.0.0 close") < at(&ours, "j.0.1 open"),
+        "{ours:#?}"
+    );
+    assert!(at(&ours, "j.0.0 close") > at(&ours, "j.0.0 read 8192 8192"));
+    if let Some(t) = theirs {
+        assert_eq!(ours, t);
+    }
+    // Random file service: the done file is closed when a pick lands on it again.
+    let args = [
+        "--rw=readwrite",
+        "--nrfiles=2",
+        "--file_service_type=random",
+        "--size=32k",
+        "--bs=16k",
+    ];
+    let (ours, theirs) = both("close-random", &args);
+    let closes: Vec<usize> = (ours.iter().enumerate())
+        .filter(|(_, l)| l.ends_with(" close"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(closes.len(), 2, "{ours:#?}");
+    assert!(
+        closes[0] < ours.len() - 2,
+        "the first close comes mid-run: {ours:#?}"
+    );
+    if let Some(t) = theirs {
+        assert_eq!(ours, t);
+    }
+}
+
+/// Regression: with verify, end_fsync's sync was logged after the read back; fio syncs at
+/// the end of the writes, before it closes the file for its verify phase.
+#[test]
+fn end_fsync_before_a_verify_phase_is_logged_before_the_read_back_like_fio() {
+    for rw in ["--rw=write", "--rw=randwrite"] {
+        let args = [
+            rw,
+            "--size=16k",
+            "--bs=4k",
+            "--end_fsync=1",
+            "--verify=crc32c",
+        ];
+        let (ours, theirs) = both(&format!("end-fsync-verify{rw}"), &args);
+        let sync = (ours.iter())
+            .position(|l| l.contains(" sync "))
+            .unwrap_or_else(|| panic!("no sync: {ours:#?}"));
+        let first_read = (ours.iter()).position(|l| l.contains(" read ")).unwrap();
+        assert!(sync < first_read, "{ours:#?}");
+        assert_eq!(ours[sync + 1], "j.0.0 close", "{ours:#?}");
+        if let Some(t) = theirs {
+            assert_eq!(ours, t, "{rw}");
+        }
+    }
+}
