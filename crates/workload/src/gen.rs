@@ -330,7 +330,12 @@ impl IoGen {
         let unit = map_unit(&p);
         let mut files = Vec::with_capacity(p.files.len());
         for (i, &span) in p.files.iter().enumerate() {
-            let blocks = (span.len / unit).max(1);
+            // Under zonemode=strided fio draws among a zone's blocks (its last_block is the
+            // zonerange), the map's index counted from the zone's start.
+            let drawn = p
+                .zones
+                .map_or(span.len, |(range, _, _)| range.min(span.len));
+            let blocks = (drawn / unit).max(1);
             let map = match keeps_map(&p) {
                 false => None,
                 true => Some(RandomMap::try_new(blocks).map_err(|_| MapAllocError {
@@ -725,7 +730,7 @@ impl IoGen {
         len = len.min(span_len).max(1);
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
-            strided(f, z, len, ba, random.then_some(&mut self.rng_off.taus))
+            strided(f, z, len, ba, random.then_some(&mut self.rng_off))
         } else if random && self.own_blocks[d] {
             match random_offset_own_blocks(f, &mut self.rng_off.taus, d, len) {
                 Some(off) => off,
@@ -1147,13 +1152,16 @@ fn sequential_offset(f: &mut FileState, d: usize, len: u64, skip: u64) -> u64 {
 
 /// The offset of the next I/O under zonemode=strided: within the current zone, sequential or
 /// anywhere in the zone (random); after `zonesize` bytes the next zone, `zoneskip` further,
-/// and the span's start again past its end (as fio's --debug=io shows).
+/// and the span's start again past its end (as fio's --debug=io shows). At each `zonerange`
+/// bytes of a zone fio resets the file (fio_file_reset): the random map (and lfsr) start
+/// over, so a zone's blocks are each drawn once before any again, and sequential I/O goes
+/// back to the zone's start.
 fn strided(
     f: &mut FileState,
     (range, size, skip): (u64, u64, u64),
     len: u64,
     ba: u64,
-    rng: Option<&mut Taus88>,
+    rng: Option<&mut OffsetRng>,
 ) -> u64 {
     if f.zone_done >= size {
         f.zone_done = 0;
@@ -1162,10 +1170,33 @@ fn strided(
             f.zone_at = 0;
         }
     }
+    if f.zone_done % range == 0 {
+        if let Some(m) = &mut f.map {
+            m.reset();
+        }
+        if let Some(l) = &mut f.lfsr {
+            l.reset();
+        }
+    }
     let room = range.min(f.span.len - f.zone_at);
+    let last = room.saturating_sub(len);
     let within = match rng {
-        Some(r) => r.below((room.saturating_sub(len) / ba) + 1) * ba,
-        None => f.zone_done.min(room.saturating_sub(len)),
+        Some(r) => {
+            let block = match &mut f.lfsr {
+                Some(l) => l.next_block(),
+                None => f.picker.pick(r),
+            };
+            let block = match &mut f.map {
+                Some(m) => {
+                    let b = m.take(block).unwrap_or(block);
+                    m.extend(b, len.div_ceil(f.unit));
+                    b
+                }
+                None => block,
+            };
+            (block * f.unit).min(last) / ba * ba
+        }
+        None => (f.zone_done % range).min(last),
     };
     f.zone_done += len;
     f.zone_at + within

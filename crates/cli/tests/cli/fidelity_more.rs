@@ -109,3 +109,77 @@ fn end_fsync_before_a_verify_phase_is_logged_before_the_read_back_like_fio() {
         }
     }
 }
+
+/// The offsets of the reads in `log`.
+fn read_offsets(log: &[String]) -> Vec<u64> {
+    (log.iter())
+        .filter_map(|l| l.strip_prefix("j.0.0 read "))
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+/// Regression (fio's t/strided.py, suite test 1006): random I/O under zonemode=strided drew
+/// with no random map, so a zone's block came twice before another came once; fio resets its
+/// map at each zonerange bytes of a zone and draws each of the zone's blocks once.
+#[test]
+fn strided_random_reads_each_block_of_a_zone_once_like_fio() {
+    let args = [
+        "--ioengine=null",
+        "--rw=randread",
+        "--zonemode=strided",
+        "--zonerange=64k",
+        "--zonesize=128k",
+        "--bs=4k",
+        "--size=256k",
+    ];
+    let (ours, theirs) = both("strided-map", &args);
+    let offs = read_offsets(&ours);
+    assert_eq!(offs.len(), 64, "{ours:#?}");
+    // Two zones of 64 KiB, each read twice over (zonesize is twice the range): every block
+    // of the zone once per 16 reads.
+    for (i, chunk) in offs.chunks(16).enumerate() {
+        let zone = (i as u64 / 2) * 64 * 1024;
+        let mut blocks: Vec<u64> = chunk.iter().map(|o| (o - zone) / 4096).collect();
+        blocks.sort_unstable();
+        assert_eq!(blocks, (0..16).collect::<Vec<_>>(), "chunk {i}: {offs:?}");
+    }
+    if let Some(t) = theirs {
+        assert_eq!(ours, t);
+    }
+}
+
+/// Regression (t/strided.py's first case): with filesize and an offset, iolab made the file
+/// offset + filesize long and did I/O past filesize; fio's file is filesize long and its I/O
+/// stops (or, strided, wraps) there.
+#[test]
+fn filesize_with_an_offset_is_the_files_size_like_fio() {
+    let args = [
+        "--rw=read",
+        "--filename=f",
+        "--offset=32k",
+        "--size=64k",
+        "--filesize=64k",
+        "--bs=4k",
+    ];
+    let (ours, theirs) = both("filesize-offset", &args);
+    let offs = read_offsets(
+        &ours
+            .iter()
+            .map(|l| l.replace("f read", "j.0.0 read"))
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(
+        offs,
+        (8..16).map(|b| b * 4096).collect::<Vec<u64>>(),
+        "{ours:#?}"
+    );
+    if let Some(t) = theirs {
+        assert_eq!(ours, t);
+    }
+    let d = TestDir::new("more-filesize-offset-size");
+    d.run(&with_log(&args)).ok();
+    assert_eq!(
+        std::fs::metadata(d.path.join("f")).unwrap().len(),
+        64 * 1024
+    );
+}
