@@ -171,7 +171,9 @@ impl Simple {
             && p.zbd.is_none()
             && p.backward == 0
             && !p.bs_seq_rand;
-        let jumps = !p.random || (p.percentage_random >= 100 && p.modifier <= 1);
+        // Holes (rw=read:N) take the general path, which ends a pass as fio does.
+        let jumps = (!p.random && p.modifier == 0)
+            || (p.random && p.percentage_random >= 100 && p.modifier <= 1);
         (plain && jumps).then_some(Simple {
             dir,
             bs,
@@ -548,7 +550,10 @@ impl IoGen {
         // service resets it).
         let dist = matches!(p.file_pick, FilePick::Dist(_));
         if !p.random {
-            // rw=write:N (holes): fio wraps to the start, as the generator does.
+            if p.modifier > 0 && !dist {
+                // rw=write:N (holes): fio's own test of where the next block goes.
+                return holed_next(f.pos[d], p.modifier, need, f.span).is_none();
+            }
             return p.modifier == 0 && !seq_fits && !dist;
         }
         // A sequential I/O of a random job that starts inside the file but does not fit
@@ -789,8 +794,14 @@ impl IoGen {
             } else {
                 sequential_offset(f, d, len, 0)
             }
+        } else if self.p.modifier > 0 {
+            // fio's holes as its get_next_seq_offset makes them; where fio would find the
+            // file done but passes are not kept (time_based), the file's start again.
+            let at = holed_next(f.pos[d], self.p.modifier, len, f.span).unwrap_or(0);
+            f.pos[d] = at + len;
+            at
         } else {
-            sequential_offset(f, d, len, self.p.modifier)
+            sequential_offset(f, d, len, 0)
         };
         let io = IoUnit {
             dir,
@@ -1138,6 +1149,26 @@ fn random_offset_own_blocks(
     Some(off)
 }
 
+/// Where fio 3.33 puts the next block of `len` under rw=MODE:`add` (holes), relative to the
+/// span, after an I/O that ended at `end` (0 at a pass's start), or `None` where it finds the
+/// file done (get_next_seq_offset, get_next_offset, fill_io_u): the last I/O ended at the
+/// span's end, or the block after the hole does not fit before it. A hole that reaches past
+/// the file's end wraps, as fio wraps it, to the span's offset taken as a position within
+/// the span (fio mixes the two there).
+fn holed_next(end: u64, add: u64, len: u64, span: FileSpan) -> Option<u64> {
+    if end >= span.len {
+        return None;
+    }
+    let mut at = end;
+    if end > 0 {
+        at = end + add;
+        if at >= span.offset + span.len {
+            at = span.offset;
+        }
+    }
+    (at < span.len && at + len <= span.len).then_some(at)
+}
+
 /// The next sequential offset in `f` (back to the start when `len` no longer fits), then
 /// `skip` bytes are left out (rw=MODE:N).
 #[inline]
@@ -1239,8 +1270,8 @@ mod tests {
         cases.push(p.clone());
         p.dist = Dist::Zipf(1.2);
         cases.push(p);
+        // (Holes, rw=write:N, take the general path: fio ends their pass by its own test.)
         let mut p = Pattern::simple(false, true, false, 8192, 1 << 20);
-        p.modifier = 4096;
         p.bytes = Some(3 << 20);
         p.files[0].offset = 1 << 16;
         cases.push(p);

@@ -183,3 +183,33 @@ fn filesize_with_an_offset_is_the_files_size_like_fio() {
         64 * 1024
     );
 }
+
+/// Regression (fio's suite test 7, t0007: rw=read:512k with bs=1m reads 85 of 128 MiB):
+/// iolab wrapped a holed pass to the file's start and went on to size bytes; fio ends the
+/// pass where the block after the hole does not fit, as at the end of any sequential pass.
+#[test]
+fn holes_end_the_pass_where_the_next_block_does_not_fit_like_fio() {
+    let args = ["--ioengine=null", "--rw=read:512k", "--bs=1m", "--size=8m"];
+    let (ours, theirs) = both("holes-t0007", &args);
+    let mb = 1 << 20;
+    let want: Vec<u64> = (0..5).map(|i| i * 3 * mb / 2).collect();
+    assert_eq!(read_offsets(&ours), want, "{ours:#?}");
+    if let Some(t) = theirs {
+        assert_eq!(ours, t);
+    }
+    // With an offset and loops: each loop ends the same way (fio: 32 writes a loop here).
+    let args = [
+        "--ioengine=null",
+        "--rw=write:1k",
+        "--bs=2k",
+        "--size=96k",
+        "--offset=4k",
+        "--loops=2",
+    ];
+    let (ours, theirs) = both("holes-loops", &args);
+    let writes = ours.iter().filter(|l| l.contains(" write ")).count();
+    assert_eq!(writes, 2 * 32, "{ours:#?}");
+    if let Some(t) = theirs {
+        assert_eq!(ours, t);
+    }
+}
