@@ -1201,7 +1201,7 @@ fn strided(
             f.zone_at = 0;
         }
     }
-    if f.zone_done % range == 0 {
+    if f.zone_done.is_multiple_of(range) {
         if let Some(m) = &mut f.map {
             m.reset();
         }
