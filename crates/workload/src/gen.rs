@@ -488,6 +488,28 @@ impl IoGen {
         self.passes.is_some()
     }
 
+    /// The file a sync due goes to: fio gives the sync the next file's turn (its
+    /// get_next_file, then a sync instead of an I/O), so the I/O after it goes to the file
+    /// after that.
+    pub fn pick_for_sync(&mut self) -> usize {
+        if self.files.iter().all(|f| f.done) {
+            return self.cur_file;
+        }
+        self.pick_file()
+    }
+
+    /// Whether the job's bytes (or, on a queueing engine, the pass's) are issued: fio's loop
+    /// asks for no further request then, a sync due or not.
+    pub fn out_of_bytes(&self) -> bool {
+        if self.p.bytes.is_some_and(|b| self.issued >= b) {
+            return true;
+        }
+        let pass = self.passes.as_ref().map_or(0, |ps| ps.issued);
+        self.p
+            .pass_bytes
+            .is_some_and(|c| self.passes.is_some() && pass >= c)
+    }
+
     /// From now on, keep the files found done (fio closes each there, mid-pass) for
     /// [`IoGen::take_done`]. Without fio's passes no file is ever found done.
     pub fn keep_done(&mut self) {

@@ -213,3 +213,24 @@ fn holes_end_the_pass_where_the_next_block_does_not_fit_like_fio() {
         assert_eq!(ours, t);
     }
 }
+
+/// Regression: with several files a sync due went to the next file and that file's write
+/// followed it; fio gives the sync the next file's turn (round robin: j.0.2 after j.0.0 and
+/// j.0.1), and the write after it goes to the file after that (j.0.0).
+#[test]
+fn a_sync_due_takes_the_next_files_turn_like_fio() {
+    let args = [
+        "--ioengine=psync",
+        "--rw=write",
+        "--size=96k",
+        "--nrfiles=3",
+        "--fdatasync=2",
+    ];
+    let (ours, theirs) = both("sync-turn", &args);
+    let sync = at(&ours, "j.0.2 datasync 0 0");
+    assert_eq!(ours[sync + 1], "j.0.0 write 4096 4096", "{ours:#?}");
+    assert_eq!(ours[sync + 2], "j.0.1 write 4096 4096", "{ours:#?}");
+    if let Some(t) = theirs {
+        assert_eq!(ours, t);
+    }
+}
