@@ -605,6 +605,11 @@ impl IoGen {
         // fio sets the offset when the position is inside the file, then finds the block
         // does not fit.
         ps.stale = (seq && f.pos[d] < f.span.len).then(|| f.span.offset + f.pos[d]);
+        if seq && self.p.modifier > 0 && !self.p.random && f.pos[d] > 0 {
+            // Holes: the offset fio set is past the hole, where it is still inside the span.
+            let at = f.pos[d].saturating_add(self.p.modifier);
+            ps.stale = (f.pos[d] < f.span.len && at < f.span.len).then(|| f.span.offset + at);
+        }
         if !self.files[fi].done {
             self.files[fi].done = true;
             ps.files_done += 1;

@@ -234,3 +234,22 @@ fn a_sync_due_takes_the_next_files_turn_like_fio() {
         assert_eq!(ours, t);
     }
 }
+
+/// Regression: end_fsync after a holed pass was logged at the last I/O's end; fio's request
+/// that found the file done had its offset set past the hole (7 KiB steps of 3 KiB writes in
+/// 100 KiB: the last at 91 KiB, the try at 98 KiB), and the sync keeps it.
+#[test]
+fn end_fsync_after_holes_keeps_the_offset_past_the_hole_like_fio() {
+    let args = [
+        "--ioengine=psync",
+        "--rw=write:4k",
+        "--bs=3k",
+        "--size=100k",
+        "--end_fsync=1",
+    ];
+    let (ours, theirs) = both("holes-end-fsync", &args);
+    assert_eq!(ours[ours.len() - 2], "j.0.0 sync 100352 0", "{ours:#?}");
+    if let Some(t) = theirs {
+        assert_eq!(ours, t);
+    }
+}
