@@ -113,6 +113,9 @@ struct Passes {
     /// that does not fit); `None` when it had put it nowhere (fio's request then keeps the
     /// last I/O's offset).
     stale: Option<u64>,
+    /// The files found done, in the order found, not yet taken by [`IoGen::take_done`]; kept
+    /// only once asked for (a write_iolog shows fio's close of each there).
+    done_order: Option<Vec<usize>>,
 }
 
 impl Passes {
@@ -130,6 +133,7 @@ impl Passes {
             by_files: false,
             ended: None,
             stale: None,
+            done_order: None,
             max_bs: [Dir::Read, Dir::Write, Dir::Trim]
                 .iter()
                 .filter(|d| p.has(**d))
@@ -167,7 +171,9 @@ impl Simple {
             && p.zbd.is_none()
             && p.backward == 0
             && !p.bs_seq_rand;
-        let jumps = !p.random || (p.percentage_random >= 100 && p.modifier <= 1);
+        // Holes (rw=read:N) take the general path, which ends a pass as fio does.
+        let jumps = (!p.random && p.modifier == 0)
+            || (p.random && p.percentage_random >= 100 && p.modifier <= 1);
         (plain && jumps).then_some(Simple {
             dir,
             bs,
@@ -326,7 +332,12 @@ impl IoGen {
         let unit = map_unit(&p);
         let mut files = Vec::with_capacity(p.files.len());
         for (i, &span) in p.files.iter().enumerate() {
-            let blocks = (span.len / unit).max(1);
+            // Under zonemode=strided fio draws among a zone's blocks (its last_block is the
+            // zonerange), the map's index counted from the zone's start.
+            let drawn = p
+                .zones
+                .map_or(span.len, |(range, _, _)| range.min(span.len));
+            let blocks = (drawn / unit).max(1);
             let map = match keeps_map(&p) {
                 false => None,
                 true => Some(RandomMap::try_new(blocks).map_err(|_| MapAllocError {
@@ -477,6 +488,45 @@ impl IoGen {
         self.passes.is_some()
     }
 
+    /// The file a sync due goes to: fio gives the sync the next file's turn (its
+    /// get_next_file, then a sync instead of an I/O), so the I/O after it goes to the file
+    /// after that.
+    pub fn pick_for_sync(&mut self) -> usize {
+        if self.files.iter().all(|f| f.done) {
+            return self.cur_file;
+        }
+        self.pick_file()
+    }
+
+    /// Whether the job's bytes (or, on a queueing engine, the pass's) are issued: fio's loop
+    /// asks for no further request then, a sync due or not.
+    pub fn out_of_bytes(&self) -> bool {
+        if self.p.bytes.is_some_and(|b| self.issued >= b) {
+            return true;
+        }
+        let pass = self.passes.as_ref().map_or(0, |ps| ps.issued);
+        self.p
+            .pass_bytes
+            .is_some_and(|c| self.passes.is_some() && pass >= c)
+    }
+
+    /// From now on, keep the files found done (fio closes each there, mid-pass) for
+    /// [`IoGen::take_done`]. Without fio's passes no file is ever found done.
+    pub fn keep_done(&mut self) {
+        if let Some(ps) = &mut self.passes {
+            ps.done_order.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// The files found done since the last call, in the order found (see
+    /// [`IoGen::keep_done`]).
+    pub fn take_done(&mut self) -> Vec<usize> {
+        match self.passes.as_mut().and_then(|ps| ps.done_order.as_mut()) {
+            Some(order) if !order.is_empty() => std::mem::take(order),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether the last pass ended with every file done (fio has closed them by then) rather
     /// than at the budget.
     pub fn ended_by_files(&self) -> bool {
@@ -522,7 +572,10 @@ impl IoGen {
         // service resets it).
         let dist = matches!(p.file_pick, FilePick::Dist(_));
         if !p.random {
-            // rw=write:N (holes): fio wraps to the start, as the generator does.
+            if p.modifier > 0 && !dist {
+                // rw=write:N (holes): fio's own test of where the next block goes.
+                return holed_next(f.pos[d], p.modifier, need, f.span).is_none();
+            }
             return p.modifier == 0 && !seq_fits && !dist;
         }
         // A sequential I/O of a random job that starts inside the file but does not fit
@@ -552,9 +605,17 @@ impl IoGen {
         // fio sets the offset when the position is inside the file, then finds the block
         // does not fit.
         ps.stale = (seq && f.pos[d] < f.span.len).then(|| f.span.offset + f.pos[d]);
+        if seq && self.p.modifier > 0 && !self.p.random && f.pos[d] > 0 {
+            // Holes: the offset fio set is past the hole, where it is still inside the span.
+            let at = f.pos[d].saturating_add(self.p.modifier);
+            ps.stale = (f.pos[d] < f.span.len && at < f.span.len).then(|| f.span.offset + at);
+        }
         if !self.files[fi].done {
             self.files[fi].done = true;
             ps.files_done += 1;
+            if let Some(order) = &mut ps.done_order {
+                order.push(fi);
+            }
         }
         if ps.files_done >= self.files.len() {
             ps.ended = Some(true);
@@ -701,7 +762,7 @@ impl IoGen {
         len = len.min(span_len).max(1);
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
-            strided(f, z, len, ba, random.then_some(&mut self.rng_off.taus))
+            strided(f, z, len, ba, random.then_some(&mut self.rng_off))
         } else if random && self.own_blocks[d] {
             match random_offset_own_blocks(f, &mut self.rng_off.taus, d, len) {
                 Some(off) => off,
@@ -760,8 +821,14 @@ impl IoGen {
             } else {
                 sequential_offset(f, d, len, 0)
             }
+        } else if self.p.modifier > 0 {
+            // fio's holes as its get_next_seq_offset makes them; where fio would find the
+            // file done but passes are not kept (time_based), the file's start again.
+            let at = holed_next(f.pos[d], self.p.modifier, len, f.span).unwrap_or(0);
+            f.pos[d] = at + len;
+            at
         } else {
-            sequential_offset(f, d, len, self.p.modifier)
+            sequential_offset(f, d, len, 0)
         };
         let io = IoUnit {
             dir,
@@ -1109,6 +1176,26 @@ fn random_offset_own_blocks(
     Some(off)
 }
 
+/// Where fio 3.33 puts the next block of `len` under rw=MODE:`add` (holes), relative to the
+/// span, after an I/O that ended at `end` (0 at a pass's start), or `None` where it finds the
+/// file done (get_next_seq_offset, get_next_offset, fill_io_u): the last I/O ended at the
+/// span's end, or the block after the hole does not fit before it. A hole that reaches past
+/// the file's end wraps, as fio wraps it, to the span's offset taken as a position within
+/// the span (fio mixes the two there).
+fn holed_next(end: u64, add: u64, len: u64, span: FileSpan) -> Option<u64> {
+    if end >= span.len {
+        return None;
+    }
+    let mut at = end;
+    if end > 0 {
+        at = end + add;
+        if at >= span.offset + span.len {
+            at = span.offset;
+        }
+    }
+    (at < span.len && at + len <= span.len).then_some(at)
+}
+
 /// The next sequential offset in `f` (back to the start when `len` no longer fits), then
 /// `skip` bytes are left out (rw=MODE:N).
 #[inline]
@@ -1123,13 +1210,16 @@ fn sequential_offset(f: &mut FileState, d: usize, len: u64, skip: u64) -> u64 {
 
 /// The offset of the next I/O under zonemode=strided: within the current zone, sequential or
 /// anywhere in the zone (random); after `zonesize` bytes the next zone, `zoneskip` further,
-/// and the span's start again past its end (as fio's --debug=io shows).
+/// and the span's start again past its end (as fio's --debug=io shows). At each `zonerange`
+/// bytes of a zone fio resets the file (fio_file_reset): the random map (and lfsr) start
+/// over, so a zone's blocks are each drawn once before any again, and sequential I/O goes
+/// back to the zone's start.
 fn strided(
     f: &mut FileState,
     (range, size, skip): (u64, u64, u64),
     len: u64,
     ba: u64,
-    rng: Option<&mut Taus88>,
+    rng: Option<&mut OffsetRng>,
 ) -> u64 {
     if f.zone_done >= size {
         f.zone_done = 0;
@@ -1138,10 +1228,33 @@ fn strided(
             f.zone_at = 0;
         }
     }
+    if f.zone_done.is_multiple_of(range) {
+        if let Some(m) = &mut f.map {
+            m.reset();
+        }
+        if let Some(l) = &mut f.lfsr {
+            l.reset();
+        }
+    }
     let room = range.min(f.span.len - f.zone_at);
+    let last = room.saturating_sub(len);
     let within = match rng {
-        Some(r) => r.below((room.saturating_sub(len) / ba) + 1) * ba,
-        None => f.zone_done.min(room.saturating_sub(len)),
+        Some(r) => {
+            let block = match &mut f.lfsr {
+                Some(l) => l.next_block(),
+                None => f.picker.pick(r),
+            };
+            let block = match &mut f.map {
+                Some(m) => {
+                    let b = m.take(block).unwrap_or(block);
+                    m.extend(b, len.div_ceil(f.unit));
+                    b
+                }
+                None => block,
+            };
+            (block * f.unit).min(last) / ba * ba
+        }
+        None => (f.zone_done % range).min(last),
     };
     f.zone_done += len;
     f.zone_at + within
@@ -1184,8 +1297,8 @@ mod tests {
         cases.push(p.clone());
         p.dist = Dist::Zipf(1.2);
         cases.push(p);
+        // (Holes, rw=write:N, take the general path: fio ends their pass by its own test.)
         let mut p = Pattern::simple(false, true, false, 8192, 1 << 20);
-        p.modifier = 4096;
         p.bytes = Some(3 << 20);
         p.files[0].offset = 1 << 16;
         cases.push(p);

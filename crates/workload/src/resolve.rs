@@ -410,9 +410,18 @@ fn files_of(
             (true, false) => offset.saturating_add((env.size_of)(&path).unwrap_or(0)),
             _ => offset,
         };
+        // filesize is the file's size, offset or not: fio's I/O stops at its end (offset=32k
+        // filesize=64k: a 64 KiB file, 32 KiB of I/O), where an offset past it keeps the
+        // file offset + size long.
+        let capped = match (spec.filesize, &own, spec.file_append) {
+            (Some((lo, _)), None, false) if !block && lo > offset => Some(lo),
+            _ => None,
+        };
         let span_len = if block {
             let dev = (env.size_of)(&path).unwrap_or(0);
             per_file.min(dev.saturating_sub(offset))
+        } else if let Some(lo) = capped {
+            per_file.min(lo - offset)
         } else {
             per_file
         };
@@ -426,7 +435,11 @@ fn files_of(
             )
         })?;
         files.push(FilePlan {
-            size: if block { 0 } else { end },
+            size: match (block, capped) {
+                (true, _) => 0,
+                (false, Some(lo)) => lo,
+                (false, None) => end,
+            },
             path,
             block_device: block,
             unlink: spec.unlink,

@@ -39,6 +39,10 @@ struct Writer {
     /// Whether the log has the file of each slot open: fio logs a file's open at its first
     /// I/O, and its close where it closes the files (before a verify phase, at the end).
     open: Vec<bool>,
+    /// Whether the file of each slot was opened in the log this pass (closed since or not).
+    used: Vec<bool>,
+    /// The pass's end was logged before its read back: its syncs are not logged again.
+    synced: bool,
     /// The offset of the last I/O (fio writes a sync with its request's stale offset).
     last_offset: u64,
     failed: Option<std::io::Error>,
@@ -108,6 +112,8 @@ impl Runner<'_> {
             out: BufWriter::with_capacity(8192, file),
             t0: self.now,
             open: vec![false; names.len()],
+            used: vec![false; names.len()],
+            synced: false,
             names,
             last_offset: 0,
             failed: None,
@@ -117,8 +123,10 @@ impl Runner<'_> {
             let p = f.path.display();
             w.line(format_args!("0 {p} add"));
         }
-        // Each file's open is logged at its first I/O, as fio opens it there (io, file_used).
+        // Each file's open is logged at its first I/O, as fio opens it there (io, file_used);
+        // its close where fio finds it done.
         self.iolog.writer = Some(w);
+        self.gen.keep_done();
         Ok(())
     }
 
@@ -132,21 +140,13 @@ impl Runner<'_> {
         }
     }
 
-    /// A verify phase starts: fio closes the job's files first and opens each again at its
-    /// first read back, and the log shows both.
+    /// A verify phase starts: fio ends the write pass first (its end_fsync syncs and the
+    /// closes, as at any pass's end) and opens each file again at its first read back, and
+    /// the log shows both; the pass's syncs are not logged again where it ends.
     pub(super) fn iolog_close_all(&mut self) {
-        let Some(w) = self.iolog.writer.as_mut() else {
-            return;
-        };
-        let us = self.clock.now().saturating_sub(w.t0) / 1000;
-        for id in &self.files {
-            let at = id.index() as usize;
-            if *id != FileId::CLOSED && w.open.get(at) == Some(&true) {
-                w.open[at] = false;
-                let name = std::mem::take(&mut w.names[at]);
-                w.line(format_args!("{us} {name} close"));
-                w.names[at] = name;
-            }
+        self.iolog_pass_end(self.gen.ended_by_files());
+        if let Some(w) = self.iolog.writer.as_mut() {
+            w.synced = true;
         }
     }
 
@@ -192,6 +192,8 @@ impl Runner<'_> {
         }
         w.open.resize(w.names.len().max(at + 1), false);
         w.open[at] = open;
+        w.used.resize(w.names.len().max(at + 1), false);
+        w.used[at] |= open;
     }
 
     /// The next request: the replay's or the generator's, written to the iolog if there is one.
@@ -216,6 +218,30 @@ impl Runner<'_> {
         Some(req)
     }
 
+    /// The close line of each file the generator found done since the last call, in the
+    /// order found, as fio's set_io_u_file closes it then: before the next I/O and its file's
+    /// open (a sync due comes before fio looks for that I/O, so its request, held behind the
+    /// sync, is where the closes come).
+    pub(super) fn iolog_done_closes(&mut self) {
+        let done = self.gen.take_done();
+        let Some(w) = self.iolog.writer.as_mut() else {
+            return;
+        };
+        let us = self.now.saturating_sub(w.t0) / 1000;
+        for fi in done {
+            let Some(id) = self.files.get(fi).filter(|id| **id != FileId::CLOSED) else {
+                continue;
+            };
+            let at = id.index() as usize;
+            if w.open.get(at) == Some(&true) {
+                w.open[at] = false;
+                let name = std::mem::take(&mut w.names[at]);
+                w.line(format_args!("{us} {name} close"));
+                w.names[at] = name;
+            }
+        }
+    }
+
     /// fio's lines where a pass ends, as its write_iolog has them: a pass that ended with
     /// its files done closed them then, and end_fsync (fsync_on_close) opens each again for
     /// its sync and closes it; a pass that ended at its bytes syncs the open files, then
@@ -230,18 +256,36 @@ impl Runner<'_> {
             (true, Some(o)) => o,
             _ => w.last_offset,
         };
-        // The files open in the log: each logs its open at its first I/O of the pass.
+        // The files used in the pass: each logs its open at its first I/O of the pass.
+        let slot = |id: &FileId| (*id != FileId::CLOSED).then(|| id.index() as usize);
         let logged: Vec<bool> = (self.files.iter())
-            .map(|id| *id != FileId::CLOSED && w.open.get(id.index() as usize) == Some(&true))
+            .map(|id| slot(id).is_some_and(|at| w.used.get(at) == Some(&true)))
             .collect();
         let open = || {
             let files = plan.files.iter().zip(&logged);
             files.filter(|(_, on)| **on).map(|(f, _)| f.path.display())
         };
+        let mut found = self.gen.take_done();
         if by_files {
-            open().for_each(|p| w.line(format_args!("{us} {p} close")));
+            // Those fio found done first, in that order (it closed each then), then the rest.
+            let rest: Vec<usize> = (0..self.files.len())
+                .filter(|i| !found.contains(i))
+                .collect();
+            found.extend(rest);
+        } else {
+            found.retain(|_| false);
         }
-        if plan.end_fsync || plan.fsync_on_close {
+        for fi in found {
+            if let Some(at) = self.files.get(fi).and_then(slot) {
+                if w.open.get(at) == Some(&true) {
+                    w.open[at] = false;
+                    let p = plan.files[fi].path.display();
+                    w.line(format_args!("{us} {p} close"));
+                }
+            }
+        }
+        let synced = std::mem::take(&mut w.synced);
+        if (plan.end_fsync || plan.fsync_on_close) && !synced {
             for p in open() {
                 if by_files {
                     w.line(format_args!("{us} {p} open"));
@@ -253,9 +297,15 @@ impl Runner<'_> {
             }
         }
         if !by_files {
-            open().for_each(|p| w.line(format_args!("{us} {p} close")));
+            let files = plan.files.iter().zip(&self.files);
+            for (f, id) in files {
+                if slot(id).is_some_and(|at| w.open.get(at) == Some(&true)) {
+                    w.line(format_args!("{us} {} close", f.path.display()));
+                }
+            }
         }
         w.open.iter_mut().for_each(|o| *o = false);
+        w.used.iter_mut().for_each(|o| *o = false);
     }
 
     /// The end of the job: the last pass's end (see [`Runner::iolog_pass_end`]); the log
@@ -394,6 +444,8 @@ impl Writer {
         }
         self.open.resize(self.names.len(), false);
         self.open[at] = true;
+        self.used.resize(self.names.len(), false);
+        self.used[at] = true;
         let us = now.saturating_sub(self.t0) / 1000;
         let name = std::mem::take(&mut self.names[at]);
         self.line(format_args!("{us} {name} open"));

@@ -38,6 +38,13 @@ impl Runner<'_> {
         if plan.number_ios > 0 && self.stats.total_rw_ios() >= plan.number_ios {
             return None;
         }
+        if H && self.held.is_none()
+            && self.plan.files.len() > 1
+            && self.fsync_due()
+            && !self.gen.out_of_bytes()
+        {
+            return self.fsync_next_file();
+        }
         let io = match if H { self.held.take() } else { None } {
             Some(io) => Some(io),
             None if H && self.rate_limited => self.next_io_rated(),
@@ -59,6 +66,9 @@ impl Runner<'_> {
         }
         if H && self.sync_range.due() && !self.sync_ranges() {
             return None;
+        }
+        if H && self.iolog.on() {
+            self.iolog_done_closes();
         }
         if H && !self.open_for(io.file) {
             return None;

@@ -84,11 +84,19 @@ impl Runner<'_> {
     }
 
     /// The fsync (fdatasync) that is due, `io` held back to follow it.
-    /// As fio, the sync goes to the file whose turn it is: the one the next I/O goes to (fio
-    /// gives the sync that file's turn; iolab issues the I/O to it after the sync).
+    /// The sync goes to the file of the I/O drawn (a job of one file, or past its bytes);
+    /// in a job of several files a sync due before the draw takes the next file's turn
+    /// instead ([`Runner::fsync_next_file`]).
     pub(super) fn fsync_before(&mut self, io: IoUnit) -> Option<Req> {
         self.held = Some(io);
         self.sync_of(io.file)
+    }
+
+    /// The fsync (fdatasync) that is due in a job of several files, before the next I/O is
+    /// drawn: as fio, it takes the next file's turn, and the I/O after it the turn after.
+    pub(super) fn fsync_next_file(&mut self) -> Option<Req> {
+        let fi = self.gen.pick_for_sync();
+        self.sync_of(fi)
     }
 
     /// The sync due after the job's last write, with no I/O to follow it.
