@@ -41,34 +41,86 @@ pub(crate) fn check(
 /// thread-local storage, rounded up.
 const THREAD_SPACE: u64 = (2 << 20) + (64 << 10);
 
-/// Refuses to start `threads` job threads when the address-space limit (`ulimit -v`) cannot
-/// hold their stacks with a quarter to spare: creating them one by one until one fails would
-/// leave the process with no room for anything else, and the next allocation anywhere aborts.
-pub(crate) fn check_threads(threads: usize, first_job: &str) -> Result<(), BenchError> {
-    let Some(limit) = address_space_limit() else {
-        return Ok(());
-    };
-    let used = vm_size().unwrap_or(0);
-    let need = (threads as u64).saturating_mul(THREAD_SPACE);
-    let room = limit.saturating_sub(used);
-    if need.saturating_add(need / 4) <= room {
-        return Ok(());
-    }
-    Err(BenchError::Refused(format!(
-        "{first_job}: cannot start {threads} job threads: their stacks need {}, and the \
-         address-space limit (ulimit -v) leaves {}; lower numjobs or raise the limit",
-        human(need),
-        human(room)
-    )))
+/// Mappings a thread adds to the process (vm.max_map_count counts them): its stack and guard
+/// page, and the standard library's signal stack and its guard page.
+const THREAD_MAPS: u64 = 4;
+
+/// The threads a phase starts: each job's own, its offload submitters (one per iodepth) and
+/// its verify_async checkers.
+pub(crate) fn phase_threads(phase: &[JobPlan]) -> u64 {
+    phase
+        .iter()
+        .map(|p| {
+            let offload = if p.spec.io_submit_offload {
+                u64::from(p.engine.depth.max(1))
+            } else {
+                0
+            };
+            1 + offload + u64::from(p.spec.verify_async)
+        })
+        .sum()
 }
 
-/// The soft RLIMIT_AS from /proc/self/limits; `None` when unlimited or unreadable.
-fn address_space_limit() -> Option<u64> {
+/// Refuses to start `threads` threads when the machine's limits cannot hold them: the
+/// address-space limit (`ulimit -v`) with a quarter to spare for their stacks, the thread
+/// limit (RLIMIT_NPROC, `ulimit -u`; kernel.threads-max) and the mappings a process may have
+/// (vm.max_map_count). Creating them one by one until one fails would leave the process with
+/// no room for anything else, and the next allocation or thread anywhere aborts.
+pub(crate) fn check_threads(threads: u64, first_job: &str) -> Result<(), BenchError> {
+    let refuse = |need: String, limit: String| {
+        Err(BenchError::Refused(format!(
+            "{first_job}: cannot start {threads} threads (jobs, numjobs clones, offload \
+             submitters, verify_async threads): {need}, and {limit}; lower numjobs or iodepth"
+        )))
+    };
+    if let Some(limit) = address_space_limit() {
+        let used = vm_size().unwrap_or(0);
+        let need = threads.saturating_mul(THREAD_SPACE);
+        let room = limit.saturating_sub(used);
+        if need.saturating_add(need / 4) > room {
+            return refuse(
+                format!("their stacks need {}", human(need)),
+                format!("the address-space limit (ulimit -v) leaves {}", human(room)),
+            );
+        }
+    }
+    let procs = limit_of("Max processes");
+    let max = [procs, read_u64("/proc/sys/kernel/threads-max")];
+    if let Some(m) = max.into_iter().flatten().min().filter(|&m| threads > m) {
+        return refuse(
+            "one task each".to_string(),
+            format!("this machine allows {m} (RLIMIT_NPROC, ulimit -u; kernel.threads-max)"),
+        );
+    }
+    if let Some(maps) = read_u64("/proc/sys/vm/max_map_count") {
+        let used = std::fs::read_to_string("/proc/self/maps")
+            .map(|m| m.lines().count() as u64)
+            .unwrap_or(0);
+        let need = threads.saturating_mul(THREAD_MAPS);
+        if need.saturating_add(used) > maps {
+            return refuse(
+                format!("their stacks need {need} memory mappings"),
+                format!("vm.max_map_count allows {maps}, {used} of them in use"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn read_u64(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// A soft limit from /proc/self/limits by its name there; `None` when unlimited or unreadable.
+pub(crate) fn limit_of(name: &str) -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits
-        .lines()
-        .find(|l| l.starts_with("Max address space"))?;
-    line.split_whitespace().nth(3)?.parse().ok()
+    let line = limits.lines().find(|l| l.starts_with(name))?;
+    line[name.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// The soft RLIMIT_AS; `None` when unlimited or unreadable.
+fn address_space_limit() -> Option<u64> {
+    limit_of("Max address space")
 }
 
 /// This process's mapped address space (VmSize), in bytes.

@@ -61,6 +61,7 @@ pub fn plan(
         });
     }
     let specs = resolved.jobs;
+    jobs_within_fios_limit(&specs)?;
     let mut plans = plan_jobs(&specs, &crate::host_env()).map_err(|e| e.to_string())?;
     attach_options(&file, &mut plans);
     // fio's lines about verifying jobs, said as it checks their options, where info goes.
@@ -95,6 +96,24 @@ pub fn plan(
         }
     }
     Ok(Some((specs, plans)))
+}
+
+/// fio's limit on jobs counts each numjobs clone (its `get_new_job`: "maximum number of jobs
+/// reached"): checked before the clones are made, since each is a plan and then a thread.
+fn jobs_within_fios_limit(specs: &[JobSpec]) -> Result<(), String> {
+    let max = iolab_job::MAX_JOBS as u64;
+    let total: u64 = specs.iter().map(|s| u64::from(s.numjobs)).sum();
+    if total <= max {
+        return Ok(());
+    }
+    let Some(s) = specs.iter().max_by_key(|s| s.numjobs) else {
+        return Ok(());
+    };
+    Err(format!(
+        "{}:{}: job '{}': numjobs={} makes {total} jobs in all, more than {max} (fio's \
+         limit: maximum number of jobs reached); lower numjobs",
+        s.loc.file, s.loc.line, s.name, s.numjobs
+    ))
 }
 
 /// fio 3.33 refuses a `directory` that is not one (each of a `:`-separated list), when it

@@ -1,0 +1,156 @@
+//! Input that would exhaust the machine (issue 33): every count and size a job controls is
+//! checked against what the machine has before it is allocated, and refused naming the
+//! option, the figure and the limit; every blocking open gives way to Ctrl-C. Each test spawns
+//! the binary and kills it after a generous limit, a guard against a hang, not a timing.
+// In a test a failed unwrap is a failed test with its location; clippy's allow-unwrap-in-tests
+// covers #[test] functions only, not the helpers they share.
+#![allow(clippy::unwrap_used)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+
+/// A hang guard: far above what any of these runs takes on a loaded machine.
+const LIMIT: Duration = Duration::from_secs(20);
+
+#[derive(Debug)]
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    /// Refused as bad input is: no crash, exit 1, each of `names` in the message.
+    #[track_caller]
+    fn refused(&self, names: &[&str]) {
+        assert!(self.code.is_some(), "killed by a signal: {}", self.stderr);
+        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
+        assert_eq!(self.code, Some(1), "{}", self.stderr);
+        for n in names {
+            assert!(self.stderr.contains(n), "no {n:?} in: {}", self.stderr);
+        }
+    }
+}
+
+/// A fresh directory on the build's disk, removed afterwards.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let p = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("cli-limits-input")
+            .join(name);
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Dir(p)
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.arg("run").args(args).current_dir(&self.0);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Out {
+        wait(spawn(self.cmd(args)), LIMIT)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn spawn(mut c: Command) -> Child {
+    c.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null());
+    c.spawn()
+        .unwrap_or_else(|e| panic!("cannot start {c:?}: {e}"))
+}
+
+/// Waits for `child`, reading its output meanwhile; kills it and fails after `limit`.
+#[track_caller]
+fn wait(mut child: Child, limit: Duration) -> Out {
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let to = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = so.read_to_end(&mut b);
+        String::from_utf8_lossy(&b).into_owned()
+    });
+    let te = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = se.read_to_end(&mut b);
+        String::from_utf8_lossy(&b).into_owned()
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "still running after {limit:?} (hang); stderr: {}",
+                te.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Out {
+        code: status.code(),
+        stdout: to.join().unwrap(),
+        stderr: te.join().unwrap(),
+    }
+}
+
+#[test]
+fn numjobs_beyond_fios_job_limit_is_refused_before_the_clones_are_made() {
+    // Regression: the 4096-job cap counted sections, not clones: numjobs=100000 aborted
+    // starting threads, numjobs=10000000 grew past 3 GB making plans.
+    let d = Dir::new("numjobs");
+    for n in ["100000", "10000000"] {
+        let o = d.run(&[
+            "--name=j",
+            "--ioengine=null",
+            "--size=1m",
+            "--runtime=1",
+            &format!("--numjobs={n}"),
+        ]);
+        o.refused(&[&format!("numjobs={n}"), "4096"]);
+    }
+    // Clones of several jobs count together.
+    let o = d.run(&[
+        "--name=a",
+        "--ioengine=null",
+        "--size=1m",
+        "--numjobs=4000",
+        "--name=b",
+        "--ioengine=null",
+        "--size=1m",
+        "--numjobs=4000",
+    ]);
+    o.refused(&["8000 jobs", "4096"]);
+}
+
+#[test]
+fn offload_submitters_beyond_the_thread_limits_are_refused() {
+    // Each offload submitter is a thread: iodepth=1000000 of them cannot be started.
+    let d = Dir::new("offload");
+    let o = d.run(&[
+        "--name=j",
+        "--ioengine=psync",
+        "--filename=f",
+        "--size=64k",
+        "--io_submit_mode=offload",
+        "--iodepth=1000000",
+    ]);
+    o.refused(&["cannot start 1000001 threads", "lower numjobs or iodepth"]);
+}
