@@ -10,31 +10,90 @@ use iolab_workload::JobPlan;
 
 use crate::BenchError;
 
-/// The machine's memory (MemTotal), `None` when /proc/meminfo cannot tell.
-pub(crate) fn total() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
+/// The memory a job may have, and what sets it: the least of the machine's (MemTotal), the
+/// cgroup's limit (memory.max, or v1's memory.limit_in_bytes) and what the address-space
+/// limit (`ulimit -v`) leaves. `None` when none can be read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Memory {
+    pub(crate) bytes: u64,
+    what: &'static str,
 }
 
-/// Refuses `need` bytes for `what` when they exceed the machine's memory.
+pub(crate) fn total() -> Option<Memory> {
+    let machine = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib.saturating_mul(1024))
+        })
+        .map(|bytes| Memory {
+            bytes,
+            what: "this machine's memory (MemTotal)",
+        });
+    let cgroup = cgroup_limit().map(|bytes| Memory {
+        bytes,
+        what: "this cgroup's memory limit",
+    });
+    let space = address_space_limit().map(|l| Memory {
+        bytes: l.saturating_sub(vm_size().unwrap_or(0)),
+        what: "what the address-space limit (ulimit -v) leaves",
+    });
+    [machine, cgroup, space]
+        .into_iter()
+        .flatten()
+        .min_by_key(|m| m.bytes)
+}
+
+/// The memory limit of the cgroup this process is in (v2's memory.max, v1's
+/// memory.limit_in_bytes); `None` when there is none or it cannot be read.
+fn cgroup_limit() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    own.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
+        let file = match ctrl {
+            "" => format!("/sys/fs/cgroup{path}/memory.max"),
+            c if c.split(',').any(|c| c == "memory") => {
+                format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+            }
+            _ => return None,
+        };
+        // "max", or v1's "unlimited" figure near 2^63, read as no limit.
+        read_u64(&file).filter(|&b| b < 1 << 60)
+    })
+}
+
+/// Refuses `need` bytes for `what` when they exceed the memory the job may have.
 pub(crate) fn check(
     plan: &JobPlan,
-    memory: Option<u64>,
+    memory: Option<Memory>,
     need: u64,
     what: fmt::Arguments<'_>,
     fix: &str,
 ) -> Result<(), BenchError> {
     match memory {
-        Some(m) if need > m => Err(BenchError::Refused(format!(
-            "{}: {what} needs {}, more than this machine's {} of memory; {fix}",
+        Some(m) if need > m.bytes => Err(BenchError::Refused(format!(
+            "{}: {what} needs {}, more than {}, {}; {fix}",
             plan.name,
             human(need),
-            human(m)
+            m.what,
+            human(m.bytes)
         ))),
         _ => Ok(()),
     }
+}
+
+/// What one request slot costs before its buffer, measured with iodepth=20000 and 50000 at
+/// bs=512 (RSS over the depth, less the buffer): about 300 bytes on null, libaio and
+/// io_uring, 480 on posixaio (its aiocb and signal bookkeeping); rounded up.
+pub(crate) const SLOT_BYTES: u64 = 640;
+
+/// What a buffer of `bs` bytes costs: whole pages, and on the heap (below the size that is
+/// mapped) one more page for the 4 KiB alignment (measured: bs=4k took 8 KiB a buffer).
+pub(crate) fn buf_cost(bs: u64) -> u64 {
+    let page = iolab_engine::BUF_ALIGN as u64;
+    bs.div_ceil(page).saturating_mul(page).saturating_add(page)
 }
 
 /// Address space a job thread takes: the standard library's 2 MiB stack, its guard page and

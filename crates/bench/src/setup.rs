@@ -67,10 +67,6 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
 
 pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen, BufStream);
 
-/// Bytes of bookkeeping per request slot, at most, across the engines and the runner
-/// (posixaio's control block is the largest part): what a depth costs before its buffers.
-const SLOT_BYTES: u64 = 512;
-
 /// `rng`: the job's buffer stream as its layout left it (fio fills the layout, then the
 /// job's buffers, from the one stream).
 pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchError> {
@@ -94,11 +90,15 @@ pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchEr
     } else {
         plan.engine.depth.max(1)
     };
+    // The request slots (checked as the engine opened), then the buffers on top of them, then
+    // the random map on top of both: what the job holds at once.
+    let slots = u64::from(plan.engine.depth).saturating_mul(mem::SLOT_BYTES);
+    let bufs = u64::from(depth).saturating_mul(mem::buf_cost(bs));
     mem::check(
         plan,
         memory,
-        u64::from(depth).saturating_mul(bs),
-        format_args!("iodepth={depth} x bs={bs} of buffers"),
+        slots.saturating_add(bufs),
+        format_args!("iodepth={depth} x bs={bs} of buffers and request slots"),
         "lower iodepth or bs",
     )?;
     let map: u64 = IoGen::map_bytes(&plan.pattern).iter().sum();
@@ -106,8 +106,8 @@ pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchEr
     let checked = mem::check(
         plan,
         memory,
-        map,
-        format_args!("the random map"),
+        map.saturating_add(slots).saturating_add(bufs),
+        format_args!("the random map with the buffers"),
         "use norandommap=1 or softrandommap=1",
     );
     match checked {
@@ -200,12 +200,12 @@ fn buffers(
 fn open_engine(
     plan: &JobPlan,
     opts: &EngineOpts,
-    memory: Option<u64>,
+    memory: Option<mem::Memory>,
 ) -> Result<Box<dyn Engine>, BenchError> {
     mem::check(
         plan,
         memory,
-        u64::from(opts.depth) * SLOT_BYTES,
+        u64::from(opts.depth).saturating_mul(mem::SLOT_BYTES),
         format_args!("iodepth={} of request slots", opts.depth),
         "lower iodepth",
     )?;

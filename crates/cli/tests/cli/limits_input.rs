@@ -154,3 +154,39 @@ fn offload_submitters_beyond_the_thread_limits_are_refused() {
     ]);
     o.refused(&["cannot start 1000001 threads", "lower numjobs or iodepth"]);
 }
+
+/// `iolab run ARGS` under an address-space limit of `kib` KiB (`ulimit -v`), which the
+/// memory checks count as the memory the job may have: a test can exceed it without
+/// exceeding the machine, and a regression fails at the limit instead of taking the machine.
+fn under_ulimit_v(d: &Dir, kib: u64, args: &[&str]) -> Out {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" run \"$@\""))
+        .arg(BIN)
+        .args(args)
+        .current_dir(&d.0);
+    wait(spawn(c), LIMIT)
+}
+
+#[test]
+fn request_slots_and_buffers_are_checked_at_their_real_cost() {
+    // Regression: the check counted 512 bytes a slot and bs a buffer, where a slot with its
+    // 4 KiB buffer costs about 8.7 KiB: iodepth=200000 passed it under a 1 GB limit and the
+    // job then failed allocating ("cannot allocate 4096 bytes"), and a larger depth grew
+    // past the machine's memory.
+    let d = Dir::new("slots");
+    for engine in ["null", "posixaio"] {
+        let o = under_ulimit_v(
+            &d,
+            1_000_000,
+            &[
+                "--name=j",
+                &format!("--ioengine={engine}"),
+                "--filename=f",
+                "--size=1m",
+                "--iodepth=200000",
+            ],
+        );
+        o.refused(&["iodepth=200000", "ulimit -v", "lower iodepth"]);
+    }
+}
