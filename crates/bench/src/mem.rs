@@ -84,6 +84,22 @@ pub(crate) fn check(
     }
 }
 
+/// A replay's largest I/O needs at least one buffer of its length: checked when the job is
+/// planned, before its files are laid out as far as that I/O reaches.
+pub(crate) fn check_replay(plan: &JobPlan) -> Result<(), BenchError> {
+    let Some(r) = &plan.replay else {
+        return Ok(());
+    };
+    let (at, len) = r.largest();
+    check(
+        plan,
+        total(),
+        buf_cost(len),
+        format_args!("read_iolog {at}: an I/O of {len} bytes"),
+        "shorten that I/O",
+    )
+}
+
 /// What one request slot costs before its buffer, measured with iodepth=20000 and 50000 at
 /// bs=512 (RSS over the depth, less the buffer): about 300 bytes on null, libaio and
 /// io_uring, 480 on posixaio (its aiocb and signal bookkeeping); rounded up.

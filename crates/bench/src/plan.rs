@@ -64,6 +64,9 @@ pub fn plan(
     jobs_within_fios_limit(&specs)?;
     let mut plans = plan_jobs(&specs, &crate::host_env()).map_err(|e| e.to_string())?;
     attach_options(&file, &mut plans);
+    for p in &plans {
+        crate::mem::check_replay(p).map_err(|e| e.to_string())?;
+    }
     // fio's lines about verifying jobs, said as it checks their options, where info goes.
     for line in plans.iter().flat_map(crate::job::verify_info_lines) {
         say(if machine {

@@ -94,13 +94,26 @@ pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchEr
     // the random map on top of both: what the job holds at once.
     let slots = u64::from(plan.engine.depth).saturating_mul(mem::SLOT_BYTES);
     let bufs = u64::from(depth).saturating_mul(mem::buf_cost(bs));
-    mem::check(
-        plan,
-        memory,
-        slots.saturating_add(bufs),
-        format_args!("iodepth={depth} x bs={bs} of buffers and request slots"),
-        "lower iodepth or bs",
-    )?;
+    match &plan.replay {
+        // The buffers' size is the log's largest I/O: the refusal names its line.
+        Some(r) => {
+            let (at, len) = r.largest();
+            mem::check(
+                plan,
+                memory,
+                slots.saturating_add(bufs),
+                format_args!("read_iolog {at}: an I/O of {len} bytes, a buffer of it for each of iodepth={depth},"),
+                "shorten that I/O or lower iodepth",
+            )
+        }
+        None => mem::check(
+            plan,
+            memory,
+            slots.saturating_add(bufs),
+            format_args!("iodepth={depth} x bs={bs} of buffers and request slots"),
+            "lower iodepth or bs",
+        ),
+    }?;
     let map: u64 = IoGen::map_bytes(&plan.pattern).iter().sum();
     let mut pattern = plan.pattern.clone();
     let checked = mem::check(

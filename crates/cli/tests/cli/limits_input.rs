@@ -190,3 +190,23 @@ fn request_slots_and_buffers_are_checked_at_their_real_cost() {
         o.refused(&["iodepth=200000", "ulimit -v", "lower iodepth"]);
     }
 }
+
+#[test]
+fn an_iolog_line_longer_than_memory_is_refused_naming_its_line() {
+    // Regression: one read_iolog line of length 4294967295 made 4 GiB buffers, filled them
+    // (past 3 GB in 8 s) or failed allocating without saying which line asked for it.
+    let d = Dir::new("iolog");
+    std::fs::write(d.0.join("f"), vec![0u8; 64 << 10]).unwrap();
+    for kind in ["read", "write"] {
+        let log = format!(
+            "fio version 2 iolog\nf add\nf open\nf {kind} 0 4096\nf {kind} 0 4294967295\nf close\n"
+        );
+        std::fs::write(d.0.join("r.log"), log).unwrap();
+        let o = under_ulimit_v(
+            &d,
+            1_000_000,
+            &["--name=j", "--ioengine=psync", "--read_iolog=r.log"],
+        );
+        o.refused(&["r.log:5", "4294967295", "shorten that I/O"]);
+    }
+}

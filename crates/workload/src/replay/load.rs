@@ -234,6 +234,7 @@ pub(crate) fn load(spec: &JobSpec, clone: u32) -> Result<Option<Replay>, String>
         files: Vec::new(),
         extent: Vec::new(),
         max_bs: [0; 3],
+        max_at: [0; 3],
         ios: [0; 4],
         bytes: 0,
         entries: None,
@@ -243,7 +244,13 @@ pub(crate) fn load(spec: &JobSpec, clone: u32) -> Result<Option<Replay>, String>
     let mut all = Vec::new();
     while let Some(e) = r.next_entry()? {
         out.extent.resize(r.files().len(), 0);
+        let before = out.max_bs;
         out.count(&e);
+        for d in 0..3 {
+            if out.max_bs[d] > before[d] {
+                out.max_at[d] = r.n;
+            }
+        }
         if !chunked {
             all.push(e);
         }
