@@ -144,8 +144,9 @@ pub(crate) fn phase_threads(phase: &[JobPlan]) -> u64 {
 pub(crate) fn check_threads(threads: u64, first_job: &str) -> Result<(), BenchError> {
     let refuse = |need: String, limit: String| {
         Err(BenchError::Refused(format!(
-            "{first_job}: cannot start {threads} threads (jobs, numjobs clones, offload \
-             submitters, verify_async threads): {need}, and {limit}; lower numjobs or iodepth"
+            "{first_job}: cannot start {threads} job threads (numjobs clones, offload \
+             submitters and verify_async threads counted): {need}, and {limit}; lower numjobs \
+             or iodepth"
         )))
     };
     if let Some(limit) = address_space_limit() {

@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use iolab_engine::{sys, Buf, Engine, EngineOpts, FileId};
@@ -53,16 +53,17 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
         SyncMode::Sync => flags |= libc::O_SYNC,
         SyncMode::Dsync => flags |= libc::O_DSYNC,
     }
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .create(
+    // Not waiting in open(2) for a FIFO's peer, which Ctrl-C could not end: a FIFO with a
+    // writer reads as usual, one without reads its end.
+    sys::fs::open_nonblocking(
+        OpenOptions::new().read(true).write(write).create(
             write
                 && (plan.spec.create_on_open || plan.spec.unlink_each_loop)
                 && plan.spec.allow_file_create,
-        )
-        .custom_flags(flags)
-        .open(path)
+        ),
+        path,
+        flags,
+    )
 }
 
 pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen, BufStream);

@@ -152,7 +152,10 @@ fn offload_submitters_beyond_the_thread_limits_are_refused() {
         "--io_submit_mode=offload",
         "--iodepth=1000000",
     ]);
-    o.refused(&["cannot start 1000001 threads", "lower numjobs or iodepth"]);
+    o.refused(&[
+        "cannot start 1000001 job threads",
+        "lower numjobs or iodepth",
+    ]);
 }
 
 /// `iolab run ARGS` under an address-space limit of `kib` KiB (`ulimit -v`), which the
@@ -209,4 +212,65 @@ fn an_iolog_line_longer_than_memory_is_refused_naming_its_line() {
         );
         o.refused(&["r.log:5", "4294967295", "shorten that I/O"]);
     }
+}
+
+/// Runs `iolab ARGS` (in `d`, where `fifo` is a FIFO nobody opens), sends SIGINT should it
+/// still run after a moment, and returns what it gave: a hang guard fails the test.
+fn on_fifo(d: &Dir, args: &[&str]) -> Out {
+    let fifo = d.0.join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let mut c = Command::new(BIN);
+    c.args(args).current_dir(&d.0);
+    let child = spawn(c);
+    let pid = child.id().to_string();
+    let interrupt = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        // Fails harmlessly when the run has ended already.
+        let _ = Command::new("kill")
+            .args(["-INT", &pid])
+            .stderr(Stdio::null())
+            .status();
+    });
+    let out = wait(child, Duration::from_secs(10));
+    interrupt.join().unwrap();
+    out
+}
+
+#[test]
+fn a_fifo_is_never_waited_on_where_ctrl_c_cannot_end_the_wait() {
+    // Regression: opening a FIFO as a job's file, a read_iolog, --output or --inflate-log
+    // waited for its peer in open(2), which the signal handlers restart: Ctrl-C did nothing.
+    let d = Dir::new("fifo");
+    // Without a writer the job's reads fail at once (pread of a FIFO: ESPIPE).
+    let o = on_fifo(
+        &d,
+        &[
+            "run",
+            "--name=j",
+            "--filename=fifo",
+            "--rw=read",
+            "--size=1m",
+        ],
+    );
+    assert!(o.code.is_some(), "killed by a signal: {}", o.stderr);
+    assert!(o.stderr.contains("io_u error on file fifo"), "{}", o.stderr);
+    let o = on_fifo(&d, &["run", "--name=j", "--read_iolog=fifo"]);
+    o.refused(&["fifo", "not an iolog"]);
+    let o = on_fifo(
+        &d,
+        &[
+            "run",
+            "--name=j",
+            "--ioengine=null",
+            "--size=64k",
+            "--output=fifo",
+        ],
+    );
+    o.refused(&["--output", "a FIFO with no reader"]);
+    // A FIFO with no writer reads as empty: nothing to inflate.
+    let o = on_fifo(&d, &["run", "--inflate-log=fifo"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout, "");
 }
