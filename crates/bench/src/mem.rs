@@ -100,6 +100,60 @@ pub(crate) fn check_replay(plan: &JobPlan) -> Result<(), BenchError> {
     )
 }
 
+/// What a file of a job costs as it is planned and run (its plan, path, span and the
+/// generator's and runner's entries), measured at about 380 bytes with nrfiles=1000000;
+/// rounded up.
+const FILE_BYTES: u64 = 512;
+
+/// Refuses a job whose files (nrfiles for each numjobs clone) would not fit in memory, before
+/// they are planned.
+pub(crate) fn check_files(spec: &iolab_job::JobSpec) -> Result<(), String> {
+    let files = u64::from(spec.nrfiles.max(1)).saturating_mul(u64::from(spec.numjobs.max(1)));
+    let need = files.saturating_mul(FILE_BYTES);
+    match total() {
+        Some(m) if need > m.bytes => Err(format!(
+            "{}:{}: job '{}': nrfiles={} (x numjobs={}) needs {} for its files, more than {}, \
+             {}; lower nrfiles",
+            spec.loc.file,
+            spec.loc.line,
+            spec.name,
+            spec.nrfiles,
+            spec.numjobs,
+            human(need),
+            m.what,
+            human(m.bytes)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Descriptors kept free for the run's own files (logs, output, engines' rings and events).
+const FD_RESERVE: u64 = 64;
+
+/// Where the jobs would hold more files open at once than the descriptor limit
+/// (RLIMIT_NOFILE, `ulimit -n`) leaves, their openfiles is lowered so that together they fit,
+/// as fio lowers it when an open fails with EMFILE. The new limit, when one was set.
+pub(crate) fn limit_open_files(plans: &mut [JobPlan]) -> Option<usize> {
+    let limit = limit_of("Max open files")?;
+    let used = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
+    let room = limit.saturating_sub(used).saturating_sub(FD_RESERVE);
+    let at_once = |p: &JobPlan| crate::job::open_limit(p) as u64;
+    let want: u64 = plans.iter().map(at_once).sum();
+    if want <= room {
+        return None;
+    }
+    let each = usize::try_from((room / plans.len().max(1) as u64).max(1)).unwrap_or(1);
+    let mut lowered = None;
+    for p in plans
+        .iter_mut()
+        .filter(|p| crate::job::open_limit(p) > each)
+    {
+        p.pattern.open_files = each;
+        lowered = Some(each);
+    }
+    lowered
+}
+
 /// What one request slot costs before its buffer, measured with iodepth=20000 and 50000 at
 /// bs=512 (RSS over the depth, less the buffer): about 300 bytes on null, libaio and
 /// io_uring, 480 on posixaio (its aiocb and signal bookkeeping); rounded up.

@@ -62,8 +62,13 @@ pub fn plan(
     }
     let specs = resolved.jobs;
     jobs_within_fios_limit(&specs)?;
+    specs.iter().try_for_each(crate::mem::check_files)?;
     let mut plans = plan_jobs(&specs, &crate::host_env()).map_err(|e| e.to_string())?;
     attach_options(&file, &mut plans);
+    if let Some(n) = crate::mem::limit_open_files(&mut plans) {
+        // fio's line when its opens hit the descriptor limit (it learns it from EMFILE).
+        say(Say::Err(format!("fio: limited open files to: {n}")));
+    }
     for p in &plans {
         crate::mem::check_replay(p).map_err(|e| e.to_string())?;
     }

@@ -274,3 +274,45 @@ fn a_fifo_is_never_waited_on_where_ctrl_c_cannot_end_the_wait() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(o.stdout, "");
 }
+
+#[test]
+fn nrfiles_beyond_memory_is_refused_before_the_files_are_planned() {
+    // Regression: nrfiles=100000000 grew past 650 MB planning its files and ran on.
+    let d = Dir::new("nrfiles");
+    let o = d.run(&[
+        "--name=j",
+        "--ioengine=null",
+        "--size=1m",
+        "--nrfiles=100000000",
+    ]);
+    o.refused(&["nrfiles=100000000", "lower nrfiles"]);
+}
+
+#[test]
+fn more_files_than_descriptors_run_within_the_limit_as_fio_does() {
+    // Regression: nrfiles beyond RLIMIT_NOFILE failed ("Too many open files") even on the
+    // null engine; fio lowers openfiles to what it could open and runs the job.
+    let d = Dir::new("nofile");
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg("ulimit -n 200 && exec \"$0\" run \"$@\"")
+        .arg(BIN)
+        .args([
+            "--name=j",
+            "--ioengine=null",
+            "--size=1m",
+            "--nrfiles=1000",
+            "--output-format=json",
+        ])
+        .current_dir(&d.0);
+    let o = wait(spawn(c), LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("fio: limited open files to: "),
+        "{}",
+        o.stderr
+    );
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["error"], 0);
+    assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+}
