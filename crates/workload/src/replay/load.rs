@@ -249,9 +249,9 @@ pub(crate) fn load(spec: &JobSpec, clone: u32) -> Result<Option<Replay>, String>
         out.extent.resize(r.files().len(), 0);
         let before = out.max_bs;
         out.count(&e);
-        for d in 0..3 {
-            if out.max_bs[d] > before[d] {
-                out.max_at[d] = r.n;
+        for ((at, now), was) in out.max_at.iter_mut().zip(out.max_bs).zip(before) {
+            if now > was {
+                *at = r.n;
             }
         }
         if !chunked {
