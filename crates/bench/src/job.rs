@@ -68,7 +68,7 @@ pub(crate) use blockinfo::check as block_check;
 pub(crate) use logagg::AggLog;
 pub use logfile::inflate as inflate_log;
 pub(crate) use logshare::{join_shared as join_shared_logs, prepare_shared as prepare_shared_logs};
-pub(crate) use openfiles::open_at_start;
+pub(crate) use openfiles::{open_at_start, open_limit};
 
 /// What a job thread hands back.
 #[derive(Debug)]

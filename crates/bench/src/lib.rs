@@ -365,7 +365,10 @@ fn run_phase(
     stops: &Stops<'_>,
     clock: Clock,
 ) -> Vec<Result<JobOutcome, BenchError>> {
-    if let Err(e) = mem::check_threads(phase.len(), phase.first().map_or("", |p| &p.name)) {
+    if let Err(e) = mem::check_threads(
+        mem::phase_threads(phase),
+        phase.first().map_or("", |p| &p.name),
+    ) {
         return vec![Err(e)];
     }
     let gate = gate::StartGate::new(phase.len());

@@ -11,65 +11,247 @@ use iolab_workload::JobPlan;
 
 use crate::BenchError;
 
-/// The machine's memory (MemTotal), `None` when /proc/meminfo cannot tell.
-pub(crate) fn total() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
+/// The memory a job may have, and what sets it: the least of the machine's (MemTotal), the
+/// cgroup's limit (memory.max, or v1's memory.limit_in_bytes) and what the address-space
+/// limit (`ulimit -v`) leaves. `None` when none can be read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Memory {
+    pub(crate) bytes: u64,
+    what: &'static str,
 }
 
-/// Refuses `need` bytes for `what` when they exceed the machine's memory.
+pub(crate) fn total() -> Option<Memory> {
+    let machine = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib.saturating_mul(1024))
+        })
+        .map(|bytes| Memory {
+            bytes,
+            what: "this machine's memory (MemTotal)",
+        });
+    let cgroup = cgroup_limit().map(|bytes| Memory {
+        bytes,
+        what: "this cgroup's memory limit",
+    });
+    let space = address_space_limit().map(|l| Memory {
+        bytes: l.saturating_sub(vm_size().unwrap_or(0)),
+        what: "what the address-space limit (ulimit -v) leaves",
+    });
+    [machine, cgroup, space]
+        .into_iter()
+        .flatten()
+        .min_by_key(|m| m.bytes)
+}
+
+/// The memory limit of the cgroup this process is in (v2's memory.max, v1's
+/// memory.limit_in_bytes); `None` when there is none or it cannot be read.
+fn cgroup_limit() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    own.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
+        let file = match ctrl {
+            "" => format!("/sys/fs/cgroup{path}/memory.max"),
+            c if c.split(',').any(|c| c == "memory") => {
+                format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+            }
+            _ => return None,
+        };
+        // "max", or v1's "unlimited" figure near 2^63, read as no limit.
+        read_u64(&file).filter(|&b| b < 1 << 60)
+    })
+}
+
+/// Refuses `need` bytes for `what` when they exceed the memory the job may have.
 pub(crate) fn check(
     plan: &JobPlan,
-    memory: Option<u64>,
+    memory: Option<Memory>,
     need: u64,
     what: fmt::Arguments<'_>,
     fix: &str,
 ) -> Result<(), BenchError> {
     match memory {
-        Some(m) if need > m => Err(BenchError::Refused(format!(
-            "{}: {what} needs {}, more than this machine's {} of memory; {fix}",
+        Some(m) if need > m.bytes => Err(BenchError::Refused(format!(
+            "{}: {what} needs {}, more than {}, {}; {fix}",
             plan.name,
             human(need),
-            human(m)
+            m.what,
+            human(m.bytes)
         ))),
         _ => Ok(()),
     }
+}
+
+/// A replay's largest I/O needs at least one buffer of its length: checked when the job is
+/// planned, before its files are laid out as far as that I/O reaches.
+pub(crate) fn check_replay(plan: &JobPlan) -> Result<(), BenchError> {
+    let Some(r) = &plan.replay else {
+        return Ok(());
+    };
+    let (at, len) = r.largest();
+    check(
+        plan,
+        total(),
+        buf_cost(len),
+        format_args!("read_iolog {at}: an I/O of {len} bytes"),
+        "shorten that I/O",
+    )
+}
+
+/// What a file of a job costs as it is planned and run (its plan, path, span and the
+/// generator's and runner's entries), measured at about 380 bytes with nrfiles=1000000;
+/// rounded up.
+const FILE_BYTES: u64 = 512;
+
+/// Refuses a job whose files (nrfiles for each numjobs clone) would not fit in memory, before
+/// they are planned.
+pub(crate) fn check_files(spec: &iolab_job::JobSpec) -> Result<(), String> {
+    let files = u64::from(spec.nrfiles.max(1)).saturating_mul(u64::from(spec.numjobs.max(1)));
+    let need = files.saturating_mul(FILE_BYTES);
+    match total() {
+        Some(m) if need > m.bytes => Err(format!(
+            "{}:{}: job '{}': nrfiles={} (x numjobs={}) needs {} for its files, more than {}, \
+             {}; lower nrfiles",
+            spec.loc.file,
+            spec.loc.line,
+            spec.name,
+            spec.nrfiles,
+            spec.numjobs,
+            human(need),
+            m.what,
+            human(m.bytes)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Descriptors kept free for the run's own files (logs, output, engines' rings and events).
+const FD_RESERVE: u64 = 64;
+
+/// Where the jobs would hold more files open at once than the descriptor limit
+/// (RLIMIT_NOFILE, `ulimit -n`) leaves, their openfiles is lowered so that together they fit,
+/// as fio lowers it when an open fails with EMFILE. The new limit, when one was set.
+pub(crate) fn limit_open_files(plans: &mut [JobPlan]) -> Option<usize> {
+    let limit = limit_of("Max open files")?;
+    let used = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
+    let room = limit.saturating_sub(used).saturating_sub(FD_RESERVE);
+    let at_once = |p: &JobPlan| crate::job::open_limit(p) as u64;
+    let want: u64 = plans.iter().map(at_once).sum();
+    if want <= room {
+        return None;
+    }
+    let each = usize::try_from((room / plans.len().max(1) as u64).max(1)).unwrap_or(1);
+    let mut lowered = None;
+    for p in plans
+        .iter_mut()
+        .filter(|p| crate::job::open_limit(p) > each)
+    {
+        p.pattern.open_files = each;
+        lowered = Some(each);
+    }
+    lowered
+}
+
+/// What one request slot costs before its buffer, measured with iodepth=20000 and 50000 at
+/// bs=512 (RSS over the depth, less the buffer): about 300 bytes on null, libaio and
+/// io_uring, 480 on posixaio (its aiocb and signal bookkeeping); rounded up.
+pub(crate) const SLOT_BYTES: u64 = 640;
+
+/// What a buffer of `bs` bytes costs: whole pages, and on the heap (below the size that is
+/// mapped) one more page for the 4 KiB alignment (measured: bs=4k took 8 KiB a buffer).
+pub(crate) fn buf_cost(bs: u64) -> u64 {
+    let page = iolab_engine::BUF_ALIGN as u64;
+    bs.div_ceil(page).saturating_mul(page).saturating_add(page)
 }
 
 /// Address space a job thread takes: the standard library's 2 MiB stack, its guard page and
 /// thread-local storage, rounded up.
 const THREAD_SPACE: u64 = (2 << 20) + (64 << 10);
 
-/// Refuses to start `threads` job threads when the address-space limit (`ulimit -v`) cannot
-/// hold their stacks with a quarter to spare: creating them one by one until one fails would
-/// leave the process with no room for anything else, and the next allocation anywhere aborts.
-pub(crate) fn check_threads(threads: usize, first_job: &str) -> Result<(), BenchError> {
-    let Some(limit) = address_space_limit() else {
-        return Ok(());
-    };
-    let used = vm_size().unwrap_or(0);
-    let need = (threads as u64).saturating_mul(THREAD_SPACE);
-    let room = limit.saturating_sub(used);
-    if need.saturating_add(need / 4) <= room {
-        return Ok(());
-    }
-    Err(BenchError::Refused(format!(
-        "{first_job}: cannot start {threads} job threads: their stacks need {}, and the \
-         address-space limit (ulimit -v) leaves {}; lower numjobs or raise the limit",
-        human(need),
-        human(room)
-    )))
+/// Mappings a thread adds to the process (vm.max_map_count counts them): its stack and guard
+/// page, and the standard library's signal stack and its guard page.
+const THREAD_MAPS: u64 = 4;
+
+/// The threads a phase starts: each job's own, its offload submitters (one per iodepth) and
+/// its verify_async checkers.
+pub(crate) fn phase_threads(phase: &[JobPlan]) -> u64 {
+    phase
+        .iter()
+        .map(|p| {
+            let offload = if p.spec.io_submit_offload {
+                u64::from(p.engine.depth.max(1))
+            } else {
+                0
+            };
+            1 + offload + u64::from(p.spec.verify_async)
+        })
+        .sum()
 }
 
-/// The soft RLIMIT_AS from /proc/self/limits; `None` when unlimited or unreadable.
-fn address_space_limit() -> Option<u64> {
+/// Refuses to start `threads` threads when the machine's limits cannot hold them: the
+/// address-space limit (`ulimit -v`) with a quarter to spare for their stacks, the thread
+/// limit (RLIMIT_NPROC, `ulimit -u`; kernel.threads-max) and the mappings a process may have
+/// (vm.max_map_count). Creating them one by one until one fails would leave the process with
+/// no room for anything else, and the next allocation or thread anywhere aborts.
+pub(crate) fn check_threads(threads: u64, first_job: &str) -> Result<(), BenchError> {
+    let refuse = |need: String, limit: String| {
+        Err(BenchError::Refused(format!(
+            "{first_job}: cannot start {threads} job threads (numjobs clones, offload \
+             submitters and verify_async threads counted): {need}, and {limit}; lower numjobs \
+             or iodepth"
+        )))
+    };
+    if let Some(limit) = address_space_limit() {
+        let used = vm_size().unwrap_or(0);
+        let need = threads.saturating_mul(THREAD_SPACE);
+        let room = limit.saturating_sub(used);
+        if need.saturating_add(need / 4) > room {
+            return refuse(
+                format!("their stacks need {}", human(need)),
+                format!("the address-space limit (ulimit -v) leaves {}", human(room)),
+            );
+        }
+    }
+    let procs = limit_of("Max processes");
+    let max = [procs, read_u64("/proc/sys/kernel/threads-max")];
+    if let Some(m) = max.into_iter().flatten().min().filter(|&m| threads > m) {
+        return refuse(
+            "one task each".to_string(),
+            format!("this machine allows {m} (RLIMIT_NPROC, ulimit -u; kernel.threads-max)"),
+        );
+    }
+    if let Some(maps) = read_u64("/proc/sys/vm/max_map_count") {
+        let used = std::fs::read_to_string("/proc/self/maps")
+            .map(|m| m.lines().count() as u64)
+            .unwrap_or(0);
+        let need = threads.saturating_mul(THREAD_MAPS);
+        if need.saturating_add(used) > maps {
+            return refuse(
+                format!("their stacks need {need} memory mappings"),
+                format!("vm.max_map_count allows {maps}, {used} of them in use"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn read_u64(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// A soft limit from /proc/self/limits by its name there; `None` when unlimited or unreadable.
+pub(crate) fn limit_of(name: &str) -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits
-        .lines()
-        .find(|l| l.starts_with("Max address space"))?;
-    line.split_whitespace().nth(3)?.parse().ok()
+    let line = limits.lines().find(|l| l.starts_with(name))?;
+    line[name.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// The soft RLIMIT_AS; `None` when unlimited or unreadable.
+fn address_space_limit() -> Option<u64> {
+    limit_of("Max address space")
 }
 
 /// This process's mapped address space (VmSize), in bytes.

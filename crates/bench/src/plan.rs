@@ -61,8 +61,17 @@ pub fn plan(
         });
     }
     let specs = resolved.jobs;
+    jobs_within_fios_limit(&specs)?;
+    specs.iter().try_for_each(crate::mem::check_files)?;
     let mut plans = plan_jobs(&specs, &crate::host_env()).map_err(|e| e.to_string())?;
     attach_options(&file, &mut plans);
+    if let Some(n) = crate::mem::limit_open_files(&mut plans) {
+        // fio's line when its opens hit the descriptor limit (it learns it from EMFILE).
+        say(Say::Err(format!("fio: limited open files to: {n}")));
+    }
+    for p in &plans {
+        crate::mem::check_replay(p).map_err(|e| e.to_string())?;
+    }
     // fio's lines about verifying jobs, said as it checks their options, where info goes.
     for line in plans.iter().flat_map(crate::job::verify_info_lines) {
         say(if machine {
@@ -95,6 +104,24 @@ pub fn plan(
         }
     }
     Ok(Some((specs, plans)))
+}
+
+/// fio's limit on jobs counts each numjobs clone (its `get_new_job`: "maximum number of jobs
+/// reached"): checked before the clones are made, since each is a plan and then a thread.
+fn jobs_within_fios_limit(specs: &[JobSpec]) -> Result<(), String> {
+    let max = iolab_job::MAX_JOBS as u64;
+    let total: u64 = specs.iter().map(|s| u64::from(s.numjobs)).sum();
+    if total <= max {
+        return Ok(());
+    }
+    let Some(s) = specs.iter().max_by_key(|s| s.numjobs) else {
+        return Ok(());
+    };
+    Err(format!(
+        "{}:{}: job '{}': numjobs={} makes {total} jobs in all, more than {max} (fio's \
+         limit: maximum number of jobs reached); lower numjobs",
+        s.loc.file, s.loc.line, s.name, s.numjobs
+    ))
 }
 
 /// fio 3.33 refuses a `directory` that is not one (each of a `:`-separated list), when it

@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use iolab_engine::{Buf, Engine, EngineOpts, FileId};
@@ -54,23 +54,20 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
         SyncMode::Sync => flags |= libc::O_SYNC,
         SyncMode::Dsync => flags |= libc::O_DSYNC,
     }
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .create(
+    // Not waiting in open(2) for a FIFO's peer, which Ctrl-C could not end: a FIFO with a
+    // writer reads as usual, one without reads its end.
+    sys::fs::open_nonblocking(
+        OpenOptions::new().read(true).write(write).create(
             write
                 && (plan.spec.create_on_open || plan.spec.unlink_each_loop)
                 && plan.spec.allow_file_create,
-        )
-        .custom_flags(flags)
-        .open(path)
+        ),
+        path,
+        flags,
+    )
 }
 
 pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen, BufStream);
-
-/// Bytes of bookkeeping per request slot, at most, across the engines and the runner
-/// (posixaio's control block is the largest part): what a depth costs before its buffers.
-const SLOT_BYTES: u64 = 512;
 
 /// `rng`: the job's buffer stream as its layout left it (fio fills the layout, then the
 /// job's buffers, from the one stream).
@@ -95,20 +92,37 @@ pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchEr
     } else {
         plan.engine.depth.max(1)
     };
-    mem::check(
-        plan,
-        memory,
-        u64::from(depth).saturating_mul(bs),
-        format_args!("iodepth={depth} x bs={bs} of buffers"),
-        "lower iodepth or bs",
-    )?;
+    // The request slots (checked as the engine opened), then the buffers on top of them, then
+    // the random map on top of both: what the job holds at once.
+    let slots = u64::from(plan.engine.depth).saturating_mul(mem::SLOT_BYTES);
+    let bufs = u64::from(depth).saturating_mul(mem::buf_cost(bs));
+    match &plan.replay {
+        // The buffers' size is the log's largest I/O: the refusal names its line.
+        Some(r) => {
+            let (at, len) = r.largest();
+            mem::check(
+                plan,
+                memory,
+                slots.saturating_add(bufs),
+                format_args!("read_iolog {at}: an I/O of {len} bytes, a buffer of it for each of iodepth={depth},"),
+                "shorten that I/O or lower iodepth",
+            )
+        }
+        None => mem::check(
+            plan,
+            memory,
+            slots.saturating_add(bufs),
+            format_args!("iodepth={depth} x bs={bs} of buffers and request slots"),
+            "lower iodepth or bs",
+        ),
+    }?;
     let map: u64 = IoGen::map_bytes(&plan.pattern).iter().sum();
     let mut pattern = plan.pattern.clone();
     let checked = mem::check(
         plan,
         memory,
-        map,
-        format_args!("the random map"),
+        map.saturating_add(slots).saturating_add(bufs),
+        format_args!("the random map with the buffers"),
         "use norandommap=1 or softrandommap=1",
     );
     match checked {
@@ -201,12 +215,12 @@ fn buffers(
 fn open_engine(
     plan: &JobPlan,
     opts: &EngineOpts,
-    memory: Option<u64>,
+    memory: Option<mem::Memory>,
 ) -> Result<Box<dyn Engine>, BenchError> {
     mem::check(
         plan,
         memory,
-        u64::from(opts.depth) * SLOT_BYTES,
+        u64::from(opts.depth).saturating_mul(mem::SLOT_BYTES),
         format_args!("iodepth={} of request slots", opts.depth),
         "lower iodepth",
     )?;

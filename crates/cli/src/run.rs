@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -130,7 +131,17 @@ fn open_output(top: &TopLevel, formats: &[OutputFormat]) -> Result<Box<dyn Write
     let Some(p) = &top.output else {
         return Ok(Box::new(io::stdout()));
     };
-    let f = File::create(p).map_err(|e| format!("--output: {p}: {e}"))?;
+    // Not waiting on a FIFO with no reader, which Ctrl-C could not end: it fails (ENXIO).
+    let f = iolab_engine::sys::fs::open_nonblocking(
+        File::options().write(true).create(true).truncate(true),
+        Path::new(p),
+        0,
+    )
+    .map_err(|e| match e.raw_os_error() {
+        // ENXIO
+        Some(6) => format!("--output: {p}: a FIFO with no reader"),
+        _ => format!("--output: {p}: {e}"),
+    })?;
     if formats.contains(&OutputFormat::Normal) {
         if let Ok(dup) = f.try_clone() {
             iolab_job::lines::to_file(dup);
@@ -249,7 +260,10 @@ fn interrupted(called: Called, signal: &AtomicUsize) -> ExitCode {
 
 /// `--inflate-log=FILE`: the text of a log written with log_store_compressed.
 fn inflate_log(path: &str) -> Result<ExitCode, String> {
-    let file = File::open(path).map_err(|e| format!("--inflate-log: {path}: {e}"))?;
+    // Not waiting on a FIFO with no writer, which Ctrl-C could not end.
+    let file =
+        iolab_engine::sys::fs::open_nonblocking(File::options().read(true), Path::new(path), 0)
+            .map_err(|e| format!("--inflate-log: {path}: {e}"))?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     match iolab_bench::inflate_log(file, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {

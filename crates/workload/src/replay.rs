@@ -110,6 +110,8 @@ pub struct Replay {
     pub extent: Vec<u64>,
     /// Largest I/O per direction (read, write, trim): the buffers' size.
     pub max_bs: [u64; 3],
+    /// Where each of those is: its line of a text log, its record of a blktrace.
+    pub max_at: [u64; 3],
     /// Reads, writes, trims and syncs to issue.
     pub ios: [u64; 4],
     pub bytes: u64,
@@ -121,6 +123,19 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// Where the largest I/O of any direction is (`FILE:LINE`, `FILE: record N`), and its
+    /// length: what a refusal of the buffers names.
+    pub fn largest(&self) -> (String, u64) {
+        let d = (0..3).max_by_key(|&d| self.max_bs[d]).unwrap_or(0);
+        let path = self.path.display();
+        let at = if self.blktrace {
+            format!("{path}: record {}", self.max_at[d])
+        } else {
+            format!("{path}:{}", self.max_at[d])
+        };
+        (at, self.max_bs[d])
+    }
+
     /// A cursor over the entries from the first.
     pub fn cursor(&self) -> Result<Cursor, String> {
         Ok(match &self.entries {

@@ -22,6 +22,7 @@ mod fileopts;
 mod fioopts;
 mod iolog;
 mod lastopts;
+mod limits_input;
 mod logs;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -127,6 +127,28 @@ pub fn set_direct(fd: RawFd, on: bool) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
+/// Opens `path` as `opts` says without waiting on a FIFO (O_NONBLOCK, cleared once open, so
+/// that reads and writes block as usual): a FIFO with no writer opens at once for reading
+/// (and reads its end), one with no reader fails with ENXIO for writing, instead of an
+/// open(2) that waits for a peer and that Ctrl-C cannot end (the signal handlers restart it).
+pub fn open_nonblocking(
+    opts: &mut std::fs::OpenOptions,
+    path: &std::path::Path,
+    flags: i32,
+) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let f = opts.custom_flags(flags | libc::O_NONBLOCK).open(path)?;
+    if flags & libc::O_NONBLOCK == 0 {
+        let fd = f.as_raw_fd();
+        let now = super::open_flags(fd)?;
+        // SAFETY: F_SETFL takes an integer argument, no memory.
+        let r = unsafe { libc::fcntl(fd, libc::F_SETFL, now & !libc::O_NONBLOCK) };
+        cvt(r as isize)?;
+    }
+    Ok(f)
+}
+
 /// The file system type of an open file (`fstatfs`'s `f_type`, e.g. 0xEF53 for ext4).
 pub fn fs_magic(fd: RawFd) -> io::Result<u64> {
     let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();

@@ -159,7 +159,10 @@ fn open_source(path: &Path) -> Result<Box<dyn BufRead + Send>, String> {
     if path == Path::new("-") {
         return Ok(Box::new(BufReader::new(std::io::stdin())));
     }
-    let f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // A FIFO with no writer yet reads as empty rather than waiting, where Ctrl-C could not
+    // end the wait.
+    let f = iolab_engine::sys::fs::open_nonblocking(File::options().read(true), path, 0)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Box::new(BufReader::with_capacity(1 << 16, f)))
 }
 
@@ -234,6 +237,7 @@ pub(crate) fn load(spec: &JobSpec, clone: u32) -> Result<Option<Replay>, String>
         files: Vec::new(),
         extent: Vec::new(),
         max_bs: [0; 3],
+        max_at: [0; 3],
         ios: [0; 4],
         bytes: 0,
         entries: None,
@@ -243,7 +247,13 @@ pub(crate) fn load(spec: &JobSpec, clone: u32) -> Result<Option<Replay>, String>
     let mut all = Vec::new();
     while let Some(e) = r.next_entry()? {
         out.extent.resize(r.files().len(), 0);
+        let before = out.max_bs;
         out.count(&e);
+        for ((at, now), was) in out.max_at.iter_mut().zip(out.max_bs).zip(before) {
+            if now > was {
+                *at = r.n;
+            }
+        }
         if !chunked {
             all.push(e);
         }
