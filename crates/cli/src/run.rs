@@ -132,7 +132,7 @@ fn open_output(top: &TopLevel, formats: &[OutputFormat]) -> Result<Box<dyn Write
         return Ok(Box::new(io::stdout()));
     };
     // Not waiting on a FIFO with no reader, which Ctrl-C could not end: it fails (ENXIO).
-    let f = iolab_engine::sys::fs::open_nonblocking(
+    let f = iolab_sys::fs::open_nonblocking(
         File::options().write(true).create(true).truncate(true),
         Path::new(p),
         0,
@@ -261,9 +261,8 @@ fn interrupted(called: Called, signal: &AtomicUsize) -> ExitCode {
 /// `--inflate-log=FILE`: the text of a log written with log_store_compressed.
 fn inflate_log(path: &str) -> Result<ExitCode, String> {
     // Not waiting on a FIFO with no writer, which Ctrl-C could not end.
-    let file =
-        iolab_engine::sys::fs::open_nonblocking(File::options().read(true), Path::new(path), 0)
-            .map_err(|e| format!("--inflate-log: {path}: {e}"))?;
+    let file = iolab_sys::fs::open_nonblocking(File::options().read(true), Path::new(path), 0)
+        .map_err(|e| format!("--inflate-log: {path}: {e}"))?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     match iolab_bench::inflate_log(file, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {

@@ -161,7 +161,7 @@ fn open_source(path: &Path) -> Result<Box<dyn BufRead + Send>, String> {
     }
     // A FIFO with no writer yet reads as empty rather than waiting, where Ctrl-C could not
     // end the wait.
-    let f = iolab_engine::sys::fs::open_nonblocking(File::options().read(true), path, 0)
+    let f = iolab_sys::fs::open_nonblocking(File::options().read(true), path, 0)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Box::new(BufReader::with_capacity(1 << 16, f)))
 }
