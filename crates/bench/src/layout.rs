@@ -242,8 +242,18 @@ fn lay_out(
         // As fio: a job that only writes gets what fallocate made (none, keep: size 0).
         return if how.fsync { file.sync_all() } else { Ok(()) };
     }
-    // Whole blocks, as many as fit in a chunk (one block when a block is larger).
-    let mut buf = vec![0u8; how.block * (CHUNK / how.block).max(1)];
+    // Whole blocks, as many as fit in a chunk (one block when a block is larger), and never
+    // more than there is to lay out: as fio's extend_file, a block larger than the file is cut
+    // to the file (a bsrange up to 4 GiB on a 1 MiB file needs 1 MiB). A buffer the process
+    // cannot have is an error, not an abort.
+    let want = how.block.saturating_mul((CHUNK / how.block.max(1)).max(1));
+    let left = usize::try_from(size.saturating_sub(from)).unwrap_or(usize::MAX);
+    let len = want.min(left).max(1);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len).map_err(|_| {
+        std::io::Error::other(format!("cannot allocate a layout buffer of {len} bytes"))
+    })?;
+    buf.resize(len, 0u8);
     let mut at = from;
     use std::io::Seek;
     file.seek(std::io::SeekFrom::Start(from))?;

@@ -195,6 +195,26 @@ fn request_slots_and_buffers_are_checked_at_their_real_cost() {
 }
 
 #[test]
+fn a_block_size_larger_than_memory_on_a_small_file_is_refused_not_aborted() {
+    // Regression (the fuzz campaign): bsrange up to 4 GiB on a 1 MiB file aborted in the
+    // layout ("memory allocation of 4294967295 bytes failed", exit 134), which took a block
+    // of the largest size as its buffer; fio's layout cuts a block to the file.
+    let d = Dir::new("bigbs");
+    let o = under_ulimit_v(
+        &d,
+        1_000_000,
+        &[
+            "--name=j",
+            "--ioengine=psync",
+            "--filename=f",
+            "--size=1m",
+            "--bsrange=0-4294967295",
+        ],
+    );
+    o.refused(&["bs=4294967295", "ulimit -v"]);
+}
+
+#[test]
 fn an_iolog_line_longer_than_memory_is_refused_naming_its_line() {
     // Regression: one read_iolog line of length 4294967295 made 4 GiB buffers, filled them
     // (past 3 GB in 8 s) or failed allocating without saying which line asked for it.
