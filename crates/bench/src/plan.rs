@@ -38,7 +38,15 @@ pub fn plan(
     for w in &resolved.warnings {
         say(Say::Err(format!("{prefix}: warning: {w}")));
     }
-    if top.warnings_fatal && !resolved.warnings.is_empty() {
+    // fio's fixup_options: verify with norandommap and more than one block size cannot check
+    // every block (a later, larger write may cover part of an earlier one). Its line, once a job.
+    let verify_limited = resolved.jobs.iter().filter(|j| verify_limited(j)).count();
+    for _ in 0..verify_limited {
+        say(Say::Err(
+            "fio: norandommap given for variable block sizes, verify limited".into(),
+        ));
+    }
+    if top.warnings_fatal && (!resolved.warnings.is_empty() || verify_limited > 0) {
         return Err("warnings are fatal (--warnings-fatal)".into());
     }
     if top.parse_only {
@@ -157,4 +165,30 @@ fn showcmd(file: &JobFile) -> Vec<String> {
         lines.push(format!("{line} "));
     }
     lines
+}
+
+/// fio's test for its "verify limited" warning: a verifying job with norandommap whose block
+/// sizes are not one fixed size (fio's fixed_block_size: each direction's smallest and
+/// largest equal, and the same in every direction).
+fn verify_limited(j: &iolab_job::JobSpec) -> bool {
+    if !j.norandommap || j.verify.is_empty() || j.verify == "none" {
+        return false;
+    }
+    let span = |bs: u64,
+                range: &Option<(u64, u64)>,
+                split: &Option<Vec<iolab_job::value::BsSplit>>| {
+        match (split, range) {
+            (Some(v), _) if !v.is_empty() => {
+                let lo = v.iter().map(|e| e.bs).min().unwrap_or(bs);
+                let hi = v.iter().map(|e| e.bs).max().unwrap_or(bs);
+                (lo, hi)
+            }
+            (_, Some(r)) => *r,
+            _ => (bs, bs),
+        }
+    };
+    let r = span(j.bs.read, &j.bsrange.read, &j.bssplit.read);
+    let w = span(j.bs.write, &j.bsrange.write, &j.bssplit.write);
+    let t = span(j.bs.trim, &j.bsrange.trim, &j.bssplit.trim);
+    !(r.0 == r.1 && w.0 == w.1 && t.0 == t.1 && r.0 == w.0 && r.0 == t.0)
 }

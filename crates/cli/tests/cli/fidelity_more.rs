@@ -253,3 +253,36 @@ fn end_fsync_after_holes_keeps_the_offset_past_the_hole_like_fio() {
         assert_eq!(ours, t);
     }
 }
+
+/// fio's fixup_options warns on standard error when a verifying job has norandommap and more
+/// than one block size (bssplit, bsrange, or different sizes per direction), since a later
+/// larger write may cover part of an earlier block; with one fixed size it says nothing.
+#[test]
+fn norandommap_with_variable_block_sizes_and_verify_warns_as_fio() {
+    let d = TestDir::new("fidmore-verify-limited");
+    let base = [
+        "--name=j",
+        "--ioengine=null",
+        "--size=256k",
+        "--rw=randwrite",
+        "--norandommap",
+        "--verify=crc32c",
+        "--do_verify=0",
+    ];
+    let line = "fio: norandommap given for variable block sizes, verify limited";
+    for (bs, warned) in [
+        ("--bssplit=2k/75:4k/25", true),
+        ("--bs=4k,2k", true),
+        ("--bsrange=1k-8k", true),
+        ("--bs=4k", false),
+    ] {
+        let mut a: Vec<&str> = base.to_vec();
+        a.push(bs);
+        let out = d.run(&a).ok();
+        assert_eq!(out.stderr.contains(line), warned, "{bs}: {}", out.stderr);
+    }
+    let mut fatal: Vec<&str> = base.to_vec();
+    fatal.extend(["--bssplit=2k/75:4k/25", "--warnings-fatal"]);
+    let out = d.run(&fatal);
+    assert_eq!(out.code, Some(1), "--warnings-fatal: {}", out.stderr);
+}
