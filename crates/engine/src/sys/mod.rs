@@ -525,7 +525,7 @@ pub fn raise_nofile_limit() -> io::Result<(u64, u64)> {
             rl.rlim_cur = rl.rlim_max;
         }
     }
-    Ok((rl.rlim_cur as u64, rl.rlim_max as u64))
+    Ok((rl.rlim_cur, rl.rlim_max))
 }
 
 /// The calling thread's id, as fio prints it in its debug lines.
