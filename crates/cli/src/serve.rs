@@ -28,7 +28,15 @@ usage: iolab serve DIR [options]
   --dir-listing            an HTML index for directories without index.html (default: 403)
   --idle-timeout DUR       a request head must arrive whole within DUR, and a stalled response
                            is dropped after DUR (default 10s; e.g. 500ms, 2s, 1.5)
-  --max-connections N      open connections at most; more get 503 (default 1024)
+  --min-rate N             a request head, once begun, must arrive at N bytes/s or more after
+                           its first 2s, or the connection is closed (default 500; 0: off)
+  --max-connections N      open connections at most (default 1024); when all are taken, the
+                           connections waiting for a head nearest their deadline (silent,
+                           idle keep-alive, slowest half-sent) are closed to make room, and
+                           a client gets 503 only when every connection is busy answering
+  --shutdown-grace DUR     after SIGINT/SIGTERM, responses in flight get DUR to finish; then
+                           every connection is closed and the process exits, even with a
+                           file read that never returns (default 5s)
   --max-header-bytes N     largest request head; larger is 414/431 (default 16384)
   -h, --help               print this help
 
@@ -53,6 +61,18 @@ pub fn main(args: &[OsString]) -> ExitCode {
                 "iolab serve: {}: stopped after {} requests on {} connections",
                 st.signal, st.stats.requests, st.stats.connections
             );
+            if st.stats.evicted > 0 {
+                eprintln!(
+                    "iolab serve: {} connection(s) waiting for a request closed to make room",
+                    st.stats.evicted
+                );
+            }
+            if st.stats.stuck > 0 {
+                eprintln!(
+                    "iolab serve: {} thread(s) still in a file read at exit, left behind",
+                    st.stats.stuck
+                );
+            }
             ExitCode::SUCCESS
         }
         Err(e) => CMD.fail(e),
@@ -99,6 +119,8 @@ const LONGS: &[&str] = &[
     "idle-timeout",
     "max-connections",
     "max-header-bytes",
+    "min-rate",
+    "shutdown-grace",
 ];
 
 /// The options, or `None` for `--help`. DIR and the log's path are taken as they come (file
@@ -139,6 +161,8 @@ fn parse(args: &[OsString]) -> Result<Option<ServeOpts>, String> {
             Long("dotfiles") => o.dotfiles = true,
             Long("dir-listing") => o.dir_listing = true,
             Long("idle-timeout") => o.idle_timeout = duration(&value(&mut p)?)?,
+            Long("min-rate") => o.min_rate = count(&name, &value(&mut p)?, 0)? as u64,
+            Long("shutdown-grace") => o.shutdown_grace = duration(&value(&mut p)?)?,
             Long("max-connections") => o.max_connections = count(&name, &value(&mut p)?, 1)?,
             Long("max-header-bytes") => o.max_header_bytes = count(&name, &value(&mut p)?, 256)?,
             Value(v) => {
@@ -204,6 +228,17 @@ mod tests {
         assert_eq!(o.threads, 3);
         assert_eq!(o.engine, EngineKind::Psync);
         assert_eq!(o.idle_timeout, Duration::from_millis(500));
+        let o = p(&[".", "--shutdown-grace=1.5", "--min-rate", "0"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.shutdown_grace, Duration::from_millis(1500));
+        assert_eq!(o.min_rate, 0);
+        assert!(p(&[".", "--shutdown-grace", "soon"])
+            .unwrap_err()
+            .contains("bad duration 'soon'"));
+        assert!(p(&[".", "--min-rate", "-5"])
+            .unwrap_err()
+            .contains("--min-rate"));
         assert!(p(&[".", "--engine", "mmap"])
             .unwrap_err()
             .contains("not one of"));

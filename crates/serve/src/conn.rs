@@ -149,6 +149,9 @@ pub(crate) struct Conn {
     /// Idle: the time by which a whole request head must have arrived. Sending: the time by
     /// which the client must have taken more bytes.
     pub(crate) deadline: u64,
+    /// Idle: when the first byte of the head being read arrived (0: none yet). See
+    /// [`Conn::head_deadline`].
+    pub(crate) head_start: u64,
     pub(crate) status: u16,
     pub(crate) body_sent: u64,
     pub(crate) request_line: Vec<u8>,
@@ -198,6 +201,7 @@ impl Conn {
             hup: false,
             eof: false,
             deadline: 0,
+            head_start: 0,
             status: 0,
             body_sent: 0,
             request_line: Vec::new(),
@@ -215,6 +219,23 @@ impl Conn {
             in_ring: false,
             mss: 0,
         }
+    }
+}
+
+impl Conn {
+    /// When a connection waiting for a request head is closed: at `deadline` (the idle
+    /// timeout), or sooner once a head has begun and falls behind `rate` bytes a second after
+    /// `grace_ns` (mod_reqtimeout's MinRate). Also the order of eviction when every slot is
+    /// taken: the earliest first, so silent and idle keep-alive connections go oldest first,
+    /// half-sent heads slowest first, and a new client, whose whole timeout is ahead, last.
+    pub(crate) fn head_deadline(&self, rate: u64, grace_ns: u64) -> u64 {
+        if rate == 0 || self.head_start == 0 {
+            return self.deadline;
+        }
+        let got = (self.rend - self.rstart + self.inbox.len() - self.inbox_pos) as u64;
+        let earned = u128::from(got) * 1_000_000_000 / u128::from(rate);
+        let by_rate = u128::from(self.head_start + grace_ns) + earned;
+        self.deadline.min(by_rate.min(u128::from(u64::MAX)) as u64)
     }
 }
 

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use iolab_engine::EngineKind;
 use iolab_sys::net::{self, EventFd};
@@ -39,6 +39,11 @@ use iolab_sys::net::{self, EventFd};
 /// Files up to this size are read through the engine into a buffer and sent with their head
 /// in one call; larger ones go with sendfile.
 pub const SMALL_FILE: u64 = 32 * 1024;
+
+/// A request head's first bytes start this long a window (at most `idle_timeout`) that its
+/// later bytes extend at `min_rate` (one second per `min_rate` bytes): mod_reqtimeout's
+/// header=2-,MinRate=500 shape, so a trickle of a byte now and then is closed in seconds.
+pub const HEAD_GRACE: Duration = Duration::from_secs(2);
 
 /// How to serve.
 #[derive(Clone, Debug)]
@@ -62,7 +67,15 @@ pub struct ServeOpts {
     /// (so one byte a minute does not keep a connection), and a response that makes no
     /// progress for this long is abandoned.
     pub idle_timeout: Duration,
-    /// Open connections at most, over all threads; more are answered 503 and closed.
+    /// A request head in progress must keep arriving at this many bytes a second at least
+    /// (after [`HEAD_GRACE`]), as Apache's mod_reqtimeout MinRate; 0: only `idle_timeout`.
+    pub min_rate: u64,
+    /// After a stop, responses in flight get this long to finish; then every connection is
+    /// closed and the threads end, whatever they were waiting for.
+    pub shutdown_grace: Duration,
+    /// Open connections at most, over all threads. When every slot is taken, the connections
+    /// waiting for a request head that are nearest their deadline (silent and idle keep-alive
+    /// ones, the slowest half-sent heads) are closed to make room; 503 when none is.
     pub max_connections: usize,
     /// Largest request head (request line and fields) in bytes: 414/431 beyond.
     pub max_header_bytes: usize,
@@ -96,7 +109,7 @@ impl NetMode {
 
 impl ServeOpts {
     /// Defaults: 127.0.0.1:8080, one thread per core, io_uring for files and (where the kernel
-    /// allows it) for sockets, no log, 10 s, 1024, 16 KiB.
+    /// allows it) for sockets, no log, 10 s, 500 bytes/s, a 5 s grace, 1024, 16 KiB.
     pub fn new(root: &Path) -> ServeOpts {
         ServeOpts {
             root: root.to_path_buf(),
@@ -108,6 +121,8 @@ impl ServeOpts {
             dotfiles: false,
             dir_listing: false,
             idle_timeout: Duration::from_secs(10),
+            min_rate: 500,
+            shutdown_grace: Duration::from_secs(5),
             max_connections: 1024,
             max_header_bytes: 16 * 1024,
             net: NetMode::Auto,
@@ -149,7 +164,16 @@ impl Shutdown {
 pub struct ServeStats {
     pub requests: u64,
     pub connections: u64,
+    /// Connections closed to make room for new ones (see `ServeOpts::max_connections`).
+    pub evicted: u64,
+    /// Threads left behind by `join`: still not done a moment after the shutdown grace (a
+    /// read that never returns, in a thread or in the kernel). The process may exit anyway.
+    pub stuck: u64,
 }
+
+/// What `Server::join` allows the threads beyond the shutdown grace, to close their
+/// connections and put their engines away.
+const JOIN_MARGIN: Duration = Duration::from_secs(2);
 
 /// Binds one listening socket, non-blocking, with a long backlog; the address it got.
 fn listen(a: SocketAddr) -> Result<(TcpListener, SocketAddr), StartError> {
@@ -174,6 +198,7 @@ pub struct Server {
     threads: Vec<JoinHandle<std::io::Result<ServeStats>>>,
     /// The threads run on io_uring rings rather than epoll.
     uring: bool,
+    grace: Duration,
 }
 
 /// Why the server could not start.
@@ -249,6 +274,7 @@ impl Server {
             shared,
             threads,
             uring: false,
+            grace: opts.shutdown_grace,
         };
         // Every thread says whether its engine and epoll came up.
         for _ in 0..server.threads.len() {
@@ -289,15 +315,35 @@ impl Server {
         Shutdown(self.shared.clone())
     }
 
-    /// Waits for every thread to end (after a shutdown) and sums what they did.
+    /// Waits for every thread to end (after a shutdown) and sums what they did. A thread not
+    /// done within the shutdown grace and a margin is left running (counted in
+    /// `ServeStats::stuck`): one stuck in a read that never returns cannot be joined, and
+    /// must not keep the process from exiting.
     pub fn join(self) -> std::io::Result<ServeStats> {
         let mut total = ServeStats::default();
         let mut first_err = None;
-        for t in self.threads {
+        // The grace counts from the stop (or from here, for a stop already made).
+        let mut until = None;
+        let mut threads = self.threads;
+        while !threads.iter().all(|t| t.is_finished()) {
+            if self.shared.stop.load(Ordering::SeqCst) {
+                let u = *until.get_or_insert_with(|| Instant::now() + self.grace + JOIN_MARGIN);
+                if Instant::now() >= u {
+                    break;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for t in threads.drain(..) {
+            if !t.is_finished() {
+                total.stuck += 1;
+                continue;
+            }
             match t.join() {
                 Ok(Ok(s)) => {
                     total.requests += s.requests;
                     total.connections += s.connections;
+                    total.evicted += s.evicted;
                 }
                 Ok(Err(e)) => {
                     first_err.get_or_insert(e);

@@ -23,6 +23,8 @@ pub fn run_until_signal(opts: &ServeOpts, out: &mut dyn Write) -> Result<Stopped
     // Blocked before the threads start, so they inherit the mask and the signal comes here.
     let signals =
         SignalSet::block(&[SIGINT, SIGTERM]).map_err(|e| format!("cannot block signals: {e}"))?;
+    // A flood of connections needs descriptors: the soft limit is often 1024.
+    let _ = iolab_sys::raise_nofile_limit();
     let server = Server::start(opts).map_err(|e| e.to_string())?;
     let addrs: Vec<String> = server.local_addrs().iter().map(|a| a.to_string()).collect();
     let _ = writeln!(

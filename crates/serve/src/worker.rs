@@ -76,10 +76,16 @@ struct Worker {
     /// Refused connections being given time to close (see `refuse`), with their deadlines.
     refused: Vec<(TcpStream, u64)>,
     refusal: Vec<u8>,
+    /// Scratch for `evict`.
+    victims: Vec<(u64, usize)>,
     stopping: bool,
+    /// When stopping: the end of the shutdown grace, after which every connection closes.
+    stop_deadline: u64,
     listening: bool,
     resume_accept: u64,
     idle_ns: u64,
+    /// `HEAD_GRACE` capped at the idle timeout.
+    head_grace_ns: u64,
     /// The io_uring network path (`--net io_uring`); epoll when `None`.
     net: Option<NetRing>,
     /// Connections (ring tags) whose receive is stopped: their unread input is over the limit.
@@ -160,10 +166,13 @@ impl Worker {
             stats: ServeStats::default(),
             refused: Vec::new(),
             refusal: Vec::with_capacity(256),
+            victims: Vec::new(),
             stopping: false,
+            stop_deadline: u64::MAX,
             listening: true,
             resume_accept: 0,
             idle_ns,
+            head_grace_ns: (crate::HEAD_GRACE.as_nanos() as u64).min(idle_ns),
             net,
             paused: Vec::new(),
             quiet_sends: 0,
@@ -200,7 +209,7 @@ impl Worker {
             if self.ctx.shared.stop.load(Ordering::SeqCst) && !self.stopping {
                 self.begin_stop();
             }
-            if self.stopping && self.live == 0 && self.eng.in_flight() == 0 {
+            if self.stopped() {
                 return Ok(());
             }
             let timeout = if self.eng.in_flight() > 0 || !self.yielded.is_empty() {
@@ -320,6 +329,9 @@ impl Worker {
                         continue;
                     }
                     let c = &mut self.conns[i];
+                    if c.head_start == 0 && c.rend > c.rstart {
+                        c.head_start = self.now;
+                    }
                     if c.eof || (self.stopping && c.rstart == c.rend) {
                         self.close(i);
                         return;
@@ -380,7 +392,13 @@ impl Worker {
         let date = &self.date;
         let (rbuf, wbuf) = (&c.rbuf[c.rstart..c.rend], &mut c.wbuf);
         wbuf.clear();
-        let req = match http::parse(rbuf, max) {
+        let parsed = http::parse(rbuf, max);
+        if matches!(parsed, Parsed::Partial) {
+            return false;
+        }
+        // A whole head: the next one's clock starts with its first byte.
+        c.head_start = 0;
+        let req = match parsed {
             Parsed::Partial => return false,
             Parsed::Error(s) => {
                 let rep = route::error(wbuf, date, s, 1, false);

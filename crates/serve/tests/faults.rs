@@ -149,7 +149,8 @@ fn half_requests_that_close_or_reset_give_their_slot_back_at_once() {
 }
 
 /// Regression: beyond --max-connections a client that had sent its request got a connection
-/// reset (the server closed with the request unread) instead of the 503.
+/// reset (the server closed with the request unread) instead of the 503. (A 503 comes only
+/// when no connection waiting for a request can be evicted: here the one slot is answering.)
 #[test]
 fn beyond_the_limit_every_client_reads_a_whole_503() {
     limit(60, || {
@@ -160,8 +161,12 @@ fn beyond_the_limit_every_client_reads_a_whole_503() {
                 o.max_connections = 1;
             });
             let a = s.local_addr();
+            // The one slot busy answering (a body its client does not read), so that no
+            // connection can be evicted to make room.
+            std::fs::write(d.join("big"), vec![7u8; 32 << 20]).unwrap();
             let mut held = TcpStream::connect(a).unwrap();
-            held.write_all(GET_A).unwrap();
+            held.write_all(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+                .unwrap();
             let mut b = [0u8; 256];
             assert!(held.read(&mut b).unwrap() > 0);
             for i in 0..300 {
@@ -539,5 +544,83 @@ fn a_stalled_file_read_or_open_leaves_other_requests_answered() {
             assert_eq!(got[2].as_ref().map(|r| r.0), Ok(404), "{engine}");
             stop(s);
         });
+    }
+}
+
+/// Regression (issue 33): after a stop, a request whose file read never returns (a FUSE file
+/// that does not answer) held the server until the idle timeout, with its client waiting or
+/// gone; now the threads close every connection after the shutdown grace and `join` returns
+/// (a helper still in the read is left behind, as the process exits without it).
+#[test]
+fn a_stalled_file_read_does_not_hold_the_shutdown_past_its_grace() {
+    use iolab_engine::EngineKind;
+    let engines = [EngineKind::IoUring, EngineKind::Psync];
+    let stale = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-faults/stop-stall");
+    for engine in engines {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(stale.join(format!("fuse-{engine}")))
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+    let base = root("stop-stall");
+    for engine in engines {
+        let mnt = base.join(format!("fuse-{engine}"));
+        let fs = match fuse::Fuse::mount(&mnt) {
+            Ok(f) => f,
+            Err(why) => {
+                iolab_testkit::skip(
+                    "a stalled FUSE file system at shutdown",
+                    &format!("no FUSE mount here ({why})"),
+                );
+                return;
+            }
+        };
+        let base = base.clone();
+        // The hang guard: well above the grace, well below the idle timeout. Whatever
+        // happens, the mount is aborted after it: this process is the file system's daemon,
+        // so a read left waiting on it would otherwise keep the test process from exiting.
+        let r = std::panic::catch_unwind(move || {
+            limit(15, move || {
+                let s = start(&base, |o| {
+                    o.engine = engine;
+                    o.net = if engine == EngineKind::IoUring {
+                        NetMode::Auto
+                    } else {
+                        NetMode::Epoll
+                    };
+                    o.idle_timeout = Duration::from_secs(60);
+                    o.shutdown_grace = Duration::from_secs(1);
+                });
+                let a = s.local_addr();
+                let dir = format!("fuse-{engine}");
+                // One client waits for a stalled small file; one asks for the big one and goes.
+                let mut waiting = TcpStream::connect(a).unwrap();
+                let req = format!("GET /{dir}/slow.txt HTTP/1.1\r\nHost: t\r\n\r\n");
+                waiting.write_all(req.as_bytes()).unwrap();
+                let mut gone = TcpStream::connect(a).unwrap();
+                let req = format!("GET /{dir}/slow.bin HTTP/1.1\r\nHost: t\r\n\r\n");
+                gone.write_all(req.as_bytes()).unwrap();
+                std::thread::sleep(Duration::from_millis(300));
+                drop(gone);
+                s.shutdown().trigger();
+                let st = s.join().expect("threads end cleanly");
+                assert_eq!(st.requests, 0, "{engine}: nothing was answered");
+                // The waiting client's connection was closed, unanswered.
+                waiting
+                    .set_read_timeout(Some(Duration::from_secs(5)))
+                    .unwrap();
+                let mut b = Vec::new();
+                let r = waiting.read_to_end(&mut b);
+                assert!(
+                    r.is_ok() || r.as_ref().is_err_and(|e| e.kind() != ErrorKind::WouldBlock),
+                    "{engine}: the waiting client's connection stayed open: {r:?}"
+                );
+            })
+        });
+        drop(fs);
+        if let Err(p) = r {
+            std::panic::resume_unwind(p);
+        }
     }
 }

@@ -31,6 +31,7 @@ mod offload;
 mod place;
 mod run;
 mod run_robust;
+mod serve_floods;
 mod steadystate;
 mod trimwrite;
 mod verify;

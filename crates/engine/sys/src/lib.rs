@@ -512,6 +512,29 @@ pub fn mlock(buf: &[u8]) -> io::Result<()> {
     cvt(r as isize).map(|_| ())
 }
 
+/// Raises the soft limit on open descriptors (RLIMIT_NOFILE) to the hard one, as a server
+/// holding thousands of connections needs (the soft limit is often 1024; systemd's hard one
+/// is 512Ki). The limit in force after: (soft, hard).
+pub fn raise_nofile_limit() -> io::Result<(u64, u64)> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one struct rlimit into `rl`, which is valid and writable.
+    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } as isize)?;
+    if rl.rlim_cur < rl.rlim_max {
+        let want = libc::rlimit {
+            rlim_cur: rl.rlim_max,
+            rlim_max: rl.rlim_max,
+        };
+        // SAFETY: setrlimit reads one struct rlimit from `want`, which is valid.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &want) } == 0 {
+            rl.rlim_cur = rl.rlim_max;
+        }
+    }
+    Ok((rl.rlim_cur, rl.rlim_max))
+}
+
 /// The calling thread's id, as fio prints it in its debug lines.
 pub fn gettid() -> u32 {
     // SAFETY: gettid takes no arguments and cannot fail.

@@ -28,7 +28,7 @@ impl Worker {
                 Ok(s) => s,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
-                    self.pause_accepting();
+                    self.out_of_descriptors();
                     return;
                 }
                 // Stopped listening (shutdown): nothing more will come.
@@ -39,18 +39,71 @@ impl Worker {
         }
     }
 
-    /// An accepted connection: served, or refused over the connection limit.
+    /// An accepted connection: served, in a slot made by evicting others if need be (see
+    /// `evict`), or refused when every connection is busy answering.
     pub(super) fn admit(&mut self, sock: TcpStream) {
-        let shared = &self.ctx.shared;
-        if shared.conns.fetch_add(1, Ordering::SeqCst) >= self.ctx.opts.max_connections {
-            shared.conns.fetch_sub(1, Ordering::SeqCst);
-            self.refuse(sock);
+        let ctx = self.ctx.clone();
+        let (shared, max) = (&ctx.shared, ctx.opts.max_connections);
+        let take_slot = || {
+            let ok = shared.conns.fetch_add(1, Ordering::SeqCst) < max;
+            if !ok {
+                shared.conns.fetch_sub(1, Ordering::SeqCst);
+            }
+            ok
+        };
+        if take_slot() {
+            self.adopt(sock);
             return;
         }
-        self.adopt(sock);
+        // (Another thread may take the room made here first.)
+        if self.evict() > 0 && take_slot() {
+            self.adopt(sock);
+        } else {
+            self.refuse(sock);
+        }
     }
 
-    /// Out of descriptors: stop listening for a moment rather than spin.
+    /// Every slot is taken: closes this thread's connections that wait for a request head
+    /// and are nearest their deadline (`Conn::head_deadline`: silent and idle keep-alive
+    /// connections oldest first, half-sent heads slowest first; a new client last), a few
+    /// at a time (a thirty-second of them, 1 to 32) so that a flood does not scan the
+    /// slots on every accept. Connections answering are never evicted. How many were closed.
+    ///
+    /// nginx closes idle keep-alive connections when it runs out (`ngx_drain_connections`);
+    /// this goes on to the incomplete heads, so that connections that never finish a
+    /// request cannot keep the clients that do out.
+    pub(super) fn evict(&mut self) -> usize {
+        let (rate, grace) = (self.ctx.opts.min_rate, self.head_grace_ns);
+        let mut waiting = std::mem::take(&mut self.victims);
+        waiting.clear();
+        waiting.extend(self.conns.iter().enumerate().filter_map(|(i, c)| {
+            let idle = c.sock.is_some() && c.state == State::Idle && !c.in_ring;
+            idle.then(|| (c.head_deadline(rate, grace), i))
+        }));
+        let n = (self.live / 32).clamp(1, 32).min(waiting.len());
+        if n > 0 && n < waiting.len() {
+            waiting.select_nth_unstable(n - 1);
+        }
+        for &(_, i) in &waiting[..n] {
+            self.close(i);
+        }
+        self.stats.evicted += n as u64;
+        self.victims = waiting;
+        n
+    }
+
+    /// Out of descriptors: free some (the refused connections lingering, the connections
+    /// nearest their deadline) for the next wake-up, or, with none to free, stop listening for
+    /// a moment rather than spin on a listener that stays ready.
+    pub(super) fn out_of_descriptors(&mut self) {
+        let freed = self.refused.len();
+        self.refused.clear();
+        if freed + self.evict() == 0 {
+            self.pause_accepting();
+        }
+    }
+
+    /// Stop listening for a moment.
     pub(super) fn pause_accepting(&mut self) {
         self.unlisten();
         self.resume_accept = self.now + 100_000_000;
@@ -102,6 +155,7 @@ impl Worker {
         c.eof = false;
         c.out = Out::None;
         c.deadline = self.now + self.idle_ns;
+        c.head_start = 0;
         self.live += 1;
         self.stats.connections += 1;
     }
@@ -158,6 +212,13 @@ impl Worker {
             return;
         }
         self.stopping = true;
+        let grace = self
+            .ctx
+            .opts
+            .shutdown_grace
+            .as_nanos()
+            .min(u64::MAX as u128) as u64;
+        self.stop_deadline = self.now.saturating_add(grace);
         self.unlisten();
         let _ = self.ep.delete(&self.ctx.shared.wake);
         for i in 0..self.conns.len() {
@@ -172,14 +233,39 @@ impl Worker {
         }
     }
 
+    /// Whether a stopping thread is done: nothing left in flight, or the grace is over (then
+    /// every connection is closed now; an engine read that never returns is left behind, and
+    /// `Server::join` does not wait for it).
+    pub(super) fn stopped(&mut self) -> bool {
+        if !self.stopping {
+            return false;
+        }
+        if self.live == 0 && self.eng.in_flight() == 0 {
+            return true;
+        }
+        if self.now < self.stop_deadline {
+            return false;
+        }
+        for i in 0..self.conns.len() {
+            self.close(i);
+        }
+        true
+    }
+
     /// Closes connections past their deadline; resumes accepting after a descriptor shortage.
     pub(super) fn scan(&mut self) {
         let now = self.now;
         self.refused
             .retain(|(s, deadline)| now < *deadline && !drain(s));
+        let (rate, grace) = (self.ctx.opts.min_rate, self.head_grace_ns);
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            if c.sock.is_some() && c.state != State::Reading && self.now > c.deadline {
+            let due = match c.state {
+                State::Reading => continue,
+                State::Idle => c.head_deadline(rate, grace),
+                State::Waiting | State::Sending => c.deadline,
+            };
+            if c.sock.is_some() && self.now > due {
                 self.close(i);
             }
         }

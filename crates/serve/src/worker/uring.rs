@@ -133,7 +133,7 @@ impl Worker {
             if self.ctx.shared.stop.load(Ordering::SeqCst) && !self.stopping {
                 self.begin_stop();
             }
-            if self.stopping && self.live == 0 && self.eng.in_flight() == 0 {
+            if self.stopped() {
                 return Ok(());
             }
             // Engine reads in flight complete on the engine's own ring: look again at once.
@@ -216,12 +216,10 @@ impl Worker {
             }
             // Out of descriptors, or the accept ended on an error (a listener shut down at
             // stop fails at once): tried again at a later scan rather than at once.
-            Err(e)
-                if !d.more
-                    || matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) =>
-            {
-                self.pause_accepting();
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
+                self.out_of_descriptors();
             }
+            Err(_) if !d.more => self.pause_accepting(),
             Err(_) => {}
         }
         if !d.more && self.listening && !self.stopping {

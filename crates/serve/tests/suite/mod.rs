@@ -499,12 +499,17 @@ fn connections_over_the_limit_get_503() {
         o.threads = 1;
     });
     let a = s.local_addr();
+    // Both slots busy answering (bodies their clients do not read): none can be evicted to
+    // make room, as idle or half-sent connections would be.
+    std::fs::write(d.join("root/huge.bin"), vec![7u8; 32 << 20]).unwrap();
     let mut held: Vec<_> = (0..2).map(|_| connect(a)).collect();
     for c in held.iter_mut() {
         c.get_mut()
-            .write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+            .write_all(b"GET /huge.bin HTTP/1.1\r\nHost: t\r\n\r\n")
             .unwrap();
-        assert_eq!(read_resp(c, false).status, 200);
+        let mut line = String::new();
+        c.read_line(&mut line).unwrap();
+        assert!(line.starts_with("HTTP/1.1 200 "), "{line}");
     }
     let mut third = connect(a);
     assert_eq!(read_resp(&mut third, false).status, 503);
