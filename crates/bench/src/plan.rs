@@ -171,7 +171,7 @@ fn showcmd(file: &JobFile) -> Vec<String> {
 /// sizes are not one fixed size (fio's fixed_block_size: each direction's smallest and
 /// largest equal, and the same in every direction).
 fn verify_limited(j: &iolab_job::JobSpec) -> bool {
-    if !j.norandommap || j.verify.is_empty() || j.verify == "none" {
+    if !j.norandommap || matches!(j.verify.as_str(), "" | "0" | "none") {
         return false;
     }
     let span = |bs: u64,

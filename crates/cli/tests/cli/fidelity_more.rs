@@ -281,6 +281,19 @@ fn norandommap_with_variable_block_sizes_and_verify_warns_as_fio() {
         let out = d.run(&a).ok();
         assert_eq!(out.stderr.contains(line), warned, "{bs}: {}", out.stderr);
     }
+    // Regression: verify's default (fio's "0") counted as a verify, and fio's own t0023
+    // (bsrange, norandommap, no verify) failed on the line.
+    let quiet = d
+        .run(&[
+            "--name=j",
+            "--ioengine=null",
+            "--size=256k",
+            "--rw=randwrite",
+            "--norandommap",
+            "--bsrange=1k-8k",
+        ])
+        .ok();
+    assert!(!quiet.stderr.contains(line), "no verify: {}", quiet.stderr);
     let mut fatal: Vec<&str> = base.to_vec();
     fatal.extend(["--bssplit=2k/75:4k/25", "--warnings-fatal"]);
     let out = d.run(&fatal);
