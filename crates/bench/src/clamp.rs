@@ -105,7 +105,7 @@ pub fn clamp(j: &mut JobSpec, dir: &str) {
 /// increment is clamped below the size, and overwrite each other's blocks (which fio, too,
 /// reports as verify failures): each clone's region is cut to the clamped increment.
 fn keep_verifying_clones_apart(j: &mut JobSpec) {
-    let verifies = !matches!(j.verify.as_str(), "" | "0" | "none");
+    let verifies = j.verifies();
     if let (true, true, SizeOrPct::Bytes(inc @ 1..)) = (verifies, j.numjobs > 1, j.offset_increment)
     {
         for s in [&mut j.size, &mut j.io_size].into_iter().flatten() {

@@ -35,20 +35,7 @@ pub fn plan(
     let mut resolved = file.resolve().map_err(|e| e.to_string())?;
     resolved.jobs.iter().try_for_each(directories_exist)?;
     iolab_job::profile::apply_hooks(top, &mut resolved.jobs);
-    for w in &resolved.warnings {
-        say(Say::Err(format!("{prefix}: warning: {w}")));
-    }
-    // fio's fixup_options: verify with norandommap and more than one block size cannot check
-    // every block (a later, larger write may cover part of an earlier one). Its line, once a job.
-    let verify_limited = resolved.jobs.iter().filter(|j| verify_limited(j)).count();
-    for _ in 0..verify_limited {
-        say(Say::Err(
-            "fio: norandommap given for variable block sizes, verify limited".into(),
-        ));
-    }
-    if top.warnings_fatal && (!resolved.warnings.is_empty() || verify_limited > 0) {
-        return Err("warnings are fatal (--warnings-fatal)".into());
-    }
+    say_warnings(&resolved, top.warnings_fatal, prefix, say)?;
     if top.parse_only {
         return Ok(None);
     }
@@ -59,14 +46,18 @@ pub fn plan(
             "iolab: {env}={dir}: test hook, jobs clamped to small sizes in that directory"
         )));
     }
-    // fio's opendir: the files under the directory join the job; fio's line where info goes.
+    // fio's informational lines go with the output, unless it is for a machine.
     let machine = top.output_format.iter().any(|f| *f != OutputFormat::Normal);
-    for line in crate::opendir::expand(&mut resolved.jobs)? {
-        say(if machine {
+    let info = |line: String| {
+        if machine {
             Say::Err(line)
         } else {
             Say::Out(line)
-        });
+        }
+    };
+    // fio's opendir: the files under the directory join the job; fio's line where info goes.
+    for line in crate::opendir::expand(&mut resolved.jobs)? {
+        say(info(line));
     }
     let specs = resolved.jobs;
     jobs_within_fios_limit(&specs)?;
@@ -82,11 +73,7 @@ pub fn plan(
     }
     // fio's lines about verifying jobs, said as it checks their options, where info goes.
     for line in plans.iter().flat_map(crate::job::verify_info_lines) {
-        say(if machine {
-            Say::Err(line.to_string())
-        } else {
-            Say::Out(line.to_string())
-        });
+        say(info(line.to_string()));
     }
     // fio 3.33 reads replay_skip for blktrace input only and replays a text iolog whole, its
     // writes too; iolab leaves the kinds out as fio's HOWTO describes, and says so.
@@ -167,11 +154,35 @@ fn showcmd(file: &JobFile) -> Vec<String> {
     lines
 }
 
+/// The job file's warnings, and fio's fixup_options line for a verify that norandommap with
+/// several block sizes limits (a later, larger write may cover part of an earlier block), once
+/// a job as fio says it; under --warnings-fatal any of them fails the run.
+fn say_warnings(
+    resolved: &iolab_job::Resolved,
+    fatal: bool,
+    prefix: &str,
+    say: &mut dyn FnMut(Say),
+) -> Result<(), String> {
+    for w in &resolved.warnings {
+        say(Say::Err(format!("{prefix}: warning: {w}")));
+    }
+    let limited = resolved.jobs.iter().filter(|j| verify_limited(j)).count();
+    for _ in 0..limited {
+        say(Say::Err(
+            "fio: norandommap given for variable block sizes, verify limited".into(),
+        ));
+    }
+    if fatal && (!resolved.warnings.is_empty() || limited > 0) {
+        return Err("warnings are fatal (--warnings-fatal)".into());
+    }
+    Ok(())
+}
+
 /// fio's test for its "verify limited" warning: a verifying job with norandommap whose block
 /// sizes are not one fixed size (fio's fixed_block_size: each direction's smallest and
 /// largest equal, and the same in every direction).
 fn verify_limited(j: &iolab_job::JobSpec) -> bool {
-    if !j.norandommap || matches!(j.verify.as_str(), "" | "0" | "none") {
+    if !j.norandommap || !j.verifies() {
         return false;
     }
     let span = |bs: u64,

@@ -92,6 +92,11 @@ macro_rules! job_spec {
         }
 
         impl JobSpec {
+    /// Whether the job verifies: `verify=` names a checksum (fio's "0" and "none" do not).
+    pub fn verifies(&self) -> bool {
+        !matches!(self.verify.as_str(), "" | "0" | "none")
+    }
+
             /// Every field at its zero: what the option defaults are applied to.
             fn blank() -> Self {
                 JobSpec {

@@ -576,7 +576,7 @@ fn buffers(spec: &JobSpec) -> BufferFill {
     // fio: a compress percentage other than 100 turns refill_buffers on, so that adjacent
     // blocks do not compress together better than asked.
     let refill = spec.refill_buffers || (1..100).contains(&compress);
-    let verify = !matches!(spec.verify.as_str(), "0" | "none" | "");
+    let verify = spec.verifies();
     let dedupe = spec.dedupe_percentage.unwrap_or(0);
     BufferFill {
         zero: spec.zero_buffers,

@@ -23,9 +23,6 @@ pub mod task;
 
 pub use rw::{file_position, rw_full, RwCall};
 
-#[cfg(test)]
-mod testutil;
-
 use std::io;
 use std::os::fd::RawFd;
 
@@ -269,8 +266,8 @@ mod tests {
         use std::os::fd::AsRawFd;
         use std::os::unix::fs::FileExt;
         const LEN: u64 = 16 << 20;
-        let p = crate::testutil::TempPath::new("sys", "fadvise");
-        let mut f = crate::testutil::open_rw(&p.0, false);
+        let p = iolab_testkit::TempPath::new("sys", "fadvise");
+        let mut f = iolab_testkit::open_rw(&p.0, false);
         f.write_all(&vec![7u8; LEN as usize]).unwrap();
         f.sync_all().unwrap();
         // Cached pages after one 4 KiB read at the start (where read-ahead begins), under `advice`.

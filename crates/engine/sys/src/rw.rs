@@ -179,7 +179,7 @@ mod tests {
     use std::os::fd::AsRawFd;
 
     use super::*;
-    use crate::testutil::{open_rw, TempPath};
+    use iolab_testkit::{open_rw, TempPath};
 
     /// The one-call path, for each call that takes the offset with it (psync, pvsync,
     /// pvsync2): a whole transfer is one call; a read that reaches end of file goes on from

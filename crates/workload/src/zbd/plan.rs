@@ -134,7 +134,7 @@ fn config(spec: &JobSpec, p: &JobPlan) -> Result<ZbdConfig, PlanError> {
     let pat = &p.pattern;
     let why = if pat.trim {
         Some("trims (fio resets a zone by trim)")
-    } else if !matches!(spec.verify.as_str(), "0" | "none" | "") {
+    } else if spec.verifies() {
         Some("verify (fio replays the zones' write order)")
     } else if p.replay.is_some() {
         Some("read_iolog")
