@@ -8,7 +8,8 @@ use std::sync::atomic::Ordering;
 
 use iolab_args::Cmd;
 use iolab_compare::args::{parse, Args, Parsed, USAGE};
-use iolab_report::compare::{write_compare_json, write_table};
+use iolab_report::compare::write_table;
+use iolab_report::compare_json::write_compare_json;
 
 const CMD: Cmd = Cmd {
     name: "compare",

@@ -260,68 +260,8 @@ pub fn run_on(
         .flat_map(|&d| o.variants.iter().map(move |v| (d, v)))
         .collect();
     let caps: Vec<Option<Caps>> = slots.iter().map(|(d, v)| v.caps(*d)).collect();
-    let mut ran: Vec<Vec<CompareRow>> = vec![Vec::new(); slots.len()];
-    let mut done = 0;
-    let mut interrupted = false;
-    'outer: for (at, chunk) in slots.chunks(o.variants.len().max(1)).enumerate() {
-        // In rotation, A B C A B C ...: a drift over time (the device warming, other load)
-        // falls on every variant alike instead of on the ones that ran last. Each run starts
-        // with the file's cached pages dropped (fio's invalidate=1, compare's default).
-        for trial in 1..=o.trials.max(1) {
-            for (i, &(depth, v)) in chunk.iter().enumerate() {
-                if runs.stopped(stop) {
-                    interrupted = true;
-                    break 'outer;
-                }
-                let slot = at * o.variants.len() + i;
-                let c = caps[slot].as_ref();
-                let which = match o.trials {
-                    0 | 1 => String::new(),
-                    n => format!(", trial {trial} of {n}"),
-                };
-                let started = t0.elapsed().as_millis() as u64;
-                let mut row = run_one(runs, o, v, depth, c, &env, stop, &mut |m: &str| {
-                    progress(&format!("{m}{which}"))
-                });
-                row.started_ms = Some(started);
-                if runs.stopped(stop) {
-                    // Cut short: its figures are of a shorter run than the others'.
-                    interrupted = true;
-                    row.error = Some(CUT.into());
-                    ran[slot].push(row);
-                    break 'outer;
-                }
-                ran[slot].push(row);
-                done += 1;
-            }
-        }
-    }
-    let title = |slot: usize| {
-        let (depth, v) = slots[slot];
-        CompareRow {
-            label: v.label.clone(),
-            depth,
-            jobs: jobs_at(caps[slot].as_ref(), depth),
-            ..CompareRow::default()
-        }
-        .title()
-    };
-    let trials = o.trials.max(1) as usize;
-    let interrupted = interrupted.then(|| {
-        let missing: Vec<String> = (ran.iter().enumerate())
-            .filter_map(|(slot, r)| match r.iter().filter(|r| !is_cut(r)).count() {
-                n if n >= trials => None,
-                0 => Some(title(slot)),
-                n => Some(format!("{} ({n} of {trials} trials)", title(slot))),
-            })
-            .collect();
-        format!(
-            "interrupted after {done} of {} runs ({:.1} s); did not run: {}",
-            slots.len() * trials,
-            t0.elapsed().as_secs_f64(),
-            missing.join(", ")
-        )
-    });
+    let (ran, done, interrupted) = rotate(runs, o, &slots, &caps, &env, stop, t0, progress);
+    let interrupted = interrupted.then(|| interrupt_note(&slots, &caps, &ran, done, o.trials, t0));
     let rows: Vec<CompareRow> = (ran.into_iter().enumerate())
         .map(|(slot, trials)| {
             let (depth, v) = slots[slot];
@@ -370,6 +310,95 @@ pub fn run_on(
         interrupted,
         qos,
     })
+}
+
+/// The runs in rotation, A B C A B C ... (a drift over time, the device warming or other
+/// load, falls on every variant alike), each slot's rows in the order they ran; how many ran,
+/// and whether a stop cut them short.
+#[allow(clippy::too_many_arguments)]
+fn rotate(
+    runs: &mut dyn Runs,
+    o: &CompareOpts,
+    slots: &[(u32, &Variant)],
+    caps: &[Option<Caps>],
+    env: &PlanEnv<'_>,
+    stop: &AtomicBool,
+    t0: std::time::Instant,
+    progress: &mut dyn FnMut(&str),
+) -> (Vec<Vec<CompareRow>>, usize, bool) {
+    let mut ran: Vec<Vec<CompareRow>> = vec![Vec::new(); slots.len()];
+    let mut done = 0;
+    let mut interrupted = false;
+    'outer: for (at, chunk) in slots.chunks(o.variants.len().max(1)).enumerate() {
+        // In rotation, A B C A B C ...: a drift over time (the device warming, other load)
+        // falls on every variant alike instead of on the ones that ran last. Each run starts
+        // with the file's cached pages dropped (fio's invalidate=1, compare's default).
+        for trial in 1..=o.trials.max(1) {
+            for (i, &(depth, v)) in chunk.iter().enumerate() {
+                if runs.stopped(stop) {
+                    interrupted = true;
+                    break 'outer;
+                }
+                let slot = at * o.variants.len() + i;
+                let c = caps[slot].as_ref();
+                let which = match o.trials {
+                    0 | 1 => String::new(),
+                    n => format!(", trial {trial} of {n}"),
+                };
+                let started = t0.elapsed().as_millis() as u64;
+                let mut row = run_one(runs, o, v, depth, c, env, stop, &mut |m: &str| {
+                    progress(&format!("{m}{which}"))
+                });
+                row.started_ms = Some(started);
+                if runs.stopped(stop) {
+                    // Cut short: its figures are of a shorter run than the others'.
+                    interrupted = true;
+                    row.error = Some(CUT.into());
+                    ran[slot].push(row);
+                    break 'outer;
+                }
+                ran[slot].push(row);
+                done += 1;
+            }
+        }
+    }
+    (ran, done, interrupted)
+}
+
+/// What an interrupted run says: how many runs of how many, and the variants (or trials)
+/// that did not run.
+fn interrupt_note(
+    slots: &[(u32, &Variant)],
+    caps: &[Option<Caps>],
+    ran: &[Vec<CompareRow>],
+    done: usize,
+    trials: u32,
+    t0: std::time::Instant,
+) -> String {
+    let title = |slot: usize| {
+        let (depth, v) = slots[slot];
+        CompareRow {
+            label: v.label.clone(),
+            depth,
+            jobs: jobs_at(caps[slot].as_ref(), depth),
+            ..CompareRow::default()
+        }
+        .title()
+    };
+    let trials = trials.max(1) as usize;
+    let missing: Vec<String> = (ran.iter().enumerate())
+        .filter_map(|(slot, r)| match r.iter().filter(|r| !is_cut(r)).count() {
+            n if n >= trials => None,
+            0 => Some(title(slot)),
+            n => Some(format!("{} ({n} of {trials} trials)", title(slot))),
+        })
+        .collect();
+    format!(
+        "interrupted after {done} of {} runs ({:.1} s); did not run: {}",
+        slots.len() * trials,
+        t0.elapsed().as_secs_f64(),
+        missing.join(", ")
+    )
 }
 
 /// Jobs at `depth`: an engine that completes every request inside `queue` reaches depth N

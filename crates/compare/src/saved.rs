@@ -2,7 +2,8 @@
 //! was written), fio's (or `iolab run`'s) JSON and json+ (one row per job, made by the same
 //! derivation as compare's rows, with the same findings), and fio's log files.
 
-use iolab_report::compare::{read_compare_json, CompareRow, Comparison, Machine, Source};
+use iolab_report::compare::{CompareRow, Comparison, Machine, Source};
+use iolab_report::compare_json::read_compare_json;
 use iolab_report::{Report, ReportError};
 
 use crate::diagnose::{diagnose, Workload};

@@ -96,45 +96,9 @@ pub(crate) fn plots(s: &mut String, c: &Comparison) {
             labels.push(&r.label);
         }
     }
-    // Depths of 1, 16 and 64 would crowd the left on a linear axis.
-    let x = Axis {
-        scale: match hi >= 4 * lo.max(1) {
-            true => Scale::Log {
-                lo: f64::from(lo.max(1)),
-                hi: f64::from(hi),
-            },
-            false => Scale::Linear {
-                lo: f64::from(lo),
-                hi: f64::from(hi),
-            },
-        },
-        label: "I/O depth (for a synchronous engine: jobs at depth 1)".into(),
-        ticks: depths
-            .iter()
-            .map(|&d| (f64::from(d), d.to_string()))
-            .collect(),
-    };
+    let x = depth_axis(&depths, lo, hi);
     for m in &METRICS {
-        let mut series = Vec::new();
-        for label in &labels {
-            let rows: Vec<&&CompareRow> = ok.iter().filter(|r| r.label == *label).collect();
-            let dirs: Vec<usize> = (0..3)
-                .filter(|&k| rows.iter().any(|r| dir_of(r, k).is_some()))
-                .collect();
-            for &k in &dirs {
-                let mut points: Vec<(f64, f64)> = (rows.iter())
-                    .filter_map(|r| Some((f64::from(r.depth), (m.val)(dir_of(r, k)?)?)))
-                    .collect();
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let name = match dirs.len() {
-                    1 => (*label).to_string(),
-                    _ => format!("{label} {}", DIRS[k]),
-                };
-                let mut se = Series::new(name, c.engine_color(label), points, true);
-                se.dashed = k == 1;
-                series.push(se);
-            }
-        }
+        let series = series_of(c, &ok, &labels, m);
         let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
         let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
         if !lo.is_finite() {
@@ -159,4 +123,52 @@ pub(crate) fn plots(s: &mut String, c: &Comparison) {
             ),
         );
     }
+}
+
+/// The depth axis: logarithmic where the depths span a wide range (1, 16 and 64 would crowd
+/// the left on a linear one), a tick at each depth that ran.
+fn depth_axis(depths: &[u32], lo: u32, hi: u32) -> Axis {
+    Axis {
+        scale: match hi >= 4 * lo.max(1) {
+            true => Scale::Log {
+                lo: f64::from(lo.max(1)),
+                hi: f64::from(hi),
+            },
+            false => Scale::Linear {
+                lo: f64::from(lo),
+                hi: f64::from(hi),
+            },
+        },
+        label: "I/O depth (for a synchronous engine: jobs at depth 1)".into(),
+        ticks: depths
+            .iter()
+            .map(|&d| (f64::from(d), d.to_string()))
+            .collect(),
+    }
+}
+
+/// One line per engine and direction for one metric, points by depth; writes dashed, an
+/// engine's colour the same as in every other chart.
+fn series_of(c: &Comparison, ok: &[&CompareRow], labels: &[&str], m: &Metric) -> Vec<Series> {
+    let mut series = Vec::new();
+    for label in labels {
+        let rows: Vec<&&CompareRow> = ok.iter().filter(|r| r.label == *label).collect();
+        let dirs: Vec<usize> = (0..3)
+            .filter(|&k| rows.iter().any(|r| dir_of(r, k).is_some()))
+            .collect();
+        for &k in &dirs {
+            let mut points: Vec<(f64, f64)> = (rows.iter())
+                .filter_map(|r| Some((f64::from(r.depth), (m.val)(dir_of(r, k)?)?)))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let name = match dirs.len() {
+                1 => (*label).to_string(),
+                _ => format!("{label} {}", DIRS[k]),
+            };
+            let mut se = Series::new(name, c.engine_color(label), points, true);
+            se.dashed = k == 1;
+            series.push(se);
+        }
+    }
+    series
 }

@@ -2,41 +2,24 @@
 //! offsets, block sizes and mixes resolved. The only look at the outside world is the size of
 //! files that already exist, asked through a callback so this stays pure and testable.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use iolab_job::spec::FileService;
 use iolab_job::spec::RateProcess;
 use iolab_job::value::{Distribution, PerDir, RwMode, RwModifier, SizeOrPct, Zone as JZone};
-use iolab_job::{JobSpec, Loc};
+use iolab_job::JobSpec;
 
 use crate::dist::{Dist, Zone};
 use crate::gen::{BlockSizes, FilePick, FileSpan, Pattern};
 use crate::plan::{BufferFill, FilePlan, JobPlan, Rate};
 
+mod error;
+use error::err;
+pub use error::PlanError;
+
 /// fio's default seed (randrepeat=1).
 pub const DEFAULT_SEED: u64 = 0x89;
-
-/// A job that cannot be planned, with where it was defined.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanError {
-    pub loc: Loc,
-    pub job: String,
-    pub message: String,
-}
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}: job '{}': {}",
-            self.loc.file, self.loc.line, self.job, self.message
-        )
-    }
-}
-
-impl std::error::Error for PlanError {}
 
 /// What planning needs from outside: the size of an existing file or block device.
 pub struct PlanEnv<'a> {
@@ -87,14 +70,6 @@ pub fn attach_options(file: &iolab_job::JobFile, plans: &mut [JobPlan]) {
             continue;
         };
         p.options = raw.own.iter().filter_map(written).collect();
-    }
-}
-
-fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
-    PlanError {
-        loc: spec.loc.clone(),
-        job: spec.name.clone(),
-        message: message.into(),
     }
 }
 

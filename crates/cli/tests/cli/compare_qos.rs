@@ -99,6 +99,15 @@ fn the_qos_sweep_finds_the_knee_below_the_engines_capacity() {
     assert!(rule.contains("5 x the lowest p99"), "{rule}");
     let sentence = q["knee"].as_str().unwrap_or("");
     assert!(sentence.starts_with("null holds p99 under "), "{sentence}");
+    pages_draw_the_curves(&d, &out.stdout, sentence);
+    // The progress names each step.
+    let err = text(&out.stderr);
+    assert!(err.contains("QoS: null at 125% of its capacity"), "{err}");
+}
+
+/// The page of a QoS sweep draws its curves and states the knee and its rule, and `iolab
+/// report` draws them again from the saved JSON.
+fn pages_draw_the_curves(d: &std::path::Path, json: &[u8], sentence: &str) {
     // The page draws the curves and states the knee and its rule.
     let html = std::fs::read_to_string(d.join("q.html")).expect("the report");
     for want in [
@@ -114,10 +123,10 @@ fn the_qos_sweep_finds_the_knee_below_the_engines_capacity() {
         assert!(html.contains(want), "{want} missing from the report");
     }
     // `iolab report` draws the curves again from the saved JSON.
-    std::fs::write(d.join("q.json"), &out.stdout).expect("save the JSON");
+    std::fs::write(d.join("q.json"), json).expect("save the JSON");
     let back = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args(["report", "q.json", "-o", "back.html"])
-        .current_dir(&d)
+        .current_dir(d)
         .output()
         .expect("run iolab report");
     assert!(back.status.success(), "{}", text(&back.stderr));
@@ -130,9 +139,6 @@ fn the_qos_sweep_finds_the_knee_below_the_engines_capacity() {
         again.contains(&format!("<strong>{}</strong>", sentence)),
         "the knee"
     );
-    // The progress names each step.
-    let err = text(&out.stderr);
-    assert!(err.contains("QoS: null at 125% of its capacity"), "{err}");
 }
 
 /// `--qos-target` answers the question in words; the table gives each step's figures.
