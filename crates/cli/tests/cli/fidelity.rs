@@ -362,10 +362,22 @@ fn a_refused_submission_ends_the_job_at_the_commit_as_fio() {
         let sorted = |t: &str| {
             let mut v = fio_lines(t);
             v.sort();
+            v.dedup();
             v
         };
-        // fio's posixaio says its errors in the order it collects them.
-        assert_eq!(sorted(&out.stderr), sorted(&ferr), "{more:?}");
+        // fio's posixaio says its errors in the order it collects them, and only those it
+        // reaps before the job ends: one to all four, by timing (CI saw one). Every line fio
+        // says must be one of ours, and we say at least as many.
+        let (ours, theirs) = (sorted(&out.stderr), sorted(&ferr));
+        if io_u_lines == 0 {
+            assert_eq!(ours, theirs, "{more:?}");
+        }
+        let missing: Vec<_> = theirs.iter().filter(|l| !ours.contains(l)).collect();
+        assert!(
+            missing.is_empty(),
+            "{more:?}: fio said {missing:?}, we did not"
+        );
+        assert!(ours.len() >= theirs.len(), "{more:?}: {ours:?} {theirs:?}");
         assert_eq!(fio_lines(&out.stdout), fio_lines(&fout), "{more:?}");
     }
 }
