@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -125,6 +126,8 @@ impl Drop for Pool {
 }
 
 fn helper(st: &State) {
+    // Where page-ins read to: one buffer a helper, for all its jobs.
+    let mut buf = Vec::new();
     loop {
         let (tag, job) = {
             let Ok(mut q) = st.queue.lock() else {
@@ -144,7 +147,7 @@ fn helper(st: &State) {
                 };
             }
         };
-        let outcome = run(&st.site, job);
+        let outcome = run(&st.site, job, &mut buf);
         if let Ok(mut d) = st.done.lock() {
             d.push((tag, outcome));
         }
@@ -156,7 +159,7 @@ fn helper(st: &State) {
     }
 }
 
-fn run(site: &Site, job: Job) -> Outcome {
+fn run(site: &Site, job: Job, buf: &mut Vec<u8>) -> Outcome {
     match job {
         Job::Resolve {
             rel,
@@ -174,7 +177,16 @@ fn run(site: &Site, job: Job) -> Outcome {
             Outcome::Resolved(found, d)
         }
         Job::PageIn { file, off, len } => {
-            let mut buf = vec![0u8; PAGE_IN_CHUNK.min(len as usize)];
+            // The whole range's reads go to the device at once; the reads below then wait
+            // for each chunk to be there (a page being read counts as cached to cachestat,
+            // and sendfile on the loop would wait for it).
+            let _ = iolab_sys::will_need(file.as_raw_fd(), off, len);
+            if buf.len() < PAGE_IN_CHUNK && buf.try_reserve_exact(PAGE_IN_CHUNK).is_ok() {
+                buf.resize(PAGE_IN_CHUNK, 0);
+            }
+            if buf.is_empty() {
+                return Outcome::PagedIn;
+            }
             let (mut at, end) = (off, off + len);
             while at < end {
                 let n = ((end - at) as usize).min(buf.len());

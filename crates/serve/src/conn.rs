@@ -16,6 +16,9 @@ use crate::route::{self, Body};
 /// A file body (or a multipart part) up to this long goes in one sendfile call; a longer one
 /// goes in slices (see [`slice_len`]), a connection a turn.
 const SENDFILE_CHUNK: usize = 256 << 10;
+/// A body missing from the page cache is paged in by a helper this much at a time (see
+/// [`page_in_len`]).
+pub(crate) const PAGE_IN_WINDOW: u64 = 2 << 20;
 
 /// The bytes a slice of a long body aims at: as many whole segments as fit, at least one.
 const SLICE: u64 = 32 << 10;
@@ -55,6 +58,29 @@ fn slice_len(left: u64, sent: u64, mss: u32, whole: u64) -> usize {
 
 /// [`slice_len`] for a connection: its segment size `mss` is asked of the socket (once a
 /// connection, kept in `mss`) the first time a body is long enough to go in slices.
+/// Whether `off..off + want` of the body's file must be read into the page cache by a helper
+/// before sendfile, which would otherwise wait on the loop for the file system. Not when it was
+/// just paged in, or found whole in the cache as the response began, or lies below what a
+/// helper paged in; always when the loop is seeing cold files (`Conn::cold`); else when the
+/// page cache says it lacks a page (where the kernel cannot say, go ahead).
+fn must_page_in(paging: Paging<'_>, file: &File, off: u64, want: u64) -> bool {
+    let Paging(paged, resident, paged_to, cold) = paging;
+    if std::mem::take(paged) || resident || off + want <= paged_to {
+        return false;
+    }
+    cold || net::page_cached(file, off, want) == Some(false)
+}
+
+/// A connection's `paged`, `resident`, `paged_to` and `cold`, borrowed beside its `out`.
+struct Paging<'a>(&'a mut bool, bool, u64, bool);
+
+/// How much a helper pages in at once: the stretch about to be sent, and the body after it
+/// up to [`PAGE_IN_WINDOW`], so that one helper's turn covers many slices and the device
+/// gets the window's reads together.
+fn page_in_len(left: u64, want: usize) -> u64 {
+    left.min(PAGE_IN_WINDOW).max(want as u64)
+}
+
 fn next_slice(mss: &mut u32, sock: &TcpStream, left: u64, sent: u64, whole: u64) -> usize {
     if *mss == 0 && whole > SENDFILE_CHUNK as u64 {
         *mss = net::tcp_mss(sock).unwrap_or(u32::MAX);
@@ -86,8 +112,10 @@ pub(crate) enum Pending {
         direct: bool,
         rep: route::Reply,
     },
-    /// The next stretch of a sendfile body is being paged in.
-    Send,
+    /// The next stretch of a sendfile body is being paged in, up to the file offset `to`.
+    Send {
+        to: u64,
+    },
 }
 
 /// What `flush` came to.
@@ -166,6 +194,14 @@ pub(crate) struct Conn {
     pub(crate) resolved: Option<(Found, Option<File>)>,
     /// The next sendfile goes ahead without looking at the page cache (just paged in).
     pub(crate) paged: bool,
+    /// A helper has read the body's file into the page cache up to this offset, for this
+    /// response: a sendfile that ends below it goes without asking.
+    pub(crate) paged_to: u64,
+    /// The loop found files missing from the page cache lately (set when the response
+    /// begins; see `Worker::cold`): every stretch of the body not paged in for this response
+    /// goes to a helper first, since asking the page cache cannot tell a page being read from
+    /// one that is there, and sendfile would wait on the loop for the one being read.
+    pub(crate) cold: bool,
     /// The whole file was found in the page cache when the response began: none of its
     /// slices asks again (a 1 MiB body made three cachestat calls more a response).
     pub(crate) resident: bool,
@@ -211,6 +247,8 @@ impl Conn {
             mp: route::Multipart::default(),
             resolved: None,
             paged: false,
+            paged_to: 0,
+            cold: false,
             resident: false,
             fed: false,
             inbox: Vec::new(),
@@ -393,12 +431,13 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64, heads_on_ring: bool) -> io::Res
                     let left = *end - *off;
                     let sent = c.wbuf.len() as u64 + c.body_sent;
                     let want = next_slice(&mut c.mss, sock, left, sent, c.body_sent + left);
-                    // sendfile would wait for bytes the file system has yet to produce: a
-                    // helper reads them in first. (Where the kernel cannot say, go ahead.)
-                    if !(std::mem::take(&mut c.paged) || c.resident)
-                        && net::page_cached(file, *off, want as u64) == Some(false)
-                    {
-                        return Ok(Flush::PageIn(*off, want as u64));
+                    if must_page_in(
+                        Paging(&mut c.paged, c.resident, c.paged_to, c.cold),
+                        file,
+                        *off,
+                        want as u64,
+                    ) {
+                        return Ok(Flush::PageIn(*off, page_in_len(left, want)));
                     }
                     match net::sendfile(sock, file, off, want) {
                         Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
@@ -500,8 +539,16 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
     // after each.
     let sent = c.wbuf.len() as u64 + c.body_sent;
     let want = next_slice(&mut c.mss, sock, last + 1 - *off, sent, last + 1 - first);
-    if !std::mem::take(&mut c.paged) && net::page_cached(file, *off, want as u64) == Some(false) {
-        return Ok(Some(Flush::PageIn(*off, want as u64)));
+    if must_page_in(
+        Paging(&mut c.paged, c.resident, c.paged_to, c.cold),
+        file,
+        *off,
+        want as u64,
+    ) {
+        return Ok(Some(Flush::PageIn(
+            *off,
+            page_in_len(last + 1 - *off, want),
+        )));
     }
     let n = match net::sendfile(sock, file, off, want) {
         Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),

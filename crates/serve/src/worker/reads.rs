@@ -65,6 +65,11 @@ impl Worker {
     /// idle timeout). False when no helper could take it.
     pub(super) fn hand_over(&mut self, i: usize, job: Job, then: Pending) -> bool {
         let c = &mut self.conns[i];
+        if matches!(job, Job::PageIn { .. }) {
+            // The rest of this body, too, may be missing or still being read.
+            self.cold_at = self.now.max(1);
+            c.cold = true;
+        }
         let tok = (u64::from(c.gen) << 32) | i as u64;
         if !self.pool.submit(tok, job) {
             return false;
@@ -106,6 +111,10 @@ impl Worker {
                 ) => {
                     // A synchronous engine completes here and leaves the sending to us.
                     self.read(i, id, off, len, direct, rep);
+                }
+                (Pending::Send { to }, _) => {
+                    c.state = State::Sending;
+                    c.paged_to = to;
                 }
                 (_, _) => {
                     c.state = State::Sending;
