@@ -4,7 +4,7 @@ the case where a server's reads wait for the disk (issue 32). One command:
 
   python3 bench/serve_cold.py [--gib 3] [--duration 6] [--rounds 3] [--mem 768M]
                               [--servers iolab,iolab-uring,lighttpd,nginx-aio,nginx]
-                              [--site-conns 32] [--hot-conns 4] [--sweep]
+                              [--site-conns 32] [--hot-conns 4] [--probe-rate 500] [--sweep]
 
 The site (built once under target/bench-serve-cold/, kept between runs): files from 16 KiB to
 4 MiB (sizes log-uniform, about GIB GiB in all) requested with a Zipf-like popularity (s = 0.9,
@@ -24,6 +24,12 @@ bytes and its average queue depth over the run (/proc/diskstats: weighted millis
 queue / elapsed milliseconds); and the hot p99 under the site's load over the hot p99 alone
 ("hot x"): how much the disk waits of cold files delay the cached requests behind them.
 
+A third run drives the site again, with the hot set beside it at a fixed offered rate
+(--probe-rate requests/s, open loop: a request is due at its time whatever the server does,
+and its latency counts from then, so a loop stalled behind the disk shows in full); its
+percentiles are the "probe" columns, and bench/results/serve-cold-<time>.html draws each
+server's probe latency over time (the worst in each 100 ms).
+
 Servers: iolab serve on epoll and on io_uring (--threads 2), lighttpd (server.max-worker 2,
 linux-sendfile backend), nginx with `sendfile on; aio threads;` (nginx-aio) and nginx with
 `sendfile on` only (nginx), each with 2 workers. --sweep first measures the disk: random
@@ -34,7 +40,8 @@ Needs root (cgroups, drop_caches). Installs wrk, nginx and lighttpd if missing. 
 run holds the bench lock (benchlib.LOCK). Saves bench/results/serve-cold-<time>.txt. Not run by
 cargo test.
 """
-import argparse, json, math, os, random, shutil, signal, socket, statistics, subprocess, time
+import argparse, fcntl, html, json, math, os, random, selectors, shutil, signal, socket
+import statistics, subprocess, time
 
 from benchlib import IOLAB, LOCK, ROOT, build, install, machine, save, sh
 
@@ -280,6 +287,96 @@ def parse(out):
     raise SystemExit(f"wrk output not understood:\n{out}")
 
 
+def probe(port, rate, duration):
+    """The hot set at a fixed offered rate (open loop): a request is due every 1/rate s,
+    whatever the server does, and its latency counts from when it was due, so a stalled loop
+    shows in full (no coordinated omission). Requests go on idle keep-alive connections, a new
+    one opened when all are busy (at most 256). Returns [(due time from start s, latency s)];
+    a request still unanswered at the end counts with its wait so far."""
+    sel = selectors.DefaultSelector()
+    idle, busy, out = [], {}, []
+    t0 = time.monotonic()
+    n = 0
+    req = [f"GET /hot/{i}.bin HTTP/1.1\r\nHost: x\r\n\r\n".encode() for i in range(HOT_FILES)]
+    while True:
+        now = time.monotonic()
+        while n * (1 / rate) <= now - t0 and now - t0 < duration:
+            due = t0 + n / rate
+            if idle:
+                c = idle.pop()
+            elif len(busy) < 256:
+                c = socket.create_connection(("127.0.0.1", port))
+                c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sel.register(c, selectors.EVENT_READ)
+            else:
+                break
+            c.sendall(req[n % HOT_FILES])
+            busy[c] = [due, b""]
+            n += 1
+        if now - t0 >= duration and not busy:
+            break
+        if now - t0 >= duration + 5:
+            out.extend((d - t0, now - d) for d, _ in busy.values())
+            break
+        wait = max(0.0, t0 + n / rate - time.monotonic()) if now - t0 < duration else 0.05
+        for key, _ in sel.select(timeout=min(wait, 0.05)):
+            c = key.fileobj
+            got = c.recv(65536)
+            if not got:
+                sel.unregister(c)
+                d = busy.pop(c)[0]
+                out.append((d - t0, time.monotonic() - d))
+                c.close()
+                continue
+            b = busy[c]
+            b[1] += got
+            # The hot files are 4 KiB: head, then exactly 4096 bytes.
+            h = b[1].find(b"\r\n\r\n")
+            if h >= 0 and len(b[1]) - h - 4 >= 4096:
+                out.append((b[0] - t0, time.monotonic() - b[0]))
+                del busy[c]
+                idle.append(c)
+    for c in idle + list(busy):
+        c.close()
+    return out
+
+
+def pct(values, q):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q / 100 * len(v)))] if v else float("nan")
+
+
+def chart(series, duration, path):
+    """An HTML page: each server's probe latency over time (log scale), one line a server."""
+    w, h, pad = 900, 360, 50
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    lo, hi = 1e-5, 10.0
+    def y(v):
+        v = min(max(v, lo), hi)
+        return pad + (h - 2 * pad) * (1 - (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)))
+    def x(t):
+        return pad + (w - 2 * pad) * t / duration
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-size="12">']
+    for e in range(-5, 2):
+        parts.append(f'<line x1="{pad}" x2="{w - pad}" y1="{y(10 ** e):.1f}" y2="{y(10 ** e):.1f}" stroke="#ddd"/>'
+                     f'<text x="4" y="{y(10 ** e) + 4:.1f}">{10 ** e * 1e3:g} ms</text>')
+    for k, (name, pts) in enumerate(series.items()):
+        col = colors[k % len(colors)]
+        # The worst latency in each 100 ms: what a user saw at worst, at that moment.
+        buckets = {}
+        for t, lat in pts:
+            b = int(t * 10)
+            buckets[b] = max(buckets.get(b, 0), lat)
+        line = " ".join(f"{x(b / 10):.1f},{y(v):.1f}" for b, v in sorted(buckets.items()))
+        parts.append(f'<polyline fill="none" stroke="{col}" points="{line}"/>')
+        parts.append(f'<text x="{w - pad + 4}" y="{pad + 16 * k}" fill="{col}">{html.escape(name)}</text>')
+    parts.append(f'<text x="{w / 2:.0f}" y="{h - 10}">seconds into the run (the worst hot latency in each 100 ms)</text></svg>')
+    with open(path, "w") as f:
+        f.write("<!doctype html><meta charset=utf-8><title>hot requests under the site load</title>"
+                "<h1>Hot 4 KiB requests at a fixed rate while the site loads the disk</h1>"
+                + "".join(parts))
+
+
 def warm_hot(port):
     """Each hot file read once through the server, so that it is in the cache (its cgroup's)."""
     for i in range(HOT_FILES):
@@ -300,7 +397,6 @@ def run_once(name, a, dev):
         hot_paths = os.path.join(WORK, "hot-paths.txt")
         site_paths = os.path.join(WORK, "site-paths.txt")
         with open(LOCK, "w") as lock:
-            import fcntl
             fcntl.flock(lock, fcntl.LOCK_EX)
             alone = parse(subprocess.run(wrk_cmd(port, a.hot_conns, a.duration, hot_paths, 1),
                                          capture_output=True, text=True).stdout)
@@ -317,7 +413,16 @@ def run_once(name, a, dev):
             wall = time.time() - t0
             cpu1 = cpu_ticks(p.pid)
             sec1, q1 = diskstats(dev)
-        r = {"alone": alone, "hot": parse(hot), "site": parse(site_out)}
+            # The hot set at a fixed rate beside the site's load: latency over time.
+            drop_caches()
+            warm_hot(port)
+            site = subprocess.Popen(wrk_cmd(port, a.site_conns, a.duration, site_paths, 4),
+                                    stdout=subprocess.PIPE, text=True)
+            pts = probe(port, a.probe_rate, a.duration)
+            site.communicate()
+        r = {"alone": alone, "hot": parse(hot), "site": parse(site_out), "probe": pts}
+        lats = [lat for _, lat in pts]
+        r["probe_p"] = {q: pct(lats, q) * 1e3 for q in (50, 99, 99.9)}
         reqs = r["hot"]["reqs"] + r["site"]["reqs"]
         r["cpu_us"] = (cpu1 - cpu0) / TICK / max(reqs, 1) * 1e6
         r["disk_mb"] = (sec1 - sec0) * 512 / 1e6
@@ -363,6 +468,7 @@ def main():
     ap.add_argument("--site-conns", type=int, default=32)
     ap.add_argument("--hot-conns", type=int, default=4)
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--probe-rate", type=float, default=500.0)
     a = ap.parse_args()
     if os.getuid() != 0:
         raise SystemExit("needs root: memory cgroups and drop_caches")
@@ -382,7 +488,7 @@ def main():
                     sh("wrk -v 2>&1 | head -1")),
             f"# python3 bench/serve_cold.py --gib {a.gib} --duration {a.duration} "
             f"--rounds {a.rounds} --mem {a.mem} --servers {a.servers} "
-            f"--site-conns {a.site_conns} --hot-conns {a.hot_conns}",
+            f"--site-conns {a.site_conns} --hot-conns {a.hot_conns} --probe-rate {a.probe_rate:g}",
             f"# site: {len(sizes)} files, {sum(sizes) / (1 << 30):.2f} GiB, {MIN_SIZE >> 10} KiB "
             f"to {MAX_SIZE >> 20} MiB log-uniform, Zipf s={ZIPF_S}; hot: {HOT_FILES} x 4 KiB; "
             f"each server in a {a.mem} memory cgroup; caches dropped before each run; device "
@@ -391,7 +497,9 @@ def main():
             "# medians of the rounds, servers alternating. site/hot: requests/s, MB/s, "
             "latency p50/p99/p99.9 in ms (wrk, closed loop); hot alone p99: the hot set with no "
             "site load; hot x: hot p99 under load / alone; cpu: server CPU us a request; disk: "
-            "MB read from the device in the run and its average queue depth"]
+            "MB read from the device in the run and its average queue depth; probe: the hot "
+            "set at --probe-rate requests/s (open loop, latency from when each was due) beside "
+            "the site's load, p50/p99/p99.9 in ms"]
     print("\n".join(head), flush=True)
     lines = []
     if a.sweep:
@@ -412,7 +520,8 @@ def main():
                      if r['site']['err'] + r['hot']['err'] else ""), flush=True)
     cols = (f"{'server':<12}{'site/s':>8}{'MB/s':>7}{'p50':>7}{'p99':>8}{'p99.9':>8}"
             f"{'hot/s':>8}{'p50':>7}{'p99':>7}{'p99.9':>8}{'alone':>7}{'hot x':>7}"
-            f"{'total/s':>9}{'cpu':>7}{'disk MB':>9}{'qd':>6}")
+            f"{'total/s':>9}{'cpu':>7}{'disk MB':>9}{'qd':>6}"
+            f"{'probe p50':>10}{'p99':>8}{'p99.9':>8}")
     lines.append(cols)
     for n in servers:
         rs = runs[n]
@@ -424,12 +533,20 @@ def main():
             f"{m('alone', 'p99'):>7.2f}{m('hotx'):>7.1f}"
             f"{statistics.median(r['site']['rps'] + r['hot']['rps'] for r in rs):>9.0f}"
             f"{m('cpu_us'):>7.1f}{m('disk_mb'):>9.0f}{m('qdepth'):>6.1f}"
+            f"{m('probe_p', 50):>10.2f}{m('probe_p', 99):>8.2f}{m('probe_p', 99.9):>8.2f}"
             + (" !" if any(r['site']['err'] + r['hot']['err'] for r in rs) else ""))
     print("\n".join(lines[-len(servers) - 1:]))
     out = save("serve-cold", head + lines + [
         "# ! = a run had socket errors, timeouts or error statuses (wrk's counts)",
         "# load average at end: " + " ".join(f"{x:.2f}" for x in os.getloadavg())])
-    print(f"saved {out}")
+    # The chart: each server's run with the median probe p99.
+    series = {}
+    for n in servers:
+        rs = sorted(runs[n], key=lambda r: r["probe_p"][99])
+        series[n] = rs[len(rs) // 2]["probe"]
+    page = out[:-4] + ".html"
+    chart(series, a.duration, page)
+    print(f"saved {out} and {page}")
 
 
 if __name__ == "__main__":

@@ -228,6 +228,8 @@ mod fuse {
     /// rest wait for the gate.
     pub const PART_LEN: usize = 3 << 20;
     pub const PART_FAST: usize = 2 << 20;
+    /// `long.bin`: every read is answered 1 ms late, however many are asked at once.
+    pub const LONG_LEN: usize = 16 << 20;
 
     pub fn content(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i % 251) as u8).collect()
@@ -339,6 +341,7 @@ mod fuse {
             2 => (0o100644, SLOW_BIG as u64),
             3 => (0o100644, SLOW_SMALL as u64),
             5 => (0o100644, PART_LEN as u64),
+            6 => (0o100644, LONG_LEN as u64),
             _ => (0o100644, SLOW_SMALL as u64),
         };
         let mut a = Vec::with_capacity(88);
@@ -399,6 +402,7 @@ mod fuse {
                         b"slow.txt" => 3,
                         b"fast.txt" => 4,
                         b"part.bin" => 5,
+                        b"long.bin" => 6,
                         b"stuck" => {
                             let (d, g) = (dev.clone(), gate.clone());
                             std::thread::spawn(move || {
@@ -431,12 +435,18 @@ mod fuse {
                     let len = match node {
                         2 => SLOW_BIG,
                         5 => PART_LEN,
+                        6 => LONG_LEN,
                         _ => SLOW_SMALL,
                     };
-                    let data = content(len);
                     let end = (off + size).min(len);
-                    let body = data[off.min(end)..end].to_vec();
-                    if node == 4 || (node == 5 && end <= PART_FAST) {
+                    let body: Vec<u8> = (off.min(end)..end).map(|i| (i % 251) as u8).collect();
+                    if node == 6 {
+                        let d = dev.clone();
+                        std::thread::spawn(move || {
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                            reply(&d, unique, 0, &body);
+                        });
+                    } else if node == 4 || (node == 5 && end <= PART_FAST) {
                         reply(&dev, unique, 0, &body);
                     } else {
                         let (d, g) = (dev.clone(), gate.clone());
@@ -698,6 +708,87 @@ fn a_body_whose_next_pages_are_still_being_read_leaves_the_loop_free() {
                     "{net:?}: part.bin came short or wrong ({} bytes of text)",
                     text.len()
                 );
+                stop(s);
+            })
+        });
+        drop(fs);
+        if let Err(p) = r {
+            std::panic::resume_unwind(p);
+        }
+    }
+}
+
+/// Issue 32: a large file read slowly from the disk (here FUSE, every read 1 ms late) takes
+/// one helper at a time, a window at a time, so while it streams, other files missing from
+/// the page cache are still opened and read, and cached ones answered, each within 2 s on
+/// both network paths; the large file still arrives whole.
+#[test]
+fn a_large_slow_file_does_not_starve_other_requests() {
+    let stale = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-faults/long");
+    for net in NETS {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(stale.join(format!("fuse-{net:?}")))
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+    let base = root("long");
+    for net in NETS {
+        let mnt = base.join(format!("fuse-{net:?}"));
+        let fs = match fuse::Fuse::mount(&mnt) {
+            Ok(f) => f,
+            Err(why) => {
+                iolab_testkit::skip(
+                    "a large file read slowly",
+                    &format!("no FUSE mount here ({why})"),
+                );
+                return;
+            }
+        };
+        let base = base.clone();
+        let r = std::panic::catch_unwind(move || {
+            limit(90, move || {
+                let s = start(&base, |o| {
+                    o.net = net;
+                    o.idle_timeout = Duration::from_secs(30);
+                });
+                let a = s.local_addr();
+                let dir = format!("fuse-{net:?}");
+                // Three at once, each holding a helper while its window is read.
+                let longs: Vec<_> = (0..3)
+                    .map(|_| {
+                        let req = format!("GET /{dir}/long.bin HTTP/1.1\r\nHost: t\r\n\r\n");
+                        std::thread::spawn(move || {
+                            exchange(a, req.as_bytes(), Duration::from_secs(60))
+                        })
+                    })
+                    .collect();
+                std::thread::sleep(Duration::from_millis(300));
+                let mut others = 0;
+                while longs.iter().any(|t| !t.is_finished()) && others < 20 {
+                    let r = exchange(a, GET_A, Duration::from_secs(2));
+                    assert_eq!(r.map(|r| r.0), Ok(200), "{net:?}: a cached file starved");
+                    // fast.txt is read once, then cached: dropping its pages makes each
+                    // request a cold one.
+                    let fast = format!("GET /{dir}/fast.txt HTTP/1.1\r\nHost: t\r\n\r\n");
+                    if let Ok(f) = std::fs::File::open(base.join(&dir).join("fast.txt")) {
+                        use std::os::fd::AsRawFd;
+                        let _ = iolab_sys::drop_cache(f.as_raw_fd());
+                    }
+                    let r = exchange(a, fast.as_bytes(), Duration::from_secs(2));
+                    assert_eq!(r.map(|r| r.0), Ok(200), "{net:?}: a cold file starved");
+                    others += 1;
+                }
+                assert!(others > 0, "{net:?}: the large files came before any other");
+                let want = fuse::content(fuse::LONG_LEN);
+                for t in longs {
+                    let (st, text) = t.join().unwrap().unwrap();
+                    assert_eq!(st, 200, "{net:?}");
+                    assert!(
+                        text.ends_with(&*String::from_utf8_lossy(&want)),
+                        "{net:?}: long.bin came short or wrong"
+                    );
+                }
                 stop(s);
             })
         });
