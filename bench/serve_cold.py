@@ -5,6 +5,7 @@ the case where a server's reads wait for the disk (issue 32). One command:
   python3 bench/serve_cold.py [--gib 3] [--duration 6] [--rounds 3] [--mem 768M]
                               [--servers iolab,iolab-uring,lighttpd,nginx-aio,nginx]
                               [--site-conns 32] [--hot-conns 4] [--probe-rate 500] [--sweep]
+                              [--base OLD_IOLAB]  (adds servers base, base-uring)
 
 The site (built once under target/bench-serve-cold/, kept between runs): files from 16 KiB to
 4 MiB (sizes log-uniform, about GIB GiB in all) requested with a Zipf-like popularity (s = 0.9,
@@ -48,7 +49,10 @@ from benchlib import IOLAB, LOCK, ROOT, build, install, machine, save, sh
 WORK = os.path.join(ROOT, "target", "bench-serve-cold")
 SITE = os.path.join(WORK, "site")
 PORTS = {"iolab": 18280, "iolab-uring": 18281, "lighttpd": 18282, "nginx-aio": 18283,
-         "nginx": 18284}
+         "nginx": 18284, "base": 18285, "base-uring": 18286}
+# --base BIN: servers "base" and "base-uring" run this (older) iolab binary, for before/after
+# figures measured in the same alternating rounds.
+BASE = None
 TICK = os.sysconf("SC_CLK_TCK")
 MIN_SIZE, MAX_SIZE = 16 << 10, 4 << 20
 HOT_FILES = 16
@@ -185,9 +189,10 @@ def start(name, mem):
         raise SystemExit(f"port {port} ({name}) is taken by another process: stop it first")
     except OSError:
         pass
-    if name.startswith("iolab"):
+    if name.startswith(("iolab", "base")):
         net = "io_uring" if name.endswith("-uring") else "epoll"
-        cmd = [IOLAB, "serve", SITE, "--listen", f"127.0.0.1:{port}", "--threads", "2",
+        exe = BASE if name.startswith("base") else IOLAB
+        cmd = [exe, "serve", SITE, "--listen", f"127.0.0.1:{port}", "--threads", "2",
                "--net", net, "--max-connections", "4096"]
     elif name == "lighttpd":
         conf = os.path.join(WORK, "lighttpd.conf")
@@ -469,7 +474,13 @@ def main():
     ap.add_argument("--hot-conns", type=int, default=4)
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--probe-rate", type=float, default=500.0)
+    ap.add_argument("--base", help="an older iolab binary: adds servers base, base-uring")
     a = ap.parse_args()
+    global BASE
+    if a.base:
+        BASE = os.path.abspath(a.base)
+        if "base" not in a.servers:
+            a.servers += ",base,base-uring"
     if os.getuid() != 0:
         raise SystemExit("needs root: memory cgroups and drop_caches")
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -488,7 +499,8 @@ def main():
                     sh("wrk -v 2>&1 | head -1")),
             f"# python3 bench/serve_cold.py --gib {a.gib} --duration {a.duration} "
             f"--rounds {a.rounds} --mem {a.mem} --servers {a.servers} "
-            f"--site-conns {a.site_conns} --hot-conns {a.hot_conns} --probe-rate {a.probe_rate:g}",
+            f"--site-conns {a.site_conns} --hot-conns {a.hot_conns} --probe-rate {a.probe_rate:g}"
+            + (f" --base {a.base}" if a.base else ""),
             f"# site: {len(sizes)} files, {sum(sizes) / (1 << 30):.2f} GiB, {MIN_SIZE >> 10} KiB "
             f"to {MAX_SIZE >> 20} MiB log-uniform, Zipf s={ZIPF_S}; hot: {HOT_FILES} x 4 KiB; "
             f"each server in a {a.mem} memory cgroup; caches dropped before each run; device "

@@ -376,6 +376,12 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64, heads_on_ring: bool) -> io::Res
                 None => continue,
             }
         }
+        if matches!(c.out, Out::File { .. }) && c.wpos == c.wbuf.len() {
+            match file_slice(c, deadline)? {
+                Some(f) => return Ok(f),
+                None => continue,
+            }
+        }
         let Some(sock) = c.sock.as_ref() else {
             return Err(io::ErrorKind::NotConnected.into());
         };
@@ -421,38 +427,8 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64, heads_on_ring: bool) -> io::Res
                 r
             }
             Out::Multi { .. } => net::send_vectored(sock, &[IoSlice::new(head)], true),
-            Out::File { file, off, end } => {
-                if !head.is_empty() {
-                    // MSG_MORE: the head waits for the body's first bytes to share a segment.
-                    net::send_vectored(sock, &[IoSlice::new(head)], true)
-                } else if off == end {
-                    return Ok(Flush::Done);
-                } else {
-                    let left = *end - *off;
-                    let sent = c.wbuf.len() as u64 + c.body_sent;
-                    let want = next_slice(&mut c.mss, sock, left, sent, c.body_sent + left);
-                    if must_page_in(
-                        Paging(&mut c.paged, c.resident, c.paged_to, c.cold),
-                        file,
-                        *off,
-                        want as u64,
-                    ) {
-                        return Ok(Flush::PageIn(*off, page_in_len(left, want)));
-                    }
-                    match net::sendfile(sock, file, off, want) {
-                        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                        Ok(n) => {
-                            c.body_sent += n as u64;
-                            c.deadline = deadline;
-                            if n == want && off < end {
-                                return Ok(Flush::Yield);
-                            }
-                            continue;
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
+            // MSG_MORE: the head waits for the body's first bytes to share a segment.
+            Out::File { .. } => net::send_vectored(sock, &[IoSlice::new(head)], true),
         };
         match r {
             Ok(n) => {
@@ -466,6 +442,38 @@ pub(crate) fn flush(c: &mut Conn, deadline: u64, heads_on_ring: bool) -> io::Res
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Wait),
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// Sends the next slice of a sendfile body once its head is out: `Some` to return from
+/// `flush` (done, yield to the other connections, wait for the socket, or page in first),
+/// `None` to go on sending.
+fn file_slice(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
+    let Some(sock) = c.sock.as_ref() else {
+        return Err(io::ErrorKind::NotConnected.into());
+    };
+    let Out::File { file, off, end } = &mut c.out else {
+        return Ok(None);
+    };
+    if off == end {
+        return Ok(Some(Flush::Done));
+    }
+    let left = *end - *off;
+    let sent = c.wbuf.len() as u64 + c.body_sent;
+    let want = next_slice(&mut c.mss, sock, left, sent, c.body_sent + left);
+    let paging = Paging(&mut c.paged, c.resident, c.paged_to, c.cold);
+    if must_page_in(paging, file, *off, want as u64) {
+        return Ok(Some(Flush::PageIn(*off, page_in_len(left, want))));
+    }
+    match net::sendfile(sock, file, off, want) {
+        Ok(0) => Err(io::ErrorKind::UnexpectedEof.into()),
+        Ok(n) => {
+            c.body_sent += n as u64;
+            c.deadline = deadline;
+            Ok((n == want && off < end).then_some(Flush::Yield))
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Some(Flush::Wait)),
+        Err(e) => Err(e),
     }
 }
 

@@ -413,26 +413,16 @@ impl Worker {
         let date = &self.date;
         let (rbuf, wbuf) = (&c.rbuf[c.rstart..c.rend], &mut c.wbuf);
         wbuf.clear();
-        let parsed = http::parse(rbuf, max);
-        if matches!(parsed, Parsed::Partial) {
-            return false;
-        }
-        // A whole head: the next one's clock starts with its first byte.
-        c.head_start = 0;
-        let req = match parsed {
+        let req = match http::parse(rbuf, max) {
             Parsed::Partial => return false,
             Parsed::Error(s) => {
-                let rep = route::error(wbuf, date, s, 1, false);
-                c.rstart = c.rend;
-                c.request_line.clear();
-                c.request_line.push(b'-');
-                c.log_fields[0].0 = false;
-                c.log_fields[1].0 = false;
-                start(c, rep, None);
+                refuse_head(c, date, s);
                 return true;
             }
             Parsed::Request(r) => r,
         };
+        // A whole head: the next one's clock starts with its first byte.
+        c.head_start = 0;
         if self.log.is_some() {
             note(&mut c.request_line, &mut c.log_fields, &req);
         }
@@ -452,16 +442,15 @@ impl Worker {
                         None => match self.cache.fresh(&self.rel, self.now) {
                             Some(e) => Got::File(e),
                             None => {
-                                // Opening may block: a helper does it, and the request is
-                                // answered again (from the buffer) with what it found.
-                                let job = Job::Resolve {
-                                    rel: self.rel.clone(),
-                                    trailing: j.trailing,
-                                    direct: self.cache.direct(),
-                                };
                                 let tok = (u64::from(c.gen) << 32) | i as u64;
-                                if self.pool.submit(tok, job) {
-                                    self.cache.revalidating(&self.rel, self.now);
+                                if open_later(
+                                    &self.pool,
+                                    &mut self.cache,
+                                    &self.rel,
+                                    self.now,
+                                    tok,
+                                    j.trailing,
+                                ) {
                                     c.state = State::Waiting;
                                     c.pending = Pending::Open;
                                     c.deadline = self.now + self.idle_ns;
@@ -495,4 +484,40 @@ impl Worker {
         self.dispatch(i, rep, ans);
         true
     }
+}
+
+/// Answers a request head that cannot be parsed with status `s` and closes after it; the rest
+/// of the buffer goes unread, and the log line has `-` for the request.
+fn refuse_head(c: &mut Conn, date: &[u8; 29], s: u16) {
+    c.head_start = 0;
+    let rep = route::error(&mut c.wbuf, date, s, 1, false);
+    c.rstart = c.rend;
+    c.request_line.clear();
+    c.request_line.push(b'-');
+    c.log_fields[0].0 = false;
+    c.log_fields[1].0 = false;
+    start(c, rep, None);
+}
+
+/// Opening may block: a helper opens `rel` (the buffered request's path; the caller marks the
+/// connection waiting), and the request is answered again from the buffer with what it
+/// found. False when no helper could take it.
+fn open_later(
+    pool: &Pool,
+    cache: &mut Cache,
+    rel: &[u8],
+    now: u64,
+    tok: u64,
+    trailing: bool,
+) -> bool {
+    let job = Job::Resolve {
+        rel: rel.to_vec(),
+        trailing,
+        direct: cache.direct(),
+    };
+    if !pool.submit(tok, job) {
+        return false;
+    }
+    cache.revalidating(rel, now);
+    true
 }

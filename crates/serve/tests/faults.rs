@@ -366,6 +366,59 @@ mod fuse {
         e
     }
 
+    /// LOOKUP of a name in the root: its entry, ENOENT, or (`stuck`) ENOENT once the gate
+    /// opens.
+    fn lookup(dev: &Arc<File>, gate: &Gate, unique: u64, node: u64, arg: &[u8]) {
+        let name = arg.split(|&c| c == 0).next().unwrap_or(b"");
+        let ino = match name {
+            b"slow.bin" => 2,
+            b"slow.txt" => 3,
+            b"fast.txt" => 4,
+            b"part.bin" => 5,
+            b"long.bin" => 6,
+            b"stuck" => {
+                let (d, g) = (dev.clone(), gate.clone());
+                std::thread::spawn(move || {
+                    wait(&g);
+                    reply(&d, unique, -libc::ENOENT, &[]);
+                });
+                return;
+            }
+            _ => 0,
+        };
+        if node != 1 || ino == 0 {
+            reply(dev, unique, -libc::ENOENT, &[]);
+        } else {
+            reply(dev, unique, 0, &entry(ino));
+        }
+    }
+
+    /// READ: `fast.txt` and the first PART_FAST bytes of `part.bin` at once, `long.bin` 1 ms
+    /// late, the rest when the gate opens.
+    fn read(dev: &Arc<File>, gate: &Gate, unique: u64, node: u64, arg: &[u8]) {
+        let (off, size) = (u64_at(arg, 8) as usize, u32_at(arg, 16) as usize);
+        let len = match node {
+            2 => SLOW_BIG,
+            5 => PART_LEN,
+            6 => LONG_LEN,
+            _ => SLOW_SMALL,
+        };
+        let end = (off + size).min(len);
+        let body: Vec<u8> = (off.min(end)..end).map(|i| (i % 251) as u8).collect();
+        if node == 4 || (node == 5 && end <= PART_FAST) {
+            return reply(dev, unique, 0, &body);
+        }
+        let (d, g) = (dev.clone(), gate.clone());
+        std::thread::spawn(move || {
+            if node == 6 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            } else {
+                wait(&g);
+            }
+            reply(&d, unique, 0, &body);
+        });
+    }
+
     fn serve(dev: File, gate: Gate) {
         let dev = Arc::new(dev);
         let mut buf = vec![0u8; 1 << 20];
@@ -395,30 +448,7 @@ mod fuse {
                     reply(&dev, unique, 0, &o);
                 }
                 // LOOKUP
-                1 => {
-                    let name = arg.split(|&c| c == 0).next().unwrap_or(b"");
-                    let ino = match name {
-                        b"slow.bin" => 2,
-                        b"slow.txt" => 3,
-                        b"fast.txt" => 4,
-                        b"part.bin" => 5,
-                        b"long.bin" => 6,
-                        b"stuck" => {
-                            let (d, g) = (dev.clone(), gate.clone());
-                            std::thread::spawn(move || {
-                                wait(&g);
-                                reply(&d, unique, -libc::ENOENT, &[]);
-                            });
-                            continue;
-                        }
-                        _ => 0,
-                    };
-                    if node != 1 || ino == 0 {
-                        reply(&dev, unique, -libc::ENOENT, &[]);
-                    } else {
-                        reply(&dev, unique, 0, &entry(ino));
-                    }
-                }
+                1 => lookup(&dev, &gate, unique, node, arg),
                 // GETATTR: fuse_attr_out.
                 3 => {
                     let mut o = Vec::with_capacity(104);
@@ -430,32 +460,7 @@ mod fuse {
                 // OPEN, OPENDIR: fuse_open_out (no handle, no flags).
                 14 | 27 => reply(&dev, unique, 0, &[0u8; 16]),
                 // READ: the bytes asked for, after the gate for the slow files.
-                15 => {
-                    let (off, size) = (u64_at(arg, 8) as usize, u32_at(arg, 16) as usize);
-                    let len = match node {
-                        2 => SLOW_BIG,
-                        5 => PART_LEN,
-                        6 => LONG_LEN,
-                        _ => SLOW_SMALL,
-                    };
-                    let end = (off + size).min(len);
-                    let body: Vec<u8> = (off.min(end)..end).map(|i| (i % 251) as u8).collect();
-                    if node == 6 {
-                        let d = dev.clone();
-                        std::thread::spawn(move || {
-                            std::thread::sleep(std::time::Duration::from_millis(1));
-                            reply(&d, unique, 0, &body);
-                        });
-                    } else if node == 4 || (node == 5 && end <= PART_FAST) {
-                        reply(&dev, unique, 0, &body);
-                    } else {
-                        let (d, g) = (dev.clone(), gate.clone());
-                        std::thread::spawn(move || {
-                            wait(&g);
-                            reply(&d, unique, 0, &body);
-                        });
-                    }
-                }
+                15 => read(&dev, &gate, unique, node, arg),
                 // RELEASE, FLUSH, RELEASEDIR, ACCESS: fine.
                 18 | 25 | 29 | 34 => reply(&dev, unique, 0, &[]),
                 // FORGET, BATCH_FORGET, INTERRUPT: no reply.
