@@ -261,7 +261,6 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
     if let Some(i) = &c.interrupted {
         writeln!(out, "{}\n", wrap(&format!("INCOMPLETE: {i}"), "  "))?;
     }
-    let best = columns::best_values(&c.rows);
     let name = match c.source {
         Source::Compare => "engine (depth)",
         _ => "job (depth)",
@@ -271,40 +270,8 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
         .max()
         .unwrap_or(10)
         .clamp(name.len(), NAME_WIDTH);
-    let mut sparse = false;
-    // Each column's cells, row by row (`None`: the row did not run), and its width.
-    let cells: Vec<(Vec<Option<String>>, usize)> = (COLUMNS.iter().zip(&best))
-        .map(|(col, b)| {
-            let cells: Vec<Option<String>> = (c.rows.iter())
-                .map(|r| {
-                    r.error.is_none().then(|| {
-                        let (t, s) = text_cell(col, r, *b);
-                        sparse |= s;
-                        t
-                    })
-                })
-                .collect();
-            let width = (cells.iter().flatten())
-                .map(|t| t.chars().count())
-                .chain([col.short.len()])
-                .max()
-                .unwrap_or(0);
-            (cells, width)
-        })
-        .collect();
-    let mut blocks: Vec<Vec<usize>> = vec![Vec::new()];
-    let mut used = w;
-    for (i, (_, width)) in cells.iter().enumerate() {
-        if used + 1 + width > TABLE_WIDTH && blocks.last().is_some_and(|b| !b.is_empty()) {
-            blocks.push(Vec::new());
-            used = w;
-        }
-        used += 1 + width;
-        if let Some(b) = blocks.last_mut() {
-            b.push(i);
-        }
-    }
-    for (n, block) in blocks.iter().enumerate() {
+    let (cells, sparse) = table_cells(c);
+    for (n, block) in column_blocks(&cells, w).iter().enumerate() {
         if n > 0 {
             writeln!(out)?;
         }
@@ -331,6 +298,66 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
             writeln!(out)?;
         }
     }
+    writeln!(out)?;
+    for n in table_notes(c, sparse) {
+        writeln!(out, "{}", wrap(&n, ""))?;
+    }
+    write_findings(c, out)?;
+    if let Some(q) = &c.qos {
+        writeln!(out)?;
+        crate::qos::write_qos_table(q, out)?;
+    }
+    Ok(())
+}
+
+/// Each column's cells, row by row (`None`: the row did not run), and its width; and whether
+/// a cell is marked sparse.
+type Cells = Vec<(Vec<Option<String>>, usize)>;
+
+fn table_cells(c: &Comparison) -> (Cells, bool) {
+    let best = columns::best_values(&c.rows);
+    let mut sparse = false;
+    let cells = (COLUMNS.iter().zip(&best))
+        .map(|(col, b)| {
+            let cells: Vec<Option<String>> = (c.rows.iter())
+                .map(|r| {
+                    r.error.is_none().then(|| {
+                        let (t, s) = text_cell(col, r, *b);
+                        sparse |= s;
+                        t
+                    })
+                })
+                .collect();
+            let width = (cells.iter().flatten())
+                .map(|t| t.chars().count())
+                .chain([col.short.len()])
+                .max()
+                .unwrap_or(0);
+            (cells, width)
+        })
+        .collect();
+    (cells, sparse)
+}
+
+/// The columns cut into blocks that fit [`TABLE_WIDTH`] beside the name column of width `w`.
+fn column_blocks(cells: &Cells, w: usize) -> Vec<Vec<usize>> {
+    let mut blocks: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = w;
+    for (i, (_, width)) in cells.iter().enumerate() {
+        if used + 1 + width > TABLE_WIDTH && blocks.last().is_some_and(|b| !b.is_empty()) {
+            blocks.push(Vec::new());
+            used = w;
+        }
+        used += 1 + width;
+        if let Some(b) = blocks.last_mut() {
+            b.push(i);
+        }
+    }
+    blocks
+}
+
+/// What the table's marks and columns mean, and why a column ranks nothing.
+fn table_notes(c: &Comparison, sparse: bool) -> Vec<String> {
     let (noise, one_trial) = columns::unranked_why(&c.rows);
     let mut notes = vec![format!(
         "* best in the column: its interval is clear of every other row's. depth: I/Os in flight \
@@ -353,29 +380,26 @@ pub fn write_table(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Re
     if c.rows.iter().any(|r| r.jobs > 1) {
         notes.push("1 x N jobs: a synchronous engine reaches depth N with N threads (jobs) at depth 1 each, as a fair comparison must.".into());
     }
-    writeln!(out)?;
-    for n in notes {
-        writeln!(out, "{}", wrap(&n, ""))?;
+    notes
+}
+
+fn write_findings(c: &Comparison, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    if c.findings.is_empty() {
+        return Ok(());
     }
-    if !c.findings.is_empty() {
-        writeln!(out, "\nFindings:")?;
-        for f in &c.findings {
-            writeln!(out, "{}", wrap(&format!("- {}.", f.title), "  "))?;
-            writeln!(
-                out,
-                "{}",
-                wrap(&format!("  Evidence: {}.", f.evidence), "  ")
-            )?;
-            writeln!(
-                out,
-                "{}",
-                wrap(&format!("  What to do: {}.", f.advice), "  ")
-            )?;
-        }
-    }
-    if let Some(q) = &c.qos {
-        writeln!(out)?;
-        crate::qos::write_qos_table(q, out)?;
+    writeln!(out, "\nFindings:")?;
+    for f in &c.findings {
+        writeln!(out, "{}", wrap(&format!("- {}.", f.title), "  "))?;
+        writeln!(
+            out,
+            "{}",
+            wrap(&format!("  Evidence: {}.", f.evidence), "  ")
+        )?;
+        writeln!(
+            out,
+            "{}",
+            wrap(&format!("  What to do: {}.", f.advice), "  ")
+        )?;
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::columns::{self, Cell, COLUMNS, MISSING, SPARSE_MARK, SPARSE_NOTE};
-use crate::compare::{Comparison, Source};
+use crate::compare::{CompareRow, Comparison, Source};
 use crate::logs::LogCharts;
 use crate::svg::{self, esc};
 
@@ -181,37 +181,7 @@ fn table(s: &mut String, c: &Comparison) {
             continue;
         }
         for (col, b) in COLUMNS.iter().zip(&best) {
-            match col.cell(r, *b) {
-                Cell::Missing => {
-                    let _ = write!(s, "<td class=\"missing\">{MISSING}</td>");
-                }
-                Cell::Value {
-                    v,
-                    best,
-                    sparse: thin,
-                } => {
-                    sparse |= thin;
-                    let text = esc(&(col.html)(v));
-                    let mut note = if thin {
-                        format!("<sup class=\"sparse\">{SPARSE_MARK}</sup>")
-                    } else {
-                        String::new()
-                    };
-                    if let Some(i) = col.interval(r).filter(|_| r.trials.len() > 1) {
-                        let _ = write!(
-                            note,
-                            "<br><small class=\"ci\">{} – {}</small>",
-                            esc(&(col.html)(i.low)),
-                            esc(&(col.html)(i.high))
-                        );
-                    }
-                    if best {
-                        let _ = write!(s, "<td class=\"best\"><strong>{text}</strong>{note}</td>");
-                    } else {
-                        let _ = write!(s, "<td>{text}{note}</td>");
-                    }
-                }
-            }
+            sparse |= table_cell(s, col, r, *b);
         }
         s.push_str("</tr>\n");
     }
@@ -243,6 +213,38 @@ fn table(s: &mut String, c: &Comparison) {
         );
     }
     s.push_str("</section>\n");
+}
+
+/// One cell of the results table: the value (bold where best), a sparse mark, and the
+/// interval under it where the row has trials. True when the cell is marked sparse.
+fn table_cell(s: &mut String, col: &columns::Column, r: &CompareRow, b: Option<f64>) -> bool {
+    let (v, best, thin) = match col.cell(r, b) {
+        Cell::Missing => {
+            let _ = write!(s, "<td class=\"missing\">{MISSING}</td>");
+            return false;
+        }
+        Cell::Value { v, best, sparse } => (v, best, sparse),
+    };
+    let text = esc(&(col.html)(v));
+    let mut note = if thin {
+        format!("<sup class=\"sparse\">{SPARSE_MARK}</sup>")
+    } else {
+        String::new()
+    };
+    if let Some(i) = col.interval(r).filter(|_| r.trials.len() > 1) {
+        let _ = write!(
+            note,
+            "<br><small class=\"ci\">{} – {}</small>",
+            esc(&(col.html)(i.low)),
+            esc(&(col.html)(i.high))
+        );
+    }
+    if best {
+        let _ = write!(s, "<td class=\"best\"><strong>{text}</strong>{note}</td>");
+    } else {
+        let _ = write!(s, "<td>{text}{note}</td>");
+    }
+    thin
 }
 
 fn kv_table(s: &mut String, rows: &[(&str, String)]) {

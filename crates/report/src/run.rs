@@ -75,42 +75,21 @@ pub fn run_report(
             _ => {}
         }
         if let Some((s, open, first, verror)) = merged.take() {
-            let mut r = report(&s, first, &open);
-            r.verror = verror.or(r.verror.take());
-            reports.push(r);
+            reports.push(with_verror(report(&s, first, &open), verror));
             does_io.push(first.plan.engine.kind.does_io());
         }
         if folds {
             merged = Some((m.stats.clone(), meta(m), m, m.verror.clone()));
         } else {
-            let mut r = report(m.stats, m, &meta(m));
-            r.verror = m.verror.clone().or(r.verror.take());
-            reports.push(r);
+            reports.push(with_verror(report(m.stats, m, &meta(m)), m.verror.clone()));
             does_io.push(m.plan.engine.kind.does_io());
         }
     }
     if let Some((s, open, first, verror)) = merged.take() {
-        let mut r = report(&s, first, &open);
-        r.verror = verror.or(r.verror.take());
-        reports.push(r);
+        reports.push(with_verror(report(&s, first, &open), verror));
         does_io.push(first.plan.engine.kind.does_io());
     }
-    let counted: Vec<JobReport> = (reports.iter().zip(&does_io))
-        .filter(|(_, io)| **io)
-        .map(|(r, _)| r.clone())
-        .collect();
-    let mut groups = crate::groups_from_jobs(&counted);
-    // fio prints every group's "Run status group" header, with no lines under it when no job
-    // of the group is reported (stats=0, create_only).
-    for m in jobs {
-        if !groups.iter().any(|g| g.groupid == m.plan.group) {
-            groups.push(crate::model::GroupReport {
-                groupid: m.plan.group,
-                ..Default::default()
-            });
-        }
-    }
-    groups.sort_by_key(|g| g.groupid);
+    let groups = run_groups(&reports, &does_io, jobs);
     set_bw_agg(&mut reports, &groups);
     let now = start.duration_since(UNIX_EPOCH).unwrap_or_default();
     let with_disks = specs.iter().any(|s| s.disk_util);
@@ -125,6 +104,37 @@ pub fn run_report(
         global_options: (jobs.first()).map_or_else(Vec::new, |m| m.plan.global_options.to_vec()),
         ..Report::default()
     }
+}
+
+/// `r` with the job's error detail (fio's verror) where it has one.
+fn with_verror(mut r: JobReport, verror: Option<String>) -> JobReport {
+    r.verror = verror.or(r.verror.take());
+    r
+}
+
+/// The run's groups, from the reports of jobs that do I/O (`does_io`, report by report): fio
+/// prints every group's "Run status group" header, with no lines under it when no job of the
+/// group is reported (stats=0, create_only).
+fn run_groups(
+    reports: &[JobReport],
+    does_io: &[bool],
+    jobs: &[Measured<'_>],
+) -> Vec<crate::model::GroupReport> {
+    let counted: Vec<JobReport> = (reports.iter().zip(does_io))
+        .filter(|(_, io)| **io)
+        .map(|(r, _)| r.clone())
+        .collect();
+    let mut groups = crate::groups_from_jobs(&counted);
+    for m in jobs {
+        if !groups.iter().any(|g| g.groupid == m.plan.group) {
+            groups.push(crate::model::GroupReport {
+                groupid: m.plan.group,
+                ..Default::default()
+            });
+        }
+    }
+    groups.sort_by_key(|g| g.groupid);
+    groups
 }
 
 /// The report of a finished run: `ended` gives, in plan order, each job's counters, the errno
