@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use iolab_bench::verify::state::State;
+use iolab_runner::verify::state::State;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
@@ -25,7 +25,7 @@ fn env(name: &str, def: u64) -> u64 {
 fn state(data: &[u8]) -> Result<(), String> {
     let mut data = data.to_vec();
     if data.len() >= 24 && data[23] & 1 == 1 {
-        let crc = u64::from(iolab_bench::verify::fio_crc32c(&data[24..]));
+        let crc = u64::from(iolab_runner::verify::fio_crc32c(&data[24..]));
         data[16..24].copy_from_slice(&crc.to_le_bytes());
     }
     if let Ok(s) = State::decode(&data) {
@@ -40,7 +40,7 @@ fn state(data: &[u8]) -> Result<(), String> {
 }
 
 fn inflate(data: &[u8]) -> Result<(), String> {
-    let _ = iolab_bench::inflate_log(data, &mut std::io::sink());
+    let _ = iolab_runner::inflate_log(data, &mut std::io::sink());
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use iolab_bench::{run, BenchError};
+use iolab_runner::{run, BenchError};
 use iolab_stats::Dir;
 use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
 
@@ -181,11 +181,11 @@ fn the_gate_is_passed_before_each_phase() {
     let p = plans(&job);
     let passed = std::sync::Mutex::new(Vec::new());
     let gate = || passed.lock().expect("lock").push(std::time::Instant::now());
-    let status = iolab_bench::StatusLine {
-        mode: iolab_bench::StatusMode::Never,
+    let status = iolab_runner::StatusLine {
+        mode: iolab_runner::StatusMode::Never,
         ..Default::default()
     };
-    let out = iolab_bench::run_gated(&p, &AtomicBool::new(false), status, &gate).expect("run");
+    let out = iolab_runner::run_gated(&p, &AtomicBool::new(false), status, &gate).expect("run");
     assert_eq!(out.jobs.len(), 4);
     assert_eq!(
         passed.lock().expect("lock").len(),
