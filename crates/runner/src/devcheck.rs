@@ -7,7 +7,7 @@ use std::path::Path;
 use iolab_sys::dev::DevInfo;
 use iolab_workload::JobPlan;
 
-use crate::BenchError;
+use crate::error::BenchError;
 
 /// Refuses `atomic=1` and `zonemode=zbd` where the device cannot do them, naming the file, its
 /// device and what the kernel reports for it.

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use iolab_job::TopLevel;
 use iolab_workload::PlanEnv;
 
-use crate::{StatusLine, StatusMode};
+use crate::status::{StatusLine, StatusMode};
 
 /// Planning against this machine: sizes of the files and devices that exist, and a seed
 /// from the clock and the process for randrepeat=0.

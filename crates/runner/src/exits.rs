@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use iolab_job::control::ExitWhat;
 use iolab_workload::JobPlan;
 
-use crate::job::Stops;
+use crate::job::types::Stops;
 
 /// One flag per reporting group of the jobs started together.
 pub(crate) fn group_flags(phase: &[JobPlan]) -> Vec<(u32, AtomicBool)> {

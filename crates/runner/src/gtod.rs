@@ -12,7 +12,7 @@ use iolab_sys as sys;
 use iolab_sys::{clock, task};
 use iolab_workload::JobPlan;
 
-use crate::BenchError;
+use crate::error::BenchError;
 
 /// The CPUs the jobs give `gtod_cpu`, in order, or a refusal naming the job with a CPU this
 /// machine lacks (fio 3.33 prints "gtod: setaffinity failed" and its jobs never start).

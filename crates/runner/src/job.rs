@@ -6,13 +6,13 @@
 //! of everything it returned); an I/O's issue time is the latest reading, taken a few
 //! nanoseconds of request generation earlier. Synchronous engines need one reading per I/O.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use iolab_engine::{Buf, Done, Engine, FileId, Req, SysCalls};
+use iolab_engine::{Buf, Done, Engine, FileId, Req};
 use iolab_stats::{CpuUsage, Dir, JobStats, SampleKind, Sampler};
 use iolab_sys as sys;
-use iolab_workload::{Dir as WDir, IoGen, IoUnit, JobPlan, Taus88};
+use iolab_workload::{IoGen, IoUnit, JobPlan, Taus88};
 
 use iolab_job::debug;
 
@@ -45,6 +45,7 @@ mod record;
 pub(crate) mod steady;
 mod syncrange;
 mod turn;
+pub(crate) mod types;
 pub use rates::{keep_rate_series, Rates};
 mod verify;
 mod verifyasync;
@@ -53,15 +54,19 @@ mod think;
 mod trim;
 mod trimorder;
 
+use crate::error::BenchError;
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
 use crate::setup::setup;
 use crate::status::Progress;
-use crate::BenchError;
 use eachloop::EachLoop;
 use fileops::FileOps;
 use record::Record;
 use syncrange::SyncRange;
+
+pub(crate) use types::STOP_POLL;
+use types::{stat_dir, SyncAcct, STOP_GRACE};
+pub use types::{Clock, JobOutcome, Stops};
 
 pub(crate) use act::table as act_table;
 pub(crate) use blockinfo::check as block_check;
@@ -69,82 +74,6 @@ pub(crate) use logagg::AggLog;
 pub use logfile::inflate as inflate_log;
 pub(crate) use logshare::{join_shared as join_shared_logs, prepare_shared as prepare_shared_logs};
 pub(crate) use openfiles::{open_at_start, open_limit};
-
-/// What a job thread hands back.
-#[derive(Debug)]
-pub struct JobOutcome {
-    pub name: String,
-    pub clone: u32,
-    pub group: u32,
-    pub stats: JobStats,
-    /// Time measured (after ramp), milliseconds.
-    pub runtime_ms: u64,
-    /// First error (errno, message) where the job stopped on one.
-    pub error: Option<(i32, String)>,
-    /// The same error as fio details it after `err=N` on the job line
-    /// (`file:job.rs:812, func=io_u error, error=No space left on device`).
-    pub error_detail: Option<String>,
-    pub engine: String,
-    pub syscalls: SysCalls,
-    /// I/Os whose completion failed but the job went on (continue_on_error).
-    pub errors_ignored: u64,
-    /// IOPS over time: (ms since the measured period started, IOPS).
-    pub iops_series: Vec<(u64, f64)>,
-    /// When the job's I/O started and ended, ns on the run's clock (after startdelay and
-    /// wait_for): what ordering (stonewall, wait_for) can be checked against.
-    pub started_ns: u64,
-    pub ended_ns: u64,
-    /// Mean completion latency per sampling interval: (ms, ns).
-    pub lat_series: Vec<(u64, f64)>,
-    /// Every bandwidth and IOPS sample, when [`crate::keep_rate_series`] asked for them (an
-    /// MPI run sums them across ranks on a common time base).
-    pub rates: rates::Rates,
-}
-
-/// What ends a job early: a signal, or a job with `exitall` that finished.
-pub struct Stops<'a> {
-    pub signal: &'a AtomicBool,
-    /// The job's group was told to stop (exitall; see exits.rs).
-    pub exit_all: &'a AtomicBool,
-    /// Every group's flag in the phase (exit_what=stonewall, all).
-    pub phase: &'a [(u32, AtomicBool)],
-    /// No later phase runs (exit_what=all).
-    pub run: &'a AtomicBool,
-    /// cpuio's exit_on_io_done: set when the phase's jobs that do I/O have all ended (a
-    /// flag never set for other jobs).
-    pub io_done: &'a AtomicBool,
-}
-
-impl Stops<'_> {
-    #[inline]
-    pub fn is_set(&self) -> bool {
-        self.signal.load(Ordering::Relaxed)
-            || self.exit_all.load(Ordering::Relaxed)
-            || self.io_done.load(Ordering::Relaxed)
-    }
-
-    /// Sleeps for `d`, or less when a stop comes: it is checked every [`STOP_POLL`], so that
-    /// startdelay, thinktime and the like end within that of Ctrl-C. False when stopped.
-    pub fn pause(&self, d: Duration) -> bool {
-        let end = Instant::now() + d;
-        loop {
-            if self.is_set() {
-                return false;
-            }
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return true;
-            }
-            std::thread::sleep(left.min(STOP_POLL));
-        }
-    }
-}
-
-/// How often a waiting job looks at the stop flags.
-pub(crate) const STOP_POLL: Duration = Duration::from_millis(50);
-
-/// How long I/O in flight at a stop (Ctrl-C, exitall) gets to complete.
-const STOP_GRACE: Duration = Duration::from_millis(100);
 
 struct Slot {
     issue_ns: u64,
@@ -154,16 +83,6 @@ struct Slot {
     dir: Option<Dir>,
     /// For a sync (`dir` None), what fio counts of it.
     sync: SyncAcct,
-}
-
-/// What fio 3.33 counts of a sync: an fsync in `sync.total_ios` and its latency; an
-/// fdatasync its latency alone (fio's JSON shows the fsyncs' count only); the end_fsync and
-/// fsync_on_close syncs neither.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SyncAcct {
-    Counted,
-    LatOnly,
-    Uncounted,
 }
 
 impl Slot {
@@ -178,18 +97,6 @@ impl Slot {
                 sync: SyncAcct::Counted,
             })
             .collect()
-    }
-}
-
-/// The clock every job of a run shares, so sample windows line up: nanoseconds since the
-/// run started (the TSC where it is invariant, else CLOCK_MONOTONIC; see iolab_sys::clock).
-pub type Clock = sys::clock::Clock;
-
-fn stat_dir(d: WDir) -> Dir {
-    match d {
-        WDir::Read => Dir::Read,
-        WDir::Write => Dir::Write,
-        WDir::Trim => Dir::Trim,
     }
 }
 

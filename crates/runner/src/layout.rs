@@ -14,7 +14,7 @@ use iolab_sys as sys;
 use iolab_sys::dev::{self, DevInfo};
 use iolab_workload::{BufStream, FilePlan, JobPlan};
 
-use crate::BenchError;
+use crate::error::BenchError;
 
 const CHUNK: usize = 1 << 20;
 

@@ -5,6 +5,7 @@
 pub mod clamp;
 mod devcheck;
 mod env;
+mod error;
 mod exits;
 mod gate;
 mod gtod;
@@ -22,17 +23,15 @@ pub mod trigger;
 pub mod verify;
 
 pub use env::{host_env, status_line};
-pub use status::Progress;
+pub use error::BenchError;
+pub use status::{Progress, StatusLine, StatusMode};
 
 use std::collections::BTreeSet;
-use std::fmt;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
-use iolab_engine::EngineError;
 use iolab_stats::DiskStats;
 use iolab_sys as sys;
 use iolab_sys::interrupt::Thread;
@@ -40,39 +39,6 @@ use iolab_workload::{BufStream, JobPlan};
 
 pub use job::{inflate_log, keep_rate_series, Clock, JobOutcome, Rates, Stops};
 pub use joberr::{strerror, JobError};
-
-/// Why a run could not start or go on.
-#[derive(Debug)]
-pub enum BenchError {
-    /// A file operation failed: (path, what we were doing, error).
-    File(PathBuf, &'static str, std::io::Error),
-    /// The engine refused: (job name, error).
-    Engine(String, Box<EngineError>),
-    /// A safety rule or an unavailable feature refused the job.
-    Refused(String),
-    /// The job did not start because another job of its phase failed to (that job's error
-    /// is the one reported).
-    NotStarted,
-}
-
-impl BenchError {
-    pub(crate) fn file(path: &Path, what: &'static str, e: std::io::Error) -> BenchError {
-        BenchError::File(path.to_path_buf(), what, e)
-    }
-}
-
-impl fmt::Display for BenchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BenchError::File(p, what, e) => write!(f, "{}: {what}: {e}", p.display()),
-            BenchError::Engine(job, e) => write!(f, "{job}: {e}"),
-            BenchError::Refused(m) => f.write_str(m),
-            BenchError::NotStarted => f.write_str("not started: another job failed to start"),
-        }
-    }
-}
-
-impl std::error::Error for BenchError {}
 
 /// Disk counters of one device over the run.
 #[derive(Clone, Debug)]
@@ -106,39 +72,6 @@ pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
     Ok(stop)
-}
-
-/// When the status line is shown (fio's `--eta=`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum StatusMode {
-    /// When standard error is a terminal.
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
-
-/// How a run reports while it runs (fio's `--eta`, `--eta-interval`, `--eta-newline`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StatusLine {
-    pub mode: StatusMode,
-    /// How often the line is refreshed.
-    pub interval: std::time::Duration,
-    /// Start a new line this often instead of overwriting (for logs).
-    pub newline_every: Option<std::time::Duration>,
-    /// `--bandwidth-log`: the run's bandwidth to `agg-{read,write,trim}_bw.log` as it goes.
-    pub bandwidth_log: bool,
-}
-
-impl Default for StatusLine {
-    fn default() -> Self {
-        StatusLine {
-            mode: StatusMode::Auto,
-            interval: std::time::Duration::from_secs(1),
-            newline_every: None,
-            bandwidth_log: false,
-        }
-    }
 }
 
 /// Lays out every file the plans need (as `run` does first), so a caller can keep that work

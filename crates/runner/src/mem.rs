@@ -9,7 +9,7 @@ use iolab_job::debug;
 use iolab_sys as sys;
 use iolab_workload::JobPlan;
 
-use crate::BenchError;
+use crate::error::BenchError;
 
 /// The memory a job may have, and what sets it: the least of the machine's (MemTotal), the
 /// cgroup's limit (memory.max, or v1's memory.limit_in_bytes) and what the address-space

@@ -21,8 +21,8 @@ use iolab_sys as sys;
 use iolab_sys::{dev::DevInfo, task};
 use iolab_workload::JobPlan;
 
+use crate::error::BenchError;
 use crate::layout::info;
-use crate::BenchError;
 
 /// A refusal naming where the job is written, as planning's errors do (what the machine lacks
 /// is found here, at run time, but the fix is in the job file).

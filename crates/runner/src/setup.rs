@@ -14,7 +14,8 @@ use iolab_sys as sys;
 use iolab_workload::bufdata::fio_fill;
 use iolab_workload::{BufStream, Dir, IoGen, JobPlan, SyncMode};
 
-use crate::{layout, mem, BenchError};
+use crate::error::BenchError;
+use crate::{layout, mem};
 
 pub(crate) fn engine_opts(plan: &JobPlan) -> EngineOpts {
     let mut o = plan.engine.clone();

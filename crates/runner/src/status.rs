@@ -8,6 +8,39 @@ use std::time::{Duration, Instant};
 
 use iolab_workload::JobPlan;
 
+/// When the status line is shown (fio's `--eta=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StatusMode {
+    /// When standard error is a terminal.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// How a run reports while it runs (fio's `--eta`, `--eta-interval`, `--eta-newline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusLine {
+    pub mode: StatusMode,
+    /// How often the line is refreshed.
+    pub interval: std::time::Duration,
+    /// Start a new line this often instead of overwriting (for logs).
+    pub newline_every: Option<std::time::Duration>,
+    /// `--bandwidth-log`: the run's bandwidth to `agg-{read,write,trim}_bw.log` as it goes.
+    pub bandwidth_log: bool,
+}
+
+impl Default for StatusLine {
+    fn default() -> Self {
+        StatusLine {
+            mode: StatusMode::Auto,
+            interval: std::time::Duration::from_secs(1),
+            newline_every: None,
+            bandwidth_log: false,
+        }
+    }
+}
+
 /// One job's progress, written by its thread, read by the status thread.
 #[derive(Default)]
 pub struct Progress {
@@ -71,7 +104,7 @@ fn mode(p: &JobPlan) -> char {
 }
 
 /// Prints the status line every second until `done` is set, then clears it.
-pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool, opts: crate::StatusLine) {
+pub fn run(plans: &[JobPlan], progress: &[Progress], done: &AtomicBool, opts: StatusLine) {
     let start = Instant::now();
     let total_bytes: u64 = plans.iter().filter_map(|p| p.pattern.bytes).sum();
     let longest = plans

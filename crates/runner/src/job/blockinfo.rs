@@ -11,7 +11,7 @@ use iolab_stats::block;
 use iolab_workload::JobPlan;
 
 use super::Runner;
-use crate::BenchError;
+use crate::error::BenchError;
 
 /// fio's limit on the number of blocks (its MAX_NR_BLOCK_INFOS).
 const MAX_BLOCKS: u64 = 8192;

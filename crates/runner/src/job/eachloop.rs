@@ -140,10 +140,10 @@ impl Runner<'_> {
 
 impl Runner<'_> {
     /// A file that would not open mid-run ends the job as fio's open error does.
-    pub(super) fn fail_open(&mut self, e: crate::BenchError) {
+    pub(super) fn fail_open(&mut self, e: crate::error::BenchError) {
         let msg = e.to_string();
         let io = match e {
-            crate::BenchError::File(_, _, io) => io,
+            crate::error::BenchError::File(_, _, io) => io,
             _ => std::io::Error::other(msg.clone()),
         };
         self.fail(&io, msg, "open", site!());

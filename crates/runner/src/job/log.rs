@@ -34,7 +34,7 @@ use super::logfile::{Line, LogFile};
 use super::logwin::{Hist, Io, Rate, Series, Shape, Window};
 use super::logzip::Zipper;
 use super::Runner;
-use crate::BenchError;
+use crate::error::BenchError;
 
 const NS_PER_MS: u64 = 1_000_000;
 /// Written lines reach the file at least this often.

@@ -21,8 +21,8 @@ use iolab_job::spec::UnifiedRw;
 use iolab_workload::JobPlan;
 
 use super::logfile::{Entry, Line, LogFile};
+use crate::error::BenchError;
 use crate::status::Progress;
-use crate::BenchError;
 
 /// How often the job counters are looked at (fio's status thread: every 250 ms).
 const CHECK_EVERY: Duration = Duration::from_millis(250);

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use iolab_workload::JobPlan;
 
 use super::log::files;
-use crate::BenchError;
+use crate::error::BenchError;
 
 /// The part file job number `job` writes its lines of the shared `path` into.
 pub(super) fn part_name(path: &Path, job: u32) -> PathBuf {

@@ -30,8 +30,8 @@ use iolab_stats::CpuUsage;
 use iolab_workload::JobPlan;
 
 use super::{hot, Clock, Runner, Stops, STOP_GRACE, STOP_POLL};
+use crate::error::BenchError;
 use crate::joberr::site;
-use crate::BenchError;
 use submitter::{thread_name, Submitter};
 
 mod submitter;

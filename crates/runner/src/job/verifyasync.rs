@@ -3,9 +3,9 @@
 //! inline check reports it.
 
 use super::Runner;
+use crate::error::BenchError;
 use crate::verify::pool::Pool;
 use crate::verify::{Config, Written};
-use crate::BenchError;
 use iolab_workload::JobPlan;
 
 /// Refuses verify_async_cpus that a thread cannot be pinned to, before anything runs (a

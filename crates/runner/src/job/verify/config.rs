@@ -4,9 +4,9 @@
 use iolab_workload::{Dir as WDir, JobPlan};
 
 use super::trim;
+use crate::error::BenchError;
 use crate::verify::state::State;
 use crate::verify::{Config, Kind, Pattern};
-use crate::BenchError;
 
 /// Refuses what cannot be verified as asked, before anything runs.
 pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
