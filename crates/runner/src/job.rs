@@ -155,7 +155,7 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(10));
     }
     if plan.spec.create_on_open || eng.caps().connection {
-        files = crate::setup::open_files(plan, &mut *eng)?;
+        files = crate::open::open_files(plan, &mut *eng)?;
     }
     let pool = offload::start(plan, clock, &files, bufs.len())?;
     progress.running.store(true, Ordering::Relaxed);

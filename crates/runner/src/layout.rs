@@ -122,10 +122,10 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, BenchErro
         };
         if how.fill {
             for _ in 0..from / how.block as u64 {
-                crate::setup::skip_fill(how.block, plan, &mut rng);
+                crate::fill::skip_fill(how.block, plan, &mut rng);
             }
         }
-        let mut fill = |b: &mut [u8]| crate::setup::fill(b, plan, &mut rng);
+        let mut fill = |b: &mut [u8]| crate::fill::fill(b, plan, &mut rng);
         lay_out(&f.path, from, f.size, how, &mut fill, stop)
             .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
         pre_read(plan, &f.path, stop)?;

@@ -123,7 +123,7 @@ impl Runner<'_> {
                 let _ = std::fs::remove_file(&f.path);
             }
         }
-        match crate::setup::open_files(self.plan, &mut *self.eng) {
+        match crate::open::open_files(self.plan, &mut *self.eng) {
             Ok(ids) => {
                 self.fops = FileOps::new(self.plan, &ids, self.depth());
                 self.files = ids;

@@ -368,7 +368,7 @@ impl Runner<'_> {
             if self.plan.buffers.dedupe_percentage > 0 {
                 self.dedupe_fill(s);
             } else if self.plan.buffers.refill {
-                crate::setup::fill(s, self.plan, &mut self.buf_rng);
+                crate::fill::fill(s, self.plan, &mut self.buf_rng);
             }
         }
         let req = Req::data(op, file, e.offset, e.len as usize, buf);

@@ -7,7 +7,7 @@ use iolab_stats::Dir;
 use iolab_workload::{Dir as WDir, IoUnit};
 
 use super::{stat_dir, Runner, SyncAcct};
-use crate::setup::fill;
+use crate::fill::fill;
 
 impl Runner<'_> {
     /// The next request, every per-I/O hook called (see [`Runner::next_req_as`]).
@@ -158,7 +158,7 @@ impl Runner<'_> {
         } else if plan.buffers.refill {
             fill(data, plan, &mut self.buf_rng);
         } else if plan.buffers.scramble {
-            crate::setup::scramble(data, io.offset, self.now);
+            crate::fill::scramble(data, io.offset, self.now);
         }
         if self.verify.is_some() {
             self.verify_write(buf, slot, io);

@@ -154,11 +154,11 @@ impl Pool {
         };
         pool.map_files(job_files);
         for i in 0..n {
-            let mut opts = crate::setup::engine_opts(plan);
+            let mut opts = crate::open::engine_opts(plan);
             opts.depth = 1;
             let mut eng = iolab_engine::open(&opts)
                 .map_err(|e| io::Error::other(format!("submitter {i}: {e}")))?;
-            let ids = crate::setup::open_files(plan, &mut *eng)
+            let ids = crate::open::open_files(plan, &mut *eng)
                 .map_err(|e| io::Error::other(format!("submitter {i}: {e}")))?;
             let (tx, rx) = mpsc::sync_channel(1);
             let s = Submitter {

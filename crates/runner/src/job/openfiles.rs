@@ -78,7 +78,7 @@ impl Runner<'_> {
                 self.close_where(fi, |_| true);
             }
         }
-        match crate::setup::open_one(self.plan, fi, &mut *self.eng) {
+        match crate::open::open_one(self.plan, fi, &mut *self.eng) {
             Ok(id) => {
                 self.files[fi] = id;
                 self.iolog_file(fi, id, true);

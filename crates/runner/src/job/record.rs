@@ -6,7 +6,7 @@ use iolab_engine::{Op, Req};
 use iolab_sys as sys;
 use iolab_workload::BufStream;
 
-use crate::setup::fill;
+use crate::fill::fill;
 
 /// Base seed of dedupe_mode=working_set's buffers.
 const DEDUPE_SEED: u64 = 0x0ded_f00d;
