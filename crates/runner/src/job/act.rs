@@ -7,8 +7,9 @@
 use iolab_stats::JobStats;
 use iolab_workload::JobPlan;
 
-use super::Runner;
 use crate::joberr::site;
+
+mod hooks;
 
 /// act's limits: latency in µs and the share of I/Os above it allowed, per mille.
 const CRIT: [(u64, u64); 3] = [(1000, 50), (8000, 10), (64000, 1)];
@@ -57,29 +58,6 @@ impl Act {
         self.slice_start = now;
         self.cur += 1;
         over
-    }
-}
-
-impl Runner<'_> {
-    /// A completed data I/O issued at `issue_ns`, in act's slices when the run has them.
-    #[inline]
-    pub(super) fn act_done(&mut self, issue_ns: u64) {
-        let now = self.now;
-        let Some(a) = self.act.as_deref_mut() else {
-            return;
-        };
-        if let Some(msg) = a.count(now.saturating_sub(issue_ns), now) {
-            eprintln!("{msg}");
-            let e = std::io::Error::from_raw_os_error(libc::EPERM);
-            self.fail(&e, msg, "io_u error", site!());
-        }
-    }
-
-    /// Hands the slices to the job's statistics at its end.
-    pub(super) fn seal_act(&mut self) {
-        if let Some(a) = self.act.take() {
-            self.stats.act_slices = a.slices;
-        }
     }
 }
 

@@ -10,8 +10,9 @@ use iolab_engine::{Done, Op};
 use iolab_stats::block;
 use iolab_workload::JobPlan;
 
-use super::Runner;
 use crate::error::BenchError;
+
+mod hooks;
 
 /// fio's limit on the number of blocks (its MAX_NR_BLOCK_INFOS).
 const MAX_BLOCKS: u64 = 8192;
@@ -88,22 +89,5 @@ impl BlockInfos {
             (Err(_), false) => block::info(block::TRIM_FAILURE, trims),
             (Err(_), true) => block::info(block::WRITE_FAILURE, trims),
         };
-    }
-}
-
-impl Runner<'_> {
-    /// A completion's mark on its block, where the job keeps them.
-    #[inline]
-    pub(super) fn block_done(&mut self, d: &Done) {
-        if let Some(b) = self.blocks.as_deref_mut() {
-            b.done(d);
-        }
-    }
-
-    /// Hands the blocks to the job's statistics at its end.
-    pub(super) fn seal_blocks(&mut self) {
-        if let Some(b) = self.blocks.take() {
-            self.stats.block_infos = b.infos;
-        }
     }
 }

@@ -9,7 +9,7 @@ use iolab_stats::{Dir, PrioLat};
 use iolab_sys::task;
 use iolab_workload::{JobPlan, Taus88};
 
-use super::Runner;
+mod hooks;
 
 /// The priorities of one block size (any, without cmdprio_bssplit): drawn below `total`,
 /// the first whose running sum of percentages passes the draw.
@@ -160,48 +160,4 @@ fn splits(entries: &[BsPrio], implicit: u16) -> Vec<Split> {
         }
     }
     out
-}
-
-impl Runner<'_> {
-    /// The per-priority statistics, empty, in their order (at the start and after the ramp).
-    pub(super) fn init_prios(&mut self) {
-        let Some(c) = &self.cmdprio else {
-            return;
-        };
-        for (d, prios) in c.prios.iter().enumerate() {
-            self.stats.dirs[d].prios = prios
-                .iter()
-                .map(|&ioprio| PrioLat {
-                    ioprio,
-                    lat: Default::default(),
-                })
-                .collect();
-        }
-    }
-
-    /// The priority for the next I/O (0 without cmdprio).
-    #[inline]
-    pub(super) fn pick_prio(&mut self, dir: Dir, len: u64) -> u16 {
-        match &mut self.cmdprio {
-            Some(c) => c.pick(dir, len),
-            None => 0,
-        }
-    }
-
-    /// Keeps a completed I/O's latency under its priority.
-    #[inline]
-    pub(super) fn record_prio(&mut self, d: &Done, dir: Option<Dir>, submit: u64, issue: u64) {
-        let (Some(c), Ok(_), Some(dir)) = (&self.cmdprio, &d.result, dir) else {
-            return;
-        };
-        let di = dir as usize;
-        if di > 1 {
-            return;
-        }
-        let at = c.index(di, d.req.ioprio);
-        let ns = self.now - if c.total_lat { issue } else { submit };
-        if let Some(p) = self.stats.dirs[di].prios.get_mut(at) {
-            p.lat.record(ns);
-        }
-    }
 }

@@ -6,7 +6,7 @@ use iolab_engine::{DefragOpts, Engine, ExecOpts, NetOpts};
 use iolab_stats::{Dir, JobStats};
 use iolab_workload::JobPlan;
 
-use super::Runner;
+mod hooks;
 
 /// The job's side of the engine's options: its direction, its size (for MSG_MORE), the host
 /// from `filename` when `hostname` is not given, and, as fio, clone N on the N-th port after
@@ -22,15 +22,6 @@ pub(crate) fn net_opts(n: &mut NetOpts, plan: &JobPlan) {
     }
     if n.port > 0 {
         n.port = n.port.saturating_add(plan.clone);
-    }
-}
-
-impl Runner<'_> {
-    /// A read of 0 bytes on a connection: the peer has gone (fio's td->done; the engine says
-    /// it is finished, so the job issues no more). The request was never done, so it is not
-    /// counted.
-    pub(super) fn end_of_stream(&mut self, dir: Dir) {
-        self.stats.dir_mut(dir).total_ios -= 1;
     }
 }
 

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use iolab_workload::JobPlan;
 
-use super::{Runner, Stops};
+use super::types::Stops;
+
+mod hooks;
 
 /// One flow id's shared state.
 #[derive(Debug)]
@@ -97,29 +99,6 @@ impl Drop for Gate<'_> {
     fn drop(&mut self) {
         self.flow.weight.fetch_sub(self.weight, Ordering::Relaxed);
         self.flow.counter.fetch_sub(self.mine, Ordering::Relaxed);
-    }
-}
-
-impl Runner<'_> {
-    /// Before an I/O: true when the flow holds this job back. As fio, what is in flight is
-    /// completed and the job sleeps flow_sleep if set; else it yields and tries again.
-    #[inline]
-    pub(super) fn flow_held(&mut self, stop: &Stops<'_>) -> bool {
-        let Some(g) = self.flow.as_mut() else {
-            return false;
-        };
-        if !g.ahead() {
-            return false;
-        }
-        let sleep = g.sleep;
-        if sleep.is_zero() {
-            std::thread::yield_now();
-        } else {
-            self.quiesce();
-            stop.pause(sleep);
-        }
-        self.now = self.clock.now();
-        true
     }
 }
 

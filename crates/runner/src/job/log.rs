@@ -33,8 +33,9 @@ use iolab_workload::JobPlan;
 use super::logfile::{Line, LogFile};
 use super::logwin::{Hist, Io, Rate, Series, Shape, Window};
 use super::logzip::Zipper;
-use super::Runner;
 use crate::error::BenchError;
+
+mod hooks;
 
 const NS_PER_MS: u64 = 1_000_000;
 /// Written lines reach the file at least this often.
@@ -402,78 +403,4 @@ fn epoch_ms(l: &LogSpec) -> std::io::Result<u64> {
         return iolab_sys::clock_ms(l.clock_id);
     }
     Ok(0)
-}
-
-impl Runner<'_> {
-    /// The job's logs, their time 0 now (or at the end of the ramp).
-    pub(super) fn attach_logs(&mut self, logs: Option<Box<Logs>>) {
-        self.logs = logs;
-        // --bandwidth-log writes no line while a job ramps (job/logagg.rs).
-        let ramping = self.ramping;
-        self.progress.ramping.store(ramping, Ordering::Relaxed);
-        let (now, sync) = (self.now, self.eng.caps().sync_only);
-        if let Some(l) = &mut self.logs {
-            // fio records slat only for I/O that was queued, never for a synchronous engine.
-            l.slat_on &= !sync;
-            l.start(now);
-        }
-    }
-
-    /// After the ramp: the logs start again from now.
-    pub(super) fn restart_logs(&mut self) {
-        self.progress.ramping.store(false, Ordering::Relaxed);
-        let now = self.now;
-        if let Some(l) = &mut self.logs {
-            l.start(now);
-        }
-    }
-
-    /// A completion, logged if it did I/O and the ramp is over.
-    #[inline]
-    pub(super) fn log_done(
-        &mut self,
-        d: &iolab_engine::Done,
-        dir: Option<Dir>,
-        issue: u64,
-        submit: u64,
-    ) {
-        let (Some(l), Ok(n), Some(dir), false) = (&mut self.logs, &d.result, dir, self.ramping)
-        else {
-            return;
-        };
-        let rec = [self.rec.clat, self.rec.lat, self.rec.slat && l.slat_on];
-        l.done(
-            &mut self.stats,
-            dir,
-            *n as u64,
-            d.req.offset,
-            [issue, submit, self.now],
-            rec,
-            d.req.ioprio,
-        );
-    }
-
-    /// Rate samples and flushes; called with the loop's tick.
-    #[inline]
-    pub(super) fn log_tick(&mut self) {
-        if let (Some(l), false) = (&mut self.logs, self.ramping) {
-            l.tick(&self.stats, self.now, self.sample_until);
-        }
-    }
-
-    /// When the logs next have something to do (`u64::MAX`: never; not while ramping).
-    pub(super) fn logs_due(&self) -> u64 {
-        match (&self.logs, self.ramping) {
-            (Some(l), false) => l.next_due(),
-            _ => u64::MAX,
-        }
-    }
-
-    /// The job's end (also after a stop or an error).
-    pub(super) fn finish_logs(&mut self) {
-        let now = self.clock.now();
-        if let Some(l) = &mut self.logs {
-            l.finish(now);
-        }
-    }
 }

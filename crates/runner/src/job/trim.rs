@@ -20,9 +20,10 @@ use iolab_engine::Req;
 use iolab_stats::Dir;
 use iolab_workload::JobPlan;
 
-use super::Runner;
 use crate::verify::seed::{stream_seed, Taus32, TRIM_STREAM};
 use crate::verify::Written;
+
+mod hooks;
 
 pub(super) struct Trims {
     /// A write is chosen when fio's draw is at most this.
@@ -112,21 +113,6 @@ pub(super) fn refusal(plan: &JobPlan) -> Option<String> {
          randtrimwrite); fio 3.33 aborts on an assertion otherwise"
             .to_string()
     })
-}
-
-impl Runner<'_> {
-    /// trim_backlog: a trim to issue instead of the next I/O of the workload.
-    pub(super) fn trim_backlog_req(&mut self) -> Option<Req> {
-        if self.free_slots.is_empty() {
-            return None;
-        }
-        let w = self.verify.as_deref_mut()?.trim_next()?;
-        let slot = self.take_slot(Some(Dir::Trim))?;
-        self.stats.issued(Dir::Trim);
-        self.slots[slot as usize].due_ns = 0;
-        let file = self.files[w.file as usize];
-        Some(Req::trim(file, w.offset, w.len as usize).with_tag(slot as u64))
-    }
 }
 
 #[cfg(test)]

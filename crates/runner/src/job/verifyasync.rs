@@ -2,11 +2,12 @@
 //! (verify/pool.rs) and what comes back bad is reported here, in the job's thread, as an
 //! inline check reports it.
 
-use super::Runner;
 use crate::error::BenchError;
 use crate::verify::pool::Pool;
 use crate::verify::{Config, Written};
 use iolab_workload::JobPlan;
+
+mod hooks;
 
 /// Refuses verify_async_cpus that a thread cannot be pinned to, before anything runs (a
 /// thread is pinned there and ends).
@@ -44,44 +45,4 @@ pub(super) fn start(plan: &JobPlan, cfg: &Config) -> Result<Option<Pool>, String
     Pool::start(s.verify_async, cpus.as_deref(), cfg)
         .map(Some)
         .map_err(|e| message(plan, &e))
-}
-
-impl Runner<'_> {
-    /// Hands a block read back to the verify threads; false when there are none.
-    pub(super) fn verify_async_send(&mut self, w: Written, got: &[u8]) -> bool {
-        let Some(pool) = self.verify.as_deref_mut().and_then(|v| v.pool.as_mut()) else {
-            return false;
-        };
-        // Neither channel may fill, or the threads and this one would wait for each other.
-        if pool.full() {
-            self.verify_async_collect(Some(1));
-        }
-        if let Some(pool) = self.verify.as_deref_mut().and_then(|v| v.pool.as_mut()) {
-            pool.send(w, got);
-        }
-        true
-    }
-
-    /// Reports what the verify threads found: what is back already (`wait` None), at least
-    /// `n` blocks (`Some(n)`), or everything out (`Some(usize::MAX)`).
-    pub(super) fn verify_async_collect(&mut self, wait: Option<usize>) {
-        let mut left = wait.unwrap_or(0);
-        loop {
-            let Some(pool) = self.verify.as_deref_mut().and_then(|v| v.pool.as_mut()) else {
-                return;
-            };
-            let Some(c) = pool.next(left > 0) else {
-                return;
-            };
-            left = left.saturating_sub(1);
-            // As inline: after the failure that ends the job, what was still being checked
-            // is not reported.
-            if !c.bad.is_empty() && !self.done {
-                self.verify_failed(&c.bad, &c.w, &c.buf);
-            }
-            if let Some(pool) = self.verify.as_deref_mut().and_then(|v| v.pool.as_mut()) {
-                pool.recycle(c.buf);
-            }
-        }
-    }
 }
