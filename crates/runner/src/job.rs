@@ -33,6 +33,7 @@ mod latency;
 mod log;
 mod logagg;
 mod logfile;
+mod lognames;
 mod logshare;
 mod logwin;
 mod logzip;

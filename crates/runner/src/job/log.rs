@@ -22,7 +22,6 @@
 //! Differences from fio 3.33: a slat line is written when its I/O completes, with the
 //! submission's time. Files several jobs share (per_job_logs=0): job/logshare.rs.
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use iolab_job::logs::{LogSpec, WindowValue};
@@ -31,6 +30,7 @@ use iolab_stats::{Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::JobPlan;
 
 use super::logfile::{Line, LogFile};
+use super::lognames::files;
 use super::logwin::{Hist, Io, Rate, Series, Shape, Window};
 use super::logzip::Zipper;
 use crate::error::BenchError;
@@ -62,39 +62,6 @@ pub(super) struct Logs {
     zip: Option<Zipper>,
     /// The job's own I/O priority (prio, prioclass), the priority of an I/O cmdprio left.
     own_prio: u16,
-}
-
-/// fio's log file name: `PREFIX_KIND.N.log`, `PREFIX_KIND.log` without per_job_logs, each
-/// with `.fz` after it when stored compressed.
-pub(super) fn file_name(l: &LogSpec, plan: &JobPlan, prefix: &str, kind: &str) -> PathBuf {
-    let prefix = if prefix.is_empty() {
-        &plan.name
-    } else {
-        prefix
-    };
-    let suffix = if l.store_compressed { "log.fz" } else { "log" };
-    if !l.per_job {
-        return PathBuf::from(format!("{prefix}_{kind}.{suffix}"));
-    }
-    PathBuf::from(format!("{prefix}_{kind}.{}.{suffix}", plan.thread_number()))
-}
-
-/// Every file the job's logs write, with its kind.
-pub(super) fn files(plan: &JobPlan) -> Vec<(&'static str, PathBuf)> {
-    let (s, l) = (&plan.spec, &plan.spec.logs);
-    let mut out = Vec::new();
-    let mut add = |prefix: &Option<String>, kind: &'static str, on: bool| {
-        if let (Some(p), true) = (prefix, on) {
-            out.push((kind, file_name(l, plan, p, kind)));
-        }
-    };
-    add(&l.bw, "bw", true);
-    add(&l.iops, "iops", true);
-    add(&l.lat, "lat", !s.disable_lat);
-    add(&l.lat, "slat", !s.disable_slat);
-    add(&l.lat, "clat", !s.disable_clat);
-    add(&l.hist, "clat_hist", true);
-    out
 }
 
 impl Logs {

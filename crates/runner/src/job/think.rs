@@ -2,15 +2,7 @@
 //! while it thought, and whether a bandwidth sample is still taken as the run ends. (fio's
 //! `rate_ignore_thinktime` is in `pacing.rs`.)
 
-use super::Runner;
-
-impl Runner<'_> {
-    /// The think is over: the windows that closed meanwhile are sampled (fio's helper thread
-    /// samples while the job thinks).
-    pub(super) fn after_think(&mut self) {
-        self.tick();
-    }
-}
+mod hooks;
 
 /// fio's LOG_MSEC_SLACK: how long before the run's end a window must have closed for its
 /// sample to be taken at the end.
