@@ -17,7 +17,7 @@ use iolab_workload::{IoGen, IoUnit, JobPlan, Taus88};
 use iolab_job::debug;
 
 mod act;
-mod blockinfo;
+pub(crate) mod blockinfo;
 pub(crate) mod cmdprio;
 mod complete;
 pub(crate) mod conn;
@@ -38,7 +38,7 @@ mod logshare;
 mod logwin;
 mod logzip;
 pub(crate) mod offload;
-mod openfiles;
+pub(crate) mod openfiles;
 mod pacing;
 mod periodic;
 mod rates;
@@ -70,11 +70,9 @@ use types::{stat_dir, SyncAcct, STOP_GRACE};
 pub use types::{Clock, JobOutcome, Stops};
 
 pub(crate) use act::table as act_table;
-pub(crate) use blockinfo::check as block_check;
 pub(crate) use logagg::AggLog;
 pub use logfile::inflate as inflate_log;
 pub(crate) use logshare::{join_shared as join_shared_logs, prepare_shared as prepare_shared_logs};
-pub(crate) use openfiles::{open_at_start, open_limit};
 
 struct Slot {
     issue_ns: u64,

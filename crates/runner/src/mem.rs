@@ -138,7 +138,7 @@ pub(crate) fn limit_open_files(plans: &mut [JobPlan]) -> Option<usize> {
     let limit = limit_of("Max open files")?;
     let used = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
     let room = limit.saturating_sub(used).saturating_sub(FD_RESERVE);
-    let at_once = |p: &JobPlan| crate::job::open_limit(p) as u64;
+    let at_once = |p: &JobPlan| crate::job::openfiles::open_limit(p) as u64;
     let want: u64 = plans.iter().map(at_once).sum();
     if want <= room {
         return None;
@@ -147,7 +147,7 @@ pub(crate) fn limit_open_files(plans: &mut [JobPlan]) -> Option<usize> {
     let mut lowered = None;
     for p in plans
         .iter_mut()
-        .filter(|p| crate::job::open_limit(p) > each)
+        .filter(|p| crate::job::openfiles::open_limit(p) > each)
     {
         p.pattern.open_files = each;
         lowered = Some(each);

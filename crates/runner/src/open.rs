@@ -73,7 +73,7 @@ pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<Fil
     if debug::on(debug::FILE) {
         debug::line(debug::FILE, sys::gettid(), format_args!("setup files"));
     }
-    let first = crate::job::open_at_start(plan);
+    let first = crate::job::openfiles::open_at_start(plan);
     for i in 0..plan.files.len() {
         ids.push(if i < first {
             open_one(plan, i, eng)?

@@ -119,7 +119,7 @@ fn buffers(
     }
     // fio's mem/iomem: every buffer allocated below comes from where the job says.
     mem::check_huge(plan)?;
-    crate::job::block_check(plan)?;
+    crate::job::blockinfo::check(plan)?;
     let _from = plan.spec.mem.scope(plan.spec.hugepage_size as usize);
     // fio's iomem_align: buffers start that far past a page boundary.
     let _skew =
