@@ -7,8 +7,6 @@
 use iolab_stats::JobStats;
 use iolab_workload::JobPlan;
 
-use crate::joberr::site;
-
 mod hooks;
 
 /// act's limits: latency in µs and the share of I/Os above it allowed, per mille.

@@ -3,9 +3,8 @@
 //! are kept apart (fio's `clat_prio`, reported as `prios`). As fio: one draw in 0..100 per I/O
 //! from a generator of its own; the I/Os not chosen keep the job's priority (entry 0).
 
-use iolab_engine::Done;
 use iolab_job::place::{BsPrio, Place};
-use iolab_stats::{Dir, PrioLat};
+use iolab_stats::Dir;
 use iolab_sys::task;
 use iolab_workload::{JobPlan, Taus88};
 

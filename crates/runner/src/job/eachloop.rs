@@ -4,12 +4,7 @@
 //! removes them in between, so that a writer creates them anew and a reader fails (ENOENT).
 //! Without this a buffered job reads its second pass from the cache fio had dropped.
 
-use iolab_job::debug;
-use iolab_sys as sys;
 use iolab_workload::JobPlan;
-
-use super::fileops::FileOps;
-use crate::joberr::site;
 
 mod hooks;
 

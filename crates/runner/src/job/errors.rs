@@ -3,12 +3,9 @@
 //! unless given), `error_dump` whether non-fatal ones are printed too. A non-fatal error is
 //! counted (fio's `total_err`, `first_error`) and the job goes on; any other ends the job.
 
-use iolab_engine::{Done, FileId, Req};
 use iolab_job::control::{self, ERR_READ, ERR_VERIFY, ERR_WRITE};
 use iolab_job::JobSpec;
 use iolab_stats::Dir;
-
-use crate::joberr::{site, strerror};
 
 mod hooks;
 

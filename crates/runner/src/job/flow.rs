@@ -10,8 +10,6 @@ use std::time::Duration;
 
 use iolab_workload::JobPlan;
 
-use super::types::Stops;
-
 mod hooks;
 
 /// One flow id's shared state.

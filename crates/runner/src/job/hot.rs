@@ -8,8 +8,6 @@
 //! [`Runner::hooks_wanted`]: a job with no such option runs the loop compiled with `H` false,
 //! where the hooks are not there at all (not even a test of a flag each).
 
-use std::sync::atomic::Ordering;
-
 use super::types::STOP_POLL;
 
 mod hooks;

@@ -6,15 +6,12 @@
 //! A replayed I/O's delay becomes its due time, so the loop's rate-limit wait paces it: the
 //! I/O in flight keep completing (and being timed) while it waits, and a stop is noticed.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use iolab_engine::{FileId, Op, Req};
-use iolab_workload::replay::{Cursor, Entry, Kind};
-use iolab_workload::{Dir as WDir, JobPlan};
-
-use super::types::{stat_dir, SyncAcct};
-use crate::joberr::site;
+use iolab_engine::{Op, Req};
+use iolab_workload::replay::Cursor;
+use iolab_workload::JobPlan;
 
 mod hooks;
 

@@ -10,9 +10,7 @@
 //! of the same batch step it down again; here the misses of one batch of completions count
 //! as one step down, taken after the batch.
 
-use iolab_engine::Req;
 use iolab_job::debug;
-use iolab_stats::Dir;
 use iolab_sys as sys;
 use iolab_workload::JobPlan;
 

@@ -22,8 +22,6 @@
 //! Differences from fio 3.33: a slat line is written when its I/O completes, with the
 //! submission's time. Files several jobs share (per_job_logs=0): job/logshare.rs.
 
-use std::sync::atomic::Ordering;
-
 use iolab_job::logs::{LogSpec, WindowValue};
 use iolab_stats::hist::PLAT_NR;
 use iolab_stats::{Dir, JobStats, SampleKind, Sampler};

@@ -19,7 +19,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -29,10 +29,8 @@ use iolab_job::debug;
 use iolab_stats::CpuUsage;
 use iolab_workload::JobPlan;
 
-use super::hot;
-use super::types::{Clock, Stops, STOP_GRACE, STOP_POLL};
+use super::types::{Clock, STOP_GRACE};
 use crate::error::BenchError;
-use crate::joberr::site;
 use submitter::{thread_name, Submitter};
 
 mod submitter;

@@ -10,12 +10,7 @@
 //! iolog, which says itself when each file opens). The check on the
 //! hot path is one comparison.
 
-use iolab_engine::FileId;
-use iolab_job::debug;
-use iolab_sys as sys;
 use iolab_workload::JobPlan;
-
-use super::fileops::FileOps;
 
 mod hooks;
 

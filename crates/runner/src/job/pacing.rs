@@ -3,11 +3,7 @@
 //! `rate_ignore_thinktime` (no catch-up after thinking) and `rate_cycle` (the window rate_min
 //! is judged over), as fio's handle_thinktime and check_min_rate.
 
-use std::time::Duration;
-
 use iolab_workload::JobPlan;
-
-use super::types::Stops;
 
 mod hooks;
 

@@ -2,18 +2,11 @@
 //! (fio's disable_* and gtod_reduce), how often an untimed job reads the clock, the outcome of
 //! a job that does no I/O (create_only), and `--debug=io` lines.
 
-use iolab_engine::{Op, Req};
-use iolab_sys as sys;
-use iolab_workload::BufStream;
-
-use crate::fill::fill;
-
 mod hooks;
 
 /// Base seed of dedupe_mode=working_set's buffers.
 const DEDUPE_SEED: u64 = 0x0ded_f00d;
-use iolab_job::debug;
-use iolab_stats::{Dir, JobStats};
+use iolab_stats::JobStats;
 use iolab_workload::JobPlan;
 
 use super::types::JobOutcome;

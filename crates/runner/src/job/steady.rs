@@ -10,7 +10,7 @@
 //! as a whole: there each job publishes its counts, the group's last job (fio's holder of
 //! the group's data) samples their sum, and when it is steady every job of the group ends.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use iolab_job::control::Steady;
 use iolab_stats::SteadyStats;

@@ -4,11 +4,7 @@
 //! a sync). As in fio, each is due when the next I/O is asked for, so none follows the last
 //! writes of the job.
 
-use iolab_engine::{FileId, Req};
-use iolab_workload::{IoUnit, JobPlan};
-
-use super::types::SyncAcct;
-use crate::joberr::site;
+use iolab_workload::JobPlan;
 
 mod hooks;
 

@@ -16,8 +16,6 @@
 
 use std::collections::VecDeque;
 
-use iolab_engine::Req;
-use iolab_stats::Dir;
 use iolab_workload::JobPlan;
 
 use crate::verify::seed::{stream_seed, Taus32, TRIM_STREAM};

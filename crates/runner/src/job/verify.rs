@@ -10,16 +10,13 @@
 //! blocks once per loop there, expecting each loop's writes of blocks that hold the last).
 
 use std::collections::VecDeque;
-use std::path::Path;
 
-use iolab_engine::{Done, Op, Req};
 use iolab_stats::{Dir, JobStats};
 use iolab_workload::{IoUnit, JobPlan};
 
 use super::trim::{self, Trims};
-use crate::joberr::site;
 use crate::verify::state::State;
-use crate::verify::{Config, SeedStream, Written, EILSEQ};
+use crate::verify::{Config, SeedStream, Written};
 
 mod config;
 mod history;

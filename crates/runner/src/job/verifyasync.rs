@@ -4,7 +4,7 @@
 
 use crate::error::BenchError;
 use crate::verify::pool::Pool;
-use crate::verify::{Config, Written};
+use crate::verify::Config;
 use iolab_workload::JobPlan;
 
 mod hooks;

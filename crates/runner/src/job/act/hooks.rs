@@ -1,8 +1,8 @@
-//! The job loop's side of act.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that act.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with act.rs, as methods of `Runner`: kept apart so that
+//! act.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
 use crate::job::Runner;
+use crate::joberr::site;
 
 impl Runner<'_> {
     /// A completed data I/O issued at `issue_ns`, in act's slices when the run has them.

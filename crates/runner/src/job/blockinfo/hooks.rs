@@ -1,7 +1,8 @@
-//! The job loop's side of blockinfo.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that blockinfo.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with blockinfo.rs, as methods of `Runner`: kept apart so that
+//! blockinfo.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use iolab_engine::Done;
+
 use crate::job::Runner;
 
 impl Runner<'_> {

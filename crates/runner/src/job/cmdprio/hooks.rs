@@ -1,7 +1,9 @@
-//! The job loop's side of cmdprio.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that cmdprio.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with cmdprio.rs, as methods of `Runner`: kept apart so that
+//! cmdprio.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use iolab_engine::Done;
+use iolab_stats::{Dir, PrioLat};
+
 use crate::job::Runner;
 
 impl Runner<'_> {

@@ -1,8 +1,12 @@
-//! The job loop's side of eachloop.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that eachloop.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with eachloop.rs, as methods of `Runner`: kept apart so that
+//! eachloop.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use iolab_job::debug;
+use iolab_sys as sys;
+
+use crate::job::fileops::FileOps;
 use crate::job::Runner;
+use crate::joberr::site;
 
 impl Runner<'_> {
     /// Ends a loop: waits for its I/O, syncs the files (end_fsync, fsync_on_close: fio's

@@ -1,8 +1,11 @@
-//! The job loop's side of errors.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that errors.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with errors.rs, as methods of `Runner`: kept apart so that
+//! errors.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use iolab_engine::{Done, FileId, Req};
+use iolab_stats::Dir;
+
 use crate::job::Runner;
+use crate::joberr::{site, strerror};
 
 impl Runner<'_> {
     /// A completion that failed: counted and passed over where the policy allows, else the

@@ -1,7 +1,7 @@
-//! The job loop's side of flow.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that flow.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with flow.rs, as methods of `Runner`: kept apart so that
+//! flow.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use crate::job::types::Stops;
 use crate::job::Runner;
 
 impl Runner<'_> {

@@ -1,7 +1,8 @@
-//! The job loop's side of hot.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that hot.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with hot.rs, as methods of `Runner`: kept apart so that
+//! hot.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use std::sync::atomic::Ordering;
+
 use crate::job::Runner;
 
 impl Runner<'_> {

@@ -1,8 +1,17 @@
-//! The job loop's side of iolog.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that iolog.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with iolog.rs, as methods of `Runner`: kept apart so that
+//! iolog.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use std::fs::OpenOptions;
+use std::io::{BufWriter, Write};
+
+use iolab_engine::{FileId, Op, Req};
+use iolab_workload::replay::{Entry, Kind};
+use iolab_workload::Dir as WDir;
+
+use super::{Replaying, Writer};
+use crate::job::types::{stat_dir, SyncAcct};
 use crate::job::Runner;
+use crate::joberr::site;
 
 impl Runner<'_> {
     /// Opens the job's write_iolog (appending, as fio) with its version line and a line per

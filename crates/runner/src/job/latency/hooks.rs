@@ -1,7 +1,9 @@
-//! The job loop's side of latency.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that latency.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with latency.rs, as methods of `Runner`: kept apart so that
+//! latency.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use iolab_engine::Req;
+use iolab_stats::Dir;
+
 use crate::job::Runner;
 
 impl Runner<'_> {

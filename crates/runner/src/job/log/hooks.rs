@@ -1,7 +1,11 @@
-//! The job loop's side of log.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that log.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with log.rs, as methods of `Runner`: kept apart so that
+//! log.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use iolab_stats::Dir;
+
+use super::Logs;
 use crate::job::Runner;
 
 impl Runner<'_> {

@@ -1,8 +1,15 @@
-//! The job loop's side of offload.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that offload.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with offload.rs, as methods of `Runner`: kept apart so that
+//! offload.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
-use crate::job::Runner;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
+use std::time::Duration;
+
+use super::{gone, Back, Pool, Turn};
+use crate::job::types::{Stops, STOP_GRACE, STOP_POLL};
+use crate::job::{hot, Runner};
+use crate::joberr::site;
 
 impl Runner<'_> {
     /// The job's I/O through a submitter pool: the loop, then the end as the inline loop's

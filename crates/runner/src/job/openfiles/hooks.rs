@@ -1,7 +1,12 @@
-//! The job loop's side of openfiles.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that openfiles.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with openfiles.rs, as methods of `Runner`: kept apart so that
+//! openfiles.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use iolab_engine::FileId;
+use iolab_job::debug;
+use iolab_sys as sys;
+
+use super::open_limit;
+use crate::job::fileops::FileOps;
 use crate::job::Runner;
 
 impl Runner<'_> {

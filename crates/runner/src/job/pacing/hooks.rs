@@ -1,7 +1,9 @@
-//! The job loop's side of pacing.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that pacing.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with pacing.rs, as methods of `Runner`: kept apart so that
+//! pacing.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use std::time::Duration;
+
+use crate::job::types::Stops;
 use crate::job::Runner;
 
 impl Runner<'_> {

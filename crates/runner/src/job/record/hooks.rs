@@ -1,7 +1,14 @@
-//! The job loop's side of record.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that record.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with record.rs, as methods of `Runner`: kept apart so that
+//! record.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use iolab_engine::{Op, Req};
+use iolab_job::debug;
+use iolab_stats::Dir;
+use iolab_sys as sys;
+use iolab_workload::BufStream;
+
+use super::{CLOCK_EVERY, DEDUPE_SEED};
+use crate::fill::fill;
 use crate::job::Runner;
 
 impl Runner<'_> {

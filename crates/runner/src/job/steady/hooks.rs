@@ -1,7 +1,8 @@
-//! The job loop's side of steady.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that steady.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with steady.rs, as methods of `Runner`: kept apart so that
+//! steady.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use std::sync::atomic::Ordering;
+
 use crate::job::Runner;
 
 impl Runner<'_> {

@@ -1,8 +1,12 @@
-//! The job loop's side of syncrange.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that syncrange.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with syncrange.rs, as methods of `Runner`: kept apart so that
+//! syncrange.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use iolab_engine::{FileId, Req};
+use iolab_workload::IoUnit;
+
+use crate::job::types::SyncAcct;
 use crate::job::Runner;
+use crate::joberr::site;
 
 impl Runner<'_> {
     /// Whether a sync is due, as fio's get_rw_ddir has it: the last request was no sync and

@@ -1,5 +1,5 @@
-//! The job loop's side of think.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that think.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with think.rs, as methods of `Runner`: kept apart so that
+//! think.rs, which the loop names, imports nothing of the loop's (issue 30).
 
 use crate::job::Runner;
 

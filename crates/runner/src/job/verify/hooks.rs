@@ -1,8 +1,17 @@
-//! The job loop's side of verify.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that verify.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with verify.rs, as methods of `Runner`: kept apart so that
+//! verify.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
+use std::path::Path;
+
+use iolab_engine::{Done, Op, Req};
+use iolab_stats::Dir;
+use iolab_workload::IoUnit;
+
+use super::Role;
 use crate::job::Runner;
+use crate::joberr::site;
+use crate::verify::state::State;
+use crate::verify::{Written, EILSEQ};
 
 impl Runner<'_> {
     /// A write's buffer gets its headers; the slot remembers what it wrote.

@@ -1,8 +1,8 @@
-//! The job loop's side of verifyasync.rs: what the runner does with it, as methods of `Runner`
-//! (kept apart so that verifyasync.rs, which job.rs names, names nothing of job.rs).
+//! What the job loop does with verifyasync.rs, as methods of `Runner`: kept apart so that
+//! verifyasync.rs, which the loop names, imports nothing of the loop's (issue 30).
 
-use super::*;
 use crate::job::Runner;
+use crate::verify::Written;
 
 impl Runner<'_> {
     /// Hands a block read back to the verify threads; false when there are none.
