@@ -31,12 +31,6 @@ mod iolog;
 mod issue;
 mod latency;
 mod log;
-mod logagg;
-mod logfile;
-mod lognames;
-mod logshare;
-mod logwin;
-mod logzip;
 pub(crate) mod offload;
 pub(crate) mod openfiles;
 mod pacing;
@@ -70,9 +64,9 @@ use types::{stat_dir, SyncAcct, STOP_GRACE};
 pub use types::{Clock, JobOutcome, Stops};
 
 pub(crate) use act::table as act_table;
-pub(crate) use logagg::AggLog;
-pub use logfile::inflate as inflate_log;
-pub(crate) use logshare::{join_shared as join_shared_logs, prepare_shared as prepare_shared_logs};
+pub use log::inflate as inflate_log;
+pub(crate) use log::AggLog;
+pub(crate) use log::{join_shared as join_shared_logs, prepare_shared as prepare_shared_logs};
 
 struct Slot {
     issue_ns: u64,

@@ -20,20 +20,30 @@
 //! drops the writers, which flush). Nothing is allocated per I/O.
 //!
 //! Differences from fio 3.33: a slat line is written when its I/O completes, with the
-//! submission's time. Files several jobs share (per_job_logs=0): job/logshare.rs.
+//! submission's time. Files several jobs share (per_job_logs=0): job/log/share.rs.
 
 use iolab_job::logs::{LogSpec, WindowValue};
 use iolab_stats::hist::PLAT_NR;
 use iolab_stats::{Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::JobPlan;
 
-use super::logfile::{Line, LogFile};
-use super::lognames::files;
-use super::logwin::{Hist, Io, Rate, Series, Shape, Window};
-use super::logzip::Zipper;
 use crate::error::BenchError;
+use file::{Line, LogFile};
+use names::files;
+use win::{Hist, Io, Rate, Series, Shape, Window};
+use zip::Zipper;
 
+mod agg;
+mod file;
 mod hooks;
+mod names;
+mod share;
+mod win;
+mod zip;
+
+pub(crate) use agg::AggLog;
+pub use file::inflate;
+pub(crate) use share::{join_shared, prepare_shared};
 
 const NS_PER_MS: u64 = 1_000_000;
 /// Written lines reach the file at least this often.
@@ -83,7 +93,7 @@ impl Logs {
                 plan.name, l.clock_id
             ))
         })?;
-        // log_store_compressed: a thread of the job's compresses (job/logzip.rs).
+        // log_store_compressed: a thread of the job's compresses (job/log/zip.rs).
         let mut zip = match l.store_compressed {
             true => Some(start_zipper(plan)?),
             false => None,
@@ -114,10 +124,10 @@ impl Logs {
             own_prio: super::cmdprio::own_prio(&plan.spec.place),
         };
         for (kind, path) in files(plan) {
-            // A shared file gets the job's lines when the run ends (job/logshare.rs).
+            // A shared file gets the job's lines when the run ends (job/log/share.rs).
             let path = match l.per_job {
                 true => path,
-                false => super::logshare::part_name(&path, plan.thread_number()),
+                false => share::part_name(&path, plan.thread_number()),
             };
             let file = match &mut zip {
                 Some(z) => LogFile::zipped(path.clone(), z, l.compression.max(1024) as usize),

@@ -12,7 +12,7 @@ impl Runner<'_> {
     /// The job's logs, their time 0 now (or at the end of the ramp).
     pub(in crate::job) fn attach_logs(&mut self, logs: Option<Box<Logs>>) {
         self.logs = logs;
-        // --bandwidth-log writes no line while a job ramps (job/logagg.rs).
+        // --bandwidth-log writes no line while a job ramps (job/log/agg.rs).
         let ramping = self.ramping;
         self.progress.ramping.store(ramping, Ordering::Relaxed);
         let (now, sync) = (self.now, self.eng.caps().sync_only);

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use iolab_job::spec::UnifiedRw;
 use iolab_workload::JobPlan;
 
-use super::logfile::{Entry, Line, LogFile};
+use super::file::{Entry, Line, LogFile};
 use crate::error::BenchError;
 use crate::status::Progress;
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use iolab_workload::JobPlan;
 
-use super::lognames::files;
+use super::names::files;
 use crate::error::BenchError;
 
 /// The part file job number `job` writes its lines of the shared `path` into.

@@ -5,13 +5,13 @@
 //! With `log_store_compressed`, entries go out in fio's `.fz` format: fio's binary sample
 //! records (`struct io_sample`, 32 bytes, 40 with an offset), cut into chunks of
 //! `log_compression` bytes, each chunk its own zlib stream made by the job's compression
-//! thread (job/logzip.rs); `--inflate-log` (fio's or iolab's) prints them as the text lines.
+//! thread (job/log/zip.rs); `--inflate-log` (fio's or iolab's) prints them as the text lines.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use super::logzip::{Chunks, Zipper};
+use super::zip::{Chunks, Zipper};
 
 /// Bytes a log buffers before a write reaches the file.
 const BUF_BYTES: usize = 64 << 10;

@@ -6,7 +6,7 @@ use iolab_job::logs::WindowValue;
 use iolab_stats::hist::PLAT_NR;
 use iolab_stats::{Dir, JobStats, Moments, SampleKind, Sampler};
 
-use super::logfile::{Entry, Line, LogFile};
+use super::file::{Entry, Line, LogFile};
 
 /// fio's LOG_MSEC_SLACK: a bandwidth or IOPS sample up to 1 ms early closes the window.
 const SLACK_MS: u64 = 1;
