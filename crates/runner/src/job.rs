@@ -43,10 +43,8 @@ mod turn;
 pub(crate) mod types;
 pub use rates::{keep_rate_series, Rates};
 mod verify;
-mod verifyasync;
 pub(crate) use verify::{check as verify_check, info_lines as verify_info_lines};
 mod think;
-mod trim;
 mod trimorder;
 
 use crate::error::BenchError;

@@ -14,15 +14,17 @@ use std::collections::VecDeque;
 use iolab_stats::{Dir, JobStats};
 use iolab_workload::{IoUnit, JobPlan};
 
-use super::trim::{self, Trims};
 use crate::verify::state::State;
 use crate::verify::{Config, SeedStream, Written};
 
 mod config;
 mod history;
 mod readback;
+mod threads;
+mod trim;
 
 use history::History;
+use trim::Trims;
 
 pub(crate) use config::{check, info_lines};
 use config::{config, load_state};
@@ -70,7 +72,7 @@ pub(super) struct Verifier {
     verify_ns: u64,
     verified: bool,
     reads: bool,
-    /// trim_percentage, trim_backlog: the blocks chosen to be trimmed (job/trim.rs).
+    /// trim_percentage, trim_backlog: the blocks chosen to be trimmed (job/verify/trim.rs).
     trims: Option<Trims>,
     /// The last I/O completed was a read (fio starts no trim round after one).
     after_read: bool,
@@ -81,7 +83,7 @@ pub(super) struct Verifier {
     loops_left: u64,
     /// The test hook's byte to damage once written (verify/fault.rs).
     fault: Option<crate::verify::fault::Fault>,
-    /// verify_async: the threads that check the blocks read back (job/verifyasync.rs), or
+    /// verify_async: the threads that check the blocks read back (job/verify/threads.rs), or
     /// why they could not start.
     pub(super) pool: Option<crate::verify::pool::Pool>,
     pool_err: Option<String>,
@@ -136,7 +138,7 @@ impl Verifier {
         // phase lasts io_size × loops there), so it reads them back once, at the end.
         let one_pass = plan.pattern.random && !plan.pattern.random_map;
         let each_loop = loops > 1 && s.do_verify && !s.verify_only && !one_pass;
-        let (pool, pool_err) = match super::verifyasync::start(plan, &cfg) {
+        let (pool, pool_err) = match threads::start(plan, &cfg) {
             Ok(p) => (p, None),
             Err(e) => (None, Some(e)),
         };

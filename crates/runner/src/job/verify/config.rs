@@ -15,7 +15,7 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
         return Err(BenchError::Refused(format!("{}: {why}", plan.name)));
     }
     if on {
-        super::super::verifyasync::check_cpus(plan)?;
+        super::threads::check_cpus(plan)?;
     }
     Ok(())
 }

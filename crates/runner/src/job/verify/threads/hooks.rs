@@ -1,5 +1,5 @@
-//! What the job loop does with verifyasync.rs, as methods of `Runner`: kept apart so that
-//! verifyasync.rs, which the loop names, imports nothing of the loop's (issue 30).
+//! What the job loop does with threads.rs, as methods of `Runner`: kept apart so that
+//! threads.rs, which the loop names, imports nothing of the loop's (issue 30).
 
 use crate::job::Runner;
 use crate::verify::Written;
