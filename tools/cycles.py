@@ -25,8 +25,9 @@ PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 CHILD = re.compile(r"(?<![:\w])([a-z_][a-z0-9_]*)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 ROOT_REEXPORT = re.compile(r"(?m)^pub use [a-z_][a-z0-9_]*::[^;]*;")
 USE_GROUP = re.compile(r"\buse\s+(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^;]*)\}", re.S)
-COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+# One pass, left to right, so that a `//` inside a string or a `"` inside a comment or a char
+# literal is read as what it is inside of.
+LEXEME = re.compile(r"""'(?:\\.|[^'\\\n])'|"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/""", re.S)
 CFG_TEST = re.compile(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", re.S)
 
 
@@ -79,13 +80,19 @@ def resolve(mods, here, root, rest):
     return path if path in mods else None
 
 
+def blank(m):
+    """A string as `""`, a char literal as `' '`, a comment as nothing."""
+    t = m.group(0)
+    return '""' if t[0] == '"' else "' '" if t[0] == "'" else ""
+
+
 def graph(src):
     mods = modules(src)
     edges = {m: set() for m in mods}
     for mod, path in mods.items():
         with open(path, errors="replace") as f:
             text = f.read()
-        text = strip_tests(STRING.sub('""', COMMENT.sub("", text)))
+        text = strip_tests(LEXEME.sub(blank, text))
         if mod == ():
             text = ROOT_REEXPORT.sub("", text)
         refs = [(m.group(1), m.group(2)) for m in PATH.finditer(text)]

@@ -8,7 +8,7 @@ Cargo.toml comments) and every doc comment (`//!`, `///`) in crates/, bench/ and
 each token that looks like a path in the repository (it has a '/' and ends in a known file
 suffix, or starts with one of the repository's top folders), and looks for it:
   - from the repository's root;
-  - under crates/ (documents say `bench/src/place.rs` for crates/bench/src/place.rs);
+  - under crates/ (documents say `runner/src/place.rs` for crates/runner/src/place.rs);
   - beside the file that names it, and in its crate's src/ (doc comments name siblings);
   - as a crate name (`crates/engine`).
 A path that none of these finds is printed with the file and line that names it, and the
@@ -95,7 +95,7 @@ def exists(tok, named_in):
     if parts[0] == "crates" and len(parts) > 1:
         crate = os.path.join(ROOT, "crates", parts[1])
         tries += [os.path.join(crate, tok), os.path.join(crate, "src", tok)]
-    # ARCHITECTURE.md's rows name a crate's files from its src/ (`job/iolog.rs` in bench's row)
+    # ARCHITECTURE.md's rows name a crate's files from its src/ (`job/iolog.rs` in the runner's row)
     for crate in CRATES:
         tries += [os.path.join(crate, "src", tok), os.path.join(crate, tok)]
     tok_dir = tok.rstrip("/")

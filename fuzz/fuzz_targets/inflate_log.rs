@@ -17,5 +17,5 @@ impl std::io::Write for Count {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let _ = iolab_bench::inflate_log(data, &mut Count(0));
+    let _ = iolab_runner::inflate_log(data, &mut Count(0));
 });

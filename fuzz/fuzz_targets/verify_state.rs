@@ -2,14 +2,14 @@
 //! that decodes the same.
 #![no_main]
 
-use iolab_bench::verify::state::State;
+use iolab_runner::verify::state::State;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // An odd last byte of the crc field: the crc is made right, so mutations reach the fields.
     let mut data = data.to_vec();
     if data.len() >= 24 && data[23] & 1 == 1 {
-        let crc = u64::from(iolab_bench::verify::fio_crc32c(&data[24..]));
+        let crc = u64::from(iolab_runner::verify::fio_crc32c(&data[24..]));
         data[16..24].copy_from_slice(&crc.to_le_bytes());
     }
     if let Ok(s) = State::decode(&data) {

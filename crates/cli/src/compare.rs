@@ -49,7 +49,7 @@ fn compare_on(
     runs: &mut dyn iolab_compare::Runs,
     rank: Option<u32>,
 ) -> Result<ExitCode, String> {
-    let stop = iolab_bench::stop_on_signals().map_err(|e| format!("signals: {e}"))?;
+    let stop = iolab_runner::stop_on_signals().map_err(|e| format!("signals: {e}"))?;
     let root = rank.is_none_or(|r| r == 0);
     // The table's pictures: without --report the page goes to the current directory.
     if a.report.is_none() && !a.json && root {

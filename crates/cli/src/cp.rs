@@ -24,7 +24,7 @@ pub fn main(args: &[OsString]) -> ExitCode {
         }
         Err(e) => return CMD.usage_error(e),
     };
-    match iolab_bench::stop_on_signals() {
+    match iolab_runner::stop_on_signals() {
         Ok(stop) => {
             a.opts.cancel = stop;
             a.term.hard_stop = true;

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use iolab_bench::plan::Say;
-use iolab_bench::{stop_on_signals, RunOutcome};
 use iolab_job::{options, parse_cmdline, IdleProf, Invocation, JobSpec, OutputFormat, TopLevel};
 use iolab_report::run::{
     output_order, preamble, status_report, write_formats, write_formats_live, FIO_VERSION,
 };
+use iolab_runner::plan::Say;
+use iolab_runner::{stop_on_signals, RunOutcome};
 use iolab_stats::JobStats;
 use iolab_workload::JobPlan;
 
@@ -72,7 +72,7 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
         return idle_calibrate();
     }
     if let Some(dir) = &inv.top.aux_path {
-        iolab_bench::verify::state::set_aux_path(dir.clone());
+        iolab_runner::verify::state::set_aux_path(dir.clone());
     }
     let prefix = called.prefix();
     if inv.job_files.is_empty() && inv.cmdline_jobs.is_empty() {
@@ -115,7 +115,7 @@ fn run(args: &[std::ffi::OsString], called: Called) -> Result<ExitCode, String> 
 
 /// fio's --idle-prof=calibrate: the unit of work's time, and nothing run.
 fn idle_calibrate() -> Result<ExitCode, String> {
-    let i = iolab_bench::idle::IdleProf::start()?.finish();
+    let i = iolab_runner::idle::IdleProf::start()?.finish();
     let c = iolab_report::CpuIdleness::from_profile(&i.unit_us, i.percpu, false);
     print!(
         "CPU idleness:\n  unit work: mean={:3.2}us, stddev={:3.2}\n",
@@ -162,7 +162,7 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
     } else if let Some(which) = &top.enghelp {
         options::enghelp(which.as_deref())?
     } else if let Some(which) = &top.crctest {
-        iolab_bench::verify::crctest_text(which.as_deref())?
+        iolab_runner::verify::crctest_text(which.as_deref())?
     } else {
         return Ok(None);
     };
@@ -170,9 +170,9 @@ fn answer_info(top: &TopLevel, called: Called) -> Result<Option<ExitCode>, Strin
     Ok(Some(ExitCode::SUCCESS))
 }
 
-pub(crate) use iolab_bench::plan::Planned;
+pub(crate) use iolab_runner::plan::Planned;
 
-/// Loads, checks and plans the jobs (`iolab_bench::plan`), printing what planning says;
+/// Loads, checks and plans the jobs (`iolab_runner::plan`), printing what planning says;
 /// `None` when the options asked for no run. `at` names this rank's files.
 pub(crate) fn plan(
     inv: &Invocation,
@@ -180,7 +180,7 @@ pub(crate) fn plan(
     at: &iolab_dist::Placement,
 ) -> Result<Option<Planned>, String> {
     let place = |jobs: &mut [JobSpec]| iolab_dist::place(jobs, at);
-    iolab_bench::plan::plan(inv, prefix, &place, &mut |said| match said {
+    iolab_runner::plan::plan(inv, prefix, &place, &mut |said| match said {
         Say::Out(line) => println!("{line}"),
         Say::Err(line) => eprintln!("{line}"),
     })
@@ -197,7 +197,7 @@ fn execute(
 ) -> Result<ExitCode, String> {
     let stop = stop_on_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let signal = which_signal()?;
-    let trigger = iolab_bench::trigger::Trigger {
+    let trigger = iolab_runner::trigger::Trigger {
         file: top.trigger_file.clone(),
         timeout: top.trigger_timeout_us.map(std::time::Duration::from_micros),
         cmd: top.trigger_cmd.clone(),
@@ -212,16 +212,19 @@ fn execute(
             let _ = write_formats_live(&r, formats, &mut *o);
         }
     };
-    let periodic = top.status_interval_us.map(|us| iolab_bench::Periodic {
+    let periodic = top.status_interval_us.map(|us| iolab_runner::Periodic {
         every: std::time::Duration::from_micros(us),
         sink: &sink,
     });
-    let status = iolab_bench::status_line(top);
+    let status = iolab_runner::status_line(top);
     let idle = match top.idle_prof {
-        Some(m) => Some((iolab_bench::idle::IdleProf::start()?, m == IdleProf::PerCpu)),
+        Some(m) => Some((
+            iolab_runner::idle::IdleProf::start()?,
+            m == IdleProf::PerCpu,
+        )),
         None => None,
     };
-    let outcome = iolab_bench::run_reporting(plans, &stop, status, periodic);
+    let outcome = iolab_runner::run_reporting(plans, &stop, status, periodic);
     // A trigger stops the run as a signal would, but is no interruption: fio exits 0.
     let triggered = trigger.finish();
     let outcome = outcome.map_err(|e| e.to_string())?;
@@ -264,7 +267,7 @@ fn inflate_log(path: &str) -> Result<ExitCode, String> {
     let file = iolab_sys::fs::open_nonblocking(File::options().read(true), Path::new(path), 0)
         .map_err(|e| format!("--inflate-log: {path}: {e}"))?;
     let mut out = io::BufWriter::new(io::stdout().lock());
-    match iolab_bench::inflate_log(file, &mut out).and_then(|()| out.flush()) {
+    match iolab_runner::inflate_log(file, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
             Err(format!("--inflate-log: {path}: {e}"))
         }

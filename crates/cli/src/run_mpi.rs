@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use iolab_bench::{stop_on_signals, StatusLine, StatusMode};
 use iolab_dist::world::World;
 use iolab_job::{Invocation, OutputFormat};
 use iolab_report::clients::write_clients_formats;
 use iolab_report::run::{output_order, preamble};
+use iolab_runner::{stop_on_signals, StatusLine, StatusMode};
 
 use crate::run::{plan, write_error, Called};
 
@@ -43,7 +43,7 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
     let (stop, graceful) = stops()?;
     // One status line, rank 0's: several ranks drawing on one terminal would garble it.
     let status = match world.is_root() {
-        true => iolab_bench::status_line(top),
+        true => iolab_runner::status_line(top),
         false => StatusLine {
             mode: StatusMode::Never,
             ..StatusLine::default()

@@ -207,7 +207,7 @@ fn read_log(p: &Path) -> Result<String, String> {
     if p.extension().is_some_and(|e| e == "fz") {
         let mut text = Vec::new();
         let file = File::open(p).map_err(|e| at(&e))?;
-        iolab_bench::inflate_log(file, &mut text).map_err(|e| at(&e))?;
+        iolab_runner::inflate_log(file, &mut text).map_err(|e| at(&e))?;
         return String::from_utf8(text).map_err(|e| at(&e));
     }
     std::fs::read_to_string(p).map_err(|e| at(&e))

@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use iolab_bench::{run_with, RunOutcome, StatusLine};
 use iolab_engine::Caps;
 use iolab_job::value::RwMode;
 use iolab_job::JobSpec;
 use iolab_report::build::{job_report, JobMeta};
 use iolab_report::compare::{CompareRow, Comparison, HostShare, Source, CLAT_PCT};
+use iolab_runner::{run_with, RunOutcome, StatusLine};
 use iolab_stats::JobStats;
 use iolab_sys::process_usage;
 use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
@@ -167,7 +167,7 @@ pub struct Local;
 
 impl Runs for Local {
     fn prepare(&mut self, plans: &[JobPlan]) -> Result<(), String> {
-        iolab_bench::prepare(plans).map_err(|e| e.to_string())
+        iolab_runner::prepare(plans).map_err(|e| e.to_string())
     }
 
     fn stopped(&mut self, stop: &AtomicBool) -> bool {

@@ -15,8 +15,8 @@ pub use ranks::MpiRuns;
 mod ranks {
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use iolab_bench::StatusLine;
     use iolab_compare::{Ran, Runs};
+    use iolab_runner::StatusLine;
     use iolab_workload::JobPlan;
 
     use super::together;
@@ -31,7 +31,7 @@ mod ranks {
     impl Runs for MpiRuns<'_> {
         fn prepare(&mut self, plans: &[JobPlan]) -> Result<(), String> {
             self.world
-                .agree(iolab_bench::prepare(plans).map_err(|e| e.to_string()))
+                .agree(iolab_runner::prepare(plans).map_err(|e| e.to_string()))
         }
 
         fn stopped(&mut self, stop: &AtomicBool) -> bool {
@@ -46,7 +46,7 @@ mod ranks {
             let gate = || {
                 w.start_together();
             };
-            let out = iolab_bench::run_gated(plans, stop, StatusLine::default(), &gate);
+            let out = iolab_runner::run_gated(plans, stop, StatusLine::default(), &gate);
             let cpu = iolab_compare::process_cpu_us()
                 .zip(cpu0)
                 .map_or((0, 0), |(b, a)| {

@@ -11,9 +11,9 @@ use mpi::datatype::PartitionMut;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Count;
 
-use iolab_bench::{RunOutcome, StatusLine};
 use iolab_job::JobSpec;
 use iolab_report::clients::ClientsReport;
+use iolab_runner::{RunOutcome, StatusLine};
 use iolab_workload::JobPlan;
 
 use crate::wire::{JobResult, RankResult};
@@ -141,15 +141,15 @@ impl World {
         stop: &AtomicBool,
         status: StatusLine,
     ) -> Result<Option<Gathered>, String> {
-        self.agree(iolab_bench::prepare(plans).map_err(|e| e.to_string()))?;
+        self.agree(iolab_runner::prepare(plans).map_err(|e| e.to_string()))?;
         // "All clients" sums the ranks' bw and IOPS samples window by window.
-        iolab_bench::keep_rate_series(true);
+        iolab_runner::keep_rate_series(true);
         let start_ns = std::cell::Cell::new(None);
         let gate = || {
             let t = self.start_together();
             start_ns.set(start_ns.get().or(Some(t)));
         };
-        let outcome = match iolab_bench::run_gated(plans, stop, status, &gate) {
+        let outcome = match iolab_runner::run_gated(plans, stop, status, &gate) {
             Ok(o) => o,
             Err(e) => self.abort(&e.to_string()),
         };

@@ -1,6 +1,6 @@
 //! Values of the options that act while a job runs: the error policy (`continue_on_error`,
 //! `ignore_error`), steady state (`steadystate`), and `exit_what`. Parsed here so that the
-//! runner gets them typed; what they do is `bench`'s business.
+//! runner gets them typed; what they do is `runner`'s business.
 
 /// fio's error types, the bits of `continue_on_error` (fio's `ERROR_TYPE_*_BIT`).
 pub const ERR_READ: u8 = 1;

@@ -1,5 +1,5 @@
 //! fio's per-job log files (`write_bw_log`, `write_iops_log`, `write_lat_log`,
-//! `write_hist_log`) as the options describe them; `iolab-bench` writes them.
+//! `write_hist_log`) as the options describe them; `iolab-runner` writes them.
 
 /// What a windowed log line holds (fio's `log_window_value`; `log_max_value=1` is `Max`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Options applied around a job rather than per I/O: where its thread runs and allocates
 //! (CPUs, NUMA), its priorities and identity, its cgroup, its device's I/O scheduler and the
-//! commands run before and after it. Parsed here; `bench::place` makes them act.
+//! commands run before and after it. Parsed here; `runner::place` makes them act.
 
 /// fio's `numa_mem_policy`: the memory policy of the job's thread (set_mempolicy).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -319,7 +319,7 @@ pub struct JobSpec {
     /// fio's job option `profile=`: named, no effect (fio 3.33 runs such a job as it is).
     pub profile: Option<String>,
     /// `--profile=act`: the test's length in seconds; the job counts its latencies in act's
-    /// hour-long slices (bench/src/job/act.rs).
+    /// hour-long slices (runner/src/job/act.rs).
     pub act_duration: Option<u64>,
     /// sync_file_range's flags (SYNC_FILE_RANGE_*; 0: not used) and the writes between calls.
     pub sync_file_range: u32,

@@ -1,5 +1,5 @@
 //! The resolved plan for one job thread: everything the runner needs, as plain data. The
-//! runner (crate `bench`) turns the engine choice into an engine; nothing here does I/O.
+//! runner (crate `runner`) turns the engine choice into an engine; nothing here does I/O.
 
 use std::path::PathBuf;
 use std::sync::Arc;

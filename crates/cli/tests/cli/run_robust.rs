@@ -178,7 +178,7 @@ const AFTER_SIGNAL: Duration = Duration::from_secs(5);
 fn nul_in_a_later_job_name_neither_panics_nor_hangs() {
     // Regression: naming the thread panicked on the NUL, and the first job waited at the
     // start barrier for ever. The parser now refuses the NUL and names the line; the thread
-    // names are sanitised as well (bench's unit tests), for names that reach it another way.
+    // names are sanitised as well (the runner's unit tests), for names that reach it another way.
     let d = Dir::new("nul");
     let job = d.0.join("nul.fio");
     std::fs::write(

@@ -63,7 +63,7 @@ fn scratch(name: &str) -> PathBuf {
     p
 }
 
-/// Adds `path` as the bench does: the laid-out file where the engine needs one, /dev/null in
+/// Adds `path` as the runner does: the laid-out file where the engine needs one, /dev/null in
 /// its place where it does not (the engine keeps the path).
 fn add(eng: &mut dyn Engine, path: &Path) -> FileId {
     let file = if eng.kind().needs_files() {

@@ -1,5 +1,5 @@
 //! Verification: what is written into each block and checked when it is read back. The
-//! checking itself lives in `bench` (`verify/`); here is only the grammar.
+//! checking itself lives in `runner` (`verify/`); here is only the grammar.
 
 use super::prelude::*;
 
