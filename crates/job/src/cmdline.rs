@@ -231,6 +231,24 @@ fn secs(v: &str) -> Result<u64, String> {
     crate::value::parse_time(v, crate::value::TimeUnit::Seconds).map(|t| t.us)
 }
 
+/// A whole number, as fio's `--max-jobs` and `--terse-version` take it.
+fn number<T: std::str::FromStr>(v: &str) -> Result<T, String> {
+    v.trim().parse().map_err(|_| "invalid number".to_string())
+}
+
+fn idle_prof(v: &str) -> Result<IdleProf, String> {
+    Ok(match v {
+        "calibrate" => IdleProf::Calibrate,
+        "system" => IdleProf::System,
+        "percpu" => IdleProf::PerCpu,
+        o => {
+            return Err(format!(
+                "incorrect idle-prof option: {o} (calibrate, system, percpu)"
+            ))
+        }
+    })
+}
+
 fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), String> {
     let req = || v.clone().ok_or_else(|| "needs a value".to_string());
     match name {
@@ -240,14 +258,7 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         "section" => top.sections.push(req()?),
         "parse-only" => top.parse_only = true,
         "readonly" => top.readonly = true,
-        "max-jobs" => {
-            top.max_jobs = Some(
-                req()?
-                    .trim()
-                    .parse()
-                    .map_err(|_| "invalid number".to_string())?,
-            )
-        }
+        "max-jobs" => top.max_jobs = Some(number(&req()?)?),
         "cmdhelp" => top.cmdhelp = Some(v),
         "enghelp" => top.enghelp = Some(v),
         "crctest" => top.crctest = Some(v),
@@ -265,14 +276,7 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         "eta-interval" => top.eta_interval_us = Some(secs(&req()?)?),
         "status-interval" => top.status_interval_us = Some(secs(&req()?)?),
         "warnings-fatal" => top.warnings_fatal = true,
-        "terse-version" => {
-            top.terse_version = Some(
-                req()?
-                    .trim()
-                    .parse()
-                    .map_err(|_| "invalid number".to_string())?,
-            )
-        }
+        "terse-version" => top.terse_version = Some(number(&req()?)?),
         "append-terse" => top.append_terse = true,
         "trigger-file" => top.trigger_file = Some(PathBuf::from(req()?)),
         "trigger-timeout" => top.trigger_timeout_us = Some(secs(&req()?)?),
@@ -281,18 +285,7 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
         "merge-blktrace-only" => top.merge_blktrace_only = true,
         "bandwidth-log" => top.bandwidth_log = true,
         "inflate-log" => top.inflate_log = Some(req()?),
-        "idle-prof" => {
-            top.idle_prof = Some(match req()?.as_str() {
-                "calibrate" => IdleProf::Calibrate,
-                "system" => IdleProf::System,
-                "percpu" => IdleProf::PerCpu,
-                o => {
-                    return Err(format!(
-                        "incorrect idle-prof option: {o} (calibrate, system, percpu)"
-                    ))
-                }
-            })
-        }
+        "idle-prof" => top.idle_prof = Some(idle_prof(&req()?)?),
         "debug" => {
             let (mask, job) = crate::debug::parse(&req()?)?;
             top.debug |= mask;
