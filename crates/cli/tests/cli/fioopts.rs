@@ -544,7 +544,18 @@ fn debug_categories_print_fios_lines_and_others_are_refused_by_name() {
     assert_eq!(u64_at(&out.json(), "/jobs/0/read/total_ios"), 1024);
     assert!(out.stderr.contains("complete: io_u"));
 
-    // job:N: only the lines of job N (from 0, in the run's order), as fio's.
+    let out = d.run(&with(NULL, &["--debug=blktrace"])).fails();
+    assert!(
+        out.stderr.contains("debug category 'blktrace'"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `--debug=...,job:N`: only the lines of job N (from 0, in the run's order), as fio's.
+#[test]
+fn debug_job_n_prints_only_that_jobs_lines() {
+    let d = TestDir::new("debug-job");
     for (n, name) in ["a", "b", "c"].iter().enumerate() {
         let job = format!("--debug=io,job:{n}");
         let mut args = Vec::new();
@@ -570,13 +581,6 @@ fn debug_categories_print_fios_lines_and_others_are_refused_by_name() {
             [format!("{name}.0.0")]
         );
     }
-
-    let out = d.run(&with(NULL, &["--debug=blktrace"])).fails();
-    assert!(
-        out.stderr.contains("debug category 'blktrace'"),
-        "{}",
-        out.stderr
-    );
 }
 
 #[test]

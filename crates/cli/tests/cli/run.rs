@@ -198,6 +198,31 @@ fn option_on_line(text: &str, line: usize) -> Option<String> {
     (!key.is_empty()).then(|| key.to_string())
 }
 
+/// A run that ended well: its JSON's jobs and their I/Os.
+fn judge_ran(stdout: &str) -> Verdict {
+    let v = match serde_json::from_str::<Value>(stdout) {
+        Ok(v) => v,
+        Err(e) => return Verdict::Bad(format!("exit 0 but stdout is not JSON: {e}")),
+    };
+    let jobs = v["jobs"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    if jobs.is_empty() {
+        return Verdict::Bad("exit 0 but no jobs in the JSON".into());
+    }
+    let ios = jobs
+        .iter()
+        .map(|j| {
+            ["read", "write", "trim"]
+                .iter()
+                .map(|d| j[d]["total_ios"].as_u64().unwrap_or(0))
+                .sum::<u64>()
+        })
+        .sum();
+    Verdict::Ran {
+        jobs: jobs.len(),
+        ios,
+    }
+}
+
 fn judge(path: &Path, out: &Out) -> Verdict {
     let file = path.file_name().unwrap().to_string_lossy().into_owned();
     if out.stderr.contains("panicked") {
@@ -216,28 +241,7 @@ fn judge(path: &Path, out: &Out) -> Verdict {
     let warned = warned || clamped_fill;
     match out.code {
         // fio's exit code counts the jobs that failed: more than one may fail there.
-        Some(c) if c == 0 || warned => match serde_json::from_str::<Value>(&out.stdout) {
-            Ok(v) => {
-                let jobs = v["jobs"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-                if jobs.is_empty() {
-                    return Verdict::Bad("exit 0 but no jobs in the JSON".into());
-                }
-                let ios = jobs
-                    .iter()
-                    .map(|j| {
-                        ["read", "write", "trim"]
-                            .iter()
-                            .map(|d| j[d]["total_ios"].as_u64().unwrap_or(0))
-                            .sum::<u64>()
-                    })
-                    .sum();
-                Verdict::Ran {
-                    jobs: jobs.len(),
-                    ios,
-                }
-            }
-            Err(e) => Verdict::Bad(format!("exit 0 but stdout is not JSON: {e}")),
-        },
+        Some(c) if c == 0 || warned => judge_ran(&out.stdout),
         Some(1) => {
             // `<path>/name.fio:LINE: ...`: the file and a line number.
             let needle = format!("{file}:");
