@@ -207,6 +207,23 @@ fn clock_for(plans: &[JobPlan]) -> Clock {
     }
 }
 
+/// What each disk did since `before` was taken at `since`; a disk that cannot be read again
+/// is left out.
+fn disks_since(before: Vec<(String, DiskStats)>, since: Instant) -> Vec<DiskOutcome> {
+    let elapsed_ms = since.elapsed().as_millis() as u64;
+    before
+        .into_iter()
+        .filter_map(|(name, before)| {
+            let after = DiskStats::read(&name).ok()?;
+            Some(DiskOutcome {
+                name,
+                delta: after - before,
+                elapsed_ms,
+            })
+        })
+        .collect()
+}
+
 fn run_phases(
     plans: &[JobPlan],
     stop: &AtomicBool,
@@ -270,21 +287,9 @@ fn run_phases(
     if let Some(t) = job::act_table(jobs.iter().map(|j| &j.stats)) {
         layout::info(format_args!("{t}"));
     }
-    let elapsed_ms = t_disk.elapsed().as_millis() as u64;
-    let disks = disks_before
-        .into_iter()
-        .filter_map(|(name, before)| {
-            let after = DiskStats::read(&name).ok()?;
-            Some(DiskOutcome {
-                name,
-                delta: after - before,
-                elapsed_ms,
-            })
-        })
-        .collect();
     Ok(RunOutcome {
         jobs,
-        disks,
+        disks: disks_since(disks_before, t_disk),
         interrupted: stop.load(std::sync::atomic::Ordering::Relaxed),
     })
 }
