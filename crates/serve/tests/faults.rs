@@ -471,6 +471,23 @@ mod fuse {
     }
 }
 
+/// Once the file system answers: slow.bin and slow.txt whole, `stuck` a 404.
+fn stalled_answers_came_whole(engine: &str, got: &[Result<(u16, String), String>]) {
+    for (i, (name, len)) in [("slow.bin", fuse::SLOW_BIG), ("slow.txt", fuse::SLOW_SMALL)]
+        .into_iter()
+        .enumerate()
+    {
+        let (st, text) = got[i].clone().unwrap();
+        assert_eq!(st, 200, "{engine}: {name}");
+        let want = fuse::content(len);
+        assert!(
+            text.ends_with(&*String::from_utf8_lossy(&want)),
+            "{engine}: {name}"
+        );
+    }
+    assert_eq!(got[2].as_ref().map(|r| r.0), Ok(404), "{engine}");
+}
+
 /// Regression: a read or an open stalled on a slow file system (here FUSE that holds its
 /// answers) stalled every connection of the thread; now other requests are answered.
 #[test]
@@ -549,21 +566,7 @@ fn a_stalled_file_read_or_open_leaves_other_requests_answered() {
             }
             fs.release();
             let got: Vec<_> = stalled.into_iter().map(|t| t.join().unwrap()).collect();
-            let (st, big) = got[0].clone().unwrap();
-            assert_eq!(st, 200, "{engine}");
-            let want = fuse::content(fuse::SLOW_BIG);
-            assert!(
-                big.ends_with(&*String::from_utf8_lossy(&want)),
-                "{engine}: slow.bin"
-            );
-            let (st, small) = got[1].clone().unwrap();
-            assert_eq!(st, 200, "{engine}");
-            let want = fuse::content(fuse::SLOW_SMALL);
-            assert!(
-                small.ends_with(&*String::from_utf8_lossy(&want)),
-                "{engine}: slow.txt"
-            );
-            assert_eq!(got[2].as_ref().map(|r| r.0), Ok(404), "{engine}");
+            stalled_answers_came_whole(&engine.to_string(), &got);
             stop(s);
         });
     }

@@ -975,8 +975,17 @@ fn several_ranges_are_multipart_byteranges() {
         let r = get(a, path, &format!("Range: bytes={}\r\n", flood.join(",")));
         assert_eq!((r.status, r.body.len()), (200, size), "{path}");
     }
-    // A part longer than a sendfile chunk (256 KiB) goes in slices, between other
-    // connections' turns: it still arrives whole, then the next part.
+    stop(s);
+}
+
+/// A part longer than a sendfile chunk (256 KiB) goes in slices, between other connections'
+/// turns: it still arrives whole, then the next part; 17 parts apart are the whole file; and
+/// a connection goes on after a multipart response.
+#[test]
+fn long_and_many_parts_arrive_whole() {
+    let d = site("multirange-long");
+    let s = start(&d.join("root"), |_| {});
+    let a = s.local_addr();
     let data = pattern(2, 300_000);
     let r = get(a, "/big.bin", "Range: bytes=0-279999, 290000-\r\n");
     let parts = multipart_parts(&r);
