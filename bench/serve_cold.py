@@ -439,18 +439,19 @@ def run_once(name, a, dev):
 
 
 def sweep(dev_file):
-    """Random 128 KiB O_DIRECT reads of the site's largest file at each depth: MB/s."""
+    """Random O_DIRECT reads of 128 KiB and of 1 MiB (a page-in's read-ahead is of that order)
+    in the site's largest file at each depth: (bs, depth, MB/s)."""
     rows = []
-    for depth in (1, 2, 4, 8, 16, 32, 64):
+    for bs, depth in [(b, d) for b in ("128k", "1m") for d in (1, 2, 4, 8, 16, 32, 64)]:
         out = subprocess.run([IOLAB, "run", "--name=sweep", f"--filename={dev_file}",
-                              "--rw=randread", "--bs=128k", "--direct=1", "--ioengine=io_uring",
+                              "--rw=randread", f"--bs={bs}", "--direct=1", "--ioengine=io_uring",
                               f"--iodepth={depth}", "--runtime=3", "--time_based",
                               "--output-format=json"], capture_output=True, text=True)
         try:
             bw = json.loads(out.stdout)["jobs"][0]["read"]["bw_bytes"] / 1e6
         except (ValueError, KeyError, IndexError):
             raise SystemExit(f"sweep at depth {depth} failed: {out.stderr}")
-        rows.append((depth, bw))
+        rows.append((bs, depth, bw))
     return rows
 
 
@@ -516,8 +517,8 @@ def main():
     lines = []
     if a.sweep:
         biggest = max(range(len(sizes)), key=lambda i: sizes[i])
-        for depth, bw in sweep(os.path.join(SITE, "c", f"{biggest:05}.bin")):
-            line = f"# disk sweep: randread 128k O_DIRECT io_uring depth {depth:>2}: {bw:8.1f} MB/s"
+        for bs, depth, bw in sweep(os.path.join(SITE, "c", f"{biggest:05}.bin")):
+            line = f"# disk sweep: randread {bs:>4} O_DIRECT io_uring depth {depth:>2}: {bw:8.1f} MB/s"
             print(line, flush=True)
             lines.append(line)
     runs = {n: [] for n in servers}
