@@ -34,8 +34,9 @@ server's probe latency over time (the worst in each 100 ms).
 Servers: iolab serve on epoll and on io_uring (--threads 2), lighttpd (server.max-worker 2,
 linux-sendfile backend), nginx with `sendfile on; aio threads;` (nginx-aio) and nginx with
 `sendfile on` only (nginx), each with 2 workers. --sweep first measures the disk: random
-reads of 128 KiB, O_DIRECT, io_uring, at depths 1 to 64 (iolab run), so the depth a server
-must keep outstanding to reach the disk's throughput is stated with the result.
+reads of 128 KiB and 1 MiB, O_DIRECT, io_uring, at depths 1 to 64 (iolab run, over a 4 GiB
+file beside the site), so the depth a server must keep outstanding to reach the disk's
+throughput is stated with the result.
 
 Needs root (cgroups, drop_caches). Installs wrk, nginx and lighttpd if missing. Every wrk
 run holds the bench lock (benchlib.LOCK). Saves bench/results/serve-cold-<time>.txt. Not run by
@@ -56,6 +57,7 @@ BASE = None
 TICK = os.sysconf("SC_CLK_TCK")
 MIN_SIZE, MAX_SIZE = 16 << 10, 4 << 20
 HOT_FILES = 16
+SWEEP_SIZE = 4 << 30
 ZIPF_S = 0.9
 
 LIGHTTPD_CONF = """server.document-root = "{root}"
@@ -440,11 +442,19 @@ def run_once(name, a, dev):
 
 def sweep(dev_file):
     """Random O_DIRECT reads of 128 KiB and of 1 MiB (a page-in's read-ahead is of that order)
-    in the site's largest file at each depth: (bs, depth, MB/s)."""
+    over a 4 GiB file of written data beside the site (made once; the device itself cannot be
+    opened here) at each depth: (bs, depth, MB/s)."""
+    if not os.path.exists(dev_file) or os.path.getsize(dev_file) != SWEEP_SIZE:
+        block = os.urandom(1 << 20)
+        with open(dev_file, "wb") as f:
+            for _ in range(SWEEP_SIZE >> 20):
+                f.write(block)
+        os.sync()
     rows = []
     for bs, depth in [(b, d) for b in ("128k", "1m") for d in (1, 2, 4, 8, 16, 32, 64)]:
         out = subprocess.run([IOLAB, "run", "--name=sweep", f"--filename={dev_file}",
                               "--rw=randread", f"--bs={bs}", "--direct=1", "--ioengine=io_uring",
+                              "--readonly",
                               f"--iodepth={depth}", "--runtime=3", "--time_based",
                               "--output-format=json"], capture_output=True, text=True)
         try:
@@ -516,8 +526,7 @@ def main():
     print("\n".join(head), flush=True)
     lines = []
     if a.sweep:
-        biggest = max(range(len(sizes)), key=lambda i: sizes[i])
-        for bs, depth, bw in sweep(os.path.join(SITE, "c", f"{biggest:05}.bin")):
+        for bs, depth, bw in sweep(os.path.join(WORK, "sweep.bin")):
             line = f"# disk sweep: randread {bs:>4} O_DIRECT io_uring depth {depth:>2}: {bw:8.1f} MB/s"
             print(line, flush=True)
             lines.append(line)
