@@ -212,6 +212,9 @@ pub struct JobSpec {
     /// softrandommap: a random map that cannot be had is done without (norandommap).
     pub softrandommap: bool,
     pub randseed: u64,
+    /// randseed was given (not its default): fio 3.33 then turns randrepeat off after
+    /// seeding, so its streams are not seeded again at a loop or before the verify phase.
+    pub randseed_set: bool,
     pub allrandrepeat: bool,
     pub norandommap: bool,
     pub random_generator: &'static str,
@@ -431,6 +434,8 @@ impl JobSpec {
                 let _ = apply(&mut s, &arg);
             }
         }
+        // randseed's default applied above is not the option given.
+        s.randseed_set = false;
         s
     }
 }

@@ -313,6 +313,12 @@ impl IoGen {
         self.passes.is_some()
     }
 
+    /// The offset stream's state as it stands (fio's `random_state`, which its verify state
+    /// file saves).
+    pub fn offset_words(&self) -> crate::dist::OffsetWords {
+        self.rng_off.words(self.p.taus64)
+    }
+
     /// Where the try that ended the last pass by its files had put its I/O, if anywhere:
     /// the offset fio's write_iolog gives the end_fsync after it.
     pub fn stale_offset(&self) -> Option<u64> {

@@ -115,6 +115,11 @@ impl Taus88 {
         r
     }
 
+    /// The three words of the state (fio's s1, s2, s3), as its verify state file saves them.
+    pub fn words(&self) -> [u32; 3] {
+        [self.s1, self.s2, self.s3]
+    }
+
     /// A block in `0..n` as fio picks a random block: `n * (r / (2^32))` in double
     /// precision, truncated (fio's `__get_next_rand_offset`), so that the same draws give
     /// fio's blocks also where the product is not exact. Past 2^32 blocks, two draws.
@@ -188,6 +193,11 @@ impl Taus258 {
             r.next_u64();
         }
         r
+    }
+
+    /// The five words of the state, as fio's verify state file saves them.
+    pub fn words(&self) -> [u64; 5] {
+        self.s
     }
 
     #[inline]

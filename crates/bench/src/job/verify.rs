@@ -14,7 +14,7 @@ use std::path::Path;
 
 use iolab_engine::{Done, Op, Req};
 use iolab_stats::{Dir, JobStats};
-use iolab_workload::{IoUnit, JobPlan};
+use iolab_workload::{IoUnit, JobPlan, OffsetWords};
 
 use super::trim::{self, Trims};
 use super::Runner;
@@ -62,8 +62,11 @@ pub(super) struct Verifier {
     backlog: u64,
     batch: u64,
     due: u64,
-    /// verify_state_save: the last `depth` completed writes, newest first.
-    recent: VecDeque<(u32, u64)>,
+    /// verify_state_save: each file's ring of its last `depth` completed writes' offsets
+    /// with the slot the next one takes (fio's last_write_comp, last_write_idx), and the
+    /// writes completed (fio's io_blocks[DDIR_WRITE]).
+    recent: Vec<(Vec<u64>, usize)>,
+    writes_done: u64,
     save: bool,
     /// verify_state_load: the state a verify_only run stops at.
     load: Option<State>,
@@ -164,7 +167,8 @@ impl Verifier {
                 s.verify_backlog
             },
             due: 0,
-            recent: VecDeque::with_capacity(depth + 1),
+            recent: vec![(vec![0; depth.max(1)], 0); plan.files.len()],
+            writes_done: 0,
             save: s.verify_state_save && !s.verify_only,
             load,
             verify_ns: 0,
@@ -214,10 +218,11 @@ impl Verifier {
     /// remembered to be checked.
     fn completed(&mut self, w: Written) {
         if self.save {
-            if self.recent.len() == self.slots.len() {
-                self.recent.pop_back();
+            if let Some((ring, at)) = self.recent.get_mut(w.file as usize) {
+                ring[*at] = w.offset;
+                *at = (*at + 1) % ring.len();
             }
-            self.recent.push_front((w.file, w.offset));
+            self.writes_done += 1;
         }
         if self.do_verify {
             self.remember(w);
@@ -244,17 +249,22 @@ impl Verifier {
         seen.then_some(true)
     }
 
-    fn state(&self, plan: &JobPlan) -> State {
+    /// The state fio saves: for every file, as many of its last completions as the job
+    /// completed writes up to the depth (a file written less repeats its ring's zeroes, as
+    /// fio's does), newest first; `rand` is the offset stream's state.
+    fn state(&self, plan: &JobPlan, rand: Option<OffsetWords>) -> State {
+        let mut comps = Vec::new();
+        for (file, (ring, at)) in self.recent.iter().enumerate() {
+            let n = (self.writes_done as usize).min(ring.len());
+            comps.extend((1..=n).map(|k| (file as u64, ring[(at + ring.len() - k) % ring.len()])));
+        }
         State {
             name: plan.name.clone(),
             depth: self.slots.len() as u32,
             files: plan.files.len() as u32,
             numberio: self.numberio,
-            comps: self
-                .recent
-                .iter()
-                .map(|&(f, o)| (u64::from(f), o))
-                .collect(),
+            comps,
+            rand,
         }
     }
 
@@ -513,13 +523,30 @@ impl Runner<'_> {
         }
     }
 
+    /// fio's `random_state` at the job's end: none for a job that is not random; the stream
+    /// seeded again (fio's clear_io_state before its verify phase, under randrepeat and no
+    /// randseed given); else the stream as the job's draws left it.
+    fn saved_rand(&self) -> Option<OffsetWords> {
+        let s = &self.plan.spec;
+        let p = &self.plan.pattern;
+        if !p.random {
+            return None;
+        }
+        match p.fio_seeds {
+            Some(f) if s.randrepeat && !s.randseed_set && s.do_verify => {
+                Some(iolab_workload::dist::OffsetRng::fio(f).words(p.taus64))
+            }
+            _ => Some(self.gen.offset_words()),
+        }
+    }
+
     /// verify_state_save: at the end of a write job, fio's state file in the working directory.
     pub(super) fn verify_save_state(&self) {
         let Some(v) = self.verify.as_deref().filter(|v| v.save && v.numberio > 0) else {
             return;
         };
         let path = State::path(&self.plan.name, self.plan.thread_number());
-        if let Err(e) = std::fs::write(&path, v.state(self.plan).encode()) {
+        if let Err(e) = std::fs::write(&path, v.state(self.plan, self.saved_rand()).encode()) {
             let name = path.display();
             eprintln!("fio: {}: verify_state_save: {name}: {e}", self.plan.name);
         }

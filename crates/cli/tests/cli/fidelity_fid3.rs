@@ -1,0 +1,85 @@
+//! Differences from fio 3.33 found by the seed-29 differential campaign (issue 29), each fixed
+//! and shown here: the behaviour is asserted on its own (fio's result written out), then,
+//! where fio is installed, against fio's run of the same job.
+#![allow(clippy::unwrap_used)]
+
+use crate::fidelity::fio;
+use crate::run::TestDir;
+
+/// A fresh directory for `iolab` and one for fio, the same job given to each.
+fn both(name: &str) -> (TestDir, TestDir) {
+    (
+        TestDir::new(&format!("fid3-{name}")),
+        TestDir::new(&format!("fid3-{name}-fio")),
+    )
+}
+
+/// A verify state file's parts: its completions (file, offset) in order, and the bytes of its
+/// random state (use64 and the words).
+fn state_parts(bytes: &[u8]) -> (Vec<(u64, u64)>, Vec<u8>) {
+    let at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+    // The header (24 bytes), then fio's thread_io_list: the count at its start, the random
+    // state at 32, the completions after its 152 bytes.
+    let n = at(24) as usize;
+    let comps = (0..n)
+        .map(|k| (at(176 + 16 * k), at(184 + 16 * k)))
+        .collect();
+    (comps, bytes[24 + 32..24 + 32 + 56].to_vec())
+}
+
+/// The state file a job of `args` leaves, run by iolab and, where installed, by fio.
+fn states(name: &str, args: &[&str]) -> (Vec<u8>, Option<Vec<u8>>) {
+    let (d, f) = both(name);
+    d.run(args).ok();
+    let mine = std::fs::read(d.path.join("local-v-0-verify.state")).unwrap();
+    let theirs = fio(name, &f, args).map(|o| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(f.path.join("local-v-0-verify.state")).unwrap()
+    });
+    (mine, theirs)
+}
+
+/// The 32-bit words of a random state as fio's file holds them (use64 = 0).
+fn words32(w: [u32; 3]) -> Vec<u8> {
+    let mut b = vec![0u8; 56];
+    for (i, w) in w.iter().enumerate() {
+        b[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
+    }
+    b
+}
+
+/// Regression: the verify state file kept the job's last `depth` completions whatever their
+/// file and no random state, where fio 3.33 keeps each file's own last ones and the offset
+/// stream's state (seeded again before the verify phase, or as the draws left it when
+/// randseed was given or nothing is read back).
+#[test]
+fn verify_state_keeps_each_files_completions_and_the_offset_stream() {
+    let base = ["--name=v", "--size=64k", "--bs=4k", "--verify=crc32c"];
+    let with = |more: &[&'static str]| [&base[..], more].concat();
+
+    // Two files of 32 KiB written in turn: each file's last block, file by file.
+    let (mine, theirs) = states("vstate-files", &with(&["--rw=write", "--nrfiles=2"]));
+    let (comps, rand) = state_parts(&mine);
+    assert_eq!(comps, [(0, 0x7000), (1, 0x7000)]);
+    assert_eq!(rand, vec![0u8; 56], "a sequential job has no random state");
+    assert_eq!(Some(&mine), theirs.as_ref(), "against fio's file");
+
+    // Random writes: the stream seeded again (fio's default seed, thread 1).
+    let (mine, theirs) = states("vstate-rand", &with(&["--rw=randwrite"]));
+    assert_eq!(
+        state_parts(&mine).1,
+        words32([0xccb9_ad3d, 0x05a3_27f8, 0x137e_67c8])
+    );
+    assert_eq!(Some(&mine), theirs.as_ref(), "against fio's file");
+
+    // randseed given (even its default): the stream after the 16 draws.
+    let drawn = words32([0x6668_1e9e, 0xe456_1c43, 0x0d26_5a26]);
+    for more in [
+        &["--rw=randwrite", "--randseed=137"][..],
+        &["--rw=randwrite", "--do_verify=0"],
+    ] {
+        let (mine, theirs) = states("vstate-drawn", &with(more));
+        assert_eq!(state_parts(&mine).1, drawn, "{more:?}");
+        assert_eq!(Some(&mine), theirs.as_ref(), "{more:?} against fio's file");
+    }
+}
