@@ -208,8 +208,11 @@ impl IoGen {
             files,
             rng_off: OffsetRng::new(s ^ SEED_XOR[0]),
             refill: match (fio, p.bytes, p.random, p.random_map) {
-                // fio seeds its streams again at each loop, but for random I/O without a map.
-                (Some(f), Some(_), false, _) | (Some(f), Some(_), true, true) => Refill::Reseed(f),
+                // fio seeds its streams again at each loop, but for random I/O without a map,
+                // and not once randseed was given (p.reseed false).
+                (Some(f), Some(_), false, _) | (Some(f), Some(_), true, true) if p.reseed => {
+                    Refill::Reseed(f)
+                }
                 (Some(_), None, true, true) => Refill::SpendDraw,
                 _ => Refill::Plain,
             },

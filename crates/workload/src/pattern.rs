@@ -171,6 +171,10 @@ pub struct Pattern {
     /// tausworthe generator), so that offsets, the read/write mix, percentage_random and
     /// random file choices are fio's, I/O for I/O. `None`: iolab's streams from `seed`.
     pub fio_seeds: Option<crate::rng::FioSeeds>,
+    /// fio's streams start again from their seeds at each loop (its clear_io_state under
+    /// randrepeat); false once randseed was given, which turns fio's randrepeat off after
+    /// the first seeding, so a loop goes on with the streams where the last one left them.
+    pub reseed: bool,
     /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
     pub bytes: Option<u64>,
     /// Bytes of one loop (io_size): fio closes and opens its files again at each loop's end
@@ -263,6 +267,7 @@ impl Pattern {
             }],
             seed: 0x89,
             fio_seeds: None,
+            reseed: true,
             bytes: Some(size),
             loop_bytes: size,
             loops: 1,

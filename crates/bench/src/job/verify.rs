@@ -45,6 +45,8 @@ pub(super) struct Verifier {
     only: bool,
     dump: bool,
     numberio: u64,
+    /// The seed stream starts again at each loop (fio's randrepeat, no randseed given).
+    reseed: bool,
     pass_bytes: u64,
     pass: u64,
     slots: Vec<Option<Role>>,
@@ -152,6 +154,7 @@ impl Verifier {
             only: s.verify_only,
             dump: s.verify_dump,
             numberio: 0,
+            reseed: plan.pattern.reseed,
             pass_bytes,
             pass: 0,
             slots: vec![None; depth],
@@ -189,7 +192,7 @@ impl Verifier {
     /// starts again with every loop). `issued` is the generator's byte count after it.
     fn next_write(&mut self, io: &IoUnit, issued: u64) -> Written {
         let pass = issued.saturating_sub(io.len) / self.pass_bytes;
-        if pass != self.pass {
+        if pass != self.pass && self.reseed {
             self.pass = pass;
             self.seeds.restart();
             if let Some(t) = &mut self.trims {

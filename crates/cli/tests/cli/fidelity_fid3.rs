@@ -83,3 +83,75 @@ fn verify_state_keeps_each_files_completions_and_the_offset_stream() {
         assert_eq!(Some(&mine), theirs.as_ref(), "{more:?} against fio's file");
     }
 }
+
+/// The I/O lines of a write_iolog (file, action, offset, length; timestamps left out), and of
+/// fio's log of the same job where fio is installed.
+fn iologs(name: &str, args: &[&str]) -> (Vec<String>, Option<Vec<String>>) {
+    let read = |d: &TestDir| -> Vec<String> {
+        let text = std::fs::read_to_string(d.path.join("io.log")).unwrap();
+        text.lines()
+            .skip(1)
+            .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
+            .collect()
+    };
+    let (d, f) = both(name);
+    let args = [args, &["--write_iolog=io.log"]].concat();
+    d.run(&args).ok();
+    let theirs = fio(name, &f, &args).map(|o| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        read(&f)
+    });
+    (read(&d), theirs)
+}
+
+/// The offsets of each loop's reads in a write_iolog (a loop ends at the file's close).
+fn loops_of(log: &[String]) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::new()];
+    for l in log {
+        let w: Vec<&str> = l.split(' ').collect();
+        match w.as_slice() {
+            [_, "read", off, _] => out.last_mut().unwrap().push(off.parse().unwrap()),
+            [_, "close"] => out.push(Vec::new()),
+            _ => {}
+        }
+    }
+    out.retain(|l| !l.is_empty());
+    out
+}
+
+/// Regression: with randseed given, each loop drew the same random offsets again; fio 3.33
+/// turns randrepeat off once randseed is given, so its streams are not seeded again at a
+/// loop and the next loop goes on with them (under randrepeat alone they repeat).
+#[test]
+fn randseed_given_loops_go_on_with_the_streams() {
+    let base = [
+        "--name=j",
+        "--rw=randread",
+        "--size=16k",
+        "--bs=1k",
+        "--loops=2",
+    ];
+    let (mine, theirs) = iologs(
+        "seeded-loops",
+        &[&base[..], &["--randseed=258321"]].concat(),
+    );
+    let loops = loops_of(&mine);
+    assert_eq!(loops.len(), 2, "{mine:?}");
+    assert_ne!(loops[0], loops[1], "the second loop draws on");
+    for l in &loops {
+        let mut sorted = l.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..16).map(|b| b * 1024).collect::<Vec<u64>>());
+    }
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+
+    let (mine, theirs) = iologs("repeated-loops", &base);
+    let loops = loops_of(&mine);
+    assert_eq!(loops.len(), 2, "{mine:?}");
+    assert_eq!(loops[0], loops[1], "randrepeat alone: the loops repeat");
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+}
