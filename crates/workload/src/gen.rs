@@ -49,9 +49,8 @@ struct FileState {
     unit: u64,
     /// Offset of the last random I/O per direction (rw_sequencer=identical repeats it).
     last: [u64; 3],
-    /// zonemode=strided: the zone's start in the span and the bytes done in it.
+    /// zonemode=strided: the zone's start in the span.
     zone_at: u64,
-    zone_done: u64,
     /// This pass can give the file no further I/O (fio closes it and marks it done).
     done: bool,
     /// Per direction, the blocks a random offset is drawn among (fio's last_block: the
@@ -99,8 +98,11 @@ pub struct IoGen {
     /// map of the smallest (see [`random_offset_own_blocks`]).
     own_blocks: [bool; 3],
     /// fio's passes over the files (see [`Passes`]); `None` where the budget alone counts
-    /// (time_based, zones, openfiles, trimwrite), whose loops end by bytes.
+    /// (time_based, openfiles, trimwrite), whose loops end by bytes.
     passes: Option<Passes>,
+    /// zonemode=strided: the bytes the job issued in its current zone (fio's zone_bytes,
+    /// the job's, whichever file each I/O went to).
+    zone_bytes: u64,
 }
 
 /// What the job's seed is mixed with for each stream: offsets, the mix, block sizes, random
@@ -182,7 +184,6 @@ impl IoGen {
                 unit,
                 last: [0; 3],
                 zone_at: 0,
-                zone_done: 0,
                 done: false,
                 dir_blocks: [0, 1, 2].map(|d| {
                     let (bs, ba) = (p.bs[d].min(), p.ba[d].max(1));
@@ -217,6 +218,7 @@ impl IoGen {
                 _ => Refill::Plain,
             },
             next_loop: p.loop_bytes.max(1),
+            zone_bytes: 0,
             mix: Mix::default(),
             rng_mix: Taus88::new(s ^ SEED_XOR[1]),
             rng_bs: [0, 1, 2].map(|d| Taus88::new(s ^ SEED_XOR[2] ^ d)),
@@ -371,7 +373,8 @@ impl IoGen {
         };
         // A range's size is drawn once the offset is known, to fit before the span's end
         // (fio's get_next_buflen); other sizes are drawn first and cut to fit.
-        let fit = self.p.bs[sizes].is_drawn() && self.p.zones.is_none();
+        let fit = self.p.bs[sizes].is_drawn();
+        let zoned = self.p.zones.is_some();
         // Nor does fio issue one smaller than the range's minimum: where that does not fit,
         // the job is done (an 8 MiB job of sizes 1k-4k, bs_unaligned, ends some bytes short).
         if fit && cap < self.p.bs[sizes].min() {
@@ -399,7 +402,7 @@ impl IoGen {
         let bs = &self.p.bs[sizes];
         let rng_bs = &mut self.rng_bs[sizes];
         let mut fitted = |room: u64| bs.pick_within(rng_bs, room).min(cap).min(span_len).max(1);
-        if fit && !random {
+        if fit && !random && !zoned {
             // Sequential I/O draws among the sizes that fit before the span's end (where not
             // even the smallest fits, sequential_offset starts over); backward and identical
             // I/O are cut to fit, as a fixed size is.
@@ -410,10 +413,27 @@ impl IoGen {
                 false => fitted(span_len - from),
             };
         }
-        len = len.min(span_len).max(1);
+        if !zoned {
+            len = len.min(span_len).max(1);
+        }
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
-            strided(f, z, len, ba, random.then_some(&mut self.rng_off))
+            // fio's last_block under strided zones: the range's blocks, none where the
+            // smallest block does not fit the range.
+            let min = bs.min();
+            let no_blocks = z.0.saturating_sub(min.saturating_sub(ba)) / ba == 0;
+            let fit_len = fit.then_some(&mut fitted as &mut dyn FnMut(u64) -> u64);
+            let rng = random.then_some(&mut self.rng_off);
+            let zb = &mut self.zone_bytes;
+            match strided(f, zb, z, d, (&mut len, min, fit_len), no_blocks, rng) {
+                Some(off) => off,
+                None => {
+                    return match self.file_done(fi, d, !random) {
+                        true => Some(None),
+                        false => None,
+                    }
+                }
+            }
         } else if random && self.own_blocks[d] {
             match random_offset_own_blocks(f, &mut self.rng_off.taus, d, len) {
                 Some(off) => off,

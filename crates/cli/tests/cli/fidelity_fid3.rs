@@ -155,3 +155,89 @@ fn randseed_given_loops_go_on_with_the_streams() {
         assert_eq!(mine, theirs, "against fio's write_iolog");
     }
 }
+
+/// The (action, offset, length) of each I/O line of a write_iolog.
+fn ios(log: &[String]) -> Vec<(String, u64, u64)> {
+    log.iter()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split(' ').collect();
+            match w.as_slice() {
+                [_, act, off, len] => Some((act.to_string(), off.parse().ok()?, len.parse().ok()?)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Regression: under zonemode=strided a zone that did not hold the next block was clamped
+/// into (the I/O moved back to fit) and the job wrapped round to its budget; fio 3.33 places
+/// the block without clamping and, where it passes the file's end, finds the file done. And
+/// its zone's bytes are the job's, not the file's: with files in turn, the zone moves on for
+/// whichever file's turn it is once the job did zonesize bytes.
+#[test]
+fn strided_zones_end_the_file_where_a_block_passes_its_end() {
+    // 100 KiB in zones of 32 KiB, 8 KiB done in each: 0, 32k, 64k take two 5 KiB blocks,
+    // the zone at 96k has no room for one: fio stops after six.
+    let args = [
+        "--name=j",
+        "--rw=write",
+        "--size=100k",
+        "--bs=5k",
+        "--zonemode=strided",
+        "--zonesize=8k",
+        "--zonerange=32k",
+    ];
+    let (mine, theirs) = iologs("strided-end", &args);
+    let offs: Vec<u64> = ios(&mine).iter().map(|io| io.1).collect();
+    assert_eq!(offs, [0, 5120, 32768, 37888, 65536, 70656], "{mine:?}");
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+
+    // rw=randwrite:3 in 8 KiB ranges of 5 KiB blocks: one random block (the range holds
+    // one), then two that follow it, past the range, unclamped.
+    let args = [
+        "--name=j",
+        "--rw=randwrite:3",
+        "--size=256k",
+        "--bs=5k",
+        "--zonemode=strided",
+        "--zonesize=8k",
+        "--zoneskip=32k",
+    ];
+    let (mine, theirs) = iologs("strided-follow", &args);
+    let offs: Vec<u64> = ios(&mine).iter().take(3).map(|io| io.1).collect();
+    assert_eq!(offs, [0, 5120, 40960], "{mine:?}");
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+
+    // Three files in turn, zones of 8 KiB every 24 KiB: the job's bytes move the zone.
+    let args = [
+        "--name=j",
+        "--rw=write",
+        "--size=96k",
+        "--bs=5k",
+        "--nrfiles=3",
+        "--zonemode=strided",
+        "--zonesize=8k",
+        "--zoneskip=16k",
+    ];
+    let (mine, theirs) = iologs("strided-files", &args);
+    let first: Vec<(u64, u64)> = mine
+        .iter()
+        .filter(|l| l.ends_with(" 5120"))
+        .take(4)
+        .map(|l| {
+            let w: Vec<&str> = l.split(' ').collect();
+            (
+                w[0].rsplit('.').next().unwrap().parse().unwrap(),
+                w[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(first, [(0, 0), (1, 0), (2, 24576), (0, 5120)], "{mine:?}");
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+}
