@@ -550,7 +550,8 @@ impl IoGen {
             .for_each(|l| l.reset());
         self.rng_mix = f.rng(FioSeeds::MIX);
         self.rng_bs = [0, 1, 2].map(|d| f.rng(FioSeeds::BS + d));
-        self.rng_seq = [0, 1, 2].map(|d| f.rng(FioSeeds::SEQ_RAND + d));
+        // fio 3.33 seeds each direction's stream from the read one's seed.
+        self.rng_seq = [0, 1, 2].map(|_| f.rng(FioSeeds::SEQ_RAND));
         self.rng_file = f.rng(FioSeeds::FILE);
     }
 }

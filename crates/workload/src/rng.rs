@@ -27,7 +27,8 @@ impl FioSeeds {
     /// `FIO_RAND_BUF_OFF`: the data of write buffers and laid-out files
     /// ([`crate::bufdata::BufStream`]).
     pub const BUF: u64 = 9;
-    /// `FIO_RAND_SEQ_RAND_READ_OFF`, then write and trim: percentage_random per direction.
+    /// `FIO_RAND_SEQ_RAND_READ_OFF`: percentage_random's streams, one per direction, each
+    /// seeded from this one (fio 3.33 leaves the write and trim seeds unused).
     pub const SEQ_RAND: u64 = 10;
     /// `FIO_RAND_ZONE_OFF`: which zone of random_distribution=zoned/zoned_abs an I/O goes to.
     pub const ZONE: u64 = 16;

@@ -241,3 +241,28 @@ fn strided_zones_end_the_file_where_a_block_passes_its_end() {
         assert_eq!(mine, theirs, "against fio's write_iolog");
     }
 }
+
+/// Regression: percentage_random drew a write's random-or-sequential choice from the write
+/// direction's own seed; fio 3.33 seeds every direction's stream from the read one's
+/// (FIO_RAND_SEQ_RAND_READ_OFF), so a random write job took other turns from its first I/O.
+#[test]
+fn percentage_random_writes_draw_from_the_read_seed_as_fio() {
+    let args = [
+        "--name=j",
+        "--rw=randwrite",
+        "--size=64k",
+        "--bs=4k",
+        "--percentage_random=50",
+    ];
+    let (mine, theirs) = iologs("pct-random-write", &args);
+    let offs: Vec<u64> = ios(&mine).iter().map(|io| io.1 / 4096).collect();
+    // fio 3.33's blocks: a random one, two that follow, a random one, three that follow...
+    assert_eq!(
+        offs,
+        [0, 1, 2, 11, 12, 13, 14, 7, 6, 14, 8, 9, 10, 5, 6, 7],
+        "{mine:?}"
+    );
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+}
