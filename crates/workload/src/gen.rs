@@ -19,7 +19,8 @@ pub use map::MapAllocError;
 use map::{dist_seeding, keeps_map, map_unit};
 use mix::Mix;
 use offset::{
-    backward_start, holed_next, random_offset, random_offset_own_blocks, sequential_offset, strided,
+    backward_start, holed_next, random_offset, random_offset_own_blocks, random_offset_unmarked,
+    sequential_offset, strided,
 };
 use passes::Passes;
 use simple::Simple;
@@ -388,8 +389,12 @@ impl IoGen {
         let fi = self.pick_file();
         let need = if fit { self.p.bs[sizes].min() } else { len };
         if self.cannot_give(fi, d, random, need) {
-            if self.p.random {
-                // fio draws the offset before it finds the map full: the draw is spent.
+            // fio draws the offset before it finds the map full: the draw is spent. Not so
+            // for a sequential I/O that starts inside the file and does not fit: fio found
+            // its offset without a draw.
+            let f = &self.files[fi];
+            let seq_inside = !random && f.pos[d] < f.span.len;
+            if self.p.random && !seq_inside {
                 self.spend_offset_draw();
             }
             return match self.file_done(fi, d, !random) {
@@ -479,16 +484,7 @@ impl IoGen {
             // the file a random block instead (a time_based job starts over). fio leaves its
             // blocks out of the random map (the I/O may land on done blocks).
             if f.pos[d] + len > f.span.len && self.p.bytes.is_some() {
-                let ad = self.unit_aligned[d];
-                random_offset(
-                    f,
-                    (&mut self.rng_off, self.refill),
-                    d,
-                    &mut len,
-                    ba,
-                    ad,
-                    None,
-                )
+                random_offset_unmarked(f, &mut self.rng_off, d, len, ba)
             } else {
                 sequential_offset(f, d, len, 0)
             }

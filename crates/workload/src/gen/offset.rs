@@ -76,6 +76,32 @@ pub(super) fn random_offset(
     off
 }
 
+/// The random block that stands in for a percentage_random job's sequential I/O at the file's
+/// end (fio's get_next_block, whose sequential try failed): drawn as any random block, the
+/// map's next free one where the drawn one is taken, but left unmarked, as fio's request
+/// carries IO_U_F_BUSY_OK from its sequential try and mark_random_map then marks nothing.
+pub(super) fn random_offset_unmarked(
+    f: &mut FileState,
+    rng: &mut OffsetRng,
+    d: usize,
+    len: u64,
+    ba: u64,
+) -> u64 {
+    let block = match &mut f.lfsr {
+        Some(l) => l.next_block(),
+        None => f.picker.pick(rng),
+    };
+    let block = f
+        .map
+        .as_ref()
+        .and_then(|m| m.free_from(block))
+        .unwrap_or(block);
+    let off = (block * f.unit).min(f.span.len - len) / ba * ba;
+    f.pos[d] = off + len;
+    f.last[d] = off;
+    off
+}
+
 /// fio's random offset in direction `d` where its blocks are not the map's (bs=16k,4k with
 /// randrw): the block is drawn among the direction's own (fio's last_block), and its index
 /// is looked up as it is in the map of the smallest blocks, as fio's axmap is; the I/O takes
