@@ -545,7 +545,9 @@ impl IoGen {
             .filter_map(|f| f.lfsr.as_mut())
             .for_each(|l| l.reset());
         self.rng_mix = f.rng(FioSeeds::MIX);
-        self.rng_bs = [0, 1, 2].map(|d| f.rng(FioSeeds::BS + d));
+        // Under verify fio seeds the writes' sizes with the reads' seed.
+        let write = u64::from(!self.p.verify);
+        self.rng_bs = [0, write, 2].map(|d| f.rng(FioSeeds::BS + d));
         // fio 3.33 seeds each direction's stream from the read one's seed.
         self.rng_seq = [0, 1, 2].map(|_| f.rng(FioSeeds::SEQ_RAND));
         self.rng_file = f.rng(FioSeeds::FILE);

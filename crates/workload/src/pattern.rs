@@ -175,6 +175,9 @@ pub struct Pattern {
     /// randrepeat); false once randseed was given, which turns fio's randrepeat off after
     /// the first seeding, so a loop goes on with the streams where the last one left them.
     pub reseed: bool,
+    /// The job verifies: fio 3.33 seeds its writes' block sizes with the reads' seed
+    /// (td_fill_rand_seeds, so that a read back draws the sizes written).
+    pub verify: bool,
     /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
     pub bytes: Option<u64>,
     /// Bytes of one loop (io_size): fio closes and opens its files again at each loop's end
@@ -268,6 +271,7 @@ impl Pattern {
             seed: 0x89,
             fio_seeds: None,
             reseed: true,
+            verify: false,
             bytes: Some(size),
             loop_bytes: size,
             loops: 1,

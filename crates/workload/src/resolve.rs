@@ -521,6 +521,7 @@ fn pattern_of(
         seed,
         fio_seeds: None,
         reseed: true,
+        verify: spec.verifies(),
         bytes: if spec.time_based {
             None
         } else {

@@ -301,3 +301,33 @@ fn percentage_random_fallback_blocks_stay_free_in_the_map_as_fio() {
         assert_eq!(mine, theirs, "against fio's write_iolog");
     }
 }
+
+/// Regression: a verifying job drew its writes' sizes (bssplit, bsrange) from the writes' own
+/// seed; fio 3.33 seeds them with the reads' seed when it verifies (so that a read back draws
+/// the sizes written), which gives other sizes from the second I/O on.
+#[test]
+fn verify_seeds_the_write_sizes_with_the_read_seed_as_fio() {
+    let base = [
+        "--name=j",
+        "--rw=write",
+        "--size=64k",
+        "--bssplit=1k/90:16k/10",
+    ];
+    let lens = |log: &[String]| ios(log).iter().take(9).map(|io| io.2).collect::<Vec<u64>>();
+
+    let (mine, theirs) = iologs(
+        "bs-seed-verify",
+        &[&base[..], &["--verify=crc32c"]].concat(),
+    );
+    assert_eq!(lens(&mine), [1024; 9], "{mine:?}");
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+
+    // Without verify the writes' own seed: a 16 KiB block second.
+    let (mine, theirs) = iologs("bs-seed-plain", &base);
+    assert_eq!(lens(&mine)[..3], [1024, 16384, 1024], "{mine:?}");
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+}
