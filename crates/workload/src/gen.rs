@@ -3,6 +3,7 @@
 //! (a byte budget) and partly the runner's (runtime).
 
 use crate::dist::{OffsetRng, Picker, Seeding};
+use crate::pattern::SizeRng;
 use crate::randmap::RandomMap;
 use crate::rng::{FioSeeds, Taus88};
 use crate::zbd::ZbdRun;
@@ -72,7 +73,7 @@ pub struct IoGen {
     /// Where the read/write mix stands (fio's rwmix_ddir and rwmix_issues).
     mix: Mix,
     /// Block sizes' draws, one stream per direction as fio's bsrange_state.
-    rng_bs: [Taus88; 3],
+    rng_bs: [SizeRng; 3],
     /// percentage_random's draws, one stream per direction as fio's seq_rand_state.
     rng_seq: [Taus88; 3],
     next_file: usize,
@@ -222,7 +223,7 @@ impl IoGen {
             zone_bytes: 0,
             mix: Mix::default(),
             rng_mix: Taus88::new(s ^ SEED_XOR[1]),
-            rng_bs: [0, 1, 2].map(|d| Taus88::new(s ^ SEED_XOR[2] ^ d)),
+            rng_bs: [0, 1, 2].map(|d| SizeRng::W32(Taus88::new(s ^ SEED_XOR[2] ^ d))),
             rng_seq: [0, 1, 2].map(|d| Taus88::new(s ^ SEED_XOR[3] ^ d)),
             next_file: 0,
             issued: 0,
@@ -547,7 +548,11 @@ impl IoGen {
         self.rng_mix = f.rng(FioSeeds::MIX);
         // Under verify fio seeds the writes' sizes with the reads' seed.
         let write = u64::from(!self.p.verify);
-        self.rng_bs = [0, write, 2].map(|d| f.rng(FioSeeds::BS + d));
+        // fio's 64-bit size streams under tausworthe64 take the seed whole.
+        self.rng_bs = [0, write, 2].map(|d| match self.p.taus64 {
+            true => SizeRng::W64(crate::rng::Taus258::fio(f.seed(FioSeeds::BS + d))),
+            false => SizeRng::W32(f.rng(FioSeeds::BS + d)),
+        });
         // fio 3.33 seeds each direction's stream from the read one's seed.
         self.rng_seq = [0, 1, 2].map(|_| f.rng(FioSeeds::SEQ_RAND));
         self.rng_file = f.rng(FioSeeds::FILE);

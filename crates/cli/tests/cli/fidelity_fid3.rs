@@ -331,3 +331,23 @@ fn verify_seeds_the_write_sizes_with_the_read_seed_as_fio() {
         assert_eq!(mine, theirs, "against fio's write_iolog");
     }
 }
+
+/// Regression: under random_generator=tausworthe64 the block sizes of a bsrange or bssplit
+/// were drawn from a 32-bit stream; fio 3.33 seeds its size streams 64-bit there too (its
+/// bsrange_state takes use64), so every size differed.
+#[test]
+fn tausworthe64_draws_the_block_sizes_64_bit_as_fio() {
+    let args = [
+        "--name=j",
+        "--rw=randread",
+        "--size=64k",
+        "--bsrange=2k-16k",
+        "--random_generator=tausworthe64",
+    ];
+    let (mine, theirs) = iologs("taus64-sizes", &args);
+    let lens: Vec<u64> = ios(&mine).iter().map(|io| io.2 / 1024).collect();
+    assert_eq!(lens, [4, 2, 14, 12, 16, 2, 2, 6, 2, 2, 2], "{mine:?}");
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+}
