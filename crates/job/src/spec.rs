@@ -635,6 +635,12 @@ mod tests {
             // ...and re-applying it to the default changes nothing.
             let mut again = d.clone();
             let _ = apply(&mut again, &arg);
+            // randseed given, even at its default, is randseed given (fio's
+            // fio_option_is_set): only that mark may change.
+            if o.name == "randseed" {
+                assert!(again.randseed_set);
+                again.randseed_set = d.randseed_set;
+            }
             assert_eq!(again, d, "{}: default '{v}'", o.name);
         }
         // The defaults come from the definitions, not from the blank.
