@@ -351,3 +351,41 @@ fn tausworthe64_draws_the_block_sizes_64_bit_as_fio() {
         assert_eq!(mine, theirs, "against fio's write_iolog");
     }
 }
+
+/// Regression: where a job's bytes ran out (not its files), end_fsync's lines synced a file
+/// already closed without opening it; fio 3.33 opens a closed file for its sync and closes it
+/// again, and syncs an open one as it is.
+#[test]
+fn end_fsync_opens_a_closed_file_for_its_sync_as_fio() {
+    let args = [
+        "--name=j",
+        "--rw=write",
+        "--size=48k",
+        "--bs=8k",
+        "--nrfiles=2",
+        "--file_service_type=sequential",
+        "--end_fsync=1",
+    ];
+    let (mine, theirs) = iologs("end-fsync-closed", &args);
+    let tail: Vec<&str> = mine
+        .iter()
+        .rev()
+        .take(5)
+        .rev()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "j.0.0 open",
+            "j.0.0 sync 16384 0",
+            "j.0.0 close",
+            "j.0.1 sync 16384 0",
+            "j.0.1 close"
+        ],
+        "{mine:?}"
+    );
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+}
