@@ -212,6 +212,9 @@ pub struct JobSpec {
     /// softrandommap: a random map that cannot be had is done without (norandommap).
     pub softrandommap: bool,
     pub randseed: u64,
+    /// randseed was given (not its default): fio 3.33 then turns randrepeat off after
+    /// seeding, so its streams are not seeded again at a loop or before the verify phase.
+    pub randseed_set: bool,
     pub allrandrepeat: bool,
     pub norandommap: bool,
     pub random_generator: &'static str,
@@ -431,6 +434,8 @@ impl JobSpec {
                 let _ = apply(&mut s, &arg);
             }
         }
+        // randseed's default applied above is not the option given.
+        s.randseed_set = false;
         s
     }
 }
@@ -630,6 +635,12 @@ mod tests {
             // ...and re-applying it to the default changes nothing.
             let mut again = d.clone();
             let _ = apply(&mut again, &arg);
+            // randseed given, even at its default, is randseed given (fio's
+            // fio_option_is_set): only that mark may change.
+            if o.name == "randseed" {
+                assert!(again.randseed_set);
+                again.randseed_set = d.randseed_set;
+            }
             assert_eq!(again, d, "{}: default '{v}'", o.name);
         }
         // The defaults come from the definitions, not from the blank.

@@ -47,6 +47,15 @@ impl OffsetRng {
         }
     }
 
+    /// The offset stream's state as fio's `random_state` holds it: 64-bit words under
+    /// random_generator=tausworthe64 (`wide`), else the 32-bit generator's three.
+    pub fn words(&self, wide: bool) -> OffsetWords {
+        match wide {
+            true => OffsetWords::W64(self.taus64.words()),
+            false => OffsetWords::W32(self.taus.words()),
+        }
+    }
+
     /// fio 3.33's streams: the offsets from FIO_RANDSEED and the thread number, the zones
     /// from `rand_seeds[FIO_RAND_ZONE_OFF]`.
     pub fn fio(f: FioSeeds) -> OffsetRng {
@@ -56,6 +65,13 @@ impl OffsetRng {
             zone: f.rng(FioSeeds::ZONE),
         }
     }
+}
+
+/// The words of fio's offset stream (its `random_state`), which fio's verify state file saves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffsetWords {
+    W32([u32; 3]),
+    W64([u64; 5]),
 }
 
 /// A prepared generator for one distribution over `blocks` blocks of one file, as fio 3.33

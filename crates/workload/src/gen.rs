@@ -3,6 +3,7 @@
 //! (a byte budget) and partly the runner's (runtime).
 
 use crate::dist::{OffsetRng, Picker, Seeding};
+use crate::pattern::SizeRng;
 use crate::randmap::RandomMap;
 use crate::rng::{FioSeeds, Taus88};
 use crate::zbd::ZbdRun;
@@ -19,7 +20,8 @@ pub use map::MapAllocError;
 use map::{dist_seeding, keeps_map, map_unit};
 use mix::Mix;
 use offset::{
-    backward_start, holed_next, random_offset, random_offset_own_blocks, sequential_offset, strided,
+    backward_start, holed_next, random_offset, random_offset_own_blocks, random_offset_unmarked,
+    sequential_offset, strided,
 };
 use passes::Passes;
 use simple::Simple;
@@ -49,9 +51,8 @@ struct FileState {
     unit: u64,
     /// Offset of the last random I/O per direction (rw_sequencer=identical repeats it).
     last: [u64; 3],
-    /// zonemode=strided: the zone's start in the span and the bytes done in it.
+    /// zonemode=strided: the zone's start in the span.
     zone_at: u64,
-    zone_done: u64,
     /// This pass can give the file no further I/O (fio closes it and marks it done).
     done: bool,
     /// Per direction, the blocks a random offset is drawn among (fio's last_block: the
@@ -72,7 +73,7 @@ pub struct IoGen {
     /// Where the read/write mix stands (fio's rwmix_ddir and rwmix_issues).
     mix: Mix,
     /// Block sizes' draws, one stream per direction as fio's bsrange_state.
-    rng_bs: [Taus88; 3],
+    rng_bs: [SizeRng; 3],
     /// percentage_random's draws, one stream per direction as fio's seq_rand_state.
     rng_seq: [Taus88; 3],
     next_file: usize,
@@ -99,8 +100,11 @@ pub struct IoGen {
     /// map of the smallest (see [`random_offset_own_blocks`]).
     own_blocks: [bool; 3],
     /// fio's passes over the files (see [`Passes`]); `None` where the budget alone counts
-    /// (time_based, zones, openfiles, trimwrite), whose loops end by bytes.
+    /// (time_based, openfiles, trimwrite), whose loops end by bytes.
     passes: Option<Passes>,
+    /// zonemode=strided: the bytes the job issued in its current zone (fio's zone_bytes,
+    /// the job's, whichever file each I/O went to).
+    zone_bytes: u64,
 }
 
 /// What the job's seed is mixed with for each stream: offsets, the mix, block sizes, random
@@ -182,7 +186,6 @@ impl IoGen {
                 unit,
                 last: [0; 3],
                 zone_at: 0,
-                zone_done: 0,
                 done: false,
                 dir_blocks: [0, 1, 2].map(|d| {
                     let (bs, ba) = (p.bs[d].min(), p.ba[d].max(1));
@@ -208,15 +211,19 @@ impl IoGen {
             files,
             rng_off: OffsetRng::new(s ^ SEED_XOR[0]),
             refill: match (fio, p.bytes, p.random, p.random_map) {
-                // fio seeds its streams again at each loop, but for random I/O without a map.
-                (Some(f), Some(_), false, _) | (Some(f), Some(_), true, true) => Refill::Reseed(f),
+                // fio seeds its streams again at each loop, but for random I/O without a map,
+                // and not once randseed was given (p.reseed false).
+                (Some(f), Some(_), false, _) | (Some(f), Some(_), true, true) if p.reseed => {
+                    Refill::Reseed(f)
+                }
                 (Some(_), None, true, true) => Refill::SpendDraw,
                 _ => Refill::Plain,
             },
             next_loop: p.loop_bytes.max(1),
+            zone_bytes: 0,
             mix: Mix::default(),
             rng_mix: Taus88::new(s ^ SEED_XOR[1]),
-            rng_bs: [0, 1, 2].map(|d| Taus88::new(s ^ SEED_XOR[2] ^ d)),
+            rng_bs: [0, 1, 2].map(|d| SizeRng::W32(Taus88::new(s ^ SEED_XOR[2] ^ d))),
             rng_seq: [0, 1, 2].map(|d| Taus88::new(s ^ SEED_XOR[3] ^ d)),
             next_file: 0,
             issued: 0,
@@ -313,6 +320,12 @@ impl IoGen {
         self.passes.is_some()
     }
 
+    /// The offset stream's state as it stands (fio's `random_state`, which its verify state
+    /// file saves).
+    pub fn offset_words(&self) -> crate::dist::OffsetWords {
+        self.rng_off.words(self.p.taus64)
+    }
+
     /// Where the try that ended the last pass by its files had put its I/O, if anywhere:
     /// the offset fio's write_iolog gives the end_fsync after it.
     pub fn stale_offset(&self) -> Option<u64> {
@@ -362,7 +375,8 @@ impl IoGen {
         };
         // A range's size is drawn once the offset is known, to fit before the span's end
         // (fio's get_next_buflen); other sizes are drawn first and cut to fit.
-        let fit = self.p.bs[sizes].is_drawn() && self.p.zones.is_none();
+        let fit = self.p.bs[sizes].is_drawn();
+        let zoned = self.p.zones.is_some();
         // Nor does fio issue one smaller than the range's minimum: where that does not fit,
         // the job is done (an 8 MiB job of sizes 1k-4k, bs_unaligned, ends some bytes short).
         if fit && cap < self.p.bs[sizes].min() {
@@ -376,8 +390,12 @@ impl IoGen {
         let fi = self.pick_file();
         let need = if fit { self.p.bs[sizes].min() } else { len };
         if self.cannot_give(fi, d, random, need) {
-            if self.p.random {
-                // fio draws the offset before it finds the map full: the draw is spent.
+            // fio draws the offset before it finds the map full: the draw is spent. Not so
+            // for a sequential I/O that starts inside the file and does not fit: fio found
+            // its offset without a draw.
+            let f = &self.files[fi];
+            let seq_inside = !random && f.pos[d] < f.span.len;
+            if self.p.random && !seq_inside {
                 self.spend_offset_draw();
             }
             return match self.file_done(fi, d, !random) {
@@ -390,7 +408,7 @@ impl IoGen {
         let bs = &self.p.bs[sizes];
         let rng_bs = &mut self.rng_bs[sizes];
         let mut fitted = |room: u64| bs.pick_within(rng_bs, room).min(cap).min(span_len).max(1);
-        if fit && !random {
+        if fit && !random && !zoned {
             // Sequential I/O draws among the sizes that fit before the span's end (where not
             // even the smallest fits, sequential_offset starts over); backward and identical
             // I/O are cut to fit, as a fixed size is.
@@ -401,10 +419,27 @@ impl IoGen {
                 false => fitted(span_len - from),
             };
         }
-        len = len.min(span_len).max(1);
+        if !zoned {
+            len = len.min(span_len).max(1);
+        }
         let ba = self.p.ba[d].max(1);
         let rel = if let Some(z) = self.p.zones {
-            strided(f, z, len, ba, random.then_some(&mut self.rng_off))
+            // fio's last_block under strided zones: the range's blocks, none where the
+            // smallest block does not fit the range.
+            let min = bs.min();
+            let no_blocks = z.0.saturating_sub(min.saturating_sub(ba)) / ba == 0;
+            let fit_len = fit.then_some(&mut fitted as &mut dyn FnMut(u64) -> u64);
+            let rng = random.then_some(&mut self.rng_off);
+            let zb = &mut self.zone_bytes;
+            match strided(f, zb, z, d, (&mut len, min, fit_len), no_blocks, rng) {
+                Some(off) => off,
+                None => {
+                    return match self.file_done(fi, d, !random) {
+                        true => Some(None),
+                        false => None,
+                    }
+                }
+            }
         } else if random && self.own_blocks[d] {
             match random_offset_own_blocks(f, &mut self.rng_off.taus, d, len) {
                 Some(off) => off,
@@ -450,16 +485,7 @@ impl IoGen {
             // the file a random block instead (a time_based job starts over). fio leaves its
             // blocks out of the random map (the I/O may land on done blocks).
             if f.pos[d] + len > f.span.len && self.p.bytes.is_some() {
-                let ad = self.unit_aligned[d];
-                random_offset(
-                    f,
-                    (&mut self.rng_off, self.refill),
-                    d,
-                    &mut len,
-                    ba,
-                    ad,
-                    None,
-                )
+                random_offset_unmarked(f, &mut self.rng_off, d, len, ba)
             } else {
                 sequential_offset(f, d, len, 0)
             }
@@ -520,8 +546,15 @@ impl IoGen {
             .filter_map(|f| f.lfsr.as_mut())
             .for_each(|l| l.reset());
         self.rng_mix = f.rng(FioSeeds::MIX);
-        self.rng_bs = [0, 1, 2].map(|d| f.rng(FioSeeds::BS + d));
-        self.rng_seq = [0, 1, 2].map(|d| f.rng(FioSeeds::SEQ_RAND + d));
+        // Under verify fio seeds the writes' sizes with the reads' seed.
+        let write = u64::from(!self.p.verify);
+        // fio's 64-bit size streams under tausworthe64 take the seed whole.
+        self.rng_bs = [0, write, 2].map(|d| match self.p.taus64 {
+            true => SizeRng::W64(crate::rng::Taus258::fio(f.seed(FioSeeds::BS + d))),
+            false => SizeRng::W32(f.rng(FioSeeds::BS + d)),
+        });
+        // fio 3.33 seeds each direction's stream from the read one's seed.
+        self.rng_seq = [0, 1, 2].map(|_| f.rng(FioSeeds::SEQ_RAND));
         self.rng_file = f.rng(FioSeeds::FILE);
     }
 }

@@ -20,7 +20,7 @@ pub mod rng;
 pub mod zbd;
 
 pub use bufdata::BufStream;
-pub use dist::{Dist, Picker, Zone};
+pub use dist::{Dist, OffsetWords, Picker, Zone};
 pub use gen::{BlockSizes, Dir, FilePick, FileSpan, IoGen, IoUnit, MapAllocError, Pattern};
 pub use plan::{BufferFill, EngineOpts, FilePlan, JobPlan, Rate, SyncMode};
 pub use randmap::RandomMap;

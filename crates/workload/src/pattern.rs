@@ -52,7 +52,7 @@ impl BlockSizes {
     /// takes the first size whose cumulative share covers the draw (`r / perc <=
     /// 2^32/100`) and fits. When not even the smallest fits, the smallest (the caller then
     /// wraps or moves back as for a fixed size).
-    pub(crate) fn pick_within(&self, rng: &mut Taus88, room: u64) -> u64 {
+    pub(crate) fn pick_within(&self, rng: &mut SizeRng, room: u64) -> u64 {
         // The smallest size a draw can give: a split's parts with no share never come up
         // (bssplit=4k/0:64k/100 near the end would otherwise redraw for nothing).
         let smallest = match self {
@@ -67,11 +67,11 @@ impl BlockSizes {
         // Each draw fits with a chance of at least smallest/(min+max): a bound on the loop
         // that no real draw reaches, so that a bad generator state cannot hang the job.
         for _ in 0..1_000_000 {
-            let r = u64::from(rng.next_u32());
+            let (r, frand_max) = rng.draw();
             let len = match self {
                 BlockSizes::Fixed(b) => return *b,
                 BlockSizes::Range { min, max } | BlockSizes::Unaligned { min, max } => {
-                    let len = min + (*max as f64 * (r as f64 / 4_294_967_296.0)) as u64;
+                    let len = min + (*max as f64 * (r as f64 / (frand_max as f64 + 1.0))) as u64;
                     let len = match self {
                         // fio: a minimum that is no power of two rounds down to its multiple
                         // (t0023's bsrange, read as 25-1k, draws 25, 50, ... 1000 and 1024).
@@ -86,7 +86,7 @@ impl BlockSizes {
                     let mut pick = None;
                     for &(bs, pct) in v.iter().filter(|x| x.1 > 0) {
                         perc += u64::from(pct);
-                        if r / perc <= u64::from(u32::MAX) / 100 && bs <= room {
+                        if r / perc <= frand_max / 100 && bs <= room {
                             pick = Some(bs);
                             break;
                         }
@@ -106,8 +106,27 @@ impl BlockSizes {
         smallest
     }
 
-    pub(crate) fn pick(&self, rng: &mut Taus88) -> u64 {
+    pub(crate) fn pick(&self, rng: &mut SizeRng) -> u64 {
         self.pick_within(rng, u64::MAX)
+    }
+}
+
+/// The stream a direction's block sizes are drawn from (fio's bsrange_state): 32-bit, or
+/// 64-bit under random_generator=tausworthe64, as fio 3.33 seeds it.
+#[derive(Clone, Debug)]
+pub(crate) enum SizeRng {
+    W32(Taus88),
+    W64(crate::rng::Taus258),
+}
+
+impl SizeRng {
+    /// One draw and the stream's largest value (fio's rand_max).
+    #[inline]
+    fn draw(&mut self) -> (u64, u64) {
+        match self {
+            SizeRng::W32(t) => (u64::from(t.next_u32()), u64::from(u32::MAX)),
+            SizeRng::W64(t) => (t.next_u64(), u64::MAX),
+        }
     }
 }
 
@@ -171,6 +190,13 @@ pub struct Pattern {
     /// tausworthe generator), so that offsets, the read/write mix, percentage_random and
     /// random file choices are fio's, I/O for I/O. `None`: iolab's streams from `seed`.
     pub fio_seeds: Option<crate::rng::FioSeeds>,
+    /// fio's streams start again from their seeds at each loop (its clear_io_state under
+    /// randrepeat); false once randseed was given, which turns fio's randrepeat off after
+    /// the first seeding, so a loop goes on with the streams where the last one left them.
+    pub reseed: bool,
+    /// The job verifies: fio 3.33 seeds its writes' block sizes with the reads' seed
+    /// (td_fill_rand_seeds, so that a read back draws the sizes written).
+    pub verify: bool,
     /// Bytes to issue in all (io_size × loops); `None` is unbounded (time_based).
     pub bytes: Option<u64>,
     /// Bytes of one loop (io_size): fio closes and opens its files again at each loop's end
@@ -263,6 +289,8 @@ impl Pattern {
             }],
             seed: 0x89,
             fio_seeds: None,
+            reseed: true,
+            verify: false,
             bytes: Some(size),
             loop_bytes: size,
             loops: 1,
@@ -282,7 +310,7 @@ mod tests {
         // drawable smallest comes back at once (it used to redraw a million times, then
         // return the 4 KiB that fio never draws).
         let split = BlockSizes::Split(vec![(4096, 0), (65536, 100)]);
-        let mut r = Taus88::fio(1);
+        let mut r = SizeRng::W32(Taus88::fio(1));
         assert_eq!(split.pick_within(&mut r, 8192), 65536);
         assert_eq!(split.pick_within(&mut r, u64::MAX), 65536);
     }
@@ -291,7 +319,7 @@ mod tests {
     fn a_range_whose_minimum_is_no_power_of_two_draws_its_multiples_as_fio() {
         // fio 3.33, bsrange=25-1k (t0023's bssplit-like bsrange): 25, 50, ... 1000, 1024.
         let range = BlockSizes::Range { min: 25, max: 1024 };
-        let mut r = Taus88::fio(1);
+        let mut r = SizeRng::W32(Taus88::fio(1));
         for _ in 0..1000 {
             let len = range.pick_within(&mut r, u64::MAX);
             assert!(

@@ -230,6 +230,7 @@ fn plan_one(
     // stay fio's 32-bit streams.)
     if spec.randrepeat {
         let thread = u32::try_from(index + 1).unwrap_or(u32::MAX);
+        pattern.reseed = !spec.randseed_set;
         pattern.fio_seeds = Some(crate::rng::FioSeeds {
             randseed: spec.randseed,
             thread,
@@ -519,6 +520,8 @@ fn pattern_of(
         files: spans,
         seed,
         fio_seeds: None,
+        reseed: true,
+        verify: spec.verifies(),
         bytes: if spec.time_based {
             None
         } else {

@@ -27,7 +27,8 @@ impl FioSeeds {
     /// `FIO_RAND_BUF_OFF`: the data of write buffers and laid-out files
     /// ([`crate::bufdata::BufStream`]).
     pub const BUF: u64 = 9;
-    /// `FIO_RAND_SEQ_RAND_READ_OFF`, then write and trim: percentage_random per direction.
+    /// `FIO_RAND_SEQ_RAND_READ_OFF`: percentage_random's streams, one per direction, each
+    /// seeded from this one (fio 3.33 leaves the write and trim seeds unused).
     pub const SEQ_RAND: u64 = 10;
     /// `FIO_RAND_ZONE_OFF`: which zone of random_distribution=zoned/zoned_abs an I/O goes to.
     pub const ZONE: u64 = 16;
@@ -115,6 +116,11 @@ impl Taus88 {
         r
     }
 
+    /// The three words of the state (fio's s1, s2, s3), as its verify state file saves them.
+    pub fn words(&self) -> [u32; 3] {
+        [self.s1, self.s2, self.s3]
+    }
+
     /// A block in `0..n` as fio picks a random block: `n * (r / (2^32))` in double
     /// precision, truncated (fio's `__get_next_rand_offset`), so that the same draws give
     /// fio's blocks also where the product is not exact. Past 2^32 blocks, two draws.
@@ -188,6 +194,11 @@ impl Taus258 {
             r.next_u64();
         }
         r
+    }
+
+    /// The five words of the state, as fio's verify state file saves them.
+    pub fn words(&self) -> [u64; 5] {
+        self.s
     }
 
     #[inline]

@@ -12,6 +12,7 @@ mod examples;
 mod exec;
 mod fidelity;
 mod fidelity_bufs;
+mod fidelity_fid3;
 mod fidelity_more;
 mod fidelity_patterns;
 mod fidelity_random;

@@ -8,7 +8,11 @@ pub(super) static OPTIONS: &[OptDef] = &[
     imp!(Random, "randrepeat", [], Bool, Some("1"), "Same random sequence on every run",
         |s, a| { s.randrepeat = a.flag()?; Ok(()) }),
     imp!(Random, "randseed", [], Int, Some("0x89"), "Seed of the random generators",
-        |s, a| { s.randseed = u64::try_from(a.int()?).map_err(|_| "must not be negative")?; Ok(()) }),
+        |s, a| {
+            s.randseed = u64::try_from(a.int()?).map_err(|_| "must not be negative")?;
+            s.randseed_set = true;
+            Ok(())
+        }),
     imp!(Random, "allrandrepeat", [], Bool, Some("0"), "Seed every random generator repeatably",
         |s, a| { s.allrandrepeat = a.flag()?; Ok(()) }),
     imp!(Random, "norandommap", [], Flag, None, "Random offsets may repeat (no coverage map)",
@@ -49,7 +53,7 @@ pub(super) mod tests {
     #[rustfmt::skip]
     pub(in crate::options) static ACTS: &[Acts] = &[
         (&["randrepeat=0"], |s| !s.randrepeat),
-        (&["randseed=1234"], |s| s.randseed == 1234),
+        (&["randseed=1234"], |s| s.randseed == 1234 && s.randseed_set),
         (&["allrandrepeat=1"], |s| s.allrandrepeat),
         (&["norandommap"], |s| s.norandommap),
         (&["softrandommap=1"], |s| s.softrandommap),
@@ -89,5 +93,8 @@ pub(super) mod tests {
     fn randseed_takes_hex_and_refuses_negatives() {
         assert_eq!(spec(&["randseed=0x10"]).randseed, 16);
         assert!(applied(&["randseed=-1"]).is_err());
+        // Given, even at its default, it is set; the default alone is not.
+        assert!(spec(&["randseed=0x89"]).randseed_set);
+        assert!(!crate::JobSpec::default().randseed_set);
     }
 }

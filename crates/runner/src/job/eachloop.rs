@@ -38,7 +38,8 @@ impl EachLoop {
         let spec = &plan.spec;
         let loops = spec.time_based || spec.loops > 1;
         let acts = spec.unlink_each_loop || plan.invalidate && !fs_op;
-        let reseed = plan.buffers.refill && spec.loops > 1 && !spec.time_based;
+        let reseed =
+            plan.buffers.refill && spec.loops > 1 && !spec.time_based && plan.pattern.reseed;
         let reopen = loops && acts && plan.engine.kind.needs_files();
         let every = if (reopen || (loops && reseed && plan.engine.kind.needs_files())) && !kept {
             plan.pattern.loop_bytes

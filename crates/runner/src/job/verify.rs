@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use iolab_stats::{Dir, JobStats};
-use iolab_workload::{IoUnit, JobPlan};
+use iolab_workload::{IoUnit, JobPlan, OffsetWords};
 
 use crate::verify::state::State;
 use crate::verify::{Config, SeedStream, Written};
@@ -45,6 +45,8 @@ pub(super) struct Verifier {
     only: bool,
     dump: bool,
     numberio: u64,
+    /// The seed stream starts again at each loop (fio's randrepeat, no randseed given).
+    reseed: bool,
     pass_bytes: u64,
     pass: u64,
     slots: Vec<Option<Role>>,
@@ -62,8 +64,11 @@ pub(super) struct Verifier {
     backlog: u64,
     batch: u64,
     due: u64,
-    /// verify_state_save: the last `depth` completed writes, newest first.
-    recent: VecDeque<(u32, u64)>,
+    /// verify_state_save: each file's ring of its last `depth` completed writes' offsets
+    /// with the slot the next one takes (fio's last_write_comp, last_write_idx), and the
+    /// writes completed (fio's io_blocks[DDIR_WRITE]).
+    recent: Vec<(Vec<u64>, usize)>,
+    writes_done: u64,
     save: bool,
     /// verify_state_load: the state a verify_only run stops at.
     load: Option<State>,
@@ -149,6 +154,7 @@ impl Verifier {
             only: s.verify_only,
             dump: s.verify_dump,
             numberio: 0,
+            reseed: plan.pattern.reseed,
             pass_bytes,
             pass: 0,
             slots: vec![None; depth],
@@ -164,7 +170,8 @@ impl Verifier {
                 s.verify_backlog
             },
             due: 0,
-            recent: VecDeque::with_capacity(depth + 1),
+            recent: vec![(vec![0; depth.max(1)], 0); plan.files.len()],
+            writes_done: 0,
             save: s.verify_state_save && !s.verify_only,
             load,
             verify_ns: 0,
@@ -185,7 +192,7 @@ impl Verifier {
     /// starts again with every loop). `issued` is the generator's byte count after it.
     fn next_write(&mut self, io: &IoUnit, issued: u64) -> Written {
         let pass = issued.saturating_sub(io.len) / self.pass_bytes;
-        if pass != self.pass {
+        if pass != self.pass && self.reseed {
             self.pass = pass;
             self.seeds.restart();
             if let Some(t) = &mut self.trims {
@@ -214,10 +221,11 @@ impl Verifier {
     /// remembered to be checked.
     fn completed(&mut self, w: Written) {
         if self.save {
-            if self.recent.len() == self.slots.len() {
-                self.recent.pop_back();
+            if let Some((ring, at)) = self.recent.get_mut(w.file as usize) {
+                ring[*at] = w.offset;
+                *at = (*at + 1) % ring.len();
             }
-            self.recent.push_front((w.file, w.offset));
+            self.writes_done += 1;
         }
         if self.do_verify {
             self.remember(w);
@@ -244,17 +252,22 @@ impl Verifier {
         seen.then_some(true)
     }
 
-    fn state(&self, plan: &JobPlan) -> State {
+    /// The state fio saves: for every file, as many of its last completions as the job
+    /// completed writes up to the depth (a file written less repeats its ring's zeroes, as
+    /// fio's does), newest first; `rand` is the offset stream's state.
+    fn state(&self, plan: &JobPlan, rand: Option<OffsetWords>) -> State {
+        let mut comps = Vec::new();
+        for (file, (ring, at)) in self.recent.iter().enumerate() {
+            let n = (self.writes_done as usize).min(ring.len());
+            comps.extend((1..=n).map(|k| (file as u64, ring[(at + ring.len() - k) % ring.len()])));
+        }
         State {
             name: plan.name.clone(),
             depth: self.slots.len() as u32,
             files: plan.files.len() as u32,
             numberio: self.numberio,
-            comps: self
-                .recent
-                .iter()
-                .map(|&(f, o)| (u64::from(f), o))
-                .collect(),
+            comps,
+            rand,
         }
     }
 

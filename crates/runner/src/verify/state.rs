@@ -2,9 +2,11 @@
 //! had issued when it ended, so that a later `verify_only` run with `verify_state_load`
 //! checks only what was written. The layout is fio 3.33's, little-endian: a header (version,
 //! size, crc32c of the rest), then the job's list: completions kept, depth, files, writes
-//! issued, index, the random state (iolab leaves it zero, as fio does for a 32-bit
-//! generator), the name, and the last `depth` completed writes as (file, offset), newest
-//! first. Debian's `fio-verify-state` reads it.
+//! issued, index, the offset stream's random state (fio's `random_state`: zero for a job that
+//! is not random), the name, and, file by file, the last `depth` completed writes to it as
+//! (file, offset), newest first. Debian's `fio-verify-state` reads it.
+
+use iolab_workload::OffsetWords;
 
 use super::fio_crc32c;
 
@@ -40,6 +42,8 @@ pub struct State {
     pub numberio: u64,
     /// The last completed writes, (file index, offset), newest first.
     pub comps: Vec<(u64, u64)>,
+    /// The offset stream's words (`None`: zero, a job that is not random).
+    pub rand: Option<OffsetWords>,
 }
 
 impl State {
@@ -61,7 +65,23 @@ impl State {
         l.extend_from_slice(&self.files.to_le_bytes());
         l.extend_from_slice(&self.numberio.to_le_bytes());
         l.extend_from_slice(&0u64.to_le_bytes());
-        l.extend_from_slice(&[0u8; 8 + 48]);
+        // fio's thread_rand_state: use64, then a union of four 32-bit or six 64-bit words.
+        let mut rand = [0u8; 8 + 48];
+        match self.rand {
+            Some(OffsetWords::W64(w)) => {
+                rand[0] = 1;
+                for (i, w) in w.iter().enumerate() {
+                    rand[8 + 8 * i..16 + 8 * i].copy_from_slice(&w.to_le_bytes());
+                }
+            }
+            Some(OffsetWords::W32(w)) => {
+                for (i, w) in w.iter().enumerate() {
+                    rand[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
+                }
+            }
+            None => {}
+        }
+        l.extend_from_slice(&rand);
         let mut name = [0u8; 64];
         let n = self.name.len().min(63);
         name[..n].copy_from_slice(&self.name.as_bytes()[..n]);
@@ -119,12 +139,21 @@ impl State {
                 ))
             })
             .collect::<Result<_, String>>()?;
+        let rand_at = HDR + 32;
+        let rand = if u64_at(rand_at)? == 1 {
+            let w = |i: usize| u64_at(rand_at + 8 + 8 * i);
+            Some(OffsetWords::W64([w(0)?, w(1)?, w(2)?, w(3)?, w(4)?]))
+        } else {
+            let w = |i: usize| u32_at(rand_at + 8 + 4 * i);
+            Some(OffsetWords::W32([w(0)?, w(1)?, w(2)?])).filter(|w| *w != OffsetWords::W32([0; 3]))
+        };
         Ok(State {
             name: String::from_utf8_lossy(&name[..end]).into_owned(),
             depth: u32_at(HDR + 8)?,
             files: u32_at(HDR + 12)?,
             numberio: u64_at(HDR + 16)?,
             comps,
+            rand,
         })
     }
 }
@@ -141,8 +170,11 @@ mod tests {
             files: 1,
             numberio: 25601,
             comps: vec![(0, 0), (0, 0x63ff000)],
+            rand: Some(OffsetWords::W32([0xccb9_ad3d, 0x05a3_27f8, 0x137e_67c8])),
         };
         let b = s.encode();
+        // fio 3.33's bytes for the words (its default seed, thread 1): little-endian after use64.
+        assert_eq!(b[HDR + 40..HDR + 44], [0x3d, 0xad, 0xb9, 0xcc]);
         assert_eq!(b.len(), HDR + LIST + 32);
         assert_eq!(State::decode(&b), Ok(s));
         let mut bad = b.clone();

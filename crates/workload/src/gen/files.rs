@@ -57,7 +57,8 @@ impl IoGen {
     pub(super) fn cannot_give(&self, fi: usize, d: usize, random: bool, need: u64) -> bool {
         let p = &self.p;
         let f = &self.files[fi];
-        if self.passes.is_none() || p.backward > 0 {
+        // Under zonemode=strided the offset decides (gen/offset.rs, strided).
+        if self.passes.is_none() || p.backward > 0 || p.zones.is_some() {
             return false;
         }
         let seq_fits = f.pos[d] + need <= f.span.len;

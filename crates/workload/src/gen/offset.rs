@@ -76,6 +76,32 @@ pub(super) fn random_offset(
     off
 }
 
+/// The random block that stands in for a percentage_random job's sequential I/O at the file's
+/// end (fio's get_next_block, whose sequential try failed): drawn as any random block, the
+/// map's next free one where the drawn one is taken, but left unmarked, as fio's request
+/// carries IO_U_F_BUSY_OK from its sequential try and mark_random_map then marks nothing.
+pub(super) fn random_offset_unmarked(
+    f: &mut FileState,
+    rng: &mut OffsetRng,
+    d: usize,
+    len: u64,
+    ba: u64,
+) -> u64 {
+    let block = match &mut f.lfsr {
+        Some(l) => l.next_block(),
+        None => f.picker.pick(rng),
+    };
+    let block = f
+        .map
+        .as_ref()
+        .and_then(|m| m.free_from(block))
+        .unwrap_or(block);
+    let off = (block * f.unit).min(f.span.len - len) / ba * ba;
+    f.pos[d] = off + len;
+    f.last[d] = off;
+    off
+}
+
 /// fio's random offset in direction `d` where its blocks are not the map's (bs=16k,4k with
 /// randrw): the block is drawn among the direction's own (fio's last_block), and its index
 /// is looked up as it is in the map of the smallest blocks, as fio's axmap is; the I/O takes
@@ -136,27 +162,40 @@ pub(super) fn sequential_offset(f: &mut FileState, d: usize, len: u64, skip: u64
     off
 }
 
-/// The offset of the next I/O under zonemode=strided: within the current zone, sequential or
-/// anywhere in the zone (random); after `zonesize` bytes the next zone, `zoneskip` further,
-/// and the span's start again past its end (as fio's --debug=io shows). At each `zonerange`
-/// bytes of a zone fio resets the file (fio_file_reset): the random map (and lfsr) start
-/// over, so a zone's blocks are each drawn once before any again, and sequential I/O goes
-/// back to the zone's start.
+/// The next I/O under zonemode=strided, as fio 3.33's setup_strided_zone_mode and fill_io_u
+/// place it: once the job (not the file) has done `zonesize` bytes of its zone, the file's
+/// zone moves `zonerange + zoneskip` on (back to the span's start past the file's end) and
+/// its position to the zone's start; a position past the zone's range goes back to its
+/// start; at each `zonerange` bytes of a zone the file is reset (positions, random map,
+/// lfsr). Sequential I/O goes on from the position, random I/O draws among the range's
+/// blocks. `None` where fio's fill_io_u fails, which makes the file done for the pass: no
+/// block to draw (`no_blocks`: the range holds none of the block size), an offset past the
+/// file's end, a size that does not fit before it (`fit` draws a range of sizes given the
+/// room, `min` its smallest). Nothing is clamped into the zone, as fio clamps nothing.
 pub(super) fn strided(
     f: &mut FileState,
+    zone_bytes: &mut u64,
     (range, size, skip): (u64, u64, u64),
-    len: u64,
-    ba: u64,
+    d: usize,
+    (len, min, fit): (&mut u64, u64, Option<&mut dyn FnMut(u64) -> u64>),
+    no_blocks: bool,
     rng: Option<&mut OffsetRng>,
-) -> u64 {
-    if f.zone_done >= size {
-        f.zone_done = 0;
+) -> Option<u64> {
+    let end = f.span.len;
+    if *zone_bytes >= size {
+        *zone_bytes = 0;
         f.zone_at += range + skip;
-        if f.zone_at >= f.span.len {
+        if f.zone_at >= end {
             f.zone_at = 0;
         }
+        f.pos[d] = f.zone_at;
     }
-    if f.zone_done.is_multiple_of(range) {
+    if f.pos[d] >= f.zone_at + range {
+        f.pos[d] = f.zone_at;
+    }
+    if zone_bytes.is_multiple_of(range) {
+        // fio's fio_file_reset.
+        f.pos = [f.zone_at; 3];
         if let Some(m) = &mut f.map {
             m.reset();
         }
@@ -164,9 +203,8 @@ pub(super) fn strided(
             l.reset();
         }
     }
-    let room = range.min(f.span.len - f.zone_at);
-    let last = room.saturating_sub(len);
     let within = match rng {
+        Some(_) if no_blocks => return None,
         Some(r) => {
             let block = match &mut f.lfsr {
                 Some(l) => l.next_block(),
@@ -175,17 +213,32 @@ pub(super) fn strided(
             let block = match &mut f.map {
                 Some(m) => {
                     let b = m.take(block).unwrap_or(block);
-                    m.extend(b, len.div_ceil(f.unit));
+                    m.extend(b, len.div_ceil(f.unit).max(1));
                     b
                 }
                 None => block,
             };
-            (block * f.unit).min(last) / ba * ba
+            block * f.unit
         }
-        None => (f.zone_done % range).min(last),
+        None if f.pos[d] >= end => return None,
+        None => f.pos[d] - f.zone_at,
     };
-    f.zone_done += len;
-    f.zone_at + within
+    let off = f.zone_at + within;
+    if within >= end || off >= end {
+        return None;
+    }
+    if let Some(fit) = fit {
+        if off + min > end {
+            return None;
+        }
+        *len = fit(end - off);
+    }
+    if off + *len > end {
+        return None;
+    }
+    *zone_bytes += *len;
+    f.pos[d] = off + *len;
+    Some(off)
 }
 
 /// Where backwards I/O starts, relative to the span, as fio 3.33 does: at the span's start for

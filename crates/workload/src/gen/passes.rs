@@ -35,11 +35,10 @@ pub(super) struct Passes {
 
 impl Passes {
     /// fio's passes for `p`, where they decide where its loops end (not time_based, nor
-    /// under zones, openfiles or trimwrite, whose loops are counted in bytes).
+    /// under zonemode=zbd, openfiles or trimwrite, whose loops are counted in bytes).
     pub(super) fn of(p: &Pattern) -> Option<Passes> {
         let open_set = p.open_files > 0 && p.open_files < p.files.len();
-        let kept =
-            p.bytes.is_some() && p.zones.is_none() && p.zbd.is_none() && !p.trimwrite && !open_set;
+        let kept = p.bytes.is_some() && p.zbd.is_none() && !p.trimwrite && !open_set;
         kept.then(|| Passes {
             number: 1,
             loops_left: p.loops.max(1) - 1,
@@ -123,13 +122,13 @@ impl IoGen {
             }
             f.last = [0; 3];
             f.zone_at = 0;
-            f.zone_done = 0;
             f.done = false;
         }
         self.cur_file = 0;
         self.file_left = 0;
         self.file_bytes = 0;
         self.next_file = 0;
+        self.zone_bytes = 0;
         self.run_left = 0;
         if let Refill::Reseed(f) = self.refill {
             self.seed_fio(f);

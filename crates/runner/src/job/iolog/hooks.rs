@@ -211,8 +211,10 @@ impl Runner<'_> {
             .map(|id| slot(id).is_some_and(|at| w.used.get(at) == Some(&true)))
             .collect();
         let open = || {
-            let files = plan.files.iter().zip(&logged);
-            files.filter(|(_, on)| **on).map(|(f, _)| f.path.display())
+            let files = plan.files.iter().zip(&logged).zip(&self.files);
+            files
+                .filter(|((_, on), _)| **on)
+                .map(|((f, _), id)| (f.path.display(), *id))
         };
         let mut found = self.gen.take_done();
         if by_files {
@@ -235,12 +237,15 @@ impl Runner<'_> {
         }
         let synced = std::mem::take(&mut w.synced);
         if (plan.end_fsync || plan.fsync_on_close) && !synced {
-            for p in open() {
-                if by_files {
+            for (p, id) in open() {
+                // A file closed by now (all of them where the files ended the pass, else
+                // those done before the bytes ran out) is opened for its sync and closed.
+                let closed = by_files || slot(&id).is_none_or(|at| w.open.get(at) != Some(&true));
+                if closed {
                     w.line(format_args!("{us} {p} open"));
                 }
                 w.line(format_args!("{us} {p} sync {last} 0"));
-                if by_files {
+                if closed {
                     w.line(format_args!("{us} {p} close"));
                 }
             }

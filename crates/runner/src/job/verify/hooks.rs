@@ -5,7 +5,7 @@ use std::path::Path;
 
 use iolab_engine::{Done, Op, Req};
 use iolab_stats::Dir;
-use iolab_workload::IoUnit;
+use iolab_workload::{IoUnit, OffsetWords};
 
 use super::Role;
 use crate::job::Runner;
@@ -217,12 +217,29 @@ impl Runner<'_> {
     }
 
     /// verify_state_save: at the end of a write job, fio's state file in the working directory.
+    /// fio's `random_state` at the job's end: none for a job that is not random; the stream
+    /// seeded again (fio's clear_io_state before its verify phase, under randrepeat and no
+    /// randseed given); else the stream as the job's draws left it.
+    fn saved_rand(&self) -> Option<OffsetWords> {
+        let s = &self.plan.spec;
+        let p = &self.plan.pattern;
+        if !p.random {
+            return None;
+        }
+        match p.fio_seeds {
+            Some(f) if s.randrepeat && !s.randseed_set && s.do_verify => {
+                Some(iolab_workload::dist::OffsetRng::fio(f).words(p.taus64))
+            }
+            _ => Some(self.gen.offset_words()),
+        }
+    }
+
     pub(in crate::job) fn verify_save_state(&self) {
         let Some(v) = self.verify.as_deref().filter(|v| v.save && v.numberio > 0) else {
             return;
         };
         let path = State::path(&self.plan.name, self.plan.thread_number());
-        if let Err(e) = std::fs::write(&path, v.state(self.plan).encode()) {
+        if let Err(e) = std::fs::write(&path, v.state(self.plan, self.saved_rand()).encode()) {
             let name = path.display();
             eprintln!("fio: {}: verify_state_save: {name}: {e}", self.plan.name);
         }
