@@ -128,11 +128,6 @@ pub(crate) struct Conn {
     /// A helper has read the body's file into the page cache up to this offset, for this
     /// response: a sendfile that ends below it goes without asking.
     pub(crate) paged_to: u64,
-    /// The loop found files missing from the page cache lately (set when the response
-    /// begins; see `Worker::cold`): every stretch of the body not paged in for this response
-    /// goes to a helper first, since asking the page cache cannot tell a page being read from
-    /// one that is there, and sendfile would wait on the loop for the one being read.
-    pub(crate) cold: bool,
     /// The whole file was found in the page cache when the response began: none of its
     /// slices asks again (a 1 MiB body made three cachestat calls more a response).
     pub(crate) resident: bool,
@@ -179,7 +174,6 @@ impl Conn {
             resolved: None,
             paged: false,
             paged_to: 0,
-            cold: false,
             resident: false,
             fed: false,
             inbox: Vec::new(),
@@ -392,7 +386,7 @@ fn file_slice(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
     let left = *end - *off;
     let sent = c.wbuf.len() as u64 + c.body_sent;
     let want = next_slice(&mut c.mss, sock, left, sent, c.body_sent + left);
-    let paging = Paging(&mut c.paged, c.resident, c.paged_to, c.cold);
+    let paging = Paging(&mut c.paged, c.resident, c.paged_to);
     if must_page_in(paging, file, *off, want as u64) {
         return Ok(Some(Flush::PageIn(*off, page_in_len(left, want))));
     }
@@ -479,7 +473,7 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
     let sent = c.wbuf.len() as u64 + c.body_sent;
     let want = next_slice(&mut c.mss, sock, last + 1 - *off, sent, last + 1 - first);
     if must_page_in(
-        Paging(&mut c.paged, c.resident, c.paged_to, c.cold),
+        Paging(&mut c.paged, c.resident, c.paged_to),
         file,
         *off,
         want as u64,

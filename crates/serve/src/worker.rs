@@ -95,26 +95,9 @@ struct Worker {
     /// Connections that sent a slice of a body and have more (Flush::Yield), with their
     /// generation: taken up again after the events in hand, one slice each a turn.
     yielded: Vec<(usize, u32)>,
-    /// When a body last had to be paged in by a helper (0: never): see [`Worker::cold`].
-    cold_at: u64,
     /// The ring completion being handled is the last of its turn: what it queues goes to the
     /// kernel with nothing else unless the ring already holds entries (see `heads_on_ring`).
     last_of_turn: bool,
-}
-
-/// How long after a body had to be paged in the loop treats every file as possibly cold.
-const COLD_NS: u64 = 5_000_000_000;
-
-impl Worker {
-    /// Whether bodies had to be paged in lately (within [`COLD_NS`]): the files do not all
-    /// fit the page cache, so a file found there a moment ago may be gone, or its pages still
-    /// being read in, and sendfile would wait for them on the loop. A new response's body
-    /// then goes to a helper before each sendfile of a stretch it has not paged in
-    /// (`Conn::cold`); while every file stays cached this never holds, and cached responses
-    /// cost no more.
-    fn cold(&self) -> bool {
-        self.cold_at != 0 && self.now.saturating_sub(self.cold_at) < COLD_NS
-    }
 }
 
 /// The thread's body: set up, report to `Server::start`, serve until stopped.
@@ -194,7 +177,6 @@ impl Worker {
             paused: Vec::new(),
             quiet_sends: 0,
             yielded: Vec::new(),
-            cold_at: 0,
             last_of_turn: false,
             ctx,
         };
@@ -393,7 +375,6 @@ impl Worker {
         c.wpos = 0;
         c.paged = false;
         c.paged_to = 0;
-        c.cold = false;
         c.resident = false;
         if !c.keep || self.stopping {
             self.close(i);

@@ -52,18 +52,26 @@ fn slice_len(left: u64, sent: u64, mss: u32, whole: u64) -> usize {
 /// Whether `off..off + want` of the body's file must be read into the page cache by a helper
 /// before sendfile, which would otherwise wait on the loop for the file system. Not when it was
 /// just paged in, or found whole in the cache as the response began, or lies below what a
-/// helper paged in; always when the loop is seeing cold files (`Conn::cold`); else when the
-/// page cache says it lacks a page (where the kernel cannot say, go ahead).
+/// helper paged in; else when the page cache says it lacks a page (where the kernel cannot
+/// say, go ahead).
+///
+/// The page cache counts a page that read-ahead is still reading as there, so a slice past
+/// what a helper paged in can still wait on the loop for its read. Handing every slice of
+/// every body to a helper while files were being paged in (tried: issue 32's benchmark)
+/// closed that wait, but on this machine's disk (0.2 ms a read) the helper's round trip cost
+/// more than the waits it saved: server CPU a request 66 against 38 us, hot requests/s 11k
+/// against 21k. The 2 MiB windows keep the waits rare (the loop threads in D state in 1.4%
+/// of samples, against 4.9% with 32 KiB page-ins).
 pub(super) fn must_page_in(paging: Paging<'_>, file: &File, off: u64, want: u64) -> bool {
-    let Paging(paged, resident, paged_to, cold) = paging;
+    let Paging(paged, resident, paged_to) = paging;
     if std::mem::take(paged) || resident || off + want <= paged_to {
         return false;
     }
-    cold || net::page_cached(file, off, want) == Some(false)
+    net::page_cached(file, off, want) == Some(false)
 }
 
-/// A connection's `paged`, `resident`, `paged_to` and `cold`, borrowed beside its `out`.
-pub(super) struct Paging<'a>(pub &'a mut bool, pub bool, pub u64, pub bool);
+/// A connection's `paged`, `resident` and `paged_to`, borrowed beside its `out`.
+pub(super) struct Paging<'a>(pub &'a mut bool, pub bool, pub u64);
 
 /// How much a helper pages in at once: the stretch about to be sent, and the body after it
 /// up to [`PAGE_IN_WINDOW`], so that one helper's turn covers many slices and the device

@@ -16,7 +16,6 @@ impl Worker {
     /// with its send where there is one, else through the engine; paged in first by a helper
     /// where it is not cached), a listing page, or what `start` sends.
     pub(super) fn dispatch(&mut self, i: usize, rep: route::Reply, ans: Answer) {
-        let cold = self.cold();
         let c = &mut self.conns[i];
         let Answer {
             handle,
@@ -66,8 +65,7 @@ impl Worker {
                 start(c, rep, h);
                 // The first stretch of a sendfile body goes without asking the page cache
                 // again.
-                c.cold = cold;
-                c.paged = resident && !cold && matches!(c.out, Out::File { .. });
+                c.paged = resident && matches!(c.out, Out::File { .. });
                 c.resident = c.paged;
             }
         }

@@ -65,11 +65,6 @@ impl Worker {
     /// idle timeout). False when no helper could take it.
     pub(super) fn hand_over(&mut self, i: usize, job: Job, then: Pending) -> bool {
         let c = &mut self.conns[i];
-        if matches!(job, Job::PageIn { .. }) {
-            // The rest of this body, too, may be missing or still being read.
-            self.cold_at = self.now.max(1);
-            c.cold = true;
-        }
         let tok = (u64::from(c.gen) << 32) | i as u64;
         if !self.pool.submit(tok, job) {
             return false;
