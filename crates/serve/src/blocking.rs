@@ -10,11 +10,10 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Condvar, Mutex};
 
-use iolab_sys::net::{self, EventFd};
+use iolab_sys::net::EventFd;
 
 use crate::path::{self, Found, Site};
 
@@ -126,15 +125,8 @@ impl Drop for Pool {
 }
 
 fn helper(st: &State) {
-    // Where page-ins go: /dev/null through sendfile (no copy), or where that cannot be
-    // opened, a buffer, one a helper for all its jobs.
-    let mut sink = Sink {
-        null: std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/null")
-            .ok(),
-        buf: Vec::new(),
-    };
+    // Where page-ins read to: one buffer a helper, for all its jobs.
+    let mut buf = Vec::new();
     loop {
         let (tag, job) = {
             let Ok(mut q) = st.queue.lock() else {
@@ -154,7 +146,7 @@ fn helper(st: &State) {
                 };
             }
         };
-        let outcome = run(&st.site, job, &mut sink);
+        let outcome = run(&st.site, job, &mut buf);
         if let Ok(mut d) = st.done.lock() {
             d.push((tag, outcome));
         }
@@ -166,45 +158,7 @@ fn helper(st: &State) {
     }
 }
 
-/// Where a helper's page-ins put what they read.
-struct Sink {
-    null: Option<File>,
-    buf: Vec<u8>,
-}
-
-impl Sink {
-    /// Reads `off..end` of `file` into the page cache, waiting for each chunk; stops early at
-    /// the end of the file or an error (the loop's sendfile then meets it).
-    fn page_in(&mut self, file: &File, off: u64, end: u64) {
-        let mut at = off;
-        if let Some(null) = &self.null {
-            while at < end {
-                let n = ((end - at) as usize).min(PAGE_IN_CHUNK);
-                match net::sendfile_to(null, file, &mut at, n) {
-                    Ok(0) => return,
-                    Ok(_) => {}
-                    // Not to /dev/null here: read into the buffer instead.
-                    Err(_) => break,
-                }
-            }
-            if at >= end {
-                return;
-            }
-        }
-        if self.buf.len() < PAGE_IN_CHUNK && self.buf.try_reserve_exact(PAGE_IN_CHUNK).is_ok() {
-            self.buf.resize(PAGE_IN_CHUNK, 0);
-        }
-        while at < end && !self.buf.is_empty() {
-            let n = ((end - at) as usize).min(self.buf.len());
-            match file.read_at(&mut self.buf[..n], at) {
-                Ok(0) | Err(_) => break,
-                Ok(k) => at += k as u64,
-            }
-        }
-    }
-}
-
-fn run(site: &Site, job: Job, sink: &mut Sink) -> Outcome {
+fn run(site: &Site, job: Job, buf: &mut Vec<u8>) -> Outcome {
     match job {
         Job::Resolve {
             rel,
@@ -222,11 +176,20 @@ fn run(site: &Site, job: Job, sink: &mut Sink) -> Outcome {
             Outcome::Resolved(found, d)
         }
         Job::PageIn { file, off, len } => {
-            // The whole range's reads go to the device at once; the reads below then wait
-            // for each chunk to be there (a page being read counts as cached to cachestat,
-            // and sendfile on the loop would wait for it).
-            let _ = iolab_sys::will_need(file.as_raw_fd(), off, len);
-            sink.page_in(&file, off, off + len);
+            if buf.len() < PAGE_IN_CHUNK && buf.try_reserve_exact(PAGE_IN_CHUNK).is_ok() {
+                buf.resize(PAGE_IN_CHUNK, 0);
+            }
+            if buf.is_empty() {
+                return Outcome::PagedIn;
+            }
+            let (mut at, end) = (off, off + len);
+            while at < end {
+                let n = ((end - at) as usize).min(buf.len());
+                match file.read_at(&mut buf[..n], at) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => at += k as u64,
+                }
+            }
             Outcome::PagedIn
         }
     }

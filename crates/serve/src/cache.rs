@@ -25,8 +25,7 @@ use crate::SMALL_FILE;
 
 /// How long an entry is trusted without looking at the file again.
 const TTL_NS: u64 = 1_000_000_000;
-/// Entries per thread; when full, those not asked for lately make room (see
-/// `Cache::make_room`).
+/// Entries per thread; when full, the cache starts over.
 const CAPACITY: usize = 512;
 
 /// How a cached file's bytes are reached.
@@ -60,8 +59,6 @@ pub struct Entry {
     /// second passes) the entry is served as it is, so that the requests arriving meanwhile
     /// do not each send a helper to open the same path.
     revalidating: Cell<u64>,
-    /// Asked for since the last time the cache made room (its second chance).
-    used: Cell<bool>,
 }
 
 impl Entry {
@@ -137,11 +134,10 @@ impl Cache {
     /// The entry for `rel` (a jailed path) if it is cached and its second is not up, or a
     /// check of it is out.
     pub fn fresh(&self, rel: &[u8], now: u64) -> Option<&Entry> {
-        let e = self.map.get(rel)?;
-        e.used.set(true);
-        let out = e.revalidating.get();
-        (now.saturating_sub(e.checked) < TTL_NS || (out != 0 && now.saturating_sub(out) < TTL_NS))
-            .then_some(e)
+        self.map.get(rel).filter(|e| {
+            let out = e.revalidating.get();
+            now.saturating_sub(e.checked) < TTL_NS || (out != 0 && now.saturating_sub(out) < TTL_NS)
+        })
     }
 
     /// A helper is checking `rel` again: see `Entry::revalidating`.
@@ -178,7 +174,7 @@ impl Cache {
                     entry.meta.vary = !sib.is_empty();
                     entry.siblings = siblings(sib, &name);
                     if self.map.len() >= CAPACITY {
-                        self.make_room(eng);
+                        self.clear(eng);
                     }
                     if let Some(old) = self.map.insert(rel.into(), entry) {
                         self.retire(old, eng);
@@ -248,46 +244,12 @@ impl Cache {
             checked: now,
             resident_at: Cell::new(0),
             revalidating: Cell::new(0),
-            used: Cell::new(true),
         })
     }
 
     fn drop_key(&mut self, rel: &[u8], eng: &mut dyn Engine) {
         if let Some(old) = self.map.remove(rel) {
             self.retire(old, eng);
-        }
-    }
-
-    /// Makes room for new entries: those not asked for since the last time go (a second
-    /// chance: the others are marked, to go next time unless asked for again), and when
-    /// nearly every entry was asked for, enough others to free a quarter of the cache.
-    /// Starting over, as the cache once did, dropped the hot files with the cold ones, so on
-    /// a site of more files than the cache holds, every hot file went back to a helper to be
-    /// opened every few hundred misses.
-    fn make_room(&mut self, eng: &mut dyn Engine) {
-        let mut gone: Vec<Entry> = self
-            .map
-            .extract_if(|_, e| !e.used.replace(false))
-            .map(|(_, e)| e)
-            .collect();
-        let mut more = (CAPACITY / 4).saturating_sub(gone.len());
-        if more > 0 {
-            let extra = self.map.extract_if(|_, _| {
-                let take = more > 0;
-                more = more.saturating_sub(1);
-                take
-            });
-            gone.extend(extra.map(|(_, e)| e));
-        }
-        for e in gone {
-            self.retire(e, eng);
-        }
-    }
-
-    #[cfg(test)]
-    fn forget_use_for_test(&mut self) {
-        for e in self.map.values() {
-            e.used.set(false);
         }
     }
 
@@ -398,47 +360,6 @@ mod tests {
             c.fresh(b"f.txt", late + TTL_NS + 1).is_none(),
             "a check that never came back is given up after a second"
         );
-        c.close_all(&mut *eng);
-        let _ = std::fs::remove_dir_all(&d);
-    }
-
-    /// Regression (issue 32): a full cache started over, so on a site of more files than it
-    /// holds the hot files were dropped with the cold ones every few hundred misses, and each
-    /// went back to a helper to be opened. Now the entries asked for since the last time the
-    /// cache made room stay.
-    #[test]
-    fn a_full_cache_keeps_the_files_asked_for() {
-        let d = std::env::temp_dir().join(format!("iolab-room-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
-        let names: Vec<String> = (0..CAPACITY + 1).map(|i| format!("f{i}.txt")).collect();
-        for n in &names {
-            std::fs::write(d.join(n), b"x").unwrap_or_else(|e| panic!("{e}"));
-        }
-        let site = crate::path::Site::open(&d, false).unwrap_or_else(|e| panic!("{e}"));
-        let mut eng = iolab_engine::open(&EngineOpts::new(EngineKind::Psync, 8))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut c = Cache::new(false);
-        let t0 = 10 * TTL_NS;
-        let mut install = |c: &mut Cache, n: &str| {
-            let found = crate::path::resolve(&site, n.as_bytes(), false, &mut Vec::new());
-            let got = c.install(n.as_bytes(), found, None, &mut *eng, t0);
-            assert!(matches!(got, Got::File(_)), "{n}");
-        };
-        for n in &names[..CAPACITY] {
-            install(&mut c, n);
-        }
-        // As after a sweep: no entry asked for since; then the hot ones are.
-        c.forget_use_for_test();
-        let hot = ["f1.txt", "f7.txt", "f300.txt"];
-        for n in hot {
-            assert!(c.fresh(n.as_bytes(), t0 + 1).is_some(), "{n}");
-        }
-        install(&mut c, &names[CAPACITY]);
-        for n in hot {
-            assert!(c.fresh(n.as_bytes(), t0 + 2).is_some(), "{n} was dropped");
-        }
-        assert!(c.fresh(names[CAPACITY].as_bytes(), t0 + 2).is_some());
-        assert!(c.map.len() <= CAPACITY, "{} entries", c.map.len());
         c.close_all(&mut *eng);
         let _ = std::fs::remove_dir_all(&d);
     }

@@ -224,10 +224,6 @@ mod fuse {
 
     pub const SLOW_BIG: usize = 256 * 1024;
     pub const SLOW_SMALL: usize = 1000;
-    /// `part.bin`: reads that end within its first PART_FAST bytes are answered at once, the
-    /// rest wait for the gate.
-    pub const PART_LEN: usize = 3 << 20;
-    pub const PART_FAST: usize = 2 << 20;
     /// `long.bin`: every read is answered 1 ms late, however many are asked at once.
     pub const LONG_LEN: usize = 16 << 20;
 
@@ -340,7 +336,6 @@ mod fuse {
             1 => (0o040755u32, 0u64),
             2 => (0o100644, SLOW_BIG as u64),
             3 => (0o100644, SLOW_SMALL as u64),
-            5 => (0o100644, PART_LEN as u64),
             6 => (0o100644, LONG_LEN as u64),
             _ => (0o100644, SLOW_SMALL as u64),
         };
@@ -374,7 +369,6 @@ mod fuse {
             b"slow.bin" => 2,
             b"slow.txt" => 3,
             b"fast.txt" => 4,
-            b"part.bin" => 5,
             b"long.bin" => 6,
             b"stuck" => {
                 let (d, g) = (dev.clone(), gate.clone());
@@ -393,19 +387,17 @@ mod fuse {
         }
     }
 
-    /// READ: `fast.txt` and the first PART_FAST bytes of `part.bin` at once, `long.bin` 1 ms
-    /// late, the rest when the gate opens.
+    /// READ: `fast.txt` at once, `long.bin` 1 ms late, the rest when the gate opens.
     fn read(dev: &Arc<File>, gate: &Gate, unique: u64, node: u64, arg: &[u8]) {
         let (off, size) = (u64_at(arg, 8) as usize, u32_at(arg, 16) as usize);
         let len = match node {
             2 => SLOW_BIG,
-            5 => PART_LEN,
             6 => LONG_LEN,
             _ => SLOW_SMALL,
         };
         let end = (off + size).min(len);
         let body: Vec<u8> = (off.min(end)..end).map(|i| (i % 251) as u8).collect();
-        if node == 4 || (node == 5 && end <= PART_FAST) {
+        if node == 4 {
             return reply(dev, unique, 0, &body);
         }
         let (d, g) = (dev.clone(), gate.clone());
@@ -641,82 +633,6 @@ fn a_stalled_file_read_does_not_hold_the_shutdown_past_its_grace() {
                     r.is_ok() || r.as_ref().is_err_and(|e| e.kind() != ErrorKind::WouldBlock),
                     "{engine}: the waiting client's connection stayed open: {r:?}"
                 );
-            })
-        });
-        drop(fs);
-        if let Err(p) = r {
-            std::panic::resume_unwind(p);
-        }
-    }
-}
-
-/// Regression (issue 32): a large body's next pages can be in the page cache and still being
-/// read (read-ahead that a helper's page-in set going): cachestat counts them, so the loop
-/// went on to sendfile and waited there for the file system, holding every connection of
-/// the thread. Here the first 2 MiB of a FUSE file come at once and the rest waits: while
-/// one client's body is stalled past 2 MiB, a cached file is still answered within 2 s on
-/// both network paths, and the stalled body comes whole once the file system answers.
-#[test]
-fn a_body_whose_next_pages_are_still_being_read_leaves_the_loop_free() {
-    let stale = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-faults/part");
-    for net in NETS {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(stale.join(format!("fuse-{net:?}")))
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-    let base = root("part");
-    for net in NETS {
-        let mnt = base.join(format!("fuse-{net:?}"));
-        let fs = match fuse::Fuse::mount(&mnt) {
-            Ok(f) => f,
-            Err(why) => {
-                iolab_testkit::skip(
-                    "a FUSE file read in part",
-                    &format!("no FUSE mount here ({why})"),
-                );
-                return;
-            }
-        };
-        let base = base.clone();
-        let fs = std::sync::Arc::new(fs);
-        let gate = fs.clone();
-        let r = std::panic::catch_unwind(move || {
-            limit(60, move || {
-                let s = start(&base, |o| {
-                    o.net = net;
-                    o.idle_timeout = Duration::from_secs(30);
-                });
-                let a = s.local_addr();
-                let req = format!("GET /fuse-{net:?}/part.bin HTTP/1.1\r\nHost: t\r\n\r\n");
-                let big = std::thread::spawn(move || {
-                    exchange(a, req.as_bytes(), Duration::from_secs(30))
-                });
-                // Long enough for the first 2 MiB to be sent and the rest to be asked for.
-                std::thread::sleep(Duration::from_millis(1500));
-                for _ in 0..3 {
-                    let r = exchange(a, GET_A, Duration::from_secs(2));
-                    assert_eq!(
-                        r.map(|r| r.0),
-                        Ok(200),
-                        "{net:?}: a cached file waits behind a body being read"
-                    );
-                }
-                assert!(
-                    !big.is_finished(),
-                    "{net:?}: the stalled body did not stall"
-                );
-                gate.release();
-                let (st, text) = big.join().unwrap().unwrap();
-                assert_eq!(st, 200, "{net:?}");
-                let want = fuse::content(fuse::PART_LEN);
-                assert!(
-                    text.ends_with(&*String::from_utf8_lossy(&want)),
-                    "{net:?}: part.bin came short or wrong ({} bytes of text)",
-                    text.len()
-                );
-                stop(s);
             })
         });
         drop(fs);

@@ -406,21 +406,6 @@ pub fn fadvise(fd: RawFd, advice: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
-/// `posix_fadvise(fd, off, len, POSIX_FADV_WILLNEED)`: the kernel starts reading the range
-/// into the page cache and returns without waiting for the reads (at most its read-ahead
-/// limit at once, `read_ahead_kb`), so a range's reads reach the device together.
-pub fn will_need(fd: RawFd, off: u64, len: u64) -> io::Result<()> {
-    let (Ok(off), Ok(len)) = (libc::off_t::try_from(off), libc::off_t::try_from(len)) else {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    };
-    // SAFETY: posix_fadvise takes no memory arguments.
-    let r = unsafe { libc::posix_fadvise(fd, off, len, libc::POSIX_FADV_WILLNEED) };
-    if r != 0 {
-        return Err(io::Error::from_raw_os_error(r));
-    }
-    Ok(())
-}
-
 /// How many of the first `len` bytes' pages of the file open on `fd` are in the page cache
 /// (`mincore` over a read-only shared mapping): what read-ahead brought in, for tests and
 /// diagnostics.

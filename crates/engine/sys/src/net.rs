@@ -163,26 +163,6 @@ pub fn sendfile(
     }
 }
 
-/// `sendfile(out, file, offset, count)` to any file: with `out` /dev/null, the range is read
-/// into the page cache (waiting for what the file system has yet to produce) and nothing is
-/// copied (/dev/null's splice takes the pages and drops them).
-pub fn sendfile_to(out: &File, file: &File, offset: &mut u64, count: usize) -> io::Result<usize> {
-    let mut off =
-        libc::off_t::try_from(*offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    loop {
-        // SAFETY: sendfile reads and updates the one off_t the pointer points at.
-        let r = unsafe { libc::sendfile(out.as_raw_fd(), file.as_raw_fd(), &mut off, count) };
-        match cvt(r) {
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-            Err(e) => return Err(e),
-            Ok(n) => {
-                *offset = off as u64;
-                return Ok(n);
-            }
-        }
-    }
-}
-
 /// Sets or clears TCP_CORK: while set, the kernel sends only full segments; clearing it sends
 /// what is held at once (no Nagle wait), which makes it the end-of-response marker.
 pub fn set_cork(sock: &TcpStream, on: bool) -> io::Result<()> {

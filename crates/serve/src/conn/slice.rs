@@ -9,10 +9,6 @@ use iolab_sys::net;
 /// A file body (or a multipart part) up to this long goes in one sendfile call; a longer one
 /// goes in slices (see [`slice_len`]), a connection a turn.
 pub(super) const SENDFILE_CHUNK: usize = 256 << 10;
-/// A body missing from the page cache is paged in by a helper this much at a time (see
-/// [`page_in_len`]).
-const PAGE_IN_WINDOW: u64 = 2 << 20;
-
 /// The bytes a slice of a long body aims at: as many whole segments as fit, at least one.
 const SLICE: u64 = 32 << 10;
 
@@ -56,12 +52,16 @@ fn slice_len(left: u64, sent: u64, mss: u32, whole: u64) -> usize {
 /// say, go ahead).
 ///
 /// The page cache counts a page that read-ahead is still reading as there, so a slice past
-/// what a helper paged in can still wait on the loop for its read. Handing every slice of
-/// every body to a helper while files were being paged in (tried: issue 32's benchmark)
-/// closed that wait, but on this machine's disk (0.2 ms a read) the helper's round trip cost
-/// more than the waits it saved: server CPU a request 66 against 38 us, hot requests/s 11k
-/// against 21k. The 2 MiB windows keep the waits rare (the loop threads in D state in 1.4%
-/// of samples, against 4.9% with 32 KiB page-ins).
+/// what a helper paged in can still wait on the loop for that read (the loop threads were in
+/// D state there in 4.9% of samples under issue 32's benchmark). Three ways to close that
+/// wait were measured with `bench/serve_cold.py` on this VM (its disk reads 128 KiB in about
+/// 0.2 ms) and each cost more than the wait: every slice handed to a helper while files were
+/// being paged in (server CPU a request 66 against 38 us); 2 MiB page-in windows (cold
+/// requests/s 1,640 against 1,944, hot p99 18 against 12 ms); windows that report their
+/// first 256 KiB so that sending starts early (cold requests/s 1,191 against 1,852 with
+/// slice-sized page-ins). So a helper pages in the slice at hand, as before, and the kernel's
+/// read-ahead runs on behind it. On a disk whose reads take milliseconds the trade may
+/// differ: the benchmark says which, on the disk at hand.
 pub(super) fn must_page_in(paging: Paging<'_>, file: &File, off: u64, want: u64) -> bool {
     let Paging(paged, resident, paged_to) = paging;
     if std::mem::take(paged) || resident || off + want <= paged_to {
@@ -73,11 +73,10 @@ pub(super) fn must_page_in(paging: Paging<'_>, file: &File, off: u64, want: u64)
 /// A connection's `paged`, `resident` and `paged_to`, borrowed beside its `out`.
 pub(super) struct Paging<'a>(pub &'a mut bool, pub bool, pub u64);
 
-/// How much a helper pages in at once: the stretch about to be sent, and the body after it
-/// up to [`PAGE_IN_WINDOW`], so that one helper's turn covers many slices and the device
-/// gets the window's reads together.
+/// How much a helper pages in at once: the stretch about to be sent (see [`must_page_in`]
+/// for what larger windows cost). `left` is the rest of the body.
 pub(super) fn page_in_len(left: u64, want: usize) -> u64 {
-    left.min(PAGE_IN_WINDOW).max(want as u64)
+    left.min(want as u64)
 }
 
 /// [`slice_len`] for a connection: its segment size `mss` is asked of the socket (once a
