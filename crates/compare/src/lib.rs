@@ -22,6 +22,7 @@ pub mod qos;
 pub mod row;
 mod run;
 mod saved;
+mod series;
 pub mod trials;
 pub mod trust;
 mod variant;
@@ -29,8 +30,8 @@ mod variant;
 pub use diagnose::{diagnose, Workload};
 pub use iolab_report::compare::Comparison;
 pub use run::{
-    base_spec, mean_by_interval, process_cpu_us, run, run_on, sum_by_interval, CompareOpts,
-    HostRun, Local, Ran, Runs, TEST_FILE,
+    base_spec, process_cpu_us, run, run_on, CompareOpts, HostRun, Local, Ran, Runs, TEST_FILE,
 };
 pub use saved::{comparison_from_logs, from_json};
+pub use series::{mean_by_interval, sum_by_interval};
 pub use variant::{parse_list, Variant, DEFAULT_ENGINES};

@@ -9,6 +9,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod refused;
+
 use crate::error::{ErrorKind, JobError, Loc};
 use crate::parse::{self, JobFile, ParseOpts, RawJob, RawOption, Vars};
 use crate::read::{Budget, MAX_JOBS};
@@ -169,30 +171,6 @@ const TOP: &[(&str, Arg)] = &[
     ("merge-blktrace-only", Arg::None),
 ];
 
-const TOP_UNSUPPORTED: &[&str] = &[
-    "server",
-    "client",
-    "daemonize",
-    "remote-config",
-    "trigger-remote",
-    "cpuclock-test",
-];
-
-/// Why a top-level option of fio is refused.
-fn refusal(name: &str) -> &'static str {
-    match name {
-        "server" | "client" | "daemonize" | "remote-config" => {
-            "iolab has no networked mode; to drive many machines, run one iolab per \
-             machine under MPI (mpirun -np N iolab run job.fio)"
-        }
-        "trigger-remote" => {
-            "it sends the trigger to fio servers, and iolab has no networked mode; \
-             use --trigger for this machine"
-        }
-        _ => "not implemented",
-    }
-}
-
 /// Resolves a top-level name: exact, or a unique prefix among top-level and job option names.
 fn top_lookup(name: &str) -> Result<Option<(&'static str, Arg)>, JobError> {
     if let Some(t) = TOP.iter().find(|(n, _)| *n == name) {
@@ -301,10 +279,10 @@ fn set_top(top: &mut TopLevel, name: &str, v: Option<String>) -> Result<(), Stri
                 .ok_or("needs a size in KiB, a whole number above 0")?;
             top.alloc_size_kib = Some(kib);
         }
-        other if TOP_UNSUPPORTED.contains(&other) => {
-            return Err(format!("not supported by iolab: {}", refusal(other)))
-        }
-        other => return Err(format!("iolab does not handle --{other}")),
+        other => match refused::why(other) {
+            Some(why) => return Err(format!("not supported by iolab: {why}")),
+            None => return Err(format!("iolab does not handle --{other}")),
+        },
     }
     Ok(())
 }

@@ -17,7 +17,7 @@ mod slice;
 
 #[cfg(test)]
 use slice::SENDFILE_CHUNK;
-use slice::{must_page_in, next_slice, page_in_len, Paging};
+use slice::{must_page_in, next_slice};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
@@ -43,10 +43,8 @@ pub(crate) enum Pending {
         direct: bool,
         rep: route::Reply,
     },
-    /// The next stretch of a sendfile body is being paged in, up to the file offset `to`.
-    Send {
-        to: u64,
-    },
+    /// The next stretch of a sendfile body is being paged in.
+    Send,
 }
 
 /// What `flush` came to.
@@ -125,9 +123,6 @@ pub(crate) struct Conn {
     pub(crate) resolved: Option<(Found, Option<File>)>,
     /// The next sendfile goes ahead without looking at the page cache (just paged in).
     pub(crate) paged: bool,
-    /// A helper has read the body's file into the page cache up to this offset, for this
-    /// response: a sendfile that ends below it goes without asking.
-    pub(crate) paged_to: u64,
     /// The whole file was found in the page cache when the response began: none of its
     /// slices asks again (a 1 MiB body made three cachestat calls more a response).
     pub(crate) resident: bool,
@@ -173,7 +168,6 @@ impl Conn {
             mp: route::Multipart::default(),
             resolved: None,
             paged: false,
-            paged_to: 0,
             resident: false,
             fed: false,
             inbox: Vec::new(),
@@ -386,9 +380,8 @@ fn file_slice(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
     let left = *end - *off;
     let sent = c.wbuf.len() as u64 + c.body_sent;
     let want = next_slice(&mut c.mss, sock, left, sent, c.body_sent + left);
-    let paging = Paging(&mut c.paged, c.resident, c.paged_to);
-    if must_page_in(paging, file, *off, want as u64) {
-        return Ok(Some(Flush::PageIn(*off, page_in_len(left, want))));
+    if must_page_in(&mut c.paged, c.resident, file, *off, want as u64) {
+        return Ok(Some(Flush::PageIn(*off, want as u64)));
     }
     match net::sendfile(sock, file, off, want) {
         Ok(0) => Err(io::ErrorKind::UnexpectedEof.into()),
@@ -472,16 +465,8 @@ fn flush_multi(c: &mut Conn, deadline: u64) -> io::Result<Option<Flush>> {
     // after each.
     let sent = c.wbuf.len() as u64 + c.body_sent;
     let want = next_slice(&mut c.mss, sock, last + 1 - *off, sent, last + 1 - first);
-    if must_page_in(
-        Paging(&mut c.paged, c.resident, c.paged_to),
-        file,
-        *off,
-        want as u64,
-    ) {
-        return Ok(Some(Flush::PageIn(
-            *off,
-            page_in_len(last + 1 - *off, want),
-        )));
+    if must_page_in(&mut c.paged, c.resident, file, *off, want as u64) {
+        return Ok(Some(Flush::PageIn(*off, want as u64)));
     }
     let n = match net::sendfile(sock, file, off, want) {
         Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),

@@ -314,8 +314,7 @@ impl Worker {
                             Out::File { file, .. } | Out::Multi { file, .. } => file.clone(),
                             _ => return,
                         };
-                        let then = Pending::Send { to: off + len };
-                        if !self.hand_over(i, Job::PageIn { file, off, len }, then) {
+                        if !self.hand_over(i, Job::PageIn { file, off, len }, Pending::Send) {
                             // No helper to be had: send it from here, as before.
                             self.conns[i].paged = true;
                         }
@@ -374,7 +373,6 @@ impl Worker {
         c.wbuf.clear();
         c.wpos = 0;
         c.paged = false;
-        c.paged_to = 0;
         c.resident = false;
         if !c.keep || self.stopping {
             self.close(i);

@@ -47,8 +47,7 @@ fn slice_len(left: u64, sent: u64, mss: u32, whole: u64) -> usize {
 
 /// Whether `off..off + want` of the body's file must be read into the page cache by a helper
 /// before sendfile, which would otherwise wait on the loop for the file system. Not when it was
-/// just paged in, or found whole in the cache as the response began, or lies below what a
-/// helper paged in; else when the page cache says it lacks a page (where the kernel cannot
+/// just paged in, or found whole in the cache as the response began; else when the page cache says it lacks a page (where the kernel cannot
 /// say, go ahead).
 ///
 /// The page cache counts a page that read-ahead is still reading as there, so a slice past
@@ -59,24 +58,20 @@ fn slice_len(left: u64, sent: u64, mss: u32, whole: u64) -> usize {
 /// being paged in (server CPU a request 66 against 38 us); 2 MiB page-in windows (cold
 /// requests/s 1,640 against 1,944, hot p99 18 against 12 ms); windows that report their
 /// first 256 KiB so that sending starts early (cold requests/s 1,191 against 1,852 with
-/// slice-sized page-ins). So a helper pages in the slice at hand, as before, and the kernel's
+/// slice-sized page-ins). So a helper pages in the slice at hand (`Flush::PageIn`), as before, and the kernel's
 /// read-ahead runs on behind it. On a disk whose reads take milliseconds the trade may
 /// differ: the benchmark says which, on the disk at hand.
-pub(super) fn must_page_in(paging: Paging<'_>, file: &File, off: u64, want: u64) -> bool {
-    let Paging(paged, resident, paged_to) = paging;
-    if std::mem::take(paged) || resident || off + want <= paged_to {
+pub(super) fn must_page_in(
+    paged: &mut bool,
+    resident: bool,
+    file: &File,
+    off: u64,
+    want: u64,
+) -> bool {
+    if std::mem::take(paged) || resident {
         return false;
     }
     net::page_cached(file, off, want) == Some(false)
-}
-
-/// A connection's `paged`, `resident` and `paged_to`, borrowed beside its `out`.
-pub(super) struct Paging<'a>(pub &'a mut bool, pub bool, pub u64);
-
-/// How much a helper pages in at once: the stretch about to be sent (see [`must_page_in`]
-/// for what larger windows cost). `left` is the rest of the body.
-pub(super) fn page_in_len(left: u64, want: usize) -> u64 {
-    left.min(want as u64)
 }
 
 /// [`slice_len`] for a connection: its segment size `mss` is asked of the socket (once a

@@ -107,10 +107,6 @@ impl Worker {
                     // A synchronous engine completes here and leaves the sending to us.
                     self.read(i, id, off, len, direct, rep);
                 }
-                (Pending::Send { to }, _) => {
-                    c.state = State::Sending;
-                    c.paged_to = to;
-                }
                 (_, _) => {
                     c.state = State::Sending;
                     c.paged = true;
