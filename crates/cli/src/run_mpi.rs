@@ -18,6 +18,9 @@ use crate::run::{plan, write_error, Called};
 
 pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
     let world = World::init()?;
+    // At once: a SIGUSR2 that mpirun passes on while the ranks still plan would otherwise kill
+    // the rank it reaches (its default action) and mpirun would abort the job.
+    let (stop, graceful) = stops()?;
     let prefix = called.prefix();
     let planned = plan(inv, prefix, world.placement());
     let agreed = world.agree(planned.as_ref().map(|_| ()).map_err(Clone::clone));
@@ -40,7 +43,6 @@ pub fn run(inv: &Invocation, called: Called) -> Result<ExitCode, String> {
             .and_then(|()| out.flush())
             .map_err(write_error)?;
     }
-    let (stop, graceful) = stops()?;
     // One status line, rank 0's: several ranks drawing on one terminal would garble it.
     let status = match world.is_root() {
         true => iolab_runner::status_line(top),
@@ -102,6 +104,10 @@ fn stops() -> Result<(Arc<AtomicBool>, Arc<AtomicBool>), String> {
 /// After mpirun was told to end the job (Ctrl-C, SIGTERM) it forwards only the start of what
 /// rank 0 writes: the report also goes to a file in the current directory, named first on
 /// standard error (a short line, which does get through).
+///
+/// mpirun kills the ranks `odls_base_sigkill_timeout` (1 s) after it passed the stop on, so the
+/// report is rendered in memory first and the file appears whole or not at all (written under a
+/// hidden name, then renamed): a kill in between leaves no file that looks like a report.
 fn keep_a_copy(
     report: &iolab_report::clients::ClientsReport,
     formats: &[OutputFormat],
@@ -111,22 +117,27 @@ fn keep_a_copy(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let name = format!("iolab-run-interrupted-{stamp}-{}.out", std::process::id());
-    let written = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&name)
-        .and_then(|f| {
-            let mut w = io::BufWriter::new(f);
-            write_clients_formats(report, formats, &mut w)?;
-            w.flush()
-        });
+    let partial = format!(".{name}.partial");
+    let mut bytes = Vec::new();
+    let written = write_clients_formats(report, formats, &mut bytes)
+        .and_then(|()| {
+            let mut f = File::options()
+                .write(true)
+                .create_new(true)
+                .open(&partial)?;
+            f.write_all(&bytes)
+        })
+        .and_then(|()| std::fs::rename(&partial, &name));
     match written {
         Ok(()) => eprintln!(
             "{prefix}: stopped by a signal; mpirun may cut this report short, so it is also in \
              {name} (stop with `kill -USR2 <mpirun's pid>` to keep the whole report on standard \
              output)"
         ),
-        Err(e) => eprintln!("{prefix}: cannot keep a copy of the report in {name}: {e}"),
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            eprintln!("{prefix}: cannot keep a copy of the report in {name}: {e}")
+        }
     }
 }
 

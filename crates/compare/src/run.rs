@@ -513,6 +513,7 @@ pub(crate) fn row_of(ran: Ran, mut facts: RunFacts) -> CompareRow {
                 hostname: h.hostname.clone(),
                 rank: h.rank,
                 iops: r.iops,
+                ios: r.clat_samples,
                 bw_bytes: r.bw_bytes,
                 clat_mean: r.clat_mean,
                 clat_p99: r.clat_pct[CLAT_PCT.iter().position(|&p| p == 99.0).unwrap_or(0)],

@@ -87,6 +87,8 @@ pub struct HostShare {
     pub hostname: String,
     pub rank: u32,
     pub iops: f64,
+    /// The I/Os this rank completed (the row's are the sum of its ranks').
+    pub ios: u64,
     pub bw_bytes: f64,
     pub clat_mean: Option<f64>,
     /// Completion latency at the 99th percentile, ns.

@@ -58,7 +58,7 @@ fn row_json(r: &CompareRow) -> serde_json::Value {
         "disk_util": r.disk_util, "disk_ios": r.disk_ios, "error": r.error,
         "iops_series": r.iops_series, "lat_series_ns": r.lat_series,
         "hosts": r.hosts.iter().map(|h| json!({
-            "hostname": h.hostname, "rank": h.rank, "iops": h.iops,
+            "hostname": h.hostname, "rank": h.rank, "iops": h.iops, "ios": h.ios,
             "bw_bytes": h.bw_bytes, "clat_mean_ns": h.clat_mean,
             "clat_p99_ns": h.clat_p99, "usr_cpu": h.usr_cpu, "sys_cpu": h.sys_cpu,
             "error": h.error,
@@ -101,6 +101,7 @@ fn hosts(r: &serde_json::Value) -> Vec<HostShare> {
             .to_string(),
         rank: h.get("rank").and_then(Value::as_u64).unwrap_or(0) as u32,
         iops: f(h, "iops").unwrap_or(0.0),
+        ios: h.get("ios").and_then(Value::as_u64).unwrap_or(0),
         bw_bytes: f(h, "bw_bytes").unwrap_or(0.0),
         clat_mean: f(h, "clat_mean_ns"),
         clat_p99: h.get("clat_p99_ns").and_then(Value::as_u64),
