@@ -169,6 +169,7 @@ pub fn job_report(s: &JobStats, m: &JobMeta) -> JobReport {
         header: m.header.clone(),
         units: m.units,
         percentile_precision: m.percentile_precision.unwrap_or(2),
+        percentile_list: list.to_vec(),
         ..JobReport::default()
     }
 }

@@ -167,6 +167,9 @@ pub struct JobReport {
     pub zone_resets: Option<u64>,
     /// Text only: decimals of the percentile labels (fio: from `percentile_list`, default 2).
     pub percentile_precision: usize,
+    /// Terse only: the percentiles asked for (percentile_list or fio's default), which a terse
+    /// line lists even for a job without samples.
+    pub percentile_list: Vec<f64>,
     pub units: Units,
     /// unified_rw_reporting mode, and the mixed figures for `Both`.
     pub unified: Unified,
@@ -323,6 +326,7 @@ impl Default for JobReport {
             latency_ns: [0.0; 10],
             latency_us: [0.0; 10],
             latency_ms: [0.0; 12],
+            percentile_list: Vec::new(),
             latency_depth: 1,
             latency_target: 0,
             latency_percentile: 100.0,

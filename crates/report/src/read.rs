@@ -451,6 +451,14 @@ fn infer_text_fields(r: &mut JobReport, globals: &[(String, String)]) {
         .unwrap_or(1)
         .max(1);
     r.members = numjobs;
+    // What a terse line lists for a job without samples: the job's percentile_list, or fio's
+    // default one (fio's JSON has no percentiles without samples).
+    r.percentile_list = match opt(&["percentile_list"]) {
+        Some(v) => (v.split(':'))
+            .filter_map(|x| x.trim().trim_end_matches('%').parse().ok())
+            .collect(),
+        None => iolab_stats::hist::DEFAULT_PERCENTILES.to_vec(),
+    };
     if let Some(p) = r.clat_ns_any_percentiles() {
         r.percentile_precision = crate::fmt::percentile_precision(&p);
     }

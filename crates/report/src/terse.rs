@@ -27,7 +27,8 @@ fn job_line(r: &Report, j: &JobReport, g: Option<&GroupReport>, s: &mut String) 
         r.fio_version, j.jobname, j.groupid, j.error
     );
     // Terse shows lat percentiles when lat_percentiles is on, else clat percentiles; a
-    // direction without samples still gets the list, with zeros.
+    // direction without samples still gets the list, with zeros (a job without any, the list
+    // it asked for).
     let use_lat = j.dirs().iter().any(|d| d.lat_ns.percentiles.is_some());
     let list: Vec<f64> = j
         .dirs()
@@ -38,7 +39,7 @@ fn job_line(r: &Report, j: &JobReport, g: Option<&GroupReport>, s: &mut String) 
                 .as_ref()
         })
         .map(|p| p.iter().map(|x| x.0).collect())
-        .unwrap_or_default();
+        .unwrap_or_else(|| j.percentile_list.clone());
     for (i, d) in j.dirs().iter().take(2).enumerate() {
         let agg = g.map_or(0, |g| g.dirs[i].agg_bw);
         dir_fields(d, use_lat, &list, agg, s);
@@ -58,8 +59,14 @@ fn job_line(r: &Report, j: &JobReport, g: Option<&GroupReport>, s: &mut String) 
     // fio folds the ns buckets into the first us bucket to keep the v3 field count.
     let mut lat_u = j.latency_us;
     lat_u[0] += ns_share(j);
-    for v in lat_u.iter().chain(&j.latency_ms) {
-        let _ = write!(s, ";{v:3.2}%");
+    for (i, v) in lat_u.iter().chain(&j.latency_ms).enumerate() {
+        match ns_share_undefined(j) && i == 0 {
+            // fio divides the ns buckets by a total of no I/O: 0/0, printed by glibc as -nan.
+            true => s.push_str(";-nan%"),
+            false => {
+                let _ = write!(s, ";{v:3.2}%");
+            }
+        }
     }
     for d in &r.disk_util {
         let _ = write!(
@@ -102,6 +109,11 @@ fn job_line(r: &Report, j: &JobReport, g: Option<&GroupReport>, s: &mut String) 
 /// The share of I/Os under 1 us, as fio adds it to the first us bucket: from the exact counts,
 /// which JSON's `latency_ns` gives back except where fio raised a tiny share to 0.01%; such a
 /// bucket is counted as one I/O (the usual case: a lone outlier).
+/// Whether fio's share of the ns buckets is 0/0 (a job of no I/O).
+fn ns_share_undefined(j: &JobReport) -> bool {
+    j.dirs().iter().map(|d| d.total_ios).sum::<u64>() == 0
+}
+
 fn ns_share(j: &JobReport) -> f64 {
     let total: u64 = j.dirs().iter().map(|d| d.total_ios).sum();
     if total == 0 {

@@ -36,4 +36,5 @@ run null-big-rate --name=m --ioengine=null --size=6g --bs=1m --rw=read --rate=3g
 run null-thread-timed --name=h --ioengine=null --size=1g --bs=4k --rw=rw --runtime=1 --time_based --thread
 run libaio-qd64-write --name=q64 --ioengine=libaio --iodepth=64 --iodepth_batch_submit=16 --direct=1 --rw=randwrite --bs=16k --size=32m --filename="$dir/iolab-ref.dat" --runtime=1 --time_based
 run libaio-cmdprio --name=c --ioengine=libaio --iodepth=4 --rw=randread --bs=4k --size=8m --filename="$dir/iolab-ref.dat" --cmdprio_percentage=50 --cmdprio_class=2 --cmdprio=1
+run null-no-io --name=z --ioengine=null --size=1m --nrfiles=1000 --percentile_list=50:99
 rm -f "$dir/iolab-ref.dat"
