@@ -649,7 +649,10 @@ mod tests {
             let p = Pattern {
                 lfsr,
                 random_map: false,
+                // io_size twice the file: a second pass once the lfsr has given every block.
                 bytes: Some(4096 * 200),
+                loop_bytes: 4096 * 200,
+                io_size_set: true,
                 ..Pattern::simple(true, false, true, 4096, 4096 * 100)
             };
             let ios = all(p);

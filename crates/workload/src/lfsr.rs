@@ -124,6 +124,11 @@ impl Lfsr {
         self.state = ((v >> 1) | self.top) ^ ((v & 1).wrapping_sub(1) & self.xormask);
     }
 
+    /// Whether this pass has given every block (fio's lfsr_next then fails: the file is done).
+    pub fn exhausted(&self) -> bool {
+        self.given > self.last
+    }
+
     /// The next block of this pass, `None` once the pass has given every block.
     pub fn next_in_pass(&mut self) -> Option<u64> {
         if self.given > self.last {

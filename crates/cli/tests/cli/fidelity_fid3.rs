@@ -86,7 +86,7 @@ fn verify_state_keeps_each_files_completions_and_the_offset_stream() {
 
 /// The I/O lines of a write_iolog (file, action, offset, length; timestamps left out), and of
 /// fio's log of the same job where fio is installed.
-fn iologs(name: &str, args: &[&str]) -> (Vec<String>, Option<Vec<String>>) {
+pub(crate) fn iologs(name: &str, args: &[&str]) -> (Vec<String>, Option<Vec<String>>) {
     let read = |d: &TestDir| -> Vec<String> {
         let text = std::fs::read_to_string(d.path.join("io.log")).unwrap();
         text.lines()
@@ -105,7 +105,7 @@ fn iologs(name: &str, args: &[&str]) -> (Vec<String>, Option<Vec<String>>) {
 }
 
 /// The offsets of each loop's reads in a write_iolog (a loop ends at the file's close).
-fn loops_of(log: &[String]) -> Vec<Vec<u64>> {
+pub(crate) fn loops_of(log: &[String]) -> Vec<Vec<u64>> {
     let mut out = vec![Vec::new()];
     for l in log {
         let w: Vec<&str> = l.split(' ').collect();
@@ -157,7 +157,7 @@ fn randseed_given_loops_go_on_with_the_streams() {
 }
 
 /// The (action, offset, length) of each I/O line of a write_iolog.
-fn ios(log: &[String]) -> Vec<(String, u64, u64)> {
+pub(crate) fn ios(log: &[String]) -> Vec<(String, u64, u64)> {
     log.iter()
         .filter_map(|l| {
             let w: Vec<&str> = l.split(' ').collect();

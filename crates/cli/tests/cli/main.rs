@@ -13,6 +13,7 @@ mod exec;
 mod fidelity;
 mod fidelity_bufs;
 mod fidelity_fid3;
+mod fidelity_lfsr;
 mod fidelity_more;
 mod fidelity_patterns;
 mod fidelity_random;

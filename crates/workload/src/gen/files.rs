@@ -77,7 +77,10 @@ impl IoGen {
         if !random && !p.identical && f.pos[d] < f.span.len && !seq_fits {
             return true;
         }
-        let full = f.map.as_ref().is_some_and(|m| m.is_done()) && !dist;
+        // A full map, or an lfsr that has given every block this pass (fio's lfsr_next fails).
+        let full = (f.map.as_ref().is_some_and(|m| m.is_done())
+            || f.lfsr.as_ref().is_some_and(|l| l.exhausted()))
+            && !dist;
         // rw_sequencer=identical repeats the last offset, which never fails.
         full && (random || (!seq_fits && !p.identical))
     }

@@ -120,6 +120,10 @@ impl IoGen {
             if let Some(m) = &mut f.map {
                 m.reset();
             }
+            // fio's fio_file_reset: the lfsr starts from its seed again, reseeded or not.
+            if let Some(l) = &mut f.lfsr {
+                l.reset();
+            }
             f.last = [0; 3];
             f.zone_at = 0;
             f.done = false;

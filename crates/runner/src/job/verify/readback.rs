@@ -80,8 +80,9 @@ impl Runner<'_> {
         let fake = !self.eng.caps().moves_data;
         // fio keeps the writes of a job with a random map in the order they were issued and
         // reads them back in it; other jobs' writes it sorts by file and offset, as kept here.
+        // An lfsr job's files have no map in fio (the lfsr stands in for it): sorted.
         let p = &self.plan.pattern;
-        let write_order = p.random && p.random_map;
+        let write_order = p.random && p.random_map && !p.lfsr;
         let mut todo = match self.verify.as_deref_mut() {
             Some(v) if v.do_verify || v.only => {
                 v.fake = fake;
