@@ -20,6 +20,7 @@ mod fidelity_random;
 mod fidelity_seq;
 mod fidelity_streams;
 mod fidelity_verify;
+mod fidelity_verify_loops;
 mod fileopts;
 mod fioopts;
 mod iolog;

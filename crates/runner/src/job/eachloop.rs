@@ -54,7 +54,12 @@ impl EachLoop {
             unlink: spec.unlink_each_loop,
             reopen,
             kept,
-            on: kept && (reopen || reseed || syncs || spec.write_iolog.is_some()),
+            on: kept
+                && (reopen
+                    || reseed
+                    || syncs
+                    || spec.write_iolog.is_some()
+                    || crate::job::verify::Verifier::each_loop(plan)),
             pass: 1,
             reseed,
         }

@@ -124,6 +124,19 @@ pub(super) fn split_runtime(
 }
 
 impl Verifier {
+    /// Whether each loop's writes are read back before the next loop (verify with loops).
+    /// fio 3.33 runs the loops of random writes without a random map as one (its write phase
+    /// lasts io_size × loops there), so it reads them back once, at the end.
+    pub(super) fn each_loop(plan: &JobPlan) -> bool {
+        let s = &plan.spec;
+        let one_pass = plan.pattern.random && !plan.pattern.random_map;
+        s.loops > 1
+            && s.do_verify
+            && !s.verify_only
+            && !one_pass
+            && config(plan).is_ok_and(|c| c.is_some())
+    }
+
     pub(super) fn of(plan: &JobPlan, depth: usize) -> Option<Box<Verifier>> {
         let cfg = config(plan).ok()??;
         let s = &plan.spec;
@@ -139,10 +152,7 @@ impl Verifier {
         };
         let loops = u64::from(s.loops.max(1));
         let pass_bytes = plan.pattern.bytes.map_or(u64::MAX, |b| (b / loops).max(1));
-        // fio 3.33 runs the loops of random writes without a random map as one (its write
-        // phase lasts io_size × loops there), so it reads them back once, at the end.
-        let one_pass = plan.pattern.random && !plan.pattern.random_map;
-        let each_loop = loops > 1 && s.do_verify && !s.verify_only && !one_pass;
+        let each_loop = Self::each_loop(plan);
         let (pool, pool_err) = match threads::start(plan, &cfg) {
             Ok(p) => (p, None),
             Err(e) => (None, Some(e)),
@@ -188,10 +198,19 @@ impl Verifier {
         }))
     }
 
+    /// The loop a write belongs to, from 0: the generator's pass where it keeps fio's passes
+    /// (`pass` > 0), else counted in bytes (`issued`, the generator's count after it).
+    fn loop_of(&self, io: &IoUnit, issued: u64, pass: u32) -> u64 {
+        match pass {
+            0 => issued.saturating_sub(io.len) / self.pass_bytes,
+            p => u64::from(p - 1),
+        }
+    }
+
     /// The next write: its number and seed, as fio numbers and seeds them (the seed stream
-    /// starts again with every loop). `issued` is the generator's byte count after it.
-    fn next_write(&mut self, io: &IoUnit, issued: u64) -> Written {
-        let pass = issued.saturating_sub(io.len) / self.pass_bytes;
+    /// starts again with every loop, see [`Verifier::loop_of`]).
+    fn next_write(&mut self, io: &IoUnit, issued: u64, gen_pass: u32) -> Written {
+        let pass = self.loop_of(io, issued, gen_pass);
         if pass != self.pass && self.reseed {
             self.pass = pass;
             self.seeds.restart();

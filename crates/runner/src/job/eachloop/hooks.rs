@@ -25,10 +25,19 @@ impl Runner<'_> {
         if !self.each_loop.kept {
             return self.reopen_all();
         }
-        let by_files = self.gen.ended_by_files();
-        self.iolog_pass_end(by_files);
-        if (self.plan.end_fsync || self.plan.fsync_on_close) && self.sync_all_files().is_err() {
-            return false;
+        if self.verify_pass_due() {
+            // The loop's read back, after its syncs, with the log's lines of its end; the
+            // files it opened are closed after it.
+            if !self.verify_pass_end() {
+                return false;
+            }
+            self.iolog_pass_end(false);
+        } else {
+            let by_files = self.gen.ended_by_files();
+            self.iolog_pass_end(by_files);
+            if (self.plan.end_fsync || self.plan.fsync_on_close) && self.sync_all_files().is_err() {
+                return false;
+            }
         }
         if self.each_loop.reopen && !self.reopen_all() {
             return false;

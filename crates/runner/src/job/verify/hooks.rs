@@ -16,10 +16,10 @@ use crate::verify::{Written, EILSEQ};
 impl Runner<'_> {
     /// A write's buffer gets its headers; the slot remembers what it wrote.
     pub(in crate::job) fn verify_write(&mut self, buf: &mut [u8], slot: u32, io: &IoUnit) {
-        let issued = self.gen.issued();
+        let (issued, pass) = (self.gen.issued(), self.gen.pass());
         let now = self.now.saturating_sub(self.t0);
         if let Some(v) = self.verify.as_deref_mut() {
-            let w = v.next_write(io, issued);
+            let w = v.next_write(io, issued, pass);
             v.cfg.fill(&mut buf[..io.len as usize], &w, now);
             v.slots[slot as usize] = Some(Role::Write(w));
             if let (Some(f), 0) = (v.fault.as_mut(), w.file) {

@@ -27,12 +27,12 @@ impl Runner<'_> {
                 break;
             }
             self.iolog_file_used(io.file);
-            let issued = self.gen.issued();
+            let (issued, pass) = (self.gen.issued(), self.gen.pass());
             let Some(v) = self.verify.as_deref_mut() else {
                 break;
             };
             if io.dir == WDir::Write {
-                let w = v.next_write(&io, issued);
+                let w = v.next_write(&io, issued, pass);
                 match v.was_written(&w) {
                     Some(true) => v.remember(w),
                     _ => break,
@@ -50,11 +50,35 @@ impl Runner<'_> {
         self.verify_reads(Some(stop))
     }
 
-    /// With loops, when the generator has issued a loop in full: its writes are read back
-    /// before the next loop starts, as fio does. A failure ends the job.
+    /// With loops counted in bytes, when the generator has issued a loop in full: its writes
+    /// are read back before the next loop starts, as fio does. (Where the generator keeps
+    /// fio's passes, the pass's end decides: [`Runner::verify_pass_end`].)
     pub(super) fn verify_loop_end(&mut self) {
         let issued = self.gen.issued();
-        let Some(v) = self.verify.as_deref_mut().filter(|v| issued >= v.loop_at) else {
+        if self.gen.passes_kept() || self.verify.as_ref().is_none_or(|v| issued < v.loop_at) {
+            return;
+        }
+        self.verify_loop_read_back();
+    }
+
+    /// Whether a pass's end reads its writes back (verify with loops, on a generator that
+    /// keeps fio's passes, a loop before the last).
+    pub(in crate::job) fn verify_pass_due(&self) -> bool {
+        self.gen.passes_kept()
+            && (self.verify.as_deref()).is_some_and(|v| v.loop_at != u64::MAX && v.loops_left > 0)
+    }
+
+    /// A pass of the generator ended where a loop of fio's does (its files done, or its
+    /// bytes): the loop's writes are read back before the next begins. False when the job
+    /// must stop.
+    pub(in crate::job) fn verify_pass_end(&mut self) -> bool {
+        self.verify_loop_read_back();
+        !self.done
+    }
+
+    /// A loop's writes read back (after its syncs); a failure ends the job.
+    fn verify_loop_read_back(&mut self) {
+        let Some(v) = self.verify.as_deref_mut() else {
             return;
         };
         v.loops_left = v.loops_left.saturating_sub(1);
