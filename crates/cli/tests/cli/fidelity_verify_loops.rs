@@ -33,3 +33,24 @@ fn each_loop_is_read_back_where_its_files_end() {
         }
     }
 }
+
+/// Regression: io_size 4 KiB past a 128 KiB file, writes of 512 bytes with reads of 8 KiB
+/// set (bs=8k,512): iolab made a second pass for the 4 KiB, as 4 KiB holds a write; fio
+/// 3.33's keep_running compares what is left with the largest block of any direction
+/// (td_max_bs, 8 KiB here, reads or not) and stops.
+#[test]
+fn io_size_left_under_the_largest_block_of_any_direction_ends_the_job() {
+    let args = [
+        "--name=j",
+        "--rw=write",
+        "--size=128k",
+        "--bs=8k,512",
+        "--io_size=132k",
+    ];
+    let (mine, theirs) = iologs("iosize-maxbs", &args);
+    let written: u64 = ios(&mine).iter().map(|io| io.2).sum();
+    assert_eq!(written, 128 << 10, "{mine:?}");
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+}

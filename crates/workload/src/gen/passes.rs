@@ -22,7 +22,7 @@ pub(super) struct Passes {
     pub(super) by_files: bool,
     /// The last call ended a pass (true: by its files): the next starts one or ends the job.
     pub(super) ended: Option<bool>,
-    /// The largest block of any direction (fio's td_max_bs).
+    /// The largest block of any direction, done or not (fio's td_max_bs).
     pub(super) max_bs: u64,
     /// Where the last try that found its file done had put the I/O (a sequential block
     /// that does not fit); `None` when it had put it nowhere (fio's request then keeps the
@@ -48,12 +48,8 @@ impl Passes {
             ended: None,
             stale: None,
             done_order: None,
-            max_bs: [Dir::Read, Dir::Write, Dir::Trim]
-                .iter()
-                .filter(|d| p.has(**d))
-                .map(|d| p.bs[*d as usize].max())
-                .max()
-                .unwrap_or(1),
+            // fio's td_max_bs: every direction's, whether the job does it or not.
+            max_bs: p.bs.iter().map(|b| b.max()).max().unwrap_or(1),
         })
     }
 }
