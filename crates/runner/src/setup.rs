@@ -83,9 +83,10 @@ pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchEr
         }
         r => r?,
     }
-    if eng.caps().sync_only {
-        // fio counts a pass's bytes only for I/O an engine queues: a synchronous engine's
-        // passes end when their files are done (or at the budget).
+    // fio counts a pass's bytes only for I/O an engine queues: a synchronous engine's passes
+    // end when their files are done (or at the budget). fio's vsync queues its reads and
+    // writes (to merge neighbours into one readv/writev), so its passes end at their bytes.
+    if eng.caps().sync_only && plan.engine.kind != iolab_engine::EngineKind::Vsync {
         pattern.pass_bytes = None;
     }
     let gen =

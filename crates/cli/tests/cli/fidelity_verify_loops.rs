@@ -54,3 +54,40 @@ fn io_size_left_under_the_largest_block_of_any_direction_ends_the_job() {
         assert_eq!(mine, theirs, "against fio's write_iolog");
     }
 }
+
+/// Regression: on vsync (which fio queues, so a loop ends at its bytes there as on libaio) a
+/// loop ran on to the budget of the whole job, and a sync due where a loop ended at its
+/// bytes came before the loop's end; fio 3.33 ends the loop at its bytes and syncs at the
+/// start of the next (its do_io left before asking for another request).
+#[test]
+fn vsync_loops_end_at_their_bytes_and_a_sync_due_there_comes_after() {
+    let args = [
+        "--name=j",
+        "--rw=randwrite",
+        "--ioengine=vsync",
+        "--size=96k",
+        "--bs=2k,512",
+        "--loops=2",
+        "--random_generator=tausworthe64",
+        "--randseed=761104",
+        "--fsync=2",
+    ];
+    let (mine, theirs) = iologs("vsync-loops", &args);
+    let lines: Vec<&str> = (mine.iter())
+        .map(|l| l.split_once(' ').map_or("", |x| x.1))
+        .collect();
+    let close = lines.iter().position(|l| *l == "close").unwrap();
+    // The first loop: its writes (96 KiB of 512 bytes), a sync after every second one.
+    let writes = lines[..close]
+        .iter()
+        .filter(|l| l.starts_with("write"))
+        .count();
+    assert_eq!(writes, 192, "{mine:?}");
+    assert_eq!(
+        &lines[close + 1..close + 3],
+        ["open", "sync 1024 0"].as_slice()
+    );
+    if let Some(theirs) = theirs {
+        assert_eq!(mine, theirs, "against fio's write_iolog");
+    }
+}

@@ -58,11 +58,19 @@ impl Runner<'_> {
             }
             return None;
         };
-        if H && self.fsync_due() {
+        // A sync due where a loop ended at its bytes comes in the next loop (fio's do_io left
+        // before asking for it); where the files ended the loop, before its end (fio's
+        // get_io_u decides on the sync before it finds the files done).
+        let looped = self.each_loop.due(self.gen.pass());
+        let after_loop = looped && !self.gen.ended_by_files();
+        if H && self.fsync_due() && !after_loop {
             return self.fsync_before(io);
         }
-        if self.each_loop.due(self.gen.pass()) && !self.next_loop() {
+        if looped && !self.next_loop() {
             return None;
+        }
+        if H && after_loop && self.fsync_due() {
+            return self.fsync_before(io);
         }
         if H && self.sync_range.due() && !self.sync_ranges() {
             return None;
