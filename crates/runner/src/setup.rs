@@ -124,6 +124,9 @@ fn buffers(
     // fio's iomem_align: buffers start that far past a page boundary.
     let _skew =
         iolab_engine::skew_scope(usize::try_from(plan.spec.iomem_align).unwrap_or(usize::MAX));
+    // As fio's one region of iodepth x bs, the heap's buffers (mem=malloc) come from one
+    // mapping whose pages are memory only once touched.
+    let _arena = iolab_engine::arena_scope(depth as usize);
     // As fio, only a job that writes fills its buffers (a read overwrites them), and no
     // further than a write can reach: the generator never crosses the end of a file's span,
     // so bsrange=0-4G over 8 MiB files fills 8 MiB of each buffer, not 4 GiB of pages.
