@@ -106,3 +106,22 @@ fn a_deep_queue_of_writes_still_fills_every_buffer() {
     assert_eq!(io_bytes(&out), 1 << 20, "{out}");
     assert!(rss > depth * bs, "peak RSS {rss} bytes: buffers not filled");
 }
+
+/// A log of one read of 1 GiB had its buffer of 1 GiB filled as if for a write.
+#[test]
+fn a_replay_of_only_reads_fills_no_buffer() {
+    let d = TestDir::new("deep-queues-replay");
+    let len: u64 = 1 << 30;
+    let file = d.path.join("g");
+    let file = file.display();
+    let log = format!(
+        "fio version 2 iolog\n{file} add\n{file} open\n{file} read 0 {len}\n{file} close\n"
+    );
+    std::fs::write(d.path.join("log"), log).unwrap();
+    let args = ["--name=j", "--ioengine=null", "--read_iolog=log"];
+    let Some((out, rss)) = peak("replay of reads", &d.path, &args) else {
+        return;
+    };
+    assert_eq!(io_bytes(&out), len, "{out}");
+    assert!(rss < len / 4, "peak RSS {rss} bytes for one read of {len}");
+}
