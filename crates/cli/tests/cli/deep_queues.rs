@@ -40,7 +40,11 @@ fn peak(case: &str, dir: &Path, args: &[&str]) -> Option<(String, u64)> {
     assert!(out.status.success(), "{args:?}: {stderr}\n{stdout}");
     let text = std::fs::read_to_string(&report).unwrap_or_default();
     // GNU time's last line is the figure (a line before it may report a signal).
-    let Some(kib) = text.lines().last().and_then(|l| l.trim().parse::<u64>().ok()) else {
+    let Some(kib) = text
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse::<u64>().ok())
+    else {
         iolab_testkit::skip(case, &format!("{TIME} -f %M gave {text:?}"));
         return None;
     };
@@ -124,4 +128,37 @@ fn a_replay_of_only_reads_fills_no_buffer() {
     };
     assert_eq!(io_bytes(&out), len, "{out}");
     assert!(rss < len / 4, "peak RSS {rss} bytes for one read of {len}");
+}
+
+/// posixaio wrote a zeroed control block (168 bytes) and an empty request for every slot up
+/// front: each slot cost over 300 bytes whether or not it was ever used.
+#[test]
+fn a_request_slot_that_is_never_used_costs_less_than_a_quarter_block() {
+    let bs = 512u64;
+    let (low, high) = (50_000u64, 250_000u64);
+    for engine in ["null", "posixaio"] {
+        let d = TestDir::new(&format!("deep-queues-slots-{engine}"));
+        let mut rss = Vec::new();
+        for depth in [low, high] {
+            let args = [
+                "--name=j",
+                &format!("--ioengine={engine}"),
+                "--filename=f",
+                "--rw=read",
+                "--size=1m",
+                &format!("--bs={bs}"),
+                &format!("--iodepth={depth}"),
+            ];
+            let Some((out, peak)) = peak(engine, &d.path, &args) else {
+                return;
+            };
+            assert_eq!(io_bytes(&out), 1 << 20, "{out}");
+            rss.push(peak);
+        }
+        let per_slot = rss[1].saturating_sub(rss[0]) / (high - low);
+        assert!(
+            per_slot < bs / 4,
+            "{engine}: {per_slot} bytes a slot (peak RSS {rss:?} at iodepth {low} and {high})"
+        );
+    }
 }
