@@ -8,6 +8,10 @@ use std::io;
 use std::num::NonZeroU32;
 use std::ptr::NonNull;
 
+mod arena;
+
+pub use arena::{arena_scope, ArenaScope};
+
 /// Alignment of every buffer: a page, which satisfies any device's O_DIRECT memory alignment.
 pub const BUF_ALIGN: usize = 4096;
 
@@ -104,6 +108,8 @@ enum Backing {
     Map(u32),
     /// shmdt; the segment was marked for removal when it was attached.
     Shm(i32),
+    /// A buffer of an [`arena_scope`]'s mapping, this many [`BUF_ALIGN`] pages past its head.
+    Arena(u32),
 }
 
 /// A buffer aligned to [`BUF_ALIGN`], owned by whoever holds it. It moves into an engine
@@ -143,11 +149,15 @@ impl Buf {
             .checked_add(skew)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "buffer size too large"))?;
         let mut b = match THREAD_MEM.with(Cell::get) {
-            // A big buffer is mapped: its pages are the kernel's zeros until touched, where
-            // the heap's zeroing would touch every page of it now (bsrange=0-4G took 48 s
-            // and 4 GiB of memory for a job of 8 MiB).
-            (BufMem::Malloc, _) if whole >= LAZY_FROM => Buf::mapped(whole, BufMem::Mmap, 0),
-            (BufMem::Malloc, _) => Buf::heap(whole),
+            (BufMem::Malloc, _) => match Buf::carved(whole)? {
+                // A job's buffers, while its setup holds an arena_scope.
+                Some(b) => Ok(b),
+                // A big buffer is mapped: its pages are the kernel's zeros until touched,
+                // where the heap's zeroing would touch every page of it now (bsrange=0-4G
+                // took 48 s and 4 GiB of memory for a job of 8 MiB).
+                None if whole >= LAZY_FROM => Buf::mapped(whole, BufMem::Mmap, 0),
+                None => Buf::heap(whole),
+            },
             (m, huge) => Buf::mapped(whole, m, huge),
         }?;
         if skew > 0 {
@@ -158,6 +168,21 @@ impl Buf {
             b.skew = skew as u16;
         }
         Ok(b)
+    }
+
+    /// A buffer from this thread's arena, if an [`arena_scope`] is open and it fits.
+    fn carved(len: usize) -> io::Result<Option<Buf>> {
+        let Some(size) = len.checked_next_multiple_of(BUF_ALIGN) else {
+            return Ok(None);
+        };
+        Ok(arena::carve(size)?.map(|(ptr, pages)| Buf {
+            ptr,
+            len,
+            backing: Backing::Arena(pages),
+            fixed_id: None,
+            fixed_slot: 0,
+            skew: 0,
+        }))
     }
 
     fn heap(len: usize) -> io::Result<Buf> {
@@ -328,6 +353,9 @@ impl Drop for Buf {
             Backing::Shm(_) => unsafe {
                 libc::shmdt(base.cast());
             },
+            // SAFETY: base is where carve() put this buffer, `pages` past its head; a Buf is
+            // dropped once.
+            Backing::Arena(pages) => unsafe { arena::give_back(base, pages) },
         }
     }
 }

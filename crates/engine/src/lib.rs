@@ -94,7 +94,7 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-pub use buf::{skew_scope, Buf, BufMem, MemScope, SkewScope, BUF_ALIGN};
+pub use buf::{arena_scope, skew_scope, ArenaScope, Buf, BufMem, MemScope, SkewScope, BUF_ALIGN};
 pub use cpu::CpuMode;
 pub use e4defrag::DefragOpts;
 pub use error::{EngineError, ErrorKind};

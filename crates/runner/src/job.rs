@@ -364,6 +364,13 @@ impl<'a> Runner<'a> {
         progress: &'a Progress,
     ) -> Self {
         let depth = bufs.len().max(1);
+        // What grows with iodepth is made before the job's clock starts, as fio sets up its
+        // io_us before its runtime: at iodepth=1000000 it took 27 ms of a null job's run.
+        let slots = Slot::idle(depth);
+        let free_slots = (0..depth as u32).rev().collect();
+        let fops = FileOps::new(plan, &files, depth);
+        let verify = verify::Verifier::of(plan, depth);
+        let trim_order = trimorder::TrimOrder::new(plan.pattern.trimwrite, depth);
         let now = clock.now();
         let connection = eng.caps().connection;
         let refuses_at_commit = eng.caps().refuses_at_commit;
@@ -372,14 +379,13 @@ impl<'a> Runner<'a> {
         // fio's passes decide where the loops end, but under offload (whose submitters hold
         // the files and must be collected first), which counts them in bytes.
         let kept = gen.passes_kept() && !plan.spec.io_submit_offload;
-        let fops = FileOps::new(plan, &files, depth);
         Runner {
             plan,
             eng,
             files,
             free: bufs,
-            slots: Slot::idle(depth),
-            free_slots: (0..depth as u32).rev().collect(),
+            slots,
+            free_slots,
             queued: Vec::with_capacity(depth),
             pending: None,
             paced: None,
@@ -422,7 +428,7 @@ impl<'a> Runner<'a> {
             refuses_at_commit,
             fops,
             each_loop: EachLoop::of(plan, fs_op, kept),
-            trim_order: trimorder::TrimOrder::new(plan.pattern.trimwrite, depth),
+            trim_order,
             held: None,
             sample_until: u64::MAX,
             sync_range: SyncRange::of(plan),
@@ -434,7 +440,7 @@ impl<'a> Runner<'a> {
             steady: steady::SteadyCtl::of(plan, now),
             done: false,
             thought: pacing::ThinkState::since(now),
-            verify: verify::Verifier::of(plan, depth),
+            verify,
             next_tick: 0,
             offload: offload::Offload::of(plan),
             blocks: blockinfo::BlockInfos::of(plan),

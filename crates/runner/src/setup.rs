@@ -125,10 +125,15 @@ fn buffers(
     // fio's iomem_align: buffers start that far past a page boundary.
     let _skew =
         iolab_engine::skew_scope(usize::try_from(plan.spec.iomem_align).unwrap_or(usize::MAX));
+    // As fio's one region of iodepth x bs, the heap's buffers (mem=malloc) come from one
+    // mapping whose pages are memory only once touched.
+    let _arena = iolab_engine::arena_scope(depth as usize);
     // As fio, only a job that writes fills its buffers (a read overwrites them), and no
     // further than a write can reach: the generator never crosses the end of a file's span,
     // so bsrange=0-4G over 8 MiB files fills 8 MiB of each buffer, not 4 GiB of pages.
-    let writes = plan.pattern.has(Dir::Write) || plan.replay.is_some();
+    // A replay's pattern writes when its log has writes: a log of reads fills nothing (a
+    // read of 4 GiB filled a buffer of 4 GiB first).
+    let writes = plan.pattern.has(Dir::Write);
     let reach = match &plan.replay {
         Some(_) => bs as u64,
         None => plan.pattern.files.iter().map(|f| f.len).max().unwrap_or(0),

@@ -176,7 +176,8 @@ fn request_slots_and_buffers_are_checked_at_their_real_cost() {
     // Regression: the check counted 512 bytes a slot and bs a buffer, where a slot with its
     // 4 KiB buffer costs about 8.7 KiB: iodepth=200000 passed it under a 1 GB limit and the
     // job then failed allocating ("cannot allocate 4096 bytes"), and a larger depth grew
-    // past the machine's memory.
+    // past the machine's memory. (Since a job's buffers are one region, a slot and its
+    // buffer take under 4.5 KiB and iodepth=200000 fits in 1 GB: 400000 does not.)
     let d = Dir::new("slots");
     for engine in ["null", "posixaio"] {
         let o = under_ulimit_v(
@@ -187,10 +188,10 @@ fn request_slots_and_buffers_are_checked_at_their_real_cost() {
                 &format!("--ioengine={engine}"),
                 "--filename=f",
                 "--size=1m",
-                "--iodepth=200000",
+                "--iodepth=400000",
             ],
         );
-        o.refused(&["iodepth=200000", "ulimit -v", "lower iodepth"]);
+        o.refused(&["iodepth=400000", "ulimit -v", "lower iodepth"]);
     }
 }
 

@@ -7,6 +7,7 @@ mod compare_trials;
 mod control;
 mod cp;
 mod cp_gnu;
+mod deep_queues;
 mod engines;
 mod examples;
 mod exec;

@@ -649,6 +649,37 @@ mod tests {
         }
     }
 
+    /// A job's buffers come from one arena (the runner's setup holds its scope): registered
+    /// all the same, and the kernel reads into each where it is in the mapping.
+    #[test]
+    fn fixedbufs_registers_buffers_carved_from_an_arena() {
+        let path = tmp("arena-fixed");
+        let data: Vec<u8> = (0..8 * BS).map(|i| (i / BS) as u8 + 1).collect();
+        std::fs::write(&path, &data).unwrap();
+        for (name, opts) in modes().into_iter().filter(|(_, o)| o.fixedbufs) {
+            let mut e = open(&opts).unwrap();
+            let f = e
+                .add_file(open_file(&path, false, true, false), &path)
+                .unwrap();
+            let reqs: Vec<Req> = {
+                let _arena = crate::arena_scope(8);
+                (0..8u64)
+                    .map(|i| {
+                        let b = e.alloc_buf(BS).unwrap();
+                        assert!(b.fixed_index().is_some(), "{name}: not registered");
+                        Req::read(f, i * BS as u64, b).with_tag(i)
+                    })
+                    .collect()
+            };
+            for d in run(e.as_mut(), reqs) {
+                assert_eq!(d.result.unwrap(), BS, "{name}");
+                let want = d.req.tag as u8 + 1;
+                assert!(d.req.buf.as_slice().iter().all(|&x| x == want), "{name}");
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+
     #[test]
     fn fsync_fdatasync_and_trim_go_through_the_ring() {
         for (name, opts) in modes() {
