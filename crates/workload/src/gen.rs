@@ -36,6 +36,27 @@ struct OpenSet {
     next_new: usize,
     done: Vec<u64>,
     rr: usize,
+    /// The smallest block of the job's directions: a file with less than that left is done
+    /// for the pass (fio finds its next block does not fit and closes it, rather than
+    /// starting it over).
+    min_bs: u64,
+    /// Random offsets without a map (norandommap, a non-uniform distribution) never find a
+    /// file done: fio keeps the first files open for the whole job.
+    endless: bool,
+    /// Passes over all the files made; with fio's passes (see [`OpenSet::ends_passes`]) the
+    /// job ends after `loops` of them.
+    passes_done: u32,
+    /// Every file was done in the last of the job's passes: nothing more is issued.
+    finished: bool,
+}
+
+impl OpenSet {
+    /// Whether the job ends when its files are done (fio's keep_running without io_size: a
+    /// pass per loop, however many bytes are left); with io_size or time_based the bytes
+    /// decide and the files start again.
+    fn ends_passes(p: &Pattern) -> bool {
+        p.bytes.is_some() && !p.io_size_set && p.zbd.is_none() && !p.trimwrite
+    }
 }
 
 struct FileState {
@@ -241,6 +262,16 @@ impl IoGen {
                 next_new: p.open_files,
                 done: vec![0; p.files.len()],
                 rr: 0,
+                min_bs: [Dir::Read, Dir::Write, Dir::Trim]
+                    .iter()
+                    .filter(|d| p.has(**d))
+                    .map(|d| p.bs[*d as usize].min())
+                    .min()
+                    .unwrap_or(1)
+                    .max(1),
+                endless: p.random && !p.lfsr && !keeps_map(&p),
+                passes_done: 0,
+                finished: false,
             }),
             file_dist: match &p.file_pick {
                 FilePick::Dist(d) => {

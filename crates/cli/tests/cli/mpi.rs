@@ -402,7 +402,9 @@ fn compare_on_four_ranks_gives_rows_of_all_their_io_and_each_ranks_share() {
     assert_eq!(rows.len(), 2);
     for row in rows {
         assert!(row["error"].is_null(), "{row}");
-        let trials = row["trials"].as_array().map_or(vec![row], |t| t.iter().collect());
+        let trials = row["trials"]
+            .as_array()
+            .map_or(vec![row], |t| t.iter().collect());
         for trial in trials {
             let hosts = trial["hosts"].as_array().unwrap();
             let ranks: Vec<u64> = hosts.iter().map(|h| h["rank"].as_u64().unwrap()).collect();

@@ -178,14 +178,14 @@ impl IoGen {
         fi
     }
 
-    /// Counts `len` bytes to file `fi` under openfiles; a file whose span is done is closed and
-    /// the next one opened (after the last, all of them again).
+    /// Counts `len` bytes to file `fi` under openfiles; a file whose span cannot take another
+    /// smallest block is closed and the next one opened (after the last, all of them again).
     pub(super) fn account_open(&mut self, fi: usize, len: u64) {
         let Some(set) = &mut self.open_set else {
             return;
         };
         set.done[fi] += len;
-        if set.done[fi] < self.files[fi].span.len {
+        if set.endless || set.done[fi] + set.min_bs <= self.files[fi].span.len {
             return;
         }
         set.done[fi] = 0;
@@ -197,10 +197,43 @@ impl IoGen {
                 set.in_use.remove(at);
             }
         }
+        // fio spends an offset draw on the try that finds the random map full.
+        if keeps_map(&self.p) {
+            self.spend_offset_draw();
+        }
+        let Some(set) = &mut self.open_set else {
+            return;
+        };
         if set.in_use.is_empty() {
             let k = self.p.open_files;
             set.in_use = (0..k).collect();
             set.next_new = k;
+            set.passes_done += 1;
+            if OpenSet::ends_passes(&self.p) {
+                set.finished = set.passes_done >= self.p.loops.max(1);
+                self.open_pass_over();
+            }
+        }
+    }
+
+    /// Every file was done under openfiles and another pass follows: as at fio's new loop,
+    /// the files start over and, under [`Refill::Reseed`], fio's streams from their seeds.
+    #[cold]
+    fn open_pass_over(&mut self) {
+        for f in &mut self.files {
+            f.pos = [backward_start(&self.p, f.span); 3];
+            if let Some(m) = &mut f.map {
+                m.reset();
+            }
+            if let Some(l) = &mut f.lfsr {
+                l.reset();
+            }
+            f.last = [0; 3];
+        }
+        self.run_left = 0;
+        if let Refill::Reseed(f) = self.refill {
+            self.next_loop = self.issued + self.p.loop_bytes.max(1);
+            self.seed_fio(f);
         }
     }
 }
