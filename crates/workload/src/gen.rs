@@ -33,6 +33,11 @@ pub use iolab_job::value::Dir;
 /// The files in use under `openfiles`, and the bytes each has been given.
 struct OpenSet {
     in_use: Vec<usize>,
+    /// Per file, where it stands in `in_use` ([`NOT_IN_USE`] when it does not): a file that
+    /// is done leaves without a search of the set, which may hold thousands.
+    at: Vec<u32>,
+    /// The files that left `in_use` since the runner last took them (it closes those).
+    left: Vec<usize>,
     next_new: usize,
     done: Vec<u64>,
     rr: usize,
@@ -50,7 +55,18 @@ struct OpenSet {
     finished: bool,
 }
 
+const NOT_IN_USE: u32 = u32::MAX;
+
 impl OpenSet {
+    /// The first `k` files in use, in order.
+    fn start_over(&mut self, k: usize) {
+        self.in_use = (0..k).collect();
+        for (i, f) in self.in_use.iter().enumerate() {
+            self.at[*f] = i as u32;
+        }
+        self.next_new = k;
+    }
+
     /// Whether the job ends when its files are done (fio's keep_running without io_size: a
     /// pass per loop, however many bytes are left); with io_size or time_based the bytes
     /// decide and the files start again.
@@ -259,6 +275,13 @@ impl IoGen {
             rng_file: Taus88::new(s ^ SEED_XOR[4]),
             open_set: (p.open_files > 0 && p.open_files < p.files.len()).then(|| OpenSet {
                 in_use: (0..p.open_files).collect(),
+                at: (0..p.files.len())
+                    .map(|i| match i < p.open_files {
+                        true => i as u32,
+                        false => NOT_IN_USE,
+                    })
+                    .collect(),
+                left: Vec::new(),
                 next_new: p.open_files,
                 done: vec![0; p.files.len()],
                 rr: 0,
@@ -300,6 +323,22 @@ impl IoGen {
     /// Under `openfiles`, the files in use now (the others wait their turn or are done).
     pub fn in_use(&self) -> Option<&[usize]> {
         self.open_set.as_ref().map(|s| s.in_use.as_slice())
+    }
+
+    /// Under `openfiles`, whether file `fi` is in use now.
+    pub fn is_in_use(&self, fi: usize) -> bool {
+        self.open_set
+            .as_ref()
+            .is_some_and(|s| s.at.get(fi).is_some_and(|a| *a != NOT_IN_USE))
+    }
+
+    /// Under `openfiles`, the files that left the set in use since the last call, into
+    /// `into` (cleared first): the runner closes those that are open and not back in use.
+    pub fn take_left(&mut self, into: &mut Vec<usize>) {
+        into.clear();
+        if let Some(s) = &mut self.open_set {
+            std::mem::swap(into, &mut s.left);
+        }
     }
 
     /// Bytes issued so far.

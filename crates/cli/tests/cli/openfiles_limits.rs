@@ -142,3 +142,26 @@ fn random_reads_without_a_map_keep_the_first_files_open_like_fio() {
     assert_eq!(files.into_iter().collect::<Vec<_>>(), ["j.0.0", "j.0.1"]);
     same_as_fio("nomap", &args, true, &r);
 }
+
+#[test]
+fn a_hundred_thousand_files_under_openfiles_swap_in_at_the_cost_of_the_files_open() {
+    // Broke (issue 33): each swap rebuilt what the loop keeps per file for all the job's
+    // files and searched them all for the ones to close, so 100000 files took minutes where
+    // fio takes a second; this job would hang the test until its timeout. Each file here has
+    // two whole blocks and a partial one, so it also checks that a file is done at its last
+    // whole block.
+    let (nrfiles, per_file, bs) = (100_000u64, 10_000u64, 4096u64);
+    let size = format!("--size={}", nrfiles * per_file);
+    let nr = format!("--nrfiles={nrfiles}");
+    let args = [
+        "--ioengine=null",
+        size.as_str(),
+        nr.as_str(),
+        "--openfiles=1000",
+    ];
+    let r = iolab("many", &args, false);
+    let ios = nrfiles * (per_file / bs);
+    assert_eq!(r.at("/read/total_ios"), ios);
+    assert_eq!(r.at("/read/io_bytes"), ios * bs);
+    same_as_fio("many", &args, false, &r);
+}

@@ -189,12 +189,21 @@ impl IoGen {
             return;
         }
         set.done[fi] = 0;
-        if let Some(at) = set.in_use.iter().position(|f| *f == fi) {
+        let at = set.at[fi];
+        if at != NOT_IN_USE {
+            let at = at as usize;
+            set.at[fi] = NOT_IN_USE;
+            set.left.push(fi);
             if set.next_new < self.files.len() {
                 set.in_use[at] = set.next_new;
+                set.at[set.next_new] = at as u32;
                 set.next_new += 1;
             } else {
+                // The last files: each removal moves those after it (at most the set).
                 set.in_use.remove(at);
+                for (i, f) in set.in_use.iter().enumerate().skip(at) {
+                    set.at[*f] = i as u32;
+                }
             }
         }
         // fio spends an offset draw on the try that finds the random map full.
@@ -205,9 +214,7 @@ impl IoGen {
             return;
         };
         if set.in_use.is_empty() {
-            let k = self.p.open_files;
-            set.in_use = (0..k).collect();
-            set.next_new = k;
+            set.start_over(self.p.open_files);
             set.passes_done += 1;
             if OpenSet::ends_passes(&self.p) {
                 set.finished = set.passes_done >= self.p.loops.max(1);
