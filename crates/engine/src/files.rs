@@ -1,5 +1,7 @@
 //! The table of files an engine works on, with what each needs (O_DIRECT alignment, device).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -130,10 +132,15 @@ fn too_long(req: &Req) -> io::Error {
     )
 }
 
-/// Slots of open files; a FileId is a slot number, reused after removal.
+/// Slots of open files; a FileId is a slot number, reused after removal (the lowest
+/// vacant first).
 #[derive(Debug, Default)]
 pub(crate) struct Files {
     slots: Vec<Option<FileEntry>>,
+    /// The vacant slots, lowest on top: under openfiles a job swaps files in and out
+    /// thousands of times among thousands of slots, which a search for the first vacant one
+    /// made quadratic (issue 33).
+    vacant: BinaryHeap<Reverse<u32>>,
     devs: Vec<(u64, Option<DevInfo>)>,
 }
 
@@ -149,9 +156,9 @@ impl Files {
     }
 
     pub fn insert(&mut self, entry: FileEntry) -> FileId {
-        if let Some(i) = self.slots.iter().position(Option::is_none) {
-            self.slots[i] = Some(entry);
-            FileId(i as u32)
+        if let Some(Reverse(i)) = self.vacant.pop() {
+            self.slots[i as usize] = Some(entry);
+            FileId(i)
         } else {
             self.slots.push(Some(entry));
             FileId(self.slots.len() as u32 - 1)
@@ -163,10 +170,13 @@ impl Files {
     }
 
     pub fn remove(&mut self, id: FileId, engine: EngineKind) -> Result<FileEntry, EngineError> {
-        self.slots
+        let e = self
+            .slots
             .get_mut(id.0 as usize)
             .and_then(Option::take)
-            .ok_or_else(|| bad_file(id, engine, "remove_file"))
+            .ok_or_else(|| bad_file(id, engine, "remove_file"))?;
+        self.vacant.push(Reverse(id.0));
+        Ok(e)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (FileId, &FileEntry)> {

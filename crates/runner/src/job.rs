@@ -311,6 +311,8 @@ struct Runner<'a> {
     refuses_at_commit: bool,
     /// lockfile, serialize_overlap, fill_device.
     fops: FileOps,
+    /// Under `openfiles`, the open files' count and those to close at the next swap.
+    open: openfiles::OpenFiles,
     /// unlink_each_loop: where each loop ends.
     each_loop: EachLoop,
     /// trimwrite at depth > 1: a block's write waits for its trim (job/trimorder.rs).
@@ -427,6 +429,7 @@ impl<'a> Runner<'a> {
             connection,
             refuses_at_commit,
             fops,
+            open: openfiles::OpenFiles::default(),
             each_loop: EachLoop::of(plan, fs_op, kept),
             trim_order,
             held: None,

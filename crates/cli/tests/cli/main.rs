@@ -32,6 +32,7 @@ mod logs;
 mod mpi;
 mod net;
 mod offload;
+mod openfiles_limits;
 mod place;
 mod run;
 mod run_robust;

@@ -143,6 +143,40 @@ impl FileOps {
         }
     }
 
+    /// File `fi` of the job was opened in engine slot `id` (under openfiles, one at a
+    /// time: what a rebuild of all would cost the job's files, this costs one).
+    pub(super) fn opened(&mut self, plan: &JobPlan, fi: usize, id: FileId, depth: usize) {
+        let Some(f) = plan.files.get(fi) else {
+            return;
+        };
+        let i = id.index() as usize;
+        if self.paths.len() <= i {
+            self.paths.resize(i + 1, PathBuf::new());
+            self.locks.resize(i + 1, None);
+        }
+        self.paths[i].clone_from(&f.path);
+        if self.mode != FileLock::None {
+            self.locks[i] = Some(lock_of(&f.path));
+        }
+        // Nothing is in flight at a swap: no range, no lock held.
+        self.held = None;
+        if self.overlap {
+            self.ranges.clear();
+            self.ranges.resize(depth, (0, 0, 0));
+        }
+    }
+
+    /// The file in engine slot `id` was closed.
+    pub(super) fn closed(&mut self, id: FileId) {
+        let i = id.index() as usize;
+        if let Some(p) = self.paths.get_mut(i) {
+            *p = PathBuf::new();
+        }
+        if let Some(l) = self.locks.get_mut(i) {
+            *l = None;
+        }
+    }
+
     /// serialize_overlap: whether `req` overlaps an I/O in flight on its file (it must wait).
     #[inline]
     pub(super) fn must_wait(&self, req: &Req) -> bool {

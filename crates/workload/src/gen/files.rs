@@ -181,29 +181,69 @@ impl IoGen {
         fi
     }
 
-    /// Counts `len` bytes to file `fi` under openfiles; a file whose span is done is closed and
-    /// the next one opened (after the last, all of them again).
+    /// Counts `len` bytes to file `fi` under openfiles; a file whose span cannot take another
+    /// smallest block is closed and the next one opened (after the last, all of them again).
     pub(super) fn account_open(&mut self, fi: usize, len: u64) {
         let Some(set) = &mut self.open_set else {
             return;
         };
         set.done[fi] += len;
-        if set.done[fi] < self.files[fi].span.len {
+        if set.endless || set.done[fi] + set.min_bs <= self.files[fi].span.len {
             return;
         }
         set.done[fi] = 0;
-        if let Some(at) = set.in_use.iter().position(|f| *f == fi) {
+        let at = set.at[fi];
+        if at != NOT_IN_USE {
+            let at = at as usize;
+            set.at[fi] = NOT_IN_USE;
+            set.left.push(fi);
             if set.next_new < self.files.len() {
                 set.in_use[at] = set.next_new;
+                set.at[set.next_new] = at as u32;
                 set.next_new += 1;
             } else {
+                // The last files: each removal moves those after it (at most the set).
                 set.in_use.remove(at);
+                for (i, f) in set.in_use.iter().enumerate().skip(at) {
+                    set.at[*f] = i as u32;
+                }
             }
         }
+        // fio spends an offset draw on the try that finds the random map full.
+        if keeps_map(&self.p) {
+            self.spend_offset_draw();
+        }
+        let Some(set) = &mut self.open_set else {
+            return;
+        };
         if set.in_use.is_empty() {
-            let k = self.p.open_files;
-            set.in_use = (0..k).collect();
-            set.next_new = k;
+            set.start_over(self.p.open_files);
+            set.passes_done += 1;
+            if OpenSet::ends_passes(&self.p) {
+                set.finished = set.passes_done >= self.p.loops.max(1);
+                self.open_pass_over();
+            }
+        }
+    }
+
+    /// Every file was done under openfiles and another pass follows: as at fio's new loop,
+    /// the files start over and, under [`Refill::Reseed`], fio's streams from their seeds.
+    #[cold]
+    fn open_pass_over(&mut self) {
+        for f in &mut self.files {
+            f.pos = [backward_start(&self.p, f.span); 3];
+            if let Some(m) = &mut f.map {
+                m.reset();
+            }
+            if let Some(l) = &mut f.lfsr {
+                l.reset();
+            }
+            f.last = [0; 3];
+        }
+        self.run_left = 0;
+        if let Refill::Reseed(f) = self.refill {
+            self.next_loop = self.issued + self.p.loop_bytes.max(1);
+            self.seed_fio(f);
         }
     }
 }

@@ -74,7 +74,12 @@ impl IoGen {
                     return true;
                 }
             }
-            None => self.loop_start(),
+            None => {
+                if self.open_set.as_ref().is_some_and(|s| s.finished) {
+                    return true;
+                }
+                self.loop_start()
+            }
         }
         false
     }

@@ -65,6 +65,7 @@ impl Runner<'_> {
             Ok(ids) => {
                 self.fops = FileOps::new(self.plan, &ids, self.depth());
                 self.files = ids;
+                self.open.reopened(&self.files);
                 self.iolog_reopened();
                 true
             }

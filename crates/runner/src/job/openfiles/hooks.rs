@@ -6,7 +6,6 @@ use iolab_job::debug;
 use iolab_sys as sys;
 
 use super::open_limit;
-use crate::job::fileops::FileOps;
 use crate::job::Runner;
 
 impl Runner<'_> {
@@ -18,7 +17,8 @@ impl Runner<'_> {
     }
 
     /// Closes the open files the generator no longer uses (after their I/O has completed)
-    /// and opens `fi`.
+    /// and opens `fi`. Costs the files that left the generator's set since the last swap,
+    /// not the job's files.
     #[cold]
     fn swap_in(&mut self, fi: usize) -> bool {
         // What is in flight completes first: engines take a new file with none in flight
@@ -27,23 +27,36 @@ impl Runner<'_> {
             return false;
         }
         let limit = open_limit(self.plan);
+        if self.open.count.is_none() {
+            let n = self.files.iter().filter(|f| **f != FileId::CLOSED).count();
+            self.open.count = Some(n);
+        }
         if limit < self.files.len() {
-            // Sorted, so that thousands of open files are not each looked for in a list of
-            // thousands (openfiles lowered to the descriptor limit).
-            let mut keep = self.gen.in_use().unwrap_or(&[]).to_vec();
-            keep.sort_unstable();
-            self.close_where(fi, |i| keep.binary_search(&i).is_err());
+            let mut close = std::mem::take(&mut self.open.close);
+            self.gen.take_left(&mut close);
+            close.append(&mut self.open.strays);
+            // In the order of the files, as a scan of them all would close them.
+            close.sort_unstable();
+            close.dedup();
+            close.retain(|&i| i != fi && !self.gen.is_in_use(i));
+            self.close_each(&close);
+            self.open.close = close;
             // A read back (verify) may want a file outside the generator's set: one in use
             // makes room then, so that the limit holds.
-            if self.files.iter().filter(|f| **f != FileId::CLOSED).count() >= limit {
-                self.close_where(fi, |_| true);
+            if self.open.count.unwrap_or(0) >= limit {
+                let all: Vec<usize> = (0..self.files.len()).filter(|&i| i != fi).collect();
+                self.close_each(&all);
             }
         }
         match crate::open::open_one(self.plan, fi, &mut *self.eng) {
             Ok(id) => {
                 self.files[fi] = id;
+                self.open.count = self.open.count.map(|n| n + 1);
+                if !self.gen.is_in_use(fi) {
+                    self.open.strays.push(fi);
+                }
                 self.iolog_file(fi, id, true);
-                self.fops = FileOps::new(self.plan, &self.files, self.depth());
+                self.fops.opened(self.plan, fi, id, self.depth());
                 true
             }
             Err(e) => {
@@ -53,12 +66,14 @@ impl Runner<'_> {
         }
     }
 
-    /// Closes every open file but `fi` for which `close` says so.
-    fn close_where(&mut self, fi: usize, close: impl Fn(usize) -> bool) {
+    /// Closes those of `files` that are open.
+    fn close_each(&mut self, files: &[usize]) {
         let dbg = debug::on(debug::FILE);
-        for i in 0..self.files.len() {
-            let id = self.files[i];
-            if i == fi || id == FileId::CLOSED || !close(i) {
+        for &i in files {
+            let Some(&id) = self.files.get(i) else {
+                continue;
+            };
+            if id == FileId::CLOSED {
                 continue;
             }
             if dbg {
@@ -67,6 +82,8 @@ impl Runner<'_> {
             }
             let _ = self.eng.remove_file(id);
             self.files[i] = FileId::CLOSED;
+            self.open.count = self.open.count.map(|n| n.saturating_sub(1));
+            self.fops.closed(id);
             self.iolog_file(i, id, false);
         }
     }
