@@ -7,11 +7,11 @@ use std::path::Path;
 use iolab_sys::dev::DevInfo;
 use iolab_workload::JobPlan;
 
-use crate::error::BenchError;
+use crate::error::RunError;
 
 /// Refuses `atomic=1` and `zonemode=zbd` where the device cannot do them, naming the file, its
 /// device and what the kernel reports for it.
-pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
+pub(crate) fn check(plan: &JobPlan) -> Result<(), RunError> {
     let spec = &plan.spec;
     if !spec.atomic && !spec.zone_zbd {
         return Ok(());
@@ -20,7 +20,7 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
         crate::layout::info(format_args!("{note}"));
     }
     if spec.zone_zbd && !plan.engine.kind.needs_files() {
-        return Err(BenchError::Refused(format!(
+        return Err(RunError::Refused(format!(
             "{}: zonemode=zbd needs a zoned block device; ioengine={} uses none",
             plan.name,
             plan.engine.kind.name()
@@ -68,7 +68,7 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
                 ),
             }
         };
-        return Err(BenchError::Refused(format!("{}: {why}", plan.name)));
+        return Err(RunError::Refused(format!("{}: {why}", plan.name)));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use iolab_engine::EngineError;
 
 /// Why a run could not start or go on.
 #[derive(Debug)]
-pub enum BenchError {
+pub enum RunError {
     /// A file operation failed: (path, what we were doing, error).
     File(PathBuf, &'static str, std::io::Error),
     /// The engine refused: (job name, error).
@@ -19,21 +19,21 @@ pub enum BenchError {
     NotStarted,
 }
 
-impl BenchError {
-    pub(crate) fn file(path: &Path, what: &'static str, e: std::io::Error) -> BenchError {
-        BenchError::File(path.to_path_buf(), what, e)
+impl RunError {
+    pub(crate) fn file(path: &Path, what: &'static str, e: std::io::Error) -> RunError {
+        RunError::File(path.to_path_buf(), what, e)
     }
 }
 
-impl fmt::Display for BenchError {
+impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BenchError::File(p, what, e) => write!(f, "{}: {what}: {e}", p.display()),
-            BenchError::Engine(job, e) => write!(f, "{job}: {e}"),
-            BenchError::Refused(m) => f.write_str(m),
-            BenchError::NotStarted => f.write_str("not started: another job failed to start"),
+            RunError::File(p, what, e) => write!(f, "{}: {what}: {e}", p.display()),
+            RunError::Engine(job, e) => write!(f, "{job}: {e}"),
+            RunError::Refused(m) => f.write_str(m),
+            RunError::NotStarted => f.write_str("not started: another job failed to start"),
         }
     }
 }
 
-impl std::error::Error for BenchError {}
+impl std::error::Error for RunError {}

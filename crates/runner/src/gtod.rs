@@ -12,11 +12,11 @@ use iolab_sys as sys;
 use iolab_sys::{clock, task};
 use iolab_workload::JobPlan;
 
-use crate::error::BenchError;
+use crate::error::RunError;
 
 /// The CPUs the jobs give `gtod_cpu`, in order, or a refusal naming the job with a CPU this
 /// machine lacks (fio 3.33 prints "gtod: setaffinity failed" and its jobs never start).
-pub(crate) fn cpus(plans: &[JobPlan]) -> Result<Vec<usize>, BenchError> {
+pub(crate) fn cpus(plans: &[JobPlan]) -> Result<Vec<usize>, RunError> {
     let max = task::cpus_configured();
     let mut cpus = Vec::new();
     for p in plans {
@@ -25,7 +25,7 @@ pub(crate) fn cpus(plans: &[JobPlan]) -> Result<Vec<usize>, BenchError> {
         };
         if c >= max {
             let loc = &p.spec.loc;
-            return Err(BenchError::Refused(format!(
+            return Err(RunError::Refused(format!(
                 "{}:{}: job '{}': gtod_cpu: CPU {c} too large (max={})",
                 loc.file,
                 loc.line,
@@ -49,7 +49,7 @@ pub(crate) struct Keeper {
 
 impl Keeper {
     /// Starts the thread on `cpus` (none: no thread). Fails when it cannot be bound there.
-    pub(crate) fn start(cpus: Vec<usize>) -> Result<Option<Keeper>, BenchError> {
+    pub(crate) fn start(cpus: Vec<usize>) -> Result<Option<Keeper>, RunError> {
         if cpus.is_empty() {
             return Ok(None);
         }
@@ -67,17 +67,17 @@ impl Keeper {
                     std::hint::spin_loop();
                 }
             })
-            .map_err(|e| BenchError::Refused(format!("gtod_cpu: cannot start its thread: {e}")))?;
+            .map_err(|e| RunError::Refused(format!("gtod_cpu: cannot start its thread: {e}")))?;
         let keeper = Keeper {
             stop,
             thread: Some(thread),
         };
         match rx.recv() {
             Ok(Ok(())) => Ok(Some(keeper)),
-            Ok(Err(e)) => Err(BenchError::Refused(format!(
+            Ok(Err(e)) => Err(RunError::Refused(format!(
                 "gtod_cpu: cannot bind the time thread: {e}"
             ))),
-            Err(_) => Err(BenchError::Refused("gtod_cpu: its thread ended".into())),
+            Err(_) => Err(RunError::Refused("gtod_cpu: its thread ended".into())),
         }
     }
 }

@@ -47,7 +47,7 @@ pub(crate) use verify::{check as verify_check, info_lines as verify_info_lines};
 mod think;
 mod trimorder;
 
-use crate::error::BenchError;
+use crate::error::RunError;
 use crate::gate::StartGate;
 use crate::joberr::{site, JobError};
 use crate::setup::setup;
@@ -118,7 +118,7 @@ pub fn run(
     progress: &Progress,
     wait_on: &[&Progress],
     shared: Shared<'_>,
-) -> Result<JobOutcome, BenchError> {
+) -> Result<JobOutcome, RunError> {
     // Everything that can fail before the start line fails before it, and says so at the
     // line: one job that cannot start calls the start off for the whole phase.
     if plan.spec.create_only {
@@ -128,7 +128,7 @@ pub fn run(
         return if go {
             Ok(JobOutcome::idle(plan))
         } else {
-            Err(BenchError::NotStarted)
+            Err(RunError::NotStarted)
         };
     }
     let setup = crate::mem::pin(plan)
@@ -138,7 +138,7 @@ pub fn run(
     let (_pinned, (mut eng, mut files, bufs, gen, buf_rng), logs) = setup?;
     debug_rand_seeds(&gen);
     if !go {
-        return Err(BenchError::NotStarted);
+        return Err(RunError::NotStarted);
     }
     stop.pause(plan.startdelay);
     // fio's wait_for: start when the named job (all its clones) has finished.

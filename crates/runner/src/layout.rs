@@ -14,7 +14,7 @@ use iolab_sys as sys;
 use iolab_sys::dev::{self, DevInfo};
 use iolab_workload::{BufStream, FilePlan, JobPlan};
 
-use crate::error::BenchError;
+use crate::error::RunError;
 
 const CHUNK: usize = 1 << 20;
 
@@ -28,7 +28,7 @@ pub(crate) fn info(line: std::fmt::Arguments<'_>) {
 /// their own, all at once, as fio's job processes do.
 /// Returns each plan's buffer stream as its layout left it (in the plans' order): the job's
 /// buffers are filled from there, as fio's are.
-pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<Vec<BufStream>, BenchError> {
+pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<Vec<BufStream>, RunError> {
     let mut streams: Vec<Option<BufStream>> = vec![None; plans.len()];
     let (serial, parallel): (Vec<_>, Vec<_>) = streams
         .iter_mut()
@@ -44,7 +44,7 @@ pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<Vec<BufStream
             .collect();
         running.into_iter().try_for_each(|h| {
             h.join()
-                .unwrap_or_else(|_| Err(BenchError::Refused("a layout thread panicked".into())))
+                .unwrap_or_else(|_| Err(RunError::Refused("a layout thread panicked".into())))
         })
     })?;
     Ok(streams
@@ -62,7 +62,7 @@ pub fn prepare_all(plans: &[JobPlan], stop: &AtomicBool) -> Result<Vec<BufStream
 /// A `stop` ends the work between chunks of [`CHUNK`]: the run then reports what it has.
 /// Returns the job's buffer stream after the layout's fills (fio's buf_state, which the
 /// layout of each file draws from, a seed per block, the files one after another).
-pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, BenchError> {
+pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, RunError> {
     let mut rng = BufStream::of(&plan.pattern);
     if !diskless_ok(plan) {
         return Ok(rng);
@@ -97,8 +97,7 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, BenchErro
             return Ok(rng);
         }
         if let Some(dir) = f.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir)
-                .map_err(|e| BenchError::file(&f.path, "create directory", e))?;
+            fs::create_dir_all(dir).map_err(|e| RunError::file(&f.path, "create directory", e))?;
         }
         if debug::on(debug::FILE) {
             let p = f.path.display();
@@ -127,7 +126,7 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, BenchErro
         }
         let mut fill = |b: &mut [u8]| crate::fill::fill(b, plan, &mut rng);
         lay_out(&f.path, from, f.size, how, &mut fill, stop)
-            .map_err(|e| BenchError::file(&f.path, "lay out", e))?;
+            .map_err(|e| RunError::file(&f.path, "lay out", e))?;
         pre_read(plan, &f.path, stop)?;
     }
     Ok(rng)
@@ -136,11 +135,7 @@ pub fn prepare(plan: &JobPlan, stop: &AtomicBool) -> Result<BufStream, BenchErro
 /// Whether `f` must be laid out, and from which size (what it has); the checks of block
 /// devices and of allow_file_create on the way, and the pre_read of a file already large
 /// enough.
-fn needs_layout(
-    plan: &JobPlan,
-    f: &FilePlan,
-    stop: &AtomicBool,
-) -> Result<Option<u64>, BenchError> {
+fn needs_layout(plan: &JobPlan, f: &FilePlan, stop: &AtomicBool) -> Result<Option<u64>, RunError> {
     let spec = &plan.spec;
     let writes = plan.pattern.write || plan.pattern.trim || plan.pattern.trimwrite;
     let meta = fs::metadata(&f.path).ok();
@@ -159,7 +154,7 @@ fn needs_layout(
         return Ok(None);
     }
     if meta.is_none() && !spec.allow_file_create {
-        return Err(BenchError::Refused(format!(
+        return Err(RunError::Refused(format!(
             "{}: {}: {}: file creation disallowed by allow_file_create=0",
             spec.loc,
             plan.name,
@@ -179,18 +174,18 @@ fn needs_layout(
 
 /// fio's pre_read: read the whole file once so that a buffered job starts with it cached
 /// (without O_DIRECT; with it, fio does nothing and neither do we).
-fn pre_read(plan: &JobPlan, path: &Path, stop: &AtomicBool) -> Result<(), BenchError> {
+fn pre_read(plan: &JobPlan, path: &Path, stop: &AtomicBool) -> Result<(), RunError> {
     if !plan.pre_read || plan.direct {
         return Ok(());
     }
-    let mut f = File::open(path).map_err(|e| BenchError::file(path, "pre_read", e))?;
+    let mut f = File::open(path).map_err(|e| RunError::file(path, "pre_read", e))?;
     let mut buf = vec![0u8; CHUNK];
     while !stop.load(Ordering::Relaxed) {
         match f.read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(BenchError::file(path, "pre_read", e)),
+            Err(e) => return Err(RunError::file(path, "pre_read", e)),
         }
     }
     Ok(())
@@ -280,11 +275,11 @@ fn lay_out(
 /// Refuses to write to a block device that is mounted (unless `allow_mounted_write=1`, as fio)
 /// or that holds a filesystem or partition table (unless the job says `allow_mounted_write=1`
 /// and the device is not mounted: the explicit "I mean it").
-fn check_block_device_write(path: &Path, plan: &JobPlan) -> Result<(), BenchError> {
-    let meta = fs::metadata(path).map_err(|e| BenchError::file(path, "stat", e))?;
+fn check_block_device_write(path: &Path, plan: &JobPlan) -> Result<(), RunError> {
+    let meta = fs::metadata(path).map_err(|e| RunError::file(path, "stat", e))?;
     if let Some(what) = mounted(&meta) {
         if !plan.allow_mounted_write {
-            return Err(BenchError::Refused(format!(
+            return Err(RunError::Refused(format!(
                 "{}: {} appears mounted ({what}), and 'allow_mounted_write' isn't set. Aborting.",
                 plan.name,
                 path.display()
@@ -294,7 +289,7 @@ fn check_block_device_write(path: &Path, plan: &JobPlan) -> Result<(), BenchErro
     }
     if let Some(sig) = signature(path) {
         if !plan.allow_mounted_write {
-            return Err(BenchError::Refused(format!(
+            return Err(RunError::Refused(format!(
                 "{}: {} holds {sig}; writing would destroy it. Set allow_mounted_write=1 in the job to \
                  write to it anyway.",
                 plan.name,

@@ -25,7 +25,7 @@ pub mod trigger;
 pub mod verify;
 
 pub use env::{host_env, status_line};
-pub use error::BenchError;
+pub use error::RunError;
 pub use status::{Progress, StatusLine, StatusMode};
 
 use std::collections::BTreeSet;
@@ -78,13 +78,13 @@ pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
 
 /// Lays out every file the plans need (as `run` does first), so a caller can keep that work
 /// out of what it measures around `run`.
-pub fn prepare(plans: &[JobPlan]) -> Result<(), BenchError> {
+pub fn prepare(plans: &[JobPlan]) -> Result<(), RunError> {
     let never = AtomicBool::new(false);
     layout::prepare_all(plans, &never).map(drop)
 }
 
 /// Runs `plans` with the status line when standard error is a terminal.
-pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, BenchError> {
+pub fn run(plans: &[JobPlan], stop: &AtomicBool) -> Result<RunOutcome, RunError> {
     run_with(plans, stop, StatusLine::default())
 }
 
@@ -100,7 +100,7 @@ pub fn run_with(
     plans: &[JobPlan],
     stop: &AtomicBool,
     status: StatusLine,
-) -> Result<RunOutcome, BenchError> {
+) -> Result<RunOutcome, RunError> {
     run_reporting(plans, stop, status, None)
 }
 
@@ -110,7 +110,7 @@ pub fn run_reporting(
     stop: &AtomicBool,
     status: StatusLine,
     periodic: Option<Periodic<'_>>,
-) -> Result<RunOutcome, BenchError> {
+) -> Result<RunOutcome, RunError> {
     run_all(plans, stop, status, periodic, &|| {})
 }
 
@@ -122,7 +122,7 @@ pub fn run_gated(
     stop: &AtomicBool,
     status: StatusLine,
     gate: &dyn Fn(),
-) -> Result<RunOutcome, BenchError> {
+) -> Result<RunOutcome, RunError> {
     run_all(plans, stop, status, None, gate)
 }
 
@@ -132,7 +132,7 @@ fn run_all(
     status: StatusLine,
     periodic: Option<Periodic<'_>>,
     gate: &dyn Fn(),
-) -> Result<RunOutcome, BenchError> {
+) -> Result<RunOutcome, RunError> {
     use std::io::IsTerminal;
     let show = match status.mode {
         StatusMode::Always => true,
@@ -229,7 +229,7 @@ fn run_phases(
     stop: &AtomicBool,
     progress: &[Progress],
     gate: &dyn Fn(),
-) -> Result<RunOutcome, BenchError> {
+) -> Result<RunOutcome, RunError> {
     plans.iter().try_for_each(job::verify_check)?;
     let streams = layout::prepare_all(plans, stop)?;
     job::prepare_shared_logs(plans)?;
@@ -270,7 +270,7 @@ fn run_phases(
         for r in results {
             match r {
                 Ok(j) => jobs.push(j),
-                Err(BenchError::NotStarted) => {}
+                Err(RunError::NotStarted) => {}
                 Err(e) if first_error.is_none() => first_error = Some(e),
                 Err(_) => {}
             }
@@ -296,7 +296,7 @@ fn run_phases(
 
 /// Runs the jobs of one phase, a thread each, started together. A thread that cannot be
 /// created, or a job whose setup fails, calls the start off: the others return
-/// [`BenchError::NotStarted`] instead of waiting for a thread that does not exist.
+/// [`RunError::NotStarted`] instead of waiting for a thread that does not exist.
 fn run_phase(
     phase: &[JobPlan],
     base: usize,
@@ -304,7 +304,7 @@ fn run_phase(
     bufs: &[BufStream],
     stops: &Stops<'_>,
     clock: Clock,
-) -> Vec<Result<JobOutcome, BenchError>> {
+) -> Vec<Result<JobOutcome, RunError>> {
     if let Err(e) = mem::check_threads(
         mem::phase_threads(phase),
         phase.first().map_or("", |p| &p.name),
@@ -344,7 +344,7 @@ fn run_phase(
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     gate.call_off();
-                    spawn_error = Some(BenchError::Refused(format!(
+                    spawn_error = Some(RunError::Refused(format!(
                         "{}: cannot start a job thread ({} jobs in this phase): {e}",
                         p.name,
                         phase.len()
@@ -359,7 +359,7 @@ fn run_phase(
         }
         results.extend(handles.into_iter().map(|h| {
             h.join()
-                .unwrap_or_else(|_| Err(BenchError::Refused("a job thread panicked".into())))
+                .unwrap_or_else(|_| Err(RunError::Refused("a job thread panicked".into())))
         }));
         results
     })

@@ -9,7 +9,7 @@ use iolab_job::debug;
 use iolab_sys as sys;
 use iolab_workload::JobPlan;
 
-use crate::error::BenchError;
+use crate::error::RunError;
 
 /// The memory a job may have, and what sets it: the least of the machine's (MemTotal), the
 /// cgroup's limit (memory.max, or v1's memory.limit_in_bytes) and what the address-space
@@ -72,9 +72,9 @@ pub(crate) fn check(
     need: u64,
     what: fmt::Arguments<'_>,
     fix: &str,
-) -> Result<(), BenchError> {
+) -> Result<(), RunError> {
     match memory {
-        Some(m) if need > m.bytes => Err(BenchError::Refused(format!(
+        Some(m) if need > m.bytes => Err(RunError::Refused(format!(
             "{}: {what} needs {}, more than {}, {}; {fix}",
             plan.name,
             human(need),
@@ -87,7 +87,7 @@ pub(crate) fn check(
 
 /// A replay's largest I/O needs at least one buffer of its length: checked when the job is
 /// planned, before its files are laid out as far as that I/O reaches.
-pub(crate) fn check_replay(plan: &JobPlan) -> Result<(), BenchError> {
+pub(crate) fn check_replay(plan: &JobPlan) -> Result<(), RunError> {
     let Some(r) = &plan.replay else {
         return Ok(());
     };
@@ -199,9 +199,9 @@ pub(crate) fn phase_threads(phase: &[JobPlan]) -> u64 {
 /// limit (RLIMIT_NPROC, `ulimit -u`; kernel.threads-max) and the mappings a process may have
 /// (vm.max_map_count). Creating them one by one until one fails would leave the process with
 /// no room for anything else, and the next allocation or thread anywhere aborts.
-pub(crate) fn check_threads(threads: u64, first_job: &str) -> Result<(), BenchError> {
+pub(crate) fn check_threads(threads: u64, first_job: &str) -> Result<(), RunError> {
     let refuse = |need: String, limit: String| {
-        Err(BenchError::Refused(format!(
+        Err(RunError::Refused(format!(
             "{first_job}: cannot start {threads} job threads (numjobs clones, offload \
              submitters and verify_async threads counted): {need}, and {limit}; lower numjobs \
              or iodepth"
@@ -267,13 +267,13 @@ fn vm_size() -> Option<u64> {
 
 /// fio's `lockmem`: that much memory allocated and pinned (mlock) for as long as the
 /// returned buffer lives, so the rest of the machine has less. Empty when not asked.
-pub(crate) fn pin(plan: &JobPlan) -> Result<Vec<u8>, BenchError> {
+pub(crate) fn pin(plan: &JobPlan) -> Result<Vec<u8>, RunError> {
     let n = plan.spec.lockmem;
     if n == 0 {
         return Ok(Vec::new());
     }
     check(plan, total(), n, format_args!("lockmem"), "lower lockmem")?;
-    let refuse = |why: String| BenchError::Refused(format!("{}: lockmem={n}: {why}", plan.name));
+    let refuse = |why: String| RunError::Refused(format!("{}: lockmem={n}: {why}", plan.name));
     let len = usize::try_from(n).map_err(|_| refuse("too large".into()))?;
     let mut buf = Vec::new();
     buf.try_reserve_exact(len)
@@ -295,7 +295,7 @@ fn human(b: u64) -> String {
 
 /// mem=shmhuge and mmaphuge need huge pages reserved (vm.nr_hugepages); fio crashes without
 /// them, iolab says so.
-pub(crate) fn check_huge(plan: &JobPlan) -> Result<(), BenchError> {
+pub(crate) fn check_huge(plan: &JobPlan) -> Result<(), RunError> {
     let m = plan.spec.mem;
     if !matches!(m, BufMem::ShmHuge | BufMem::MmapHuge) {
         return Ok(());
@@ -306,7 +306,7 @@ pub(crate) fn check_huge(plan: &JobPlan) -> Result<(), BenchError> {
         l.split_whitespace().nth(1)?.parse().ok()
     };
     match field("HugePages_Total:") {
-        Some(0) | None => Err(BenchError::Refused(format!(
+        Some(0) | None => Err(RunError::Refused(format!(
             "{}: mem={} needs huge pages, and this machine has none reserved \
              (HugePages_Total: 0 in /proc/meminfo; see vm.nr_hugepages)",
             plan.name,

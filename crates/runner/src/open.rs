@@ -12,7 +12,7 @@ use iolab_job::{debug, JobSpec};
 use iolab_sys as sys;
 use iolab_workload::{JobPlan, SyncMode};
 
-use crate::error::BenchError;
+use crate::error::RunError;
 
 pub(crate) fn engine_opts(plan: &JobPlan) -> EngineOpts {
     let mut o = plan.engine.clone();
@@ -68,7 +68,7 @@ fn open_file(plan: &JobPlan, path: &std::path::Path) -> std::io::Result<File> {
 /// Opens the job's files and hands them to the engine (fadvise and cache drop on the way).
 /// Under fio's `openfiles` only the first that many are opened; the others stand as
 /// [`FileId::CLOSED`] until the runner opens them in turn (job/openfiles.rs).
-pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<FileId>, BenchError> {
+pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<FileId>, RunError> {
     let mut ids = Vec::with_capacity(plan.files.len());
     if debug::on(debug::FILE) {
         debug::line(debug::FILE, sys::gettid(), format_args!("setup files"));
@@ -85,13 +85,9 @@ pub(crate) fn open_files(plan: &JobPlan, eng: &mut dyn Engine) -> Result<Vec<Fil
 }
 
 /// Opens file `i` of the job and hands it to the engine.
-pub(crate) fn open_one(
-    plan: &JobPlan,
-    i: usize,
-    eng: &mut dyn Engine,
-) -> Result<FileId, BenchError> {
+pub(crate) fn open_one(plan: &JobPlan, i: usize, eng: &mut dyn Engine) -> Result<FileId, RunError> {
     let Some(f) = plan.files.get(i) else {
-        return Err(BenchError::Refused(format!(
+        return Err(RunError::Refused(format!(
             "{}: no file {i} in the job",
             plan.name
         )));
@@ -104,9 +100,9 @@ pub(crate) fn open_one(
     // A diskless engine gets /dev/null in each file's place: ids stay valid, nothing is
     // created or read.
     let file = if diskless {
-        File::open("/dev/null").map_err(|e| BenchError::file(Path::new("/dev/null"), "open", e))?
+        File::open("/dev/null").map_err(|e| RunError::file(Path::new("/dev/null"), "open", e))?
     } else {
-        open_file(plan, &f.path).map_err(|e| BenchError::file(&f.path, "open", e))?
+        open_file(plan, &f.path).map_err(|e| RunError::file(&f.path, "open", e))?
     };
     if plan.invalidate
         && !file
@@ -120,14 +116,14 @@ pub(crate) fn open_one(
     if let (false, 1..) = (diskless, plan.spec.write_hint) {
         // As fio: a hint the kernel refuses fails the job.
         sys::set_write_hint(file.as_raw_fd(), plan.spec.write_hint)
-            .map_err(|e| BenchError::file(&f.path, "write_hint (F_SET_RW_HINT)", e))?;
+            .map_err(|e| RunError::file(&f.path, "write_hint (F_SET_RW_HINT)", e))?;
     }
     if let (false, Some(advice)) = (diskless, fadvice(&plan.spec)) {
         // Advisory, as in fio (which warns once): the job runs without it.
         let _ = sys::fadvise(file.as_raw_fd(), advice);
     }
     eng.add_file(file, &f.path)
-        .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))
+        .map_err(|e| RunError::Engine(plan.name.clone(), Box::new(e)))
 }
 
 #[cfg(test)]

@@ -21,20 +21,20 @@ use iolab_sys as sys;
 use iolab_sys::{dev::DevInfo, task};
 use iolab_workload::JobPlan;
 
-use crate::error::BenchError;
+use crate::error::RunError;
 use crate::layout::info;
 
 /// A refusal naming where the job is written, as planning's errors do (what the machine lacks
 /// is found here, at run time, but the fix is in the job file).
-fn refuse(plan: &JobPlan, what: &str, why: impl std::fmt::Display) -> BenchError {
+fn refuse(plan: &JobPlan, what: &str, why: impl std::fmt::Display) -> RunError {
     let loc = &plan.spec.loc;
     let at = format!("{}:{}: job '{}'", loc.file, loc.line, plan.name);
-    BenchError::Refused(format!("{at}: {what}: {why}"))
+    RunError::Refused(format!("{at}: {what}: {why}"))
 }
 
 /// Applies the job's process options to the calling thread (the job's), as fio's thread_main
 /// does before it sets up the engine.
-pub(crate) fn enter(plan: &JobPlan) -> Result<(), BenchError> {
+pub(crate) fn enter(plan: &JobPlan) -> Result<(), RunError> {
     let pl = &plan.spec.place;
     crate::job::cmdprio::check(plan).map_err(|e| refuse(plan, "cmdprio", e))?;
     if pl.uid.is_some() || pl.gid.is_some() {
@@ -82,7 +82,7 @@ pub(crate) fn engine_fits(
     plan: &JobPlan,
     caps: &iolab_engine::Caps,
     engine: &str,
-) -> Result<(), BenchError> {
+) -> Result<(), RunError> {
     let pl = &plan.spec.place;
     let used = pl.cmdprio_bssplit.is_some()
         || [pl.cmdprio_percentage, pl.cmdprio_class, pl.cmdprio]
@@ -99,7 +99,7 @@ pub(crate) fn engine_fits(
 
 /// The CPUs the job may use (cpus_allowed or cpumask; split gives job N the N-th of them), or
 /// None when neither is set. A CPU the machine lacks is refused as fio refuses it.
-fn cpus_of(plan: &JobPlan) -> Result<Option<Vec<usize>>, BenchError> {
+fn cpus_of(plan: &JobPlan) -> Result<Option<Vec<usize>>, RunError> {
     if plan.cpus_allowed.is_empty() {
         return Ok(None);
     }
@@ -174,7 +174,7 @@ fn set_mem_policy(p: &MemPolicy) -> io::Result<()> {
 /// fio's `exec_prerun`: the command's output goes to `NAME.prerun.txt` (fio appends the
 /// redirection to the command as written, so only its last part is redirected); a command
 /// that fails fails the job.
-pub(crate) fn prerun(plan: &JobPlan) -> Result<(), BenchError> {
+pub(crate) fn prerun(plan: &JobPlan) -> Result<(), RunError> {
     match &plan.spec.place.exec_prerun {
         Some(cmd) => exec(plan, cmd, "prerun").map_err(|e| refuse(plan, "exec_prerun", e)),
         None => Ok(()),
@@ -256,7 +256,7 @@ pub(crate) struct Surroundings {
 impl Surroundings {
     /// Creates the phase's cgroups and switches its devices' schedulers; on a failure what was
     /// done is undone.
-    pub(crate) fn enter(phase: &[JobPlan]) -> Result<Surroundings, BenchError> {
+    pub(crate) fn enter(phase: &[JobPlan]) -> Result<Surroundings, RunError> {
         let mut s = Surroundings::default();
         for plan in phase {
             s.cgroup(plan)?;
@@ -267,7 +267,7 @@ impl Surroundings {
         Ok(s)
     }
 
-    fn cgroup(&mut self, plan: &JobPlan) -> Result<(), BenchError> {
+    fn cgroup(&mut self, plan: &JobPlan) -> Result<(), RunError> {
         let pl = &plan.spec.place;
         let Some(name) = &pl.cgroup else {
             return Ok(());
@@ -315,7 +315,7 @@ impl Surroundings {
         Ok(())
     }
 
-    fn switch(&mut self, file: &Path, want: &str, plan: &JobPlan) -> Result<(), BenchError> {
+    fn switch(&mut self, file: &Path, want: &str, plan: &JobPlan) -> Result<(), RunError> {
         let what = "ioscheduler";
         let text = fs::read_to_string(file)
             .map_err(|e| refuse(plan, what, format!("{}: {e}", file.display())))?;
@@ -378,9 +378,7 @@ fn remove_cgroup(dir: &Path) {
 
 /// Each device's `queue/scheduler` file and the scheduler the phase's jobs ask for on it; two
 /// jobs of a phase that ask for different ones on one device are refused.
-fn wanted_schedulers(
-    phase: &[JobPlan],
-) -> Result<BTreeMap<PathBuf, (String, &JobPlan)>, BenchError> {
+fn wanted_schedulers(phase: &[JobPlan]) -> Result<BTreeMap<PathBuf, (String, &JobPlan)>, RunError> {
     let mut out: BTreeMap<PathBuf, (String, &JobPlan)> = BTreeMap::new();
     for plan in phase {
         let Some(want) = &plan.spec.place.ioscheduler else {

@@ -7,7 +7,7 @@ use iolab_job::debug;
 use iolab_sys as sys;
 use iolab_workload::{BufStream, Dir, IoGen, JobPlan};
 
-use crate::error::BenchError;
+use crate::error::RunError;
 use crate::fill::fill_to;
 use crate::open::{engine_opts, open_files};
 use crate::{layout, mem};
@@ -16,7 +16,7 @@ pub(crate) type Setup = (Box<dyn Engine>, Vec<FileId>, Vec<Buf>, IoGen, BufStrea
 
 /// `rng`: the job's buffer stream as its layout left it (fio fills the layout, then the
 /// job's buffers, from the one stream).
-pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchError> {
+pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, RunError> {
     crate::devcheck::check(plan)?;
     crate::place::enter(plan)?;
     let opts = engine_opts(plan);
@@ -90,7 +90,7 @@ pub(crate) fn setup(plan: &JobPlan, mut rng: BufStream) -> Result<Setup, BenchEr
         pattern.pass_bytes = None;
     }
     let gen =
-        IoGen::try_new(pattern).map_err(|e| BenchError::Refused(format!("{}: {e}", plan.name)))?;
+        IoGen::try_new(pattern).map_err(|e| RunError::Refused(format!("{}: {e}", plan.name)))?;
     let bufs = buffers(plan, &mut *eng, depth, bs as usize, &mut rng)?;
     crate::place::prerun(plan)?;
     Ok((eng, ids, bufs, gen, rng))
@@ -104,11 +104,10 @@ fn buffers(
     depth: u32,
     bs: usize,
     rng: &mut BufStream,
-) -> Result<Vec<Buf>, BenchError> {
+) -> Result<Vec<Buf>, RunError> {
     let mut bufs = Vec::new();
-    bufs.try_reserve_exact(depth as usize).map_err(|_| {
-        BenchError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name))
-    })?;
+    bufs.try_reserve_exact(depth as usize)
+        .map_err(|_| RunError::Refused(format!("{}: iodepth={depth}: out of memory", plan.name)))?;
     let mem = debug::on(debug::MEM);
     if mem {
         let total = bs * depth as usize;
@@ -150,7 +149,7 @@ fn buffers(
     for _ in 0..depth {
         let mut b = eng
             .alloc_buf(bs)
-            .map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+            .map_err(|e| RunError::Engine(plan.name.clone(), Box::new(e)))?;
         if mem {
             mem::debug_alloc(plan, &b);
         }
@@ -167,7 +166,7 @@ fn open_engine(
     plan: &JobPlan,
     opts: &EngineOpts,
     memory: Option<mem::Memory>,
-) -> Result<Box<dyn Engine>, BenchError> {
+) -> Result<Box<dyn Engine>, RunError> {
     mem::check(
         plan,
         memory,
@@ -176,7 +175,7 @@ fn open_engine(
         "lower iodepth",
     )?;
     let eng =
-        iolab_engine::open(opts).map_err(|e| BenchError::Engine(plan.name.clone(), Box::new(e)))?;
+        iolab_engine::open(opts).map_err(|e| RunError::Engine(plan.name.clone(), Box::new(e)))?;
     crate::place::engine_fits(plan, eng.caps(), opts.kind.name())?;
     if let Some(line) = eng.start_line(&plan.name) {
         crate::layout::info(format_args!("{line}"));

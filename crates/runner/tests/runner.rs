@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use iolab_runner::{run, BenchError};
+use iolab_runner::{run, RunError};
 use iolab_stats::Dir;
 use iolab_workload::{plan_jobs, JobPlan, PlanEnv};
 
@@ -227,7 +227,7 @@ fn writing_over_a_filesystem_on_a_block_device_is_refused() {
     let result = run(&plans(&job), &AtomicBool::new(false));
     let _ = Command::new("losetup").args(["-d", &dev]).status();
     match result {
-        Err(BenchError::Refused(msg)) => {
+        Err(RunError::Refused(msg)) => {
             assert!(
                 msg.contains("ext2/3/4") && msg.contains("allow_mounted_write"),
                 "{msg}"

@@ -10,7 +10,7 @@ use iolab_engine::{Done, Op};
 use iolab_stats::block;
 use iolab_workload::JobPlan;
 
-use crate::error::BenchError;
+use crate::error::RunError;
 
 mod hooks;
 
@@ -32,13 +32,13 @@ fn shape(plan: &JobPlan) -> (u64, u64, u64) {
 }
 
 /// Refuses what fio refuses: more than one file, or a span of no or too many trim blocks.
-pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
+pub(crate) fn check(plan: &JobPlan) -> Result<(), RunError> {
     if !plan.spec.block_error_percentiles {
         return Ok(());
     }
     let n = plan.files.len();
     if n != 1 {
-        return Err(BenchError::Refused(format!(
+        return Err(RunError::Refused(format!(
             "{}: block error histogram only available with a single file per job, but {n} files provided",
             plan.name
         )));
@@ -46,7 +46,7 @@ pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
     let (bs, _, len) = shape(plan);
     let blocks = len / bs;
     if blocks == 0 || blocks > MAX_BLOCKS {
-        return Err(BenchError::Refused(format!(
+        return Err(RunError::Refused(format!(
             "{}: cannot calculate block histogram with {blocks} trim blocks, maximum {MAX_BLOCKS}",
             plan.name
         )));

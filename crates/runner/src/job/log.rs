@@ -27,7 +27,7 @@ use iolab_stats::hist::PLAT_NR;
 use iolab_stats::{Dir, JobStats, SampleKind, Sampler};
 use iolab_workload::JobPlan;
 
-use crate::error::BenchError;
+use crate::error::RunError;
 use file::{Line, LogFile};
 use names::files;
 use win::{Hist, Io, Rate, Series, Shape, Window};
@@ -74,21 +74,21 @@ pub(super) struct Logs {
 
 impl Logs {
     /// Opens the job's log files, or None when it writes none.
-    pub(super) fn open(plan: &JobPlan) -> Result<Option<Box<Logs>>, BenchError> {
+    pub(super) fn open(plan: &JobPlan) -> Result<Option<Box<Logs>>, RunError> {
         let l = &plan.spec.logs;
         if !l.any() {
             return Ok(None);
         }
         if l.store_compressed && (l.hist.is_some() || l.issue_time || l.window == WindowValue::Both)
         {
-            return Err(BenchError::Refused(format!(
+            return Err(RunError::Refused(format!(
                 "{}: log_store_compressed: fio's compressed format has no histogram lines, \
                  issue times or window maxima",
                 plan.name
             )));
         }
         let epoch_ms = epoch_ms(l).map_err(|e| {
-            BenchError::Refused(format!(
+            RunError::Refused(format!(
                 "{}: log_alternate_epoch_clock_id={}: {e}",
                 plan.name, l.clock_id
             ))
@@ -133,7 +133,7 @@ impl Logs {
                 Some(z) => LogFile::zipped(path.clone(), z, l.compression.max(1024) as usize),
                 None => LogFile::open(path.clone()),
             };
-            let file = file.map_err(|e| BenchError::file(&path, "cannot create log file", e))?;
+            let file = file.map_err(|e| RunError::file(&path, "cannot create log file", e))?;
             logs.attach(plan, kind, file);
         }
         logs.zip = zip;
@@ -358,11 +358,11 @@ impl Logs {
 }
 
 /// The job's compression thread, on log_compression_cpus if given.
-fn start_zipper(plan: &JobPlan) -> Result<Zipper, BenchError> {
+fn start_zipper(plan: &JobPlan) -> Result<Zipper, RunError> {
     let cpus = plan.spec.logs.compression_cpus.as_ref();
     let cpus: Option<Vec<usize>> = cpus.map(|c| c.iter().map(|&c| c as usize).collect());
     Zipper::start(cpus.as_deref()).map_err(|e| {
-        BenchError::Refused(format!(
+        RunError::Refused(format!(
             "{}: log_compression_cpus: cannot run the log compression thread there: {e}",
             plan.name
         ))

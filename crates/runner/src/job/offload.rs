@@ -30,7 +30,7 @@ use iolab_stats::CpuUsage;
 use iolab_workload::JobPlan;
 
 use super::types::{Clock, STOP_GRACE};
-use crate::error::BenchError;
+use crate::error::RunError;
 use submitter::{thread_name, Submitter};
 
 mod submitter;
@@ -65,18 +65,18 @@ pub(super) fn start(
     clock: Clock,
     job_files: &[FileId],
     depth: usize,
-) -> Result<Option<Pool>, BenchError> {
+) -> Result<Option<Pool>, RunError> {
     if !plan.spec.io_submit_offload {
         return Ok(None);
     }
     // fio: "Can't create rate workqueue", and the job fails.
     Pool::start(plan, clock, depth, job_files)
         .map(Some)
-        .map_err(|e| BenchError::Refused(format!("{}: io_submit_mode=offload: {e}", plan.name)))
+        .map_err(|e| RunError::Refused(format!("{}: io_submit_mode=offload: {e}", plan.name)))
 }
 
 /// What offload cannot do with this engine or job, refused before the start line.
-pub(crate) fn fits(plan: &JobPlan, caps: &Caps, engine: &str) -> Result<(), BenchError> {
+pub(crate) fn fits(plan: &JobPlan, caps: &Caps, engine: &str) -> Result<(), RunError> {
     if !plan.spec.io_submit_offload {
         return Ok(());
     }
@@ -94,7 +94,7 @@ pub(crate) fn fits(plan: &JobPlan, caps: &Caps, engine: &str) -> Result<(), Benc
         return Ok(());
     };
     let loc = &plan.spec.loc;
-    Err(BenchError::Refused(format!(
+    Err(RunError::Refused(format!(
         "{}:{}: job '{}': io_submit_mode=offload: {why}",
         loc.file, loc.line, plan.name
     )))

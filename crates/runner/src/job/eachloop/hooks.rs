@@ -79,10 +79,10 @@ impl Runner<'_> {
 
 impl Runner<'_> {
     /// A file that would not open mid-run ends the job as fio's open error does.
-    pub(in crate::job) fn fail_open(&mut self, e: crate::error::BenchError) {
+    pub(in crate::job) fn fail_open(&mut self, e: crate::error::RunError) {
         let msg = e.to_string();
         let io = match e {
-            crate::error::BenchError::File(_, _, io) => io,
+            crate::error::RunError::File(_, _, io) => io,
             _ => std::io::Error::other(msg.clone()),
         };
         self.fail(&io, msg, "open", site!());

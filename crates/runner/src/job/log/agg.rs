@@ -21,7 +21,7 @@ use iolab_job::spec::UnifiedRw;
 use iolab_workload::JobPlan;
 
 use super::file::{Entry, Line, LogFile};
-use crate::error::BenchError;
+use crate::error::RunError;
 use crate::status::Progress;
 
 /// How often the job counters are looked at (fio's status thread: every 250 ms).
@@ -45,10 +45,10 @@ struct Last {
 
 impl AggLog {
     /// Creates the three files (emptied), before the run starts.
-    pub(crate) fn open(plans: &[JobPlan]) -> Result<AggLog, BenchError> {
+    pub(crate) fn open(plans: &[JobPlan]) -> Result<AggLog, RunError> {
         let open = |name: &str| {
             LogFile::open(PathBuf::from(name)).map_err(|e| {
-                BenchError::file(std::path::Path::new(name), "cannot create log file", e)
+                RunError::file(std::path::Path::new(name), "cannot create log file", e)
             })
         };
         let files = [open(NAMES[0])?, open(NAMES[1])?, open(NAMES[2])?];

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use iolab_workload::JobPlan;
 
 use super::names::files;
-use crate::error::BenchError;
+use crate::error::RunError;
 
 /// The part file job number `job` writes its lines of the shared `path` into.
 pub(super) fn part_name(path: &Path, job: u32) -> PathBuf {
@@ -25,11 +25,10 @@ pub(super) fn part_name(path: &Path, job: u32) -> PathBuf {
 }
 
 /// Before the run: the shared files are emptied (each is made once, whatever the jobs do).
-pub(crate) fn prepare_shared(plans: &[JobPlan]) -> Result<(), BenchError> {
+pub(crate) fn prepare_shared(plans: &[JobPlan]) -> Result<(), RunError> {
     for p in plans.iter().filter(|p| !p.spec.logs.per_job) {
         for (_, path) in files(p) {
-            File::create(&path)
-                .map_err(|e| BenchError::file(&path, "cannot create log file", e))?;
+            File::create(&path).map_err(|e| RunError::file(&path, "cannot create log file", e))?;
         }
     }
     Ok(())

@@ -4,15 +4,15 @@
 use iolab_workload::{Dir as WDir, JobPlan};
 
 use super::trim;
-use crate::error::BenchError;
+use crate::error::RunError;
 use crate::verify::state::State;
 use crate::verify::{Config, Kind, Pattern};
 
 /// Refuses what cannot be verified as asked, before anything runs.
-pub(crate) fn check(plan: &JobPlan) -> Result<(), BenchError> {
+pub(crate) fn check(plan: &JobPlan) -> Result<(), RunError> {
     let on = config(plan)?.is_some();
     if let Some(why) = trim::refusal(plan).filter(|_| on) {
-        return Err(BenchError::Refused(format!("{}: {why}", plan.name)));
+        return Err(RunError::Refused(format!("{}: {why}", plan.name)));
     }
     if on {
         super::threads::check_cpus(plan)?;
@@ -43,9 +43,9 @@ pub(crate) fn info_lines(plan: &JobPlan) -> Vec<&'static str> {
     lines
 }
 
-pub(super) fn config(plan: &JobPlan) -> Result<Option<Config>, BenchError> {
+pub(super) fn config(plan: &JobPlan) -> Result<Option<Config>, RunError> {
     let s = &plan.spec;
-    let refuse = |m: String| BenchError::Refused(format!("{}: {m}", plan.name));
+    let refuse = |m: String| RunError::Refused(format!("{}: {m}", plan.name));
     let kind = match Kind::parse(&s.verify) {
         None => return Ok(None),
         Some(k) => k,
@@ -119,14 +119,13 @@ fn check_offset(off: u64, header: u64, min_bs: u64) -> Result<(), String> {
 }
 
 /// The state a write run of this job saved, from the working directory, as fio looks for it.
-pub(super) fn load_state(plan: &JobPlan) -> Result<State, BenchError> {
+pub(super) fn load_state(plan: &JobPlan) -> Result<State, RunError> {
     let path = State::path(&plan.name, plan.thread_number());
     let name = path.display();
-    let bytes = std::fs::read(&path).map_err(|e| {
-        BenchError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name))
-    })?;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| RunError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name)))?;
     State::decode(&bytes)
-        .map_err(|e| BenchError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name)))
+        .map_err(|e| RunError::Refused(format!("{}: verify_state_load: {name}: {e}", plan.name)))
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

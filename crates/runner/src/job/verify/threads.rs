@@ -2,7 +2,7 @@
 //! (verify/pool.rs) and what comes back bad is reported here, in the job's thread, as an
 //! inline check reports it.
 
-use crate::error::BenchError;
+use crate::error::RunError;
 use crate::verify::pool::Pool;
 use crate::verify::Config;
 use iolab_workload::JobPlan;
@@ -11,7 +11,7 @@ mod hooks;
 
 /// Refuses verify_async_cpus that a thread cannot be pinned to, before anything runs (a
 /// thread is pinned there and ends).
-pub(super) fn check_cpus(plan: &JobPlan) -> Result<(), BenchError> {
+pub(super) fn check_cpus(plan: &JobPlan) -> Result<(), RunError> {
     let s = &plan.spec;
     let Some(cpus) = s.verify_async_cpus.as_ref().filter(|_| s.verify_async > 0) else {
         return Ok(());
@@ -22,7 +22,7 @@ pub(super) fn check_cpus(plan: &JobPlan) -> Result<(), BenchError> {
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the thread failed")))
     });
-    tried.map_err(|e| BenchError::Refused(message(plan, &e)))
+    tried.map_err(|e| RunError::Refused(message(plan, &e)))
 }
 
 fn message(plan: &JobPlan, e: &dyn std::fmt::Display) -> String {
