@@ -12,6 +12,9 @@ mod arena;
 
 pub use arena::{arena_scope, ArenaScope};
 
+// The arena carves pages of the buffers' alignment.
+const _: () = assert!(arena::BUF_ALIGN == BUF_ALIGN);
+
 /// Alignment of every buffer: a page, which satisfies any device's O_DIRECT memory alignment.
 pub const BUF_ALIGN: usize = 4096;
 

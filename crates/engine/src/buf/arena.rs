@@ -13,7 +13,9 @@ use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 
-use super::BUF_ALIGN;
+/// The page the arena carves in: buf.rs's `BUF_ALIGN` (asserted equal there), kept here so
+/// the arena imports nothing of the module that uses it.
+pub(super) const BUF_ALIGN: usize = 4096;
 
 /// In the mapping's first page.
 struct Head {
