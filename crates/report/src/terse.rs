@@ -57,17 +57,7 @@ fn job_line(r: &Report, j: &JobReport, g: Option<&GroupReport>, s: &mut String) 
         let _ = write!(s, ";{v:3.1}%");
     }
     // fio folds the ns buckets into the first us bucket to keep the v3 field count.
-    let mut lat_u = j.latency_us;
-    lat_u[0] += ns_share(j);
-    for (i, v) in lat_u.iter().chain(&j.latency_ms).enumerate() {
-        match ns_share_undefined(j) && i == 0 {
-            // fio divides the ns buckets by a total of no I/O: 0/0, printed by glibc as -nan.
-            true => s.push_str(";-nan%"),
-            false => {
-                let _ = write!(s, ";{v:3.2}%");
-            }
-        }
-    }
+    lat_buckets(j, s);
     for d in &r.disk_util {
         let _ = write!(
             s,
@@ -109,6 +99,21 @@ fn job_line(r: &Report, j: &JobReport, g: Option<&GroupReport>, s: &mut String) 
 /// The share of I/Os under 1 us, as fio adds it to the first us bucket: from the exact counts,
 /// which JSON's `latency_ns` gives back except where fio raised a tiny share to 0.01%; such a
 /// bucket is counted as one I/O (the usual case: a lone outlier).
+/// The us and ms latency buckets, fio folding the ns buckets into the first us one.
+fn lat_buckets(j: &JobReport, s: &mut String) {
+    let mut lat_u = j.latency_us;
+    lat_u[0] += ns_share(j);
+    for (i, v) in lat_u.iter().chain(&j.latency_ms).enumerate() {
+        match ns_share_undefined(j) && i == 0 {
+            // fio divides the ns buckets by a total of no I/O: 0/0, printed by glibc as -nan.
+            true => s.push_str(";-nan%"),
+            false => {
+                let _ = write!(s, ";{v:3.2}%");
+            }
+        }
+    }
+}
+
 /// Whether fio's share of the ns buckets is 0/0 (a job of no I/O).
 fn ns_share_undefined(j: &JobReport) -> bool {
     j.dirs().iter().map(|d| d.total_ios).sum::<u64>() == 0

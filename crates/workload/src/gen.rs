@@ -12,6 +12,7 @@ mod files;
 mod map;
 mod mix;
 mod offset;
+mod openset;
 mod passes;
 mod simple;
 mod zoned;
@@ -23,57 +24,13 @@ use offset::{
     backward_start, holed_next, random_offset, random_offset_own_blocks, random_offset_unmarked,
     sequential_offset, strided,
 };
+use openset::{OpenSet, NOT_IN_USE};
 use passes::Passes;
 use simple::Simple;
 
 pub use crate::pattern::{BlockSizes, FilePick, FileSpan, IoUnit, Pattern};
 /// Direction of an I/O, indexed as fio does (read, write, trim): the job's type.
 pub use iolab_job::value::Dir;
-
-/// The files in use under `openfiles`, and the bytes each has been given.
-struct OpenSet {
-    in_use: Vec<usize>,
-    /// Per file, where it stands in `in_use` ([`NOT_IN_USE`] when it does not): a file that
-    /// is done leaves without a search of the set, which may hold thousands.
-    at: Vec<u32>,
-    /// The files that left `in_use` since the runner last took them (it closes those).
-    left: Vec<usize>,
-    next_new: usize,
-    done: Vec<u64>,
-    rr: usize,
-    /// The smallest block of the job's directions: a file with less than that left is done
-    /// for the pass (fio finds its next block does not fit and closes it, rather than
-    /// starting it over).
-    min_bs: u64,
-    /// Random offsets without a map (norandommap, a non-uniform distribution) never find a
-    /// file done: fio keeps the first files open for the whole job.
-    endless: bool,
-    /// Passes over all the files made; with fio's passes (see [`OpenSet::ends_passes`]) the
-    /// job ends after `loops` of them.
-    passes_done: u32,
-    /// Every file was done in the last of the job's passes: nothing more is issued.
-    finished: bool,
-}
-
-const NOT_IN_USE: u32 = u32::MAX;
-
-impl OpenSet {
-    /// The first `k` files in use, in order.
-    fn start_over(&mut self, k: usize) {
-        self.in_use = (0..k).collect();
-        for (i, f) in self.in_use.iter().enumerate() {
-            self.at[*f] = i as u32;
-        }
-        self.next_new = k;
-    }
-
-    /// Whether the job ends when its files are done (fio's keep_running without io_size: a
-    /// pass per loop, however many bytes are left); with io_size or time_based the bytes
-    /// decide and the files start again.
-    fn ends_passes(p: &Pattern) -> bool {
-        p.bytes.is_some() && !p.io_size_set && p.zbd.is_none() && !p.trimwrite
-    }
-}
 
 struct FileState {
     span: FileSpan,
@@ -273,29 +230,7 @@ impl IoGen {
             file_left: 0,
             file_bytes: 0,
             rng_file: Taus88::new(s ^ SEED_XOR[4]),
-            open_set: (p.open_files > 0 && p.open_files < p.files.len()).then(|| OpenSet {
-                in_use: (0..p.open_files).collect(),
-                at: (0..p.files.len())
-                    .map(|i| match i < p.open_files {
-                        true => i as u32,
-                        false => NOT_IN_USE,
-                    })
-                    .collect(),
-                left: Vec::new(),
-                next_new: p.open_files,
-                done: vec![0; p.files.len()],
-                rr: 0,
-                min_bs: [Dir::Read, Dir::Write, Dir::Trim]
-                    .iter()
-                    .filter(|d| p.has(**d))
-                    .map(|d| p.bs[*d as usize].min())
-                    .min()
-                    .unwrap_or(1)
-                    .max(1),
-                endless: p.random && !p.lfsr && !keeps_map(&p),
-                passes_done: 0,
-                finished: false,
-            }),
+            open_set: OpenSet::of(&p),
             file_dist: match &p.file_pick {
                 FilePick::Dist(d) => {
                     let seed = fio.map_or(s ^ SEED_XOR[4], |f| f.seed(FioSeeds::FILE));
