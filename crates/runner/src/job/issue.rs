@@ -84,7 +84,23 @@ impl Runner<'_> {
         self.each_loop.issued(io.len);
         let dir = stat_dir(io.dir);
         let slot = self.take_slot(Some(dir))?;
-        let op = match io.dir {
+        let op = self.op_of::<H>(&io);
+        self.stats.issued(dir);
+        if H {
+            // Without a hook group due_ns stays 0, as every slot starts.
+            self.slots[slot as usize].due_ns = if self.rate_limited {
+                self.schedule(io.dir as usize, io.len)
+            } else {
+                0
+            };
+        }
+        self.req_of::<H>(&io, op, dir, slot)
+    }
+
+    /// The request's operation for `io`, noting what a sync after it depends on.
+    #[inline(always)]
+    fn op_of<const H: bool>(&mut self, io: &IoUnit) -> Op {
+        match io.dir {
             WDir::Read => {
                 self.sync_may_follow = true;
                 Op::Read
@@ -102,16 +118,13 @@ impl Runner<'_> {
                 self.sync_may_follow = true;
                 Op::Trim
             }
-        };
-        self.stats.issued(dir);
-        if H {
-            // Without a hook group due_ns stays 0, as every slot starts.
-            self.slots[slot as usize].due_ns = if self.rate_limited {
-                self.schedule(io.dir as usize, io.len)
-            } else {
-                0
-            };
         }
+    }
+
+    /// The request for `io` in `slot`: a buffer (filled for a write), its verify role and
+    /// priority where a hook group is active.
+    #[inline(always)]
+    fn req_of<const H: bool>(&mut self, io: &IoUnit, op: Op, dir: Dir, slot: u32) -> Option<Req> {
         let file = self.files[io.file];
         if op == Op::Trim {
             return Some(Req::trim(file, io.offset, io.len as usize).with_tag(slot as u64));
@@ -123,9 +136,9 @@ impl Runner<'_> {
             );
         }
         if op == Op::Write {
-            self.prepare_write(buf.as_mut_slice(), slot, &io);
+            self.prepare_write(buf.as_mut_slice(), slot, io);
         } else if self.verify.is_some() {
-            self.verify_read_issued(slot, &io);
+            self.verify_read_issued(slot, io);
         }
         let prio = self.pick_prio(dir, io.len);
         Some(

@@ -230,16 +230,7 @@ impl IoGen {
     /// the files start over and, under [`Refill::Reseed`], fio's streams from their seeds.
     #[cold]
     fn open_pass_over(&mut self) {
-        for f in &mut self.files {
-            f.pos = [backward_start(&self.p, f.span); 3];
-            if let Some(m) = &mut f.map {
-                m.reset();
-            }
-            if let Some(l) = &mut f.lfsr {
-                l.reset();
-            }
-            f.last = [0; 3];
-        }
+        self.reset_files();
         self.run_left = 0;
         if let Refill::Reseed(f) = self.refill {
             self.next_loop = self.issued + self.p.loop_bytes.max(1);

@@ -116,16 +116,8 @@ impl IoGen {
         ps.number += 1;
         ps.issued = 0;
         ps.files_done = 0;
+        self.reset_files();
         for f in &mut self.files {
-            f.pos = [backward_start(&self.p, f.span); 3];
-            if let Some(m) = &mut f.map {
-                m.reset();
-            }
-            // fio's fio_file_reset: the lfsr starts from its seed again, reseeded or not.
-            if let Some(l) = &mut f.lfsr {
-                l.reset();
-            }
-            f.last = [0; 3];
             f.zone_at = 0;
             f.done = false;
         }
@@ -139,6 +131,21 @@ impl IoGen {
             self.seed_fio(f);
         }
         true
+    }
+
+    /// fio's fio_file_reset of every file at a new pass: positions back to the start, the
+    /// random map emptied, the lfsr from its seed again (reseeded or not).
+    pub(super) fn reset_files(&mut self) {
+        for f in &mut self.files {
+            f.pos = [backward_start(&self.p, f.span); 3];
+            if let Some(m) = &mut f.map {
+                m.reset();
+            }
+            if let Some(l) = &mut f.lfsr {
+                l.reset();
+            }
+            f.last = [0; 3];
+        }
     }
 
     /// At a loop's first I/O under [`Refill::Reseed`], fio's streams start again from their
